@@ -1,0 +1,147 @@
+/* algo — a collective algorithm as one DAG per NPU of SEND / RECV / COMP nodes: the
+ * in-memory twin of a Chakra ET set (../shared/CHAKRA.md). Every producer builds one
+ * (schedule lowering, Ring and Direct baselines, MSCCL import, the Chakra reader); every
+ * consumer reads one (Chakra writer, simulator, verifier).
+ *
+ * Semantics (what the verifier checks, and what producers must record):
+ *  - The collective cuts its size S into npus * chunks_per_npu chunks (ten_chunk_bytes);
+ *    chunk c belongs to NPU c / chunks_per_npu.
+ *  - Each NPU has one buffer slot per chunk holding a set of contributions (NPU ids).
+ *    Start: All-Gather — NPU r holds its own chunks complete (all contributions), nothing
+ *    else; Reduce-Scatter and All-Reduce — NPU r holds {r} for every chunk.
+ *  - A SEND carries the listed chunks with the values the sender's slots have once the
+ *    send's dependencies are done. A copy RECV (reduce == false) overwrites the slots of
+ *    its chunks on arrival. A reduce RECV (reduce == true) puts its chunks in scratch; a
+ *    COMP listing chunks then adds, for each of them, the scratch values of its direct
+ *    reduce-RECV dependencies to the slot (the sets must be disjoint: every contribution
+ *    exactly once). A COMP listing no chunks is pure time.
+ *  - End: All-Gather — every NPU holds every chunk complete; Reduce-Scatter — NPU r holds
+ *    its own chunks complete; All-Reduce — every NPU holds every chunk complete.
+ *  - A node whose nchunks is 0 carries no bookkeeping (foreign files); then only matching,
+ *    acyclicity and deadlock freedom can be checked.
+ * Node ids are indices 0..n-1 within a rank; dependencies refer to lower or higher ids of
+ * the same rank. Nodes that become ready together are issued in ascending id order. */
+#ifndef TENET_ALGO_H
+#define TENET_ALGO_H
+
+#include "common/common.h"
+#include "ten/ten.h"
+#include "topo/topo.h"
+
+#define ALGO_MAX_TAG 499999999 /* ASTRA-sim's limit: 0 <= tag < 500,000,000 */
+
+typedef enum { ALGO_SEND = 0, ALGO_RECV = 1, ALGO_COMP = 2 } algo_op_t;
+
+typedef struct algo_node {
+  algo_op_t op;
+  bool reduce;          /* RECV: lands in scratch for a later COMP reduction */
+  int32_t peer;         /* SEND: destination rank; RECV: source rank; COMP: -1 */
+  int32_t tag;          /* SEND/RECV: 0..ALGO_MAX_TAG */
+  uint64_t bytes;       /* SEND/RECV: message size, > 0 */
+  uint64_t duration_us; /* COMP: Chakra duration_micros (0 costs 1 ns in simulation) */
+  uint32_t dep_off, ndeps;     /* into the rank's deps pool */
+  uint32_t chunk_off, nchunks; /* into the rank's chunks pool; 0 = no bookkeeping */
+} algo_node_t;
+
+typedef struct algo_rank {
+  tn_vec_t nodes;  /* algo_node_t; a node's id is its index */
+  tn_vec_t deps;   /* uint32_t node ids */
+  tn_vec_t chunks; /* uint32_t chunk ids */
+} algo_rank_t;
+
+typedef struct algo {
+  char name[32];   /* producer: "greedy", "milp", "ring", "direct", "msccl", "chakra" */
+  bool has_coll;   /* coll/chunks_per_npu/size_bytes are known */
+  tn_coll_t coll;
+  uint32_t npus;
+  uint32_t chunks_per_npu;
+  uint64_t size_bytes; /* the collective's NCCL size */
+  algo_rank_t *ranks;  /* npus entries */
+} algo_t;
+
+/* Creates an empty algorithm for npus ranks. name is copied (truncated to 31 chars).
+ * Caller frees with algo_free. */
+tn_status_t algo_create(const char *name, tn_coll_t coll, uint32_t npus,
+                        uint32_t chunks_per_npu, uint64_t size_bytes, algo_t **out,
+                        tn_err_t *err);
+/* The same for files whose collective is unknown (has_coll false). */
+tn_status_t algo_create_unknown(const char *name, uint32_t npus, algo_t **out, tn_err_t *err);
+void algo_free(algo_t *a);
+
+/* Appends a node to rank; deps (node ids of that rank, ndeps of them, taken from
+ * node->ndeps) and chunks (node->nchunks) are copied; dep_off/chunk_off are ignored.
+ * *id receives the new node's id (may be NULL). Amortised O(ndeps + nchunks). */
+tn_status_t algo_add(algo_t *a, uint32_t rank, const algo_node_t *node, const uint32_t *deps,
+                     const uint32_t *chunks, uint32_t *id, tn_err_t *err);
+
+/* Convenience wrappers around algo_add. */
+tn_status_t algo_add_send(algo_t *a, uint32_t rank, uint32_t dst, int32_t tag, uint64_t bytes,
+                          const uint32_t *deps, uint32_t ndeps, const uint32_t *chunks,
+                          uint32_t nchunks, uint32_t *id, tn_err_t *err);
+tn_status_t algo_add_recv(algo_t *a, uint32_t rank, uint32_t src, int32_t tag, uint64_t bytes,
+                          bool reduce, const uint32_t *deps, uint32_t ndeps,
+                          const uint32_t *chunks, uint32_t nchunks, uint32_t *id,
+                          tn_err_t *err);
+tn_status_t algo_add_comp(algo_t *a, uint32_t rank, uint64_t duration_us, const uint32_t *deps,
+                          uint32_t ndeps, const uint32_t *chunks, uint32_t nchunks,
+                          uint32_t *id, tn_err_t *err);
+
+static inline uint32_t algo_rank_len(const algo_t *a, uint32_t r) {
+  return (uint32_t)a->ranks[r].nodes.len;
+}
+static inline const algo_node_t *algo_node(const algo_t *a, uint32_t r, uint32_t id) {
+  return &TN_VEC_AT(&a->ranks[r].nodes, algo_node_t, id);
+}
+static inline const uint32_t *algo_node_deps(const algo_t *a, uint32_t r, const algo_node_t *n) {
+  return &TN_VEC_AT(&a->ranks[r].deps, uint32_t, n->dep_off);
+}
+static inline const uint32_t *algo_node_chunks(const algo_t *a, uint32_t r,
+                                               const algo_node_t *n) {
+  return &TN_VEC_AT(&a->ranks[r].chunks, uint32_t, n->chunk_off);
+}
+
+/* Total nodes and messages (SENDs) over all ranks. */
+uint64_t algo_node_count(const algo_t *a);
+uint64_t algo_send_count(const algo_t *a);
+
+/* True when both have the same header and the same nodes, deps and chunks. */
+bool algo_equal(const algo_t *x, const algo_t *y);
+
+/* Gives every rank with no node one COMP of duration 0 (CHAKRA.md: every file holds a
+ * node). */
+tn_status_t algo_fill_idle(algo_t *a, tn_err_t *err);
+
+/* ---- producers ----------------------------------------------------------- */
+
+/* MSCCLang-style baselines (msccl-tools' examples). chunks_per_npu >= 1 splits each
+ * chunk for pipelining. Ring: logical ring over rank order; Direct: all pairs. */
+tn_status_t algo_ring(tn_coll_t coll, uint32_t npus, uint64_t size_bytes,
+                      uint32_t chunks_per_npu, algo_t **out, tn_err_t *err);
+tn_status_t algo_direct(tn_coll_t coll, uint32_t npus, uint64_t size_bytes,
+                        uint32_t chunks_per_npu, algo_t **out, tn_err_t *err);
+
+/* Lowers an All-Gather schedule to an algo_t for coll: All-Gather directly (one SEND and
+ * one RECV per transfer, deps = the transfer that brought the chunks), Reduce-Scatter as
+ * the time-reversed schedule on the transposed links (COMP reductions), All-Reduce as
+ * Reduce-Scatter then All-Gather. Node ids are assigned in (ready time, issue order) so
+ * the simulator issues sends in the order the planner did. name is the producer. */
+tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *name,
+                               algo_t **out, tn_err_t *err);
+
+/* ---- the verifier ------------------------------------------------------ */
+
+typedef struct algo_verify_report {
+  bool semantics_checked; /* false when the files carry no chunk bookkeeping */
+  uint64_t nodes, messages;
+} algo_verify_report_t;
+
+/* Symbolic execution of the whole set: every SEND has its RECV (same src, dst, tag,
+ * size, FIFO per key), no cycle, no deadlock under eager sends, peers in range, and —
+ * when bookkeeping is present — every rank ends holding what the collective promises.
+ * If t is given, ranks must be NPUs of t. If expect is given (has_coll), the algorithm's
+ * collective must match. TN_PARSE with the first violation ("rank 3 node 17: ...").
+ * O(nodes + deps) plus the semantic state. */
+tn_status_t algo_verify(const algo_t *a, const topo_t *t, algo_verify_report_t *report,
+                        tn_err_t *err);
+
+#endif

@@ -1,0 +1,153 @@
+/* algo/core.c — building, comparing and freeing the per-NPU DAG set. */
+#include "algo/algo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static tn_status_t create(const char *name, bool has_coll, tn_coll_t coll, uint32_t npus,
+                          uint32_t k, uint64_t size, algo_t **out, tn_err_t *err) {
+  *out = NULL;
+  if (npus == 0 || npus > TOPO_MAX_NPUS)
+    return tn_err_set(err, TN_INVAL, "an algorithm needs 1 to %u ranks, not %u", TOPO_MAX_NPUS,
+                      npus);
+  algo_t *a = NULL;
+  tn_status_t st = tn_calloc(1, sizeof *a, &a, err);
+  if (st != TN_OK) return st;
+  snprintf(a->name, sizeof a->name, "%s", name ? name : "unnamed");
+  a->has_coll = has_coll;
+  a->coll = coll;
+  a->npus = npus;
+  a->chunks_per_npu = k;
+  a->size_bytes = size;
+  if ((st = tn_calloc(npus, sizeof *a->ranks, &a->ranks, err)) != TN_OK) {
+    free(a);
+    return st;
+  }
+  for (uint32_t r = 0; r < npus; r++) {
+    tn_vec_init(&a->ranks[r].nodes, sizeof(algo_node_t));
+    tn_vec_init(&a->ranks[r].deps, sizeof(uint32_t));
+    tn_vec_init(&a->ranks[r].chunks, sizeof(uint32_t));
+  }
+  *out = a;
+  return TN_OK;
+}
+
+tn_status_t algo_create(const char *name, tn_coll_t coll, uint32_t npus,
+                        uint32_t chunks_per_npu, uint64_t size_bytes, algo_t **out,
+                        tn_err_t *err) {
+  if (chunks_per_npu == 0) {
+    *out = NULL;
+    return tn_err_set(err, TN_INVAL, "chunks per NPU must be at least 1");
+  }
+  return create(name, true, coll, npus, chunks_per_npu, size_bytes, out, err);
+}
+
+tn_status_t algo_create_unknown(const char *name, uint32_t npus, algo_t **out, tn_err_t *err) {
+  return create(name, false, TN_ALLGATHER, npus, 1, 0, out, err);
+}
+
+void algo_free(algo_t *a) {
+  if (a == NULL) return;
+  for (uint32_t r = 0; r < a->npus; r++) {
+    tn_vec_free(&a->ranks[r].nodes);
+    tn_vec_free(&a->ranks[r].deps);
+    tn_vec_free(&a->ranks[r].chunks);
+  }
+  free(a->ranks);
+  free(a);
+}
+
+tn_status_t algo_add(algo_t *a, uint32_t rank, const algo_node_t *node, const uint32_t *deps,
+                     const uint32_t *chunks, uint32_t *id, tn_err_t *err) {
+  if (rank >= a->npus)
+    return tn_err_set(err, TN_INVAL, "rank %u out of range (%u ranks)", rank, a->npus);
+  algo_rank_t *R = &a->ranks[rank];
+  if (R->nodes.len >= UINT32_MAX - 1 || R->deps.len + node->ndeps >= UINT32_MAX ||
+      R->chunks.len + node->nchunks >= UINT32_MAX)
+    return tn_err_set(err, TN_LIMIT, "rank %u has too many nodes", rank);
+  algo_node_t n = *node;
+  n.dep_off = (uint32_t)R->deps.len;
+  n.chunk_off = (uint32_t)R->chunks.len;
+  tn_status_t st = tn_vec_reserve(&R->deps, R->deps.len + n.ndeps, err);
+  if (st == TN_OK) st = tn_vec_reserve(&R->chunks, R->chunks.len + n.nchunks, err);
+  if (st != TN_OK) return st;
+  if (n.ndeps) memcpy((uint32_t *)R->deps.data + R->deps.len, deps, n.ndeps * sizeof *deps);
+  if (n.nchunks)
+    memcpy((uint32_t *)R->chunks.data + R->chunks.len, chunks, n.nchunks * sizeof *chunks);
+  if ((st = tn_vec_push(&R->nodes, &n, err)) != TN_OK) return st;
+  R->deps.len += n.ndeps;
+  R->chunks.len += n.nchunks;
+  if (id) *id = (uint32_t)(R->nodes.len - 1);
+  return TN_OK;
+}
+
+tn_status_t algo_add_send(algo_t *a, uint32_t rank, uint32_t dst, int32_t tag, uint64_t bytes,
+                          const uint32_t *deps, uint32_t ndeps, const uint32_t *chunks,
+                          uint32_t nchunks, uint32_t *id, tn_err_t *err) {
+  algo_node_t n = {ALGO_SEND, false, (int32_t)dst, tag, bytes, 0, 0, ndeps, 0, nchunks};
+  return algo_add(a, rank, &n, deps, chunks, id, err);
+}
+
+tn_status_t algo_add_recv(algo_t *a, uint32_t rank, uint32_t src, int32_t tag, uint64_t bytes,
+                          bool reduce, const uint32_t *deps, uint32_t ndeps,
+                          const uint32_t *chunks, uint32_t nchunks, uint32_t *id,
+                          tn_err_t *err) {
+  algo_node_t n = {ALGO_RECV, reduce, (int32_t)src, tag, bytes, 0, 0, ndeps, 0, nchunks};
+  return algo_add(a, rank, &n, deps, chunks, id, err);
+}
+
+tn_status_t algo_add_comp(algo_t *a, uint32_t rank, uint64_t duration_us, const uint32_t *deps,
+                          uint32_t ndeps, const uint32_t *chunks, uint32_t nchunks,
+                          uint32_t *id, tn_err_t *err) {
+  algo_node_t n = {ALGO_COMP, false, -1, 0, 0, duration_us, 0, ndeps, 0, nchunks};
+  return algo_add(a, rank, &n, deps, chunks, id, err);
+}
+
+uint64_t algo_node_count(const algo_t *a) {
+  uint64_t n = 0;
+  for (uint32_t r = 0; r < a->npus; r++) n += a->ranks[r].nodes.len;
+  return n;
+}
+
+uint64_t algo_send_count(const algo_t *a) {
+  uint64_t n = 0;
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
+      if (algo_node(a, r, i)->op == ALGO_SEND) n++;
+  return n;
+}
+
+static bool node_equal(const algo_t *x, const algo_t *y, uint32_t r, uint32_t i) {
+  const algo_node_t *p = algo_node(x, r, i), *q = algo_node(y, r, i);
+  if (p->op != q->op || p->reduce != q->reduce || p->peer != q->peer || p->tag != q->tag ||
+      p->bytes != q->bytes || p->duration_us != q->duration_us || p->ndeps != q->ndeps ||
+      p->nchunks != q->nchunks)
+    return false;
+  if (p->ndeps && memcmp(algo_node_deps(x, r, p), algo_node_deps(y, r, q),
+                         p->ndeps * sizeof(uint32_t)) != 0)
+    return false;
+  return p->nchunks == 0 || memcmp(algo_node_chunks(x, r, p), algo_node_chunks(y, r, q),
+                                   p->nchunks * sizeof(uint32_t)) == 0;
+}
+
+bool algo_equal(const algo_t *x, const algo_t *y) {
+  if (x->npus != y->npus || x->has_coll != y->has_coll) return false;
+  if (x->has_coll && (x->coll != y->coll || x->chunks_per_npu != y->chunks_per_npu ||
+                      x->size_bytes != y->size_bytes))
+    return false;
+  for (uint32_t r = 0; r < x->npus; r++) {
+    if (algo_rank_len(x, r) != algo_rank_len(y, r)) return false;
+    for (uint32_t i = 0; i < algo_rank_len(x, r); i++)
+      if (!node_equal(x, y, r, i)) return false;
+  }
+  return true;
+}
+
+tn_status_t algo_fill_idle(algo_t *a, tn_err_t *err) {
+  for (uint32_t r = 0; r < a->npus; r++) {
+    if (algo_rank_len(a, r) > 0) continue;
+    tn_status_t st = algo_add_comp(a, r, 0, NULL, 0, NULL, 0, NULL, err);
+    if (st != TN_OK) return st;
+  }
+  return TN_OK;
+}

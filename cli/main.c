@@ -1,0 +1,56 @@
+/* cli/main.c — the top-level command table, --help and --version. */
+#include "cli/cli.h"
+
+#include <string.h>
+
+typedef struct command {
+  const char *name;
+  int (*run)(int, char **);
+  const char *summary;
+} command_t;
+
+/* Only finished subcommands are listed here: --help tells the truth. */
+static const command_t commands[] = {
+    {"topo", cmd_topo, "generate, inspect and draw fabrics (gen, info)"},
+};
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "tenet %s — topology-aware collective algorithm synthesis\n\n"
+          "usage: tenet COMMAND [options]   (tenet COMMAND --help for details)\n\n"
+          "commands:\n",
+          TENET_VERSION);
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "\nUnits: bandwidth GB/s = 2^30 B/s, latency and times ns, sizes B/KB/MB/GB "
+             "(10^3) or KiB/MiB/GiB (2^10).\n"
+             "Exit codes: 0 ok, 1 bad input or usage, 2 cannot be done, 3 internal error.\n");
+}
+
+int cli_main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 1;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+    printf("tenet %s\n", TENET_VERSION);
+    return 0;
+  }
+  const char *best = NULL;
+  size_t best_d = SIZE_MAX;
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+    if (strcmp(cmd, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    size_t d = cli_edit_distance(cmd, commands[i].name);
+    if (d < best_d) best_d = d, best = commands[i].name;
+  }
+  if (best && best_d <= 2)
+    fprintf(stderr, "tenet: unknown command '%s' (did you mean '%s'?)\n", cmd, best);
+  else
+    fprintf(stderr, "tenet: unknown command '%s' (see 'tenet --help')\n", cmd);
+  return 1;
+}

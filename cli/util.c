@@ -1,0 +1,124 @@
+/* cli/util.c — option parsing, error reporting and topology resolution for all
+ * subcommands. */
+#include "cli/cli.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t cli_edit_distance(const char *a, const char *b) {
+  size_t n = strlen(a), m = strlen(b);
+  if (n > 64 || m > 64) return SIZE_MAX;
+  size_t prev[65], cur[65];
+  for (size_t j = 0; j <= m; j++) prev[j] = j;
+  for (size_t i = 1; i <= n; i++) {
+    cur[0] = i;
+    for (size_t j = 1; j <= m; j++) {
+      size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+      size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+      cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+    }
+    memcpy(prev, cur, (m + 1) * sizeof *prev);
+  }
+  return prev[m];
+}
+
+static const cli_opt_t *find_long(const cli_opt_t *opts, size_t n, const char *name,
+                                  size_t len) {
+  for (size_t i = 0; i < n; i++)
+    if (strlen(opts[i].long_name) == len && strncmp(opts[i].long_name, name, len) == 0)
+      return &opts[i];
+  return NULL;
+}
+
+static tn_status_t unknown_option(const cli_opt_t *opts, size_t n, const char *arg,
+                                  tn_err_t *err) {
+  const char *name = arg;
+  while (*name == '-') name++;
+  char buf[80];
+  snprintf(buf, sizeof buf, "%s", name);
+  char *eq = strchr(buf, '=');
+  if (eq) *eq = '\0';
+  const char *best = NULL;
+  size_t best_d = SIZE_MAX;
+  for (size_t i = 0; i < n; i++) {
+    size_t d = cli_edit_distance(buf, opts[i].long_name);
+    if (d < best_d) best_d = d, best = opts[i].long_name;
+  }
+  if (best && best_d <= 2)
+    return tn_err_set(err, TN_INVAL, "unknown option '%s' (did you mean '--%s'?)", arg, best);
+  return tn_err_set(err, TN_INVAL, "unknown option '%s'", arg);
+}
+
+tn_status_t cli_parse(int argc, char **argv, const cli_opt_t *opts, size_t nopts,
+                      const char **pos, size_t max_pos, size_t *npos, tn_err_t *err) {
+  *npos = 0;
+  bool only_pos = false;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (only_pos || arg[0] != '-' || arg[1] == '\0') {
+      if (*npos == max_pos)
+        return tn_err_set(err, TN_INVAL, "unexpected argument '%s'", arg);
+      pos[(*npos)++] = arg;
+      continue;
+    }
+    if (strcmp(arg, "--") == 0) {
+      only_pos = true;
+      continue;
+    }
+    const cli_opt_t *o = NULL;
+    const char *inline_val = NULL;
+    if (arg[1] == '-') {
+      const char *name = arg + 2, *eq = strchr(name, '=');
+      o = find_long(opts, nopts, name, eq ? (size_t)(eq - name) : strlen(name));
+      if (eq) inline_val = eq + 1;
+    } else if (arg[2] == '\0') {
+      for (size_t k = 0; k < nopts && !o; k++)
+        if (opts[k].short_name == arg[1]) o = &opts[k];
+    }
+    if (o == NULL) return unknown_option(opts, nopts, arg, err);
+    if (o->flag) {
+      if (inline_val) return tn_err_set(err, TN_INVAL, "option '--%s' takes no value", o->long_name);
+      *o->flag = true;
+      continue;
+    }
+    if (inline_val == NULL) {
+      if (i + 1 >= argc)
+        return tn_err_set(err, TN_INVAL, "option '--%s' needs a value", o->long_name);
+      inline_val = argv[++i];
+    }
+    *o->value = inline_val;
+  }
+  return TN_OK;
+}
+
+int cli_report(const char *cmd, const tn_err_t *err) {
+  fprintf(stderr, "tenet %s: %s\n", cmd, err->msg[0] ? err->msg : tn_status_str(err->status));
+  int code = tn_status_exit_code(err->status);
+  return code == 0 ? 3 : code;
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "tenet %s: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, " (see 'tenet %s --help')\n", cmd);
+  return 1;
+}
+
+const char *cli_topology_dir(void) {
+  const char *env = getenv("TENET_TOPOLOGIES");
+  return env && *env ? env : TENET_TOPOLOGY_DIR;
+}
+
+tn_status_t cli_load_topo(const char *arg, topo_t **out, tn_err_t *err) {
+  *out = NULL;
+  char *path = NULL;
+  tn_status_t st = topo_resolve(arg, cli_topology_dir(), &path, err);
+  if (st != TN_OK) return st;
+  st = topo_load(path, out, err);
+  free(path);
+  return st;
+}

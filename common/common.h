@@ -1,0 +1,151 @@
+/* common — status codes, the error struct, checked allocation, growable arrays,
+ * size/time/bandwidth parsing and printing, and all-or-nothing file writes.
+ * Bottom of the pipeline: includes libc only. Names use the project prefix tn_. */
+#ifndef TENET_COMMON_H
+#define TENET_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* One status enum, generated with its strings from this X-macro (libuv's way). */
+#define TN_STATUS_MAP(X)                                   \
+  X(OK, "ok")                                              \
+  X(NOMEM, "out of memory")                                \
+  X(INVAL, "invalid argument")                             \
+  X(PARSE, "bad input")                                    \
+  X(IO, "i/o error")                                       \
+  X(INFEASIBLE, "cannot be done")                          \
+  X(LIMIT, "limit exceeded")                               \
+  X(SOLVER, "solver error")                                \
+  X(INTERNAL, "internal error")
+
+typedef enum {
+#define TN_STATUS_ENUM(name, str) TN_##name,
+  TN_STATUS_MAP(TN_STATUS_ENUM)
+#undef TN_STATUS_ENUM
+} tn_status_t;
+
+/* Human-readable name of a status ("out of memory"). Never NULL. */
+const char *tn_status_str(tn_status_t st);
+
+/* The CLI exit code for a status (ARCHITECTURE.md §6): 0 ok, 1 bad input or usage,
+ * 2 valid input that cannot be done, 3 internal. */
+int tn_status_exit_code(tn_status_t st);
+
+/* An error: the first one set wins, later ones are ignored. msg names the item
+ * ("topo.json:14:9: links[3].bandwidth must be > 0"). Zero-initialise before use. */
+typedef struct tn_err {
+  tn_status_t status;
+  char msg[512];
+} tn_err_t;
+
+/* Records an error in err (if err is non-NULL and still clear) and returns st.
+ * Usage: return tn_err_set(err, TN_PARSE, "%s:%d: ...", file, line); */
+tn_status_t tn_err_set(tn_err_t *err, tn_status_t st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Prepends "prefix: " to an error already set (no-op when clear). */
+void tn_err_prefix(tn_err_t *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void tn_err_clear(tn_err_t *err);
+
+/* ---- checked allocation ------------------------------------------------ */
+/* Every allocation goes through these: n*size is overflow-checked, a failure sets
+ * TN_NOMEM in err. *out is NULL on failure. Memory is zeroed. Caller frees with free(). */
+tn_status_t tn_calloc(size_t n, size_t size, void *out, tn_err_t *err);
+/* Resizes *p to n elements of size bytes (new tail zeroed when old_n is given). */
+tn_status_t tn_realloc(void *p, size_t old_n, size_t n, size_t size, tn_err_t *err);
+/* Duplicates s (NULL stays NULL). */
+tn_status_t tn_strdup(const char *s, char **out, tn_err_t *err);
+
+/* Growable array of fixed-size elements: tn_vec_push(&v, &elem, err). */
+typedef struct tn_vec {
+  void *data;
+  size_t len, cap, elem_size;
+} tn_vec_t;
+void tn_vec_init(tn_vec_t *v, size_t elem_size);
+void tn_vec_free(tn_vec_t *v);
+tn_status_t tn_vec_push(tn_vec_t *v, const void *elem, tn_err_t *err);
+tn_status_t tn_vec_reserve(tn_vec_t *v, size_t cap, tn_err_t *err);
+#define TN_VEC_AT(v, type, i) (((type *)(v)->data)[i])
+
+/* Overflow-checked arithmetic on sizes: returns false on overflow. */
+bool tn_mul_u64(uint64_t a, uint64_t b, uint64_t *out);
+bool tn_add_u64(uint64_t a, uint64_t b, uint64_t *out);
+
+/* ---- units --------------------------------------------------------------- */
+/* Bandwidth unit of ARCHITECTURE.md §2: 1 GB/s = 2^30 bytes per second. */
+#define TN_GIB 1073741824.0
+#define TN_PS_PER_NS 1000u
+
+/* Parses a size: plain bytes or with suffix B, KB, MB, GB, TB (10^3) or KiB, MiB,
+ * GiB, TiB (2^10); case of the unit letters is significant only for the i.
+ * Rejects empty, negative, fractional-byte and overflowing values. */
+tn_status_t tn_parse_size(const char *s, uint64_t *bytes, tn_err_t *err);
+/* Parses a comma-separated size list or a power-of-two range "1KiB..1GiB".
+ * *out is an array of *n sizes (caller frees). */
+tn_status_t tn_parse_size_list(const char *s, uint64_t **out, size_t *n, tn_err_t *err);
+/* Prints bytes compactly: "1MiB", "64KiB", "1000B". buf needs 32 bytes. */
+const char *tn_fmt_size(uint64_t bytes, char *buf, size_t len);
+/* Parses a non-negative integer in [min, max]; what names the flag in the message. */
+tn_status_t tn_parse_u64(const char *s, uint64_t min, uint64_t max, const char *what,
+                         uint64_t *out, tn_err_t *err);
+tn_status_t tn_parse_double(const char *s, double min, double max, const char *what,
+                            double *out, tn_err_t *err);
+
+/* Bytes per picosecond-free helpers: time in ps to move bytes over a link of gbps GB/s
+ * (2^30 B/s), rounded to the nearest picosecond. The one definition used by ten/ and sim/. */
+uint64_t tn_xfer_ps(uint64_t bytes, double gbps);
+/* algbw in GB/s (2^30 B/s) of bytes in time_ps. */
+double tn_gbps(uint64_t bytes, uint64_t time_ps);
+
+/* ---- files --------------------------------------------------------------- */
+/* All-or-nothing output: open writes "path.tmp.<pid>", commit renames it into place,
+ * abort removes it. */
+typedef struct tn_outfile {
+  FILE *f;
+  char *path;
+  char *tmp;
+} tn_outfile_t;
+tn_status_t tn_outfile_open(tn_outfile_t *o, const char *path, tn_err_t *err);
+tn_status_t tn_outfile_commit(tn_outfile_t *o, tn_err_t *err);
+void tn_outfile_abort(tn_outfile_t *o);
+/* Reads a whole file into a NUL-terminated buffer (caller frees), capped at max bytes. */
+tn_status_t tn_read_file(const char *path, size_t max, char **data, size_t *len,
+                         tn_err_t *err);
+/* Creates the parent directory of path (one level of mkdir -p for every component). */
+tn_status_t tn_mkdir_parents(const char *path, tn_err_t *err);
+
+/* ---- determinism ------------------------------------------------------- */
+/* SplitMix64: the project's only pseudo-random source, always seeded explicitly. */
+typedef struct tn_rng {
+  uint64_t state;
+} tn_rng_t;
+void tn_rng_seed(tn_rng_t *r, uint64_t seed);
+uint64_t tn_rng_next(tn_rng_t *r);
+/* Uniform in [0, n) (n > 0). */
+uint64_t tn_rng_below(tn_rng_t *r, uint64_t n);
+
+/* ---- collectives ------------------------------------------------------- */
+/* The three collectives every module speaks of (ARCHITECTURE.md §2 for sizes). */
+typedef enum { TN_ALLGATHER = 0, TN_REDUCESCATTER = 1, TN_ALLREDUCE = 2 } tn_coll_t;
+/* "allgather", "reducescatter", "allreduce". */
+const char *tn_coll_name(tn_coll_t c);
+/* Accepts the names above (also "all-gather", "reduce-scatter", "all-reduce", "ag", "rs",
+ * "ar"). */
+tn_status_t tn_coll_parse(const char *s, tn_coll_t *out, tn_err_t *err);
+/* busbw factor: (n-1)/n for All-Gather and Reduce-Scatter, 2(n-1)/n for All-Reduce. */
+double tn_coll_busbw_factor(tn_coll_t c, uint32_t npus);
+
+/* Monotonic wall clock in seconds (for reporting synthesis time only). */
+double tn_wall_seconds(void);
+
+#endif

@@ -1,0 +1,188 @@
+/* common/units.c — sizes, integers and bandwidth: parsing, printing and the one
+ * bytes-over-a-link formula that the planner and the simulator share. */
+#include "common/common.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  const char *suffix;
+  uint64_t mult;
+} unit_t;
+
+static const unit_t units[] = {
+    {"", 1},
+    {"B", 1},
+    {"KB", 1000ull},
+    {"MB", 1000000ull},
+    {"GB", 1000000000ull},
+    {"TB", 1000000000000ull},
+    {"KiB", 1ull << 10},
+    {"MiB", 1ull << 20},
+    {"GiB", 1ull << 30},
+    {"TiB", 1ull << 40},
+    {"K", 1ull << 10}, /* shorthand accepted on input only */
+    {"M", 1ull << 20},
+    {"G", 1ull << 30},
+};
+
+tn_status_t tn_parse_size(const char *s, uint64_t *bytes, tn_err_t *err) {
+  if (s == NULL || *s == '\0') return tn_err_set(err, TN_INVAL, "empty size");
+  const char *p = s;
+  if (!isdigit((unsigned char)*p))
+    return tn_err_set(err, TN_INVAL, "size '%s' must start with a digit", s);
+  uint64_t v = 0;
+  while (isdigit((unsigned char)*p)) {
+    uint64_t d = (uint64_t)(*p - '0');
+    if (!tn_mul_u64(v, 10, &v) || !tn_add_u64(v, d, &v))
+      return tn_err_set(err, TN_INVAL, "size '%s' is too large", s);
+    p++;
+  }
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    if (strcmp(p, units[i].suffix) == 0) {
+      if (!tn_mul_u64(v, units[i].mult, bytes))
+        return tn_err_set(err, TN_INVAL, "size '%s' is too large", s);
+      return TN_OK;
+    }
+  }
+  return tn_err_set(err, TN_INVAL,
+                    "size '%s' has unknown unit '%s' (use B, KB, MB, GB, KiB, MiB or GiB)", s,
+                    p);
+}
+
+tn_status_t tn_parse_size_list(const char *s, uint64_t **out, size_t *n, tn_err_t *err) {
+  *out = NULL;
+  *n = 0;
+  if (s == NULL || *s == '\0') return tn_err_set(err, TN_INVAL, "empty size list");
+  char *copy = NULL;
+  tn_status_t st = tn_strdup(s, &copy, err);
+  if (st != TN_OK) return st;
+  tn_vec_t v;
+  tn_vec_init(&v, sizeof(uint64_t));
+  char *range = strstr(copy, "..");
+  if (range != NULL) {
+    *range = '\0';
+    uint64_t lo = 0, hi = 0;
+    if ((st = tn_parse_size(copy, &lo, err)) != TN_OK) goto fail;
+    if ((st = tn_parse_size(range + 2, &hi, err)) != TN_OK) goto fail;
+    if (lo == 0 || hi < lo) {
+      st = tn_err_set(err, TN_INVAL, "size range '%s' must go from >0 up", s);
+      goto fail;
+    }
+    for (uint64_t x = lo; x <= hi; x *= 2) {
+      if ((st = tn_vec_push(&v, &x, err)) != TN_OK) goto fail;
+      if (x > UINT64_MAX / 2) break;
+    }
+  } else {
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+      uint64_t x = 0;
+      if ((st = tn_parse_size(tok, &x, err)) != TN_OK) goto fail;
+      if ((st = tn_vec_push(&v, &x, err)) != TN_OK) goto fail;
+    }
+    if (v.len == 0) {
+      st = tn_err_set(err, TN_INVAL, "empty size list '%s'", s);
+      goto fail;
+    }
+  }
+  free(copy);
+  *out = v.data;
+  *n = v.len;
+  return TN_OK;
+fail:
+  free(copy);
+  tn_vec_free(&v);
+  return st;
+}
+
+const char *tn_fmt_size(uint64_t bytes, char *buf, size_t len) {
+  static const char *const names[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  size_t u = 0;
+  uint64_t v = bytes;
+  while (u + 1 < sizeof names / sizeof names[0] && v >= 1024 && v % 1024 == 0) {
+    v /= 1024;
+    u++;
+  }
+  snprintf(buf, len, "%llu%s", (unsigned long long)v, names[u]);
+  return buf;
+}
+
+tn_status_t tn_parse_u64(const char *s, uint64_t min, uint64_t max, const char *what,
+                         uint64_t *out, tn_err_t *err) {
+  if (s == NULL || !isdigit((unsigned char)*s))
+    return tn_err_set(err, TN_INVAL, "%s: '%s' is not a non-negative integer", what,
+                      s ? s : "");
+  errno = 0;
+  char *end = NULL;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno != 0 || *end != '\0')
+    return tn_err_set(err, TN_INVAL, "%s: '%s' is not a non-negative integer", what, s);
+  if (v < min || v > max)
+    return tn_err_set(err, TN_INVAL, "%s: %s is out of range [%llu, %llu]", what, s,
+                      (unsigned long long)min, (unsigned long long)max);
+  *out = (uint64_t)v;
+  return TN_OK;
+}
+
+tn_status_t tn_parse_double(const char *s, double min, double max, const char *what,
+                            double *out, tn_err_t *err) {
+  if (s == NULL || *s == '\0') return tn_err_set(err, TN_INVAL, "%s: empty value", what);
+  errno = 0;
+  char *end = NULL;
+  double v = strtod(s, &end);
+  if (errno != 0 || *end != '\0' || !isfinite(v))
+    return tn_err_set(err, TN_INVAL, "%s: '%s' is not a number", what, s);
+  if (v < min || v > max)
+    return tn_err_set(err, TN_INVAL, "%s: %s is out of range [%g, %g]", what, s, min, max);
+  *out = v;
+  return TN_OK;
+}
+
+uint64_t tn_xfer_ps(uint64_t bytes, double gbps) {
+  /* bytes / (gbps * 2^30 B/s) seconds = bytes * 1e12 / (gbps * 2^30) ps. */
+  double ps = (double)bytes * 1e12 / (gbps * TN_GIB);
+  return (uint64_t)llround(ps);
+}
+
+double tn_gbps(uint64_t bytes, uint64_t time_ps) {
+  if (time_ps == 0) return 0.0;
+  return (double)bytes / ((double)time_ps * 1e-12) / TN_GIB;
+}
+
+const char *tn_coll_name(tn_coll_t c) {
+  switch (c) {
+  case TN_ALLGATHER: return "allgather";
+  case TN_REDUCESCATTER: return "reducescatter";
+  case TN_ALLREDUCE: return "allreduce";
+  }
+  return "unknown";
+}
+
+tn_status_t tn_coll_parse(const char *s, tn_coll_t *out, tn_err_t *err) {
+  static const struct {
+    const char *name;
+    tn_coll_t c;
+  } names[] = {{"allgather", TN_ALLGATHER},         {"all-gather", TN_ALLGATHER},
+               {"ag", TN_ALLGATHER},                {"reducescatter", TN_REDUCESCATTER},
+               {"reduce-scatter", TN_REDUCESCATTER}, {"rs", TN_REDUCESCATTER},
+               {"allreduce", TN_ALLREDUCE},         {"all-reduce", TN_ALLREDUCE},
+               {"ar", TN_ALLREDUCE}};
+  for (size_t i = 0; s != NULL && i < sizeof names / sizeof names[0]; i++) {
+    if (strcmp(s, names[i].name) == 0) {
+      *out = names[i].c;
+      return TN_OK;
+    }
+  }
+  return tn_err_set(err, TN_INVAL,
+                    "unknown collective '%s' (use allgather, reducescatter or allreduce)",
+                    s ? s : "");
+}
+
+double tn_coll_busbw_factor(tn_coll_t c, uint32_t npus) {
+  if (npus == 0) return 0.0;
+  double f = (double)(npus - 1) / (double)npus;
+  return c == TN_ALLREDUCE ? 2.0 * f : f;
+}

@@ -1,0 +1,220 @@
+/* ten/engine.c — the event queue and per-link FIFOs of the network model
+ * (ARCHITECTURE.md §3), shared by the planners and the simulator. */
+#include "ten/ten.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { CLS_HOP = 0, CLS_DELIVER = 1, CLS_TIMER = 2 };
+
+/* Heap entries order by (time, cls, a, b): hops at an instant are forwarded before any
+ * delivery or timer of that instant is shown to the caller, and ties are broken by
+ * (link id, position in the link's FIFO) so the order never depends on when the caller
+ * happened to inject. */
+typedef struct ev {
+  uint64_t time;
+  uint32_t cls;
+  uint32_t a;
+  uint64_t b;
+  uint32_t msg; /* message slot (hop, deliver) */
+  uint64_t cookie; /* timer */
+} ev_t;
+
+typedef struct msg {
+  uint32_t src, dst, at; /* at: node the message currently sits on */
+  uint64_t bytes, cookie;
+  uint32_t next_free;
+} msg_t;
+
+typedef struct link_state {
+  uint64_t free_ps;
+  uint64_t seq;
+  ten_link_stats_t stats;
+} link_state_t;
+
+struct ten_engine {
+  const topo_t *t;
+  topo_routes_t *routes;
+  uint64_t now;
+  uint64_t timer_seq;
+  ev_t *heap;
+  size_t heap_len, heap_cap;
+  msg_t *msgs;
+  size_t msgs_len, msgs_cap;
+  uint32_t free_msg; /* head of the free list, UINT32_MAX when empty */
+  link_state_t *links;
+  ten_xmit_fn observer;
+  void *observer_ctx;
+  tn_err_t sticky; /* first failure while forwarding inside ten_next */
+};
+
+static bool ev_less(const ev_t *x, const ev_t *y) {
+  if (x->time != y->time) return x->time < y->time;
+  if (x->cls != y->cls) return x->cls < y->cls;
+  if (x->a != y->a) return x->a < y->a;
+  return x->b < y->b;
+}
+
+static tn_status_t heap_push(ten_engine_t *e, const ev_t *v, tn_err_t *err) {
+  if (e->heap_len == e->heap_cap) {
+    size_t ncap = e->heap_cap ? e->heap_cap * 2 : 1024;
+    tn_status_t st = tn_realloc(&e->heap, e->heap_cap, ncap, sizeof *e->heap, err);
+    if (st != TN_OK) return st;
+    e->heap_cap = ncap;
+  }
+  size_t i = e->heap_len++;
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (!ev_less(v, &e->heap[p])) break;
+    e->heap[i] = e->heap[p];
+    i = p;
+  }
+  e->heap[i] = *v;
+  return TN_OK;
+}
+
+static ev_t heap_pop(ten_engine_t *e) {
+  ev_t top = e->heap[0];
+  ev_t last = e->heap[--e->heap_len];
+  size_t i = 0, n = e->heap_len;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && ev_less(&e->heap[c + 1], &e->heap[c])) c++;
+    if (!ev_less(&e->heap[c], &last)) break;
+    e->heap[i] = e->heap[c];
+    i = c;
+  }
+  if (n > 0) e->heap[i] = last;
+  return top;
+}
+
+tn_status_t ten_engine_create(const topo_t *t, topo_routes_t *routes, ten_engine_t **out,
+                              tn_err_t *err) {
+  *out = NULL;
+  ten_engine_t *e = NULL;
+  tn_status_t st = tn_calloc(1, sizeof *e, &e, err);
+  if (st != TN_OK) return st;
+  e->t = t;
+  e->routes = routes;
+  e->free_msg = UINT32_MAX;
+  if ((st = tn_calloc(t->nlinks, sizeof *e->links, &e->links, err)) != TN_OK) {
+    free(e);
+    return st;
+  }
+  *out = e;
+  return TN_OK;
+}
+
+void ten_engine_free(ten_engine_t *e) {
+  if (e == NULL) return;
+  free(e->heap);
+  free(e->msgs);
+  free(e->links);
+  free(e);
+}
+
+void ten_engine_set_observer(ten_engine_t *e, ten_xmit_fn fn, void *ctx) {
+  e->observer = fn;
+  e->observer_ctx = ctx;
+}
+
+uint64_t ten_now(const ten_engine_t *e) { return e->now; }
+
+uint64_t ten_link_free_ps(const ten_engine_t *e, uint32_t link) {
+  return e->links[link].free_ps;
+}
+
+const ten_link_stats_t *ten_link_stats(const ten_engine_t *e, uint32_t link) {
+  return &e->links[link].stats;
+}
+
+/* Puts message m (sitting at its current node) on the next link of its route at time
+ * now and schedules its arrival at the link's far end. */
+static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, tn_err_t *err) {
+  msg_t *msg = &e->msgs[m];
+  uint32_t l = topo_route_next(e->routes, msg->at, msg->dst);
+  if (l == TOPO_NO_LINK)
+    return tn_err_set(err, TN_INFEASIBLE, "no route from node %u to NPU %u", msg->at,
+                      msg->dst);
+  const topo_link_t *lk = &e->t->links[l];
+  link_state_t *ls = &e->links[l];
+  uint64_t busy = tn_xfer_ps(msg->bytes, lk->bandwidth_GBps);
+  if (busy == 0) busy = 1; /* every message takes time: no zero-time event loops */
+  uint64_t start = e->now > ls->free_ps ? e->now : ls->free_ps;
+  ls->free_ps = start + busy;
+  ls->stats.bytes += msg->bytes;
+  ls->stats.busy_ps += busy;
+  ls->stats.messages++;
+  if (e->observer) e->observer(e->observer_ctx, l, start, start + busy, msg->bytes, msg->cookie);
+  msg->at = lk->dst;
+  ev_t v = {start + busy + lk->latency_ps, msg->at == msg->dst ? CLS_DELIVER : CLS_HOP, l,
+            ls->seq++, m, 0};
+  return heap_push(e, &v, err);
+}
+
+tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes,
+                     uint64_t cookie, tn_err_t *err) {
+  if (src >= e->t->npus || dst >= e->t->npus || src == dst || bytes == 0)
+    return tn_err_set(err, TN_INVAL, "bad message %u -> %u of %llu bytes", src, dst,
+                      (unsigned long long)bytes);
+  if (topo_route_hops(e->routes, src, dst) == UINT32_MAX)
+    return tn_err_set(err, TN_INFEASIBLE, "NPU %u cannot reach NPU %u", src, dst);
+  uint32_t m;
+  if (e->free_msg != UINT32_MAX) {
+    m = e->free_msg;
+    e->free_msg = e->msgs[m].next_free;
+  } else {
+    if (e->msgs_len == e->msgs_cap) {
+      size_t ncap = e->msgs_cap ? e->msgs_cap * 2 : 1024;
+      tn_status_t st = tn_realloc(&e->msgs, e->msgs_cap, ncap, sizeof *e->msgs, err);
+      if (st != TN_OK) return st;
+      e->msgs_cap = ncap;
+    }
+    m = (uint32_t)e->msgs_len++;
+  }
+  e->msgs[m] = (msg_t){src, dst, src, bytes, cookie, UINT32_MAX};
+  tn_status_t st = enqueue_hop(e, m, err);
+  if (st != TN_OK) {
+    e->msgs[m].next_free = e->free_msg;
+    e->free_msg = m;
+  }
+  return st;
+}
+
+tn_status_t ten_timer(ten_engine_t *e, uint64_t delay_ps, uint64_t cookie, tn_err_t *err) {
+  ev_t v = {e->now + delay_ps, CLS_TIMER, 0, e->timer_seq++, 0, cookie};
+  return heap_push(e, &v, err);
+}
+
+uint64_t ten_peek_time(const ten_engine_t *e) {
+  return e->heap_len ? e->heap[0].time : UINT64_MAX;
+}
+
+bool ten_next(ten_engine_t *e, ten_event_t *out) {
+  while (e->heap_len > 0) {
+    ev_t v = heap_pop(e);
+    e->now = v.time;
+    if (v.cls == CLS_TIMER) {
+      *out = (ten_event_t){TEN_EV_TIMER, v.time, v.cookie, 0, 0, 0};
+      return true;
+    }
+    msg_t *msg = &e->msgs[v.msg];
+    if (v.cls == CLS_HOP) {
+      /* The whole route was checked when the message entered the network, so only
+       * memory can fail here; the failure is kept for ten_engine_status. */
+      (void)enqueue_hop(e, v.msg, &e->sticky);
+      continue;
+    }
+    *out = (ten_event_t){TEN_EV_DELIVER, v.time, msg->cookie, msg->src, msg->dst, msg->bytes};
+    msg->next_free = e->free_msg;
+    e->free_msg = v.msg;
+    return true;
+  }
+  return false;
+}
+
+tn_status_t ten_engine_status(const ten_engine_t *e, tn_err_t *err) {
+  if (e->sticky.status == TN_OK) return TN_OK;
+  return tn_err_set(err, e->sticky.status, "%s", e->sticky.msg);
+}

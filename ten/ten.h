@@ -1,0 +1,130 @@
+/* ten — the time-expanded network: the one timing model of ARCHITECTURE.md §3 that the
+ * synthesizers plan with and the simulator measures with, and the schedule_t the
+ * synthesizers fill. Second stage of the pipeline (topo → ten → greedy|milp → algo …).
+ *
+ * The engine is an event queue over integer picoseconds plus one FIFO per directed link:
+ * a message of m bytes injected at time t on a link that is free at f starts at max(t, f),
+ * keeps the link busy m/B and reaches the far end latency + m/B after it started; it is
+ * stored and forwarded at every hop along the topology's routes. Because planners and the
+ * simulator drive this same engine, a plan's predicted time and the simulated time of the
+ * emitted files agree by construction, not by coincidence. */
+#ifndef TENET_TEN_H
+#define TENET_TEN_H
+
+#include "common/common.h"
+#include "topo/topo.h"
+
+/* ---- the engine -------------------------------------------------------- */
+
+typedef struct ten_engine ten_engine_t;
+
+typedef enum {
+  TEN_EV_DELIVER = 0, /* a message reached its destination NPU */
+  TEN_EV_TIMER = 1,   /* a timer set with ten_timer fired */
+} ten_ev_kind_t;
+
+typedef struct ten_event {
+  ten_ev_kind_t kind;
+  uint64_t time_ps;
+  uint64_t cookie; /* what the caller passed to ten_send / ten_timer */
+  uint32_t src, dst; /* DELIVER: endpoints of the message */
+  uint64_t bytes;    /* DELIVER */
+} ten_event_t;
+
+/* Optional observer of every link transmission (for traces and utilization). */
+typedef void (*ten_xmit_fn)(void *ctx, uint32_t link, uint64_t start_ps, uint64_t end_ps,
+                            uint64_t bytes, uint64_t cookie);
+
+/* Creates an engine at time 0 on t, routing with routes (both borrowed, must outlive the
+ * engine). */
+tn_status_t ten_engine_create(const topo_t *t, topo_routes_t *routes, ten_engine_t **out,
+                              tn_err_t *err);
+void ten_engine_free(ten_engine_t *e);
+void ten_engine_set_observer(ten_engine_t *e, ten_xmit_fn fn, void *ctx);
+
+/* Current time: the time of the last event returned by ten_next (0 at start). */
+uint64_t ten_now(const ten_engine_t *e);
+
+/* Injects a message of bytes (> 0) from NPU src to NPU dst at the current time; it is
+ * delivered (TEN_EV_DELIVER with cookie) after crossing every hop of the route.
+ * TN_INFEASIBLE when dst is unreachable, TN_INVAL for bad ids or src == dst. */
+tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes,
+                     uint64_t cookie, tn_err_t *err);
+
+/* Schedules a TEN_EV_TIMER at now + delay_ps. */
+tn_status_t ten_timer(ten_engine_t *e, uint64_t delay_ps, uint64_t cookie, tn_err_t *err);
+
+/* Pops the next caller-visible event, forwarding messages at intermediate hops on the
+ * way. Returns false when nothing is pending. Events come out in (time, order) where the
+ * order among equal times is independent of the order of ten_send calls made at
+ * different instants: deliveries by (last link id, position in that link's FIFO), then
+ * timers by creation order. O(log pending) per event. */
+bool ten_next(ten_engine_t *e, ten_event_t *ev);
+
+/* TN_OK, or the first failure (out of memory) met while forwarding inside ten_next. */
+tn_status_t ten_engine_status(const ten_engine_t *e, tn_err_t *err);
+
+/* Time of the next pending event, or UINT64_MAX. */
+uint64_t ten_peek_time(const ten_engine_t *e);
+
+/* The time link l becomes free (end of its last scheduled transmission). */
+uint64_t ten_link_free_ps(const ten_engine_t *e, uint32_t link);
+
+/* Per-link totals since creation. */
+typedef struct ten_link_stats {
+  uint64_t bytes;
+  uint64_t busy_ps;
+  uint64_t messages;
+} ten_link_stats_t;
+const ten_link_stats_t *ten_link_stats(const ten_engine_t *e, uint32_t link);
+
+/* ---- the schedule ------------------------------------------------------ */
+
+/* One transfer of a planned collective: a message from src to dst (NPUs) carrying a set of
+ * chunks, issued at start_ps, delivered at end_ps. dep is the index of the earlier
+ * transfer that brought the data to src (or one of the several for reductions, see
+ * deps), or SCHED_NONE when src starts with it. */
+#define SCHED_NONE UINT32_MAX
+
+typedef struct sched_xfer {
+  uint32_t src, dst;
+  uint64_t bytes;
+  uint64_t start_ps, end_ps;
+  uint32_t chunk_off, nchunks; /* into schedule_t.chunks */
+  uint32_t dep_off, ndeps;     /* into schedule_t.deps: transfers whose delivery at src
+                                  must precede this one */
+} sched_xfer_t;
+
+/* A planned collective as timed transfers, in the order the planner issued them.
+ * Filled by greedy/ and milp/, lowered to an algo_t by algo/. Chunk ids follow algo/'s
+ * convention: chunk c of an n-NPU collective with k chunks per NPU belongs to NPU c / k. */
+typedef struct schedule {
+  tn_coll_t coll; /* TN_ALLGATHER for planners; algo/ derives the others */
+  uint32_t npus;
+  uint32_t chunks_per_npu;
+  uint64_t size_bytes; /* the collective's NCCL size */
+  tn_vec_t xfers;      /* sched_xfer_t */
+  tn_vec_t chunks;     /* uint32_t chunk ids */
+  tn_vec_t deps;       /* uint32_t transfer indices */
+  uint64_t time_ps;    /* predicted completion (last delivery) */
+} schedule_t;
+
+void schedule_init(schedule_t *s, tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu,
+                   uint64_t size_bytes);
+void schedule_free(schedule_t *s);
+/* Appends a transfer with its chunk list and dependency list (copied). Returns its index
+ * in *index (may be NULL). */
+tn_status_t schedule_add(schedule_t *s, const sched_xfer_t *x, const uint32_t *chunks,
+                         const uint32_t *deps, uint32_t *index, tn_err_t *err);
+static inline const sched_xfer_t *schedule_xfer(const schedule_t *s, uint32_t i) {
+  return &TN_VEC_AT(&s->xfers, sched_xfer_t, i);
+}
+static inline uint32_t schedule_len(const schedule_t *s) { return (uint32_t)s->xfers.len; }
+
+/* Bytes of chunk c when size_bytes (the gathered output / per-NPU input) is cut into
+ * npus * chunks_per_npu chunks as evenly as possible: the first (size % total) chunks get
+ * one byte more. */
+uint64_t ten_chunk_bytes(uint64_t size_bytes, uint32_t npus, uint32_t chunks_per_npu,
+                         uint32_t chunk);
+
+#endif

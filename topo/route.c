@@ -1,0 +1,154 @@
+/* topo/route.c — deterministic shortest-path routes (ARCHITECTURE.md §3): dimension
+ * order on generated fabrics, lowest-id next hop on explicit ones. Routes are what the
+ * simulator and the planners send multi-hop messages along. */
+#include "topo/topo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct topo_routes {
+  const topo_t *t;                /* borrowed */
+  uint32_t stride[TOPO_MAX_DIMS]; /* generated fabrics */
+  uint32_t sw_first[TOPO_MAX_DIMS]; /* first switch id of each SWITCH dimension */
+  /* Explicit fabrics: next[dst] is NULL until first asked, then per node the link id
+   * of the next hop toward dst (TOPO_NO_LINK at dst or when unreachable). */
+  uint32_t **next;
+  uint32_t *queue, *dist; /* BFS scratch, nodes long */
+};
+
+tn_status_t topo_routes_create(const topo_t *t, topo_routes_t **out, tn_err_t *err) {
+  *out = NULL;
+  topo_routes_t *r = NULL;
+  tn_status_t st = tn_calloc(1, sizeof *r, &r, err);
+  if (st != TN_OK) return st;
+  r->t = t;
+  if (t->ndims > 0) {
+    uint32_t s = 1, sw = t->npus;
+    for (uint32_t d = 0; d < t->ndims; d++) {
+      r->stride[d] = s;
+      r->sw_first[d] = sw;
+      if (t->dims[d].kind == TOPO_DIM_SWITCH) sw += t->npus / t->dims[d].size;
+      s *= t->dims[d].size;
+    }
+  } else {
+    uint32_t nodes = topo_nodes(t);
+    if ((st = tn_calloc(t->npus, sizeof *r->next, &r->next, err)) != TN_OK ||
+        (st = tn_calloc(nodes, sizeof *r->queue, &r->queue, err)) != TN_OK ||
+        (st = tn_calloc(nodes, sizeof *r->dist, &r->dist, err)) != TN_OK) {
+      topo_routes_free(r);
+      return st;
+    }
+  }
+  *out = r;
+  return TN_OK;
+}
+
+void topo_routes_free(topo_routes_t *r) {
+  if (r == NULL) return;
+  if (r->next) {
+    for (uint32_t i = 0; i < r->t->npus; i++) free(r->next[i]);
+    free(r->next);
+  }
+  free(r->queue);
+  free(r->dist);
+  free(r);
+}
+
+/* Builds the next-hop column toward dst: BFS on reversed links gives hop distances to
+ * dst; each node then takes, among its out-links that lead one hop closer, the one to the
+ * lowest node id (out-links are sorted by dst, so the first such link). */
+static uint32_t *build_column(topo_routes_t *r, uint32_t dst) {
+  const topo_t *t = r->t;
+  uint32_t nodes = topo_nodes(t);
+  uint32_t *col = NULL;
+  if (tn_calloc(nodes, sizeof *col, &col, NULL) != TN_OK) return NULL;
+  for (uint32_t v = 0; v < nodes; v++) r->dist[v] = UINT32_MAX;
+  uint32_t head = 0, tail = 0;
+  r->dist[dst] = 0;
+  r->queue[tail++] = dst;
+  while (head < tail) {
+    uint32_t v = r->queue[head++];
+    for (uint32_t i = t->in_off[v]; i < t->in_off[v + 1]; i++) {
+      uint32_t u = t->links[t->in_link[i]].src;
+      /* Only NPUs and switches forward; every node may relay (store and forward). */
+      if (r->dist[u] == UINT32_MAX) {
+        r->dist[u] = r->dist[v] + 1;
+        r->queue[tail++] = u;
+      }
+    }
+  }
+  for (uint32_t u = 0; u < nodes; u++) {
+    col[u] = TOPO_NO_LINK;
+    if (u == dst || r->dist[u] == UINT32_MAX) continue;
+    for (uint32_t i = t->out_off[u]; i < t->out_off[u + 1]; i++) {
+      uint32_t l = t->out_link[i];
+      if (r->dist[t->links[l].dst] + 1 == r->dist[u]) {
+        col[u] = l;
+        break;
+      }
+    }
+  }
+  return col;
+}
+
+/* Dimension-ordered next hop on a generated fabric. */
+static uint32_t shape_next(const topo_routes_t *r, uint32_t node, uint32_t dst) {
+  const topo_t *t = r->t;
+  if (node >= t->npus) {
+    /* A switch of dimension d serving one row: go to the row's NPU that has dst's
+     * coordinate d. */
+    for (uint32_t d = t->ndims; d-- > 0;) {
+      if (t->dims[d].kind != TOPO_DIM_SWITCH || node < r->sw_first[d]) continue;
+      uint32_t row = node - r->sw_first[d], st = r->stride[d], s = t->dims[d].size;
+      uint32_t base = row % st + (row / st) * st * s;
+      uint32_t to = base + ((dst / st) % s) * st;
+      return topo_find_link(t, node, to);
+    }
+    return TOPO_NO_LINK;
+  }
+  for (uint32_t d = 0; d < t->ndims; d++) {
+    uint32_t st = r->stride[d], s = t->dims[d].size;
+    uint32_t cn = (node / st) % s, cd = (dst / st) % s;
+    if (cn == cd) continue;
+    uint32_t base = node - cn * st, to = 0;
+    switch (t->dims[d].kind) {
+    case TOPO_DIM_RING: {
+      uint32_t cw = (cd + s - cn) % s;
+      bool forward = t->dims[d].unidirectional || cw <= s - cw;
+      to = base + (forward ? (cn + 1) % s : (cn + s - 1) % s) * st;
+      break;
+    }
+    case TOPO_DIM_LINE: to = base + (cd > cn ? cn + 1 : cn - 1) * st; break;
+    case TOPO_DIM_FC: to = base + cd * st; break;
+    case TOPO_DIM_SWITCH: {
+      uint32_t row = node % st + (node / (st * s)) * st;
+      return topo_find_link(t, node, r->sw_first[d] + row);
+    }
+    }
+    return topo_find_link(t, node, to);
+  }
+  return TOPO_NO_LINK;
+}
+
+uint32_t topo_route_next(topo_routes_t *r, uint32_t node, uint32_t dst) {
+  const topo_t *t = r->t;
+  if (dst >= t->npus || node >= topo_nodes(t) || node == dst) return TOPO_NO_LINK;
+  if (t->ndims > 0) return shape_next(r, node, dst);
+  if (r->next[dst] == NULL) {
+    r->next[dst] = build_column(r, dst);
+    if (r->next[dst] == NULL) return TOPO_NO_LINK;
+  }
+  return r->next[dst][node];
+}
+
+uint32_t topo_route_hops(topo_routes_t *r, uint32_t src, uint32_t dst) {
+  uint32_t hops = 0, v = src;
+  uint32_t limit = topo_nodes(r->t);
+  while (v != dst) {
+    uint32_t l = topo_route_next(r, v, dst);
+    if (l == TOPO_NO_LINK || hops > limit) return UINT32_MAX;
+    v = r->t->links[l].dst;
+    hops++;
+  }
+  return hops;
+}

@@ -1,0 +1,163 @@
+/* topo — the fabric: NPUs, switches and directed links with bandwidth and latency.
+ * First stage of the pipeline (topo → ten → greedy|milp → algo → emit|sim → cli).
+ * Owns the JSON format (ARCHITECTURE.md §4), the generators, ASTRA-sim YAML import,
+ * deterministic routes (§3) and the analysis (igraph) including the lower bounds (§2). */
+#ifndef TENET_TOPO_H
+#define TENET_TOPO_H
+
+#include "common/common.h"
+
+/* Caps checked before anything is allocated (a file asking for more is refused). */
+#define TOPO_MAX_NPUS 65536u
+#define TOPO_MAX_SWITCHES 65536u
+#define TOPO_MAX_LINKS 4194304u
+#define TOPO_MAX_DIMS 8u
+#define TOPO_MAX_BANDWIDTH_GBPS 1.0e6  /* 1 PB/s per link */
+#define TOPO_MAX_LATENCY_NS 1.0e9      /* 1 s per link */
+#define TOPO_NO_LINK UINT32_MAX
+
+/* The kind of one dimension of a generated fabric (ASTRA-sim's building blocks plus
+ * the mesh line). A 2D mesh is [LINE, LINE], a torus [RING, RING], a binary hypercube
+ * of 2^k NPUs is k × LINE(2), ASTRA-sim's [Ring, Switch] is [RING, SWITCH]. */
+typedef enum {
+  TOPO_DIM_RING = 0,   /* ring of size NPUs; bidirectional unless marked otherwise */
+  TOPO_DIM_LINE = 1,   /* a mesh row: i <-> i+1, no wrap-around */
+  TOPO_DIM_FC = 2,     /* fully connected */
+  TOPO_DIM_SWITCH = 3, /* a star: one switch node per row of this dimension */
+} topo_dim_kind_t;
+
+typedef struct topo_dim {
+  topo_dim_kind_t kind;
+  uint32_t size;         /* NPUs along this dimension (>= 2, or 1 for a trivial dim) */
+  double bandwidth_GBps; /* per direction, GB/s = 2^30 B/s */
+  double latency_ns;
+  bool unidirectional;   /* RING only: links i -> i+1 only */
+} topo_dim_t;
+
+typedef struct topo_link {
+  uint32_t src, dst;     /* node ids: NPUs 0..npus-1, switches npus..npus+switches-1 */
+  double bandwidth_GBps; /* > 0, finite */
+  uint64_t latency_ps;   /* the file's ns, times 1000 */
+  uint32_t dim;          /* dimension of a generated fabric, 0 otherwise */
+} topo_link_t;
+
+/* A fabric. Fields are read-only to everyone but topo/; build one with topo_create
+ * (explicit links) or topo_gen (shape). links are sorted by (src, dst); the CSR arrays
+ * list, per node, the ids of its outgoing links (sorted by dst) and incoming links
+ * (sorted by src). */
+typedef struct topo {
+  char *name;        /* never NULL */
+  char *description; /* never NULL, may be "" */
+  uint32_t npus, switches;
+  uint32_t nlinks;
+  topo_link_t *links;
+  uint32_t *out_off, *out_link; /* out_off[nodes+1] */
+  uint32_t *in_off, *in_link;   /* in_off[nodes+1] */
+  /* Shape of a generated fabric (ndims > 0): routes are dimension ordered. An explicit
+   * fabric has ndims == 0 and is routed by lowest-id shortest paths. */
+  uint32_t ndims;
+  topo_dim_t dims[TOPO_MAX_DIMS];
+} topo_t;
+
+static inline uint32_t topo_nodes(const topo_t *t) { return t->npus + t->switches; }
+
+/* Builds a fabric from explicit directed links (copied). Validates everything: counts
+ * against the caps, endpoints in range, no self-loops, no duplicate (src,dst), bandwidth
+ * > 0 and finite, latency finite; messages name links[i]. Caller frees with topo_free.
+ * O(L log L). */
+tn_status_t topo_create(const char *name, uint32_t npus, uint32_t switches,
+                        const topo_link_t *links, uint32_t nlinks, topo_t **out,
+                        tn_err_t *err);
+
+/* Generates a fabric of ndims dimensions (dimension 0 fastest: NPU id =
+ * sum coord[d] * stride[d]). Switches are numbered after the NPUs, dimension by
+ * dimension. Caller frees. */
+tn_status_t topo_gen(const char *name, const topo_dim_t *dims, uint32_t ndims,
+                     topo_t **out, tn_err_t *err);
+
+/* Generates one of the CLI's kinds ("ring", "fc", "switch", "mesh", "torus",
+ * "hypercube") from a DIMS string ("8", "8x8", "4x4x4"; a hypercube takes its NPU
+ * count, a power of two), all links at bw GB/s and lat ns. */
+tn_status_t topo_gen_kind(const char *kind, const char *dims, double bandwidth_GBps,
+                          double latency_ns, topo_t **out, tn_err_t *err);
+
+void topo_free(topo_t *t);
+
+/* Deep copy. */
+tn_status_t topo_clone(const topo_t *t, topo_t **out, tn_err_t *err);
+
+/* True when a and b have the same npus, switches, links (with figures) and name. */
+bool topo_equal(const topo_t *a, const topo_t *b);
+
+/* Link id of the link src -> dst, or TOPO_NO_LINK. O(log degree). */
+uint32_t topo_find_link(const topo_t *t, uint32_t src, uint32_t dst);
+
+/* ---- files --------------------------------------------------------------- */
+
+/* Loads a topology JSON file (explicit or generator form, ARCHITECTURE.md §4) or an
+ * ASTRA-sim network YAML file (by extension .yml/.yaml). Errors name the file and the
+ * place (line:column or JSON path); unknown keys are errors with a did-you-mean.
+ * Caller frees. */
+tn_status_t topo_load(const char *path, topo_t **out, tn_err_t *err);
+/* Same, from memory; what names the source in messages. */
+tn_status_t topo_load_json(const char *text, size_t len, const char *what, topo_t **out,
+                           tn_err_t *err);
+tn_status_t topo_load_yaml(const char *text, size_t len, const char *what, topo_t **out,
+                           tn_err_t *err);
+/* Saves as JSON: the generator form when the fabric has a shape and explicit is
+ * false, else the explicit form. All-or-nothing write. */
+tn_status_t topo_save(const topo_t *t, const char *path, bool explicit_links, tn_err_t *err);
+/* The same JSON as a malloc'ed string (caller frees). */
+tn_status_t topo_to_json(const topo_t *t, bool explicit_links, char **out, tn_err_t *err);
+
+/* ---- routes (ARCHITECTURE.md §3) ---------------------------------------- */
+
+/* Deterministic shortest-path routes. Generated fabrics: dimension order, lowest
+ * dimension first; within a ring the shorter direction, ties going to increasing ids;
+ * a switch dimension goes NPU -> switch -> NPU. Explicit fabrics: among shortest paths
+ * (in hops) the one whose next hop has the lowest node id at every step. Tables for
+ * explicit fabrics are built per destination on first use. Not thread-safe: give each
+ * thread its own. */
+typedef struct topo_routes topo_routes_t;
+tn_status_t topo_routes_create(const topo_t *t, topo_routes_t **out, tn_err_t *err);
+void topo_routes_free(topo_routes_t *r);
+/* Link id of the next hop from node toward NPU dst, TOPO_NO_LINK when node == dst or
+ * dst is unreachable. Amortised O(1) for generated fabrics, O(V+E) on the first query
+ * for a new dst on explicit fabrics. */
+uint32_t topo_route_next(topo_routes_t *r, uint32_t node, uint32_t dst);
+/* Hops from src to dst along the route (0 when equal, UINT32_MAX when unreachable). */
+uint32_t topo_route_hops(topo_routes_t *r, uint32_t src, uint32_t dst);
+
+/* ---- analysis (igraph) -------------------------------------------------- */
+
+typedef struct topo_info {
+  uint32_t npus, switches, links;
+  bool connected;            /* every NPU reaches every NPU along directed links */
+  uint32_t diameter;         /* hops, over NPU pairs; UINT32_MAX when not connected */
+  uint32_t min_in_degree, max_in_degree;   /* over NPUs */
+  uint32_t min_out_degree, max_out_degree; /* over NPUs */
+  double min_ingress_GBps, max_ingress_GBps; /* sum of incoming link bandwidths, NPUs */
+  double min_egress_GBps, max_egress_GBps;
+} topo_info_t;
+
+tn_status_t topo_analyze(const topo_t *t, topo_info_t *info, tn_err_t *err);
+
+/* Fails with TN_INFEASIBLE ("fabric 'x' is disconnected: NPU a cannot reach NPU b")
+ * when some NPU cannot reach another. */
+tn_status_t topo_check_connected(const topo_t *t, tn_err_t *err);
+
+/* Bandwidth lower bound in ps for a collective of size_bytes (NCCL's meaning of the
+ * size, ARCHITECTURE.md §2): All-Gather needs (n-1)/n*S into every NPU, Reduce-Scatter
+ * (n-1)/n*S out of and into every NPU, All-Reduce twice that. Returns the max over NPUs. */
+uint64_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes);
+
+/* Sum of incoming / outgoing link bandwidth of a node, GB/s. */
+double topo_ingress_GBps(const topo_t *t, uint32_t node);
+double topo_egress_GBps(const topo_t *t, uint32_t node);
+
+/* Resolves a TOPO argument: an existing file path, else a shipped name looked up as
+ * <dir>/<name>.json. *path is malloc'ed (caller frees). */
+tn_status_t topo_resolve(const char *arg, const char *shipped_dir, char **path,
+                         tn_err_t *err);
+
+#endif
