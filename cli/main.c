@@ -12,6 +12,7 @@ typedef struct command {
 /* Only finished subcommands are listed here: --help tells the truth. */
 static const command_t commands[] = {
     {"topo", cmd_topo, "generate, inspect and draw fabrics (gen, info)"},
+    {"compare", cmd_compare, "score algorithms across sizes: table, JSON, CSV, plot"},
 };
 
 static void usage(FILE *f) {
