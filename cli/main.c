@@ -13,6 +13,7 @@ typedef struct command {
 static const command_t commands[] = {
     {"topo", cmd_topo, "generate, inspect and draw fabrics (gen, info)"},
     {"compare", cmd_compare, "score algorithms across sizes: table, JSON, CSV, plot"},
+    {"batch", cmd_batch, "sweep fabrics x collectives x sizes x algorithms (resumable)"},
 };
 
 static void usage(FILE *f) {
