@@ -14,6 +14,7 @@ static const command_t commands[] = {
     {"topo", cmd_topo, "generate, inspect and draw fabrics (gen, info)"},
     {"compare", cmd_compare, "score algorithms across sizes: table, JSON, CSV, plot"},
     {"batch", cmd_batch, "sweep fabrics x collectives x sizes x algorithms (resumable)"},
+    {"demo", cmd_demo, "the paper's 64-NPU comparison: tables, plots, Chakra sets"},
 };
 
 static void usage(FILE *f) {
