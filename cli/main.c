@@ -12,6 +12,7 @@ typedef struct command {
 /* Only finished subcommands are listed here: --help tells the truth. */
 static const command_t commands[] = {
     {"topo", cmd_topo, "generate, inspect and draw fabrics (gen, info)"},
+    {"synth", cmd_synth, "synthesize a collective for a fabric and write Chakra ET files"},
     {"compare", cmd_compare, "score algorithms across sizes: table, JSON, CSV, plot"},
     {"batch", cmd_batch, "sweep fabrics x collectives x sizes x algorithms (resumable)"},
     {"demo", cmd_demo, "the paper's 64-NPU comparison: tables, plots, Chakra sets"},
