@@ -20,14 +20,14 @@ typedef struct heat_plot {
 static void draw_heat(void *ctx) {
   heat_plot_t *h = ctx;
   pladv(0);
-  plvpor(0.08, 0.97, 0.20, 0.90);
+  plvpor(0.09, 0.97, 0.20, 0.90);
   plwind(-0.5, (double)h->n - 0.5, 0.0, 1.05);
   plcol0(PLOT_GRID);
   plwidth(0.5);
-  plbox("", 0.0, 0, "g", 0.25, 0);
+  plbox("", 0.0, 0, "g", 0.2, 0);
   plcol0(PLOT_FG);
   plwidth(1.0);
-  plbox("bc", 1.0, 0, "bcnstv", 0.25, 5);
+  plbox("bc", 1.0, 0, "bcnstv", 0.2, 4);
   char sub[96];
   snprintf(sub, sizeof sub, "link (src>dst), the %zu busiest of %zu", h->n, h->total);
   pllab("", "utilization (busy / collective time)", h->title);
