@@ -660,6 +660,9 @@ static void batch_job(void *arg, size_t k, unsigned worker) {
   if (skip) b->skipped++;
   else b->ran++;
   if (!skip && !r.ok) b->failed++;
+  /* On a terminal a failure is printed above the bar; otherwise under its case line. */
+  if (!skip && !r.ok && b->opts->tty)
+    fprintf(stderr, "\r\033[Ktenet batch: FAILED %s: %s\n", item, r.error);
   cli_progress_step(&b->progress, item, skip || r.ok, skip, tn_wall_seconds() - t0);
   if (!skip && !r.ok && !b->opts->tty) fprintf(stderr, "tenet batch:   %s\n", r.error);
   pthread_mutex_unlock(&b->mu);
