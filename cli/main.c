@@ -11,7 +11,7 @@ typedef struct command {
 
 /* Only finished subcommands are listed here: --help tells the truth. */
 static const command_t commands[] = {
-    {"topo", cmd_topo, "generate, inspect and draw fabrics (gen, info)"},
+    {"topo", cmd_topo, "generate, inspect, list and draw fabrics (gen, info, list, draw)"},
 };
 
 static void usage(FILE *f) {
