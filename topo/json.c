@@ -633,6 +633,9 @@ tn_status_t topo_load_json(const char *text, size_t len, const char *what, topo_
     unsigned line, col;
     if (off > len) off = len;
     line_col(text, off, &line, &col);
+    /* cJSON points at the last byte when the input ends early. */
+    if (off + 1 >= len && off < len && strchr("[{,:\" \t\r\n", text[off]) != NULL) off = len;
+    line_col(text, off, &line, &col);
     if (off >= len)
       return tn_err_set(err, TN_PARSE, "%s:%u:%u: malformed JSON: unexpected end of input "
                         "(truncated file?)", c.what, line, col);
