@@ -344,6 +344,10 @@ static Agnode_t *gv_node(Agraph_t *g, const topo_t *t, uint32_t id) {
     gv_set(n, "fillcolor", "lightgrey");
   }
   gv_set(n, "label", name);
+  gv_set(n, "fontsize", "10");
+  gv_set(n, "fixedsize", "true");
+  gv_set(n, "width", id < t->npus ? "0.4" : "0.5");
+  gv_set(n, "height", "0.4");
   return n;
 }
 
@@ -353,8 +357,11 @@ static Agraph_t *build_gv(const topo_t *t) {
   char gname[] = "fabric";
   Agraph_t *g = agopen(gname, Agdirected, NULL);
   if (g == NULL) return NULL;
+  char title[160];
+  snprintf(title, sizeof title, "%s (link labels: GB/s)", t->name);
   gv_set(g, "overlap", "false");
   gv_set(g, "fontsize", "10");
+  gv_set(g, "label", title);
   for (uint32_t v = 0; v < topo_nodes(t); v++)
     if (gv_node(g, t, v) == NULL) goto fail;
   for (uint32_t i = 0; i < t->nlinks; i++) {
@@ -450,10 +457,7 @@ int cmd_topo(int argc, char **argv) {
               {"info", topo_info_cmd},
               {"list", topo_list_cmd},
               {"draw", topo_draw_cmd}};
-  if (argc < 2) {
-    fputs(topo_help, stderr);
-    return 1;
-  }
+  if (argc < 2) return cli_usage("topo", "needs a subcommand: gen, info, list or draw");
   const char *sub = argv[1];
   if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 || strcmp(sub, "help") == 0) {
     fputs(topo_help, stdout);
