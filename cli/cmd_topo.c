@@ -34,7 +34,7 @@ static const char gen_help[] =
     "  --explicit         write every link instead of the compact generator form\n"
     "  --unidirectional   ring only: links i -> i+1 only\n"
     "  --name NAME        the fabric's name (default KIND-DIMS)\n"
-    "  --description TEXT what the fabric models\n"
+    "  --description TEXT what the fabric models (default: how it was generated)\n"
     "  -o, --output FILE  the JSON file to write (written completely or not at all)\n";
 
 static const char info_help[] =
@@ -106,7 +106,14 @@ static int topo_gen_cmd(int argc, char **argv) {
     char *copy = NULL;
     if ((st = tn_strdup(name, &copy, &err)) == TN_OK) free(t->name), t->name = copy;
   }
-  if (st == TN_OK && desc) {
+  char auto_desc[256];
+  if (st == TN_OK && desc == NULL) {
+    snprintf(auto_desc, sizeof auto_desc,
+             "%s%s %s made by 'tenet topo gen' (%g GB/s and %g ns per link and direction)",
+             unidir ? "unidirectional " : "", pos[0], pos[1], bw, lat);
+    desc = auto_desc;
+  }
+  if (st == TN_OK) {
     char *copy = NULL;
     if ((st = tn_strdup(desc, &copy, &err)) == TN_OK) free(t->description), t->description = copy;
   }

@@ -147,6 +147,9 @@ typedef struct topo_info {
   double min_egress_GBps, max_egress_GBps;
 } topo_info_t;
 
+/* Fills info (caller's storage). Degrees and bandwidths come from the CSR arrays;
+ * connectivity and the diameter from igraph BFS from every NPU, O(npus * (V + E)) time,
+ * O(64 * npus) extra memory. Errors: TN_NOMEM, TN_INTERNAL (an igraph failure). */
 tn_status_t topo_analyze(const topo_t *t, topo_info_t *info, tn_err_t *err);
 
 /* Fails with TN_INFEASIBLE ("fabric 'x' is disconnected: NPU a cannot reach NPU b")

@@ -232,6 +232,23 @@ tn_status_t topo_load_yaml(const char *text, size_t len, const char *what, topo_
   char *dot = strrchr(name, '.');
   if (dot && dot != name) *dot = '\0';
   st = topo_gen(name, dims, nd, out, err);
-  if (st != TN_OK) tn_err_prefix(err, "%s", c.what);
+  if (st != TN_OK) {
+    tn_err_prefix(err, "%s", c.what);
+    return st;
+  }
+  /* Say where the fabric came from: "ASTRA-sim network: Ring 8 x Switch 16". */
+  char desc[256] = "ASTRA-sim network:";
+  for (uint32_t d = 0; d < nd; d++) {
+    size_t k = 0;
+    while (astra_dim[k] != dims[d].kind) k++;
+    size_t used = strlen(desc);
+    snprintf(desc + used, sizeof desc - used, "%s %s %u", d ? " x" : "", astra_kinds[k],
+             dims[d].size);
+  }
+  free((*out)->description);
+  if ((st = tn_strdup(desc, &(*out)->description, err)) != TN_OK) {
+    topo_free(*out);
+    *out = NULL;
+  }
   return st;
 }

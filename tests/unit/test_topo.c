@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "topo/topo.h"
+#include "topo/topo_internal.h"
 
 static tn_err_t tu_err_;
 
@@ -193,6 +194,24 @@ static void gen_composition_ring_switch_counts(void **state) {
   assert_true(t->links[l].bandwidth_GBps == 25.0);
   assert_int_equal(t->links[l].latency_ps, 1000000);
   topo_free(t);
+}
+
+static void gen_counts_match_what_gen_builds(void **state) {
+  (void)state;
+  topo_dim_t shapes[][3] = {
+      {{TOPO_DIM_RING, 5, 1, 1, true}, {TOPO_DIM_SWITCH, 3, 1, 1, false}, {TOPO_DIM_FC, 4, 1, 1, false}},
+      {{TOPO_DIM_LINE, 4, 1, 1, false}, {TOPO_DIM_RING, 2, 1, 1, false}, {TOPO_DIM_RING, 1, 1, 1, false}},
+      {{TOPO_DIM_SWITCH, 1, 1, 1, false}, {TOPO_DIM_RING, 2, 1, 1, true}, {TOPO_DIM_LINE, 3, 1, 1, false}}};
+  for (size_t k = 0; k < 3; k++) {
+    uint64_t n = 0, sw = 0, l = 0;
+    topo_i_gen_counts(shapes[k], 3, &n, &sw, &l);
+    topo_t *t = NULL;
+    TU_OK(topo_gen("c", shapes[k], 3, &t, &tu_err_));
+    assert_int_equal(n, t->npus);
+    assert_int_equal(sw, t->switches);
+    assert_int_equal(l, t->nlinks);
+    topo_free(t);
+  }
 }
 
 static void gen_kind_rejects_bad_arguments(void **state) {
@@ -720,6 +739,7 @@ static void yaml_imports_astra_sim_network_files(void **state) {
   topo_t *t = NULL;
   TU_OK(topo_load_yaml(y, strlen(y), "dir/net.yml", &t, &tu_err_));
   assert_string_equal(t->name, "net");
+  assert_string_equal(t->description, "ASTRA-sim network: Ring 8 x Switch 16");
   assert_int_equal(t->npus, 128);
   assert_int_equal(t->switches, 8);
   assert_int_equal(t->ndims, 2);
@@ -848,6 +868,7 @@ int main(void) {
       cmocka_unit_test(gen_mesh_and_torus_match_closed_forms),
       cmocka_unit_test(gen_hypercube_matches_closed_forms),
       cmocka_unit_test(gen_composition_ring_switch_counts),
+      cmocka_unit_test(gen_counts_match_what_gen_builds),
       cmocka_unit_test(gen_kind_rejects_bad_arguments),
       cmocka_unit_test(gen_refuses_absurd_sizes_before_allocating),
       cmocka_unit_test(route_mesh_is_dimension_ordered),
