@@ -580,6 +580,8 @@ static tn_status_t load_root(const jctx_t *c, const cJSON *root, topo_t **out) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "name");
   if (v && !cJSON_IsString(v)) return jerr(c, "name must be a string, not %s", type_name(v));
   if (v && v->valuestring[0] == '\0') return jerr(c, "name must not be empty");
+  if (v && strlen(v->valuestring) >= sizeof name)
+    return jerr(c, "name is longer than %zu characters", sizeof name - 1);
   if (v) snprintf(name, sizeof name, "%s", v->valuestring);
   else default_name(c->what, name, sizeof name);
   const cJSON *desc = cJSON_GetObjectItemCaseSensitive(root, "description");

@@ -466,6 +466,13 @@ static void load_rejects_wrong_types(void **state) {
   expect_fail("{\"npus\": 2, \"links\": [3]}", TN_PARSE, "links[0] must be an object", NULL);
   expect_fail("{\"npus\": 2, \"links\": [" LINK(0, 1, 5, 1) "], \"name\": 7}", TN_PARSE,
               "name must be a string", NULL);
+  char longname[400];
+  memset(longname, 'a', sizeof longname);
+  memcpy(longname, "{\"npus\": 1, \"links\": [], \"name\": \"", 34);
+  memcpy(longname + 396, "\"}", 3);
+  expect_fail(longname, TN_PARSE, "name is longer than 255 characters", NULL);
+  expect_fail("{\"npus\": 1, \"links\": [], \"name\": \"\"}", TN_PARSE, "name must not be empty",
+              NULL);
   expect_fail("{\"npus\": 2, \"links\": [{\"src\": 0, \"dst\": 1, \"bandwidth\": 5, "
               "\"latency\": 1, \"bidirectional\": 1}]}", TN_PARSE,
               "links[0].bidirectional must be true or false", NULL);
