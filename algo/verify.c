@@ -1,12 +1,30 @@
 /* algo/verify.c — the verifier: checks an algo_t (from a producer or read back from Chakra
  * files) by symbolic execution before it is trusted by emit/, sim/ or `tenet verify`.
  *
- * Passes, each O(its input) except the sort of the matching pass:
- *  1. structure: ops, peers, tags, sizes, dependency ids, chunk ids, bytes = chunk bytes;
+ * Passes, all linear in nodes + dependencies + chunk references (+ the semantic state):
+ *  1. structure: ops, peers (< npus, < t->npus, not self), tags, sizes > 0, dependency ids,
+ *     bookkeeping all-or-nothing over SENDs/RECVs, chunk ids in range and not repeated in a
+ *     node, message bytes = sum of its chunks' ten_chunk_bytes;
  *  2. acyclicity of each rank's dependency graph (Kahn);
- *  3. matching: SENDs and RECVs grouped by key (src, dst, tag, bytes) must pair up;
- *  4. symbolic execution in steps (below): deadlock freedom, the buffer model of algo.h,
- *     races, and the end condition of the collective. */
+ *  3. matching: SENDs and RECVs grouped by key (src, dst, tag, bytes) must pair up
+ *     (radix sort, so the grouping and the reported node never depend on memory order);
+ *  4. symbolic execution under the eager semantics, in steps: step 0 runs every node
+ *     without dependencies; step k+1 runs what step k made executable. A SEND completes
+ *     when issued (delivery is eventual); a RECV runs once its dependencies are done and
+ *     the SEND it matches (FIFO per key, in issue order) has been issued. Nodes left over
+ *     are a deadlock, reported at the lowest waiting RECV with the SEND it waits for.
+ *     With bookkeeping and a known collective it also runs the buffer model of algo.h:
+ *     a SEND snapshots its slots (it must hold every chunk it sends), a copy RECV writes
+ *     them, a COMP adds its reduce-RECV dependencies' snapshots (disjointly), and at the
+ *     end every rank must hold what the collective promises.
+ *
+ * Races (what is checked, precisely): two nodes of one rank that run in the same step and
+ * touch the same chunk slot, at least one of them writing (copy RECV, reducing COMP), are
+ * reported. Such nodes are never ordered by dependencies or messages (an ordered pair runs
+ * in different steps), so the slot's value would depend on the order the verifier picked.
+ * A conflicting pair that is unordered but falls into different steps (e.g. one at the end
+ * of a long chain, one at the start) is not detected; reduce-RECV scratch is private to its
+ * node and cannot race. */
 #include "algo/algo.h"
 
 #include <stdlib.h>
@@ -249,6 +267,54 @@ static tn_status_t report_unmatched(const vctx_t *v, uint32_t g, tn_err_t *err) 
                     nd->peer);
 }
 
+/* Sorts ents by cmp_ent in O(m): a stable LSD radix sort (8-bit digits, skipping digits
+ * that are equal in every key) on (src, dst, tag) packed into 61 bits, whose input is in
+ * global id order, then the short runs of equal (src, dst, tag) by (bytes, kind, id). */
+static tn_status_t sort_ents(vctx_t *v, tn_err_t *err) {
+  uint32_t m = v->nents;
+  uint64_t *key = NULL;
+  key_ent_t *tmp = NULL;
+  tn_status_t st = tn_calloc(2 * (size_t)m, sizeof *key, &key, err);
+  if (st == TN_OK) st = tn_calloc(m, sizeof *tmp, &tmp, err);
+  if (st != TN_OK) {
+    free(key);
+    return st;
+  }
+  uint64_t *ktmp = key + m, all_or = 0, all_and = UINT64_MAX;
+  for (uint32_t i = 0; i < m; i++) {
+    const key_ent_t *e = &v->ents[i];
+    key[i] = (uint64_t)e->src << 45 | (uint64_t)e->dst << 29 | (uint64_t)(uint32_t)e->tag;
+    all_or |= key[i], all_and &= key[i];
+  }
+  key_ent_t *src = v->ents, *dst = tmp;
+  uint64_t *ks = key, *kd = ktmp;
+  for (uint32_t shift = 0; shift < 64; shift += 8) {
+    if ((((all_or ^ all_and) >> shift) & 0xffu) == 0) continue;
+    uint32_t count[257] = {0};
+    for (uint32_t i = 0; i < m; i++) count[((ks[i] >> shift) & 0xffu) + 1]++;
+    for (uint32_t b = 0; b < 256; b++) count[b + 1] += count[b];
+    for (uint32_t i = 0; i < m; i++) {
+      uint32_t pos = count[(ks[i] >> shift) & 0xffu]++;
+      dst[pos] = src[i], kd[pos] = ks[i];
+    }
+    key_ent_t *te = src;
+    src = dst, dst = te;
+    uint64_t *tk = ks;
+    ks = kd, kd = tk;
+  }
+  if (src != v->ents) memcpy(v->ents, src, (size_t)m * sizeof *v->ents);
+  for (uint32_t i = 0; i < m;) {
+    uint32_t j = i + 1;
+    while (j < m && ks[j] == ks[i]) j++;
+    if (j - i > 2 || (j - i == 2 && cmp_ent(&v->ents[i], &v->ents[i + 1]) > 0))
+      qsort(&v->ents[i], j - i, sizeof *v->ents, cmp_ent);
+    i = j;
+  }
+  free(key);
+  free(tmp);
+  return TN_OK;
+}
+
 /* Groups SENDs and RECVs by key; every key needs as many of each. Reports the unmatched
  * node with the lowest (rank, id): per key the surplus is the last ones in id order. */
 static tn_status_t check_matching(vctx_t *v, tn_err_t *err) {
@@ -263,7 +329,8 @@ static tn_status_t check_matching(vctx_t *v, tn_err_t *err) {
     v->ents[m++] = e;
   }
   v->nents = m;
-  qsort(v->ents, m, sizeof *v->ents, cmp_ent);
+  tn_status_t st = sort_ents(v, err);
+  if (st != TN_OK) return st;
   uint32_t worst = NONE, nkeys = 0;
   for (uint32_t i = 0; i < m;) {
     uint32_t j = i, ns = 0;
@@ -471,7 +538,8 @@ static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
   for (uint32_t r = 0; r < v->n; r++)
     for (uint32_t c = 0; c < v->nchunks; c++)
       v->slot[(size_t)r * v->nchunks + c] =
-          a->coll == TN_ALLGATHER ? (c / k == r ? SET_FULL : SET_EMPTY) : SET_SINGLE + r;
+          a->coll == TN_ALLGATHER ? (c / k == r ? (uint32_t)SET_FULL : (uint32_t)SET_EMPTY)
+                                  : (uint32_t)SET_SINGLE + r;
   return TN_OK;
 }
 
