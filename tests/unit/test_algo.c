@@ -409,6 +409,84 @@ static void verify_without_bookkeeping_checks_matching_only(void **state) {
   algo_free(b);
 }
 
+static void verify_rejects_a_partial_reduction_at_the_end(void **state) {
+  (void)state;
+  algo_t *a = NULL;
+  TU_OK(algo_ring(TN_REDUCESCATTER, 4, 4096, 1, &a, &tu_err_));
+  /* Rank 0's last node is the COMP that adds rank 3's partial of chunk 0. */
+  edit_t e = {0, algo_rank_len(a, 0) - 1, true, false, NULL, 0};
+  assert_int_equal(algo_node(a, 0, e.id)->op, ALGO_COMP);
+  algo_t *b = copy_edit(a, &e, 1);
+  expect_reject(b, "rank 0 ends with chunk 0 missing the contribution of rank 1 (1 of 4)",
+                NULL);
+  algo_free(a);
+  algo_free(b);
+}
+
+static void verify_rejects_a_recv_listing_other_chunks(void **state) {
+  (void)state;
+  algo_t *a = ring(TN_ALLGATHER, 4);
+  uint32_t rv = find_node(a, 1, ALGO_RECV, 0);
+  TN_VEC_AT(&a->ranks[1].chunks, uint32_t, algo_node(a, 1, rv)->chunk_off) = 3;
+  char want[64];
+  snprintf(want, sizeof want, "rank 1 node %u: RECV lists other chunks than its SEND", rv);
+  expect_reject(a, want, "(rank 0 node 0)");
+  algo_free(a);
+}
+
+static void verify_rejects_bad_chunk_ids_sizes_and_dependencies(void **state) {
+  (void)state;
+  algo_t *a = NULL;
+  TU_OK(algo_create("test", TN_ALLGATHER, 2, 1, 2048, &a, &tu_err_));
+  uint32_t bad = 2, twice[] = {0, 0}, dep = 7;
+  TU_OK(algo_add_send(a, 0, 1, 0, 1024, NULL, 0, &bad, 1, NULL, &tu_err_));
+  expect_reject(a, "rank 0 node 0: chunk 2 out of range (2 chunks)", NULL);
+  algo_free(a);
+  TU_OK(algo_create("test", TN_ALLGATHER, 2, 1, 2048, &a, &tu_err_));
+  TU_OK(algo_add_send(a, 0, 1, 0, 2048, NULL, 0, twice, 2, NULL, &tu_err_));
+  expect_reject(a, "rank 0 node 0: lists chunk 0 twice", NULL);
+  algo_free(a);
+  TU_OK(algo_create("test", TN_ALLGATHER, 2, 1, 2048, &a, &tu_err_));
+  TU_OK(algo_add_send(a, 1, 0, 0, 0, NULL, 0, NULL, 0, NULL, &tu_err_));
+  expect_reject(a, "rank 1 node 0: SEND of 0 bytes", NULL);
+  algo_free(a);
+  TU_OK(algo_create("test", TN_ALLGATHER, 2, 1, 2048, &a, &tu_err_));
+  TU_OK(algo_add_comp(a, 0, 0, NULL, 0, NULL, 0, NULL, &tu_err_));
+  TU_OK(algo_add_comp(a, 0, 0, &dep, 1, NULL, 0, NULL, &tu_err_));
+  expect_reject(a, "rank 0 node 1: dependency on node 7 out of range (2 nodes)", NULL);
+  algo_free(a);
+}
+
+static void verify_accepts_a_fitting_topology(void **state) {
+  (void)state;
+  algo_t *a = ring(TN_ALLREDUCE, 4);
+  topo_link_t links[] = {{0, 1, 50, 1000, 0}, {1, 2, 50, 1000, 0}, {2, 3, 50, 1000, 0},
+                         {3, 0, 50, 1000, 0}};
+  topo_t *t = NULL;
+  TU_OK(topo_create("ring4", 4, 0, links, 4, &t, &tu_err_));
+  algo_verify_report_t rep;
+  TU_OK(algo_verify(a, t, &rep, &tu_err_));
+  assert_true(rep.semantics_checked);
+  assert_int_equal(rep.messages, 4u * 2 * 3);
+  topo_free(t);
+  algo_free(a);
+}
+
+static void verify_of_an_unknown_collective_skips_semantics(void **state) {
+  (void)state;
+  algo_t *a = ring(TN_ALLGATHER, 3), *b = NULL;
+  TU_OK(algo_create_unknown("chakra", 3, &b, &tu_err_));
+  for (uint32_t r = 0; r < 3; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      const algo_node_t *nd = algo_node(a, r, i);
+      TU_OK(algo_add(b, r, nd, algo_node_deps(a, r, nd), algo_node_chunks(a, r, nd), NULL,
+                     &tu_err_));
+    }
+  verify_ok(b, false);
+  algo_free(a);
+  algo_free(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ring_baselines_verify_for_2_to_64_npus),
@@ -432,6 +510,11 @@ int main(void) {
       cmocka_unit_test(verify_rejects_sending_a_chunk_not_held),
       cmocka_unit_test(verify_rejects_mixed_bookkeeping),
       cmocka_unit_test(verify_without_bookkeeping_checks_matching_only),
+      cmocka_unit_test(verify_rejects_a_partial_reduction_at_the_end),
+      cmocka_unit_test(verify_rejects_a_recv_listing_other_chunks),
+      cmocka_unit_test(verify_rejects_bad_chunk_ids_sizes_and_dependencies),
+      cmocka_unit_test(verify_accepts_a_fitting_topology),
+      cmocka_unit_test(verify_of_an_unknown_collective_skips_semantics),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
