@@ -146,8 +146,8 @@ static tn_status_t check_node(vctx_t *v, const topo_t *t, uint32_t r, uint32_t i
   return TN_OK;
 }
 
-/* Decides whether the set carries chunk bookkeeping: all SENDs and RECVs list chunks, or
- * none does (a COMP without chunks is pure time either way). */
+/* Decides whether the set carries chunk bookkeeping: all SENDs and RECVs (and reducing
+ * COMPs) list chunks, or none does (a COMP without chunks is pure time either way). */
 static tn_status_t check_bookkeeping(const algo_t *a, bool *has, tn_err_t *err) {
   int first = -1; /* -1 unknown, 0 without, 1 with */
   uint32_t fr = 0, fi = 0;
@@ -164,7 +164,9 @@ static tn_status_t check_bookkeeping(const algo_t *a, bool *has, tn_err_t *err) 
                           here ? "carries" : "lacks", fr, fi, first ? "" : " not");
       }
     }
-  *has = first == 1;
+  /* A set without any message or reduction has nothing to lack: its semantics are checked
+   * (so an empty algorithm for n > 1 fails instead of passing unchecked). */
+  *has = first != 0;
   return TN_OK;
 }
 
@@ -539,7 +541,7 @@ static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
     for (uint32_t c = 0; c < v->nchunks; c++)
       v->slot[(size_t)r * v->nchunks + c] =
           a->coll == TN_ALLGATHER ? (c / k == r ? (uint32_t)SET_FULL : (uint32_t)SET_EMPTY)
-                                  : (uint32_t)SET_SINGLE + r;
+          : v->n == 1 ? (uint32_t)SET_FULL : (uint32_t)SET_SINGLE + r;
   return TN_OK;
 }
 

@@ -175,7 +175,16 @@ static void baselines_of_one_npu_are_one_idle_node(void **state) {
   algo_t *a = NULL;
   TU_OK(algo_ring(TN_ALLREDUCE, 1, 100, 1, &a, &tu_err_));
   assert_int_equal(algo_node_count(a), 1);
-  verify_ok(a, false);
+  verify_ok(a, true);
+  algo_free(a);
+}
+
+static void verify_rejects_an_empty_algorithm(void **state) {
+  (void)state;
+  algo_t *a = NULL;
+  TU_OK(algo_create("test", TN_ALLGATHER, 3, 1, 3072, &a, &tu_err_));
+  TU_OK(algo_fill_idle(a, &tu_err_));
+  expect_reject(a, "rank 0 ends without chunk 1", NULL);
   algo_free(a);
 }
 
@@ -495,6 +504,7 @@ int main(void) {
       cmocka_unit_test(ring_allreduce_has_2n_minus_2_steps),
       cmocka_unit_test(baselines_reject_a_size_below_one_byte_per_chunk),
       cmocka_unit_test(baselines_of_one_npu_are_one_idle_node),
+      cmocka_unit_test(verify_rejects_an_empty_algorithm),
       cmocka_unit_test(baselines_are_deterministic_and_equal_compares_content),
       cmocka_unit_test(verify_rejects_a_removed_message),
       cmocka_unit_test(verify_rejects_a_changed_size),
