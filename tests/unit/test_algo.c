@@ -496,6 +496,48 @@ static void verify_of_an_unknown_collective_skips_semantics(void **state) {
   algo_free(b);
 }
 
+/* Random single-field corruptions of valid sets: the verifier must answer OK or TN_PARSE
+ * (never crash, never an internal error), and a rejection names a rank. */
+static void verify_survives_random_corruptions(void **state) {
+  (void)state;
+  tn_rng_t rng;
+  tn_rng_seed(&rng, 42);
+  for (int it = 0; it < 400; it++) {
+    algo_t *a = NULL;
+    uint32_t n = 2 + (uint32_t)tn_rng_below(&rng, 5), k = 1 + (uint32_t)tn_rng_below(&rng, 2);
+    tn_coll_t c = colls[tn_rng_below(&rng, 3)];
+    tn_err_clear(&tu_err_);
+    if (tn_rng_below(&rng, 2))
+      TU_OK(algo_ring(c, n, (uint64_t)n * k * 100 + 3, k, &a, &tu_err_));
+    else
+      TU_OK(algo_direct(c, n, (uint64_t)n * k * 100 + 3, k, &a, &tu_err_));
+    uint32_t r = (uint32_t)tn_rng_below(&rng, n);
+    uint32_t i = (uint32_t)tn_rng_below(&rng, algo_rank_len(a, r));
+    algo_node_t *nd = node_mut(a, r, i);
+    switch (tn_rng_below(&rng, 7)) {
+    case 0: nd->op = (algo_op_t)tn_rng_below(&rng, 4); break;
+    case 1: nd->peer = (int32_t)tn_rng_below(&rng, n + 3) - 1; break;
+    case 2: nd->tag = (int32_t)tn_rng_below(&rng, 8) - 1; break;
+    case 3: nd->bytes = tn_rng_below(&rng, 3) ? nd->bytes + 1 : 0; break;
+    case 4: nd->reduce = !nd->reduce; break;
+    case 5:
+      if (nd->ndeps)
+        TN_VEC_AT(&a->ranks[r].deps, uint32_t, nd->dep_off) =
+            (uint32_t)tn_rng_below(&rng, algo_rank_len(a, r) + 1);
+      break;
+    default:
+      if (nd->nchunks)
+        TN_VEC_AT(&a->ranks[r].chunks, uint32_t, nd->chunk_off) =
+            (uint32_t)tn_rng_below(&rng, n * k + 1);
+    }
+    tn_err_t err = {0};
+    tn_status_t st = algo_verify(a, NULL, NULL, &err);
+    if (st != TN_OK && (st != TN_PARSE || strstr(err.msg, "rank") == NULL))
+      fail_msg("iteration %d: status %d: %s", it, (int)st, err.msg);
+    algo_free(a);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ring_baselines_verify_for_2_to_64_npus),
@@ -525,6 +567,7 @@ int main(void) {
       cmocka_unit_test(verify_rejects_bad_chunk_ids_sizes_and_dependencies),
       cmocka_unit_test(verify_accepts_a_fitting_topology),
       cmocka_unit_test(verify_of_an_unknown_collective_skips_semantics),
+      cmocka_unit_test(verify_survives_random_corruptions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
