@@ -32,12 +32,20 @@
 
 #define NONE UINT32_MAX
 
-/* Contribution sets are immutable values in an arena, named by id: 0 is the empty set, 1 the
- * full set {0..n-1}, 2+r the singleton {r} (not stored), and ids from 2+n on are stored as
- * bitsets of `words` 64-bit words. A copy RECV or a SEND snapshot shares the id; only a
- * reduction creates a set, and a reduction whose result is full yields id 1 without storing
- * it, so memory is O(partial reductions × n/64) words. */
+/* Contribution sets are immutable values named by id: 0 is the empty set, 1 the full set
+ * {0..n-1}, 2+r the singleton {r} (none of these stored), and ids from 2+n on are stored in
+ * an arena, each in the smaller of two exact forms: a sorted list of disjoint intervals
+ * (two uint32 each) or a bitset of n bits. Reductions on rings, all-pairs and trees make
+ * few intervals, so a set usually costs a few words whatever n is. A copy RECV or a SEND
+ * snapshot shares the id; only a reduction creates a set, and one whose result is full
+ * yields id 1 without storing it. Operations run on interval lists: O(intervals + n/32). */
 enum { SET_EMPTY = 0, SET_FULL = 1, SET_SINGLE = 2 };
+
+typedef struct set_rec {
+  uint64_t off;  /* into the arena */
+  uint32_t card; /* members */
+  uint32_t nint; /* intervals stored at off, or 0 for a bitset */
+} set_rec_t;
 
 typedef struct key_ent {
   uint32_t src, dst;
@@ -68,14 +76,15 @@ typedef struct vctx {
   /* semantics */
   bool sem;
   uint32_t nchunks;        /* n * chunks_per_npu */
-  uint32_t words;
+  uint32_t words;          /* uint32 words of a stored bitset: ceil(n / 32) */
+  uint32_t *ibuf[3];       /* interval scratch lists, n + 4 uint32 each */
   uint32_t *slot;          /* slot[r * nchunks + c]: set id */
   uint32_t *rd_round, *rd_node, *wr_round, *wr_node; /* per slot, for the race check */
   uint32_t *snap_base;     /* snap_base[r]: offset of rank r's chunk pool in snap */
   uint32_t *snap;          /* SEND: the set ids it carries, parallel to its chunk list */
   uint32_t *in_comp, *got; /* per chunk: stamps while a COMP executes */
-  tn_vec_t arena;          /* uint64_t words of stored sets */
-  tn_vec_t card;           /* uint32_t cardinality of stored sets */
+  tn_vec_t arena;          /* uint32_t words of stored sets */
+  tn_vec_t sets;           /* set_rec_t of stored sets */
 } vctx_t;
 
 static const char *op_name(algo_op_t op) {
@@ -355,74 +364,102 @@ static tn_status_t check_matching(vctx_t *v, tn_err_t *err) {
 
 /* ---- semantics --------------------------------------------------------------- */
 
-static bool set_has(const vctx_t *v, uint32_t s, uint32_t x) {
-  if (s == SET_EMPTY) return false;
-  if (s == SET_FULL) return true;
-  if (s < SET_SINGLE + v->n) return s - SET_SINGLE == x;
-  const uint64_t *w = &TN_VEC_AT(&v->arena, uint64_t, (size_t)(s - SET_SINGLE - v->n) * v->words);
-  return (w[x / 64] >> (x % 64)) & 1u;
+static const set_rec_t *set_rec(const vctx_t *v, uint32_t s) {
+  return &TN_VEC_AT(&v->sets, set_rec_t, s - SET_SINGLE - v->n);
 }
 
 static uint32_t set_card(const vctx_t *v, uint32_t s) {
   if (s == SET_EMPTY) return 0;
   if (s == SET_FULL) return v->n;
   if (s < SET_SINGLE + v->n) return 1;
-  return TN_VEC_AT(&v->card, uint32_t, s - SET_SINGLE - v->n);
+  return set_rec(v, s)->card;
+}
+
+/* Writes set s as sorted disjoint inclusive intervals lo,hi into buf; returns how many. */
+static uint32_t set_load(const vctx_t *v, uint32_t s, uint32_t *buf) {
+  if (s == SET_EMPTY) return 0;
+  if (s == SET_FULL || s < SET_SINGLE + v->n) {
+    buf[0] = s == SET_FULL ? 0 : s - SET_SINGLE;
+    buf[1] = s == SET_FULL ? v->n - 1 : s - SET_SINGLE;
+    return 1;
+  }
+  const set_rec_t *rec = set_rec(v, s);
+  const uint32_t *w = &TN_VEC_AT(&v->arena, uint32_t, rec->off);
+  if (rec->nint > 0) {
+    memcpy(buf, w, 2 * (size_t)rec->nint * sizeof *buf);
+    return rec->nint;
+  }
+  uint32_t cnt = 0;
+  for (uint32_t i = 0; i < v->words; i++)
+    for (uint32_t bits = w[i]; bits != 0; bits &= bits - 1) {
+      uint32_t x = i * 32 + (uint32_t)__builtin_ctz(bits);
+      if (cnt > 0 && buf[2 * cnt - 1] + 1 == x) {
+        buf[2 * cnt - 1] = x;
+      } else {
+        buf[2 * cnt] = buf[2 * cnt + 1] = x;
+        cnt++;
+      }
+    }
+  return cnt;
+}
+
+static bool set_has(const vctx_t *v, uint32_t s, uint32_t x) {
+  uint32_t *buf = v->ibuf[0], cnt = set_load(v, s, buf);
+  for (uint32_t i = 0; i < cnt; i++)
+    if (buf[2 * i] <= x && x <= buf[2 * i + 1]) return true;
+  return false;
 }
 
 /* The lowest member of x that is also in y, or NONE when they are disjoint. */
 static uint32_t set_overlap(const vctx_t *v, uint32_t x, uint32_t y) {
-  if (x == SET_EMPTY || y == SET_EMPTY) return NONE;
-  if (set_card(v, x) > set_card(v, y)) {
-    uint32_t t = x;
-    x = y, y = t;
+  uint32_t *p = v->ibuf[0], *q = v->ibuf[1];
+  uint32_t np = set_load(v, x, p), nq = set_load(v, y, q), i = 0, j = 0;
+  while (i < np && j < nq) {
+    uint32_t lo = p[2 * i] > q[2 * j] ? p[2 * i] : q[2 * j];
+    uint32_t hi = p[2 * i + 1] < q[2 * j + 1] ? p[2 * i + 1] : q[2 * j + 1];
+    if (lo <= hi) return lo;
+    if (p[2 * i + 1] < q[2 * j + 1]) i++;
+    else j++;
   }
-  if (x == SET_FULL) return 0; /* both full */
-  if (x < SET_SINGLE + v->n) return set_has(v, y, x - SET_SINGLE) ? x - SET_SINGLE : NONE;
-  const uint64_t *p = &TN_VEC_AT(&v->arena, uint64_t, (size_t)(x - SET_SINGLE - v->n) * v->words);
-  if (y == SET_FULL) {
-    for (uint32_t w = 0; w < v->words; w++)
-      if (p[w]) return w * 64 + (uint32_t)__builtin_ctzll(p[w]);
-    return NONE;
-  }
-  const uint64_t *q = &TN_VEC_AT(&v->arena, uint64_t, (size_t)(y - SET_SINGLE - v->n) * v->words);
-  for (uint32_t w = 0; w < v->words; w++)
-    if (p[w] & q[w]) return w * 64 + (uint32_t)__builtin_ctzll(p[w] & q[w]);
   return NONE;
 }
 
-/* The union of disjoint x and y as a set id. */
+/* The union of disjoint x and y as a set id, stored in its smaller form. */
 static tn_status_t set_union(vctx_t *v, uint32_t x, uint32_t y, uint32_t *out, tn_err_t *err) {
   uint32_t card = set_card(v, x) + set_card(v, y);
-  if (y == SET_EMPTY || x == SET_EMPTY) {
-    *out = x == SET_EMPTY ? y : x;
+  if (y == SET_EMPTY || x == SET_EMPTY || card == v->n) {
+    *out = card == v->n ? (uint32_t)SET_FULL : x == SET_EMPTY ? y : x;
     return TN_OK;
   }
-  if (card == v->n) {
-    *out = SET_FULL;
-    return TN_OK;
-  }
-  size_t stored = v->card.len;
-  if ((uint64_t)stored + SET_SINGLE + v->n >= NONE)
-    return tn_err_set(err, TN_LIMIT, "too many partial reductions to verify");
-  tn_status_t st = tn_vec_reserve(&v->arena, v->arena.len + v->words, err);
-  if (st == TN_OK) st = tn_vec_push(&v->card, &card, err);
-  if (st != TN_OK) return st;
-  uint64_t *w = &TN_VEC_AT(&v->arena, uint64_t, v->arena.len);
-  memset(w, 0, v->words * sizeof *w);
-  v->arena.len += v->words;
-  uint32_t s[2] = {x, y};
-  for (int k = 0; k < 2; k++) {
-    if (s[k] < SET_SINGLE + v->n) {
-      uint32_t e = s[k] - SET_SINGLE;
-      w[e / 64] |= (uint64_t)1 << (e % 64);
+  uint32_t *p = v->ibuf[0], *q = v->ibuf[1], *m = v->ibuf[2];
+  uint32_t np = set_load(v, x, p), nq = set_load(v, y, q), i = 0, j = 0, nm = 0;
+  while (i < np || j < nq) { /* merge by lower end, joining adjacent intervals */
+    const uint32_t *iv = j >= nq || (i < np && p[2 * i] < q[2 * j]) ? &p[2 * i++] : &q[2 * j++];
+    if (nm > 0 && m[2 * nm - 1] + 1 == iv[0]) {
+      m[2 * nm - 1] = iv[1];
     } else {
-      const uint64_t *p =
-          &TN_VEC_AT(&v->arena, uint64_t, (size_t)(s[k] - SET_SINGLE - v->n) * v->words);
-      for (uint32_t j = 0; j < v->words; j++) w[j] |= p[j];
+      m[2 * nm] = iv[0], m[2 * nm + 1] = iv[1];
+      nm++;
     }
   }
-  *out = (uint32_t)(SET_SINGLE + v->n + stored);
+  if ((uint64_t)v->sets.len + SET_SINGLE + v->n >= NONE)
+    return tn_err_set(err, TN_LIMIT, "too many partial reductions to verify");
+  bool bits = 2 * nm > v->words;
+  set_rec_t rec = {v->arena.len, card, bits ? 0 : nm};
+  size_t len = bits ? v->words : 2 * (size_t)nm;
+  tn_status_t st = tn_vec_reserve(&v->arena, v->arena.len + len, err);
+  if (st == TN_OK) st = tn_vec_push(&v->sets, &rec, err);
+  if (st != TN_OK) return st;
+  uint32_t *w = &TN_VEC_AT(&v->arena, uint32_t, v->arena.len);
+  v->arena.len += len;
+  if (!bits) {
+    memcpy(w, m, len * sizeof *w);
+  } else {
+    memset(w, 0, len * sizeof *w);
+    for (uint32_t k = 0; k < nm; k++)
+      for (uint32_t e = m[2 * k]; e <= m[2 * k + 1]; e++) w[e / 32] |= (uint32_t)1 << (e % 32);
+  }
+  *out = (uint32_t)(SET_SINGLE + v->n + v->sets.len - 1);
   return TN_OK;
 }
 
@@ -521,8 +558,10 @@ static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
   if (nslots > ((uint64_t)1 << 31))
     return tn_err_set(err, TN_LIMIT, "%u ranks x %u chunks are too many slots to verify",
                       v->n, v->nchunks);
-  v->words = (v->n + 63) / 64;
+  v->words = (v->n + 31) / 32;
   tn_status_t st = tn_calloc(nslots, sizeof *v->slot, &v->slot, err);
+  for (int i = 0; i < 3 && st == TN_OK; i++)
+    st = tn_calloc((size_t)v->n + 4, sizeof(uint32_t), &v->ibuf[i], err);
   uint32_t **arrs[] = {&v->rd_round, &v->rd_node, &v->wr_round, &v->wr_node};
   for (size_t i = 0; i < 4 && st == TN_OK; i++) {
     st = tn_calloc(nslots, sizeof(uint32_t), arrs[i], err);
@@ -650,15 +689,16 @@ static void vctx_free(vctx_t *v) {
                   v->rd_node, v->wr_round, v->wr_node, v->snap_base, v->snap, v->in_comp,
                   v->got};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(arrs[i]);
+  for (int i = 0; i < 3; i++) free(v->ibuf[i]);
   tn_vec_free(&v->arena);
-  tn_vec_free(&v->card);
+  tn_vec_free(&v->sets);
 }
 
 static tn_status_t vctx_init(vctx_t *v, const algo_t *a, tn_err_t *err) {
   v->a = a;
   v->n = a->npus;
-  tn_vec_init(&v->arena, sizeof(uint64_t));
-  tn_vec_init(&v->card, sizeof(uint32_t));
+  tn_vec_init(&v->arena, sizeof(uint32_t));
+  tn_vec_init(&v->sets, sizeof(set_rec_t));
   tn_status_t st = tn_calloc((size_t)v->n + 1, sizeof *v->base, &v->base, err);
   if (st != TN_OK) return st;
   uint64_t total = 0;

@@ -47,5 +47,6 @@ int main(void) {
   bad |= run("ring", algo_ring, TN_ALLGATHER, 128, 8);
   bad |= run("ring", algo_ring, TN_REDUCESCATTER, 128, 8);
   bad |= run("ring", algo_ring, TN_ALLREDUCE, 512, 1);
+  bad |= run("ring", algo_ring, TN_REDUCESCATTER, 1024, 1);
   return bad;
 }
