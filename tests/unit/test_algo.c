@@ -538,6 +538,26 @@ static void verify_survives_random_corruptions(void **state) {
   }
 }
 
+/* n = 200: contribution sets are stored as interval lists (wrapping arcs are two
+ * intervals), not bitsets; both verify, and a double count is still found. */
+static void verify_handles_interval_sets_of_a_large_ring(void **state) {
+  (void)state;
+  algo_t *a = NULL;
+  TU_OK(algo_ring(TN_REDUCESCATTER, 200, 200 * 64, 1, &a, &tu_err_));
+  verify_ok(a, true);
+  /* Rank 7's last COMP adds the partial of its reduce-RECV twice. */
+  uint32_t last = algo_rank_len(a, 7) - 1;
+  uint32_t rv = algo_node_deps(a, 7, algo_node(a, 7, last))[0], deps[2] = {rv, rv};
+  edit_t e = {7, last, false, false, deps, 2};
+  algo_t *b = copy_edit(a, &e, 1);
+  char want[96];
+  snprintf(want, sizeof want, "rank 7 node %u: chunk 7 reduced twice with contribution of rank 0",
+           last);
+  expect_reject(b, want, NULL);
+  algo_free(a);
+  algo_free(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ring_baselines_verify_for_2_to_64_npus),
@@ -568,6 +588,7 @@ int main(void) {
       cmocka_unit_test(verify_accepts_a_fitting_topology),
       cmocka_unit_test(verify_of_an_unknown_collective_skips_semantics),
       cmocka_unit_test(verify_survives_random_corruptions),
+      cmocka_unit_test(verify_handles_interval_sets_of_a_large_ring),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
