@@ -12,8 +12,7 @@ tn_status_t algo_i_baseline_create(const char *name, tn_coll_t coll, uint32_t np
   if (coll != TN_ALLGATHER && coll != TN_REDUCESCATTER && coll != TN_ALLREDUCE)
     return tn_err_set(err, TN_INVAL, "%s: unknown collective %d", name, (int)coll);
   if (npus == 0 || npus > TOPO_MAX_NPUS)
-    return tn_err_set(err, TN_INVAL, "%s: needs 1 to %u NPUs, not %u", name, TOPO_MAX_NPUS,
-                      npus);
+    return tn_err_set(err, TN_INVAL, "%s: needs 1 to %u NPUs, not %u", name, TOPO_MAX_NPUS, npus);
   if (chunks_per_npu == 0)
     return tn_err_set(err, TN_INVAL, "%s: chunks per NPU must be at least 1", name);
   uint64_t chunks = (uint64_t)npus * chunks_per_npu;
@@ -24,8 +23,8 @@ tn_status_t algo_i_baseline_create(const char *name, tn_coll_t coll, uint32_t np
                       name, (unsigned long long)size_bytes, (unsigned long long)chunks, npus,
                       chunks_per_npu);
   if (tags_per_pair > (uint64_t)ALGO_MAX_TAG + 1)
-    return tn_err_set(err, TN_LIMIT, "%s: %llu messages per NPU pair exceed the tag range",
-                      name, (unsigned long long)tags_per_pair);
+    return tn_err_set(err, TN_LIMIT, "%s: %llu messages per NPU pair exceed the tag range", name,
+                      (unsigned long long)tags_per_pair);
   return algo_create(name, coll, npus, chunks_per_npu, size_bytes, out, err);
 }
 
@@ -47,8 +46,8 @@ static tn_status_t ring_rs(algo_t *a, uint32_t r, uint32_t *tag, uint32_t *last_
     }
     for (uint32_t p = 0; p < k && st == TN_OK; p++) {
       uint32_t c = recv_block * k + p;
-      st = algo_add_recv(a, r, from, (int32_t)(*tag + p), algo_i_chunk_bytes(a, c), true,
-                         NULL, 0, &c, 1, &prev[p], err);
+      st = algo_add_recv(a, r, from, (int32_t)(*tag + p), algo_i_chunk_bytes(a, c), true, NULL, 0,
+                         &c, 1, &prev[p], err);
     }
     for (uint32_t p = 0; p < k && st == TN_OK; p++) {
       uint32_t c = recv_block * k + p;
@@ -56,7 +55,8 @@ static tn_status_t ring_rs(algo_t *a, uint32_t r, uint32_t *tag, uint32_t *last_
     }
     *tag += k;
   }
-  for (uint32_t p = 0; p < k; p++) last_comp[p] = prev[p];
+  for (uint32_t p = 0; p < k; p++)
+    last_comp[p] = prev[p];
   return st;
 }
 
@@ -77,22 +77,22 @@ static tn_status_t ring_ag(algo_t *a, uint32_t r, uint32_t *tag, const uint32_t 
     }
     for (uint32_t p = 0; p < k && st == TN_OK; p++) {
       uint32_t c = recv_block * k + p;
-      st = algo_add_recv(a, r, from, (int32_t)(*tag + p), algo_i_chunk_bytes(a, c), false,
-                         NULL, 0, &c, 1, &prev[p], err);
+      st = algo_add_recv(a, r, from, (int32_t)(*tag + p), algo_i_chunk_bytes(a, c), false, NULL, 0,
+                         &c, 1, &prev[p], err);
     }
     *tag += k;
   }
   return st;
 }
 
-tn_status_t algo_ring(tn_coll_t coll, uint32_t npus, uint64_t size_bytes,
-                      uint32_t chunks_per_npu, algo_t **out, tn_err_t *err) {
+tn_status_t algo_ring(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint32_t chunks_per_npu,
+                      algo_t **out, tn_err_t *err) {
   algo_t *a = NULL;
   uint32_t *scratch = NULL;
   uint64_t steps = npus > 0 ? npus - 1 : 0;
   uint64_t tags = steps * chunks_per_npu * (coll == TN_ALLREDUCE ? 2u : 1u);
-  tn_status_t st = algo_i_baseline_create("ring", coll, npus, size_bytes, chunks_per_npu,
-                                          tags, &a, err);
+  tn_status_t st =
+      algo_i_baseline_create("ring", coll, npus, size_bytes, chunks_per_npu, tags, &a, err);
   if (st != TN_OK) goto fail;
   /* Per piece: the node the next step depends on, and the final reduction. */
   if ((st = tn_calloc(2 * (size_t)chunks_per_npu, sizeof *scratch, &scratch, err)) != TN_OK)
@@ -101,8 +101,7 @@ tn_status_t algo_ring(tn_coll_t coll, uint32_t npus, uint64_t size_bytes,
   for (uint32_t r = 0; r < npus && npus > 1; r++) {
     /* Tags count the messages of the pair (r, r+1) in the order they are sent. */
     uint32_t tag = 0;
-    if (coll != TN_ALLGATHER && (st = ring_rs(a, r, &tag, last, prev, err)) != TN_OK)
-      goto fail;
+    if (coll != TN_ALLGATHER && (st = ring_rs(a, r, &tag, last, prev, err)) != TN_OK) goto fail;
     if (coll != TN_REDUCESCATTER &&
         (st = ring_ag(a, r, &tag, coll == TN_ALLREDUCE ? last : NULL, prev, err)) != TN_OK)
       goto fail;

@@ -58,27 +58,27 @@ typedef struct key_ent {
 typedef struct vctx {
   const algo_t *a;
   uint32_t n;
-  uint32_t total;          /* nodes over all ranks */
-  uint32_t *base;          /* base[r]: global id of rank r's node 0; base[n] = total */
-  uint32_t *rank_of;       /* global id -> rank */
+  uint32_t total;            /* nodes over all ranks */
+  uint32_t *base;            /* base[r]: global id of rank r's node 0; base[n] = total */
+  uint32_t *rank_of;         /* global id -> rank */
   uint32_t *succ_off, *succ; /* successors within the rank, by global id */
-  uint32_t *remaining;     /* unfinished dependencies */
+  uint32_t *remaining;       /* unfinished dependencies */
   uint8_t *done;
-  uint32_t *key;           /* SEND/RECV: key index */
-  key_ent_t *ents;         /* sorted SEND/RECV keys */
+  uint32_t *key;   /* SEND/RECV: key index */
+  key_ent_t *ents; /* sorted SEND/RECV keys */
   uint32_t nents, nkeys;
-  uint32_t *key_off;       /* per key: first entry in ents, nkeys+1 entries */
-  uint32_t *sq, *rq;       /* per key FIFO of issued SENDs / posted RECVs (slices of ents) */
+  uint32_t *key_off; /* per key: first entry in ents, nkeys+1 entries */
+  uint32_t *sq, *rq; /* per key FIFO of issued SENDs / posted RECVs (slices of ents) */
   uint32_t *sq_head, *sq_tail, *rq_head, *rq_tail;
-  uint32_t *matched;       /* RECV -> the SEND it matched */
-  uint32_t *order;         /* execution order; rounds are consecutive segments */
+  uint32_t *matched; /* RECV -> the SEND it matched */
+  uint32_t *order;   /* execution order; rounds are consecutive segments */
   uint32_t qlen;
   /* semantics */
   bool sem;
-  uint32_t nchunks;        /* n * chunks_per_npu */
-  uint32_t words;          /* uint32 words of a stored bitset: ceil(n / 32) */
-  uint32_t *ibuf[3];       /* interval scratch lists, n + 4 uint32 each */
-  uint32_t *slot;          /* slot[r * nchunks + c]: set id */
+  uint32_t nchunks;  /* n * chunks_per_npu */
+  uint32_t words;    /* uint32 words of a stored bitset: ceil(n / 32) */
+  uint32_t *ibuf[3]; /* interval scratch lists, n + 4 uint32 each */
+  uint32_t *slot;    /* slot[r * nchunks + c]: set id */
   uint32_t *rd_round, *rd_node, *wr_round, *wr_node; /* per slot, for the race check */
   uint32_t *snap_base;     /* snap_base[r]: offset of rank r's chunk pool in snap */
   uint32_t *snap;          /* SEND: the set ids it carries, parallel to its chunk list */
@@ -91,7 +91,9 @@ static const char *op_name(algo_op_t op) {
   return op == ALGO_SEND ? "SEND" : op == ALGO_RECV ? "RECV" : "COMP";
 }
 
-static uint32_t local_id(const vctx_t *v, uint32_t g) { return g - v->base[v->rank_of[g]]; }
+static uint32_t local_id(const vctx_t *v, uint32_t g) {
+  return g - v->base[v->rank_of[g]];
+}
 
 static const algo_node_t *gnode(const vctx_t *v, uint32_t g) {
   return algo_node(v->a, v->rank_of[g], local_id(v, g));
@@ -106,8 +108,8 @@ static tn_status_t check_chunks(vctx_t *v, uint32_t r, uint32_t i, const algo_no
   uint32_t stamp = v->base[r] + i + 1;
   for (uint32_t j = 0; j < nd->nchunks; j++) {
     if (ch[j] >= v->nchunks)
-      return tn_err_set(err, TN_PARSE, "rank %u node %u: chunk %u out of range (%u chunks)", r,
-                        i, ch[j], v->nchunks);
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: chunk %u out of range (%u chunks)", r, i,
+                        ch[j], v->nchunks);
     if (v->in_comp[ch[j]] == stamp)
       return tn_err_set(err, TN_PARSE, "rank %u node %u: lists chunk %u twice", r, i, ch[j]);
     v->in_comp[ch[j]] = stamp;
@@ -116,41 +118,39 @@ static tn_status_t check_chunks(vctx_t *v, uint32_t r, uint32_t i, const algo_no
   if (nd->op != ALGO_COMP && sum != nd->bytes)
     return tn_err_set(err, TN_PARSE,
                       "rank %u node %u: %s of %llu B carries chunks of %llu B in total", r, i,
-                      op_name(nd->op), (unsigned long long)nd->bytes,
-                      (unsigned long long)sum);
+                      op_name(nd->op), (unsigned long long)nd->bytes, (unsigned long long)sum);
   return TN_OK;
 }
 
-static tn_status_t check_node(vctx_t *v, const topo_t *t, uint32_t r, uint32_t i,
-                              tn_err_t *err) {
+static tn_status_t check_node(vctx_t *v, const topo_t *t, uint32_t r, uint32_t i, tn_err_t *err) {
   const algo_t *a = v->a;
   const algo_node_t *nd = algo_node(a, r, i);
   if (nd->op != ALGO_SEND && nd->op != ALGO_RECV && nd->op != ALGO_COMP)
-    return tn_err_set(err, TN_PARSE, "rank %u node %u: unknown node type %d", r, i,
-                      (int)nd->op);
+    return tn_err_set(err, TN_PARSE, "rank %u node %u: unknown node type %d", r, i, (int)nd->op);
   if (nd->op != ALGO_COMP) {
     const char *what = nd->op == ALGO_SEND ? "destination" : "source";
     if (nd->peer < 0 || (uint32_t)nd->peer >= v->n)
-      return tn_err_set(err, TN_PARSE, "rank %u node %u: %s %s %d out of range (%u ranks)", r,
-                        i, op_name(nd->op), what, nd->peer, v->n);
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: %s %s %d out of range (%u ranks)", r, i,
+                        op_name(nd->op), what, nd->peer, v->n);
     if (t != NULL && (uint32_t)nd->peer >= t->npus)
       return tn_err_set(err, TN_PARSE, "rank %u node %u: %s %s %d is not an NPU of %s", r, i,
                         op_name(nd->op), what, nd->peer, t->name);
     if ((uint32_t)nd->peer == r)
-      return tn_err_set(err, TN_PARSE, "rank %u node %u: %s %s itself", r, i,
-                        op_name(nd->op), nd->op == ALGO_SEND ? "to" : "from");
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: %s %s itself", r, i, op_name(nd->op),
+                        nd->op == ALGO_SEND ? "to" : "from");
     if (nd->tag < 0 || nd->tag > ALGO_MAX_TAG)
-      return tn_err_set(err, TN_PARSE, "rank %u node %u: tag %d out of range 0..%d", r, i,
-                        nd->tag, ALGO_MAX_TAG);
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: tag %d out of range 0..%d", r, i, nd->tag,
+                        ALGO_MAX_TAG);
     if (nd->bytes == 0)
-      return tn_err_set(err, TN_PARSE, "rank %u node %u: %s of 0 bytes", r, i,
-                        op_name(nd->op));
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: %s of 0 bytes", r, i, op_name(nd->op));
   }
   const uint32_t *deps = algo_node_deps(a, r, nd);
   for (uint32_t j = 0; j < nd->ndeps; j++)
     if (deps[j] >= algo_rank_len(a, r))
-      return tn_err_set(err, TN_PARSE, "rank %u node %u: dependency on node %u out of range "
-                        "(%u nodes)", r, i, deps[j], algo_rank_len(a, r));
+      return tn_err_set(err, TN_PARSE,
+                        "rank %u node %u: dependency on node %u out of range "
+                        "(%u nodes)",
+                        r, i, deps[j], algo_rank_len(a, r));
   if (v->sem && nd->nchunks > 0) return check_chunks(v, r, i, nd, err);
   return TN_OK;
 }
@@ -168,9 +168,10 @@ static tn_status_t check_bookkeeping(const algo_t *a, bool *has, tn_err_t *err) 
       if (first < 0) {
         first = here, fr = r, fi = i;
       } else if (here != first) {
-        return tn_err_set(err, TN_PARSE, "rank %u node %u: %s chunk bookkeeping but rank %u "
-                          "node %u does%s (mixed files)", r, i,
-                          here ? "carries" : "lacks", fr, fi, first ? "" : " not");
+        return tn_err_set(err, TN_PARSE,
+                          "rank %u node %u: %s chunk bookkeeping but rank %u "
+                          "node %u does%s (mixed files)",
+                          r, i, here ? "carries" : "lacks", fr, fi, first ? "" : " not");
       }
     }
   /* A set without any message or reduction has nothing to lack: its semantics are checked
@@ -184,7 +185,8 @@ static tn_status_t check_bookkeeping(const algo_t *a, bool *has, tn_err_t *err) 
 static tn_status_t build_succ(vctx_t *v, tn_err_t *err) {
   const algo_t *a = v->a;
   uint64_t edges = 0;
-  for (uint32_t r = 0; r < v->n; r++) edges += a->ranks[r].deps.len;
+  for (uint32_t r = 0; r < v->n; r++)
+    edges += a->ranks[r].deps.len;
   if (edges >= UINT32_MAX) return tn_err_set(err, TN_LIMIT, "too many dependencies");
   tn_status_t st = tn_calloc((size_t)v->total + 1, sizeof *v->succ_off, &v->succ_off, err);
   if (st == TN_OK) st = tn_calloc(edges, sizeof *v->succ, &v->succ, err);
@@ -194,9 +196,11 @@ static tn_status_t build_succ(vctx_t *v, tn_err_t *err) {
       const algo_node_t *nd = algo_node(a, r, i);
       const uint32_t *deps = algo_node_deps(a, r, nd);
       v->remaining[v->base[r] + i] = nd->ndeps;
-      for (uint32_t j = 0; j < nd->ndeps; j++) v->succ_off[v->base[r] + deps[j] + 1]++;
+      for (uint32_t j = 0; j < nd->ndeps; j++)
+        v->succ_off[v->base[r] + deps[j] + 1]++;
     }
-  for (uint32_t g = 0; g < v->total; g++) v->succ_off[g + 1] += v->succ_off[g];
+  for (uint32_t g = 0; g < v->total; g++)
+    v->succ_off[g + 1] += v->succ_off[g];
   uint32_t *fill = v->order; /* borrowed as a cursor array; reset before execution */
   memcpy(fill, v->succ_off, (size_t)v->total * sizeof *fill);
   for (uint32_t r = 0; r < v->n; r++)
@@ -225,7 +229,8 @@ static tn_status_t check_acyclic(vctx_t *v, tn_err_t *err) {
     }
     if (tail == v->base[r + 1] - v->base[r]) continue;
     uint32_t g = v->base[r];
-    while (cnt[g] == 0) g++;
+    while (cnt[g] == 0)
+      g++;
     /* Every unfinished node has an unfinished dependency; mark the walk with done[]. */
     while (!v->done[g]) {
       v->done[g] = 1;
@@ -273,9 +278,8 @@ static tn_status_t report_unmatched(const vctx_t *v, uint32_t g, tn_err_t *err) 
   bool send = nd->op == ALGO_SEND;
   return tn_err_set(err, TN_PARSE,
                     "rank %u node %u: %s %s %d tag %d (%llu B) has no matching %s on rank %d",
-                    v->rank_of[g], local_id(v, g), op_name(nd->op), send ? "to" : "from",
-                    nd->peer, nd->tag, (unsigned long long)nd->bytes, send ? "RECV" : "SEND",
-                    nd->peer);
+                    v->rank_of[g], local_id(v, g), op_name(nd->op), send ? "to" : "from", nd->peer,
+                    nd->tag, (unsigned long long)nd->bytes, send ? "RECV" : "SEND", nd->peer);
 }
 
 /* Sorts ents by cmp_ent in O(m): a stable LSD radix sort (8-bit digits, skipping digits
@@ -302,8 +306,10 @@ static tn_status_t sort_ents(vctx_t *v, tn_err_t *err) {
   for (uint32_t shift = 0; shift < 64; shift += 8) {
     if ((((all_or ^ all_and) >> shift) & 0xffu) == 0) continue;
     uint32_t count[257] = {0};
-    for (uint32_t i = 0; i < m; i++) count[((ks[i] >> shift) & 0xffu) + 1]++;
-    for (uint32_t b = 0; b < 256; b++) count[b + 1] += count[b];
+    for (uint32_t i = 0; i < m; i++)
+      count[((ks[i] >> shift) & 0xffu) + 1]++;
+    for (uint32_t b = 0; b < 256; b++)
+      count[b + 1] += count[b];
     for (uint32_t i = 0; i < m; i++) {
       uint32_t pos = count[(ks[i] >> shift) & 0xffu]++;
       dst[pos] = src[i], kd[pos] = ks[i];
@@ -316,7 +322,8 @@ static tn_status_t sort_ents(vctx_t *v, tn_err_t *err) {
   if (src != v->ents) memcpy(v->ents, src, (size_t)m * sizeof *v->ents);
   for (uint32_t i = 0; i < m;) {
     uint32_t j = i + 1;
-    while (j < m && ks[j] == ks[i]) j++;
+    while (j < m && ks[j] == ks[i])
+      j++;
     if (j - i > 2 || (j - i == 2 && cmp_ent(&v->ents[i], &v->ents[i + 1]) > 0))
       qsort(&v->ents[i], j - i, sizeof *v->ents, cmp_ent);
     i = j;
@@ -335,8 +342,11 @@ static tn_status_t check_matching(vctx_t *v, tn_err_t *err) {
     if (nd->op == ALGO_COMP) continue;
     uint32_t r = v->rank_of[g];
     key_ent_t e = {nd->op == ALGO_SEND ? r : (uint32_t)nd->peer,
-                   nd->op == ALGO_SEND ? (uint32_t)nd->peer : r, nd->tag,
-                   nd->op == ALGO_RECV, nd->bytes, g};
+                   nd->op == ALGO_SEND ? (uint32_t)nd->peer : r,
+                   nd->tag,
+                   nd->op == ALGO_RECV,
+                   nd->bytes,
+                   g};
     v->ents[m++] = e;
   }
   v->nents = m;
@@ -418,8 +428,10 @@ static uint32_t set_overlap(const vctx_t *v, uint32_t x, uint32_t y) {
     uint32_t lo = p[2 * i] > q[2 * j] ? p[2 * i] : q[2 * j];
     uint32_t hi = p[2 * i + 1] < q[2 * j + 1] ? p[2 * i + 1] : q[2 * j + 1];
     if (lo <= hi) return lo;
-    if (p[2 * i + 1] < q[2 * j + 1]) i++;
-    else j++;
+    if (p[2 * i + 1] < q[2 * j + 1])
+      i++;
+    else
+      j++;
   }
   return NONE;
 }
@@ -457,7 +469,8 @@ static tn_status_t set_union(vctx_t *v, uint32_t x, uint32_t y, uint32_t *out, t
   } else {
     memset(w, 0, len * sizeof *w);
     for (uint32_t k = 0; k < nm; k++)
-      for (uint32_t e = m[2 * k]; e <= m[2 * k + 1]; e++) w[e / 32] |= (uint32_t)1 << (e % 32);
+      for (uint32_t e = m[2 * k]; e <= m[2 * k + 1]; e++)
+        w[e / 32] |= (uint32_t)1 << (e % 32);
   }
   *out = (uint32_t)(SET_SINGLE + v->n + v->sets.len - 1);
   return TN_OK;
@@ -470,15 +483,19 @@ static tn_status_t access_slot(vctx_t *v, uint32_t g, uint32_t si, uint32_t c, b
                                uint32_t k, tn_err_t *err) {
   uint32_t other = NONE;
   const char *did = NULL;
-  if (v->wr_round[si] == k && v->wr_node[si] != g) other = v->wr_node[si], did = "writes";
+  if (v->wr_round[si] == k && v->wr_node[si] != g)
+    other = v->wr_node[si], did = "writes";
   else if (write && v->rd_round[si] == k && v->rd_node[si] != g)
     other = v->rd_node[si], did = "reads";
   if (other != NONE)
-    return tn_err_set(err, TN_PARSE, "rank %u node %u: race on chunk %u: node %u %s it "
+    return tn_err_set(err, TN_PARSE,
+                      "rank %u node %u: race on chunk %u: node %u %s it "
                       "concurrently and no dependency or message orders the two",
                       v->rank_of[g], local_id(v, g), c, local_id(v, other), did);
-  if (write) v->wr_round[si] = k, v->wr_node[si] = g;
-  else v->rd_round[si] = k, v->rd_node[si] = g;
+  if (write)
+    v->wr_round[si] = k, v->wr_node[si] = g;
+  else
+    v->rd_round[si] = k, v->rd_node[si] = g;
   return TN_OK;
 }
 
@@ -491,8 +508,10 @@ static tn_status_t exec_send(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
     tn_status_t st = access_slot(v, g, si, ch[j], false, k, err);
     if (st != TN_OK) return st;
     if (v->slot[si] == SET_EMPTY)
-      return tn_err_set(err, TN_PARSE, "rank %u node %u: sends chunk %u, which it does not "
-                        "hold", r, local_id(v, g), ch[j]);
+      return tn_err_set(err, TN_PARSE,
+                        "rank %u node %u: sends chunk %u, which it does not "
+                        "hold",
+                        r, local_id(v, g), ch[j]);
     v->snap[v->snap_base[r] + nd->chunk_off + j] = v->slot[si];
   }
   return TN_OK;
@@ -503,10 +522,11 @@ static tn_status_t exec_recv(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
   const algo_node_t *nd = gnode(v, g), *sn = gnode(v, s);
   const uint32_t *ch = algo_node_chunks(v->a, r, nd);
   const uint32_t *sch = algo_node_chunks(v->a, v->rank_of[s], sn);
-  if (nd->nchunks != sn->nchunks ||
-      memcmp(ch, sch, nd->nchunks * sizeof *ch) != 0)
-    return tn_err_set(err, TN_PARSE, "rank %u node %u: RECV lists other chunks than its SEND "
-                      "(rank %u node %u)", r, local_id(v, g), v->rank_of[s], local_id(v, s));
+  if (nd->nchunks != sn->nchunks || memcmp(ch, sch, nd->nchunks * sizeof *ch) != 0)
+    return tn_err_set(err, TN_PARSE,
+                      "rank %u node %u: RECV lists other chunks than its SEND "
+                      "(rank %u node %u)",
+                      r, local_id(v, g), v->rank_of[s], local_id(v, s));
   if (nd->reduce) return TN_OK; /* lands in scratch: the matched SEND's snapshot */
   for (uint32_t j = 0; j < nd->nchunks; j++) {
     uint32_t si = r * v->nchunks + ch[j];
@@ -522,7 +542,8 @@ static tn_status_t exec_comp(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
   uint32_t r = v->rank_of[g], id = local_id(v, g);
   const algo_node_t *nd = gnode(v, g);
   const uint32_t *ch = algo_node_chunks(v->a, r, nd);
-  for (uint32_t j = 0; j < nd->nchunks; j++) v->in_comp[ch[j]] = g + 1;
+  for (uint32_t j = 0; j < nd->nchunks; j++)
+    v->in_comp[ch[j]] = g + 1;
   const uint32_t *deps = algo_node_deps(v->a, r, nd);
   tn_status_t st = TN_OK;
   for (uint32_t d = 0; d < nd->ndeps && st == TN_OK; d++) {
@@ -538,8 +559,10 @@ static tn_status_t exec_comp(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
       uint32_t val = v->snap[v->snap_base[v->rank_of[s]] + sn->chunk_off + j];
       uint32_t dup = set_overlap(v, v->slot[si], val);
       if (dup != NONE)
-        return tn_err_set(err, TN_PARSE, "rank %u node %u: chunk %u reduced twice with "
-                          "contribution of rank %u (from node %u)", r, id, c, dup, deps[d]);
+        return tn_err_set(err, TN_PARSE,
+                          "rank %u node %u: chunk %u reduced twice with "
+                          "contribution of rank %u (from node %u)",
+                          r, id, c, dup, deps[d]);
       if ((st = access_slot(v, g, si, c, true, k, err)) == TN_OK)
         st = set_union(v, v->slot[si], val, &v->slot[si], err);
       v->got[c] = g + 1;
@@ -547,8 +570,10 @@ static tn_status_t exec_comp(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
   }
   for (uint32_t j = 0; j < nd->nchunks && st == TN_OK; j++)
     if (v->got[ch[j]] != g + 1)
-      return tn_err_set(err, TN_PARSE, "rank %u node %u: COMP reduces chunk %u but no "
-                        "reduce-RECV it depends on carries it", r, id, ch[j]);
+      return tn_err_set(err, TN_PARSE,
+                        "rank %u node %u: COMP reduces chunk %u but no "
+                        "reduce-RECV it depends on carries it",
+                        r, id, ch[j]);
   return st;
 }
 
@@ -556,8 +581,8 @@ static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
   const algo_t *a = v->a;
   uint64_t nslots = (uint64_t)v->n * v->nchunks;
   if (nslots > ((uint64_t)1 << 31))
-    return tn_err_set(err, TN_LIMIT, "%u ranks x %u chunks are too many slots to verify",
-                      v->n, v->nchunks);
+    return tn_err_set(err, TN_LIMIT, "%u ranks x %u chunks are too many slots to verify", v->n,
+                      v->nchunks);
   v->words = (v->n + 31) / 32;
   tn_status_t st = tn_calloc(nslots, sizeof *v->slot, &v->slot, err);
   for (int i = 0; i < 3 && st == TN_OK; i++)
@@ -580,7 +605,8 @@ static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
     for (uint32_t c = 0; c < v->nchunks; c++)
       v->slot[(size_t)r * v->nchunks + c] =
           a->coll == TN_ALLGATHER ? (c / k == r ? (uint32_t)SET_FULL : (uint32_t)SET_EMPTY)
-          : v->n == 1 ? (uint32_t)SET_FULL : (uint32_t)SET_SINGLE + r;
+          : v->n == 1             ? (uint32_t)SET_FULL
+                                  : (uint32_t)SET_SINGLE + r;
   return TN_OK;
 }
 
@@ -595,9 +621,12 @@ static tn_status_t sem_final(const vctx_t *v, tn_err_t *err) {
       if (s == SET_EMPTY || v->a->coll == TN_ALLGATHER)
         return tn_err_set(err, TN_PARSE, "rank %u ends without chunk %u", r, c);
       uint32_t miss = 0;
-      while (set_has(v, s, miss)) miss++;
-      return tn_err_set(err, TN_PARSE, "rank %u ends with chunk %u missing the contribution "
-                        "of rank %u (%u of %u)", r, c, miss, set_card(v, s), v->n);
+      while (set_has(v, s, miss))
+        miss++;
+      return tn_err_set(err, TN_PARSE,
+                        "rank %u ends with chunk %u missing the contribution "
+                        "of rank %u (%u of %u)",
+                        r, c, miss, set_card(v, s), v->n);
     }
   return TN_OK;
 }
@@ -641,7 +670,8 @@ static tn_status_t report_deadlock(const vctx_t *v, tn_err_t *err) {
     for (uint32_t e = v->key_off[q]; e < v->key_off[q + 1] && s == NONE; e++)
       if (!v->ents[e].is_recv && !v->done[v->ents[e].gid]) s = v->ents[e].gid;
     if (s == NONE) break;
-    return tn_err_set(err, TN_PARSE, "rank %u node %u: deadlock: RECV from %d tag %d waits "
+    return tn_err_set(err, TN_PARSE,
+                      "rank %u node %u: deadlock: RECV from %d tag %d waits "
                       "for rank %u node %u (SEND), which is never issued",
                       v->rank_of[g], local_id(v, g), nd->peer, nd->tag, v->rank_of[s],
                       local_id(v, s));
@@ -664,9 +694,12 @@ static tn_status_t execute(vctx_t *v, tn_err_t *err) {
       uint32_t g = v->order[head];
       const algo_node_t *nd = gnode(v, g);
       if (v->sem) {
-        if (nd->op == ALGO_SEND) st = exec_send(v, g, round, err);
-        else if (nd->op == ALGO_RECV) st = exec_recv(v, g, round, err);
-        else if (nd->nchunks > 0) st = exec_comp(v, g, round, err);
+        if (nd->op == ALGO_SEND)
+          st = exec_send(v, g, round, err);
+        else if (nd->op == ALGO_RECV)
+          st = exec_recv(v, g, round, err);
+        else if (nd->nchunks > 0)
+          st = exec_comp(v, g, round, err);
         if (st != TN_OK) return st;
       }
       v->done[g] = 1;
@@ -683,13 +716,15 @@ static tn_status_t execute(vctx_t *v, tn_err_t *err) {
 /* ---- driver ---------------------------------------------------------------------- */
 
 static void vctx_free(vctx_t *v) {
-  void *arrs[] = {v->base, v->rank_of, v->succ_off, v->succ, v->remaining, v->done,
-                  v->key, v->ents, v->key_off, v->sq, v->rq, v->sq_head, v->sq_tail,
-                  v->rq_head, v->rq_tail, v->matched, v->order, v->slot, v->rd_round,
-                  v->rd_node, v->wr_round, v->wr_node, v->snap_base, v->snap, v->in_comp,
-                  v->got};
-  for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(arrs[i]);
-  for (int i = 0; i < 3; i++) free(v->ibuf[i]);
+  void *arrs[] = {v->base,     v->rank_of, v->succ_off, v->succ,    v->remaining, v->done,
+                  v->key,      v->ents,    v->key_off,  v->sq,      v->rq,        v->sq_head,
+                  v->sq_tail,  v->rq_head, v->rq_tail,  v->matched, v->order,     v->slot,
+                  v->rd_round, v->rd_node, v->wr_round, v->wr_node, v->snap_base, v->snap,
+                  v->in_comp,  v->got};
+  for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++)
+    free(arrs[i]);
+  for (int i = 0; i < 3; i++)
+    free(v->ibuf[i]);
   tn_vec_free(&v->arena);
   tn_vec_free(&v->sets);
 }
@@ -709,16 +744,17 @@ static tn_status_t vctx_init(vctx_t *v, const algo_t *a, tn_err_t *err) {
   }
   v->total = v->base[v->n] = (uint32_t)total;
   size_t t1 = (size_t)total + 1;
-  uint32_t **arrs[] = {&v->rank_of, &v->remaining, &v->key, &v->sq, &v->rq, &v->matched,
-                       &v->order, &v->key_off, &v->sq_head, &v->sq_tail, &v->rq_head,
-                       &v->rq_tail};
+  uint32_t **arrs[] = {&v->rank_of, &v->remaining, &v->key,     &v->sq,
+                       &v->rq,      &v->matched,   &v->order,   &v->key_off,
+                       &v->sq_head, &v->sq_tail,   &v->rq_head, &v->rq_tail};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0] && st == TN_OK; i++)
     st = tn_calloc(t1, sizeof(uint32_t), arrs[i], err);
   if (st == TN_OK) st = tn_calloc(t1, sizeof *v->done, &v->done, err);
   if (st == TN_OK) st = tn_calloc(t1, sizeof *v->ents, &v->ents, err);
   if (st != TN_OK) return st;
   for (uint32_t r = 0; r < v->n; r++)
-    for (uint32_t g = v->base[r]; g < v->base[r + 1]; g++) v->rank_of[g] = r;
+    for (uint32_t g = v->base[r]; g < v->base[r + 1]; g++)
+      v->rank_of[g] = r;
   return TN_OK;
 }
 
@@ -749,8 +785,7 @@ tn_status_t algo_verify(const algo_t *a, const topo_t *t, algo_verify_report_t *
   if (v.sem) {
     uint64_t nch = (uint64_t)a->npus * a->chunks_per_npu;
     if (a->chunks_per_npu == 0 || nch >= NONE) {
-      st = tn_err_set(err, TN_PARSE, "%u chunks per NPU cannot be verified",
-                      a->chunks_per_npu);
+      st = tn_err_set(err, TN_PARSE, "%u chunks per NPU cannot be verified", a->chunks_per_npu);
       goto out;
     }
     v.nchunks = (uint32_t)nch;

@@ -12,8 +12,8 @@ static double cpu_seconds(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int run(const char *name, tn_status_t (*build)(tn_coll_t, uint32_t, uint64_t, uint32_t,
-                                                      algo_t **, tn_err_t *),
+static int run(const char *name,
+               tn_status_t (*build)(tn_coll_t, uint32_t, uint64_t, uint32_t, algo_t **, tn_err_t *),
                tn_coll_t coll, uint32_t n, uint32_t k) {
   tn_err_t err = {0};
   algo_t *a = NULL;
@@ -42,8 +42,10 @@ static int run(const char *name, tn_status_t (*build)(tn_coll_t, uint32_t, uint6
 int main(void) {
   int bad = 0;
   uint32_t ns[] = {32, 64, 128, 256};
-  for (size_t i = 0; i < 4; i++) bad |= run("ring", algo_ring, TN_ALLREDUCE, ns[i], 8);
-  for (size_t i = 0; i < 4; i++) bad |= run("direct", algo_direct, TN_ALLREDUCE, ns[i], 8);
+  for (size_t i = 0; i < 4; i++)
+    bad |= run("ring", algo_ring, TN_ALLREDUCE, ns[i], 8);
+  for (size_t i = 0; i < 4; i++)
+    bad |= run("direct", algo_direct, TN_ALLREDUCE, ns[i], 8);
   bad |= run("ring", algo_ring, TN_ALLGATHER, 128, 8);
   bad |= run("ring", algo_ring, TN_REDUCESCATTER, 128, 8);
   bad |= run("ring", algo_ring, TN_ALLREDUCE, 512, 1);

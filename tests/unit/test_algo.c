@@ -9,8 +9,7 @@
 
 static tn_err_t tu_err_;
 
-typedef tn_status_t (*builder_t)(tn_coll_t, uint32_t, uint64_t, uint32_t, algo_t **,
-                                 tn_err_t *);
+typedef tn_status_t (*builder_t)(tn_coll_t, uint32_t, uint64_t, uint32_t, algo_t **, tn_err_t *);
 
 static const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE};
 
@@ -33,8 +32,7 @@ static algo_t *copy_edit(const algo_t *a, const edit_t *ed, size_t ned) {
   algo_t *b = NULL;
   tn_err_clear(&tu_err_);
   if (a->has_coll)
-    TU_OK(algo_create(a->name, a->coll, a->npus, a->chunks_per_npu, a->size_bytes, &b,
-                      &tu_err_));
+    TU_OK(algo_create(a->name, a->coll, a->npus, a->chunks_per_npu, a->size_bytes, &b, &tu_err_));
   else
     TU_OK(algo_create_unknown(a->name, a->npus, &b, &tu_err_));
   for (uint32_t r = 0; r < a->npus; r++) {
@@ -58,8 +56,7 @@ static algo_t *copy_edit(const algo_t *a, const edit_t *ed, size_t ned) {
         if (src[j] >= len || map[src[j]] != UINT32_MAX)
           deps[nd.ndeps++] = src[j] >= len ? src[j] : map[src[j]];
       if (e && e->strip) nd.nchunks = 0;
-      TU_OK(algo_add(b, r, &nd, deps, algo_node_chunks(a, r, algo_node(a, r, i)), NULL,
-                     &tu_err_));
+      TU_OK(algo_add(b, r, &nd, deps, algo_node_chunks(a, r, algo_node(a, r, i)), NULL, &tu_err_));
     }
     free(map);
     free(deps);
@@ -87,8 +84,8 @@ static void expect_reject(const algo_t *a, const char *needle1, const char *need
   tn_status_t st = algo_verify(a, NULL, &rep, &err);
   if (st != TN_PARSE || strstr(err.msg, needle1) == NULL ||
       (needle2 && strstr(err.msg, needle2) == NULL))
-    fail_msg("expected TN_PARSE with \"%s\" / \"%s\", got %d: %s", needle1,
-             needle2 ? needle2 : "", (int)st, err.msg);
+    fail_msg("expected TN_PARSE with \"%s\" / \"%s\", got %d: %s", needle1, needle2 ? needle2 : "",
+             (int)st, err.msg);
 }
 
 static void verify_ok(const algo_t *a, bool semantics) {
@@ -263,8 +260,7 @@ static void verify_rejects_a_dependency_cycle(void **state) {
   uint32_t recv0 = find_node(a, 3, ALGO_RECV, 2), send1 = 0;
   for (uint32_t i = 0; i < algo_rank_len(a, 3); i++) {
     const algo_node_t *nd = algo_node(a, 3, i);
-    if (nd->op == ALGO_SEND && nd->ndeps == 1 && algo_node_deps(a, 3, nd)[0] == recv0)
-      send1 = i;
+    if (nd->op == ALGO_SEND && nd->ndeps == 1 && algo_node_deps(a, 3, nd)[0] == recv0) send1 = i;
   }
   assert_true(send1 > 0);
   edit_t e = {3, recv0, false, false, &send1, 1};
@@ -336,8 +332,10 @@ static void verify_rejects_a_contribution_counted_twice(void **state) {
   edit_t e = {2, comp, false, false, deps, cn->ndeps + 1};
   algo_t *b = copy_edit(a, &e, 1);
   char want[96];
-  snprintf(want, sizeof want, "rank 2 node %u: chunk 2 reduced twice with contribution of "
-           "rank 1", comp);
+  snprintf(want, sizeof want,
+           "rank 2 node %u: chunk 2 reduced twice with contribution of "
+           "rank 1",
+           comp);
   expect_reject(b, want, NULL);
   algo_free(a);
   algo_free(b);
@@ -426,8 +424,7 @@ static void verify_rejects_a_partial_reduction_at_the_end(void **state) {
   edit_t e = {0, algo_rank_len(a, 0) - 1, true, false, NULL, 0};
   assert_int_equal(algo_node(a, 0, e.id)->op, ALGO_COMP);
   algo_t *b = copy_edit(a, &e, 1);
-  expect_reject(b, "rank 0 ends with chunk 0 missing the contribution of rank 1 (1 of 4)",
-                NULL);
+  expect_reject(b, "rank 0 ends with chunk 0 missing the contribution of rank 1 (1 of 4)", NULL);
   algo_free(a);
   algo_free(b);
 }
@@ -469,8 +466,8 @@ static void verify_rejects_bad_chunk_ids_sizes_and_dependencies(void **state) {
 static void verify_accepts_a_fitting_topology(void **state) {
   (void)state;
   algo_t *a = ring(TN_ALLREDUCE, 4);
-  topo_link_t links[] = {{0, 1, 50, 1000, 0}, {1, 2, 50, 1000, 0}, {2, 3, 50, 1000, 0},
-                         {3, 0, 50, 1000, 0}};
+  topo_link_t links[] = {
+      {0, 1, 50, 1000, 0}, {1, 2, 50, 1000, 0}, {2, 3, 50, 1000, 0}, {3, 0, 50, 1000, 0}};
   topo_t *t = NULL;
   TU_OK(topo_create("ring4", 4, 0, links, 4, &t, &tu_err_));
   algo_verify_report_t rep;
@@ -488,8 +485,8 @@ static void verify_of_an_unknown_collective_skips_semantics(void **state) {
   for (uint32_t r = 0; r < 3; r++)
     for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
       const algo_node_t *nd = algo_node(a, r, i);
-      TU_OK(algo_add(b, r, nd, algo_node_deps(a, r, nd), algo_node_chunks(a, r, nd), NULL,
-                     &tu_err_));
+      TU_OK(
+          algo_add(b, r, nd, algo_node_deps(a, r, nd), algo_node_chunks(a, r, nd), NULL, &tu_err_));
     }
   verify_ok(b, false);
   algo_free(a);
