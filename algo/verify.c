@@ -350,6 +350,7 @@ static tn_status_t check_matching(vctx_t *v, tn_err_t *err) {
     v->ents[m++] = e;
   }
   v->nents = m;
+  if (tn_calloc((size_t)m + 1, sizeof *v->key_off, &v->key_off, err) != TN_OK) return TN_NOMEM;
   tn_status_t st = sort_ents(v, err);
   if (st != TN_OK) return st;
   uint32_t worst = NONE, nkeys = 0;
@@ -744,9 +745,7 @@ static tn_status_t vctx_init(vctx_t *v, const algo_t *a, tn_err_t *err) {
   }
   v->total = v->base[v->n] = (uint32_t)total;
   size_t t1 = (size_t)total + 1;
-  uint32_t **arrs[] = {&v->rank_of, &v->remaining, &v->key,     &v->sq,
-                       &v->rq,      &v->matched,   &v->order,   &v->key_off,
-                       &v->sq_head, &v->sq_tail,   &v->rq_head, &v->rq_tail};
+  uint32_t **arrs[] = {&v->rank_of, &v->remaining, &v->key, &v->matched, &v->order};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0] && st == TN_OK; i++)
     st = tn_calloc(t1, sizeof(uint32_t), arrs[i], err);
   if (st == TN_OK) st = tn_calloc(t1, sizeof *v->done, &v->done, err);
@@ -759,11 +758,20 @@ static tn_status_t vctx_init(vctx_t *v, const algo_t *a, tn_err_t *err) {
 }
 
 /* Sets up the per-key FIFOs: key q's SENDs and RECVs queue in slices of sq/rq. */
-static void init_queues(vctx_t *v) {
+static tn_status_t init_queues(vctx_t *v, tn_err_t *err) {
+  tn_status_t st = TN_OK;
+  uint32_t **per_ent[] = {&v->sq, &v->rq};
+  uint32_t **per_key[] = {&v->sq_head, &v->sq_tail, &v->rq_head, &v->rq_tail};
+  for (size_t i = 0; i < 2 && st == TN_OK; i++)
+    st = tn_calloc((size_t)v->nents + 1, sizeof(uint32_t), per_ent[i], err);
+  for (size_t i = 0; i < 4 && st == TN_OK; i++)
+    st = tn_calloc((size_t)v->nkeys + 1, sizeof(uint32_t), per_key[i], err);
+  if (st != TN_OK) return st;
   for (uint32_t q = 0; q < v->nkeys; q++) {
     v->sq_head[q] = v->sq_tail[q] = v->key_off[q];
     v->rq_head[q] = v->rq_tail[q] = v->key_off[q];
   }
+  return TN_OK;
 }
 
 tn_status_t algo_verify(const algo_t *a, const topo_t *t, algo_verify_report_t *report,
@@ -799,7 +807,7 @@ tn_status_t algo_verify(const algo_t *a, const topo_t *t, algo_verify_report_t *
   if ((st = build_succ(&v, err)) != TN_OK) goto out;
   if ((st = check_acyclic(&v, err)) != TN_OK) goto out;
   if ((st = check_matching(&v, err)) != TN_OK) goto out;
-  init_queues(&v);
+  if ((st = init_queues(&v, err)) != TN_OK) goto out;
   if (v.sem && (st = sem_init(&v, err)) != TN_OK) goto out;
   if ((st = execute(&v, err)) != TN_OK) goto out;
   rep.semantics_checked = v.sem;
