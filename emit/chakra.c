@@ -451,18 +451,21 @@ typedef struct frame {
 } frame_t;
 
 static tn_status_t next_frame(const uint8_t *p, size_t n, size_t *pos, const char *what,
-                              const char *kind, size_t seq, frame_t *f, tn_err_t *err) {
+                              size_t seq, frame_t *f, tn_err_t *err) {
+  char rec[48]; /* "GlobalMetadata record" or "node record 5" */
+  if (seq == 0) snprintf(rec, sizeof rec, "GlobalMetadata record");
+  else snprintf(rec, sizeof rec, "node record %zu", seq);
   size_t at = *pos;
   uint64_t len;
   if (!get_varint(p, n, pos, &len))
-    return tn_err_set(err, TN_PARSE, "%s: byte %zu: %s record %zu: %s length prefix", what, at,
-                      kind, seq, n - at < 10 ? "truncated" : "overlong");
+    return tn_err_set(err, TN_PARSE, "%s: byte %zu: %s: %s length prefix", what, at, rec,
+                      n - at < 10 ? "truncated" : "overlong");
   if (len > UINT32_MAX)
-    return tn_err_set(err, TN_PARSE, "%s: byte %zu: %s record %zu: length %" PRIu64
-                      " is not a varint32", what, at, kind, seq, len);
+    return tn_err_set(err, TN_PARSE, "%s: byte %zu: %s: length %" PRIu64 " is not a varint32",
+                      what, at, rec, len);
   if (len > n - *pos)
-    return tn_err_set(err, TN_PARSE, "%s: byte %zu: %s record %zu: length %" PRIu64
-                      " runs past the end of the file (%zu bytes)", what, at, kind, seq, len, n);
+    return tn_err_set(err, TN_PARSE, "%s: byte %zu: %s: length %" PRIu64
+                      " runs past the end of the file (%zu bytes)", what, at, rec, len, n);
   f->off = *pos;
   f->len = (size_t)len;
   f->seq = seq;
@@ -503,6 +506,9 @@ static const char *member_name(const attr_t *at) {
 /* Reads an integer attribute into *v within [lo, hi]; `where` names file and node. */
 static tn_status_t int_attr(const attr_t *at, int64_t lo, int64_t hi, const char *where,
                             int64_t *v, tn_err_t *err) {
+  if (at->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE__NOT_SET)
+    return tn_err_set(err, TN_PARSE, "%s: %s has no value (a oneof member must be set, even "
+                      "to 0)", where, at->name);
   if (!attr_int(at, v))
     return tn_err_set(err, TN_PARSE, "%s: %s must hold an integer (int32_val or int64_val), "
                       "not %s", where, at->name, member_name(at));
@@ -762,7 +768,7 @@ static tn_status_t decode_nodes(const uint8_t *p, size_t len, size_t pos, const 
   tn_status_t st = TN_OK;
   for (size_t seq = 1; pos < len; seq++) {
     frame_t f;
-    if ((st = next_frame(p, len, &pos, what, "node", seq, &f, err)) != TN_OK) goto fail;
+    if ((st = next_frame(p, len, &pos, what, seq, &f, err)) != TN_OK) goto fail;
     if (frames.len >= EMIT_CHAKRA_MAX_NODES) {
       st = tn_err_set(err, TN_LIMIT, "%s: more than %u nodes", what, EMIT_CHAKRA_MAX_NODES);
       goto fail;
@@ -842,7 +848,7 @@ tn_status_t emit_chakra_decode(const uint8_t *data, size_t len, const char *what
   size_t pos = 0;
   frame_t f;
   header_t h;
-  tn_status_t st = next_frame(data, len, &pos, what, "GlobalMetadata", 0, &f, err);
+  tn_status_t st = next_frame(data, len, &pos, what, 0, &f, err);
   if (st == TN_OK) st = read_header(data, &f, what, &h, err);
   if (st == TN_OK) st = apply_header(&h, what, a, rank, err);
   if (st == TN_OK) st = decode_nodes(data, len, pos, what, &h, a, rank, err);
