@@ -18,7 +18,8 @@ static const char help[] =
     "  dot    one rank's DAG in Graphviz DOT (render with: dot -Tsvg FILE -o FILE.svg)\n"
     "\n"
     "  -r, --rank R     the rank to draw (dot only)\n"
-    "  -o, --out FILE   write to FILE (all or nothing) instead of stdout\n"
+    "  -o, --out FILE   write to FILE (all or nothing; its directory is created) instead\n"
+    "                   of stdout\n"
     "  -h, --help       this help\n";
 
 typedef struct et_args {
@@ -41,7 +42,9 @@ static tn_status_t run(const char *sub, const char *prefix, const et_args_t *a, 
   tn_outfile_t of = {0};
   FILE *f = stdout;
   if (a->out) {
-    if ((st = tn_outfile_open(&of, a->out, err)) != TN_OK) goto done;
+    if ((st = tn_mkdir_parents(a->out, err)) != TN_OK ||
+        (st = tn_outfile_open(&of, a->out, err)) != TN_OK)
+      goto done;
     f = of.f;
   }
   st = dot ? emit_dot(set, (uint32_t)rank, f, err) : emit_json_dump(set, f, err);
