@@ -586,7 +586,7 @@ static tn_status_t apply_header(const header_t *h, const char *what, algo_t *a, 
                       "has %" PRIu32, what, h->npus, a->npus);
   tn_coll_t c = TN_ALLGATHER;
   if (h->has_coll) coll_from_code(h->coll, &c);
-  if (h->has_coll && (uint64_t)h->npus * (uint64_t)h->cpn > UINT32_MAX)
+  if (h->has_coll && (uint64_t)a->npus * (uint64_t)h->cpn > UINT32_MAX)
     return tn_err_set(err, TN_PARSE, "%s: %" PRId64 " chunks per NPU are too many", what,
                       h->cpn);
   if (rank == 0) {
