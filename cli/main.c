@@ -12,6 +12,7 @@ typedef struct command {
 /* Only finished subcommands are listed here: --help tells the truth. */
 static const command_t commands[] = {
     {"topo", cmd_topo, "generate, inspect and draw fabrics (gen, info)"},
+    {"synth", cmd_synth, "synthesize a collective for a fabric and write Chakra ET files"},
 };
 
 static void usage(FILE *f) {
