@@ -13,6 +13,7 @@ typedef struct command {
 static const command_t commands[] = {
     {"topo", cmd_topo, "generate, inspect and draw fabrics (gen, info)"},
     {"synth", cmd_synth, "synthesize a collective for a fabric and write Chakra ET files"},
+    {"sim", cmd_sim, "simulate a Chakra ET set on a fabric: time, busbw, bound, busiest links"},
 };
 
 static void usage(FILE *f) {
