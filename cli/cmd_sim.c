@@ -76,29 +76,6 @@ static tn_status_t parse_args(int argc, char **argv, sim_args_t *a, coll_info_t 
   return TN_OK;
 }
 
-/* Reads exactly one file per NPU of t; a file beyond them means the set was written for a
- * bigger fabric, which is refused rather than silently cut. */
-static tn_status_t read_set(const char *prefix, const topo_t *t, algo_t **out, tn_err_t *err) {
-  tn_status_t st = emit_chakra_read(prefix, t->npus, out, err);
-  if (st != TN_OK) return st;
-  size_t len = strlen(prefix) + 32;
-  char *extra = NULL;
-  if ((st = tn_calloc(len, 1, &extra, err)) != TN_OK) goto fail;
-  snprintf(extra, len, "%s.%u.et", prefix, t->npus);
-  FILE *f = fopen(extra, "rb");
-  if (f) {
-    fclose(f);
-    st = tn_err_set(err, TN_PARSE, "%s exists: the set has more ranks than fabric '%s' has "
-                    "NPUs (%u)", extra, t->name, t->npus);
-  }
-  free(extra);
-  if (st == TN_OK) return TN_OK;
-fail:
-  algo_free(*out);
-  *out = NULL;
-  return st;
-}
-
 static int cmp_u64(const void *x, const void *y) {
   uint64_t p = *(const uint64_t *)x, q = *(const uint64_t *)y;
   return p < q ? -1 : p > q;
@@ -229,7 +206,9 @@ int cmd_sim(int argc, char **argv) {
     fputs(help, stdout);
     return 0;
   }
-  if (cli_load_topo(a.topo, &t, &err) != TN_OK || read_set(a.prefix, t, &set, &err) != TN_OK)
+  /* One file per NPU of the fabric: the reader refuses a missing one and one too many. */
+  if (cli_load_topo(a.topo, &t, &err) != TN_OK ||
+      emit_chakra_read(a.prefix, t->npus, &set, &err) != TN_OK)
     goto fail;
   /* The files' own header (tenet's extra metadata) fills what the flags left open. */
   if (set->has_coll) {
