@@ -16,15 +16,31 @@
 
 enum { ST_WAIT = 0, ST_ISSUED = 1, ST_DONE = 2 };
 
+/* What the run needs of one node, packed into 32 bytes (the algo_t's own nodes are
+ * bigger and spread over per-rank arrays). Ranks fit 16 bits: TOPO_MAX_NPUS is 2^16. */
+typedef struct snode {
+  uint64_t arg;      /* SEND: bytes; COMP: duration in ps */
+  uint32_t pending;  /* dependencies not yet done */
+  uint32_t succ_off; /* successors: succ[succ_off .. next node's succ_off) */
+  uint32_t keyid;    /* SEND/RECV: index into keys */
+  uint32_t qnext;    /* next in a key's FIFO */
+  uint16_t rank;
+  uint16_t peer; /* SEND: destination; RECV: source */
+  uint8_t op, state;
+} snode_t;
+_Static_assert(sizeof(snode_t) == 32, "a node should stay 32 bytes");
+_Static_assert(TOPO_MAX_NPUS <= 65536u, "ranks must fit snode_t's 16 bits");
+
+
 /* A matching key: messages from src to dst with this tag and size pair up FIFO. */
-typedef struct key {
+typedef struct msg_key {
   uint32_t src, dst;
   int32_t tag;
   uint64_t bytes;
 } msg_key_t;
 
 /* Per key: the FIFO of delivered-but-unclaimed messages (SEND nodes) and the FIFO of
- * posted-but-unsatisfied RECVs, both threaded through sim_t.qnext. At most one of the
+ * posted-but-unsatisfied RECVs, both threaded through snode_t.qnext. At most one of the
  * two is non-empty at any time. */
 typedef struct keyq {
   uint32_t msg_head, msg_tail, recv_head, recv_tail;
@@ -38,12 +54,9 @@ typedef struct sim {
   const topo_t *t;
   const algo_t *a;
   uint32_t total;
-  uint32_t *rank_off, *rank_of;
-  uint32_t *succ_off, *succ; /* CSR of successors */
-  uint32_t *pending;         /* dependencies not yet done */
-  uint32_t *keyid;           /* SEND/RECV: index into keys */
-  uint32_t *qnext;
-  uint8_t *state;
+  uint32_t *rank_off;
+  snode_t *nodes;
+  uint32_t *succ;
   uint64_t *issue_ps; /* only when tracing */
   msg_key_t *keys;
   keyq_t *kq;
@@ -58,11 +71,6 @@ typedef struct sim {
   sim_trace_t *trace;
 } sim_t;
 
-static const algo_node_t *gnode(const sim_t *s, uint32_t g) {
-  uint32_t r = s->rank_of[g];
-  return algo_node(s->a, r, g - s->rank_off[r]);
-}
-
 static const char *op_name(algo_op_t op) {
   return op == ALGO_SEND ? "SEND" : op == ALGO_RECV ? "RECV" : "COMP";
 }
@@ -73,8 +81,12 @@ static tn_status_t check_node(const sim_t *s, uint32_t r, uint32_t i, tn_err_t *
   const algo_t *a = s->a;
   const algo_node_t *n = algo_node(a, r, i);
   uint32_t len = algo_rank_len(a, r);
+  uint64_t ps = 0;
   if (n->op != ALGO_SEND && n->op != ALGO_RECV && n->op != ALGO_COMP)
     return tn_err_set(err, TN_PARSE, "rank %u node %u: unknown node type %d", r, i, (int)n->op);
+  if (n->op == ALGO_COMP && !tn_mul_u64(n->duration_us, 1000000u, &ps))
+    return tn_err_set(err, TN_PARSE, "rank %u node %u: COMP of %" PRIu64 " us is too long", r,
+                      i, n->duration_us);
   if (n->op != ALGO_COMP) {
     const char *dir = n->op == ALGO_SEND ? "to" : "from";
     if (n->peer < 0 || (uint32_t)n->peer >= a->npus || (uint32_t)n->peer >= s->t->npus)
@@ -103,7 +115,7 @@ static tn_status_t check_node(const sim_t *s, uint32_t r, uint32_t i, tn_err_t *
   return TN_OK;
 }
 
-/* Node numbering and the successor lists (after every dependency was range checked). */
+/* Packs the nodes and builds the successor lists (every node was checked already). */
 static tn_status_t build_graph(sim_t *s, tn_err_t *err) {
   const algo_t *a = s->a;
   uint64_t total = 0, edges = 0;
@@ -115,125 +127,153 @@ static tn_status_t build_graph(sim_t *s, tn_err_t *err) {
     return tn_err_set(err, TN_LIMIT, "%" PRIu64 " nodes and %" PRIu64 " dependencies exceed "
                       "the simulator's limit", total, edges);
   s->total = (uint32_t)total;
-  size_t n = s->total + 1;
   tn_status_t st;
   if ((st = tn_calloc(a->npus + 1u, sizeof *s->rank_off, &s->rank_off, err)) != TN_OK ||
-      (st = tn_calloc(n, sizeof *s->rank_of, &s->rank_of, err)) != TN_OK ||
-      (st = tn_calloc(n + 1, sizeof *s->succ_off, &s->succ_off, err)) != TN_OK ||
+      (st = tn_calloc(total + 1, sizeof *s->nodes, &s->nodes, err)) != TN_OK ||
       (st = tn_calloc(edges + 1, sizeof *s->succ, &s->succ, err)) != TN_OK ||
-      (st = tn_calloc(n, sizeof *s->pending, &s->pending, err)) != TN_OK ||
-      (st = tn_calloc(n, sizeof *s->keyid, &s->keyid, err)) != TN_OK ||
-      (st = tn_calloc(n, sizeof *s->qnext, &s->qnext, err)) != TN_OK ||
-      (st = tn_calloc(n, sizeof *s->state, &s->state, err)) != TN_OK ||
-      (st = tn_calloc(n, sizeof *s->ready, &s->ready, err)) != TN_OK ||
+      (st = tn_calloc(total + 1, sizeof *s->ready, &s->ready, err)) != TN_OK ||
       (st = tn_calloc(a->npus, sizeof *s->finish, &s->finish, err)) != TN_OK)
     return st;
   uint32_t g = 0;
   for (uint32_t r = 0; r < a->npus; r++) {
-    s->rank_off[r] = g;
+    uint32_t off = s->rank_off[r] = g;
     for (uint32_t i = 0; i < algo_rank_len(a, r); i++, g++) {
       const algo_node_t *nd = algo_node(a, r, i);
-      s->rank_of[g] = r;
-      s->pending[g] = nd->ndeps;
+      snode_t *sn = &s->nodes[g];
+      sn->op = (uint8_t)nd->op;
+      sn->rank = (uint16_t)r;
+      sn->peer = (uint16_t)(nd->op == ALGO_COMP ? 0 : nd->peer);
+      sn->arg = nd->op == ALGO_COMP ? (nd->duration_us ? nd->duration_us * 1000000u : COMP_ZERO_PS)
+                                    : nd->bytes;
+      sn->pending = nd->ndeps;
       const uint32_t *deps = algo_node_deps(a, r, nd);
-      for (uint32_t k = 0; k < nd->ndeps; k++) s->succ_off[g - i + deps[k] + 1]++;
+      for (uint32_t k = 0; k < nd->ndeps; k++) s->nodes[off + deps[k]].succ_off++; /* count */
     }
   }
   s->rank_off[a->npus] = g;
-  for (uint32_t v = 0; v < s->total; v++) s->succ_off[v + 1] += s->succ_off[v];
-  /* Fill with a moving cursor per node (qnext serves as scratch here). */
-  for (uint32_t v = 0; v < s->total; v++) s->qnext[v] = s->succ_off[v];
-  for (uint32_t v = 0; v < s->total; v++) {
-    uint32_t r = s->rank_of[v];
-    const algo_node_t *nd = gnode(s, v);
-    const uint32_t *deps = algo_node_deps(a, r, nd);
-    for (uint32_t k = 0; k < nd->ndeps; k++) s->succ[s->qnext[s->rank_off[r] + deps[k]]++] = v;
+  uint32_t sum = 0;
+  for (uint32_t v = 0; v <= s->total; v++) {
+    uint32_t count = s->nodes[v].succ_off;
+    s->nodes[v].succ_off = s->nodes[v].qnext = sum; /* qnext: fill cursor for now */
+    sum += count;
   }
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      const algo_node_t *nd = algo_node(a, r, i);
+      const uint32_t *deps = algo_node_deps(a, r, nd);
+      for (uint32_t k = 0; k < nd->ndeps; k++)
+        s->succ[s->nodes[s->rank_off[r] + deps[k]].qnext++] = s->rank_off[r] + i;
+    }
+  for (uint32_t v = 0; v < s->total; v++) s->nodes[v].qnext = NONE;
   return TN_OK;
 }
 
-/* Kahn's algorithm over all ranks at once. On a cycle, walks unfinished dependencies
- * from the first stuck node until a node repeats: that node lies on a cycle. */
+/* Kahn's algorithm, rank by rank (dependencies never cross ranks, and a rank's nodes are
+ * contiguous, so this stays in cache). On a cycle, walks unfinished dependencies from the
+ * first stuck node until a node repeats: that node lies on a cycle. */
 static tn_status_t check_acyclic(sim_t *s, tn_err_t *err) {
-  uint32_t head = 0, tail = 0, *q = s->ready;
-  for (uint32_t v = 0; v < s->total; v++)
-    if (s->pending[v] == 0) q[tail++] = v;
-  while (head < tail) {
-    uint32_t v = q[head++];
-    for (uint32_t k = s->succ_off[v]; k < s->succ_off[v + 1]; k++)
-      if (--s->pending[s->succ[k]] == 0) q[tail++] = s->succ[k];
-  }
-  tn_status_t st = TN_OK;
-  if (tail < s->total) {
-    uint32_t v = 0;
-    while (s->pending[v] == 0) v++;
-    while (s->state[v] == ST_WAIT) {
-      s->state[v] = ST_ISSUED; /* marker: visited by the walk */
-      uint32_t r = s->rank_of[v];
-      const algo_node_t *nd = gnode(s, v);
-      const uint32_t *deps = algo_node_deps(s->a, r, nd);
-      for (uint32_t k = 0; k < nd->ndeps; k++)
-        if (s->pending[s->rank_off[r] + deps[k]] != 0) {
-          v = s->rank_off[r] + deps[k];
-          break;
-        }
+  uint32_t *q = s->ready, done = 0;
+  snode_t *nodes = s->nodes;
+  for (uint32_t r = 0; r < s->a->npus; r++) {
+    uint32_t head = 0, tail = 0;
+    for (uint32_t v = s->rank_off[r]; v < s->rank_off[r + 1]; v++)
+      if (nodes[v].pending == 0) q[tail++] = v;
+    while (head < tail) {
+      const snode_t *n = &nodes[q[head++]];
+      for (uint32_t k = n->succ_off; k < n[1].succ_off; k++)
+        if (--nodes[s->succ[k]].pending == 0) q[tail++] = s->succ[k];
     }
-    uint32_t r = s->rank_of[v];
-    st = tn_err_set(err, TN_PARSE, "rank %u node %u: dependency cycle", r, v - s->rank_off[r]);
+    done += tail;
   }
-  for (uint32_t v = 0; v < s->total; v++) {
-    s->pending[v] = gnode(s, v)->ndeps;
-    s->state[v] = ST_WAIT;
+  if (done == s->total) {
+    /* Restore the dependency counts from the successor lists for the run. */
+    for (uint32_t v = 0; v < s->total; v++)
+      for (uint32_t k = nodes[v].succ_off; k < nodes[v + 1].succ_off; k++)
+        nodes[s->succ[k]].pending++;
+    return TN_OK;
   }
-  return st;
+  uint32_t v = 0;
+  while (nodes[v].pending == 0) v++;
+  while (nodes[v].state == ST_WAIT) {
+    nodes[v].state = ST_ISSUED; /* marker: visited by the walk */
+    uint32_t r = nodes[v].rank, off = s->rank_off[r];
+    const algo_node_t *nd = algo_node(s->a, r, v - off);
+    const uint32_t *deps = algo_node_deps(s->a, r, nd);
+    for (uint32_t k = 0; k < nd->ndeps; k++)
+      if (nodes[off + deps[k]].pending != 0) {
+        v = off + deps[k];
+        break;
+      }
+  }
+  uint32_t r = nodes[v].rank;
+  return tn_err_set(err, TN_PARSE, "rank %u node %u: dependency cycle", r, v - s->rank_off[r]);
 }
 
-static uint64_t key_hash(const msg_key_t *k) {
-  uint64_t h = ((uint64_t)k->src << 32 | k->dst) * 0x9E3779B97F4A7C15ull;
-  h ^= ((uint64_t)(uint32_t)k->tag << 17) ^ k->bytes * 0xC2B2AE3D27D4EB4Full;
-  h ^= h >> 31;
-  h *= 0x94D049BB133111EBull;
-  return h ^ (h >> 29);
+static uint64_t key_hash(uint32_t src, int32_t tag, uint64_t bytes) {
+  uint64_t h = src * 0x9E3779B97F4A7C15ull ^ (uint32_t)tag * 0xC2B2AE3D27D4EB4Full ^
+               bytes * 0x165667B19E3779F9ull;
+  h ^= h >> 32;
+  h *= 0xD6E8FEB86659FD93ull;
+  return h ^ (h >> 32);
 }
 
 /* Gives every SEND and RECV its key id (ids in order of first appearance, so nothing
- * depends on hash order) using an open-addressing table, and counts both sides. */
+ * depends on hash order) and counts both sides. Keys live in one open-addressing table
+ * per destination rank, so the lookups of one rank's nodes stay in a few small tables. */
 static tn_status_t build_keys(sim_t *s, tn_err_t *err) {
-  uint32_t ncomm = 0;
-  for (uint32_t v = 0; v < s->total; v++)
-    if (gnode(s, v)->op != ALGO_COMP) ncomm++;
-  size_t cap = 16;
-  while (cap < 2u * (size_t)ncomm) cap *= 2;
+  uint32_t npus = s->a->npus, ncomm = 0;
+  size_t *tab_off = NULL;
   uint32_t *table = NULL;
-  tn_status_t st;
-  if ((st = tn_calloc(cap, sizeof *table, &table, err)) != TN_OK ||
+  tn_status_t st = tn_calloc(npus + 1u, sizeof *tab_off, &tab_off, err);
+  if (st != TN_OK) return st;
+  for (uint32_t v = 0; v < s->total; v++) {
+    const snode_t *n = &s->nodes[v];
+    if (n->op == ALGO_COMP) continue;
+    ncomm++;
+    tab_off[n->op == ALGO_SEND ? n->peer : n->rank]++; /* count per destination */
+  }
+  size_t sum = 0;
+  for (uint32_t d = 0; d < npus; d++) {
+    size_t cap = tab_off[d] ? 4 : 0;
+    while (cap < 2 * tab_off[d]) cap *= 2;
+    tab_off[d] = sum;
+    sum += cap;
+  }
+  tab_off[npus] = sum;
+  if ((st = tn_calloc(sum + 1, sizeof *table, &table, err)) != TN_OK ||
       (st = tn_calloc(ncomm + 1u, sizeof *s->keys, &s->keys, err)) != TN_OK ||
       (st = tn_calloc(ncomm + 1u, sizeof *s->kq, &s->kq, err)) != TN_OK)
     goto fail;
-  memset(table, 0xff, cap * sizeof *table);
+  memset(table, 0xff, sum * sizeof *table);
   for (uint32_t v = 0; v < s->total; v++) {
-    const algo_node_t *nd = gnode(s, v);
-    if (nd->op == ALGO_COMP) continue;
-    uint32_t r = s->rank_of[v], p = (uint32_t)nd->peer;
-    msg_key_t k = {nd->op == ALGO_SEND ? r : p, nd->op == ALGO_SEND ? p : r, nd->tag, nd->bytes};
-    size_t h = (size_t)key_hash(&k) & (cap - 1);
-    while (table[h] != NONE) {
-      const msg_key_t *o = &s->keys[table[h]];
-      if (o->src == k.src && o->dst == k.dst && o->tag == k.tag && o->bytes == k.bytes) break;
-      h = (h + 1) & (cap - 1);
+    snode_t *n = &s->nodes[v];
+    if (n->op == ALGO_COMP) continue;
+    const algo_node_t *nd = algo_node(s->a, n->rank, v - s->rank_off[n->rank]);
+    bool send = n->op == ALGO_SEND;
+    msg_key_t k = {send ? n->rank : n->peer, send ? n->peer : n->rank, nd->tag, nd->bytes};
+    size_t base = tab_off[k.dst], mask = tab_off[k.dst + 1] - base - 1;
+    size_t h = (size_t)key_hash(k.src, k.tag, k.bytes) & mask;
+    uint32_t *slot;
+    for (;;) {
+      slot = &table[base + h];
+      if (*slot == NONE) break;
+      const msg_key_t *o = &s->keys[*slot];
+      if (o->src == k.src && o->tag == k.tag && o->bytes == k.bytes) break;
+      h = (h + 1) & mask;
     }
-    if (table[h] == NONE) {
-      table[h] = s->nkeys;
+    if (*slot == NONE) {
+      *slot = s->nkeys;
       s->keys[s->nkeys] = k;
       s->kq[s->nkeys] = (keyq_t){NONE, NONE, NONE, NONE, 0, 0, NONE, NONE};
       s->nkeys++;
     }
-    keyq_t *q = &s->kq[table[h]];
-    s->keyid[v] = table[h];
-    if (nd->op == ALGO_SEND) q->nsend++, q->last_send = v;
+    keyq_t *q = &s->kq[*slot];
+    n->keyid = *slot;
+    if (send) q->nsend++, q->last_send = v;
     else q->nrecv++, q->last_recv = v;
   }
 fail:
+  free(tab_off);
   free(table);
   return st;
 }
@@ -243,12 +283,12 @@ fail:
  * node of the side that has too many. */
 static tn_status_t check_balanced(const sim_t *s, tn_err_t *err) {
   for (uint32_t v = 0; v < s->total; v++) {
-    if (gnode(s, v)->op == ALGO_COMP) continue;
-    const keyq_t *q = &s->kq[s->keyid[v]];
+    if (s->nodes[v].op == ALGO_COMP) continue;
+    const keyq_t *q = &s->kq[s->nodes[v].keyid];
     if (q->nsend == q->nrecv) continue;
-    const msg_key_t *k = &s->keys[s->keyid[v]];
+    const msg_key_t *k = &s->keys[s->nodes[v].keyid];
     bool sends = q->nsend > q->nrecv;
-    uint32_t g = sends ? q->last_send : q->last_recv, r = s->rank_of[g];
+    uint32_t g = sends ? q->last_send : q->last_recv, r = s->nodes[g].rank;
     return tn_err_set(err, TN_PARSE,
                       "rank %u node %u: unmatched %s (src %u, dst %u, tag %d, %" PRIu64
                       " bytes): %u SEND(s) but %u RECV(s) with that key",
@@ -339,58 +379,54 @@ static uint32_t ready_pop(sim_t *s) {
 }
 
 static void complete(sim_t *s, uint32_t g, uint64_t now) {
-  s->state[g] = ST_DONE;
+  snode_t *n = &s->nodes[g];
+  n->state = ST_DONE;
   s->ndone++;
-  uint32_t r = s->rank_of[g];
-  if (now > s->finish[r]) s->finish[r] = now;
-  if (s->trace) sim_i_trace_node(s->trace, r, g - s->rank_off[r], s->issue_ps[g], now);
-  for (uint32_t k = s->succ_off[g]; k < s->succ_off[g + 1]; k++)
-    if (--s->pending[s->succ[k]] == 0) ready_push(s, s->succ[k]);
+  if (now > s->finish[n->rank]) s->finish[n->rank] = now;
+  if (s->trace)
+    sim_i_trace_node(s->trace, n->rank, g - s->rank_off[n->rank], s->issue_ps[g], now);
+  for (uint32_t k = n->succ_off; k < n[1].succ_off; k++)
+    if (--s->nodes[s->succ[k]].pending == 0) ready_push(s, s->succ[k]);
 }
 
 /* A message (SEND node g) reached its destination: the SEND is done, and the oldest
  * posted RECV of its key takes it, or it waits for one. */
 static void deliver(sim_t *s, uint32_t g, uint64_t now) {
   complete(s, g, now);
-  keyq_t *q = &s->kq[s->keyid[g]];
+  keyq_t *q = &s->kq[s->nodes[g].keyid];
   if (q->recv_head != NONE) {
     uint32_t rv = q->recv_head;
-    q->recv_head = s->qnext[rv];
+    q->recv_head = s->nodes[rv].qnext;
     if (q->recv_head == NONE) q->recv_tail = NONE;
     complete(s, rv, now);
     return;
   }
-  s->qnext[g] = NONE;
+  s->nodes[g].qnext = NONE;
   if (q->msg_tail == NONE) q->msg_head = g;
-  else s->qnext[q->msg_tail] = g;
+  else s->nodes[q->msg_tail].qnext = g;
   q->msg_tail = g;
 }
 
 static tn_status_t issue(sim_t *s, uint32_t g, uint64_t now, tn_err_t *err) {
-  const algo_node_t *nd = gnode(s, g);
-  uint32_t r = s->rank_of[g];
-  s->state[g] = ST_ISSUED;
+  snode_t *n = &s->nodes[g];
+  n->state = ST_ISSUED;
   if (s->issue_ps) s->issue_ps[g] = now;
-  if (nd->op == ALGO_SEND) return ten_send(s->e, r, (uint32_t)nd->peer, nd->bytes, g, err);
-  if (nd->op == ALGO_COMP) {
+  if (n->op == ALGO_SEND) return ten_send(s->e, n->rank, n->peer, n->arg, g, err);
+  if (n->op == ALGO_COMP) {
     s->timers++;
-    uint64_t ps = COMP_ZERO_PS;
-    if (nd->duration_us > 0 && !tn_mul_u64(nd->duration_us, 1000000u, &ps))
-      return tn_err_set(err, TN_PARSE, "rank %u node %u: COMP of %" PRIu64 " us overflows", r,
-                        g - s->rank_off[r], nd->duration_us);
-    return ten_timer(s->e, ps, g, err);
+    return ten_timer(s->e, n->arg, g, err);
   }
-  keyq_t *q = &s->kq[s->keyid[g]];
+  keyq_t *q = &s->kq[n->keyid];
   if (q->msg_head != NONE) {
     uint32_t m = q->msg_head;
-    q->msg_head = s->qnext[m];
+    q->msg_head = s->nodes[m].qnext;
     if (q->msg_head == NONE) q->msg_tail = NONE;
     complete(s, g, now);
     return TN_OK;
   }
-  s->qnext[g] = NONE;
+  n->qnext = NONE;
   if (q->recv_tail == NONE) q->recv_head = g;
-  else s->qnext[q->recv_tail] = g;
+  else s->nodes[q->recv_tail].qnext = g;
   q->recv_tail = g;
   return TN_OK;
 }
@@ -409,12 +445,14 @@ static tn_status_t issue_ready(sim_t *s, uint64_t now, tn_err_t *err) {
 /* After the queue ran dry with nodes left: some RECV is posted and waits for a message
  * whose SEND never becomes ready (counts are balanced, so that SEND exists). */
 static tn_status_t report_stuck(const sim_t *s, tn_err_t *err) {
+  const snode_t *nodes = s->nodes;
   for (uint32_t g = 0; g < s->total; g++) {
-    if (s->state[g] != ST_ISSUED || gnode(s, g)->op != ALGO_RECV) continue;
-    const msg_key_t *k = &s->keys[s->keyid[g]];
-    uint32_t r = s->rank_of[g], src = k->src, j = NONE;
+    if (nodes[g].state != ST_ISSUED || nodes[g].op != ALGO_RECV) continue;
+    const msg_key_t *k = &s->keys[nodes[g].keyid];
+    uint32_t r = nodes[g].rank, src = k->src, j = NONE;
     for (uint32_t h = s->rank_off[src]; h < s->rank_off[src + 1] && j == NONE; h++)
-      if (s->state[h] == ST_WAIT && gnode(s, h)->op == ALGO_SEND && s->keyid[h] == s->keyid[g])
+      if (nodes[h].state == ST_WAIT && nodes[h].op == ALGO_SEND &&
+          nodes[h].keyid == nodes[g].keyid)
         j = h - s->rank_off[src];
     return tn_err_set(err, TN_PARSE,
                       "rank %u node %u: deadlock: RECV from rank %u (tag %d, %" PRIu64
@@ -422,17 +460,15 @@ static tn_status_t report_stuck(const sim_t *s, tn_err_t *err) {
                       r, g - s->rank_off[r], src, k->tag, k->bytes, src, j);
   }
   for (uint32_t g = 0; g < s->total; g++)
-    if (s->state[g] != ST_DONE) {
-      uint32_t r = s->rank_of[g];
-      return tn_err_set(err, TN_INTERNAL, "rank %u node %u: never completed", r,
-                        g - s->rank_off[r]);
-    }
+    if (nodes[g].state != ST_DONE)
+      return tn_err_set(err, TN_INTERNAL, "rank %u node %u: never completed", nodes[g].rank,
+                        g - s->rank_off[nodes[g].rank]);
   return TN_OK;
 }
 
 static tn_status_t run(sim_t *s, tn_err_t *err) {
   for (uint32_t g = 0; g < s->total; g++)
-    if (s->pending[g] == 0) ready_push(s, g);
+    if (s->nodes[g].pending == 0) ready_push(s, g);
   tn_status_t st = issue_ready(s, 0, err);
   ten_event_t ev;
   while (st == TN_OK && ten_next(s->e, &ev)) {
@@ -475,20 +511,15 @@ static tn_status_t fill_result(const sim_t *s, sim_result_t *res, tn_err_t *err)
   }
   qsort(res->links, t->nlinks, sizeof *res->links, cmp_link_use);
   for (uint32_t g = 0; g < s->total; g++)
-    if (gnode(s, g)->op == ALGO_SEND) res->messages++;
+    if (s->nodes[g].op == ALGO_SEND) res->messages++;
   res->events = xmits + s->timers; /* every transmission ends in one queue event */
   return TN_OK;
 }
 
 static void sim_free(sim_t *s) {
   free(s->rank_off);
-  free(s->rank_of);
-  free(s->succ_off);
+  free(s->nodes);
   free(s->succ);
-  free(s->pending);
-  free(s->keyid);
-  free(s->qnext);
-  free(s->state);
   free(s->issue_ps);
   free(s->keys);
   free(s->kq);
@@ -516,7 +547,7 @@ tn_status_t sim_run(const topo_t *t, const algo_t *a, const sim_opts_t *opts, si
   }
   if ((st = run(&s, err)) != TN_OK || (st = fill_result(&s, res, err)) != TN_OK) goto fail;
   if (s.trace &&
-      (st = sim_i_trace_write(s.trace, opts->trace_path, s.rank_of, s.rank_off, err)) != TN_OK)
+      (st = sim_i_trace_write(s.trace, opts->trace_path, s.rank_off, err)) != TN_OK)
     goto fail;
   sim_free(&s);
   return TN_OK;

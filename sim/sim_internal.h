@@ -23,9 +23,9 @@ void sim_i_trace_node(sim_trace_t *tr, uint32_t rank, uint32_t id, uint64_t star
 
 /* Writes the timeline to path (all or nothing): one track per link (process "links",
  * thread = link id) holding every transmission as an "X" event, and one process per NPU
- * whose node executions are async events (they overlap). rank_of/rank_off decode the
- * global node indices used as cookies. */
-tn_status_t sim_i_trace_write(const sim_trace_t *tr, const char *path, const uint32_t *rank_of,
-                              const uint32_t *rank_off, tn_err_t *err);
+ * whose node executions are async events (they overlap). rank_off (npus + 1 entries:
+ * node id of rank r has global index rank_off[r] + id) decodes the cookies. */
+tn_status_t sim_i_trace_write(const sim_trace_t *tr, const char *path, const uint32_t *rank_off,
+                              tn_err_t *err);
 
 #endif

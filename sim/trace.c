@@ -80,9 +80,19 @@ static void write_meta(FILE *f, const sim_trace_t *tr) {
             r + 1, r, r + 1, r + 1);
 }
 
-static void write_xmit(FILE *f, const xmit_rec_t *x, const uint32_t *rank_of,
-                       const uint32_t *rank_off) {
-  uint32_t g = (uint32_t)x->cookie, r = rank_of[g];
+/* The rank of global node index g: the last r with rank_off[r] <= g. */
+static uint32_t rank_of(const uint32_t *rank_off, uint32_t npus, uint32_t g) {
+  uint32_t lo = 0, hi = npus;
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (rank_off[mid] <= g) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static void write_xmit(FILE *f, const xmit_rec_t *x, const uint32_t *rank_off, uint32_t npus) {
+  uint32_t g = (uint32_t)x->cookie, r = rank_of(rank_off, npus, g);
   fprintf(f,
           ",\n{\"ph\":\"X\",\"cat\":\"link\",\"pid\":0,\"tid\":%" PRIu32
           ",\"name\":\"%" PRIu32 ":%" PRIu32 "\",\"ts\":",
@@ -120,8 +130,8 @@ static void write_node(FILE *f, const sim_trace_t *tr, const node_rec_t *n, uint
   }
 }
 
-tn_status_t sim_i_trace_write(const sim_trace_t *tr, const char *path, const uint32_t *rank_of,
-                              const uint32_t *rank_off, tn_err_t *err) {
+tn_status_t sim_i_trace_write(const sim_trace_t *tr, const char *path, const uint32_t *rank_off,
+                              tn_err_t *err) {
   if (tr->sticky.status != TN_OK)
     return tn_err_set(err, tr->sticky.status, "%s: %s", path, tr->sticky.msg);
   tn_outfile_t o;
@@ -131,7 +141,7 @@ tn_status_t sim_i_trace_write(const sim_trace_t *tr, const char *path, const uin
   fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   write_meta(f, tr);
   for (size_t i = 0; i < tr->xmits.len; i++)
-    write_xmit(f, &TN_VEC_AT(&tr->xmits, xmit_rec_t, i), rank_of, rank_off);
+    write_xmit(f, &TN_VEC_AT(&tr->xmits, xmit_rec_t, i), rank_off, tr->a->npus);
   for (size_t i = 0; i < tr->nodes.len; i++) {
     const node_rec_t *n = &TN_VEC_AT(&tr->nodes, node_rec_t, i);
     write_node(f, tr, n, rank_off[n->rank] + n->id);

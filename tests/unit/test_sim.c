@@ -283,6 +283,36 @@ static void sim_matches_same_key_fifo(void **state) {
   topo_free(t);
 }
 
+/* Sends of one rank that become ready at one instant enter their link in ascending id
+ * order: rank 1's reduction waits for the message of tag 1, queued behind or ahead of a
+ * 1 MiB message depending on the ids. */
+static void sim_issues_ready_sends_in_ascending_id(void **state) {
+  (void)state;
+  topo_t *t = gen1(TOPO_DIM_RING, 2, false);
+  const uint64_t big = MIB, small = 1024, lat = 500000;
+  for (int big_first = 0; big_first < 2; big_first++) {
+    algo_t *a = NULL;
+    uint32_t r = 0;
+    TU_OK(algo_create_unknown("chakra", 2, &a, &tu_err_));
+    for (int k = 0; k < 2; k++) {
+      bool is_big = (k == 0) == (big_first != 0);
+      TU_OK(algo_add_send(a, 0, 1, is_big ? 0 : 1, is_big ? big : small, NULL, 0, NULL, 0, NULL,
+                          &tu_err_));
+    }
+    TU_OK(algo_add_recv(a, 1, 0, 1, small, false, NULL, 0, NULL, 0, &r, &tu_err_));
+    TU_OK(algo_add_comp(a, 1, 100, &r, 1, NULL, 0, NULL, &tu_err_));
+    TU_OK(algo_add_recv(a, 1, 0, 0, big, false, NULL, 0, NULL, 0, NULL, &tu_err_));
+    sim_result_t res;
+    run_ok(t, a, &res);
+    uint64_t small_at = tn_xfer_ps(small, 50.0) + lat;
+    if (big_first) small_at += tn_xfer_ps(big, 50.0);
+    assert_int_equal(res.npu_finish_ps[1], small_at + 100000000u);
+    sim_result_free(&res);
+    algo_free(a);
+  }
+  topo_free(t);
+}
+
 static void expect_error(const topo_t *t, const algo_t *a, tn_status_t want, const char *what1,
                          const char *what2) {
   sim_result_t res;
@@ -489,6 +519,7 @@ int main(void) {
       cmocka_unit_test(sim_switch_hop_is_store_and_forward),
       cmocka_unit_test(sim_send_is_eager_and_late_recv_completes_at_once),
       cmocka_unit_test(sim_matches_same_key_fifo),
+      cmocka_unit_test(sim_issues_ready_sends_in_ascending_id),
       cmocka_unit_test(sim_rejects_unmatched_send),
       cmocka_unit_test(sim_rejects_unmatched_recv_with_other_size),
       cmocka_unit_test(sim_rejects_dependency_on_missing_node),
