@@ -2,7 +2,7 @@
  * congestion-aware backend (issue 4): MSCCLang-style ring All-Reduce (64 MiB, one
  * recv→reduce→send chain per rank) on rings and Direct All-Gather on fully connected
  * fabrics. The sets are built here directly; prints time, events/s and ratios.
- * Usage: bench_sim [ring|direct NPUS]   (one case only, e.g. for profiling) */
+ * Usage: bench_sim [ring|direct|mesh NPUS [ROWS]]   (one case only, e.g. for profiling) */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,15 +69,17 @@ static double cpu_seconds(void) {
 typedef tn_status_t (*build_fn)(uint32_t, uint64_t, algo_t **, tn_err_t *);
 
 /* Runs one case (best of reps) and prints a row; returns the best wall time in s. */
-static double bench_case(const char *what, topo_dim_kind_t kind, uint32_t n, build_fn build,
+static double bench_case(const char *what, topo_dim_kind_t kind, uint32_t n, uint32_t n2,
+                         build_fn build,
                          double astra_s) {
   tn_err_t err = {0};
-  topo_dim_t d = {kind, n, 50.0, 500.0, false};
+  /* n2 > 1: a 2D fabric n/n2 x n2 of kind (a mesh for LINE). */
+  topo_dim_t d[2] = {{kind, n2 > 1 ? n / n2 : n, 50.0, 500.0, false}, {kind, n2, 50.0, 500.0, false}};
   topo_t *t = NULL;
   algo_t *a = NULL;
   double best = 1e30, best_cpu = 1e30;
   sim_result_t res = {0};
-  if (topo_gen("bench", &d, 1, &t, &err) != TN_OK || build(n, 64 * MIB, &a, &err) != TN_OK)
+  if (topo_gen("bench", d, n2 > 1 ? 2 : 1, &t, &err) != TN_OK || build(n, 64 * MIB, &a, &err) != TN_OK)
     goto fail;
   int reps = n >= 512 ? 2 : 5;
   for (int i = 0; i < reps; i++) {
@@ -108,11 +110,11 @@ fail:
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3) {
-    bool ring = strcmp(argv[1], "ring") == 0;
+  if (argc >= 3) {
+    bool ring = strcmp(argv[1], "ring") == 0, mesh = strcmp(argv[1], "mesh") == 0;
     uint32_t n = (uint32_t)strtoul(argv[2], NULL, 10);
-    return bench_case(ring ? "ring-allreduce" : "direct-allgather",
-                      ring ? TOPO_DIM_RING : TOPO_DIM_FC, n,
+    uint32_t n2 = argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 10) : 1;
+    return bench_case(argv[1], ring ? TOPO_DIM_RING : mesh ? TOPO_DIM_LINE : TOPO_DIM_FC, n, n2,
                       ring ? ring_allreduce : direct_allgather, 0) < 0;
   }
   printf("sim_run time, best of 5 (2 at 512 NPUs); 64 MiB, 50 GB/s, 500 ns links; rates and\n"
@@ -122,15 +124,22 @@ int main(int argc, char **argv) {
          "vs_astra");
   static const uint32_t ring_n[] = {16, 32, 64, 128, 512};
   for (size_t i = 0; i < sizeof ring_n / sizeof *ring_n; i++)
-    if (bench_case("ring-allreduce", TOPO_DIM_RING, ring_n[i], ring_allreduce,
+    if (bench_case("ring-allreduce", TOPO_DIM_RING, ring_n[i], 1, ring_allreduce,
                    ring_n[i] == 128 ? ASTRA_RING_AR_128_S : 0) < 0)
       return 1;
   static const uint32_t fc_n[] = {16, 32, 64, 128, 512};
   for (size_t i = 0; i < sizeof fc_n / sizeof *fc_n; i++) {
-    if (bench_case("direct-allgather", TOPO_DIM_FC, fc_n[i], direct_allgather,
+    if (bench_case("direct-allgather", TOPO_DIM_FC, fc_n[i], 1, direct_allgather,
                    fc_n[i] == 128 ? ASTRA_DIRECT_AG_128_S : 0) < 0)
       return 1;
   }
+  /* Multi-hop: Direct All-Gather on 2D meshes (4x4 .. 16x16), store-and-forward along
+   * dimension-ordered routes with contention, to show the cost per message x hop. */
+  static const uint32_t mesh_n[][2] = {{16, 4}, {32, 4}, {64, 8}, {128, 8}, {256, 16}};
+  for (size_t i = 0; i < sizeof mesh_n / sizeof *mesh_n; i++)
+    if (bench_case("direct-ag-mesh", TOPO_DIM_LINE, mesh_n[i][0], mesh_n[i][1],
+                   direct_allgather, 0) < 0)
+      return 1;
   printf("targets (issue 4): ring-allreduce 128 <= 50 ms, direct-allgather 128 <= 20 ms\n");
   return 0;
 }
