@@ -243,5 +243,10 @@ tn_status_t cli_plot_busbw(const cli_result_t *rows, size_t n, const char *title
  * links (at most 48, labelled src>dst), from a finished simulation of t. */
 tn_status_t cli_heatmap_write(const topo_t *t, const sim_result_t *r, const char *title,
                               const char *path, tn_err_t *err);
+/* Synthesizes algo for (coll, size_bytes) on t, simulates it and draws its heatmap to
+ * path (what demo shows for greedy and Ring). */
+tn_status_t cli_heatmap_run(const topo_t *t, const char *label, tn_coll_t coll,
+                            uint64_t size_bytes, const char *algo, uint64_t seed,
+                            const char *path, tn_err_t *err);
 
 #endif

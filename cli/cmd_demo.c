@@ -16,6 +16,7 @@ static const char *const demo_help =
     "sizes 1KiB..1GiB. Prints one comparison table per fabric and collective and writes\n"
     "into DIR (default ./tenet-demo):\n"
     "  <fabric>-<collective>.png and .svg   busbw against size, the bound dashed\n"
+    "  mesh-8x8-allgather-64MiB-{greedy,ring}-links.png   per-link utilization\n"
     "  results.csv, results.json            every row of the tables\n"
     "  chakra/<fabric>/<coll>-64MiB/<algo>.<rank>.et   Chakra sets for ASTRA-sim\n\n"
     "  -o, --output DIR  output folder (default tenet-demo)\n"
@@ -91,6 +92,15 @@ static tn_status_t demo_one(const demo_fabric_t *f, const topo_t *t, tn_coll_t c
   for (size_t e = 0; st == TN_OK && e < 2; e++) {
     snprintf(path, sizeof path, "%s/%s-%s.%s", dir, f->label, tn_coll_name(coll), exts[e]);
     st = cli_plot_busbw(rows, n, title, path, err);
+  }
+  /* Where the time goes: per-link utilization of greedy and Ring, first fabric's
+   * All-Gather at the Chakra size (two more runs; the others would look alike). */
+  static const char *const heat_algos[] = {"greedy", "ring"};
+  for (size_t a = 0; st == TN_OK && coll == TN_ALLGATHER && f == &demo_fabrics[0] && a < 2; a++) {
+    char size_s[32];
+    snprintf(path, sizeof path, "%s/%s-%s-%s-%s-links.png", dir, f->label, tn_coll_name(coll),
+             tn_fmt_size(chakra_size, size_s, sizeof size_s), heat_algos[a]);
+    st = cli_heatmap_run(t, f->label, coll, chakra_size, heat_algos[a], 1, path, err);
   }
   if (st == TN_OK) st = collect(all, nall, rows, n, err);
   free(rows);

@@ -92,3 +92,24 @@ tn_status_t cli_heatmap_write(const topo_t *t, const sim_result_t *r, const char
   free(h);
   return st;
 }
+
+tn_status_t cli_heatmap_run(const topo_t *t, const char *label, tn_coll_t coll,
+                            uint64_t size_bytes, const char *algo, uint64_t seed,
+                            const char *path, tn_err_t *err) {
+  cli_synth_opts_t so = {.algo = algo, .seed = seed};
+  cli_synth_out_t out = {0};
+  sim_opts_t sopt = {0};
+  sim_result_t res = {0};
+  tn_status_t st = cli_synthesize(t, coll, size_bytes, &so, &out, err);
+  if (st == TN_OK) st = sim_run(t, out.algo, &sopt, &res, err);
+  if (st == TN_OK) {
+    char title[256], size[32], time[32];
+    snprintf(title, sizeof title, "%s: %s %s %s, %s - link utilization", label,
+             tn_coll_name(coll), tn_fmt_size(size_bytes, size, sizeof size), algo,
+             cli_fmt_time_ns((double)res.time_ps / 1000.0, time, sizeof time));
+    st = cli_heatmap_write(t, &res, title, path, err);
+  }
+  sim_result_free(&res);
+  algo_free(out.algo);
+  return st;
+}

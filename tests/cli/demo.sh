@@ -26,6 +26,9 @@ for f in mesh-8x8 mesh3d-4x4x4; do
     done
   done
 done
+for a in greedy ring; do
+  check "link heatmap $a" is_png out/mesh-8x8-allgather-16MiB-$a-links.png
+done
 check "table header" grep -q 'busbw GB/s' stdout.txt
 check "36 rows" test "$(grep -cE '^(4KiB|256KiB|16MiB) +(greedy|ring|direct) ' stdout.txt)" -eq 36
 check "results.csv" test "$(wc -l <out/results.csv)" -eq 37
