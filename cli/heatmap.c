@@ -54,8 +54,8 @@ static void draw_heat(void *ctx) {
   plline(2, mx, my);
   pllsty(1);
   char mean[64];
-  snprintf(mean, sizeof mean, "mean over all links %.2f", h->mean_util);
-  plptex((double)h->n - 0.6, h->mean_util + 0.02, 1.0, 0.0, 1.0, mean);
+  snprintf(mean, sizeof mean, "dashed: mean over all %zu links %.2f", h->total, h->mean_util);
+  plmtex("t", -1.5, 0.99, 1.0, mean);
 }
 
 tn_status_t cli_heatmap_write(const topo_t *t, const sim_result_t *r, const char *title,
