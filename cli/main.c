@@ -13,6 +13,8 @@ typedef struct command {
 static const command_t commands[] = {
     {"topo", cmd_topo, "generate, inspect and draw fabrics (gen, info)"},
     {"synth", cmd_synth, "synthesize a collective for a fabric and write Chakra ET files"},
+    {"import", cmd_import, "convert an MSCCL-IR XML algorithm to a Chakra ET set (msccl)"},
+    {"export", cmd_export, "write a Chakra ET set tenet produced as MSCCL-IR XML (msccl)"},
 };
 
 static void usage(FILE *f) {

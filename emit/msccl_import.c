@@ -1,0 +1,1053 @@
+/* emit/msccl_import.c — MSCCL-IR XML (algo/gpu/tb/step, as msccl-tools and the MSCCL
+ * runtimes read it) → algo_t, with chunk bookkeeping from a symbolic run of the buffers.
+ * Pipeline: XML file → this importer → algo_t → Chakra writer / simulator / verifier.
+ *
+ * Semantics of the mapping (the contract the tests pin):
+ *  - Chunk size. S (the collective's NCCL size: All-Gather output, Reduce-Scatter input per
+ *    NPU, All-Reduce buffer) is the buffer the XML cuts into its chunks: All-Gather's output
+ *    (o_chunks), Reduce-Scatter's and All-Reduce's input (i_chunks). So chunks_per_npu
+ *    K = that count / ngpus, logical chunk c is buffer slot c of that buffer, and a step of
+ *    cnt chunks moves the sum of ten_chunk_bytes of the chunks it carries (cnt * S / (n*K)
+ *    when S divides evenly). The other buffer of an out-of-place program holds K chunks
+ *    (the NPU's share); with inplace="1" it aliases the NPU's share (All-Gather input, RS
+ *    output) or the whole buffer (All-Reduce output). Scratch holds s_chunks slots.
+ *  - Nodes. Each tb's steps run in order: the first node of a step depends on the last
+ *    node of the previous step of its tb and on the last node of its cross-tb dependency
+ *    (depid, deps). s → SEND; r → copy RECV; rcs → RECV → SEND; rrc → reduce RECV → COMP;
+ *    rrs and rrcs → reduce RECV → COMP → SEND; cpy → COMP (no chunks, 0 µs); re → COMP
+ *    (a run of consecutive re steps with the same destination, the later ones without a
+ *    cross-tb dependency, is one COMP, as MSCCL fuses them); nop → no node: it is folded
+ *    away and whoever depends on it depends on its dependencies instead (a nop costs
+ *    nothing in the runtimes, a COMP would cost 1 ns). Reductions take opts->comp_us.
+ *    A COMP of a re also depends directly on the RECV that brought its operand (that RECV
+ *    becomes a reduce RECV), as the verifier's model requires.
+ *  - Node ids per rank: tb id order, then step order, then RECV < COMP < SEND in a step.
+ *    Each node's dependency list is sorted ascending and duplicate-free.
+ *  - Pairing: the k-th send from a to b on channel c pairs with the k-th receive at b from
+ *    a on channel c (a (peer, channel) belongs to one tb per direction). Tags: the sends
+ *    from a to b are numbered 0, 1, 2, ... in a's node id order; a receive takes its send's
+ *    tag. The number is one-to-one with (channel, order on that channel) of the pair.
+ *  - Bookkeeping: the buffers are executed symbolically in a topological order of the
+ *    whole DAG; a SEND lists the chunk ids its source slots hold, a RECV its send's list,
+ *    a COMP the chunks it reduces. rrs is modelled as updating its source slot (the runtime
+ *    sends src+recv without storing it): equivalent whenever that slot is overwritten
+ *    before being read again, as in every ring All-Reduce. At the end every output slot
+ *    must hold the chunk the collective puts there.
+ * Errors name "file:line: gpu G tb T step S: ..." (TN_PARSE); sizes too small for the
+ * chunk count are TN_INVAL. */
+#include "emit/emit.h"
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ten/ten.h"
+
+#define NONE UINT32_MAX
+#define MAX_CHUNKS (1u << 20) /* per buffer: far beyond any runtime's limit */
+
+typedef enum { OP_S, OP_R, OP_RCS, OP_RRC, OP_RRS, OP_RRCS, OP_CPY, OP_RE, OP_NOP } mop_t;
+static const char *const op_names[] = {"s", "r", "rcs", "rrc", "rrs", "rrcs", "cpy", "re", "nop"};
+
+enum { BUF_I = 0, BUF_O = 1, BUF_S = 2 };
+enum { K_SEND, K_RECV, K_COMP, K_VIRT };
+
+typedef struct mstep {
+  mop_t op;
+  int32_t srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps, s;
+  long line;
+  uint32_t tb; /* index into tbs */
+  uint32_t last; /* internal node that completes the step */
+} mstep_t;
+
+typedef struct mtb {
+  int32_t id, send, recv, chan;
+  long line;
+  uint32_t gpu;
+  uint32_t step_off, nsteps;
+} mtb_t;
+
+typedef struct mgpu {
+  int32_t ic, oc, sc;
+  uint32_t tb_off, ntbs; /* tbs sorted by id, ids 0..ntbs-1 */
+  uint32_t loc_base, nlocs; /* slots i, o, s after aliasing */
+  uint32_t o_base, s_base;
+} mgpu_t;
+
+typedef struct inode {
+  uint8_t kind;
+  bool reduce;
+  uint32_t gpu, step;
+  int32_t peer;
+  uint32_t dep_off, ndeps; /* static deps (internal indices) */
+  uint32_t extra;          /* head of extra-deps list or NONE */
+  uint32_t partner;
+  uint32_t chunk_off, nchunks;
+  uint64_t bytes;
+  int32_t tag;
+  uint32_t id;
+  uint64_t dur;
+} inode_t;
+
+typedef struct extra_dep {
+  uint32_t dep, next;
+} extra_dep_t;
+
+typedef struct imp {
+  const char *what;
+  uint64_t size;
+  uint64_t comp_us;
+  tn_coll_t coll;
+  bool inplace;
+  uint32_t n, K;
+  mgpu_t *gpus;
+  tn_vec_t tbs, steps;    /* mtb_t, mstep_t */
+  tn_vec_t nodes, deps;   /* inode_t, uint32_t */
+  tn_vec_t extras;        /* extra_dep_t */
+  tn_vec_t chunks;        /* uint32_t */
+  uint32_t *content;      /* per global slot: chunk id or NONE */
+  uint32_t *producer;     /* per global slot: node that wrote it or NONE */
+  uint32_t nslots;
+} imp_t;
+
+#define TB(I, k) TN_VEC_AT(&(I)->tbs, mtb_t, k)
+#define ST(I, k) TN_VEC_AT(&(I)->steps, mstep_t, k)
+#define ND(I, k) TN_VEC_AT(&(I)->nodes, inode_t, k)
+
+/* ---- errors ------------------------------------------------------------- */
+
+/* Formats a step error into err. */
+static tn_status_t serr(const imp_t *I, tn_err_t *err, uint32_t si, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static tn_status_t serr(const imp_t *I, tn_err_t *err, uint32_t si, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  const mstep_t *st = &ST(I, si);
+  const mtb_t *tb = &TB(I, st->tb);
+  return tn_err_set(err, TN_PARSE, "%s:%ld: gpu %u tb %d step %d: %s", I->what, st->line,
+                    tb->gpu, tb->id, st->s, msg);
+}
+
+/* ---- attribute parsing ------------------------------------------------------ */
+
+static tn_status_t attr_int(const imp_t *I, xmlNode *x, const char *name, bool required,
+                            int64_t def, int64_t min, int64_t max, int64_t *out,
+                            const char *where, tn_err_t *err) {
+  xmlChar *v = xmlGetProp(x, (const xmlChar *)name);
+  if (v == NULL) {
+    if (required)
+      return tn_err_set(err, TN_PARSE, "%s:%ld: %s: missing attribute '%s'", I->what,
+                        (long)xmlGetLineNo(x), where, name);
+    *out = def;
+    return TN_OK;
+  }
+  const char *s = (const char *)v;
+  char *end = NULL;
+  long long val = strtoll(s, &end, 10);
+  bool ok = end != s && *end == '\0' && val >= min && val <= max;
+  tn_status_t st = TN_OK;
+  if (!ok)
+    st = tn_err_set(err, TN_PARSE, "%s:%ld: %s: attribute %s=\"%.40s\" is not an integer in "
+                    "[%lld, %lld]", I->what, (long)xmlGetLineNo(x), where, name, s,
+                    (long long)min, (long long)max);
+  else
+    *out = val;
+  xmlFree(v);
+  return st;
+}
+
+static int parse_buf(const xmlChar *v) {
+  if (v == NULL) return -1;
+  const char *s = (const char *)v;
+  if (!strcmp(s, "i") || !strcmp(s, "input")) return BUF_I;
+  if (!strcmp(s, "o") || !strcmp(s, "output")) return BUF_O;
+  if (!strcmp(s, "s") || !strcmp(s, "scratch")) return BUF_S;
+  return -2;
+}
+
+static bool is_elem(const xmlNode *x, const char *name) {
+  return x->type == XML_ELEMENT_NODE && strcmp((const char *)x->name, name) == 0;
+}
+
+static tn_status_t parse_step(imp_t *I, xmlNode *x, uint32_t tbi, const char *where,
+                              tn_err_t *err) {
+  mstep_t st = {0};
+  st.tb = tbi;
+  st.line = (long)xmlGetLineNo(x);
+  st.last = NONE;
+  int64_t v = 0;
+  tn_status_t rc = TN_OK;
+  char w[96];
+  snprintf(w, sizeof w, "%s step", where);
+  if ((rc = attr_int(I, x, "s", true, 0, 0, INT32_MAX, &v, w, err)) != TN_OK) return rc;
+  st.s = (int32_t)v;
+  snprintf(w, sizeof w, "%s step %d", where, st.s);
+  xmlChar *type = xmlGetProp(x, (const xmlChar *)"type");
+  if (type == NULL)
+    return tn_err_set(err, TN_PARSE, "%s:%ld: %s: missing attribute 'type'", I->what,
+                      st.line, w);
+  int op = -1;
+  for (int k = 0; k <= OP_NOP; k++)
+    if (strcmp((const char *)type, op_names[k]) == 0) op = k;
+  if (op < 0) {
+    rc = tn_err_set(err, TN_PARSE,
+                    "%s:%ld: %s: unknown op type '%.20s' (known: s r rcs rrc rrs rrcs cpy re "
+                    "nop)", I->what, st.line, w, (const char *)type);
+    xmlFree(type);
+    return rc;
+  }
+  xmlFree(type);
+  st.op = (mop_t)op;
+  bool nop = st.op == OP_NOP;
+  if ((rc = attr_int(I, x, "srcoff", !nop, -1, -1, MAX_CHUNKS, &v, w, err)) != TN_OK) return rc;
+  st.srcoff = (int32_t)v;
+  if ((rc = attr_int(I, x, "dstoff", !nop, -1, -1, MAX_CHUNKS, &v, w, err)) != TN_OK) return rc;
+  st.dstoff = (int32_t)v;
+  if ((rc = attr_int(I, x, "cnt", !nop, 0, nop ? -1 : 1, MAX_CHUNKS, &v, w, err)) != TN_OK)
+    return rc;
+  st.cnt = (int32_t)v;
+  if ((rc = attr_int(I, x, "depid", false, -1, -1, INT32_MAX, &v, w, err)) != TN_OK) return rc;
+  st.depid = (int32_t)v;
+  if ((rc = attr_int(I, x, "deps", false, -1, -1, INT32_MAX, &v, w, err)) != TN_OK) return rc;
+  st.deps = (int32_t)v;
+  if ((rc = attr_int(I, x, "hasdep", false, 0, 0, 1, &v, w, err)) != TN_OK) return rc;
+  if ((st.depid < 0) != (st.deps < 0))
+    return tn_err_set(err, TN_PARSE, "%s:%ld: %s: depid and deps must both be -1 or both set",
+                      I->what, st.line, w);
+  const char *bn[2] = {"srcbuf", "dstbuf"};
+  int32_t *bv[2] = {&st.srcbuf, &st.dstbuf};
+  for (int k = 0; k < 2; k++) {
+    xmlChar *b = xmlGetProp(x, (const xmlChar *)bn[k]);
+    int r = parse_buf(b);
+    if (b) xmlFree(b);
+    if (r == -1 && nop) r = BUF_I;
+    if (r < 0)
+      return tn_err_set(err, TN_PARSE, "%s:%ld: %s: %s must be i, o or s", I->what, st.line,
+                        w, bn[k]);
+    *bv[k] = r;
+  }
+  return tn_vec_push(&I->steps, &st, err);
+}
+
+static int cmp_tb(const void *a, const void *b) {
+  const mtb_t *x = a, *y = b;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+static tn_status_t parse_gpu(imp_t *I, xmlNode *g, uint32_t gid, tn_err_t *err) {
+  mgpu_t *G = &I->gpus[gid];
+  char w[64];
+  snprintf(w, sizeof w, "gpu %u", gid);
+  int64_t v = 0;
+  tn_status_t rc;
+  if ((rc = attr_int(I, g, "i_chunks", true, 0, 0, MAX_CHUNKS, &v, w, err)) != TN_OK) return rc;
+  G->ic = (int32_t)v;
+  if ((rc = attr_int(I, g, "o_chunks", true, 0, 0, MAX_CHUNKS, &v, w, err)) != TN_OK) return rc;
+  G->oc = (int32_t)v;
+  if ((rc = attr_int(I, g, "s_chunks", false, 0, 0, MAX_CHUNKS, &v, w, err)) != TN_OK) return rc;
+  G->sc = (int32_t)v;
+  G->tb_off = (uint32_t)I->tbs.len;
+  for (xmlNode *t = g->children; t; t = t->next) {
+    if (t->type != XML_ELEMENT_NODE) continue;
+    if (!is_elem(t, "tb"))
+      return tn_err_set(err, TN_PARSE, "%s:%ld: %s: unexpected element <%s> (want <tb>)",
+                        I->what, (long)xmlGetLineNo(t), w, (const char *)t->name);
+    mtb_t tb = {0};
+    tb.gpu = gid;
+    tb.line = (long)xmlGetLineNo(t);
+    char tw[96];
+    if ((rc = attr_int(I, t, "id", true, 0, 0, INT32_MAX, &v, w, err)) != TN_OK) return rc;
+    tb.id = (int32_t)v;
+    snprintf(tw, sizeof tw, "gpu %u tb %d", gid, tb.id);
+    if ((rc = attr_int(I, t, "send", true, 0, -1, INT32_MAX, &v, tw, err)) != TN_OK) return rc;
+    tb.send = (int32_t)v;
+    if ((rc = attr_int(I, t, "recv", true, 0, -1, INT32_MAX, &v, tw, err)) != TN_OK) return rc;
+    tb.recv = (int32_t)v;
+    if ((rc = attr_int(I, t, "chan", false, 0, 0, INT32_MAX, &v, tw, err)) != TN_OK) return rc;
+    tb.chan = (int32_t)v;
+    for (int32_t p = tb.send, k = 0; k < 2; k++, p = tb.recv)
+      if (p >= (int32_t)I->n || p == (int32_t)gid)
+        return tn_err_set(err, TN_PARSE, "%s:%ld: %s: %s peer %d is out of range or itself",
+                          I->what, tb.line, tw, k ? "recv" : "send", p);
+    tb.step_off = (uint32_t)I->steps.len;
+    uint32_t tbi = (uint32_t)I->tbs.len;
+    for (xmlNode *s = t->children; s; s = s->next) {
+      if (s->type != XML_ELEMENT_NODE) continue;
+      if (!is_elem(s, "step"))
+        return tn_err_set(err, TN_PARSE, "%s:%ld: %s: unexpected element <%s> (want <step>)",
+                          I->what, (long)xmlGetLineNo(s), tw, (const char *)s->name);
+      if ((rc = parse_step(I, s, tbi, tw, err)) != TN_OK) return rc;
+      mstep_t *st = &ST(I, I->steps.len - 1);
+      if (st->s != (int32_t)(I->steps.len - 1 - tb.step_off))
+        return tn_err_set(err, TN_PARSE, "%s:%ld: %s step %d: steps must be numbered 0, 1, 2, "
+                          "... in order", I->what, st->line, tw, st->s);
+    }
+    tb.nsteps = (uint32_t)(I->steps.len - tb.step_off);
+    if ((rc = tn_vec_push(&I->tbs, &tb, err)) != TN_OK) return rc;
+  }
+  G->ntbs = (uint32_t)(I->tbs.len - G->tb_off);
+  /* tbs sorted by id; steps keep pointing at their tb through the index, so fix them. */
+  mtb_t *tbs = &TB(I, G->tb_off);
+  qsort(tbs, G->ntbs, sizeof *tbs, cmp_tb);
+  for (uint32_t k = 0; k < G->ntbs; k++) {
+    if (tbs[k].id != (int32_t)k)
+      return tn_err_set(err, TN_PARSE, "%s:%ld: gpu %u tb %d: tb ids must be 0..%u, each once",
+                        I->what, tbs[k].line, gid, tbs[k].id, G->ntbs - 1);
+    for (uint32_t j = 0; j < tbs[k].nsteps; j++) ST(I, tbs[k].step_off + j).tb = G->tb_off + k;
+  }
+  return TN_OK;
+}
+
+static tn_status_t parse_algo(imp_t *I, xmlNode *root, tn_err_t *err) {
+  if (root == NULL || !is_elem(root, "algo"))
+    return tn_err_set(err, TN_PARSE, "%s: the root element must be <algo>", I->what);
+  int64_t v = 0;
+  tn_status_t rc;
+  if ((rc = attr_int(I, root, "ngpus", true, 0, 1, TOPO_MAX_NPUS, &v, "algo", err)) != TN_OK)
+    return rc;
+  I->n = (uint32_t)v;
+  xmlChar *c = xmlGetProp(root, (const xmlChar *)"coll");
+  if (c == NULL)
+    return tn_err_set(err, TN_PARSE, "%s:%ld: algo: missing attribute 'coll'", I->what,
+                      (long)xmlGetLineNo(root));
+  const char *cs = (const char *)c;
+  bool ok = true;
+  if (!strcmp(cs, "allgather")) I->coll = TN_ALLGATHER;
+  else if (!strcmp(cs, "allreduce")) I->coll = TN_ALLREDUCE;
+  else if (!strcmp(cs, "reduce_scatter") || !strcmp(cs, "reducescatter"))
+    I->coll = TN_REDUCESCATTER;
+  else ok = false;
+  if (!ok) {
+    rc = tn_err_set(err, TN_PARSE, "%s:%ld: algo: collective '%.40s' is not supported "
+                    "(allgather, allreduce, reduce_scatter)", I->what,
+                    (long)xmlGetLineNo(root), cs);
+    xmlFree(c);
+    return rc;
+  }
+  xmlFree(c);
+  int64_t inpl = 0;
+  if ((rc = attr_int(I, root, "inplace", false, -1, 0, 1, &inpl, "algo", err)) != TN_OK)
+    return rc;
+  if ((rc = tn_calloc(I->n, sizeof *I->gpus, &I->gpus, err)) != TN_OK) return rc;
+  bool *seen = NULL;
+  if ((rc = tn_calloc(I->n, sizeof *seen, &seen, err)) != TN_OK) return rc;
+  uint32_t count = 0;
+  for (xmlNode *g = root->children; g && rc == TN_OK; g = g->next) {
+    if (g->type != XML_ELEMENT_NODE) continue;
+    if (!is_elem(g, "gpu")) {
+      rc = tn_err_set(err, TN_PARSE, "%s:%ld: algo: unexpected element <%s> (want <gpu>)",
+                      I->what, (long)xmlGetLineNo(g), (const char *)g->name);
+      break;
+    }
+    if ((rc = attr_int(I, g, "id", true, 0, 0, (int64_t)I->n - 1, &v, "gpu", err)) != TN_OK)
+      break;
+    if (seen[v]) {
+      rc = tn_err_set(err, TN_PARSE, "%s:%ld: gpu %lld appears twice", I->what,
+                      (long)xmlGetLineNo(g), (long long)v);
+      break;
+    }
+    seen[v] = true;
+    count++;
+    rc = parse_gpu(I, g, (uint32_t)v, err);
+  }
+  free(seen);
+  if (rc != TN_OK) return rc;
+  if (count != I->n)
+    return tn_err_set(err, TN_PARSE, "%s: algo: ngpus=%u but %u <gpu> elements", I->what, I->n,
+                      count);
+  /* In place unless said otherwise or both buffers are declared in full. */
+  const mgpu_t *G0 = &I->gpus[0];
+  I->inplace = inpl >= 0 ? inpl == 1 : (G0->ic == 0 || G0->oc == 0);
+  return TN_OK;
+}
+
+/* ---- buffers -------------------------------------------------------------- */
+
+/* Lays out every gpu's slots (i, o, s after aliasing) and fixes K. */
+static tn_status_t layout(imp_t *I, tn_err_t *err) {
+  const mgpu_t *G0 = &I->gpus[0];
+  int32_t whole = I->coll == TN_ALLGATHER ? G0->oc : G0->ic;
+  const char *wn = I->coll == TN_ALLGATHER ? "o_chunks" : "i_chunks";
+  if (whole <= 0 || (uint32_t)whole % I->n != 0)
+    return tn_err_set(err, TN_PARSE, "%s: gpu 0: %s=%d must be a positive multiple of ngpus=%u "
+                      "(the %s buffer holds every NPU's chunks)", I->what, wn, whole, I->n,
+                      I->coll == TN_ALLGATHER ? "output" : "input");
+  I->K = (uint32_t)whole / I->n;
+  uint64_t base = 0;
+  for (uint32_t g = 0; g < I->n; g++) {
+    mgpu_t *G = &I->gpus[g];
+    int32_t gw = I->coll == TN_ALLGATHER ? G->oc : G->ic;
+    if (gw != whole)
+      return tn_err_set(err, TN_PARSE, "%s: gpu %u: %s=%d differs from gpu 0's %d", I->what, g,
+                        wn, gw, whole);
+    /* share: the buffer holding one NPU's part (AG input, RS output). */
+    int32_t share = I->coll == TN_ALLGATHER ? G->ic : (I->coll == TN_REDUCESCATTER ? G->oc : 0);
+    uint32_t ni = (uint32_t)G->ic, no = (uint32_t)G->oc;
+    if (I->coll == TN_ALLGATHER) ni = I->inplace ? 0 : (uint32_t)share;
+    else if (I->coll == TN_REDUCESCATTER) no = I->inplace ? 0 : (uint32_t)share;
+    else no = I->inplace ? 0 : no;
+    if (!I->inplace && share > 0 && (uint32_t)share != I->K && I->coll != TN_ALLREDUCE)
+      return tn_err_set(err, TN_PARSE, "%s: gpu %u: an out-of-place %s keeps %u chunks per NPU "
+                        "in its %s buffer, not %d", I->what, g, tn_coll_name(I->coll), I->K,
+                        I->coll == TN_ALLGATHER ? "input" : "output", share);
+    G->loc_base = (uint32_t)base;
+    G->o_base = ni;
+    G->s_base = ni + no;
+    G->nlocs = ni + no + (uint32_t)G->sc;
+    base += G->nlocs;
+    if (base > UINT32_MAX / 2) return tn_err_set(err, TN_LIMIT, "%s: buffers too large", I->what);
+  }
+  I->nslots = (uint32_t)base;
+  tn_status_t rc = tn_calloc(I->nslots ? I->nslots : 1, sizeof *I->content, &I->content, err);
+  if (rc == TN_OK)
+    rc = tn_calloc(I->nslots ? I->nslots : 1, sizeof *I->producer, &I->producer, err);
+  if (rc != TN_OK) return rc;
+  for (uint32_t k = 0; k < I->nslots; k++) I->content[k] = I->producer[k] = NONE;
+  return TN_OK;
+}
+
+/* Global slot of (gpu, buf, off) for cnt chunks; range-checked. */
+static tn_status_t slot_of(const imp_t *I, tn_err_t *err, uint32_t si, uint32_t g, int32_t buf,
+                           int32_t off, int32_t cnt, uint32_t *out) {
+  const mgpu_t *G = &I->gpus[g];
+  const char *bn = buf == BUF_I ? "i" : buf == BUF_O ? "o" : "s";
+  int64_t size = 0, start = 0;
+  uint32_t whole_base = I->coll == TN_ALLGATHER ? G->o_base : 0;
+  bool share_buf = (I->coll == TN_ALLGATHER && buf == BUF_I) ||
+                   (I->coll == TN_REDUCESCATTER && buf == BUF_O);
+  if (buf == BUF_S) {
+    size = G->sc, start = G->s_base;
+  } else if (share_buf) {
+    size = I->K;
+    start = I->inplace ? (int64_t)whole_base + (int64_t)g * I->K
+                       : (buf == BUF_I ? 0 : G->o_base);
+  } else if (I->coll == TN_ALLREDUCE && buf == BUF_O) {
+    size = (int64_t)I->n * I->K;
+    start = I->inplace ? 0 : G->o_base;
+  } else {
+    size = (int64_t)I->n * I->K;
+    start = whole_base;
+  }
+  if (off < 0 || cnt < 1 || (int64_t)off + cnt > size)
+    return serr(I, err, si, "%s[%d..%d) is out of range (buffer %s holds %lld chunks)", bn, off,
+                off + cnt, bn, (long long)size);
+  *out = G->loc_base + (uint32_t)(start + off);
+  return TN_OK;
+}
+
+static void init_content(imp_t *I) {
+  for (uint32_t g = 0; g < I->n; g++) {
+    const mgpu_t *G = &I->gpus[g];
+    if (I->coll == TN_ALLGATHER) {
+      uint32_t at = I->inplace ? G->o_base + g * I->K : 0;
+      for (uint32_t j = 0; j < I->K; j++) I->content[G->loc_base + at + j] = g * I->K + j;
+    } else {
+      for (uint32_t c = 0; c < I->n * I->K; c++) I->content[G->loc_base + c] = c;
+    }
+  }
+}
+
+/* ---- nodes ----------------------------------------------------------------- */
+
+static tn_status_t add_node(imp_t *I, uint8_t kind, uint32_t g, uint32_t si, int32_t peer,
+                            const uint32_t *deps, uint32_t ndeps, uint32_t *idx,
+                            tn_err_t *err) {
+  inode_t n = {0};
+  n.kind = kind;
+  n.gpu = g;
+  n.step = si;
+  n.peer = peer;
+  n.dep_off = (uint32_t)I->deps.len;
+  n.ndeps = 0;
+  n.extra = NONE;
+  n.partner = NONE;
+  for (uint32_t k = 0; k < ndeps; k++) {
+    if (deps[k] == NONE) continue;
+    tn_status_t rc = tn_vec_push(&I->deps, &deps[k], err);
+    if (rc != TN_OK) return rc;
+    n.ndeps++;
+  }
+  if (I->nodes.len >= UINT32_MAX / 2) return tn_err_set(err, TN_LIMIT, "%s: too many steps", I->what);
+  *idx = (uint32_t)I->nodes.len;
+  return tn_vec_push(&I->nodes, &n, err);
+}
+
+/* The cross-tb dependency of step si: the step it names (validated). */
+static tn_status_t cross_dep(const imp_t *I, tn_err_t *err, uint32_t si, uint32_t *dep_step) {
+  const mstep_t *st = &ST(I, si);
+  *dep_step = NONE;
+  if (st->depid < 0) return TN_OK;
+  const mgpu_t *G = &I->gpus[TB(I, st->tb).gpu];
+  if ((uint32_t)st->depid >= G->ntbs)
+    return serr(I, err, si, "depid %d names no tb of this gpu", st->depid);
+  const mtb_t *dt = &TB(I, G->tb_off + (uint32_t)st->depid);
+  if ((uint32_t)st->deps >= dt->nsteps)
+    return serr(I, err, si, "deps %d: tb %d has only %u steps", st->deps, st->depid, dt->nsteps);
+  *dep_step = dt->step_off + (uint32_t)st->deps;
+  return TN_OK;
+}
+
+static bool is_send_op(mop_t op) { return op == OP_S || op == OP_RCS || op == OP_RRS || op == OP_RRCS; }
+static bool is_recv_op(mop_t op) { return op == OP_R || op == OP_RCS || op == OP_RRC || op == OP_RRS || op == OP_RRCS; }
+
+/* Two passes per gpu: first every step gets its nodes (so a step's `last` is known),
+ * then the first node of each step gets its dependencies. Steps of a fused re run share
+ * one node. A nop is a virtual node. */
+static tn_status_t build_nodes(imp_t *I, tn_err_t *err) {
+  tn_status_t rc = TN_OK;
+  for (uint32_t g = 0; g < I->n; g++) {
+    const mgpu_t *G = &I->gpus[g];
+    for (uint32_t t = 0; t < G->ntbs; t++) {
+      const mtb_t *tb = &TB(I, G->tb_off + t);
+      for (uint32_t j = 0; j < tb->nsteps; j++) {
+        uint32_t si = tb->step_off + j;
+        mstep_t *st = &ST(I, si);
+        if (is_send_op(st->op) && tb->send < 0)
+          return serr(I, err, si, "op %s sends but the tb has send=-1", op_names[st->op]);
+        if (is_recv_op(st->op) && tb->recv < 0)
+          return serr(I, err, si, "op %s receives but the tb has recv=-1", op_names[st->op]);
+        uint32_t d = NONE, idx = NONE;
+        if (st->op == OP_RE && j > 0) {
+          const mstep_t *p = &ST(I, si - 1);
+          if (p->op == OP_RE && st->depid < 0 && p->dstbuf == st->dstbuf &&
+              p->dstoff == st->dstoff && p->cnt == st->cnt) {
+            st->last = p->last;
+            continue;
+          }
+        }
+        if (is_recv_op(st->op)) {
+          if ((rc = add_node(I, K_RECV, g, si, tb->recv, &d, 0, &idx, err)) != TN_OK) return rc;
+          ND(I, idx).reduce = st->op == OP_RRC || st->op == OP_RRS || st->op == OP_RRCS;
+          d = idx;
+        }
+        if (st->op == OP_RRC || st->op == OP_RRS || st->op == OP_RRCS || st->op == OP_RE ||
+            st->op == OP_CPY) {
+          if ((rc = add_node(I, K_COMP, g, si, -1, &d, d != NONE, &idx, err)) != TN_OK) return rc;
+          ND(I, idx).dur = st->op == OP_CPY ? 0 : I->comp_us;
+          d = idx;
+        }
+        if (is_send_op(st->op)) {
+          if ((rc = add_node(I, K_SEND, g, si, tb->send, &d, d != NONE, &idx, err)) != TN_OK)
+            return rc;
+        }
+        if (st->op == OP_NOP &&
+            (rc = add_node(I, K_VIRT, g, si, -1, &d, 0, &idx, err)) != TN_OK)
+          return rc;
+        st->last = idx;
+      }
+    }
+  }
+  /* Dependencies of each step's first node: previous step's last, cross-tb step's last.
+   * The first node is the lowest index created for the step (nodes were appended in
+   * step order); fused re steps add their cross deps... they have none by construction. */
+  uint32_t nn = (uint32_t)I->nodes.len;
+  for (uint32_t i = 0; i < nn; i++) {
+    inode_t *n = &ND(I, i);
+    if (i > 0 && ND(I, i - 1).step == n->step) continue; /* not the first of its step */
+    uint32_t si = n->step;
+    const mstep_t *st = &ST(I, si);
+    const mtb_t *tb = &TB(I, st->tb);
+    uint32_t dstep = NONE;
+    if ((rc = cross_dep(I, err, si, &dstep)) != TN_OK) return rc;
+    uint32_t d[2] = {si > tb->step_off ? ST(I, si - 1).last : NONE,
+                     dstep != NONE ? ST(I, dstep).last : NONE};
+    if (d[1] != NONE && d[1] == i)
+      return serr(I, err, si, "depends on itself (depid %d deps %d)", st->depid, st->deps);
+    /* Static deps were stored empty for first nodes; append these now. The pool is
+     * append-only, so the first node's deps go at the end. */
+    n->dep_off = (uint32_t)I->deps.len;
+    n->ndeps = 0;
+    for (int k = 0; k < 2; k++) {
+      if (d[k] == NONE) continue;
+      if ((rc = tn_vec_push(&I->deps, &d[k], err)) != TN_OK) return rc;
+      n = &ND(I, i);
+      n->ndeps++;
+    }
+  }
+  return TN_OK;
+}
+
+/* ---- pairing --------------------------------------------------------------- */
+
+typedef struct pkey {
+  uint32_t a, b, chan, node;
+} pkey_t;
+
+static int cmp_pkey(const void *x, const void *y) {
+  const pkey_t *p = x, *q = y;
+  if (p->a != q->a) return p->a < q->a ? -1 : 1;
+  if (p->b != q->b) return p->b < q->b ? -1 : 1;
+  if (p->chan != q->chan) return p->chan < q->chan ? -1 : 1;
+  return (p->node > q->node) - (p->node < q->node);
+}
+
+/* Checks that one tb per gpu owns each (peer, channel) in each direction. */
+static tn_status_t check_connections(const imp_t *I, pkey_t *keys, size_t n, bool send,
+                                     tn_err_t *err) {
+  for (size_t k = 1; k < n; k++) {
+    if (keys[k].a != keys[k - 1].a || keys[k].b != keys[k - 1].b ||
+        keys[k].chan != keys[k - 1].chan)
+      continue;
+    uint32_t s0 = ND(I, keys[k - 1].node).step, s1 = ND(I, keys[k].node).step;
+    if (ST(I, s0).tb != ST(I, s1).tb)
+      return serr(I, err, s1, "tb %d also %s %u on channel %u; a (peer, channel) belongs to "
+                  "one tb", TB(I, ST(I, s0).tb).id, send ? "sends to" : "receives from",
+                  send ? keys[k].b : keys[k].a, keys[k].chan);
+  }
+  return TN_OK;
+}
+
+static tn_status_t pair(imp_t *I, tn_err_t *err) {
+  size_t ns = 0, nr = 0, nn = I->nodes.len;
+  for (size_t i = 0; i < nn; i++) {
+    ns += ND(I, i).kind == K_SEND;
+    nr += ND(I, i).kind == K_RECV;
+  }
+  pkey_t *S = NULL, *R = NULL;
+  tn_status_t rc = tn_calloc(ns + 1, sizeof *S, &S, err);
+  if (rc == TN_OK) rc = tn_calloc(nr + 1, sizeof *R, &R, err);
+  if (rc != TN_OK) goto fail;
+  size_t is = 0, ir = 0;
+  for (size_t i = 0; i < nn; i++) {
+    const inode_t *n = &ND(I, i);
+    uint32_t chan = (uint32_t)TB(I, ST(I, n->step).tb).chan;
+    if (n->kind == K_SEND) S[is++] = (pkey_t){n->gpu, (uint32_t)n->peer, chan, (uint32_t)i};
+    if (n->kind == K_RECV) R[ir++] = (pkey_t){(uint32_t)n->peer, n->gpu, chan, (uint32_t)i};
+  }
+  qsort(S, ns, sizeof *S, cmp_pkey);
+  qsort(R, nr, sizeof *R, cmp_pkey);
+  if ((rc = check_connections(I, S, ns, true, err)) != TN_OK) goto fail;
+  if ((rc = check_connections(I, R, nr, false, err)) != TN_OK) goto fail;
+  size_t a = 0, b = 0;
+  while (a < ns || b < nr) {
+    int c = a == ns ? 1 : b == nr ? -1 : cmp_pkey(&(pkey_t){S[a].a, S[a].b, S[a].chan, 0},
+                                                  &(pkey_t){R[b].a, R[b].b, R[b].chan, 0});
+    if (c < 0) {
+      rc = serr(I, err, ND(I, S[a].node).step, "send to gpu %u on channel %u has no matching "
+                "receive at gpu %u", S[a].b, S[a].chan, S[a].b);
+      goto fail;
+    }
+    if (c > 0) {
+      rc = serr(I, err, ND(I, R[b].node).step, "receive from gpu %u on channel %u has no "
+                "matching send at gpu %u", R[b].a, R[b].chan, R[b].a);
+      goto fail;
+    }
+    ND(I, S[a].node).partner = R[b].node;
+    ND(I, R[b].node).partner = S[a].node;
+    a++, b++;
+  }
+fail:
+  free(S);
+  free(R);
+  return rc;
+}
+
+/* ---- topological order and symbolic execution ------------------------------- */
+
+static tn_status_t add_extra(imp_t *I, uint32_t node, uint32_t dep, tn_err_t *err) {
+  extra_dep_t e = {dep, ND(I, node).extra};
+  tn_status_t rc = tn_vec_push(&I->extras, &e, err);
+  if (rc == TN_OK) ND(I, node).extra = (uint32_t)I->extras.len - 1;
+  return rc;
+}
+
+static tn_status_t read_slots(imp_t *I, tn_err_t *err, uint32_t si, uint32_t slot, int32_t cnt,
+                              const char *bn, int32_t off) {
+  for (int32_t k = 0; k < cnt; k++)
+    if (I->content[slot + (uint32_t)k] == NONE)
+      return serr(I, err, si, "reads %s[%d] before anything was written there", bn, off + k);
+  return TN_OK;
+}
+
+static const char *bufname(int32_t b) { return b == BUF_I ? "i" : b == BUF_O ? "o" : "s"; }
+
+static tn_status_t set_chunks(imp_t *I, uint32_t node, const uint32_t *src, uint32_t cnt,
+                              tn_err_t *err) {
+  tn_status_t rc = tn_vec_reserve(&I->chunks, I->chunks.len + cnt, err);
+  if (rc != TN_OK) return rc;
+  inode_t *n = &ND(I, node);
+  n->chunk_off = (uint32_t)I->chunks.len;
+  n->nchunks = cnt;
+  memcpy((uint32_t *)I->chunks.data + I->chunks.len, src, cnt * sizeof *src);
+  I->chunks.len += cnt;
+  return TN_OK;
+}
+
+static tn_status_t exec_node(imp_t *I, uint32_t i, tn_err_t *err) {
+  inode_t *n = &ND(I, i);
+  const mstep_t *st = &ST(I, n->step);
+  uint32_t si = n->step, g = n->gpu, src = 0, dst = 0;
+  tn_status_t rc = TN_OK;
+  if (n->kind == K_VIRT) return TN_OK;
+  bool need_src = st->op == OP_S || st->op == OP_RRC || st->op == OP_RRS || st->op == OP_RRCS ||
+                  st->op == OP_CPY || st->op == OP_RE;
+  bool need_dst = st->op != OP_S && st->op != OP_RRS;
+  if (need_src &&
+      (rc = slot_of(I, err, si, g, st->srcbuf, st->srcoff, st->cnt, &src)) != TN_OK)
+    return rc;
+  if (need_dst &&
+      (rc = slot_of(I, err, si, g, st->dstbuf, st->dstoff, st->cnt, &dst)) != TN_OK)
+    return rc;
+  uint32_t cnt = (uint32_t)st->cnt;
+  switch (n->kind) {
+  case K_SEND: {
+    /* s and rrs send their source; rcs and rrcs what they just stored at dst. */
+    uint32_t from = (st->op == OP_S || st->op == OP_RRS) ? src : dst;
+    int32_t fb = (st->op == OP_S || st->op == OP_RRS) ? st->srcbuf : st->dstbuf;
+    int32_t fo = (st->op == OP_S || st->op == OP_RRS) ? st->srcoff : st->dstoff;
+    if ((rc = read_slots(I, err, si, from, st->cnt, bufname(fb), fo)) != TN_OK) return rc;
+    if ((rc = set_chunks(I, i, &I->content[from], cnt, err)) != TN_OK) return rc;
+    n = &ND(I, i);
+    uint64_t bytes = 0;
+    for (uint32_t k = 0; k < cnt; k++)
+      bytes += ten_chunk_bytes(I->size, I->n, I->K, I->content[from + k]);
+    n->bytes = bytes;
+    return TN_OK;
+  }
+  case K_RECV: {
+    const inode_t *s = &ND(I, n->partner);
+    if ((uint32_t)ST(I, s->step).cnt != cnt)
+      return serr(I, err, si, "receives %u chunks but its send (gpu %u tb %d step %d) sends %d",
+                  cnt, s->gpu, TB(I, ST(I, s->step).tb).id, ST(I, s->step).s, ST(I, s->step).cnt);
+    uint32_t off = s->chunk_off;
+    uint64_t bytes = s->bytes;
+    if ((rc = set_chunks(I, i, &TN_VEC_AT(&I->chunks, uint32_t, off), cnt, err)) != TN_OK)
+      return rc;
+    n = &ND(I, i);
+    n->bytes = bytes;
+    if (!n->reduce) /* r, rcs: the data lands at dst */
+      for (uint32_t k = 0; k < cnt; k++) {
+        I->content[dst + k] = TN_VEC_AT(&I->chunks, uint32_t, n->chunk_off + k);
+        I->producer[dst + k] = i;
+      }
+    return TN_OK;
+  }
+  default: break;
+  }
+  /* COMP */
+  if (st->op == OP_CPY) {
+    if ((rc = read_slots(I, err, si, src, st->cnt, bufname(st->srcbuf), st->srcoff)) != TN_OK)
+      return rc;
+    memmove(&I->content[dst], &I->content[src], cnt * sizeof *I->content);
+    memmove(&I->producer[dst], &I->producer[src], cnt * sizeof *I->producer);
+    return TN_OK;
+  }
+  if (st->op == OP_RE) {
+    /* Every step of the fused run: dst += src. */
+    const mtb_t *tb = &TB(I, st->tb);
+    if ((rc = read_slots(I, err, si, dst, st->cnt, bufname(st->dstbuf), st->dstoff)) != TN_OK)
+      return rc;
+    for (uint32_t sj = si; sj < tb->step_off + tb->nsteps && ST(I, sj).last == i; sj++) {
+      const mstep_t *rs = &ST(I, sj);
+      if ((rc = slot_of(I, err, sj, g, rs->srcbuf, rs->srcoff, rs->cnt, &src)) != TN_OK)
+        return rc;
+      if ((rc = read_slots(I, err, sj, src, rs->cnt, bufname(rs->srcbuf), rs->srcoff)) != TN_OK)
+        return rc;
+      for (uint32_t k = 0; k < cnt; k++) {
+        if (I->content[src + k] != I->content[dst + k])
+          return serr(I, err, sj, "reduces chunk %u (%s[%u]) into chunk %u (%s[%u])",
+                      I->content[src + k], bufname(rs->srcbuf), (uint32_t)rs->srcoff + k,
+                      I->content[dst + k], bufname(rs->dstbuf), (uint32_t)rs->dstoff + k);
+        uint32_t p = I->producer[src + k];
+        if (p != NONE && ND(I, p).kind == K_RECV) {
+          ND(I, p).reduce = true;
+          if ((rc = add_extra(I, i, p, err)) != TN_OK) return rc;
+        }
+      }
+    }
+    rc = set_chunks(I, i, &I->content[dst], cnt, err);
+    for (uint32_t k = 0; k < cnt; k++) I->producer[dst + k] = NONE;
+    return rc;
+  }
+  /* rrc, rrs, rrcs: the reduce RECV's chunks are added to src (and stored at dst). */
+  const inode_t *r = &ND(I, i - 1);
+  if ((rc = read_slots(I, err, si, src, st->cnt, bufname(st->srcbuf), st->srcoff)) != TN_OK)
+    return rc;
+  for (uint32_t k = 0; k < cnt; k++) {
+    uint32_t got = TN_VEC_AT(&I->chunks, uint32_t, r->chunk_off + k);
+    if (got != I->content[src + k])
+      return serr(I, err, si, "reduces received chunk %u into chunk %u (%s[%u])", got,
+                  I->content[src + k], bufname(st->srcbuf), (uint32_t)st->srcoff + k);
+  }
+  if ((rc = set_chunks(I, i, &I->content[src], cnt, err)) != TN_OK) return rc;
+  if (need_dst) {
+    memmove(&I->content[dst], &I->content[src], cnt * sizeof *I->content);
+    for (uint32_t k = 0; k < cnt; k++) I->producer[dst + k] = NONE;
+  }
+  return TN_OK;
+}
+
+/* Kahn's algorithm over every node of every gpu (edges: deps, send → its receive), running
+ * each node symbolically as it comes out. A node left over sits on a cycle. */
+static tn_status_t execute(imp_t *I, tn_err_t *err) {
+  uint32_t nn = (uint32_t)I->nodes.len;
+  uint32_t *indeg = NULL, *off = NULL, *succ = NULL, *queue = NULL;
+  tn_status_t rc = tn_calloc(nn + 1, sizeof *indeg, &indeg, err);
+  if (rc == TN_OK) rc = tn_calloc(nn + 2, sizeof *off, &off, err);
+  if (rc == TN_OK) rc = tn_calloc(nn + 1, sizeof *queue, &queue, err);
+  if (rc != TN_OK) goto fail;
+  size_t ne = 0;
+  for (uint32_t i = 0; i < nn; i++) {
+    const inode_t *n = &ND(I, i);
+    for (uint32_t k = 0; k < n->ndeps; k++) off[TN_VEC_AT(&I->deps, uint32_t, n->dep_off + k) + 1]++;
+    if (n->kind == K_RECV) off[n->partner + 1]++;
+    indeg[i] = n->ndeps + (n->kind == K_RECV);
+    ne += indeg[i];
+  }
+  for (uint32_t i = 0; i < nn; i++) off[i + 1] += off[i];
+  if ((rc = tn_calloc(ne + 1, sizeof *succ, &succ, err)) != TN_OK) goto fail;
+  for (uint32_t i = 0; i < nn; i++) {
+    const inode_t *n = &ND(I, i);
+    for (uint32_t k = 0; k < n->ndeps; k++) succ[off[TN_VEC_AT(&I->deps, uint32_t, n->dep_off + k)]++] = i;
+    if (n->kind == K_RECV) succ[off[n->partner]++] = i;
+  }
+  for (uint32_t i = nn; i > 0; i--) off[i] = off[i - 1];
+  off[0] = 0;
+  uint32_t head = 0, tail = 0;
+  for (uint32_t i = 0; i < nn; i++)
+    if (indeg[i] == 0) queue[tail++] = i;
+  while (head < tail) {
+    uint32_t i = queue[head++];
+    if ((rc = exec_node(I, i, err)) != TN_OK) goto fail;
+    for (uint32_t e = off[i]; e < off[i + 1]; e++)
+      if (--indeg[succ[e]] == 0) queue[tail++] = succ[e];
+  }
+  if (tail < nn) {
+    uint32_t i = 0;
+    while (indeg[i] == 0) i++;
+    rc = serr(I, err, ND(I, i).step, "is on a dependency cycle (through depid/deps, step order "
+              "and send/receive pairs)");
+    goto fail;
+  }
+fail:
+  free(indeg);
+  free(off);
+  free(succ);
+  free(queue);
+  return rc;
+}
+
+/* Every output slot must end holding the chunk the collective puts there. */
+static tn_status_t check_outputs(const imp_t *I, tn_err_t *err) {
+  for (uint32_t g = 0; g < I->n; g++) {
+    const mgpu_t *G = &I->gpus[g];
+    uint32_t first = 0, count = I->n * I->K, base = 0;
+    const char *bn = "o";
+    if (I->coll == TN_ALLGATHER) {
+      base = G->o_base;
+    } else if (I->coll == TN_ALLREDUCE) {
+      base = I->inplace ? 0 : G->o_base;
+      bn = I->inplace ? "i" : "o";
+    } else {
+      first = g * I->K, count = I->K;
+      base = I->inplace ? first : G->o_base;
+      bn = I->inplace ? "i" : "o";
+    }
+    for (uint32_t k = 0; k < count; k++) {
+      uint32_t got = I->content[G->loc_base + base + k];
+      if (got != first + k)
+        return tn_err_set(err, TN_PARSE, "%s: gpu %u: output slot %s[%u] ends %s%u, not chunk %u "
+                          "(the %s is incomplete)", I->what, g, bn, base + k - (bn[0] == 'o' ? G->o_base : 0),
+                          got == NONE ? "never written" : "holding chunk ", got == NONE ? 0 : got,
+                          first + k, tn_coll_name(I->coll));
+    }
+  }
+  return TN_OK;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Dependencies of node i as final ids: its own and extra ones, nops expanded, sorted and
+ * without duplicates. stamp marks nodes seen for i (stamp[k] == i + 1). */
+static tn_status_t final_deps(imp_t *I, uint32_t i, uint32_t *stamp, tn_vec_t *stack,
+                              tn_vec_t *out, tn_err_t *err) {
+  stack->len = 0;
+  out->len = 0;
+  tn_status_t rc = TN_OK;
+  const inode_t *n = &ND(I, i);
+  for (uint32_t k = 0; k < n->ndeps && rc == TN_OK; k++)
+    rc = tn_vec_push(stack, &TN_VEC_AT(&I->deps, uint32_t, n->dep_off + k), err);
+  for (uint32_t e = n->extra; e != NONE && rc == TN_OK; e = TN_VEC_AT(&I->extras, extra_dep_t, e).next)
+    rc = tn_vec_push(stack, &TN_VEC_AT(&I->extras, extra_dep_t, e).dep, err);
+  while (rc == TN_OK && stack->len > 0) {
+    uint32_t d = TN_VEC_AT(stack, uint32_t, --stack->len);
+    if (stamp[d] == i + 1) continue;
+    stamp[d] = i + 1;
+    const inode_t *dn = &ND(I, d);
+    if (dn->kind != K_VIRT) {
+      rc = tn_vec_push(out, &dn->id, err);
+      continue;
+    }
+    for (uint32_t k = 0; k < dn->ndeps && rc == TN_OK; k++)
+      rc = tn_vec_push(stack, &TN_VEC_AT(&I->deps, uint32_t, dn->dep_off + k), err);
+  }
+  if (rc == TN_OK && out->len > 1) qsort(out->data, out->len, sizeof(uint32_t), cmp_u32);
+  return rc;
+}
+
+static tn_status_t emit_algo(imp_t *I, algo_t **out, tn_err_t *err) {
+  uint32_t nn = (uint32_t)I->nodes.len;
+  uint32_t *count = NULL, *stamp = NULL;
+  tn_vec_t stack, deps;
+  tn_vec_init(&stack, sizeof(uint32_t));
+  tn_vec_init(&deps, sizeof(uint32_t));
+  algo_t *a = NULL;
+  tn_status_t rc = tn_calloc(I->n, sizeof *count, &count, err);
+  if (rc == TN_OK) rc = tn_calloc(nn + 1, sizeof *stamp, &stamp, err);
+  if (rc != TN_OK) goto fail;
+  /* Ids per gpu in creation order (tb id, step, RECV < COMP < SEND); nodes were created
+   * gpu by gpu. */
+  for (uint32_t i = 0; i < nn; i++) {
+    inode_t *n = &ND(I, i);
+    if (n->kind != K_VIRT) n->id = count[n->gpu]++;
+  }
+  /* Tags: the sends from a to b numbered in a's id order. */
+  memset(count, 0, I->n * sizeof *count);
+  for (uint32_t i = 0, g0 = 0; i < nn; i++) {
+    inode_t *n = &ND(I, i);
+    if (n->gpu != g0) { /* new gpu: restart the numbering */
+      for (uint32_t j = i; j > 0 && ND(I, j - 1).gpu == g0; j--)
+        if (ND(I, j - 1).kind == K_SEND) count[ND(I, j - 1).peer] = 0;
+      g0 = n->gpu;
+    }
+    if (n->kind != K_SEND) continue;
+    uint32_t t = count[n->peer]++;
+    if (t > ALGO_MAX_TAG) {
+      rc = serr(I, err, n->step, "more than %d sends to gpu %d", ALGO_MAX_TAG, n->peer);
+      goto fail;
+    }
+    n->tag = (int32_t)t;
+  }
+  for (uint32_t i = 0; i < nn; i++)
+    if (ND(I, i).kind == K_RECV) ND(I, i).tag = ND(I, ND(I, i).partner).tag;
+  if ((rc = algo_create("msccl", I->coll, I->n, I->K, I->size, &a, err)) != TN_OK) goto fail;
+  for (uint32_t i = 0; i < nn; i++) {
+    const inode_t *n = &ND(I, i);
+    if (n->kind == K_VIRT) continue;
+    if ((rc = final_deps(I, i, stamp, &stack, &deps, err)) != TN_OK) goto fail;
+    algo_node_t an = {0};
+    an.op = n->kind == K_SEND ? ALGO_SEND : n->kind == K_RECV ? ALGO_RECV : ALGO_COMP;
+    an.reduce = n->kind == K_RECV && n->reduce;
+    an.peer = n->kind == K_COMP ? -1 : n->peer;
+    an.tag = n->kind == K_COMP ? 0 : n->tag;
+    an.bytes = n->kind == K_COMP ? 0 : n->bytes;
+    an.duration_us = n->kind == K_COMP ? n->dur : 0;
+    an.ndeps = (uint32_t)deps.len;
+    an.nchunks = n->nchunks;
+    const uint32_t *ch = n->nchunks ? &TN_VEC_AT(&I->chunks, uint32_t, n->chunk_off) : NULL;
+    if ((rc = algo_add(a, n->gpu, &an, (const uint32_t *)deps.data, ch, NULL, err)) != TN_OK)
+      goto fail;
+  }
+  if ((rc = algo_fill_idle(a, err)) != TN_OK) goto fail;
+  *out = a;
+  a = NULL;
+fail:
+  algo_free(a);
+  free(count);
+  free(stamp);
+  tn_vec_free(&stack);
+  tn_vec_free(&deps);
+  return rc;
+}
+
+static void imp_free(imp_t *I) {
+  free(I->gpus);
+  tn_vec_free(&I->tbs);
+  tn_vec_free(&I->steps);
+  tn_vec_free(&I->nodes);
+  tn_vec_free(&I->deps);
+  tn_vec_free(&I->extras);
+  tn_vec_free(&I->chunks);
+  free(I->content);
+  free(I->producer);
+}
+
+tn_status_t emit_msccl_import_mem_opts(const char *xml, size_t len, const char *what,
+                                       uint64_t size_bytes, const emit_msccl_opts_t *opts,
+                                       algo_t **out, tn_err_t *err) {
+  *out = NULL;
+  if (what == NULL) what = "<memory>";
+  if (len > INT32_MAX) return tn_err_set(err, TN_LIMIT, "%s: file too large", what);
+  if (size_bytes == 0) return tn_err_set(err, TN_INVAL, "%s: size must be > 0", what);
+  imp_t I = {0};
+  I.what = what;
+  I.size = size_bytes;
+  I.comp_us = opts ? opts->comp_us : 0;
+  tn_vec_init(&I.tbs, sizeof(mtb_t));
+  tn_vec_init(&I.steps, sizeof(mstep_t));
+  tn_vec_init(&I.nodes, sizeof(inode_t));
+  tn_vec_init(&I.deps, sizeof(uint32_t));
+  tn_vec_init(&I.extras, sizeof(extra_dep_t));
+  tn_vec_init(&I.chunks, sizeof(uint32_t));
+  tn_status_t rc = TN_OK;
+  xmlDoc *doc = NULL;
+  xmlParserCtxt *ctx = xmlNewParserCtxt();
+  if (ctx == NULL) {
+    rc = tn_err_set(err, TN_NOMEM, "%s: cannot create an XML parser", what);
+    goto fail;
+  }
+  doc = xmlCtxtReadMemory(ctx, xml, (int)len, what, NULL,
+                          XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+  if (doc == NULL) {
+    const xmlError *e = xmlCtxtGetLastError(ctx);
+    char msg[200] = "not well-formed XML";
+    if (e && e->message) {
+      snprintf(msg, sizeof msg, "%s", e->message);
+      size_t l = strlen(msg);
+      while (l && (msg[l - 1] == '\n' || msg[l - 1] == ' ')) msg[--l] = '\0';
+    }
+    rc = tn_err_set(err, TN_PARSE, "%s:%d: malformed XML: %s", what, e ? e->line : 0, msg);
+    goto fail;
+  }
+  if ((rc = parse_algo(&I, xmlDocGetRootElement(doc), err)) != TN_OK) goto fail;
+  if ((rc = layout(&I, err)) != TN_OK) goto fail;
+  if (size_bytes < (uint64_t)I.n * I.K) {
+    rc = tn_err_set(err, TN_INVAL, "%s: size %llu B is smaller than the %u chunks the "
+                    "algorithm cuts it into", what, (unsigned long long)size_bytes, I.n * I.K);
+    goto fail;
+  }
+  if ((rc = build_nodes(&I, err)) != TN_OK) goto fail;
+  if ((rc = pair(&I, err)) != TN_OK) goto fail;
+  init_content(&I);
+  if ((rc = execute(&I, err)) != TN_OK) goto fail;
+  if ((rc = check_outputs(&I, err)) != TN_OK) goto fail;
+  rc = emit_algo(&I, out, err);
+fail:
+  if (doc) xmlFreeDoc(doc);
+  if (ctx) xmlFreeParserCtxt(ctx);
+  imp_free(&I);
+  return rc;
+}
+
+tn_status_t emit_msccl_import_mem(const char *xml, size_t len, const char *what,
+                                  uint64_t size_bytes, algo_t **out, tn_err_t *err) {
+  return emit_msccl_import_mem_opts(xml, len, what, size_bytes, NULL, out, err);
+}
+
+tn_status_t emit_msccl_import_opts(const char *path, uint64_t size_bytes,
+                                   const emit_msccl_opts_t *opts, algo_t **out, tn_err_t *err) {
+  *out = NULL;
+  char *data = NULL;
+  size_t len = 0;
+  tn_status_t rc = tn_read_file(path, (size_t)1 << 30, &data, &len, err);
+  if (rc != TN_OK) return rc;
+  rc = emit_msccl_import_mem_opts(data, len, path, size_bytes, opts, out, err);
+  free(data);
+  return rc;
+}
+
+tn_status_t emit_msccl_import(const char *path, uint64_t size_bytes, algo_t **out,
+                              tn_err_t *err) {
+  return emit_msccl_import_opts(path, size_bytes, NULL, out, err);
+}
