@@ -671,8 +671,14 @@ static const char *bufname(int32_t b) { return b == BUF_I ? "i" : b == BUF_O ? "
 
 static tn_status_t set_chunks(imp_t *I, uint32_t node, const uint32_t *src, uint32_t cnt,
                               tn_err_t *err) {
+  /* src may point into the pool itself (a RECV copies its send's list): keep its index
+   * across the reallocation. */
+  const uint32_t *pool = I->chunks.data;
+  bool inside = pool && src >= pool && src < pool + I->chunks.len;
+  size_t at = inside ? (size_t)(src - pool) : 0;
   tn_status_t rc = tn_vec_reserve(&I->chunks, I->chunks.len + cnt, err);
   if (rc != TN_OK) return rc;
+  if (inside) src = (const uint32_t *)I->chunks.data + at;
   inode_t *n = &ND(I, node);
   n->chunk_off = (uint32_t)I->chunks.len;
   n->nchunks = cnt;
