@@ -37,8 +37,9 @@
  * chunk count are TN_INVAL. */
 #include "emit/emit.h"
 
+#include <libxml/SAX2.h>
 #include <libxml/parser.h>
-#include <libxml/tree.h>
+#include <libxml/parserInternals.h>
 #include <libxml/xmlerror.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,7 @@ typedef struct mtb {
   long line;
   uint32_t gpu;
   uint32_t step_off, nsteps;
+  uint32_t node_first, node_end; /* its nodes (created tb by tb) */
 } mtb_t;
 
 typedef struct mgpu {
@@ -138,100 +140,144 @@ static tn_status_t serr(const imp_t *I, tn_err_t *err, uint32_t si, const char *
 
 /* ---- attribute parsing ------------------------------------------------------ */
 
-static tn_status_t attr_int(const imp_t *I, xmlNode *x, const char *name, bool required,
+/* The XML is read with libxml2's SAX2 interface: no tree is built and attribute values
+ * are parsed in place, which keeps a 128-rank file well under the time budget. */
+
+typedef struct attrs {
+  const xmlChar **v; /* libxml2's 5-tuples: name, prefix, URI, value, value end */
+  int n;
+  long line;
+  int hint; /* where the next lookup starts: files list attributes in a fixed order */
+} attrs_t;
+
+/* Names the element in messages; formatted only when an error is reported. */
+typedef struct where {
+  int level; /* 0 algo, 1 gpu, 2 tb, 3 step */
+  int64_t gpu, tb, step;
+} where_t;
+
+static const char *fmt_where(const where_t *w, char *buf, size_t len) {
+  if (w->level == 0) snprintf(buf, len, "algo");
+  else if (w->level == 1) snprintf(buf, len, w->gpu < 0 ? "gpu" : "gpu %lld", (long long)w->gpu);
+  else if (w->level == 2 && w->tb < 0) snprintf(buf, len, "gpu %lld tb", (long long)w->gpu);
+  else if (w->level == 2) snprintf(buf, len, "gpu %lld tb %lld", (long long)w->gpu, (long long)w->tb);
+  else if (w->step < 0) snprintf(buf, len, "gpu %lld tb %lld step", (long long)w->gpu, (long long)w->tb);
+  else snprintf(buf, len, "gpu %lld tb %lld step %lld", (long long)w->gpu, (long long)w->tb,
+                (long long)w->step);
+  return buf;
+}
+
+static bool attr_get(attrs_t *a, const char *name, const char **val, size_t *len) {
+  for (int j = 0; j < a->n; j++) {
+    int k = (a->hint + j) % a->n;
+    const xmlChar **t = a->v + 5 * k;
+    if (t[1] == NULL && t[0][0] == (xmlChar)name[0] && strcmp((const char *)t[0], name) == 0) {
+      *val = (const char *)t[3];
+      *len = (size_t)(t[4] - t[3]);
+      a->hint = k + 1;
+      return true;
+    }
+  }
+  return false;
+}
+
+static tn_status_t attr_int(const imp_t *I, attrs_t *a, const char *name, bool required,
                             int64_t def, int64_t min, int64_t max, int64_t *out,
-                            const char *where, tn_err_t *err) {
-  xmlChar *v = xmlGetProp(x, (const xmlChar *)name);
-  if (v == NULL) {
+                            const where_t *wh, tn_err_t *err) {
+  char where[96];
+  const char *s = NULL;
+  size_t len = 0;
+  if (!attr_get(a, name, &s, &len)) {
     if (required)
-      return tn_err_set(err, TN_PARSE, "%s:%ld: %s: missing attribute '%s'", I->what,
-                        (long)xmlGetLineNo(x), where, name);
+      return tn_err_set(err, TN_PARSE, "%s:%ld: %s: missing attribute '%s'", I->what, a->line,
+                        fmt_where(wh, where, sizeof where), name);
     *out = def;
     return TN_OK;
   }
-  const char *s = (const char *)v;
-  char *end = NULL;
-  long long val = strtoll(s, &end, 10);
-  bool ok = end != s && *end == '\0' && val >= min && val <= max;
-  tn_status_t st = TN_OK;
-  if (!ok)
-    st = tn_err_set(err, TN_PARSE, "%s:%ld: %s: attribute %s=\"%.40s\" is not an integer in "
-                    "[%lld, %lld]", I->what, (long)xmlGetLineNo(x), where, name, s,
-                    (long long)min, (long long)max);
-  else
-    *out = val;
-  xmlFree(v);
-  return st;
+  size_t k = 0;
+  bool neg = len > 0 && s[0] == '-';
+  k += neg;
+  int64_t val = 0;
+  bool ok = k < len && len - k <= 12;
+  for (; ok && k < len; k++) {
+    if (s[k] < '0' || s[k] > '9') ok = false;
+    else val = val * 10 + (s[k] - '0');
+  }
+  if (neg) val = -val;
+  if (!ok || val < min || val > max)
+    return tn_err_set(err, TN_PARSE, "%s:%ld: %s: attribute %s=\"%.*s\" is not an integer in "
+                      "[%lld, %lld]", I->what, a->line, fmt_where(wh, where, sizeof where), name,
+                      (int)(len > 40 ? 40 : len),
+                      s, (long long)min, (long long)max);
+  *out = val;
+  return TN_OK;
 }
 
-static int parse_buf(const xmlChar *v) {
-  if (v == NULL) return -1;
-  const char *s = (const char *)v;
-  if (!strcmp(s, "i") || !strcmp(s, "input")) return BUF_I;
-  if (!strcmp(s, "o") || !strcmp(s, "output")) return BUF_O;
-  if (!strcmp(s, "s") || !strcmp(s, "scratch")) return BUF_S;
+static bool attr_is(const char *s, size_t len, const char *want) {
+  return strlen(want) == len && memcmp(s, want, len) == 0;
+}
+
+static int parse_buf(attrs_t *a, const char *name) {
+  const char *s = NULL;
+  size_t len = 0;
+  if (!attr_get(a, name, &s, &len)) return -1;
+  if (attr_is(s, len, "i") || attr_is(s, len, "input")) return BUF_I;
+  if (attr_is(s, len, "o") || attr_is(s, len, "output")) return BUF_O;
+  if (attr_is(s, len, "s") || attr_is(s, len, "scratch")) return BUF_S;
   return -2;
 }
 
-static bool is_elem(const xmlNode *x, const char *name) {
-  return x->type == XML_ELEMENT_NODE && strcmp((const char *)x->name, name) == 0;
-}
-
-static tn_status_t parse_step(imp_t *I, xmlNode *x, uint32_t tbi, const char *where,
+static tn_status_t parse_step(imp_t *I, attrs_t *x, uint32_t tbi, int64_t gpu, int64_t tb,
                               tn_err_t *err) {
   mstep_t st = {0};
   st.tb = tbi;
-  st.line = (long)xmlGetLineNo(x);
+  st.line = x->line;
   st.last = NONE;
   int64_t v = 0;
   tn_status_t rc = TN_OK;
+  where_t wh = {3, gpu, tb, -1};
   char w[96];
-  snprintf(w, sizeof w, "%s step", where);
-  if ((rc = attr_int(I, x, "s", true, 0, 0, INT32_MAX, &v, w, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, "s", true, 0, 0, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
   st.s = (int32_t)v;
-  snprintf(w, sizeof w, "%s step %d", where, st.s);
-  xmlChar *type = xmlGetProp(x, (const xmlChar *)"type");
-  if (type == NULL)
+  wh.step = v;
+  const char *type = NULL;
+  size_t tlen = 0;
+  if (!attr_get(x, "type", &type, &tlen))
     return tn_err_set(err, TN_PARSE, "%s:%ld: %s: missing attribute 'type'", I->what,
-                      st.line, w);
+                      st.line, fmt_where(&wh, w, sizeof w));
   int op = -1;
   for (int k = 0; k <= OP_NOP; k++)
-    if (strcmp((const char *)type, op_names[k]) == 0) op = k;
-  if (op < 0) {
-    rc = tn_err_set(err, TN_PARSE,
-                    "%s:%ld: %s: unknown op type '%.20s' (known: s r rcs rrc rrs rrcs cpy re "
-                    "nop)", I->what, st.line, w, (const char *)type);
-    xmlFree(type);
-    return rc;
-  }
-  xmlFree(type);
+    if (attr_is(type, tlen, op_names[k])) op = k;
+  if (op < 0)
+    return tn_err_set(err, TN_PARSE,
+                      "%s:%ld: %s: unknown op type '%.*s' (known: s r rcs rrc rrs rrcs cpy re "
+                      "nop)", I->what, st.line, fmt_where(&wh, w, sizeof w),
+                      (int)(tlen > 20 ? 20 : tlen), type);
   st.op = (mop_t)op;
   bool nop = st.op == OP_NOP;
-  if ((rc = attr_int(I, x, "srcoff", !nop, -1, -1, MAX_CHUNKS, &v, w, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, "srcoff", !nop, -1, -1, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
   st.srcoff = (int32_t)v;
-  if ((rc = attr_int(I, x, "dstoff", !nop, -1, -1, MAX_CHUNKS, &v, w, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, "dstoff", !nop, -1, -1, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
   st.dstoff = (int32_t)v;
-  if ((rc = attr_int(I, x, "cnt", !nop, 0, nop ? -1 : 1, MAX_CHUNKS, &v, w, err)) != TN_OK)
+  if ((rc = attr_int(I, x, "cnt", !nop, 0, nop ? -1 : 1, MAX_CHUNKS, &v, &wh, err)) != TN_OK)
     return rc;
   st.cnt = (int32_t)v;
-  if ((rc = attr_int(I, x, "depid", false, -1, -1, INT32_MAX, &v, w, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, "depid", false, -1, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
   st.depid = (int32_t)v;
-  if ((rc = attr_int(I, x, "deps", false, -1, -1, INT32_MAX, &v, w, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, "deps", false, -1, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
   st.deps = (int32_t)v;
-  if ((rc = attr_int(I, x, "hasdep", false, 0, 0, 1, &v, w, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, "hasdep", false, 0, 0, 1, &v, &wh, err)) != TN_OK) return rc;
   if ((st.depid < 0) != (st.deps < 0))
     return tn_err_set(err, TN_PARSE, "%s:%ld: %s: depid and deps must both be -1 or both set",
-                      I->what, st.line, w);
+                      I->what, st.line, fmt_where(&wh, w, sizeof w));
   const char *bn[2] = {"srcbuf", "dstbuf"};
   int32_t *bv[2] = {&st.srcbuf, &st.dstbuf};
   for (int k = 0; k < 2; k++) {
-    xmlChar *b = xmlGetProp(x, (const xmlChar *)bn[k]);
-    int r = parse_buf(b);
-    if (b) xmlFree(b);
+    int r = parse_buf(x, bn[k]);
     if (r == -1 && nop) r = BUF_I;
     if (r < 0)
       return tn_err_set(err, TN_PARSE, "%s:%ld: %s: %s must be i, o or s", I->what, st.line,
-                        w, bn[k]);
+                        fmt_where(&wh, w, sizeof w), bn[k]);
     *bv[k] = r;
   }
   return tn_vec_push(&I->steps, &st, err);
@@ -242,131 +288,226 @@ static int cmp_tb(const void *a, const void *b) {
   return (x->id > y->id) - (x->id < y->id);
 }
 
-static tn_status_t parse_gpu(imp_t *I, xmlNode *g, uint32_t gid, tn_err_t *err) {
-  mgpu_t *G = &I->gpus[gid];
-  char w[64];
-  snprintf(w, sizeof w, "gpu %u", gid);
+typedef struct sax {
+  imp_t *I;
+  tn_err_t *err;
+  xmlParserCtxt *ctxt;
+  tn_status_t rc;
+  int depth; /* elements open: 1 algo, 2 gpu, 3 tb, 4 step, more = error */
+  bool *seen;
+  uint32_t count, gid;
+  mtb_t tb;
+  bool algo_seen;
+  int64_t inplace;
+  char xml_msg[200]; /* libxml2's first error */
+  int xml_line;
+} sax_t;
+
+static tn_status_t start_algo(sax_t *S, attrs_t *a) {
+  imp_t *I = S->I;
+  tn_err_t *err = S->err;
   int64_t v = 0;
   tn_status_t rc;
-  if ((rc = attr_int(I, g, "i_chunks", true, 0, 0, MAX_CHUNKS, &v, w, err)) != TN_OK) return rc;
+  const where_t wh = {0, -1, -1, -1};
+  if ((rc = attr_int(I, a, "ngpus", true, 0, 1, TOPO_MAX_NPUS, &v, &wh, err)) != TN_OK)
+    return rc;
+  I->n = (uint32_t)v;
+  const char *cs = NULL;
+  size_t cl = 0;
+  if (!attr_get(a, "coll", &cs, &cl))
+    return tn_err_set(err, TN_PARSE, "%s:%ld: algo: missing attribute 'coll'", I->what, a->line);
+  if (attr_is(cs, cl, "allgather")) I->coll = TN_ALLGATHER;
+  else if (attr_is(cs, cl, "allreduce")) I->coll = TN_ALLREDUCE;
+  else if (attr_is(cs, cl, "reduce_scatter") || attr_is(cs, cl, "reducescatter"))
+    I->coll = TN_REDUCESCATTER;
+  else
+    return tn_err_set(err, TN_PARSE, "%s:%ld: algo: collective '%.*s' is not supported "
+                      "(allgather, allreduce, reduce_scatter)", I->what, a->line,
+                      (int)(cl > 40 ? 40 : cl), cs);
+  if ((rc = attr_int(I, a, "inplace", false, -1, 0, 1, &S->inplace, &wh, err)) != TN_OK)
+    return rc;
+  if ((rc = tn_calloc(I->n, sizeof *I->gpus, &I->gpus, err)) != TN_OK) return rc;
+  return tn_calloc(I->n, sizeof *S->seen, &S->seen, err);
+}
+
+static tn_status_t start_gpu(sax_t *S, attrs_t *a) {
+  imp_t *I = S->I;
+  tn_err_t *err = S->err;
+  int64_t v = 0;
+  tn_status_t rc;
+  where_t wh = {1, -1, -1, -1};
+  if ((rc = attr_int(I, a, "id", true, 0, 0, (int64_t)I->n - 1, &v, &wh, err)) != TN_OK)
+    return rc;
+  if (S->seen[v])
+    return tn_err_set(err, TN_PARSE, "%s:%ld: gpu %lld appears twice", I->what, a->line,
+                      (long long)v);
+  S->seen[v] = true;
+  S->count++;
+  S->gid = (uint32_t)v;
+  mgpu_t *G = &I->gpus[v];
+  wh.gpu = S->gid;
+  if ((rc = attr_int(I, a, "i_chunks", true, 0, 0, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
   G->ic = (int32_t)v;
-  if ((rc = attr_int(I, g, "o_chunks", true, 0, 0, MAX_CHUNKS, &v, w, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, "o_chunks", true, 0, 0, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
   G->oc = (int32_t)v;
-  if ((rc = attr_int(I, g, "s_chunks", false, 0, 0, MAX_CHUNKS, &v, w, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, "s_chunks", false, 0, 0, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
   G->sc = (int32_t)v;
   G->tb_off = (uint32_t)I->tbs.len;
-  for (xmlNode *t = g->children; t; t = t->next) {
-    if (t->type != XML_ELEMENT_NODE) continue;
-    if (!is_elem(t, "tb"))
-      return tn_err_set(err, TN_PARSE, "%s:%ld: %s: unexpected element <%s> (want <tb>)",
-                        I->what, (long)xmlGetLineNo(t), w, (const char *)t->name);
-    mtb_t tb = {0};
-    tb.gpu = gid;
-    tb.line = (long)xmlGetLineNo(t);
-    char tw[96];
-    if ((rc = attr_int(I, t, "id", true, 0, 0, INT32_MAX, &v, w, err)) != TN_OK) return rc;
-    tb.id = (int32_t)v;
-    snprintf(tw, sizeof tw, "gpu %u tb %d", gid, tb.id);
-    if ((rc = attr_int(I, t, "send", true, 0, -1, INT32_MAX, &v, tw, err)) != TN_OK) return rc;
-    tb.send = (int32_t)v;
-    if ((rc = attr_int(I, t, "recv", true, 0, -1, INT32_MAX, &v, tw, err)) != TN_OK) return rc;
-    tb.recv = (int32_t)v;
-    if ((rc = attr_int(I, t, "chan", false, 0, 0, INT32_MAX, &v, tw, err)) != TN_OK) return rc;
-    tb.chan = (int32_t)v;
-    for (int32_t p = tb.send, k = 0; k < 2; k++, p = tb.recv)
-      if (p >= (int32_t)I->n || p == (int32_t)gid)
-        return tn_err_set(err, TN_PARSE, "%s:%ld: %s: %s peer %d is out of range or itself",
-                          I->what, tb.line, tw, k ? "recv" : "send", p);
-    tb.step_off = (uint32_t)I->steps.len;
-    uint32_t tbi = (uint32_t)I->tbs.len;
-    for (xmlNode *s = t->children; s; s = s->next) {
-      if (s->type != XML_ELEMENT_NODE) continue;
-      if (!is_elem(s, "step"))
-        return tn_err_set(err, TN_PARSE, "%s:%ld: %s: unexpected element <%s> (want <step>)",
-                          I->what, (long)xmlGetLineNo(s), tw, (const char *)s->name);
-      if ((rc = parse_step(I, s, tbi, tw, err)) != TN_OK) return rc;
-      mstep_t *st = &ST(I, I->steps.len - 1);
-      if (st->s != (int32_t)(I->steps.len - 1 - tb.step_off))
-        return tn_err_set(err, TN_PARSE, "%s:%ld: %s step %d: steps must be numbered 0, 1, 2, "
-                          "... in order", I->what, st->line, tw, st->s);
-    }
-    tb.nsteps = (uint32_t)(I->steps.len - tb.step_off);
-    if ((rc = tn_vec_push(&I->tbs, &tb, err)) != TN_OK) return rc;
-  }
+  return TN_OK;
+}
+
+static tn_status_t start_tb(sax_t *S, attrs_t *a) {
+  imp_t *I = S->I;
+  tn_err_t *err = S->err;
+  int64_t v = 0;
+  tn_status_t rc;
+  mtb_t tb = {0};
+  char tw[96];
+  where_t wh = {2, S->gid, -1, -1};
+  tb.gpu = S->gid;
+  tb.line = a->line;
+  if ((rc = attr_int(I, a, "id", true, 0, 0, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
+  tb.id = (int32_t)v;
+  wh.tb = v;
+  if ((rc = attr_int(I, a, "send", true, 0, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
+  tb.send = (int32_t)v;
+  if ((rc = attr_int(I, a, "recv", true, 0, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
+  tb.recv = (int32_t)v;
+  if ((rc = attr_int(I, a, "chan", false, 0, 0, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
+  tb.chan = (int32_t)v;
+  for (int32_t p = tb.send, k = 0; k < 2; k++, p = tb.recv)
+    if (p >= (int32_t)I->n || p == (int32_t)S->gid)
+      return tn_err_set(err, TN_PARSE, "%s:%ld: %s: %s peer %d is out of range or itself",
+                        I->what, tb.line, fmt_where(&wh, tw, sizeof tw), k ? "recv" : "send", p);
+  tb.step_off = (uint32_t)I->steps.len;
+  S->tb = tb;
+  return TN_OK;
+}
+
+/* End of a gpu: tbs sorted by id (ids 0..T-1), steps pointed at their tb's new index. */
+static tn_status_t end_gpu(sax_t *S) {
+  imp_t *I = S->I;
+  mgpu_t *G = &I->gpus[S->gid];
   G->ntbs = (uint32_t)(I->tbs.len - G->tb_off);
-  /* tbs sorted by id; steps keep pointing at their tb through the index, so fix them. */
-  mtb_t *tbs = &TB(I, G->tb_off);
-  qsort(tbs, G->ntbs, sizeof *tbs, cmp_tb);
+  mtb_t *tbs = G->ntbs ? &TB(I, G->tb_off) : NULL;
+  if (G->ntbs) qsort(tbs, G->ntbs, sizeof *tbs, cmp_tb);
   for (uint32_t k = 0; k < G->ntbs; k++) {
     if (tbs[k].id != (int32_t)k)
-      return tn_err_set(err, TN_PARSE, "%s:%ld: gpu %u tb %d: tb ids must be 0..%u, each once",
-                        I->what, tbs[k].line, gid, tbs[k].id, G->ntbs - 1);
+      return tn_err_set(S->err, TN_PARSE, "%s:%ld: gpu %u tb %d: tb ids must be 0..%u, each "
+                        "once", I->what, tbs[k].line, S->gid, tbs[k].id, G->ntbs - 1);
     for (uint32_t j = 0; j < tbs[k].nsteps; j++) ST(I, tbs[k].step_off + j).tb = G->tb_off + k;
   }
   return TN_OK;
 }
 
-static tn_status_t parse_algo(imp_t *I, xmlNode *root, tn_err_t *err) {
-  if (root == NULL || !is_elem(root, "algo"))
-    return tn_err_set(err, TN_PARSE, "%s: the root element must be <algo>", I->what);
-  int64_t v = 0;
-  tn_status_t rc;
-  if ((rc = attr_int(I, root, "ngpus", true, 0, 1, TOPO_MAX_NPUS, &v, "algo", err)) != TN_OK)
-    return rc;
-  I->n = (uint32_t)v;
-  xmlChar *c = xmlGetProp(root, (const xmlChar *)"coll");
-  if (c == NULL)
-    return tn_err_set(err, TN_PARSE, "%s:%ld: algo: missing attribute 'coll'", I->what,
-                      (long)xmlGetLineNo(root));
-  const char *cs = (const char *)c;
-  bool ok = true;
-  if (!strcmp(cs, "allgather")) I->coll = TN_ALLGATHER;
-  else if (!strcmp(cs, "allreduce")) I->coll = TN_ALLREDUCE;
-  else if (!strcmp(cs, "reduce_scatter") || !strcmp(cs, "reducescatter"))
-    I->coll = TN_REDUCESCATTER;
-  else ok = false;
-  if (!ok) {
-    rc = tn_err_set(err, TN_PARSE, "%s:%ld: algo: collective '%.40s' is not supported "
-                    "(allgather, allreduce, reduce_scatter)", I->what,
-                    (long)xmlGetLineNo(root), cs);
-    xmlFree(c);
-    return rc;
-  }
-  xmlFree(c);
-  int64_t inpl = 0;
-  if ((rc = attr_int(I, root, "inplace", false, -1, 0, 1, &inpl, "algo", err)) != TN_OK)
-    return rc;
-  if ((rc = tn_calloc(I->n, sizeof *I->gpus, &I->gpus, err)) != TN_OK) return rc;
-  bool *seen = NULL;
-  if ((rc = tn_calloc(I->n, sizeof *seen, &seen, err)) != TN_OK) return rc;
-  uint32_t count = 0;
-  for (xmlNode *g = root->children; g && rc == TN_OK; g = g->next) {
-    if (g->type != XML_ELEMENT_NODE) continue;
-    if (!is_elem(g, "gpu")) {
-      rc = tn_err_set(err, TN_PARSE, "%s:%ld: algo: unexpected element <%s> (want <gpu>)",
-                      I->what, (long)xmlGetLineNo(g), (const char *)g->name);
-      break;
+static void on_start(void *ctx, const xmlChar *name, const xmlChar *prefix, const xmlChar *uri,
+                     int nns, const xmlChar **ns, int nattr, int ndef, const xmlChar **attr) {
+  (void)prefix, (void)uri, (void)nns, (void)ns, (void)ndef;
+  sax_t *S = ctx;
+  if (S->rc != TN_OK) return;
+  imp_t *I = S->I;
+  attrs_t a = {attr, nattr, (long)xmlSAX2GetLineNumber(S->ctxt), 0};
+  const char *n = (const char *)name;
+  static const char *const want[] = {"algo", "gpu", "tb", "step"};
+  static const char *const where[] = {"document", "algo", "gpu", "tb", "step"};
+  int d = S->depth;
+  tn_status_t rc = TN_OK;
+  if (d >= 4 || strcmp(n, want[d]) != 0) {
+    if (d == 0)
+      rc = tn_err_set(S->err, TN_PARSE, "%s: the root element must be <algo>, not <%.40s>",
+                      I->what, n);
+    else
+      rc = tn_err_set(S->err, TN_PARSE, "%s:%ld: unexpected element <%.40s> inside <%s>%s",
+                      I->what, a.line, n, where[d], d < 4 ? " (see the MSCCL-IR layout)" : "");
+  } else if (d == 0) {
+    S->algo_seen = true;
+    rc = start_algo(S, &a);
+  } else if (d == 1) {
+    rc = start_gpu(S, &a);
+  } else if (d == 2) {
+    rc = start_tb(S, &a);
+  } else {
+    rc = parse_step(I, &a, (uint32_t)I->tbs.len, S->gid, S->tb.id, S->err);
+    if (rc == TN_OK) {
+      const mstep_t *st = &ST(I, I->steps.len - 1);
+      if (st->s != (int32_t)(I->steps.len - 1 - S->tb.step_off))
+        rc = tn_err_set(S->err, TN_PARSE, "%s:%ld: gpu %u tb %d step %d: steps must be "
+                        "numbered 0, 1, 2, ... in order", I->what, st->line, S->gid, S->tb.id,
+                        st->s);
     }
-    if ((rc = attr_int(I, g, "id", true, 0, 0, (int64_t)I->n - 1, &v, "gpu", err)) != TN_OK)
-      break;
-    if (seen[v]) {
-      rc = tn_err_set(err, TN_PARSE, "%s:%ld: gpu %lld appears twice", I->what,
-                      (long)xmlGetLineNo(g), (long long)v);
-      break;
-    }
-    seen[v] = true;
-    count++;
-    rc = parse_gpu(I, g, (uint32_t)v, err);
   }
-  free(seen);
-  if (rc != TN_OK) return rc;
-  if (count != I->n)
-    return tn_err_set(err, TN_PARSE, "%s: algo: ngpus=%u but %u <gpu> elements", I->what, I->n,
-                      count);
-  /* In place unless said otherwise or both buffers are declared in full. */
-  const mgpu_t *G0 = &I->gpus[0];
-  I->inplace = inpl >= 0 ? inpl == 1 : (G0->ic == 0 || G0->oc == 0);
-  return TN_OK;
+  S->depth++;
+  if (rc != TN_OK) {
+    S->rc = rc;
+    xmlStopParser(S->ctxt);
+  }
+}
+
+static void on_end(void *ctx, const xmlChar *name, const xmlChar *prefix, const xmlChar *uri) {
+  (void)name, (void)prefix, (void)uri;
+  sax_t *S = ctx;
+  if (S->rc != TN_OK) return;
+  tn_status_t rc = TN_OK;
+  if (S->depth == 3) { /* </tb> */
+    S->tb.nsteps = (uint32_t)(S->I->steps.len - S->tb.step_off);
+    rc = tn_vec_push(&S->I->tbs, &S->tb, S->err);
+  } else if (S->depth == 2) { /* </gpu> */
+    rc = end_gpu(S);
+  }
+  S->depth--;
+  if (rc != TN_OK) {
+    S->rc = rc;
+    xmlStopParser(S->ctxt);
+  }
+}
+
+static void on_xml_error(void *ctx, xmlErrorPtr e) {
+  sax_t *S = ctx;
+  if (S->xml_msg[0] || e == NULL) return;
+  snprintf(S->xml_msg, sizeof S->xml_msg, "%s", e->message ? e->message : "not well-formed");
+  size_t l = strlen(S->xml_msg);
+  while (l && (S->xml_msg[l - 1] == '\n' || S->xml_msg[l - 1] == ' ')) S->xml_msg[--l] = '\0';
+  S->xml_line = e->line;
+}
+
+/* Parses the document into I's gpus, tbs and steps. */
+static tn_status_t parse_xml(imp_t *I, const char *xml, size_t len, tn_err_t *err) {
+  sax_t S = {0};
+  S.I = I;
+  S.err = err;
+  S.inplace = -1;
+  xmlParserCtxt *ctxt = xmlCreateMemoryParserCtxt(xml, (int)len);
+  if (ctxt == NULL) {
+    if (len == 0) return tn_err_set(err, TN_PARSE, "%s:1: malformed XML: the file is empty", I->what);
+    return tn_err_set(err, TN_NOMEM, "%s: cannot create an XML parser", I->what);
+  }
+  xmlSAXHandler *h = ctxt->sax;
+  memset(h, 0, sizeof *h);
+  h->initialized = XML_SAX2_MAGIC;
+  h->startElementNs = on_start;
+  h->endElementNs = on_end;
+  h->serror = on_xml_error;
+  ctxt->userData = &S;
+  S.ctxt = ctxt;
+  xmlCtxtUseOptions(ctxt, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+  xmlParseDocument(ctxt);
+  tn_status_t rc = S.rc;
+  if (rc == TN_OK && !ctxt->wellFormed)
+    rc = tn_err_set(err, TN_PARSE, "%s:%d: malformed XML: %s", I->what, S.xml_line,
+                    S.xml_msg[0] ? S.xml_msg : "not well-formed");
+  if (rc == TN_OK && !S.algo_seen)
+    rc = tn_err_set(err, TN_PARSE, "%s: the root element must be <algo>", I->what);
+  if (rc == TN_OK && S.count != I->n)
+    rc = tn_err_set(err, TN_PARSE, "%s: algo: ngpus=%u but %u <gpu> elements", I->what, I->n,
+                    S.count);
+  if (rc == TN_OK) {
+    /* In place unless said otherwise or both buffers are declared in full. */
+    const mgpu_t *G0 = &I->gpus[0];
+    I->inplace = S.inplace >= 0 ? S.inplace == 1 : (G0->ic == 0 || G0->oc == 0);
+  }
+  free(S.seen);
+  xmlFreeParserCtxt(ctxt);
+  return rc;
 }
 
 /* ---- buffers -------------------------------------------------------------- */
@@ -506,7 +647,8 @@ static tn_status_t build_nodes(imp_t *I, tn_err_t *err) {
   for (uint32_t g = 0; g < I->n; g++) {
     const mgpu_t *G = &I->gpus[g];
     for (uint32_t t = 0; t < G->ntbs; t++) {
-      const mtb_t *tb = &TB(I, G->tb_off + t);
+      mtb_t *tb = &TB(I, G->tb_off + t);
+      tb->node_first = (uint32_t)I->nodes.len;
       for (uint32_t j = 0; j < tb->nsteps; j++) {
         uint32_t si = tb->step_off + j;
         mstep_t *st = &ST(I, si);
@@ -543,6 +685,7 @@ static tn_status_t build_nodes(imp_t *I, tn_err_t *err) {
           return rc;
         st->last = idx;
       }
+      tb->node_end = (uint32_t)I->nodes.len;
     }
   }
   /* Dependencies of each step's first node: previous step's last, cross-tb step's last.
@@ -577,8 +720,9 @@ static tn_status_t build_nodes(imp_t *I, tn_err_t *err) {
 
 /* ---- pairing --------------------------------------------------------------- */
 
+/* One direction of one tb's connection: (sender a, receiver b, channel) and the tb. */
 typedef struct pkey {
-  uint32_t a, b, chan, node;
+  uint32_t a, b, chan, tb;
 } pkey_t;
 
 static int cmp_pkey(const void *x, const void *y) {
@@ -586,41 +730,59 @@ static int cmp_pkey(const void *x, const void *y) {
   if (p->a != q->a) return p->a < q->a ? -1 : 1;
   if (p->b != q->b) return p->b < q->b ? -1 : 1;
   if (p->chan != q->chan) return p->chan < q->chan ? -1 : 1;
-  return (p->node > q->node) - (p->node < q->node);
+  return (p->tb > q->tb) - (p->tb < q->tb);
+}
+
+/* First node of kind k in tb at or after node *at (advancing *at past it), or NONE. */
+static uint32_t next_of(const imp_t *I, const mtb_t *tb, uint32_t *at, uint8_t k) {
+  for (; *at < tb->node_end; (*at)++)
+    if (ND(I, *at).kind == k) return (*at)++;
+  return NONE;
 }
 
 /* Checks that one tb per gpu owns each (peer, channel) in each direction. */
-static tn_status_t check_connections(const imp_t *I, pkey_t *keys, size_t n, bool send,
+static tn_status_t check_connections(const imp_t *I, const pkey_t *keys, size_t n, bool send,
                                      tn_err_t *err) {
   for (size_t k = 1; k < n; k++) {
     if (keys[k].a != keys[k - 1].a || keys[k].b != keys[k - 1].b ||
         keys[k].chan != keys[k - 1].chan)
       continue;
-    uint32_t s0 = ND(I, keys[k - 1].node).step, s1 = ND(I, keys[k].node).step;
-    if (ST(I, s0).tb != ST(I, s1).tb)
-      return serr(I, err, s1, "tb %d also %s %u on channel %u; a (peer, channel) belongs to "
-                  "one tb", TB(I, ST(I, s0).tb).id, send ? "sends to" : "receives from",
-                  send ? keys[k].b : keys[k].a, keys[k].chan);
+    const mtb_t *tb = &TB(I, keys[k].tb);
+    uint32_t at = tb->node_first, node = next_of(I, tb, &at, send ? K_SEND : K_RECV);
+    return serr(I, err, ND(I, node).step, "tb %d also %s %u on channel %u; a (peer, channel) "
+                "belongs to one tb", TB(I, keys[k - 1].tb).id, send ? "sends to" : "receives from",
+                send ? keys[k].b : keys[k].a, keys[k].chan);
   }
   return TN_OK;
 }
 
+static tn_status_t unmatched(const imp_t *I, uint32_t node, tn_err_t *err) {
+  const inode_t *n = &ND(I, node);
+  uint32_t chan = (uint32_t)TB(I, ST(I, n->step).tb).chan;
+  if (n->kind == K_SEND)
+    return serr(I, err, n->step, "send to gpu %d on channel %u has no matching receive at gpu %d",
+                n->peer, chan, n->peer);
+  return serr(I, err, n->step, "receive from gpu %d on channel %u has no matching send at gpu %d",
+              n->peer, chan, n->peer);
+}
+
+/* Pairs the k-th send of each (a, b, channel) with the k-th receive: connections are
+ * matched tb to tb (sorted keys), then the two tbs' node lists are zipped. */
 static tn_status_t pair(imp_t *I, tn_err_t *err) {
-  size_t ns = 0, nr = 0, nn = I->nodes.len;
-  for (size_t i = 0; i < nn; i++) {
-    ns += ND(I, i).kind == K_SEND;
-    nr += ND(I, i).kind == K_RECV;
-  }
+  size_t nt = I->tbs.len, ns = 0, nr = 0;
   pkey_t *S = NULL, *R = NULL;
-  tn_status_t rc = tn_calloc(ns + 1, sizeof *S, &S, err);
-  if (rc == TN_OK) rc = tn_calloc(nr + 1, sizeof *R, &R, err);
+  tn_status_t rc = tn_calloc(nt + 1, sizeof *S, &S, err);
+  if (rc == TN_OK) rc = tn_calloc(nt + 1, sizeof *R, &R, err);
   if (rc != TN_OK) goto fail;
-  size_t is = 0, ir = 0;
-  for (size_t i = 0; i < nn; i++) {
-    const inode_t *n = &ND(I, i);
-    uint32_t chan = (uint32_t)TB(I, ST(I, n->step).tb).chan;
-    if (n->kind == K_SEND) S[is++] = (pkey_t){n->gpu, (uint32_t)n->peer, chan, (uint32_t)i};
-    if (n->kind == K_RECV) R[ir++] = (pkey_t){(uint32_t)n->peer, n->gpu, chan, (uint32_t)i};
+  for (uint32_t t = 0; t < nt; t++) {
+    const mtb_t *tb = &TB(I, t);
+    bool has_s = false, has_r = false;
+    for (uint32_t i = tb->node_first; i < tb->node_end; i++) {
+      has_s |= ND(I, i).kind == K_SEND;
+      has_r |= ND(I, i).kind == K_RECV;
+    }
+    if (has_s) S[ns++] = (pkey_t){tb->gpu, (uint32_t)tb->send, (uint32_t)tb->chan, t};
+    if (has_r) R[nr++] = (pkey_t){(uint32_t)tb->recv, tb->gpu, (uint32_t)tb->chan, t};
   }
   qsort(S, ns, sizeof *S, cmp_pkey);
   qsort(R, nr, sizeof *R, cmp_pkey);
@@ -630,19 +792,21 @@ static tn_status_t pair(imp_t *I, tn_err_t *err) {
   while (a < ns || b < nr) {
     int c = a == ns ? 1 : b == nr ? -1 : cmp_pkey(&(pkey_t){S[a].a, S[a].b, S[a].chan, 0},
                                                   &(pkey_t){R[b].a, R[b].b, R[b].chan, 0});
-    if (c < 0) {
-      rc = serr(I, err, ND(I, S[a].node).step, "send to gpu %u on channel %u has no matching "
-                "receive at gpu %u", S[a].b, S[a].chan, S[a].b);
-      goto fail;
+    const mtb_t *ts = c <= 0 ? &TB(I, S[a].tb) : NULL, *tr = c >= 0 ? &TB(I, R[b].tb) : NULL;
+    uint32_t as = ts ? ts->node_first : 0, ar = tr ? tr->node_first : 0;
+    for (;;) {
+      uint32_t x = ts ? next_of(I, ts, &as, K_SEND) : NONE;
+      uint32_t y = tr ? next_of(I, tr, &ar, K_RECV) : NONE;
+      if (x == NONE && y == NONE) break;
+      if (x == NONE || y == NONE) {
+        rc = unmatched(I, x == NONE ? y : x, err);
+        goto fail;
+      }
+      ND(I, x).partner = y;
+      ND(I, y).partner = x;
     }
-    if (c > 0) {
-      rc = serr(I, err, ND(I, R[b].node).step, "receive from gpu %u on channel %u has no "
-                "matching send at gpu %u", R[b].a, R[b].chan, R[b].a);
-      goto fail;
-    }
-    ND(I, S[a].node).partner = R[b].node;
-    ND(I, R[b].node).partner = S[a].node;
-    a++, b++;
+    a += c <= 0;
+    b += c >= 0;
   }
 fail:
   free(S);
@@ -997,32 +1161,19 @@ tn_status_t emit_msccl_import_mem_opts(const char *xml, size_t len, const char *
   tn_vec_init(&I.extras, sizeof(extra_dep_t));
   tn_vec_init(&I.chunks, sizeof(uint32_t));
   tn_status_t rc = TN_OK;
-  xmlDoc *doc = NULL;
-  xmlParserCtxt *ctx = xmlNewParserCtxt();
-  if (ctx == NULL) {
-    rc = tn_err_set(err, TN_NOMEM, "%s: cannot create an XML parser", what);
-    goto fail;
-  }
-  doc = xmlCtxtReadMemory(ctx, xml, (int)len, what, NULL,
-                          XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-  if (doc == NULL) {
-    const xmlError *e = xmlCtxtGetLastError(ctx);
-    char msg[200] = "not well-formed XML";
-    if (e && e->message) {
-      snprintf(msg, sizeof msg, "%s", e->message);
-      size_t l = strlen(msg);
-      while (l && (msg[l - 1] == '\n' || msg[l - 1] == ' ')) msg[--l] = '\0';
-    }
-    rc = tn_err_set(err, TN_PARSE, "%s:%d: malformed XML: %s", what, e ? e->line : 0, msg);
-    goto fail;
-  }
-  if ((rc = parse_algo(&I, xmlDocGetRootElement(doc), err)) != TN_OK) goto fail;
+  if ((rc = parse_xml(&I, xml, len, err)) != TN_OK) goto fail;
   if ((rc = layout(&I, err)) != TN_OK) goto fail;
   if (size_bytes < (uint64_t)I.n * I.K) {
     rc = tn_err_set(err, TN_INVAL, "%s: size %llu B is smaller than the %u chunks the "
                     "algorithm cuts it into", what, (unsigned long long)size_bytes, I.n * I.K);
     goto fail;
   }
+  /* Typical programs make about 2.5 nodes, deps and chunk ids per step. */
+  size_t guess = I.steps.len * 3 + 16;
+  if ((rc = tn_vec_reserve(&I.nodes, guess, err)) != TN_OK ||
+      (rc = tn_vec_reserve(&I.deps, guess, err)) != TN_OK ||
+      (rc = tn_vec_reserve(&I.chunks, guess, err)) != TN_OK)
+    goto fail;
   if ((rc = build_nodes(&I, err)) != TN_OK) goto fail;
   if ((rc = pair(&I, err)) != TN_OK) goto fail;
   init_content(&I);
@@ -1030,8 +1181,6 @@ tn_status_t emit_msccl_import_mem_opts(const char *xml, size_t len, const char *
   if ((rc = check_outputs(&I, err)) != TN_OK) goto fail;
   rc = emit_algo(&I, out, err);
 fail:
-  if (doc) xmlFreeDoc(doc);
-  if (ctx) xmlFreeParserCtxt(ctx);
   imp_free(&I);
   return rc;
 }
