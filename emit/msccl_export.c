@@ -13,12 +13,14 @@
  * Threadblocks: node i of a rank is tb i (so the importer's tb-major numbering gives the
  * same ids back); a node with dependencies d1..dk runs nop steps on d1..d(k-1) and carries
  * dk itself (a step has one cross-tb dependency; the importer folds nops back into exactly
- * these dependencies). Channels: the k-th message from a to b (in a's node order) uses
- * channel k, so each (peer, channel) has one sending and one receiving tb and pairing is
- * unambiguous. A runtime's limits (32 channels, tbs per channel, steps per tb) are not
- * checked here. Exactness: importing the result (with comp_us equal to the COMPs'
- * duration) gives back an algo_t equal to the input up to tags, which become the per-pair
- * sequence numbers in sender id order (identical when the producer numbered them so). */
+ * these dependencies). Channels: a message travels on the channel equal to its tag (tenet
+ * numbers each pair's messages 0, 1, 2, ...), so each (peer, channel) has one sending and
+ * one receiving tb and the importer, whose tag is order * nch + channel, gives every
+ * message its tag back. Sets whose tags repeat within a pair use channel k for the k-th
+ * message of the pair instead (tags then come back renumbered that way). A runtime's
+ * limits (MSCCL: 32 channels, tbs per channel, steps per tb) are not checked here: the
+ * channel count is the largest per-pair tag + 1. Exactness: importing the result with
+ * comp_us equal to the COMPs' duration gives back an algo_t that algo_equal accepts. */
 #include "emit/emit.h"
 
 #include <stdlib.h>
@@ -130,7 +132,21 @@ static tn_status_t pair_messages(const algo_t *a, xnode_t **x, tn_err_t *err) {
     x[R[k].dst][R[k].node].prank = S[k].src;
     x[R[k].dst][R[k].node].pnode = S[k].node;
   }
-  /* Channels: per sender, messages to each peer numbered in node id order. */
+  /* Channels: the message's tag when tags are distinct within every (src, dst) pair (the
+   * importer then gives every message its tag back, as tag = order * nch + channel with
+   * order 0); otherwise each pair's messages numbered in sender node id order. */
+  bool by_tag = true;
+  for (size_t k = 0; k < ns; k++)
+    if (S[k].tag < 0 || (k > 0 && S[k].src == S[k - 1].src && S[k].dst == S[k - 1].dst &&
+                         S[k].tag == S[k - 1].tag))
+      by_tag = false;
+  if (by_tag) {
+    for (size_t k = 0; k < ns; k++) {
+      x[S[k].src][S[k].node].chan = (uint32_t)S[k].tag;
+      x[S[k].dst][R[k].node].chan = (uint32_t)S[k].tag;
+    }
+    goto fail; /* done: rc is TN_OK */
+  }
   uint32_t *count = NULL;
   if ((rc = tn_calloc(a->npus, sizeof *count, &count, err)) != TN_OK) goto fail;
   for (uint32_t r = 0; r < a->npus; r++) {

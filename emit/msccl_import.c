@@ -22,11 +22,14 @@
  *    A COMP of a re also depends directly on the RECV that brought its operand (that RECV
  *    becomes a reduce RECV), as the verifier's model requires.
  *  - Node ids per rank: tb id order, then step order, then RECV < COMP < SEND in a step.
- *    Each node's dependency list is sorted ascending and duplicate-free.
+ *    A node's dependencies are listed previous step first, then its cross-tb one, with a
+ *    folded nop replaced in place by its own dependencies (duplicates dropped), then the
+ *    RECVs a re reduces.
  *  - Pairing: the k-th send from a to b on channel c pairs with the k-th receive at b from
- *    a on channel c (a (peer, channel) belongs to one tb per direction). Tags: the sends
- *    from a to b are numbered 0, 1, 2, ... in a's node id order; a receive takes its send's
- *    tag. The number is one-to-one with (channel, order on that channel) of the pair.
+ *    a on channel c (a (peer, channel) belongs to one tb per direction). Tags: the k-th
+ *    message of a connection on channel c gets tag k * nch + c, nch being the highest
+ *    channel used + 1, so a tag encodes (channel, order) one-to-one within each pair (a
+ *    one-channel file numbers each pair's messages 0, 1, 2, ...).
  *  - Bookkeeping: the buffers are executed symbolically in a topological order of the
  *    whole DAG; a SEND lists the chunk ids its source slots hold, a RECV its send's list,
  *    a COMP the chunks it reduces. rrs is modelled as updating its source slot (the runtime
@@ -788,13 +791,18 @@ static tn_status_t pair(imp_t *I, tn_err_t *err) {
   qsort(R, nr, sizeof *R, cmp_pkey);
   if ((rc = check_connections(I, S, ns, true, err)) != TN_OK) goto fail;
   if ((rc = check_connections(I, R, nr, false, err)) != TN_OK) goto fail;
+  /* Tags: the k-th message of a connection on channel c gets k * nch + c (nch = highest
+   * channel + 1): one-to-one with (channel, order) within each (sender, receiver) pair. */
+  uint64_t nch = 1;
+  for (size_t k = 0; k < ns; k++)
+    if (S[k].chan + 1ull > nch) nch = S[k].chan + 1ull;
   size_t a = 0, b = 0;
   while (a < ns || b < nr) {
     int c = a == ns ? 1 : b == nr ? -1 : cmp_pkey(&(pkey_t){S[a].a, S[a].b, S[a].chan, 0},
                                                   &(pkey_t){R[b].a, R[b].b, R[b].chan, 0});
     const mtb_t *ts = c <= 0 ? &TB(I, S[a].tb) : NULL, *tr = c >= 0 ? &TB(I, R[b].tb) : NULL;
     uint32_t as = ts ? ts->node_first : 0, ar = tr ? tr->node_first : 0;
-    for (;;) {
+    for (uint64_t order = 0;; order++) {
       uint32_t x = ts ? next_of(I, ts, &as, K_SEND) : NONE;
       uint32_t y = tr ? next_of(I, tr, &ar, K_RECV) : NONE;
       if (x == NONE && y == NONE) break;
@@ -802,8 +810,16 @@ static tn_status_t pair(imp_t *I, tn_err_t *err) {
         rc = unmatched(I, x == NONE ? y : x, err);
         goto fail;
       }
+      uint64_t tag = order * nch + (uint64_t)ts->chan;
+      if (tag > ALGO_MAX_TAG) {
+        rc = serr(I, err, ND(I, x).step, "message %llu on channel %d needs tag %llu, above "
+                  "the limit %d", (unsigned long long)order, ts->chan, (unsigned long long)tag,
+                  ALGO_MAX_TAG);
+        goto fail;
+      }
       ND(I, x).partner = y;
       ND(I, y).partner = x;
+      ND(I, x).tag = ND(I, y).tag = (int32_t)tag;
     }
     a += c <= 0;
     b += c >= 0;
@@ -1033,23 +1049,23 @@ static tn_status_t check_outputs(const imp_t *I, tn_err_t *err) {
   return TN_OK;
 }
 
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return (x > y) - (x < y);
-}
 
-/* Dependencies of node i as final ids: its own and extra ones, nops expanded, sorted and
- * without duplicates. stamp marks nodes seen for i (stamp[k] == i + 1). */
+/* Dependencies of node i as final ids: its own (previous step, then cross-tb) and the extra
+ * ones, each folded nop replaced in place by its own dependencies, first occurrence kept.
+ * (A depth-first walk with an explicit stack; children are pushed in reverse so they come
+ * out in order.) The exporter writes a node's dependencies d1..dk as nop(d1) ... nop(dk-1),
+ * op(dk), which this walk turns back into d1..dk in that order. stamp marks nodes seen for
+ * i (stamp[k] == i + 1). */
 static tn_status_t final_deps(imp_t *I, uint32_t i, uint32_t *stamp, tn_vec_t *stack,
                               tn_vec_t *out, tn_err_t *err) {
   stack->len = 0;
   out->len = 0;
   tn_status_t rc = TN_OK;
   const inode_t *n = &ND(I, i);
-  for (uint32_t k = 0; k < n->ndeps && rc == TN_OK; k++)
-    rc = tn_vec_push(stack, &TN_VEC_AT(&I->deps, uint32_t, n->dep_off + k), err);
   for (uint32_t e = n->extra; e != NONE && rc == TN_OK; e = TN_VEC_AT(&I->extras, extra_dep_t, e).next)
     rc = tn_vec_push(stack, &TN_VEC_AT(&I->extras, extra_dep_t, e).dep, err);
+  for (uint32_t k = n->ndeps; k > 0 && rc == TN_OK; k--)
+    rc = tn_vec_push(stack, &TN_VEC_AT(&I->deps, uint32_t, n->dep_off + k - 1), err);
   while (rc == TN_OK && stack->len > 0) {
     uint32_t d = TN_VEC_AT(stack, uint32_t, --stack->len);
     if (stamp[d] == i + 1) continue;
@@ -1059,10 +1075,9 @@ static tn_status_t final_deps(imp_t *I, uint32_t i, uint32_t *stamp, tn_vec_t *s
       rc = tn_vec_push(out, &dn->id, err);
       continue;
     }
-    for (uint32_t k = 0; k < dn->ndeps && rc == TN_OK; k++)
-      rc = tn_vec_push(stack, &TN_VEC_AT(&I->deps, uint32_t, dn->dep_off + k), err);
+    for (uint32_t k = dn->ndeps; k > 0 && rc == TN_OK; k--)
+      rc = tn_vec_push(stack, &TN_VEC_AT(&I->deps, uint32_t, dn->dep_off + k - 1), err);
   }
-  if (rc == TN_OK && out->len > 1) qsort(out->data, out->len, sizeof(uint32_t), cmp_u32);
   return rc;
 }
 
@@ -1082,25 +1097,6 @@ static tn_status_t emit_algo(imp_t *I, algo_t **out, tn_err_t *err) {
     inode_t *n = &ND(I, i);
     if (n->kind != K_VIRT) n->id = count[n->gpu]++;
   }
-  /* Tags: the sends from a to b numbered in a's id order. */
-  memset(count, 0, I->n * sizeof *count);
-  for (uint32_t i = 0, g0 = 0; i < nn; i++) {
-    inode_t *n = &ND(I, i);
-    if (n->gpu != g0) { /* new gpu: restart the numbering */
-      for (uint32_t j = i; j > 0 && ND(I, j - 1).gpu == g0; j--)
-        if (ND(I, j - 1).kind == K_SEND) count[ND(I, j - 1).peer] = 0;
-      g0 = n->gpu;
-    }
-    if (n->kind != K_SEND) continue;
-    uint32_t t = count[n->peer]++;
-    if (t > ALGO_MAX_TAG) {
-      rc = serr(I, err, n->step, "more than %d sends to gpu %d", ALGO_MAX_TAG, n->peer);
-      goto fail;
-    }
-    n->tag = (int32_t)t;
-  }
-  for (uint32_t i = 0; i < nn; i++)
-    if (ND(I, i).kind == K_RECV) ND(I, i).tag = ND(I, ND(I, i).partner).tag;
   if ((rc = algo_create("msccl", I->coll, I->n, I->K, I->size, &a, err)) != TN_OK) goto fail;
   for (uint32_t i = 0; i < nn; i++) {
     const inode_t *n = &ND(I, i);
