@@ -13,13 +13,15 @@
  * Threadblocks: node i of a rank is tb i (so the importer's tb-major numbering gives the
  * same ids back); a node with dependencies d1..dk runs nop steps on d1..d(k-1) and carries
  * dk itself (a step has one cross-tb dependency; the importer folds nops back into exactly
- * these dependencies). Channels: a message travels on the channel equal to its tag (tenet
- * numbers each pair's messages 0, 1, 2, ...), so each (peer, channel) has one sending and
- * one receiving tb and the importer, whose tag is order * nch + channel, gives every
- * message its tag back. Sets whose tags repeat within a pair use channel k for the k-th
- * message of the pair instead (tags then come back renumbered that way). A runtime's
- * limits (MSCCL: 32 channels, tbs per channel, steps per tb) are not checked here: the
- * channel count is the largest per-pair tag + 1. Exactness: importing the result with
+ * these dependencies). Channels: the k-th message from a to b (in a's node order) uses
+ * channel k, so each (peer, channel) has one sending and one receiving tb and pairing is
+ * unambiguous; the channel count is the largest number of messages between one pair.
+ * Tags: s and r steps carry tenet's extra attribute tag="N" (MSCCL runtimes ignore it;
+ * their parsers accept up to 16 attributes per element) so that the importer restores
+ * the Chakra tags exactly. Limits of the runtimes (MSCCL: 32 channels, 32 tbs per
+ * channel, about 216 tbs, 256 steps per tb) are not checked: one tb per node fits small
+ * algorithms (tenet's Ring All-Reduce on 8 NPUs: 35 tbs, 14 channels per GPU) but not
+ * large synthesized ones. Exactness: importing the result with
  * comp_us equal to the COMPs' duration gives back an algo_t that algo_equal accepts. */
 #include "emit/emit.h"
 
@@ -132,21 +134,7 @@ static tn_status_t pair_messages(const algo_t *a, xnode_t **x, tn_err_t *err) {
     x[R[k].dst][R[k].node].prank = S[k].src;
     x[R[k].dst][R[k].node].pnode = S[k].node;
   }
-  /* Channels: the message's tag when tags are distinct within every (src, dst) pair (the
-   * importer then gives every message its tag back, as tag = order * nch + channel with
-   * order 0); otherwise each pair's messages numbered in sender node id order. */
-  bool by_tag = true;
-  for (size_t k = 0; k < ns; k++)
-    if (S[k].tag < 0 || (k > 0 && S[k].src == S[k - 1].src && S[k].dst == S[k - 1].dst &&
-                         S[k].tag == S[k - 1].tag))
-      by_tag = false;
-  if (by_tag) {
-    for (size_t k = 0; k < ns; k++) {
-      x[S[k].src][S[k].node].chan = (uint32_t)S[k].tag;
-      x[S[k].dst][R[k].node].chan = (uint32_t)S[k].tag;
-    }
-    goto fail; /* done: rc is TN_OK */
-  }
+  /* Channels: each pair's messages numbered in sender node id order. */
   uint32_t *count = NULL;
   if ((rc = tn_calloc(a->npus, sizeof *count, &count, err)) != TN_OK) goto fail;
   for (uint32_t r = 0; r < a->npus; r++) {
@@ -178,14 +166,17 @@ typedef struct wstate {
   bool *hasdep;     /* per node of the current rank: some step waits on its last step */
 } wstate_t;
 
+/* One step; tag >= 0 adds tenet's tag attribute (s and r steps). */
 static void step(wstate_t *w, tn_err_t *err, uint32_t s, const char *type, const char *sb,
                  int64_t so, const char *db, int64_t doff, int64_t cnt, int64_t depid,
-                 int64_t deps, bool hasdep) {
+                 int64_t deps, bool hasdep, int32_t tag) {
+  char tagattr[32] = "";
+  if (tag >= 0) snprintf(tagattr, sizeof tagattr, " tag=\"%d\"", tag);
   sb_printf(w->b, err,
             "      <step s=\"%u\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%lld\" dstbuf=\"%s\" "
-            "dstoff=\"%lld\" cnt=\"%lld\" depid=\"%lld\" deps=\"%lld\" hasdep=\"%d\"/>\n",
+            "dstoff=\"%lld\" cnt=\"%lld\" depid=\"%lld\" deps=\"%lld\" hasdep=\"%d\"%s/>\n",
             s, type, sb, (long long)so, db, (long long)doff, (long long)cnt, (long long)depid,
-            (long long)deps, hasdep ? 1 : 0);
+            (long long)deps, hasdep ? 1 : 0, tagattr);
 }
 
 /* Steps of node i (its tb) on rank r: nops for all but the last dependency, then the op. */
@@ -210,7 +201,7 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
       nre += dn->op == ALGO_RECV && dn->reduce;
     }
   for (uint32_t k = 0; k + 1 < n->ndeps; k++)
-    step(w, err, s++, "nop", "i", -1, "o", -1, 0, d[k], w->nsteps[d[k]] - 1, false);
+    step(w, err, s++, "nop", "i", -1, "o", -1, 0, d[k], w->nsteps[d[k]] - 1, false, -1);
   int64_t depid = n->ndeps ? (int64_t)d[n->ndeps - 1] : -1;
   int64_t deps = n->ndeps ? (int64_t)w->nsteps[d[n->ndeps - 1]] - 1 : -1;
   bool hd = w->hasdep[i];
@@ -220,15 +211,18 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
     const algo_node_t *rn = algo_node(a, xn->prank, xn->pnode);
     const xnode_t *rx = &w->x[xn->prank][xn->pnode];
     step(w, err, s++, "s", slot, first, rn->reduce ? "s" : slot,
-         rn->reduce ? rx->scratch : first, n->nchunks, depid, deps, hd);
+         rn->reduce ? rx->scratch : first, n->nchunks, depid, deps, hd, n->tag);
     break;
   }
   case ALGO_RECV:
     if ((rc = contiguous(a, r, i, &first, err)) != TN_OK) return rc;
     step(w, err, s++, "r", slot, first, n->reduce ? "s" : slot, n->reduce ? xn->scratch : first,
-         n->nchunks, depid, deps, hd);
+         n->nchunks, depid, deps, hd, n->tag);
     break;
   case ALGO_COMP: {
+    if (n->nchunks == 0)
+      return tn_err_set(err, TN_INFEASIBLE, "rank %u node %u: a COMP that reduces nothing "
+                        "(pure time, e.g. an imported cpy) has no MSCCL-IR form", r, i);
     if ((rc = contiguous(a, r, i, &first, err)) != TN_OK) return rc;
     if (nre == 0)
       return tn_err_set(err, TN_INFEASIBLE, "rank %u node %u: a COMP that reduces no received "
@@ -244,7 +238,7 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
                           "differ from its own", r, i, d[k]);
       nre--;
       step(w, err, s++, "re", "s", w->x[r][d[k]].scratch, slot, first, n->nchunks,
-           firstre ? depid : -1, firstre ? deps : -1, hd && nre == 0);
+           firstre ? depid : -1, firstre ? deps : -1, hd && nre == 0, -1);
       firstre = false;
     }
     break;

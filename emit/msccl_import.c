@@ -29,7 +29,9 @@
  *    a on channel c (a (peer, channel) belongs to one tb per direction). Tags: the k-th
  *    message of a connection on channel c gets tag k * nch + c, nch being the highest
  *    channel used + 1, so a tag encodes (channel, order) one-to-one within each pair (a
- *    one-channel file numbers each pair's messages 0, 1, 2, ...).
+ *    one-channel file numbers each pair's messages 0, 1, 2, ...). A step may carry
+ *    tenet's optional tag="N" attribute (written by the exporter, ignored by the MSCCL
+ *    runtimes): then both sides must carry the same N and it is the tag.
  *  - Bookkeeping: the buffers are executed symbolically in a topological order of the
  *    whole DAG; a SEND lists the chunk ids its source slots hold, a RECV its send's list,
  *    a COMP the chunks it reduces. rrs is modelled as updating its source slot (the runtime
@@ -61,6 +63,7 @@ enum { K_SEND, K_RECV, K_COMP, K_VIRT };
 typedef struct mstep {
   mop_t op;
   int32_t srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps, s;
+  int32_t tag; /* tenet's optional tag="..." (exact round trip), -1 when absent */
   long line;
   uint32_t tb; /* index into tbs */
   uint32_t last; /* internal node that completes the step */
@@ -270,6 +273,8 @@ static tn_status_t parse_step(imp_t *I, attrs_t *x, uint32_t tbi, int64_t gpu, i
   if ((rc = attr_int(I, x, "deps", false, -1, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
   st.deps = (int32_t)v;
   if ((rc = attr_int(I, x, "hasdep", false, 0, 0, 1, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, "tag", false, -1, 0, ALGO_MAX_TAG, &v, &wh, err)) != TN_OK) return rc;
+  st.tag = (int32_t)v;
   if ((st.depid < 0) != (st.deps < 0))
     return tn_err_set(err, TN_PARSE, "%s:%ld: %s: depid and deps must both be -1 or both set",
                       I->what, st.line, fmt_where(&wh, w, sizeof w));
@@ -810,7 +815,13 @@ static tn_status_t pair(imp_t *I, tn_err_t *err) {
         rc = unmatched(I, x == NONE ? y : x, err);
         goto fail;
       }
-      uint64_t tag = order * nch + (uint64_t)ts->chan;
+      int32_t tx = ST(I, ND(I, x).step).tag, ty = ST(I, ND(I, y).step).tag;
+      if (tx != ty) {
+        rc = serr(I, err, ND(I, tx < 0 ? y : x).step, "tag=\"%d\" differs from its %s's "
+                  "tag=\"%d\"", tx < 0 ? ty : tx, tx < 0 ? "send" : "receive", tx < 0 ? tx : ty);
+        goto fail;
+      }
+      uint64_t tag = tx >= 0 ? (uint64_t)tx : order * nch + (uint64_t)ts->chan;
       if (tag > ALGO_MAX_TAG) {
         rc = serr(I, err, ND(I, x).step, "message %llu on channel %d needs tag %llu, above "
                   "the limit %d", (unsigned long long)order, ts->chan, (unsigned long long)tag,

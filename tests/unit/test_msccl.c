@@ -542,6 +542,18 @@ static void msccl_import_rejects_programs_that_miss_the_collective(void **state)
   assert_non_null(strstr(tu_err_.msg, "2 chunks"));
 }
 
+static void msccl_import_rejects_disagreeing_tag_attributes(void **state) {
+  (void)state;
+  /* tenet's tag="N" must be on both sides of a message, with the same N. */
+  expect_error(rs2_with("hasdep=\"0\"/>", "hasdep=\"0\" tag=\"5\"/>"), TN_PARSE,
+               "gpu 0 tb 0 step 0", "tag=\"5\" differs");
+  tn_status_t st;
+  algo_t *a = import_str(rs2_with("cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>",
+                                  "cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\" tag=\"9\"/>"),
+                         2000, &st);
+  assert_null(a); /* the first step (gpu 0's send) got the tag, its receive did not */
+}
+
 static void msccl_import_rejects_shared_connections(void **state) {
   (void)state;
   /* Two tbs of gpu 0 both send to gpu 1 on channel 0. */
@@ -587,6 +599,7 @@ int main(void) {
       cmocka_unit_test(msccl_import_rejects_unmatched_sends_and_receives),
       cmocka_unit_test(msccl_import_rejects_dependency_cycles),
       cmocka_unit_test(msccl_import_rejects_programs_that_miss_the_collective),
+      cmocka_unit_test(msccl_import_rejects_disagreeing_tag_attributes),
       cmocka_unit_test(msccl_import_rejects_shared_connections),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
