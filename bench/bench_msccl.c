@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
   const char *prefix = argc > 2 ? argv[2] : "/tmp/tenet_bench_msccl/ring_ar";
   tn_vec_t xml;
   if (n < 2 || gen_ring_allreduce(n, &xml) != 0) return 1;
-  double best_import = 1e30, best_total = 1e30, best_cpu = 1e30;
+  double best_import = 1e30, best_total = 1e30, best_cpu = 1e30, best_wcpu = 1e30;
   uint64_t nodes = 0;
   bool wrote = true;
   char why[600] = "";
@@ -67,6 +67,8 @@ int main(int argc, char **argv) {
       snprintf(why, sizeof why, "%s", err.msg);
     }
     double t2 = tn_wall_seconds();
+    double wcpu = (double)(clock() - c0) / CLOCKS_PER_SEC - cpu;
+    if (wcpu < best_wcpu) best_wcpu = wcpu;
     nodes = algo_node_count(a);
     algo_free(a);
     if (t1 - t0 < best_import) best_import = t1 - t0;
@@ -75,9 +77,12 @@ int main(int argc, char **argv) {
   printf("MSCCLang ring All-Reduce, %u ranks: %zu bytes of XML, %llu nodes\n", n, xml.len,
          (unsigned long long)nodes);
   printf("import: %.1f ms wall, %.1f ms CPU (best of 5)\n", best_import * 1e3, best_cpu * 1e3);
-  if (wrote)
-    printf("import + Chakra write (%s.*.et): %.1f ms (target < 100 ms; collectiveapi 7.7 s: "
-           "%.0fx faster)\n", prefix, best_total * 1e3, 7.7 / best_total);
+  if (wrote) {
+    printf("Chakra write (%s.*.et): %.1f ms CPU (best of 5)\n", prefix, best_wcpu * 1e3);
+    printf("import + Chakra write: %.1f ms wall, %.1f ms CPU (target < 100 ms; collectiveapi "
+           "7.7 s: %.0fx faster in CPU time)\n", best_total * 1e3, (best_cpu + best_wcpu) * 1e3,
+           7.7 / (best_cpu + best_wcpu));
+  }
   else
     printf("Chakra write unavailable (%s); import alone vs collectiveapi 7.7 s: %.0fx\n", why,
            7.7 / best_import);
