@@ -13,24 +13,29 @@ static int gen_ring_allreduce(uint32_t n, tn_vec_t *out) {
   tn_err_t err = {0};
   char line[320];
   tn_vec_init(out, 1);
-#define PUT(...)                                                            \
-  do {                                                                      \
-    int l_ = snprintf(line, sizeof line, __VA_ARGS__);                      \
-    if (tn_vec_reserve(out, out->len + (size_t)l_ + 1, &err) != TN_OK) return -1; \
-    memcpy((char *)out->data + out->len, line, (size_t)l_ + 1);             \
-    out->len += (size_t)l_;                                                 \
+#define PUT(...)                                                                                   \
+  do {                                                                                             \
+    int l_ = snprintf(line, sizeof line, __VA_ARGS__);                                             \
+    if (tn_vec_reserve(out, out->len + (size_t)l_ + 1, &err) != TN_OK) return -1;                  \
+    memcpy((char *)out->data + out->len, line, (size_t)l_ + 1);                                    \
+    out->len += (size_t)l_;                                                                        \
   } while (0)
   PUT("<algo name=\"allreduce_ring_%u\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"%u\" "
-      "ngpus=\"%u\" coll=\"allreduce\" inplace=\"1\">\n", n, n, n);
+      "ngpus=\"%u\" coll=\"allreduce\" inplace=\"1\">\n",
+      n, n, n);
   for (uint32_t r = 0; r < n; r++) {
     PUT("  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"0\" s_chunks=\"0\">\n", r, n);
     PUT("    <tb id=\"0\" send=\"%u\" recv=\"%u\" chan=\"0\">\n", (r + 1) % n, (r + n - 1) % n);
     for (uint32_t k = 0; k + 1 < 2 * n; k++) {
-      const char *type = k == 0 ? "s" : k < n - 1 ? "rrs" : k == n - 1 ? "rrcs"
-                                        : k < 2 * n - 2 ? "rcs" : "r";
+      const char *type = k == 0          ? "s"
+                         : k < n - 1     ? "rrs"
+                         : k == n - 1    ? "rrcs"
+                         : k < 2 * n - 2 ? "rcs"
+                                         : "r";
       uint32_t c = (uint32_t)((r + 2 * n - k) % n);
       PUT("      <step s=\"%u\" type=\"%s\" srcbuf=\"i\" srcoff=\"%u\" dstbuf=\"i\" dstoff=\"%u\" "
-          "cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n", k, type, c, c);
+          "cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n",
+          k, type, c, c);
     }
     PUT("    </tb>\n  </gpu>\n");
   }
@@ -80,10 +85,9 @@ int main(int argc, char **argv) {
   if (wrote) {
     printf("Chakra write (%s.*.et): %.1f ms CPU (best of 5)\n", prefix, best_wcpu * 1e3);
     printf("import + Chakra write: %.1f ms wall, %.1f ms CPU (target < 100 ms; collectiveapi "
-           "7.7 s: %.0fx faster in CPU time)\n", best_total * 1e3, (best_cpu + best_wcpu) * 1e3,
-           7.7 / (best_cpu + best_wcpu));
-  }
-  else
+           "7.7 s: %.0fx faster in CPU time)\n",
+           best_total * 1e3, (best_cpu + best_wcpu) * 1e3, 7.7 / (best_cpu + best_wcpu));
+  } else
     printf("Chakra write unavailable (%s); import alone vs collectiveapi 7.7 s: %.0fx\n", why,
            7.7 / best_import);
   tn_vec_free(&xml);

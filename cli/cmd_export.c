@@ -44,7 +44,8 @@ static tn_status_t set_header(algo_t *a, tn_coll_t coll, uint64_t size, tn_err_t
     return TN_OK;
   }
   if (!any)
-    return tn_err_set(err, TN_INVAL, "the set carries no chunk bookkeeping (not written by "
+    return tn_err_set(err, TN_INVAL,
+                      "the set carries no chunk bookkeeping (not written by "
                       "tenet); MSCCL-IR export needs it");
   a->has_coll = true;
   a->coll = coll;
@@ -90,8 +91,8 @@ int cmd_export(int argc, char **argv) {
     goto fail;
   }
   if (emit_msccl_export(a, out, &err) != TN_OK) goto fail;
-  printf("wrote %s: %s, %u ranks, %llu nodes, %llu messages (MSCCL-IR, msccl-tools dialect)\n",
-         out, tn_coll_name(a->coll), a->npus, (unsigned long long)algo_node_count(a),
+  printf("wrote %s: %s, %u ranks, %llu nodes, %llu messages (MSCCL-IR, msccl-tools dialect)\n", out,
+         tn_coll_name(a->coll), a->npus, (unsigned long long)algo_node_count(a),
          (unsigned long long)algo_send_count(a));
   goto done;
 fail:

@@ -34,23 +34,22 @@ typedef struct import_args {
 } import_args_t;
 
 static int print_result(const algo_t *a, const char *file, const char *prefix,
-                        const algo_verify_report_t *rep, const topo_t *t,
-                        const sim_result_t *sr, double import_ms, bool json) {
+                        const algo_verify_report_t *rep, const topo_t *t, const sim_result_t *sr,
+                        double import_ms, bool json) {
   uint64_t msgs = algo_send_count(a), nodes = algo_node_count(a);
   if (!json) {
     char sz[32];
     printf("imported %s: %s of %s, %u ranks, %u chunks per rank, %llu nodes, %llu messages "
-           "(%.1f ms)\n", file, tn_coll_name(a->coll), tn_fmt_size(a->size_bytes, sz, sizeof sz),
-           a->npus, a->chunks_per_npu, (unsigned long long)nodes, (unsigned long long)msgs,
-           import_ms);
+           "(%.1f ms)\n",
+           file, tn_coll_name(a->coll), tn_fmt_size(a->size_bytes, sz, sizeof sz), a->npus,
+           a->chunks_per_npu, (unsigned long long)nodes, (unsigned long long)msgs, import_ms);
     printf("verified: %s\n", rep->semantics_checked ? "matching, acyclic, deadlock-free, "
                                                       "collective semantics hold"
                                                     : "matching, acyclic, deadlock-free");
     if (t) {
       double algbw = tn_gbps(a->size_bytes, sr->time_ps);
       printf("simulated on %s: %.3f us, algbw %.2f GB/s, busbw %.2f GB/s\n", t->name,
-             (double)sr->time_ps / 1e6, algbw,
-             algbw * tn_coll_busbw_factor(a->coll, a->npus));
+             (double)sr->time_ps / 1e6, algbw, algbw * tn_coll_busbw_factor(a->coll, a->npus));
     }
     printf("wrote %s.0.et .. %s.%u.et\n", prefix, prefix, a->npus - 1);
     return 0;
@@ -101,9 +100,8 @@ int cmd_import(int argc, char **argv) {
   const char *pos[2] = {NULL, NULL};
   size_t npos = 0;
   const cli_opt_t opts[] = {
-      {"size", 's', &a.size, NULL}, {"out", 'o', &a.out, NULL},
-      {"comp-us", 0, &a.comp_us, NULL}, {"topo", 't', &a.topo, NULL},
-      {"json", 0, NULL, &a.json}, {"help", 'h', NULL, &a.help},
+      {"size", 's', &a.size, NULL}, {"out", 'o', &a.out, NULL}, {"comp-us", 0, &a.comp_us, NULL},
+      {"topo", 't', &a.topo, NULL}, {"json", 0, NULL, &a.json}, {"help", 'h', NULL, &a.help},
   };
   if (cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], pos, 2, &npos, &err) != TN_OK)
     return cli_report("import", &err);

@@ -82,12 +82,16 @@ static tn_status_t contiguous(const algo_t *a, uint32_t r, uint32_t i, uint32_t 
   const algo_node_t *n = algo_node(a, r, i);
   const uint32_t *c = algo_node_chunks(a, r, n);
   if (n->nchunks == 0)
-    return tn_err_set(err, TN_INVAL, "rank %u node %u: no chunk bookkeeping; MSCCL-IR export "
-                      "needs tenet's own algorithms", r, i);
+    return tn_err_set(err, TN_INVAL,
+                      "rank %u node %u: no chunk bookkeeping; MSCCL-IR export "
+                      "needs tenet's own algorithms",
+                      r, i);
   for (uint32_t k = 0; k < n->nchunks; k++)
     if (c[k] >= a->npus * a->chunks_per_npu || (k > 0 && c[k] != c[k - 1] + 1))
-      return tn_err_set(err, TN_INFEASIBLE, "rank %u node %u: its chunks are not one ascending "
-                        "range; an MSCCL step moves a contiguous range", r, i);
+      return tn_err_set(err, TN_INFEASIBLE,
+                        "rank %u node %u: its chunks are not one ascending "
+                        "range; an MSCCL step moves a contiguous range",
+                        r, i);
   *first = c[0];
   return TN_OK;
 }
@@ -125,8 +129,9 @@ static tn_status_t pair_messages(const algo_t *a, xnode_t **x, tn_err_t *err) {
       const msg_t *m = k < ns ? &S[k] : &R[k];
       bool send = k < ns && (k >= nr || cmp_msg(&S[k], &R[k]) < 0);
       if (!send) m = &R[k];
-      rc = tn_err_set(err, TN_PARSE, "rank %u node %u: %s has no matching %s", send ? m->src : m->dst,
-                      m->node, send ? "SEND" : "RECV", send ? "RECV" : "SEND");
+      rc = tn_err_set(err, TN_PARSE, "rank %u node %u: %s has no matching %s",
+                      send ? m->src : m->dst, m->node, send ? "SEND" : "RECV",
+                      send ? "RECV" : "SEND");
       goto fail;
     }
     x[S[k].src][S[k].node].prank = S[k].dst;
@@ -156,7 +161,9 @@ fail:
 }
 
 /* The buffer holding slot c: "o" for All-Gather, "i" otherwise. */
-static const char *slot_buf(const algo_t *a) { return a->coll == TN_ALLGATHER ? "o" : "i"; }
+static const char *slot_buf(const algo_t *a) {
+  return a->coll == TN_ALLGATHER ? "o" : "i";
+}
 
 typedef struct wstate {
   const algo_t *a;
@@ -168,8 +175,8 @@ typedef struct wstate {
 
 /* One step; tag >= 0 adds tenet's tag attribute (s and r steps). */
 static void step(wstate_t *w, tn_err_t *err, uint32_t s, const char *type, const char *sb,
-                 int64_t so, const char *db, int64_t doff, int64_t cnt, int64_t depid,
-                 int64_t deps, bool hasdep, int32_t tag) {
+                 int64_t so, const char *db, int64_t doff, int64_t cnt, int64_t depid, int64_t deps,
+                 bool hasdep, int32_t tag) {
   char tagattr[32] = "";
   if (tag >= 0) snprintf(tagattr, sizeof tagattr, " tag=\"%d\"", tag);
   sb_printf(w->b, err,
@@ -210,8 +217,8 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
     if ((rc = contiguous(a, r, i, &first, err)) != TN_OK) return rc;
     const algo_node_t *rn = algo_node(a, xn->prank, xn->pnode);
     const xnode_t *rx = &w->x[xn->prank][xn->pnode];
-    step(w, err, s++, "s", slot, first, rn->reduce ? "s" : slot,
-         rn->reduce ? rx->scratch : first, n->nchunks, depid, deps, hd, n->tag);
+    step(w, err, s++, "s", slot, first, rn->reduce ? "s" : slot, rn->reduce ? rx->scratch : first,
+         n->nchunks, depid, deps, hd, n->tag);
     break;
   }
   case ALGO_RECV:
@@ -221,12 +228,16 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
     break;
   case ALGO_COMP: {
     if (n->nchunks == 0)
-      return tn_err_set(err, TN_INFEASIBLE, "rank %u node %u: a COMP that reduces nothing "
-                        "(pure time, e.g. an imported cpy) has no MSCCL-IR form", r, i);
+      return tn_err_set(err, TN_INFEASIBLE,
+                        "rank %u node %u: a COMP that reduces nothing "
+                        "(pure time, e.g. an imported cpy) has no MSCCL-IR form",
+                        r, i);
     if ((rc = contiguous(a, r, i, &first, err)) != TN_OK) return rc;
     if (nre == 0)
-      return tn_err_set(err, TN_INFEASIBLE, "rank %u node %u: a COMP that reduces no received "
-                        "data has no MSCCL-IR form", r, i);
+      return tn_err_set(err, TN_INFEASIBLE,
+                        "rank %u node %u: a COMP that reduces no received "
+                        "data has no MSCCL-IR form",
+                        r, i);
     /* The last dependency rides on the first re; the others re steps take none, so that
      * the importer fuses the run into this one COMP. */
     bool firstre = true;
@@ -234,8 +245,10 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
       const algo_node_t *dn = algo_node(a, r, d[k]);
       if (dn->op != ALGO_RECV || !dn->reduce) continue;
       if (dn->nchunks != n->nchunks || algo_node_chunks(a, r, dn)[0] != first)
-        return tn_err_set(err, TN_INFEASIBLE, "rank %u node %u: reduces RECV %u whose chunks "
-                          "differ from its own", r, i, d[k]);
+        return tn_err_set(err, TN_INFEASIBLE,
+                          "rank %u node %u: reduces RECV %u whose chunks "
+                          "differ from its own",
+                          r, i, d[k]);
       nre--;
       step(w, err, s++, "re", "s", w->x[r][d[k]].scratch, slot, first, n->nchunks,
            firstre ? depid : -1, firstre ? deps : -1, hd && nre == 0, -1);
@@ -272,7 +285,8 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
   *xml = NULL;
   *len = 0;
   if (!a->has_coll)
-    return tn_err_set(err, TN_INVAL, "MSCCL-IR export needs the collective and its chunk "
+    return tn_err_set(err, TN_INVAL,
+                      "MSCCL-IR export needs the collective and its chunk "
                       "bookkeeping (tenet's own algorithms)");
   uint32_t total = a->npus * a->chunks_per_npu;
   sb_t b = {{0}, TN_OK};
@@ -295,11 +309,15 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
   for (uint32_t r = 0; r < a->npus; r++)
     for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
       if (algo_node(a, r, i)->op != ALGO_COMP && x[r][i].chan + 1 > nch) nch = x[r][i].chan + 1;
-  const char *cname = a->coll == TN_ALLGATHER ? "allgather"
-                      : a->coll == TN_ALLREDUCE ? "allreduce" : "reduce_scatter";
-  sb_printf(&b, err, "<!-- MSCCL-IR written by tenet from a %s algorithm: %s, %u ranks, %u "
-            "chunks per rank -->\n", a->name, cname, a->npus, a->chunks_per_npu);
-  sb_printf(&b, err, "<algo name=\"tenet_%s_%s\" proto=\"Simple\" nchannels=\"%u\" "
+  const char *cname = a->coll == TN_ALLGATHER   ? "allgather"
+                      : a->coll == TN_ALLREDUCE ? "allreduce"
+                                                : "reduce_scatter";
+  sb_printf(&b, err,
+            "<!-- MSCCL-IR written by tenet from a %s algorithm: %s, %u ranks, %u "
+            "chunks per rank -->\n",
+            a->name, cname, a->npus, a->chunks_per_npu);
+  sb_printf(&b, err,
+            "<algo name=\"tenet_%s_%s\" proto=\"Simple\" nchannels=\"%u\" "
             "nchunksperloop=\"%u\" ngpus=\"%u\" coll=\"%s\" inplace=\"1\" outofplace=\"0\">\n",
             a->name, cname, nch, total, a->npus, cname);
   wstate_t w = {a, x, &b, nsteps, hasdep};
@@ -319,8 +337,7 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
       const uint32_t *d = algo_node_deps(a, r, n);
       for (uint32_t k = 0; k < n->ndeps; k++) {
         if (d[k] >= l) {
-          rc = tn_err_set(err, TN_INVAL, "rank %u node %u: dependency %u out of range", r, i,
-                          d[k]);
+          rc = tn_err_set(err, TN_INVAL, "rank %u node %u: dependency %u out of range", r, i, d[k]);
           goto fail;
         }
         hasdep[d[k]] = true;
@@ -329,7 +346,8 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
     sb_printf(&b, err, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n", r,
               a->coll == TN_ALLGATHER ? 0 : total, a->coll == TN_ALLGATHER ? total : 0, scratch);
     if (!idle_rank(a, r))
-      for (uint32_t i = 0; i < l && rc == TN_OK; i++) rc = write_node(&w, r, i, err);
+      for (uint32_t i = 0; i < l && rc == TN_OK; i++)
+        rc = write_node(&w, r, i, err);
     sb_printf(&b, err, "  </gpu>\n");
   }
   sb_printf(&b, err, "</algo>\n");
@@ -341,7 +359,8 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
 fail:
   tn_vec_free(&b.v);
   if (x)
-    for (uint32_t r = 0; r < a->npus; r++) free(x[r]);
+    for (uint32_t r = 0; r < a->npus; r++)
+      free(x[r]);
   free(x);
   free(nsteps);
   free(hasdep);
@@ -354,7 +373,8 @@ tn_status_t emit_msccl_export(const algo_t *a, const char *path, tn_err_t *err) 
   tn_status_t rc = emit_msccl_export_mem(a, &xml, &len, err);
   if (rc != TN_OK) return rc;
   tn_outfile_t o = {0};
-  if ((rc = tn_mkdir_parents(path, err)) == TN_OK && (rc = tn_outfile_open(&o, path, err)) == TN_OK) {
+  if ((rc = tn_mkdir_parents(path, err)) == TN_OK &&
+      (rc = tn_outfile_open(&o, path, err)) == TN_OK) {
     if (fwrite(xml, 1, len, o.f) != len) {
       tn_outfile_abort(&o);
       rc = tn_err_set(err, TN_IO, "%s: write failed", path);

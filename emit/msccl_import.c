@@ -65,7 +65,7 @@ typedef struct mstep {
   int32_t srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps, s;
   int32_t tag; /* tenet's optional tag="..." (exact round trip), -1 when absent */
   long line;
-  uint32_t tb; /* index into tbs */
+  uint32_t tb;   /* index into tbs */
   uint32_t last; /* internal node that completes the step */
 } mstep_t;
 
@@ -79,7 +79,7 @@ typedef struct mtb {
 
 typedef struct mgpu {
   int32_t ic, oc, sc;
-  uint32_t tb_off, ntbs; /* tbs sorted by id, ids 0..ntbs-1 */
+  uint32_t tb_off, ntbs;    /* tbs sorted by id, ids 0..ntbs-1 */
   uint32_t loc_base, nlocs; /* slots i, o, s after aliasing */
   uint32_t o_base, s_base;
 } mgpu_t;
@@ -111,12 +111,12 @@ typedef struct imp {
   bool inplace;
   uint32_t n, K;
   mgpu_t *gpus;
-  tn_vec_t tbs, steps;    /* mtb_t, mstep_t */
-  tn_vec_t nodes, deps;   /* inode_t, uint32_t */
-  tn_vec_t extras;        /* extra_dep_t */
-  tn_vec_t chunks;        /* uint32_t */
-  uint32_t *content;      /* per global slot: chunk id or NONE */
-  uint32_t *producer;     /* per global slot: node that wrote it or NONE */
+  tn_vec_t tbs, steps;  /* mtb_t, mstep_t */
+  tn_vec_t nodes, deps; /* inode_t, uint32_t */
+  tn_vec_t extras;      /* extra_dep_t */
+  tn_vec_t chunks;      /* uint32_t */
+  uint32_t *content;    /* per global slot: chunk id or NONE */
+  uint32_t *producer;   /* per global slot: node that wrote it or NONE */
   uint32_t nslots;
 } imp_t;
 
@@ -140,8 +140,8 @@ static tn_status_t serr(const imp_t *I, tn_err_t *err, uint32_t si, const char *
   va_end(ap);
   const mstep_t *st = &ST(I, si);
   const mtb_t *tb = &TB(I, st->tb);
-  return tn_err_set(err, TN_PARSE, "%s:%ld: gpu %u tb %d step %d: %s", I->what, st->line,
-                    tb->gpu, tb->id, st->s, msg);
+  return tn_err_set(err, TN_PARSE, "%s:%ld: gpu %u tb %d step %d: %s", I->what, st->line, tb->gpu,
+                    tb->id, st->s, msg);
 }
 
 /* ---- attribute parsing ------------------------------------------------------ */
@@ -163,13 +163,19 @@ typedef struct where {
 } where_t;
 
 static const char *fmt_where(const where_t *w, char *buf, size_t len) {
-  if (w->level == 0) snprintf(buf, len, "algo");
-  else if (w->level == 1) snprintf(buf, len, w->gpu < 0 ? "gpu" : "gpu %lld", (long long)w->gpu);
-  else if (w->level == 2 && w->tb < 0) snprintf(buf, len, "gpu %lld tb", (long long)w->gpu);
-  else if (w->level == 2) snprintf(buf, len, "gpu %lld tb %lld", (long long)w->gpu, (long long)w->tb);
-  else if (w->step < 0) snprintf(buf, len, "gpu %lld tb %lld step", (long long)w->gpu, (long long)w->tb);
-  else snprintf(buf, len, "gpu %lld tb %lld step %lld", (long long)w->gpu, (long long)w->tb,
-                (long long)w->step);
+  if (w->level == 0)
+    snprintf(buf, len, "algo");
+  else if (w->level == 1)
+    snprintf(buf, len, w->gpu < 0 ? "gpu" : "gpu %lld", (long long)w->gpu);
+  else if (w->level == 2 && w->tb < 0)
+    snprintf(buf, len, "gpu %lld tb", (long long)w->gpu);
+  else if (w->level == 2)
+    snprintf(buf, len, "gpu %lld tb %lld", (long long)w->gpu, (long long)w->tb);
+  else if (w->step < 0)
+    snprintf(buf, len, "gpu %lld tb %lld step", (long long)w->gpu, (long long)w->tb);
+  else
+    snprintf(buf, len, "gpu %lld tb %lld step %lld", (long long)w->gpu, (long long)w->tb,
+             (long long)w->step);
   return buf;
 }
 
@@ -188,8 +194,8 @@ static bool attr_get(attrs_t *a, const char *name, const char **val, size_t *len
 }
 
 static tn_status_t attr_int(const imp_t *I, attrs_t *a, const char *name, bool required,
-                            int64_t def, int64_t min, int64_t max, int64_t *out,
-                            const where_t *wh, tn_err_t *err) {
+                            int64_t def, int64_t min, int64_t max, int64_t *out, const where_t *wh,
+                            tn_err_t *err) {
   char where[96];
   const char *s = NULL;
   size_t len = 0;
@@ -206,15 +212,18 @@ static tn_status_t attr_int(const imp_t *I, attrs_t *a, const char *name, bool r
   int64_t val = 0;
   bool ok = k < len && len - k <= 12;
   for (; ok && k < len; k++) {
-    if (s[k] < '0' || s[k] > '9') ok = false;
-    else val = val * 10 + (s[k] - '0');
+    if (s[k] < '0' || s[k] > '9')
+      ok = false;
+    else
+      val = val * 10 + (s[k] - '0');
   }
   if (neg) val = -val;
   if (!ok || val < min || val > max)
-    return tn_err_set(err, TN_PARSE, "%s:%ld: %s: attribute %s=\"%.*s\" is not an integer in "
-                      "[%lld, %lld]", I->what, a->line, fmt_where(wh, where, sizeof where), name,
-                      (int)(len > 40 ? 40 : len),
-                      s, (long long)min, (long long)max);
+    return tn_err_set(err, TN_PARSE,
+                      "%s:%ld: %s: attribute %s=\"%.*s\" is not an integer in "
+                      "[%lld, %lld]",
+                      I->what, a->line, fmt_where(wh, where, sizeof where), name,
+                      (int)(len > 40 ? 40 : len), s, (long long)min, (long long)max);
   *out = val;
   return TN_OK;
 }
@@ -249,16 +258,17 @@ static tn_status_t parse_step(imp_t *I, attrs_t *x, uint32_t tbi, int64_t gpu, i
   const char *type = NULL;
   size_t tlen = 0;
   if (!attr_get(x, "type", &type, &tlen))
-    return tn_err_set(err, TN_PARSE, "%s:%ld: %s: missing attribute 'type'", I->what,
-                      st.line, fmt_where(&wh, w, sizeof w));
+    return tn_err_set(err, TN_PARSE, "%s:%ld: %s: missing attribute 'type'", I->what, st.line,
+                      fmt_where(&wh, w, sizeof w));
   int op = -1;
   for (int k = 0; k <= OP_NOP; k++)
     if (attr_is(type, tlen, op_names[k])) op = k;
   if (op < 0)
     return tn_err_set(err, TN_PARSE,
                       "%s:%ld: %s: unknown op type '%.*s' (known: s r rcs rrc rrs rrcs cpy re "
-                      "nop)", I->what, st.line, fmt_where(&wh, w, sizeof w),
-                      (int)(tlen > 20 ? 20 : tlen), type);
+                      "nop)",
+                      I->what, st.line, fmt_where(&wh, w, sizeof w), (int)(tlen > 20 ? 20 : tlen),
+                      type);
   st.op = (mop_t)op;
   bool nop = st.op == OP_NOP;
   if ((rc = attr_int(I, x, "srcoff", !nop, -1, -1, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
@@ -317,23 +327,24 @@ static tn_status_t start_algo(sax_t *S, attrs_t *a) {
   int64_t v = 0;
   tn_status_t rc;
   const where_t wh = {0, -1, -1, -1};
-  if ((rc = attr_int(I, a, "ngpus", true, 0, 1, TOPO_MAX_NPUS, &v, &wh, err)) != TN_OK)
-    return rc;
+  if ((rc = attr_int(I, a, "ngpus", true, 0, 1, TOPO_MAX_NPUS, &v, &wh, err)) != TN_OK) return rc;
   I->n = (uint32_t)v;
   const char *cs = NULL;
   size_t cl = 0;
   if (!attr_get(a, "coll", &cs, &cl))
     return tn_err_set(err, TN_PARSE, "%s:%ld: algo: missing attribute 'coll'", I->what, a->line);
-  if (attr_is(cs, cl, "allgather")) I->coll = TN_ALLGATHER;
-  else if (attr_is(cs, cl, "allreduce")) I->coll = TN_ALLREDUCE;
+  if (attr_is(cs, cl, "allgather"))
+    I->coll = TN_ALLGATHER;
+  else if (attr_is(cs, cl, "allreduce"))
+    I->coll = TN_ALLREDUCE;
   else if (attr_is(cs, cl, "reduce_scatter") || attr_is(cs, cl, "reducescatter"))
     I->coll = TN_REDUCESCATTER;
   else
-    return tn_err_set(err, TN_PARSE, "%s:%ld: algo: collective '%.*s' is not supported "
-                      "(allgather, allreduce, reduce_scatter)", I->what, a->line,
-                      (int)(cl > 40 ? 40 : cl), cs);
-  if ((rc = attr_int(I, a, "inplace", false, -1, 0, 1, &S->inplace, &wh, err)) != TN_OK)
-    return rc;
+    return tn_err_set(err, TN_PARSE,
+                      "%s:%ld: algo: collective '%.*s' is not supported "
+                      "(allgather, allreduce, reduce_scatter)",
+                      I->what, a->line, (int)(cl > 40 ? 40 : cl), cs);
+  if ((rc = attr_int(I, a, "inplace", false, -1, 0, 1, &S->inplace, &wh, err)) != TN_OK) return rc;
   if ((rc = tn_calloc(I->n, sizeof *I->gpus, &I->gpus, err)) != TN_OK) return rc;
   return tn_calloc(I->n, sizeof *S->seen, &S->seen, err);
 }
@@ -344,8 +355,7 @@ static tn_status_t start_gpu(sax_t *S, attrs_t *a) {
   int64_t v = 0;
   tn_status_t rc;
   where_t wh = {1, -1, -1, -1};
-  if ((rc = attr_int(I, a, "id", true, 0, 0, (int64_t)I->n - 1, &v, &wh, err)) != TN_OK)
-    return rc;
+  if ((rc = attr_int(I, a, "id", true, 0, 0, (int64_t)I->n - 1, &v, &wh, err)) != TN_OK) return rc;
   if (S->seen[v])
     return tn_err_set(err, TN_PARSE, "%s:%ld: gpu %lld appears twice", I->what, a->line,
                       (long long)v);
@@ -385,8 +395,8 @@ static tn_status_t start_tb(sax_t *S, attrs_t *a) {
   tb.chan = (int32_t)v;
   for (int32_t p = tb.send, k = 0; k < 2; k++, p = tb.recv)
     if (p >= (int32_t)I->n || p == (int32_t)S->gid)
-      return tn_err_set(err, TN_PARSE, "%s:%ld: %s: %s peer %d is out of range or itself",
-                        I->what, tb.line, fmt_where(&wh, tw, sizeof tw), k ? "recv" : "send", p);
+      return tn_err_set(err, TN_PARSE, "%s:%ld: %s: %s peer %d is out of range or itself", I->what,
+                        tb.line, fmt_where(&wh, tw, sizeof tw), k ? "recv" : "send", p);
   tb.step_off = (uint32_t)I->steps.len;
   S->tb = tb;
   return TN_OK;
@@ -401,9 +411,12 @@ static tn_status_t end_gpu(sax_t *S) {
   if (G->ntbs) qsort(tbs, G->ntbs, sizeof *tbs, cmp_tb);
   for (uint32_t k = 0; k < G->ntbs; k++) {
     if (tbs[k].id != (int32_t)k)
-      return tn_err_set(S->err, TN_PARSE, "%s:%ld: gpu %u tb %d: tb ids must be 0..%u, each "
-                        "once", I->what, tbs[k].line, S->gid, tbs[k].id, G->ntbs - 1);
-    for (uint32_t j = 0; j < tbs[k].nsteps; j++) ST(I, tbs[k].step_off + j).tb = G->tb_off + k;
+      return tn_err_set(S->err, TN_PARSE,
+                        "%s:%ld: gpu %u tb %d: tb ids must be 0..%u, each "
+                        "once",
+                        I->what, tbs[k].line, S->gid, tbs[k].id, G->ntbs - 1);
+    for (uint32_t j = 0; j < tbs[k].nsteps; j++)
+      ST(I, tbs[k].step_off + j).tb = G->tb_off + k;
   }
   return TN_OK;
 }
@@ -422,11 +435,11 @@ static void on_start(void *ctx, const xmlChar *name, const xmlChar *prefix, cons
   tn_status_t rc = TN_OK;
   if (d >= 4 || strcmp(n, want[d]) != 0) {
     if (d == 0)
-      rc = tn_err_set(S->err, TN_PARSE, "%s: the root element must be <algo>, not <%.40s>",
-                      I->what, n);
+      rc = tn_err_set(S->err, TN_PARSE, "%s: the root element must be <algo>, not <%.40s>", I->what,
+                      n);
     else
-      rc = tn_err_set(S->err, TN_PARSE, "%s:%ld: unexpected element <%.40s> inside <%s>%s",
-                      I->what, a.line, n, where[d], d < 4 ? " (see the MSCCL-IR layout)" : "");
+      rc = tn_err_set(S->err, TN_PARSE, "%s:%ld: unexpected element <%.40s> inside <%s>%s", I->what,
+                      a.line, n, where[d], d < 4 ? " (see the MSCCL-IR layout)" : "");
   } else if (d == 0) {
     S->algo_seen = true;
     rc = start_algo(S, &a);
@@ -439,9 +452,10 @@ static void on_start(void *ctx, const xmlChar *name, const xmlChar *prefix, cons
     if (rc == TN_OK) {
       const mstep_t *st = &ST(I, I->steps.len - 1);
       if (st->s != (int32_t)(I->steps.len - 1 - S->tb.step_off))
-        rc = tn_err_set(S->err, TN_PARSE, "%s:%ld: gpu %u tb %d step %d: steps must be "
-                        "numbered 0, 1, 2, ... in order", I->what, st->line, S->gid, S->tb.id,
-                        st->s);
+        rc = tn_err_set(S->err, TN_PARSE,
+                        "%s:%ld: gpu %u tb %d step %d: steps must be "
+                        "numbered 0, 1, 2, ... in order",
+                        I->what, st->line, S->gid, S->tb.id, st->s);
     }
   }
   S->depth++;
@@ -474,7 +488,8 @@ static void on_xml_error(void *ctx, xmlErrorPtr e) {
   if (S->xml_msg[0] || e == NULL) return;
   snprintf(S->xml_msg, sizeof S->xml_msg, "%s", e->message ? e->message : "not well-formed");
   size_t l = strlen(S->xml_msg);
-  while (l && (S->xml_msg[l - 1] == '\n' || S->xml_msg[l - 1] == ' ')) S->xml_msg[--l] = '\0';
+  while (l && (S->xml_msg[l - 1] == '\n' || S->xml_msg[l - 1] == ' '))
+    S->xml_msg[--l] = '\0';
   S->xml_line = e->line;
 }
 
@@ -486,7 +501,8 @@ static tn_status_t parse_xml(imp_t *I, const char *xml, size_t len, tn_err_t *er
   S.inplace = -1;
   xmlParserCtxt *ctxt = xmlCreateMemoryParserCtxt(xml, (int)len);
   if (ctxt == NULL) {
-    if (len == 0) return tn_err_set(err, TN_PARSE, "%s:1: malformed XML: the file is empty", I->what);
+    if (len == 0)
+      return tn_err_set(err, TN_PARSE, "%s:1: malformed XML: the file is empty", I->what);
     return tn_err_set(err, TN_NOMEM, "%s: cannot create an XML parser", I->what);
   }
   xmlSAXHandler *h = ctxt->sax;
@@ -526,26 +542,32 @@ static tn_status_t layout(imp_t *I, tn_err_t *err) {
   int32_t whole = I->coll == TN_ALLGATHER ? G0->oc : G0->ic;
   const char *wn = I->coll == TN_ALLGATHER ? "o_chunks" : "i_chunks";
   if (whole <= 0 || (uint32_t)whole % I->n != 0)
-    return tn_err_set(err, TN_PARSE, "%s: gpu 0: %s=%d must be a positive multiple of ngpus=%u "
-                      "(the %s buffer holds every NPU's chunks)", I->what, wn, whole, I->n,
-                      I->coll == TN_ALLGATHER ? "output" : "input");
+    return tn_err_set(err, TN_PARSE,
+                      "%s: gpu 0: %s=%d must be a positive multiple of ngpus=%u "
+                      "(the %s buffer holds every NPU's chunks)",
+                      I->what, wn, whole, I->n, I->coll == TN_ALLGATHER ? "output" : "input");
   I->K = (uint32_t)whole / I->n;
   uint64_t base = 0;
   for (uint32_t g = 0; g < I->n; g++) {
     mgpu_t *G = &I->gpus[g];
     int32_t gw = I->coll == TN_ALLGATHER ? G->oc : G->ic;
     if (gw != whole)
-      return tn_err_set(err, TN_PARSE, "%s: gpu %u: %s=%d differs from gpu 0's %d", I->what, g,
-                        wn, gw, whole);
+      return tn_err_set(err, TN_PARSE, "%s: gpu %u: %s=%d differs from gpu 0's %d", I->what, g, wn,
+                        gw, whole);
     /* share: the buffer holding one NPU's part (AG input, RS output). */
     int32_t share = I->coll == TN_ALLGATHER ? G->ic : (I->coll == TN_REDUCESCATTER ? G->oc : 0);
     uint32_t ni = (uint32_t)G->ic, no = (uint32_t)G->oc;
-    if (I->coll == TN_ALLGATHER) ni = I->inplace ? 0 : (uint32_t)share;
-    else if (I->coll == TN_REDUCESCATTER) no = I->inplace ? 0 : (uint32_t)share;
-    else no = I->inplace ? 0 : no;
+    if (I->coll == TN_ALLGATHER)
+      ni = I->inplace ? 0 : (uint32_t)share;
+    else if (I->coll == TN_REDUCESCATTER)
+      no = I->inplace ? 0 : (uint32_t)share;
+    else
+      no = I->inplace ? 0 : no;
     if (!I->inplace && share > 0 && (uint32_t)share != I->K && I->coll != TN_ALLREDUCE)
-      return tn_err_set(err, TN_PARSE, "%s: gpu %u: an out-of-place %s keeps %u chunks per NPU "
-                        "in its %s buffer, not %d", I->what, g, tn_coll_name(I->coll), I->K,
+      return tn_err_set(err, TN_PARSE,
+                        "%s: gpu %u: an out-of-place %s keeps %u chunks per NPU "
+                        "in its %s buffer, not %d",
+                        I->what, g, tn_coll_name(I->coll), I->K,
                         I->coll == TN_ALLGATHER ? "input" : "output", share);
     G->loc_base = (uint32_t)base;
     G->o_base = ni;
@@ -559,7 +581,8 @@ static tn_status_t layout(imp_t *I, tn_err_t *err) {
   if (rc == TN_OK)
     rc = tn_calloc(I->nslots ? I->nslots : 1, sizeof *I->producer, &I->producer, err);
   if (rc != TN_OK) return rc;
-  for (uint32_t k = 0; k < I->nslots; k++) I->content[k] = I->producer[k] = NONE;
+  for (uint32_t k = 0; k < I->nslots; k++)
+    I->content[k] = I->producer[k] = NONE;
   return TN_OK;
 }
 
@@ -570,14 +593,13 @@ static tn_status_t slot_of(const imp_t *I, tn_err_t *err, uint32_t si, uint32_t 
   const char *bn = buf == BUF_I ? "i" : buf == BUF_O ? "o" : "s";
   int64_t size = 0, start = 0;
   uint32_t whole_base = I->coll == TN_ALLGATHER ? G->o_base : 0;
-  bool share_buf = (I->coll == TN_ALLGATHER && buf == BUF_I) ||
-                   (I->coll == TN_REDUCESCATTER && buf == BUF_O);
+  bool share_buf =
+      (I->coll == TN_ALLGATHER && buf == BUF_I) || (I->coll == TN_REDUCESCATTER && buf == BUF_O);
   if (buf == BUF_S) {
     size = G->sc, start = G->s_base;
   } else if (share_buf) {
     size = I->K;
-    start = I->inplace ? (int64_t)whole_base + (int64_t)g * I->K
-                       : (buf == BUF_I ? 0 : G->o_base);
+    start = I->inplace ? (int64_t)whole_base + (int64_t)g * I->K : (buf == BUF_I ? 0 : G->o_base);
   } else if (I->coll == TN_ALLREDUCE && buf == BUF_O) {
     size = (int64_t)I->n * I->K;
     start = I->inplace ? 0 : G->o_base;
@@ -597,9 +619,11 @@ static void init_content(imp_t *I) {
     const mgpu_t *G = &I->gpus[g];
     if (I->coll == TN_ALLGATHER) {
       uint32_t at = I->inplace ? G->o_base + g * I->K : 0;
-      for (uint32_t j = 0; j < I->K; j++) I->content[G->loc_base + at + j] = g * I->K + j;
+      for (uint32_t j = 0; j < I->K; j++)
+        I->content[G->loc_base + at + j] = g * I->K + j;
     } else {
-      for (uint32_t c = 0; c < I->n * I->K; c++) I->content[G->loc_base + c] = c;
+      for (uint32_t c = 0; c < I->n * I->K; c++)
+        I->content[G->loc_base + c] = c;
     }
   }
 }
@@ -607,8 +631,7 @@ static void init_content(imp_t *I) {
 /* ---- nodes ----------------------------------------------------------------- */
 
 static tn_status_t add_node(imp_t *I, uint8_t kind, uint32_t g, uint32_t si, int32_t peer,
-                            const uint32_t *deps, uint32_t ndeps, uint32_t *idx,
-                            tn_err_t *err) {
+                            const uint32_t *deps, uint32_t ndeps, uint32_t *idx, tn_err_t *err) {
   inode_t n = {0};
   n.kind = kind;
   n.gpu = g;
@@ -624,7 +647,8 @@ static tn_status_t add_node(imp_t *I, uint8_t kind, uint32_t g, uint32_t si, int
     if (rc != TN_OK) return rc;
     n.ndeps++;
   }
-  if (I->nodes.len >= UINT32_MAX / 2) return tn_err_set(err, TN_LIMIT, "%s: too many steps", I->what);
+  if (I->nodes.len >= UINT32_MAX / 2)
+    return tn_err_set(err, TN_LIMIT, "%s: too many steps", I->what);
   *idx = (uint32_t)I->nodes.len;
   return tn_vec_push(&I->nodes, &n, err);
 }
@@ -644,8 +668,12 @@ static tn_status_t cross_dep(const imp_t *I, tn_err_t *err, uint32_t si, uint32_
   return TN_OK;
 }
 
-static bool is_send_op(mop_t op) { return op == OP_S || op == OP_RCS || op == OP_RRS || op == OP_RRCS; }
-static bool is_recv_op(mop_t op) { return op == OP_R || op == OP_RCS || op == OP_RRC || op == OP_RRS || op == OP_RRCS; }
+static bool is_send_op(mop_t op) {
+  return op == OP_S || op == OP_RCS || op == OP_RRS || op == OP_RRCS;
+}
+static bool is_recv_op(mop_t op) {
+  return op == OP_R || op == OP_RCS || op == OP_RRC || op == OP_RRS || op == OP_RRCS;
+}
 
 /* Two passes per gpu: first every step gets its nodes (so a step's `last` is known),
  * then the first node of each step gets its dependencies. Steps of a fused re run share
@@ -688,8 +716,7 @@ static tn_status_t build_nodes(imp_t *I, tn_err_t *err) {
           if ((rc = add_node(I, K_SEND, g, si, tb->send, &d, d != NONE, &idx, err)) != TN_OK)
             return rc;
         }
-        if (st->op == OP_NOP &&
-            (rc = add_node(I, K_VIRT, g, si, -1, &d, 0, &idx, err)) != TN_OK)
+        if (st->op == OP_NOP && (rc = add_node(I, K_VIRT, g, si, -1, &d, 0, &idx, err)) != TN_OK)
           return rc;
         st->last = idx;
       }
@@ -757,8 +784,10 @@ static tn_status_t check_connections(const imp_t *I, const pkey_t *keys, size_t 
       continue;
     const mtb_t *tb = &TB(I, keys[k].tb);
     uint32_t at = tb->node_first, node = next_of(I, tb, &at, send ? K_SEND : K_RECV);
-    return serr(I, err, ND(I, node).step, "tb %d also %s %u on channel %u; a (peer, channel) "
-                "belongs to one tb", TB(I, keys[k - 1].tb).id, send ? "sends to" : "receives from",
+    return serr(I, err, ND(I, node).step,
+                "tb %d also %s %u on channel %u; a (peer, channel) "
+                "belongs to one tb",
+                TB(I, keys[k - 1].tb).id, send ? "sends to" : "receives from",
                 send ? keys[k].b : keys[k].a, keys[k].chan);
   }
   return TN_OK;
@@ -803,8 +832,10 @@ static tn_status_t pair(imp_t *I, tn_err_t *err) {
     if (S[k].chan + 1ull > nch) nch = S[k].chan + 1ull;
   size_t a = 0, b = 0;
   while (a < ns || b < nr) {
-    int c = a == ns ? 1 : b == nr ? -1 : cmp_pkey(&(pkey_t){S[a].a, S[a].b, S[a].chan, 0},
-                                                  &(pkey_t){R[b].a, R[b].b, R[b].chan, 0});
+    int c = a == ns   ? 1
+            : b == nr ? -1
+                      : cmp_pkey(&(pkey_t){S[a].a, S[a].b, S[a].chan, 0},
+                                 &(pkey_t){R[b].a, R[b].b, R[b].chan, 0});
     const mtb_t *ts = c <= 0 ? &TB(I, S[a].tb) : NULL, *tr = c >= 0 ? &TB(I, R[b].tb) : NULL;
     uint32_t as = ts ? ts->node_first : 0, ar = tr ? tr->node_first : 0;
     for (uint64_t order = 0;; order++) {
@@ -817,15 +848,18 @@ static tn_status_t pair(imp_t *I, tn_err_t *err) {
       }
       int32_t tx = ST(I, ND(I, x).step).tag, ty = ST(I, ND(I, y).step).tag;
       if (tx != ty) {
-        rc = serr(I, err, ND(I, tx < 0 ? y : x).step, "tag=\"%d\" differs from its %s's "
-                  "tag=\"%d\"", tx < 0 ? ty : tx, tx < 0 ? "send" : "receive", tx < 0 ? tx : ty);
+        rc = serr(I, err, ND(I, tx < 0 ? y : x).step,
+                  "tag=\"%d\" differs from its %s's "
+                  "tag=\"%d\"",
+                  tx < 0 ? ty : tx, tx < 0 ? "send" : "receive", tx < 0 ? tx : ty);
         goto fail;
       }
       uint64_t tag = tx >= 0 ? (uint64_t)tx : order * nch + (uint64_t)ts->chan;
       if (tag > ALGO_MAX_TAG) {
-        rc = serr(I, err, ND(I, x).step, "message %llu on channel %d needs tag %llu, above "
-                  "the limit %d", (unsigned long long)order, ts->chan, (unsigned long long)tag,
-                  ALGO_MAX_TAG);
+        rc = serr(I, err, ND(I, x).step,
+                  "message %llu on channel %d needs tag %llu, above "
+                  "the limit %d",
+                  (unsigned long long)order, ts->chan, (unsigned long long)tag, ALGO_MAX_TAG);
         goto fail;
       }
       ND(I, x).partner = y;
@@ -858,7 +892,9 @@ static tn_status_t read_slots(imp_t *I, tn_err_t *err, uint32_t si, uint32_t slo
   return TN_OK;
 }
 
-static const char *bufname(int32_t b) { return b == BUF_I ? "i" : b == BUF_O ? "o" : "s"; }
+static const char *bufname(int32_t b) {
+  return b == BUF_I ? "i" : b == BUF_O ? "o" : "s";
+}
 
 static tn_status_t set_chunks(imp_t *I, uint32_t node, const uint32_t *src, uint32_t cnt,
                               tn_err_t *err) {
@@ -887,11 +923,9 @@ static tn_status_t exec_node(imp_t *I, uint32_t i, tn_err_t *err) {
   bool need_src = st->op == OP_S || st->op == OP_RRC || st->op == OP_RRS || st->op == OP_RRCS ||
                   st->op == OP_CPY || st->op == OP_RE;
   bool need_dst = st->op != OP_S && st->op != OP_RRS;
-  if (need_src &&
-      (rc = slot_of(I, err, si, g, st->srcbuf, st->srcoff, st->cnt, &src)) != TN_OK)
+  if (need_src && (rc = slot_of(I, err, si, g, st->srcbuf, st->srcoff, st->cnt, &src)) != TN_OK)
     return rc;
-  if (need_dst &&
-      (rc = slot_of(I, err, si, g, st->dstbuf, st->dstoff, st->cnt, &dst)) != TN_OK)
+  if (need_dst && (rc = slot_of(I, err, si, g, st->dstbuf, st->dstoff, st->cnt, &dst)) != TN_OK)
     return rc;
   uint32_t cnt = (uint32_t)st->cnt;
   switch (n->kind) {
@@ -944,8 +978,7 @@ static tn_status_t exec_node(imp_t *I, uint32_t i, tn_err_t *err) {
       return rc;
     for (uint32_t sj = si; sj < tb->step_off + tb->nsteps && ST(I, sj).last == i; sj++) {
       const mstep_t *rs = &ST(I, sj);
-      if ((rc = slot_of(I, err, sj, g, rs->srcbuf, rs->srcoff, rs->cnt, &src)) != TN_OK)
-        return rc;
+      if ((rc = slot_of(I, err, sj, g, rs->srcbuf, rs->srcoff, rs->cnt, &src)) != TN_OK) return rc;
       if ((rc = read_slots(I, err, sj, src, rs->cnt, bufname(rs->srcbuf), rs->srcoff)) != TN_OK)
         return rc;
       for (uint32_t k = 0; k < cnt; k++) {
@@ -961,7 +994,8 @@ static tn_status_t exec_node(imp_t *I, uint32_t i, tn_err_t *err) {
       }
     }
     rc = set_chunks(I, i, &I->content[dst], cnt, err);
-    for (uint32_t k = 0; k < cnt; k++) I->producer[dst + k] = NONE;
+    for (uint32_t k = 0; k < cnt; k++)
+      I->producer[dst + k] = NONE;
     return rc;
   }
   /* rrc, rrs, rrcs: the reduce RECV's chunks are added to src (and stored at dst). */
@@ -977,7 +1011,8 @@ static tn_status_t exec_node(imp_t *I, uint32_t i, tn_err_t *err) {
   if ((rc = set_chunks(I, i, &I->content[src], cnt, err)) != TN_OK) return rc;
   if (need_dst) {
     memmove(&I->content[dst], &I->content[src], cnt * sizeof *I->content);
-    for (uint32_t k = 0; k < cnt; k++) I->producer[dst + k] = NONE;
+    for (uint32_t k = 0; k < cnt; k++)
+      I->producer[dst + k] = NONE;
   }
   return TN_OK;
 }
@@ -994,19 +1029,23 @@ static tn_status_t execute(imp_t *I, tn_err_t *err) {
   size_t ne = 0;
   for (uint32_t i = 0; i < nn; i++) {
     const inode_t *n = &ND(I, i);
-    for (uint32_t k = 0; k < n->ndeps; k++) off[TN_VEC_AT(&I->deps, uint32_t, n->dep_off + k) + 1]++;
+    for (uint32_t k = 0; k < n->ndeps; k++)
+      off[TN_VEC_AT(&I->deps, uint32_t, n->dep_off + k) + 1]++;
     if (n->kind == K_RECV) off[n->partner + 1]++;
     indeg[i] = n->ndeps + (n->kind == K_RECV);
     ne += indeg[i];
   }
-  for (uint32_t i = 0; i < nn; i++) off[i + 1] += off[i];
+  for (uint32_t i = 0; i < nn; i++)
+    off[i + 1] += off[i];
   if ((rc = tn_calloc(ne + 1, sizeof *succ, &succ, err)) != TN_OK) goto fail;
   for (uint32_t i = 0; i < nn; i++) {
     const inode_t *n = &ND(I, i);
-    for (uint32_t k = 0; k < n->ndeps; k++) succ[off[TN_VEC_AT(&I->deps, uint32_t, n->dep_off + k)]++] = i;
+    for (uint32_t k = 0; k < n->ndeps; k++)
+      succ[off[TN_VEC_AT(&I->deps, uint32_t, n->dep_off + k)]++] = i;
     if (n->kind == K_RECV) succ[off[n->partner]++] = i;
   }
-  for (uint32_t i = nn; i > 0; i--) off[i] = off[i - 1];
+  for (uint32_t i = nn; i > 0; i--)
+    off[i] = off[i - 1];
   off[0] = 0;
   uint32_t head = 0, tail = 0;
   for (uint32_t i = 0; i < nn; i++)
@@ -1019,8 +1058,10 @@ static tn_status_t execute(imp_t *I, tn_err_t *err) {
   }
   if (tail < nn) {
     uint32_t i = 0;
-    while (indeg[i] == 0) i++;
-    rc = serr(I, err, ND(I, i).step, "is on a dependency cycle (through depid/deps, step order "
+    while (indeg[i] == 0)
+      i++;
+    rc = serr(I, err, ND(I, i).step,
+              "is on a dependency cycle (through depid/deps, step order "
               "and send/receive pairs)");
     goto fail;
   }
@@ -1051,8 +1092,10 @@ static tn_status_t check_outputs(const imp_t *I, tn_err_t *err) {
     for (uint32_t k = 0; k < count; k++) {
       uint32_t got = I->content[G->loc_base + base + k];
       if (got != first + k)
-        return tn_err_set(err, TN_PARSE, "%s: gpu %u: output slot %s[%u] ends %s%u, not chunk %u "
-                          "(the %s is incomplete)", I->what, g, bn, base + k - (bn[0] == 'o' ? G->o_base : 0),
+        return tn_err_set(err, TN_PARSE,
+                          "%s: gpu %u: output slot %s[%u] ends %s%u, not chunk %u "
+                          "(the %s is incomplete)",
+                          I->what, g, bn, base + k - (bn[0] == 'o' ? G->o_base : 0),
                           got == NONE ? "never written" : "holding chunk ", got == NONE ? 0 : got,
                           first + k, tn_coll_name(I->coll));
     }
@@ -1060,20 +1103,20 @@ static tn_status_t check_outputs(const imp_t *I, tn_err_t *err) {
   return TN_OK;
 }
 
-
 /* Dependencies of node i as final ids: its own (previous step, then cross-tb) and the extra
  * ones, each folded nop replaced in place by its own dependencies, first occurrence kept.
  * (A depth-first walk with an explicit stack; children are pushed in reverse so they come
  * out in order.) The exporter writes a node's dependencies d1..dk as nop(d1) ... nop(dk-1),
  * op(dk), which this walk turns back into d1..dk in that order. stamp marks nodes seen for
  * i (stamp[k] == i + 1). */
-static tn_status_t final_deps(imp_t *I, uint32_t i, uint32_t *stamp, tn_vec_t *stack,
-                              tn_vec_t *out, tn_err_t *err) {
+static tn_status_t final_deps(imp_t *I, uint32_t i, uint32_t *stamp, tn_vec_t *stack, tn_vec_t *out,
+                              tn_err_t *err) {
   stack->len = 0;
   out->len = 0;
   tn_status_t rc = TN_OK;
   const inode_t *n = &ND(I, i);
-  for (uint32_t e = n->extra; e != NONE && rc == TN_OK; e = TN_VEC_AT(&I->extras, extra_dep_t, e).next)
+  for (uint32_t e = n->extra; e != NONE && rc == TN_OK;
+       e = TN_VEC_AT(&I->extras, extra_dep_t, e).next)
     rc = tn_vec_push(stack, &TN_VEC_AT(&I->extras, extra_dep_t, e).dep, err);
   for (uint32_t k = n->ndeps; k > 0 && rc == TN_OK; k--)
     rc = tn_vec_push(stack, &TN_VEC_AT(&I->deps, uint32_t, n->dep_off + k - 1), err);
@@ -1171,8 +1214,10 @@ tn_status_t emit_msccl_import_mem_opts(const char *xml, size_t len, const char *
   if ((rc = parse_xml(&I, xml, len, err)) != TN_OK) goto fail;
   if ((rc = layout(&I, err)) != TN_OK) goto fail;
   if (size_bytes < (uint64_t)I.n * I.K) {
-    rc = tn_err_set(err, TN_INVAL, "%s: size %llu B is smaller than the %u chunks the "
-                    "algorithm cuts it into", what, (unsigned long long)size_bytes, I.n * I.K);
+    rc = tn_err_set(err, TN_INVAL,
+                    "%s: size %llu B is smaller than the %u chunks the "
+                    "algorithm cuts it into",
+                    what, (unsigned long long)size_bytes, I.n * I.K);
     goto fail;
   }
   /* Typical programs make about 2.5 nodes, deps and chunk ids per step. */
@@ -1209,7 +1254,6 @@ tn_status_t emit_msccl_import_opts(const char *path, uint64_t size_bytes,
   return rc;
 }
 
-tn_status_t emit_msccl_import(const char *path, uint64_t size_bytes, algo_t **out,
-                              tn_err_t *err) {
+tn_status_t emit_msccl_import(const char *path, uint64_t size_bytes, algo_t **out, tn_err_t *err) {
   return emit_msccl_import_opts(path, size_bytes, NULL, out, err);
 }

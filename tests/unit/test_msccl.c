@@ -89,7 +89,8 @@ static uint64_t sim_or_skip(const topo_t *t, const algo_t *a) {
 
 static uint32_t count_op(const algo_t *a, uint32_t r, algo_op_t op) {
   uint32_t c = 0;
-  for (uint32_t i = 0; i < algo_rank_len(a, r); i++) c += algo_node(a, r, i)->op == op;
+  for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
+    c += algo_node(a, r, i)->op == op;
   return c;
 }
 
@@ -140,10 +141,13 @@ static void msccl_import_splits_fused_ring_allreduce_like_collectiveapi(void **s
     assert_int_equal(count_op(a, r, ALGO_COMP), 7);
     for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
       const algo_node_t *n = algo_node(a, r, i);
-      if (n->op == ALGO_COMP) assert_int_equal(n->duration_us, 7);
-      else assert_int_equal(n->bytes, 131072);
+      if (n->op == ALGO_COMP)
+        assert_int_equal(n->duration_us, 7);
+      else
+        assert_int_equal(n->bytes, 131072);
       /* One chain: node i depends on exactly node i-1. */
-      if (i == 0) assert_int_equal(n->ndeps, 0);
+      if (i == 0)
+        assert_int_equal(n->ndeps, 0);
       else {
         assert_int_equal(n->ndeps, 1);
         assert_int_equal(algo_node_deps(a, r, n)[0], i - 1);
@@ -230,8 +234,7 @@ static void msccl_ring_allreduce_collectiveapi_way_matches_astrasim(void **state
   uint64_t ps = sim_or_skip(t, a);
   if (ps) {
     double ns = (double)ps / 1e3;
-    print_message("ring All-Reduce (7 us COMP, 1 MiB) on ring-8: %.1f ns (ASTRA-sim 90,174)\n",
-                  ns);
+    print_message("ring All-Reduce (7 us COMP, 1 MiB) on ring-8: %.1f ns (ASTRA-sim 90,174)\n", ns);
     assert_true(ns > 90174.0 * 0.995 && ns < 90174.0 * 1.005);
   }
   topo_free(t);
@@ -261,8 +264,10 @@ static void round_trip(const algo_t *a, uint64_t comp_us) {
 static void msccl_export_round_trip_is_exact_on_imported_files(void **state) {
   (void)state;
   const char *files[] = {
-      "mscclang_allgather_ring_8gpu_1ch_1inst.xml",   "mscclang_allgather_allpairs_4gpu_1inst.xml",
-      "mscclang_allreduce_ring_8gpu_1ch_1inst.xml",   "collectiveapi_allgather_hierarchical_8gpu.xml",
+      "mscclang_allgather_ring_8gpu_1ch_1inst.xml",
+      "mscclang_allgather_allpairs_4gpu_1inst.xml",
+      "mscclang_allreduce_ring_8gpu_1ch_1inst.xml",
+      "collectiveapi_allgather_hierarchical_8gpu.xml",
       "msccl-scheduler_ndv4_r48ll_ring_allreduce_8gpu.xml",
       "microsoft-msccl_ar_ll_allpairs_allreduce_8gpu.xml",
   };
@@ -387,22 +392,22 @@ static void msccl_export_writes_the_file_all_or_nothing(void **state) {
 
 /* A 2-GPU Reduce-Scatter (1 chunk each): each GPU sends the other's chunk and reduces the
  * one it receives. */
-#define RS2(coll)                                                                              \
-  "<algo name=\"rs\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" "      \
-  "coll=\"" coll "\" inplace=\"1\">\n"                                                        \
-  " <gpu id=\"0\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\">\n"                            \
-  "  <tb id=\"0\" send=\"1\" recv=\"1\" chan=\"0\">\n"                                        \
-  "   <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" " \
-  "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"                                                  \
-  "   <step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" "        \
-  "cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"                                        \
-  "  </tb>\n </gpu>\n"                                                                         \
-  " <gpu id=\"1\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\">\n"                            \
-  "  <tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">\n"                                        \
-  "   <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" " \
-  "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"                                                  \
-  "   <step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" "        \
-  "cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"                                        \
+#define RS2(coll)                                                                                  \
+  "<algo name=\"rs\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" "           \
+  "coll=\"" coll "\" inplace=\"1\">\n"                                                             \
+  " <gpu id=\"0\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\">\n"                                 \
+  "  <tb id=\"0\" send=\"1\" recv=\"1\" chan=\"0\">\n"                                             \
+  "   <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" "     \
+  "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"                                                      \
+  "   <step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" "             \
+  "cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"                                            \
+  "  </tb>\n </gpu>\n"                                                                             \
+  " <gpu id=\"1\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\">\n"                                 \
+  "  <tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">\n"                                             \
+  "   <step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" "     \
+  "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"                                                      \
+  "   <step s=\"1\" type=\"rrc\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" "             \
+  "cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"                                            \
   "  </tb>\n </gpu>\n</algo>\n"
 
 static void msccl_import_accepts_both_reduce_scatter_spellings(void **state) {
@@ -461,9 +466,9 @@ static void msccl_import_rejects_unknown_op_naming_gpu_tb_step(void **state) {
 
 static void msccl_import_rejects_missing_and_invalid_attributes(void **state) {
   (void)state;
-  expect_error(rs2_with(" cnt=\"1\"", ""), TN_PARSE, "gpu 0 tb 0 step 0", "missing attribute 'cnt'");
-  expect_error(rs2_with("srcoff=\"1\"", "srcoff=\"one\""), TN_PARSE, "gpu 0 tb 0 step 0",
-               "srcoff");
+  expect_error(rs2_with(" cnt=\"1\"", ""), TN_PARSE, "gpu 0 tb 0 step 0",
+               "missing attribute 'cnt'");
+  expect_error(rs2_with("srcoff=\"1\"", "srcoff=\"one\""), TN_PARSE, "gpu 0 tb 0 step 0", "srcoff");
   expect_error(rs2_with("dstbuf=\"i\"", "dstbuf=\"q\""), TN_PARSE, "gpu 0 tb 0 step 0", "dstbuf");
   expect_error(rs2_with("ngpus=\"2\"", ""), TN_PARSE, "ngpus", NULL);
   expect_error(rs2_with("send=\"1\"", "send=\"7\""), TN_PARSE, "gpu 0 tb 0", "send peer 7");
@@ -496,15 +501,17 @@ static void msccl_import_rejects_unmatched_sends_and_receives(void **state) {
   const char *p = strstr(src, "<tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">");
   assert_non_null(p);
   char buf[4096];
-  snprintf(buf, sizeof buf, "%.*s<tb id=\"0\" send=\"0\" recv=\"0\" chan=\"1\">%s",
-           (int)(p - src), src, p + strlen("<tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">"));
+  snprintf(buf, sizeof buf, "%.*s<tb id=\"0\" send=\"0\" recv=\"0\" chan=\"1\">%s", (int)(p - src),
+           src, p + strlen("<tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">"));
   expect_error(buf, TN_PARSE, "gpu 0 tb 0 step 0", "no matching receive");
   /* gpu 1 sends instead of receiving: gpu 0's send is left without a receive. */
-  expect_error(rs2_with("type=\"rrc\" srcbuf=\"i\" srcoff=\"1\"", "type=\"s\" srcbuf=\"i\" srcoff=\"1\""),
-               TN_PARSE, "gpu 0 tb 0 step 0", "no matching receive");
+  expect_error(
+      rs2_with("type=\"rrc\" srcbuf=\"i\" srcoff=\"1\"", "type=\"s\" srcbuf=\"i\" srcoff=\"1\""),
+      TN_PARSE, "gpu 0 tb 0 step 0", "no matching receive");
   /* gpu 1 receives twice from gpu 0, which sends once. */
-  expect_error(rs2_with("type=\"s\" srcbuf=\"i\" srcoff=\"0\"", "type=\"r\" srcbuf=\"i\" srcoff=\"0\""),
-               TN_PARSE, "gpu 1 tb 0 step 1", "no matching send");
+  expect_error(
+      rs2_with("type=\"s\" srcbuf=\"i\" srcoff=\"0\"", "type=\"r\" srcbuf=\"i\" srcoff=\"0\""),
+      TN_PARSE, "gpu 1 tb 0 step 1", "no matching send");
 }
 
 static void msccl_import_rejects_dependency_cycles(void **state) {
@@ -513,18 +520,21 @@ static void msccl_import_rejects_dependency_cycles(void **state) {
   expect_error(rs2_with("depid=\"-1\" deps=\"-1\"", "depid=\"0\" deps=\"1\""), TN_PARSE,
                "gpu 0 tb 0 step", "cycle");
   /* Both GPUs receive before they send: a deadlock through the pairs. */
-  const char *dead =
-      "<algo name=\"d\" ngpus=\"2\" coll=\"allgather\" inplace=\"1\">\n"
-      " <gpu id=\"0\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"0\">\n"
-      "  <tb id=\"0\" send=\"1\" recv=\"1\" chan=\"0\">\n"
-      "   <step s=\"0\" type=\"r\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\"/>\n"
-      "   <step s=\"1\" type=\"s\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\"/>\n"
-      "  </tb>\n </gpu>\n"
-      " <gpu id=\"1\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"0\">\n"
-      "  <tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">\n"
-      "   <step s=\"0\" type=\"r\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\"/>\n"
-      "   <step s=\"1\" type=\"s\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\"/>\n"
-      "  </tb>\n </gpu>\n</algo>\n";
+  const char *dead = "<algo name=\"d\" ngpus=\"2\" coll=\"allgather\" inplace=\"1\">\n"
+                     " <gpu id=\"0\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"0\">\n"
+                     "  <tb id=\"0\" send=\"1\" recv=\"1\" chan=\"0\">\n"
+                     "   <step s=\"0\" type=\"r\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" "
+                     "dstoff=\"1\" cnt=\"1\"/>\n"
+                     "   <step s=\"1\" type=\"s\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" "
+                     "dstoff=\"0\" cnt=\"1\"/>\n"
+                     "  </tb>\n </gpu>\n"
+                     " <gpu id=\"1\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"0\">\n"
+                     "  <tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">\n"
+                     "   <step s=\"0\" type=\"r\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" "
+                     "dstoff=\"0\" cnt=\"1\"/>\n"
+                     "   <step s=\"1\" type=\"s\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" "
+                     "dstoff=\"1\" cnt=\"1\"/>\n"
+                     "  </tb>\n </gpu>\n</algo>\n";
   expect_error(dead, TN_PARSE, "gpu 0 tb 0 step 0", "cycle");
 }
 
@@ -557,22 +567,27 @@ static void msccl_import_rejects_disagreeing_tag_attributes(void **state) {
 static void msccl_import_rejects_shared_connections(void **state) {
   (void)state;
   /* Two tbs of gpu 0 both send to gpu 1 on channel 0. */
-  const char *xml =
-      "<algo name=\"x\" ngpus=\"2\" coll=\"allgather\" inplace=\"1\">\n"
-      " <gpu id=\"0\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"0\">\n"
-      "  <tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n"
-      "   <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\"/>\n"
-      "  </tb>\n"
-      "  <tb id=\"1\" send=\"1\" recv=\"1\" chan=\"0\">\n"
-      "   <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\"/>\n"
-      "   <step s=\"1\" type=\"r\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\"/>\n"
-      "  </tb>\n </gpu>\n"
-      " <gpu id=\"1\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"0\">\n"
-      "  <tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">\n"
-      "   <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\"/>\n"
-      "   <step s=\"1\" type=\"r\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\"/>\n"
-      "   <step s=\"2\" type=\"r\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\"/>\n"
-      "  </tb>\n </gpu>\n</algo>\n";
+  const char *xml = "<algo name=\"x\" ngpus=\"2\" coll=\"allgather\" inplace=\"1\">\n"
+                    " <gpu id=\"0\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"0\">\n"
+                    "  <tb id=\"0\" send=\"1\" recv=\"-1\" chan=\"0\">\n"
+                    "   <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" "
+                    "dstoff=\"0\" cnt=\"1\"/>\n"
+                    "  </tb>\n"
+                    "  <tb id=\"1\" send=\"1\" recv=\"1\" chan=\"0\">\n"
+                    "   <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" "
+                    "dstoff=\"0\" cnt=\"1\"/>\n"
+                    "   <step s=\"1\" type=\"r\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" "
+                    "dstoff=\"1\" cnt=\"1\"/>\n"
+                    "  </tb>\n </gpu>\n"
+                    " <gpu id=\"1\" i_chunks=\"0\" o_chunks=\"2\" s_chunks=\"0\">\n"
+                    "  <tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">\n"
+                    "   <step s=\"0\" type=\"s\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" "
+                    "dstoff=\"1\" cnt=\"1\"/>\n"
+                    "   <step s=\"1\" type=\"r\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" "
+                    "dstoff=\"0\" cnt=\"1\"/>\n"
+                    "   <step s=\"2\" type=\"r\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" "
+                    "dstoff=\"0\" cnt=\"1\"/>\n"
+                    "  </tb>\n </gpu>\n</algo>\n";
   expect_error(xml, TN_PARSE, "gpu 0 tb 1 step 0", "one tb");
 }
 
