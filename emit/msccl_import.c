@@ -554,21 +554,19 @@ static tn_status_t layout(imp_t *I, tn_err_t *err) {
     if (gw != whole)
       return tn_err_set(err, TN_PARSE, "%s: gpu %u: %s=%d differs from gpu 0's %d", I->what, g, wn,
                         gw, whole);
-    /* share: the buffer holding one NPU's part (AG input, RS output). */
-    int32_t share = I->coll == TN_ALLGATHER ? G->ic : (I->coll == TN_REDUCESCATTER ? G->oc : 0);
-    uint32_t ni = (uint32_t)G->ic, no = (uint32_t)G->oc;
-    if (I->coll == TN_ALLGATHER)
-      ni = I->inplace ? 0 : (uint32_t)share;
-    else if (I->coll == TN_REDUCESCATTER)
-      no = I->inplace ? 0 : (uint32_t)share;
-    else
-      no = I->inplace ? 0 : no;
-    if (!I->inplace && share > 0 && (uint32_t)share != I->K && I->coll != TN_ALLREDUCE)
-      return tn_err_set(err, TN_PARSE,
-                        "%s: gpu %u: an out-of-place %s keeps %u chunks per NPU "
-                        "in its %s buffer, not %d",
-                        I->what, g, tn_coll_name(I->coll), I->K,
-                        I->coll == TN_ALLGATHER ? "input" : "output", share);
+    /* The other buffer: one NPU's share (AG input, RS output: K slots) or, for All-Reduce,
+     * the whole result; none when in place (it aliases the collective's buffer). Its
+     * declared size must be what slot_of will index. */
+    uint32_t whole_n = I->n * I->K;
+    uint32_t other = I->coll == TN_ALLREDUCE ? whole_n : I->K;
+    int32_t declared = I->coll == TN_ALLGATHER ? G->ic : G->oc;
+    if (!I->inplace && declared != (int32_t)other)
+      return tn_err_set(err, TN_PARSE, "%s: gpu %u: an out-of-place %s needs %s=%u (%s), not %d",
+                        I->what, g, tn_coll_name(I->coll),
+                        I->coll == TN_ALLGATHER ? "i_chunks" : "o_chunks", other,
+                        I->coll == TN_ALLREDUCE ? "the whole buffer" : "one NPU's share", declared);
+    uint32_t ni = I->coll == TN_ALLGATHER ? (I->inplace ? 0 : other) : whole_n;
+    uint32_t no = I->coll == TN_ALLGATHER ? whole_n : (I->inplace ? 0 : other);
     G->loc_base = (uint32_t)base;
     G->o_base = ni;
     G->s_base = ni + no;

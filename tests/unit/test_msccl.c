@@ -450,6 +450,37 @@ static char *rs2_with(const char *from, const char *to) {
   return buf;
 }
 
+static void msccl_import_reads_out_of_place_reduce_scatter(void **state) {
+  (void)state;
+  /* Out of place: each GPU reduces into its output buffer (o_chunks = its share). */
+  char xml[4096];
+  snprintf(xml, sizeof xml, "%s", RS2("reduce_scatter"));
+  const char *from[] = {"inplace=\"1\"", "o_chunks=\"0\"", "o_chunks=\"0\"",
+                        "srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\"",
+                        "srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" "
+                        "deps=\"-1\" hasdep=\"0\"/>\n  </tb>\n </gpu>\n</algo>"};
+  const char *to[] = {"inplace=\"0\"", "o_chunks=\"1\"", "o_chunks=\"1\"",
+                      "srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\"",
+                      "srcoff=\"1\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" "
+                      "deps=\"-1\" hasdep=\"0\"/>\n  </tb>\n </gpu>\n</algo>"};
+  for (size_t k = 0; k < 5; k++) {
+    char *p = strstr(xml, from[k]);
+    assert_non_null(p);
+    char rest[4096];
+    snprintf(rest, sizeof rest, "%s", p + strlen(from[k]));
+    snprintf(p, sizeof xml - (size_t)(p - xml), "%s%s", to[k], rest);
+  }
+  tn_status_t st;
+  algo_t *a = import_str(xml, 2000, &st);
+  TU_OK(st);
+  topo_t *t = ring(2);
+  verify_or_skip(a, t);
+  topo_free(t);
+  algo_free(a);
+  /* Out of place with no output buffer declared. */
+  expect_error(rs2_with("inplace=\"1\"", "inplace=\"0\""), TN_PARSE, "gpu 0", "needs o_chunks=1");
+}
+
 static void msccl_import_rejects_malformed_xml(void **state) {
   (void)state;
   expect_error("<algo ngpus=\"2\" coll=\"allgather\"><gpu id=\"0\"", TN_PARSE, "t.xml:1",
@@ -606,6 +637,7 @@ int main(void) {
       cmocka_unit_test(msccl_export_rejects_foreign_sets_without_bookkeeping),
       cmocka_unit_test(msccl_export_writes_the_file_all_or_nothing),
       cmocka_unit_test(msccl_import_accepts_both_reduce_scatter_spellings),
+      cmocka_unit_test(msccl_import_reads_out_of_place_reduce_scatter),
       cmocka_unit_test(msccl_import_rejects_malformed_xml),
       cmocka_unit_test(msccl_import_rejects_unknown_op_naming_gpu_tb_step),
       cmocka_unit_test(msccl_import_rejects_missing_and_invalid_attributes),
