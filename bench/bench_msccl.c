@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
   for (int rep = 0; rep < 5; rep++) {
     tn_err_t err = {0};
     algo_t *a = NULL;
-    emit_msccl_opts_t o = {7};
+    emit_msccl_opts_t o = {7, NULL};
     double t0 = tn_wall_seconds();
     clock_t c0 = clock();
     if (emit_msccl_import_mem_opts(xml.data, xml.len, "ring.xml", 1u << 20, &o, &a, &err) !=

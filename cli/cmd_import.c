@@ -113,7 +113,8 @@ int cmd_import(int argc, char **argv) {
     return cli_usage("import", "the only format is 'msccl' (tenet import msccl FILE.xml ...)");
   if (npos < 2) return cli_usage("import", "missing FILE.xml");
   if (!a.size || !a.out) return cli_usage("import", "-s SIZE and -o PREFIX are required");
-  emit_msccl_opts_t mo = {0};
+  emit_msccl_origin_t origin = {0};
+  emit_msccl_opts_t mo = {0, &origin};
   uint64_t size = 0;
   if (tn_parse_size(a.size, &size, &err) != TN_OK) return cli_report("import", &err);
   if (size == 0) return cli_usage("import", "--size must be > 0");
@@ -134,7 +135,14 @@ int cmd_import(int argc, char **argv) {
     goto fail;
   }
   if (algo_verify(alg, t, &rep, &err) != TN_OK) {
-    tn_err_prefix(&err, "%s does not verify", pos[1]);
+    /* The verifier names "rank r node i": say which XML step that is. */
+    unsigned r = 0, i = 0;
+    if (sscanf(err.msg, "rank %u node %u", &r, &i) == 2 && r < origin.npus &&
+        i < algo_rank_len(alg, r) && origin.at[r][i].tb >= 0)
+      tn_err_prefix(&err, "%s:%ld: gpu %u tb %d step %d: does not verify", pos[1],
+                    origin.at[r][i].line, r, origin.at[r][i].tb, origin.at[r][i].step);
+    else
+      tn_err_prefix(&err, "%s does not verify", pos[1]);
     goto fail;
   }
   if (t && sim_run(t, alg, NULL, &sr, &err) != TN_OK) goto fail;
@@ -144,6 +152,7 @@ int cmd_import(int argc, char **argv) {
 fail:
   code = cli_report("import", &err);
 done:
+  emit_msccl_origin_free(&origin);
   sim_result_free(&sr);
   algo_free(alg);
   topo_free(t);

@@ -1133,6 +1133,37 @@ static tn_status_t final_deps(imp_t *I, uint32_t i, uint32_t *stamp, tn_vec_t *s
   return rc;
 }
 
+void emit_msccl_origin_free(emit_msccl_origin_t *o) {
+  if (o == NULL || o->at == NULL) return;
+  for (uint32_t r = 0; r < o->npus; r++)
+    free(o->at[r]);
+  free(o->at);
+  o->at = NULL;
+  o->npus = 0;
+}
+
+/* Fills o with the XML step of every node of a (created in I's node order). */
+static tn_status_t fill_origin(const imp_t *I, const algo_t *a, emit_msccl_origin_t *o,
+                               tn_err_t *err) {
+  o->npus = 0;
+  tn_status_t rc = tn_calloc(a->npus, sizeof *o->at, &o->at, err);
+  if (rc != TN_OK) return rc;
+  o->npus = a->npus;
+  for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++) {
+    rc = tn_calloc(algo_rank_len(a, r) + 1, sizeof **o->at, &o->at[r], err);
+    for (uint32_t i = 0; rc == TN_OK && i < algo_rank_len(a, r); i++)
+      o->at[r][i] = (emit_msccl_step_ref_t){-1, -1, 0};
+  }
+  for (uint32_t i = 0; rc == TN_OK && i < I->nodes.len; i++) {
+    const inode_t *n = &ND(I, i);
+    if (n->kind == K_VIRT) continue;
+    const mstep_t *st = &ST(I, n->step);
+    o->at[n->gpu][n->id] = (emit_msccl_step_ref_t){TB(I, st->tb).id, st->s, st->line};
+  }
+  if (rc != TN_OK) emit_msccl_origin_free(o);
+  return rc;
+}
+
 static tn_status_t emit_algo(imp_t *I, algo_t **out, tn_err_t *err) {
   uint32_t nn = (uint32_t)I->nodes.len;
   uint32_t *count = NULL, *stamp = NULL;
@@ -1229,7 +1260,11 @@ tn_status_t emit_msccl_import_mem_opts(const char *xml, size_t len, const char *
   init_content(&I);
   if ((rc = execute(&I, err)) != TN_OK) goto fail;
   if ((rc = check_outputs(&I, err)) != TN_OK) goto fail;
-  rc = emit_algo(&I, out, err);
+  if ((rc = emit_algo(&I, out, err)) != TN_OK) goto fail;
+  if (opts && opts->origin && (rc = fill_origin(&I, *out, opts->origin, err)) != TN_OK) {
+    algo_free(*out);
+    *out = NULL;
+  }
 fail:
   imp_free(&I);
   return rc;

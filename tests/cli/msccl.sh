@@ -88,6 +88,14 @@ rc=$?
 [ $rc = 1 ] && grep -q "gpu 0 tb 0 step 1: unknown op type 'xyz'" "$S/err.txt" &&
   [ "$(wc -l <"$S/err.txt")" = 1 ] && ok || bad "unknown op: rc $rc, $(cat "$S/err.txt")"
 [ ! -e "$S/bad/set.0.et" ] && ok || bad "files written for a bad input"
+# A semantic error (a final receive turned into a reduction): the verifier's complaint is
+# traced back to the XML step.
+sed '0,/<step s="11" type="r"/s//<step s="11" type="rrc"/' \
+  "$D/mscclang_allreduce_ring_4gpu_unfused_collectiveapi_style.xml" >"$S/twice.xml"
+"$T" import msccl "$S/twice.xml" -s 1MiB -o "$S/twice/set" 2>"$S/err.txt"
+rc=$?
+[ $rc = 1 ] && grep -q "twice.xml:15: gpu 0 tb 0 step 11: does not verify: .*reduced twice" "$S/err.txt" &&
+  ok || bad "semantic error: rc $rc, $(cat "$S/err.txt")"
 "$T" import msccl "$D/mscclang_allgather_ring_4gpu_1ch_1inst.xml" -o "$S/x/y" 2>"$S/err.txt"
 [ $? = 1 ] && grep -q "SIZE" "$S/err.txt" && ok || bad "missing -s: $(cat "$S/err.txt")"
 "$T" import nccl "$S/bad.xml" -s 1MiB -o "$S/x/y" 2>/dev/null

@@ -11,7 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tn_err_t err = {0};
   algo_t *a = NULL;
-  emit_msccl_opts_t o = {3};
+  emit_msccl_opts_t o = {3, NULL};
   if (emit_msccl_import_mem_opts((const char *)data, size, "fuzz.xml", 1u << 20, &o, &a, &err) !=
       TN_OK)
     return 0;

@@ -28,7 +28,7 @@ static char *data_path(const char *name) {
 
 static algo_t *import_file(const char *name, uint64_t size, uint64_t comp_us) {
   algo_t *a = NULL;
-  emit_msccl_opts_t o = {comp_us};
+  emit_msccl_opts_t o = {comp_us, NULL};
   tn_err_clear(&tu_err_);
   TU_OK(emit_msccl_import_opts(data_path(name), size, &o, &a, &tu_err_));
   return a;
@@ -199,6 +199,24 @@ static void msccl_import_sizes_messages_from_the_collective_buffer(void **state)
   algo_free(a);
 }
 
+static void msccl_import_reports_the_xml_step_of_every_node(void **state) {
+  (void)state;
+  emit_msccl_origin_t org = {0};
+  emit_msccl_opts_t o = {0, &org};
+  algo_t *a = NULL;
+  TU_OK(emit_msccl_import_opts(data_path("mscclang_allreduce_ring_4gpu_1ch_1inst.xml"), MiB, &o, &a,
+                               &tu_err_));
+  assert_int_equal(org.npus, 4);
+  /* gpu 0: s | rrs = RECV, COMP, SEND | ...: node 3 is the SEND of step 1 (line 5). */
+  assert_int_equal(org.at[0][3].tb, 0);
+  assert_int_equal(org.at[0][3].step, 1);
+  assert_int_equal(org.at[0][3].line, 5);
+  assert_int_equal(org.at[0][0].step, 0);
+  emit_msccl_origin_free(&org);
+  emit_msccl_origin_free(&org); /* safe twice */
+  algo_free(a);
+}
+
 /* ---- timing ---------------------------------------------------------------- */
 
 static void msccl_ring_allgather_import_times_like_the_ring_baseline(void **state) {
@@ -247,7 +265,7 @@ static void round_trip(const algo_t *a, uint64_t comp_us) {
   char *x1 = NULL, *x2 = NULL;
   size_t l1 = 0, l2 = 0;
   algo_t *b = NULL;
-  emit_msccl_opts_t o = {comp_us};
+  emit_msccl_opts_t o = {comp_us, NULL};
   tn_err_clear(&tu_err_);
   TU_OK(emit_msccl_export_mem(a, &x1, &l1, &tu_err_));
   TU_OK(emit_msccl_import_mem_opts(x1, l1, "rt.xml", a->size_bytes, &o, &b, &tu_err_));
@@ -302,7 +320,7 @@ static void msccl_export_round_trip_is_exact_on_baselines(void **state) {
         char *x = NULL;
         size_t l = 0;
         algo_t *b = NULL;
-        emit_msccl_opts_t o = {comp};
+        emit_msccl_opts_t o = {comp, NULL};
         TU_OK(emit_msccl_export_mem(a, &x, &l, &tu_err_));
         TU_OK(emit_msccl_import_mem_opts(x, l, "rt.xml", a->size_bytes, &o, &b, &tu_err_));
         assert_int_equal(sim_or_skip(t, a), sim_or_skip(t, b));
@@ -629,6 +647,7 @@ int main(void) {
       cmocka_unit_test(msccl_import_unfused_and_fused_ring_allreduce_agree),
       cmocka_unit_test(msccl_import_folds_nops_into_dependencies),
       cmocka_unit_test(msccl_import_sizes_messages_from_the_collective_buffer),
+      cmocka_unit_test(msccl_import_reports_the_xml_step_of_every_node),
       cmocka_unit_test(msccl_ring_allgather_import_times_like_the_ring_baseline),
       cmocka_unit_test(msccl_ring_allreduce_collectiveapi_way_matches_astrasim),
       cmocka_unit_test(msccl_export_round_trip_is_exact_on_imported_files),
