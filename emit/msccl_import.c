@@ -8,9 +8,11 @@
  *    (o_chunks), Reduce-Scatter's and All-Reduce's input (i_chunks). So chunks_per_npu
  *    K = that count / ngpus, logical chunk c is buffer slot c of that buffer, and a step of
  *    cnt chunks moves the sum of ten_chunk_bytes of the chunks it carries (cnt * S / (n*K)
- *    when S divides evenly). The other buffer of an out-of-place program holds K chunks
- *    (the NPU's share); with inplace="1" it aliases the NPU's share (All-Gather input, RS
- *    output) or the whole buffer (All-Reduce output). Scratch holds s_chunks slots.
+ *    when S divides evenly). The other buffer of an out-of-place program must be declared
+ *    as K chunks (All-Gather input, Reduce-Scatter output: the NPU's share) or n*K
+ *    (All-Reduce output); with inplace="1" (the default when inplace is absent and
+ *    i_chunks or o_chunks is 0) it aliases that part of the collective's buffer. Scratch
+ *    holds s_chunks slots.
  *  - Nodes. Each tb's steps run in order: the first node of a step depends on the last
  *    node of the previous step of its tb and on the last node of its cross-tb dependency
  *    (depid, deps). s → SEND; r → copy RECV; rcs → RECV → SEND; rrc → reduce RECV → COMP;
