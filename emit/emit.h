@@ -30,8 +30,8 @@
  * included), so a set holding one would hang there. gzip files (magic 1f 8b 08) are
  * inflated first. tenet_* header attributes, when present, must agree across the set. */
 #define EMIT_CHAKRA_VERSION "0.0.4"
-#define EMIT_CHAKRA_MAX_FILE_BYTES (1u << 30)        /* per file, also once gunzipped */
-#define EMIT_CHAKRA_MAX_NODES (1u << 24)             /* per file */
+#define EMIT_CHAKRA_MAX_FILE_BYTES (1u << 30) /* per file, also once gunzipped */
+#define EMIT_CHAKRA_MAX_NODES (1u << 24)      /* per file */
 #define EMIT_CHAKRA_MAX_CHUNKS_PER_NPU (1u << 20)
 #define EMIT_CHAKRA_MAX_MSG_BYTES (1ull << 50)       /* comm_size */
 #define EMIT_CHAKRA_MAX_DURATION_US 1000000000000ull /* duration_micros: 11.6 days */
