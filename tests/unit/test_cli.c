@@ -305,6 +305,33 @@ static void manifest_parse_rejects_missing_key_and_bad_values(void **state) {
   assert_non_null(strstr(err.msg, "m.txt:2: 'colls' needs a value"));
 }
 
+static void manifest_load_takes_topology_paths_relative_to_its_folder(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("test_cli_manifest");
+  char path[1200];
+  snprintf(path, sizeof path, "%s/fabrics/x.json", dir);
+  TU_OK(tn_mkdir_parents(path, &tu_err_));
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("{\"name\": \"x\", \"npus\": 2, \"switches\": 0, \"links\": [{\"src\": 0, "
+        "\"dst\": 1, \"bandwidth\": 50, \"latency\": 500}]}\n",
+        f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/sweep.txt", dir);
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("topos fabrics/x.json, ring-4\ncolls ag\nsizes 1MiB\nalgos ring\n", f);
+  fclose(f);
+  cli_batch_plan_t p;
+  TU_OK(cli_batch_manifest_load(path, &p, &tu_err_));
+  char want[1200];
+  snprintf(want, sizeof want, "%s/fabrics/x.json", dir);
+  assert_string_equal(p.topos[0], want);
+  assert_string_equal(p.labels[0], "x");
+  assert_string_equal(p.topos[1], "ring-4");
+  cli_batch_plan_free(&p);
+}
+
 static void batch_cases_run_topology_major_algorithm_minor(void **state) {
   (void)state;
   cli_batch_plan_t p;
@@ -571,6 +598,7 @@ int main(void) {
       cmocka_unit_test(manifest_parse_reads_every_key),
       cmocka_unit_test(manifest_parse_rejects_unknown_key_naming_line),
       cmocka_unit_test(manifest_parse_rejects_missing_key_and_bad_values),
+      cmocka_unit_test(manifest_load_takes_topology_paths_relative_to_its_folder),
       cmocka_unit_test(batch_cases_run_topology_major_algorithm_minor),
       cmocka_unit_test(batch_plan_rejects_colliding_folder_names),
       cmocka_unit_test(batch_plan_json_round_trips),
