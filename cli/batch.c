@@ -116,9 +116,11 @@ tn_status_t cli_batch_plan_from_lists(const char *topos, const char *colls, cons
 /* ---- manifest ------------------------------------------------------------ */
 
 static char *trim(char *s) {
-  while (*s == ' ' || *s == '\t' || *s == '\r') s++;
+  while (*s == ' ' || *s == '\t' || *s == '\r')
+    s++;
   size_t n = strlen(s);
-  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r')) s[--n] = '\0';
+  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+    s[--n] = '\0';
   return s;
 }
 
@@ -169,11 +171,10 @@ static tn_status_t unknown_key(const char *what, unsigned lineno, const char *ke
     if (d < bd) bd = d, best = keys[j];
   }
   if (bd <= 2)
-    return tn_err_set(err, TN_PARSE, "%s:%u: unknown key '%s' (did you mean '%s'?)", what,
-                      lineno, key, best);
-  return tn_err_set(err, TN_PARSE,
-                    "%s:%u: unknown key '%s' (use topos, colls, sizes, algos, seed)", what,
-                    lineno, key);
+    return tn_err_set(err, TN_PARSE, "%s:%u: unknown key '%s' (did you mean '%s'?)", what, lineno,
+                      key, best);
+  return tn_err_set(err, TN_PARSE, "%s:%u: unknown key '%s' (use topos, colls, sizes, algos, seed)",
+                    what, lineno, key);
 }
 
 static tn_status_t manifest_parse_in(const char *text, const char *what, const char *base,
@@ -196,13 +197,15 @@ static tn_status_t manifest_parse_in(const char *text, const char *what, const c
     if (*s == '\0') continue;
     /* KEY VALUE, KEY: VALUE or KEY = VALUE */
     char *key = s;
-    while (*s && *s != ' ' && *s != '\t' && *s != '=' && *s != ':') s++;
+    while (*s && *s != ' ' && *s != '\t' && *s != '=' && *s != ':')
+      s++;
     bool sep_done = *s == '=' || *s == ':';
     if (*s) *s++ = '\0';
     s = trim(s);
     if (!sep_done && (*s == '=' || *s == ':')) s = trim(s + 1);
     size_t k = 0;
-    while (k < NKEYS && strcmp(keys[k], key) != 0) k++;
+    while (k < NKEYS && strcmp(keys[k], key) != 0)
+      k++;
     if (k == NKEYS) {
       st = unknown_key(what, lineno, key, keys, NKEYS, err);
     } else if (*s == '\0') {
@@ -226,7 +229,8 @@ static tn_status_t manifest_parse_in(const char *text, const char *what, const c
     st = cli_batch_plan_from_lists(vals[0], vals[1], vals[2], vals[3], seed, p, &e);
     if (st != TN_OK) st = tn_err_set(err, TN_PARSE, "%s: %s", what, e.msg);
   }
-  for (size_t k = 0; k < NKEYS; k++) free(vals[k]);
+  for (size_t k = 0; k < NKEYS; k++)
+    free(vals[k]);
   free(copy);
   return st;
 }
@@ -281,7 +285,8 @@ static cJSON *plan_to_cjson(const cli_batch_plan_t *p) {
   char seed[32];
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)p->seed);
   if (ok) {
-    ok = cJSON_AddNumberToObject(o, "version", 1) && cJSON_AddItemToObject(o, "topologies", topos) &&
+    ok = cJSON_AddNumberToObject(o, "version", 1) &&
+         cJSON_AddItemToObject(o, "topologies", topos) &&
          (topos = NULL, cJSON_AddItemToObject(o, "labels", labels)) &&
          (labels = NULL, cJSON_AddItemToObject(o, "collectives", colls)) &&
          (colls = NULL, cJSON_AddItemToObject(o, "sizes", sizes)) &&
@@ -376,13 +381,13 @@ static cJSON *result_json(const cli_batch_plan_t *p, const cli_batch_case_t *c,
                           const cli_result_t *r) {
   cJSON *o = cJSON_CreateObject();
   if (o == NULL) return NULL;
-  bool ok = cJSON_AddNumberToObject(o, "case", (double)c->index) &&
-            cJSON_AddStringToObject(o, "topology", p->labels[c->topo]) &&
-            (r->npus ? cJSON_AddNumberToObject(o, "npus", r->npus)
-                     : cJSON_AddNullToObject(o, "npus")) &&
-            cJSON_AddStringToObject(o, "collective", tn_coll_name(p->colls[c->coll])) &&
-            cJSON_AddStringToObject(o, "algorithm", p->algos[c->algo]) &&
-            cJSON_AddNumberToObject(o, "size_bytes", (double)p->sizes[c->size]);
+  bool ok =
+      cJSON_AddNumberToObject(o, "case", (double)c->index) &&
+      cJSON_AddStringToObject(o, "topology", p->labels[c->topo]) &&
+      (r->npus ? cJSON_AddNumberToObject(o, "npus", r->npus) : cJSON_AddNullToObject(o, "npus")) &&
+      cJSON_AddStringToObject(o, "collective", tn_coll_name(p->colls[c->coll])) &&
+      cJSON_AddStringToObject(o, "algorithm", p->algos[c->algo]) &&
+      cJSON_AddNumberToObject(o, "size_bytes", (double)p->sizes[c->size]);
   if (ok && r->ok) {
     ok = cJSON_AddNumberToObject(o, "time_ns", (double)r->time_ps / 1000.0) &&
          cJSON_AddNumberToObject(o, "algbw_GBps", (double)llround(r->algbw_GBps * 1e6) / 1e6) &&
@@ -421,10 +426,9 @@ static cJSON *read_result(const char *dir, const cli_batch_plan_t *p, const cli_
   const cJSON *topo = cJSON_GetObjectItemCaseSensitive(o, "topology");
   const cJSON *alg = cJSON_GetObjectItemCaseSensitive(o, "algorithm");
   const cJSON *status = cJSON_GetObjectItemCaseSensitive(o, "status");
-  bool ok = cJSON_IsNumber(idx) && idx->valuedouble == (double)c->index &&
-            cJSON_IsString(topo) && strcmp(topo->valuestring, p->labels[c->topo]) == 0 &&
-            cJSON_IsString(alg) && strcmp(alg->valuestring, p->algos[c->algo]) == 0 &&
-            cJSON_IsString(status);
+  bool ok = cJSON_IsNumber(idx) && idx->valuedouble == (double)c->index && cJSON_IsString(topo) &&
+            strcmp(topo->valuestring, p->labels[c->topo]) == 0 && cJSON_IsString(alg) &&
+            strcmp(alg->valuestring, p->algos[c->algo]) == 0 && cJSON_IsString(status);
   if (!ok) {
     cJSON_Delete(o);
     return NULL;
@@ -473,9 +477,9 @@ static tn_status_t run_case(const cli_batch_plan_t *p, const cli_batch_case_t *c
 /* ---- summaries ----------------------------------------------------------- */
 
 static const char *const summary_keys[] = {
-    "case",           "topology",       "npus",   "collective", "algorithm",
-    "size_bytes",     "time_ns",        "algbw_GBps", "busbw_GBps", "lower_bound_ns",
-    "ratio_to_bound", "status",         "error"};
+    "case",           "topology", "npus",       "collective", "algorithm",
+    "size_bytes",     "time_ns",  "algbw_GBps", "busbw_GBps", "lower_bound_ns",
+    "ratio_to_bound", "status",   "error"};
 #define NSUMMARY_KEYS (sizeof summary_keys / sizeof summary_keys[0])
 
 /* A summary row: the result's keys in the fixed order (missing ones null). */
@@ -590,9 +594,9 @@ static tn_status_t plan_file(const cli_batch_plan_t *p, const char *dir, const c
       cli_batch_plan_free(&prev);
     }
     if (a == NULL || b == NULL || strcmp(a, b) != 0)
-      st = tn_err_set(err, TN_INVAL,
-                      "%s holds a different sweep (see its batch.json); use another -o folder",
-                      dir);
+      st =
+          tn_err_set(err, TN_INVAL,
+                     "%s holds a different sweep (see its batch.json); use another -o folder", dir);
     free(a);
     free(b);
   }
@@ -657,8 +661,10 @@ static void batch_job(void *arg, size_t k, unsigned worker) {
     tn_err_set(&b->err, st, "%s", e.msg);
     b->halt = 1;
   }
-  if (skip) b->skipped++;
-  else b->ran++;
+  if (skip)
+    b->skipped++;
+  else
+    b->ran++;
   if (!skip && !r.ok) b->failed++;
   /* On a terminal a failure is printed above the bar; otherwise under its case line. */
   if (!skip && !r.ok && b->opts->tty)
@@ -680,7 +686,8 @@ tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
   batch_ctx_t b = {.plan = p, .opts = o};
   size_t m = 0;
   if ((st = tn_calloc(n / o->nshards + 1, sizeof *b.index, &b.index, err)) != TN_OK) return st;
-  for (size_t i = o->shard; i < n; i += o->nshards) b.index[m++] = i;
+  for (size_t i = o->shard; i < n; i += o->nshards)
+    b.index[m++] = i;
   stats->cases = m;
   pthread_mutex_init(&b.mu, NULL);
   cli_progress_init(&b.progress, "batch", m, o->tty, true);
@@ -736,8 +743,8 @@ tn_status_t cli_batch_merge(const char *const *dirs, size_t ndirs, const char *o
   char *a = NULL, *b = NULL;
   size_t n = 0;
   memset(&plan, 0, sizeof plan);
-  tn_status_t st = ndirs ? load_plan(dirs[0], &plan, err)
-                         : tn_err_set(err, TN_INVAL, "no folder to merge");
+  tn_status_t st =
+      ndirs ? load_plan(dirs[0], &plan, err) : tn_err_set(err, TN_INVAL, "no folder to merge");
   if (st == TN_OK) st = cli_batch_plan_json(&plan, &a, err);
   for (size_t d = 1; st == TN_OK && d < ndirs; d++) {
     if ((st = load_plan(dirs[d], &other, err)) != TN_OK) break;
@@ -762,8 +769,8 @@ tn_status_t cli_batch_merge(const char *const *dirs, size_t ndirs, const char *o
     if (!found) {
       char cdir[1024];
       cli_batch_case_dir(&plan, &c, cdir, sizeof cdir);
-      st = tn_err_set(err, TN_INFEASIBLE, "case %zu (%s) has no result in any of the folders",
-                      i, cdir);
+      st = tn_err_set(err, TN_INFEASIBLE, "case %zu (%s) has no result in any of the folders", i,
+                      cdir);
     }
   }
   if (st == TN_OK) st = plan_file(&plan, out_dir, NULL, err);

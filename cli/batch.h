@@ -56,17 +56,17 @@ tn_status_t cli_batch_plan_parse_json(const char *text, const char *what, cli_ba
 /* Options of one batch run. */
 typedef struct cli_batch_opts {
   const char *out_dir;
-  unsigned jobs;           /* 0 = all cores */
-  uint32_t shard, nshards; /* cases with index % nshards == shard (nshards >= 1) */
+  unsigned jobs;               /* 0 = all cores */
+  uint32_t shard, nshards;     /* cases with index % nshards == shard (nshards >= 1) */
   volatile sig_atomic_t *stop; /* set (to the signal number) to stop scheduling */
-  bool tty;                /* progress bar (else one line per case) */
-  unsigned test_delay_ms;  /* tests only: sleep this long before each case */
+  bool tty;                    /* progress bar (else one line per case) */
+  unsigned test_delay_ms;      /* tests only: sleep this long before each case */
 } cli_batch_opts_t;
 
 typedef struct cli_batch_stats {
-  size_t cases;            /* of this shard */
+  size_t cases; /* of this shard */
   size_t ran, skipped, failed;
-  bool interrupted;        /* stopped before every case of the shard was complete */
+  bool interrupted; /* stopped before every case of the shard was complete */
 } cli_batch_stats_t;
 
 /* Runs the shard's cases (skipping complete ones), then writes summary.csv and

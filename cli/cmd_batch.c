@@ -53,7 +53,9 @@ static const char *const batch_help =
 
 static volatile sig_atomic_t batch_signal;
 
-static void on_signal(int sig) { batch_signal = sig; }
+static void on_signal(int sig) {
+  batch_signal = sig;
+}
 
 static int batch_merge(int argc, char **argv) {
   const char *out = NULL;
@@ -62,7 +64,8 @@ static int batch_merge(int argc, char **argv) {
   tn_err_t err = {0};
   const char **pos = NULL;
   size_t npos = 0, failed = 0;
-  if (tn_calloc((size_t)argc + 1, sizeof *pos, &pos, &err) != TN_OK) return cli_report("batch", &err);
+  if (tn_calloc((size_t)argc + 1, sizeof *pos, &pos, &err) != TN_OK)
+    return cli_report("batch", &err);
   int rc = 0;
   if (cli_parse(argc, argv, opts, 2, pos, (size_t)argc, &npos, &err) != TN_OK) {
     rc = cli_usage("batch", "merge: %s", err.msg);
@@ -89,11 +92,10 @@ int cmd_batch(int argc, char **argv) {
   const char *manifest = NULL, *jobs_s = NULL, *shard_s = NULL, *out = NULL, *seed_s = NULL;
   bool help = false;
   const cli_opt_t opts[] = {
-      {"topos", 0, &topos, NULL},        {"colls", 0, &colls, NULL},
-      {"sizes", 0, &sizes, NULL},        {"algos", 0, &algos, NULL},
-      {"manifest", 0, &manifest, NULL},  {"jobs", 'j', &jobs_s, NULL},
-      {"shard", 0, &shard_s, NULL},      {"output", 'o', &out, NULL},
-      {"seed", 0, &seed_s, NULL},        {"help", 'h', NULL, &help},
+      {"topos", 0, &topos, NULL},   {"colls", 0, &colls, NULL},       {"sizes", 0, &sizes, NULL},
+      {"algos", 0, &algos, NULL},   {"manifest", 0, &manifest, NULL}, {"jobs", 'j', &jobs_s, NULL},
+      {"shard", 0, &shard_s, NULL}, {"output", 'o', &out, NULL},      {"seed", 0, &seed_s, NULL},
+      {"help", 'h', NULL, &help},
   };
   tn_err_t err = {0};
   const char *pos[1];
@@ -104,8 +106,8 @@ int cmd_batch(int argc, char **argv) {
     fputs(batch_help, stdout);
     return 0;
   }
-  cli_batch_opts_t o = {.out_dir = out, .nshards = 1, .stop = &batch_signal,
-                        .tty = isatty(STDERR_FILENO) == 1};
+  cli_batch_opts_t o = {
+      .out_dir = out, .nshards = 1, .stop = &batch_signal, .tty = isatty(STDERR_FILENO) == 1};
   uint64_t seed = 1;
   if (out == NULL) return cli_usage("batch", "missing -o DIR");
   if (manifest && (topos || colls || sizes || seed_s))
@@ -120,11 +122,12 @@ int cmd_batch(int argc, char **argv) {
   if (delay && *delay) o.test_delay_ms = (unsigned)strtoul(delay, NULL, 10);
 
   cli_batch_plan_t plan;
-  tn_status_t st = manifest ? cli_batch_manifest_load(manifest, &plan, &err)
-                            : cli_batch_plan_from_lists(topos, colls, sizes, algos, seed, &plan,
-                                                        &err);
-  if (st != TN_OK) return st == TN_PARSE || st == TN_INVAL ? cli_usage("batch", "%s", err.msg)
-                                                          : cli_report("batch", &err);
+  tn_status_t st = manifest
+                       ? cli_batch_manifest_load(manifest, &plan, &err)
+                       : cli_batch_plan_from_lists(topos, colls, sizes, algos, seed, &plan, &err);
+  if (st != TN_OK)
+    return st == TN_PARSE || st == TN_INVAL ? cli_usage("batch", "%s", err.msg)
+                                            : cli_report("batch", &err);
   struct sigaction sa, old_int, old_term;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
@@ -149,8 +152,9 @@ int cmd_batch(int argc, char **argv) {
             stats.ran + stats.skipped - stats.failed, stats.cases);
     return batch_signal == SIGTERM ? 143 : 130;
   }
-  fprintf(stderr, "tenet batch: %zu cases (%zu run, %zu done before, %zu failed) in %s; "
-                  "summary in %s/summary.json and %s/summary.csv\n",
+  fprintf(stderr,
+          "tenet batch: %zu cases (%zu run, %zu done before, %zu failed) in %s; "
+          "summary in %s/summary.json and %s/summary.csv\n",
           stats.cases, stats.ran, stats.skipped, stats.failed, dur, out, out);
   return stats.failed ? 2 : 0;
 }

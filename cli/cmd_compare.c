@@ -65,7 +65,8 @@ tn_status_t cli_compare_run(const cli_compare_spec_t *sp, cli_result_t **rows, s
   if (st == TN_OK) st = tn_calloc(jobs, sizeof *c.topos, &c.topos, err);
   if (st == TN_OK) st = tn_calloc(jobs, sizeof *c.clone_st, &c.clone_st, err);
   if (st != TN_OK) goto done;
-  for (size_t i = 0; i < n; i++) c.rows[i].ok = false, c.rows[i].speedup_vs_ring = -1.0;
+  for (size_t i = 0; i < n; i++)
+    c.rows[i].ok = false, c.rows[i].speedup_vs_ring = -1.0;
   pthread_mutex_init(&c.mu, NULL);
   cli_progress_init(&c.progress, "compare", n, isatty(STDERR_FILENO) == 1, false);
   st = cli_parallel(n, jobs, compare_job, &c, &c.stop, err);
@@ -89,7 +90,8 @@ tn_status_t cli_compare_run(const cli_compare_spec_t *sp, cli_result_t **rows, s
     c.rows = NULL;
   }
 done:
-  for (unsigned w = 0; c.topos && w < jobs; w++) topo_free(c.topos[w]);
+  for (unsigned w = 0; c.topos && w < jobs; w++)
+    topo_free(c.topos[w]);
   free(c.topos);
   free(c.clone_st);
   free(c.rows);
@@ -123,10 +125,10 @@ int cmd_compare(int argc, char **argv) {
   bool json = false, help = false;
   const cli_opt_t opts[] = {
       {"topology", 't', &topo_arg, NULL}, {"collective", 'c', &coll_s, NULL},
-      {"sizes", 0, &sizes_s, NULL},        {"algos", 0, &algos_s, NULL},
-      {"json", 0, NULL, &json},            {"csv", 0, &csv, NULL},
-      {"plot", 0, &plot, NULL},            {"seed", 0, &seed_s, NULL},
-      {"jobs", 'j', &jobs_s, NULL},        {"help", 'h', NULL, &help},
+      {"sizes", 0, &sizes_s, NULL},       {"algos", 0, &algos_s, NULL},
+      {"json", 0, NULL, &json},           {"csv", 0, &csv, NULL},
+      {"plot", 0, &plot, NULL},           {"seed", 0, &seed_s, NULL},
+      {"jobs", 'j', &jobs_s, NULL},       {"help", 'h', NULL, &help},
   };
   tn_err_t err = {0};
   const char *pos[1];

@@ -44,8 +44,7 @@ static tn_status_t collect(cli_result_t **all, size_t *nall, const cli_result_t 
   return TN_OK;
 }
 
-static tn_status_t write_json(const char *path, const cli_result_t *rows, size_t n,
-                              tn_err_t *err) {
+static tn_status_t write_json(const char *path, const cli_result_t *rows, size_t n, tn_err_t *err) {
   char *text = NULL;
   tn_outfile_t o;
   tn_status_t st = cli_results_json(rows, n, &text, err);
@@ -86,8 +85,8 @@ static tn_status_t demo_one(const demo_fabric_t *f, const topo_t *t, tn_coll_t c
     st = cli_results_table(rows, n, stdout, err);
     fflush(stdout);
   }
-  snprintf(title, sizeof title, "%s: %s, %u NPUs (50 GB/s, 500 ns)", f->label,
-           tn_coll_name(coll), t->npus);
+  snprintf(title, sizeof title, "%s: %s, %u NPUs (50 GB/s, 500 ns)", f->label, tn_coll_name(coll),
+           t->npus);
   static const char *const exts[] = {"png", "svg"};
   for (size_t e = 0; st == TN_OK && e < 2; e++) {
     snprintf(path, sizeof path, "%s/%s-%s.%s", dir, f->label, tn_coll_name(coll), exts[e]);
@@ -147,8 +146,7 @@ int cmd_demo(int argc, char **argv) {
     topo_t *t = NULL;
     st = topo_gen_kind(f->kind, f->dims, CLI_GEN_BANDWIDTH_GBPS, CLI_GEN_LATENCY_NS, &t, &err);
     for (size_t ci = 0; st == TN_OK && ci < sizeof demo_colls / sizeof demo_colls[0]; ci++)
-      st = demo_one(f, t, demo_colls[ci], sizes, nsizes, chakra_size, jobs, dir, &all, &nall,
-                    &err);
+      st = demo_one(f, t, demo_colls[ci], sizes, nsizes, chakra_size, jobs, dir, &all, &nall, &err);
     topo_free(t);
   }
   char path[PATH_MAX];

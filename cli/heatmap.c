@@ -70,7 +70,8 @@ tn_status_t cli_heatmap_write(const topo_t *t, const sim_result_t *r, const char
   h->title = title;
   h->total = r->nlinks;
   double sum = 0;
-  for (uint32_t i = 0; i < r->nlinks; i++) sum += (double)r->links[i].busy_ps;
+  for (uint32_t i = 0; i < r->nlinks; i++)
+    sum += (double)r->links[i].busy_ps;
   h->mean_util = sum / (double)r->nlinks / (double)r->time_ps;
   /* r->links is sorted by busy time (descending, then id): the first ones are busiest. */
   h->n = r->nlinks < HEAT_MAX_BARS ? r->nlinks : HEAT_MAX_BARS;
@@ -93,9 +94,8 @@ tn_status_t cli_heatmap_write(const topo_t *t, const sim_result_t *r, const char
   return st;
 }
 
-tn_status_t cli_heatmap_run(const topo_t *t, const char *label, tn_coll_t coll,
-                            uint64_t size_bytes, const char *algo, uint64_t seed,
-                            const char *path, tn_err_t *err) {
+tn_status_t cli_heatmap_run(const topo_t *t, const char *label, tn_coll_t coll, uint64_t size_bytes,
+                            const char *algo, uint64_t seed, const char *path, tn_err_t *err) {
   cli_synth_opts_t so = {.algo = algo, .seed = seed};
   cli_synth_out_t out = {0};
   sim_opts_t sopt = {0};
@@ -104,8 +104,8 @@ tn_status_t cli_heatmap_run(const topo_t *t, const char *label, tn_coll_t coll,
   if (st == TN_OK) st = sim_run(t, out.algo, &sopt, &res, err);
   if (st == TN_OK) {
     char title[256], size[32], time[32];
-    snprintf(title, sizeof title, "%s: %s %s %s, %s - link utilization", label,
-             tn_coll_name(coll), tn_fmt_size(size_bytes, size, sizeof size), algo,
+    snprintf(title, sizeof title, "%s: %s %s %s, %s - link utilization", label, tn_coll_name(coll),
+             tn_fmt_size(size_bytes, size, sizeof size), algo,
              cli_fmt_time_ns((double)res.time_ps / 1000.0, time, sizeof time));
     st = cli_heatmap_write(t, &res, title, path, err);
   }

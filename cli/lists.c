@@ -6,7 +6,8 @@
 #include <string.h>
 
 void cli_list_free(char **items, size_t n) {
-  for (size_t i = 0; items != NULL && i < n; i++) free(items[i]);
+  for (size_t i = 0; items != NULL && i < n; i++)
+    free(items[i]);
   free(items);
 }
 
@@ -21,8 +22,10 @@ tn_status_t cli_split_list(const char *s, const char *what, char ***items, size_
   for (;;) {
     const char *comma = strchr(p, ',');
     size_t len = comma ? (size_t)(comma - p) : strlen(p);
-    while (len > 0 && (*p == ' ' || *p == '\t')) p++, len--;
-    while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t')) len--;
+    while (len > 0 && (*p == ' ' || *p == '\t'))
+      p++, len--;
+    while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+      len--;
     if (len == 0) {
       st = tn_err_set(err, TN_INVAL, "%s: empty item in '%s'", what, s ? s : "");
       break;
@@ -81,8 +84,8 @@ tn_status_t cli_parse_colls(const char *s, tn_coll_t **colls, size_t *n, tn_err_
     st = tn_coll_parse(items[i], &(*colls)[i], err);
     for (size_t j = 0; st == TN_OK && j < i; j++)
       if ((*colls)[j] == (*colls)[i])
-        st = tn_err_set(err, TN_INVAL, "--colls: '%s' names %s twice", s,
-                        tn_coll_name((*colls)[i]));
+        st =
+            tn_err_set(err, TN_INVAL, "--colls: '%s' names %s twice", s, tn_coll_name((*colls)[i]));
   }
   cli_list_free(items, m);
   if (st != TN_OK) {

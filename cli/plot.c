@@ -22,7 +22,9 @@ const char *__lsan_default_suppressions(void) {
 }
 /* ... and says nothing about them, so that stderr keeps our one-line errors. */
 const char *__lsan_default_options(void);
-const char *__lsan_default_options(void) { return "print_suppressions=0"; }
+const char *__lsan_default_options(void) {
+  return "print_suppressions=0";
+}
 #endif
 
 /* PLplot calls exit() after its exit handler unless the handler leaves by longjmp; the
@@ -43,7 +45,9 @@ static void on_plabort(PLCHAR_VECTOR msg) {
   plot_failed = true;
 }
 
-bool cli_i_plot_failed(void) { return plot_failed; }
+bool cli_i_plot_failed(void) {
+  return plot_failed;
+}
 
 tn_status_t cli_plot_device(const char *path, const char **device, tn_err_t *err) {
   const char *dot = strrchr(path, '.');
@@ -59,13 +63,14 @@ tn_status_t cli_plot_device(const char *path, const char **device, tn_err_t *err
 
 static void set_palette(void) {
   static const int rgb[][3] = {
-      {255, 255, 255}, {0, 0, 0},       {215, 215, 215}, /* background, axes, grid */
-      {31, 119, 180},  {214, 39, 40},   {44, 160, 44},   {148, 103, 189},
-      {255, 127, 14},  {140, 86, 75},   {227, 119, 194}, {127, 127, 127},
+      {255, 255, 255}, {0, 0, 0},     {215, 215, 215}, /* background, axes, grid */
+      {31, 119, 180},  {214, 39, 40}, {44, 160, 44},   {148, 103, 189},
+      {255, 127, 14},  {140, 86, 75}, {227, 119, 194}, {127, 127, 127},
   };
   int n = (int)(sizeof rgb / sizeof rgb[0]);
   plscmap0n(16);
-  for (int i = 0; i < n; i++) plscol0(i, rgb[i][0], rgb[i][1], rgb[i][2]);
+  for (int i = 0; i < n; i++)
+    plscol0(i, rgb[i][0], rgb[i][1], rgb[i][2]);
 }
 
 tn_status_t cli_i_plot_begin(plot_session_t *s, const char *path, int width, int height,
@@ -101,8 +106,7 @@ tn_status_t cli_i_plot_begin(plot_session_t *s, const char *path, int width, int
   return TN_OK;
 }
 
-tn_status_t cli_i_plot_run(plot_session_t *s, void (*draw)(void *ctx), void *ctx,
-                           tn_err_t *err) {
+tn_status_t cli_i_plot_run(plot_session_t *s, void (*draw)(void *ctx), void *ctx, tn_err_t *err) {
   (void)s;
   (void)err;
   if (setjmp(plot_jmp) == 0) {
@@ -214,9 +218,9 @@ static void draw_busbw(void *ctx) {
   plwidth(1.0);
   PLFLT lw = 0, lh = 0;
   pllegend(&lw, &lh, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
-           PL_POSITION_OUTSIDE | PL_POSITION_RIGHT, 0.015, 0.0, 0.05, PLOT_BG,
-           PLOT_FG, 1, 0, 0, (PLINT)nleg, opt, 1.0, 0.9, 2.0, 0.0, colors, text, NULL, NULL,
-           NULL, NULL, colors, styles, widths, sym_colors, sym_scales, sym_numbers, symbols);
+           PL_POSITION_OUTSIDE | PL_POSITION_RIGHT, 0.015, 0.0, 0.05, PLOT_BG, PLOT_FG, 1, 0, 0,
+           (PLINT)nleg, opt, 1.0, 0.9, 2.0, 0.0, colors, text, NULL, NULL, NULL, NULL, colors,
+           styles, widths, sym_colors, sym_scales, sym_numbers, symbols);
 }
 
 static int cmp_point(const void *a, const void *b) {
@@ -233,15 +237,16 @@ static tn_status_t series_fill(series_t *s, const PLFLT *pairs, size_t n, tn_err
   if (st == TN_OK) {
     memcpy(tmp, pairs, 2 * n * sizeof *tmp);
     qsort(tmp, n, 2 * sizeof *tmp, cmp_point);
-    for (size_t i = 0; i < n; i++) s->x[i] = tmp[2 * i], s->y[i] = tmp[2 * i + 1];
+    for (size_t i = 0; i < n; i++)
+      s->x[i] = tmp[2 * i], s->y[i] = tmp[2 * i + 1];
     s->n = n;
   }
   free(tmp);
   return st;
 }
 
-tn_status_t cli_plot_busbw(const cli_result_t *rows, size_t n, const char *title,
-                           const char *path, tn_err_t *err) {
+tn_status_t cli_plot_busbw(const cli_result_t *rows, size_t n, const char *title, const char *path,
+                           tn_err_t *err) {
   busbw_plot_t p = {.title = title, .xmin = INFINITY, .xmax = -INFINITY};
   series_t series[PLOT_NSERIES];
   memset(series, 0, sizeof series);
@@ -256,7 +261,8 @@ tn_status_t cli_plot_busbw(const cli_result_t *rows, size_t n, const char *title
     const cli_result_t *r = &rows[i];
     if (!r->ok || r->size_bytes == 0) continue;
     size_t k = 0;
-    while (k < p.nseries && strcmp(series[k].name, r->algorithm) != 0) k++;
+    while (k < p.nseries && strcmp(series[k].name, r->algorithm) != 0)
+      k++;
     if (k == p.nseries) {
       if (k == PLOT_NSERIES) {
         st = tn_err_set(err, TN_INVAL, "%s: at most %d algorithms per plot", path, PLOT_NSERIES);
@@ -267,7 +273,8 @@ tn_status_t cli_plot_busbw(const cli_result_t *rows, size_t n, const char *title
     }
     double x = log2((double)r->size_bytes), bb = cli_result_bound_busbw(r);
     bool seen = false;
-    for (size_t j = 0; j < nb; j++) seen = seen || bpairs[2 * j] == x;
+    for (size_t j = 0; j < nb; j++)
+      seen = seen || bpairs[2 * j] == x;
     if (!seen && r->lower_bound_ps > 0) {
       bpairs[2 * nb] = x, bpairs[2 * nb + 1] = bb, nb++;
       if (bb > p.ymax) p.ymax = bb;
@@ -298,7 +305,8 @@ tn_status_t cli_plot_busbw(const cli_result_t *rows, size_t n, const char *title
       st = cli_i_plot_end(&s, TN_OK, err);
     }
   }
-  for (size_t k = 0; k < PLOT_NSERIES; k++) free(series[k].x), free(series[k].y);
+  for (size_t k = 0; k < PLOT_NSERIES; k++)
+    free(series[k].x), free(series[k].y);
   free(p.bound.x);
   free(p.bound.y);
   free(pairs);

@@ -25,7 +25,6 @@ tn_status_t cli_i_plot_end(plot_session_t *s, tn_status_t st, tn_err_t *err);
 bool cli_i_plot_failed(void);
 
 /* Runs draw(ctx) inside a begun session, catching PLplot's fatal errors. */
-tn_status_t cli_i_plot_run(plot_session_t *s, void (*draw)(void *ctx), void *ctx,
-                           tn_err_t *err);
+tn_status_t cli_i_plot_run(plot_session_t *s, void (*draw)(void *ctx), void *ctx, tn_err_t *err);
 
 #endif

@@ -61,7 +61,8 @@ tn_status_t cli_parallel(size_t n, unsigned jobs, cli_job_fn fn, void *ctx,
     st = tn_err_set(err, TN_INTERNAL, "cannot start worker threads");
   }
   /* With fewer threads than asked the started ones still take every index. */
-  for (unsigned i = 0; i < started; i++) pthread_join(th[i], NULL);
+  for (unsigned i = 0; i < started; i++)
+    pthread_join(th[i], NULL);
   pthread_mutex_destroy(&p.mu);
 done:
   free(ws);

@@ -27,7 +27,8 @@ void cli_progress_bar(const cli_progress_t *p, double now_s, char *buf, size_t l
   enum { WIDTH = 24 };
   size_t fill = p->total ? p->done * WIDTH / p->total : WIDTH;
   char bar[WIDTH + 1];
-  for (size_t i = 0; i < WIDTH; i++) bar[i] = i < fill ? '#' : '.';
+  for (size_t i = 0; i < WIDTH; i++)
+    bar[i] = i < fill ? '#' : '.';
   bar[WIDTH] = '\0';
   char eta[32] = "-:--";
   size_t ran = p->done - p->skipped;
@@ -42,8 +43,7 @@ void cli_progress_bar(const cli_progress_t *p, double now_s, char *buf, size_t l
   snprintf(buf, len, "[%s] %zu/%zu%s  ETA %s", bar, p->done, p->total, extra, eta);
 }
 
-void cli_progress_step(cli_progress_t *p, const char *item, bool ok, bool skipped,
-                       double seconds) {
+void cli_progress_step(cli_progress_t *p, const char *item, bool ok, bool skipped, double seconds) {
   p->done++;
   if (!ok) p->failed++;
   if (skipped) p->skipped++;
@@ -55,7 +55,10 @@ void cli_progress_step(cli_progress_t *p, const char *item, bool ok, bool skippe
     p->drawn = true;
   } else if (p->lines) {
     fprintf(stderr, "tenet %s: [%zu/%zu] %s %s", p->cmd, p->done, p->total,
-            skipped ? "done-before" : ok ? "ok" : "FAILED", item ? item : "");
+            skipped ? "done-before"
+            : ok    ? "ok"
+                    : "FAILED",
+            item ? item : "");
     if (!skipped) fprintf(stderr, " (%.2f s)", seconds);
     fputc('\n', stderr);
   }

@@ -28,7 +28,9 @@ double cli_result_bound_busbw(const cli_result_t *r) {
 
 /* Rounds a figure to a fixed number of decimals so that JSON and CSV hold short,
  * stable numbers (times keep picosecond precision: 3 decimals of ns). */
-static double round_to(double v, double scale) { return (double)llround(v * scale) / scale; }
+static double round_to(double v, double scale) {
+  return (double)llround(v * scale) / scale;
+}
 
 static cJSON *row_json(const cli_result_t *r) {
   cJSON *o = cJSON_CreateObject();
@@ -46,8 +48,8 @@ static cJSON *row_json(const cli_result_t *r) {
   if (ok) {
     ok = r->speedup_vs_ring < 0
              ? cJSON_AddNullToObject(o, "speedup_vs_ring") != NULL
-             : cJSON_AddNumberToObject(o, "speedup_vs_ring",
-                                       round_to(r->speedup_vs_ring, 1e6)) != NULL;
+             : cJSON_AddNumberToObject(o, "speedup_vs_ring", round_to(r->speedup_vs_ring, 1e6)) !=
+                   NULL;
   }
   if (!ok) {
     cJSON_Delete(o);
@@ -72,8 +74,7 @@ tn_status_t cli_results_json(const cli_result_t *rows, size_t n, char **out, tn_
   return *out ? TN_OK : tn_err_set(err, TN_NOMEM, "out of memory building the JSON output");
 }
 
-tn_status_t cli_results_csv(const cli_result_t *rows, size_t n, const char *path,
-                            tn_err_t *err) {
+tn_status_t cli_results_csv(const cli_result_t *rows, size_t n, const char *path, tn_err_t *err) {
   tn_outfile_t o;
   tn_status_t st = tn_outfile_open(&o, path, err);
   if (st != TN_OK) return st;

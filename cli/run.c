@@ -31,14 +31,13 @@ static void fill_metrics(cli_result_t *r, const topo_t *t, uint64_t time_ps) {
   r->lower_bound_ps = topo_lower_bound_ps(t, r->coll, r->size_bytes);
   r->algbw_GBps = tn_gbps(r->size_bytes, time_ps);
   r->busbw_GBps = r->algbw_GBps * tn_coll_busbw_factor(r->coll, r->npus);
-  r->ratio_to_bound =
-      r->lower_bound_ps > 0 ? (double)time_ps / (double)r->lower_bound_ps : 0.0;
+  r->ratio_to_bound = r->lower_bound_ps > 0 ? (double)time_ps / (double)r->lower_bound_ps : 0.0;
   r->speedup_vs_ring = -1.0;
 }
 
-tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll,
-                        uint64_t size_bytes, const char *algo, uint64_t seed,
-                        const char *chakra_prefix, cli_result_t *r, tn_err_t *err) {
+tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, uint64_t size_bytes,
+                        const char *algo, uint64_t seed, const char *chakra_prefix, cli_result_t *r,
+                        tn_err_t *err) {
   memset(r, 0, sizeof *r);
   snprintf(r->topology, sizeof r->topology, "%s", topo_name);
   snprintf(r->algorithm, sizeof r->algorithm, "%s", algo);
@@ -70,11 +69,10 @@ tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll,
   return st;
 }
 
-
 /* Splits "mesh3d-4x4x4" into kind "mesh" and dims "4x4x4"; false when arg does not start
  * with a known kind followed by '-'. */
 static bool split_gen_spec(const char *arg, char *kind, size_t klen, const char **dims) {
-  static const char *const kinds[] = {"ring", "fc",     "switch",  "mesh",     "torus",
+  static const char *const kinds[] = {"ring",      "fc",     "switch", "mesh",    "torus",
                                       "hypercube", "mesh2d", "mesh3d", "torus2d", "torus3d"};
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
     size_t n = strlen(kinds[i]);

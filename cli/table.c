@@ -62,16 +62,20 @@ static void print_row(const cli_table_t *t, FILE *f, const size_t *w, size_t row
 void cli_table_print(const cli_table_t *t, FILE *f) {
   size_t w[CLI_TABLE_MAX_COLS];
   size_t total = 0;
-  for (size_t c = 0; c < t->ncols; c++) total += (w[c] = cli_table_width(t, c)) + 2;
+  for (size_t c = 0; c < t->ncols; c++)
+    total += (w[c] = cli_table_width(t, c)) + 2;
   print_row(t, f, w, 0, true);
-  for (size_t i = 0; i + 2 < total; i++) fputc('-', f);
+  for (size_t i = 0; i + 2 < total; i++)
+    fputc('-', f);
   fputc('\n', f);
-  for (size_t r = 0; r < t->nrows; r++) print_row(t, f, w, r, false);
+  for (size_t r = 0; r < t->nrows; r++)
+    print_row(t, f, w, r, false);
 }
 
 void cli_table_free(cli_table_t *t) {
   if (t == NULL) return;
-  for (size_t i = 0; i < t->cells.len; i++) free(TN_VEC_AT(&t->cells, char *, i));
+  for (size_t i = 0; i < t->cells.len; i++)
+    free(TN_VEC_AT(&t->cells, char *, i));
   tn_vec_free(&t->cells);
   t->nrows = 0;
 }

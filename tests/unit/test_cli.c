@@ -45,8 +45,8 @@ static void cli_parse_accepts_long_short_and_equals_forms(void **state) {
                             {"sizes", 0, &sizes, NULL},
                             {"jobs", 'j', &jobs, NULL},
                             {"json", 0, NULL, &json}};
-  char a[][32] = {"compare", "-t", "mesh-8x8", "--sizes=1KiB..1MiB", "--json", "--jobs", "2",
-                  "extra"};
+  char a[][32] = {"compare", "-t",     "mesh-8x8", "--sizes=1KiB..1MiB",
+                  "--json",  "--jobs", "2",        "extra"};
   char *argv[] = {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]};
   const char *pos[2];
   size_t npos = 0;
@@ -283,9 +283,9 @@ static void manifest_parse_rejects_missing_key_and_bad_values(void **state) {
   (void)state;
   cli_batch_plan_t p;
   tn_err_t err = {0};
-  assert_int_equal(cli_batch_manifest_parse("topos ring-8\ncolls ag\nsizes 1MiB\n", "m.txt", &p,
-                                            &err),
-                   TN_PARSE);
+  assert_int_equal(
+      cli_batch_manifest_parse("topos ring-8\ncolls ag\nsizes 1MiB\n", "m.txt", &p, &err),
+      TN_PARSE);
   assert_non_null(strstr(err.msg, "m.txt: no 'algos' line"));
   tn_err_clear(&err);
   assert_int_equal(cli_batch_manifest_parse("topos ring-8\ncolls ag\nsizes 1MiB\nalgos ring\n"
@@ -299,9 +299,9 @@ static void manifest_parse_rejects_missing_key_and_bad_values(void **state) {
                    TN_PARSE);
   assert_non_null(strstr(err.msg, "m.txt: --sizes"));
   tn_err_clear(&err);
-  assert_int_equal(cli_batch_manifest_parse("topos ring-8\ncolls\nsizes 1MiB\nalgos ring\n",
-                                            "m.txt", &p, &err),
-                   TN_PARSE);
+  assert_int_equal(
+      cli_batch_manifest_parse("topos ring-8\ncolls\nsizes 1MiB\nalgos ring\n", "m.txt", &p, &err),
+      TN_PARSE);
   assert_non_null(strstr(err.msg, "m.txt:2: 'colls' needs a value"));
 }
 
@@ -358,9 +358,9 @@ static void batch_plan_rejects_colliding_folder_names(void **state) {
   (void)state;
   cli_batch_plan_t p;
   tn_err_t err = {0};
-  assert_int_equal(cli_batch_plan_from_lists("ring-8,x/ring-8.json", "ag", "1MiB", "ring", 1, &p,
-                                             &err),
-                   TN_INVAL);
+  assert_int_equal(
+      cli_batch_plan_from_lists("ring-8,x/ring-8.json", "ag", "1MiB", "ring", 1, &p, &err),
+      TN_INVAL);
   assert_non_null(strstr(err.msg, "share the folder 'ring-8'"));
 }
 
@@ -428,10 +428,9 @@ static void results_json_has_one_row_per_result_with_contract_keys(void **state)
   assert_string_equal(o->child->string, "rows");
   assert_null(o->child->next);
   const cJSON *r0 = cJSON_GetArrayItem(o->child, 0);
-  static const char *const keys[] = {"npus",       "collective",     "algorithm",
-                                     "size_bytes", "time_ns",        "algbw_GBps",
-                                     "busbw_GBps", "lower_bound_ns", "ratio_to_bound",
-                                     "speedup_vs_ring"};
+  static const char *const keys[] = {
+      "npus",       "collective", "algorithm",      "size_bytes",     "time_ns",
+      "algbw_GBps", "busbw_GBps", "lower_bound_ns", "ratio_to_bound", "speedup_vs_ring"};
   for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
     assert_non_null(cJSON_GetObjectItemCaseSensitive(r0, keys[k]));
   assert_int_equal(cJSON_GetObjectItemCaseSensitive(r0, "size_bytes")->valuedouble, 1048576);
@@ -454,7 +453,8 @@ static void results_csv_is_all_or_nothing(void **state) {
   TU_OK(tn_read_file(path, 1 << 20, &text, &len, &tu_err_));
   assert_true(strncmp(text, "topology,npus,collective,algorithm,size_bytes,time_ns,", 54) == 0);
   size_t lines = 0;
-  for (size_t i = 0; i < len; i++) lines += text[i] == '\n';
+  for (size_t i = 0; i < len; i++)
+    lines += text[i] == '\n';
   assert_int_equal(lines, 5);
   free(text);
   tn_err_t err = {0};
@@ -514,7 +514,8 @@ static void plot_busbw_rejects_unknown_format_and_empty_data(void **state) {
   snprintf(path, sizeof path, "%s/p.pdf", dir);
   assert_int_equal(cli_plot_busbw(rows, 4, "t", path, &err), TN_INVAL);
   assert_non_null(strstr(err.msg, ".png or .svg"));
-  for (int i = 0; i < 4; i++) rows[i].ok = false;
+  for (int i = 0; i < 4; i++)
+    rows[i].ok = false;
   tn_err_clear(&err);
   snprintf(path, sizeof path, "%s/p.png", dir);
   assert_int_equal(cli_plot_busbw(rows, 4, "t", path, &err), TN_INVAL);
@@ -573,7 +574,8 @@ static void parallel_runs_every_index_once_and_honours_stop(void **state) {
   count_ctx_t c;
   memset(&c, 0, sizeof c);
   TU_OK(cli_parallel(100, 3, count_job, &c, NULL, &tu_err_));
-  for (int i = 0; i < 100; i++) assert_int_equal(c.hits[i], 1);
+  for (int i = 0; i < 100; i++)
+    assert_int_equal(c.hits[i], 1);
   memset(&c, 0, sizeof c);
   TU_OK(cli_parallel(100, 1, count_job, &c, &c.stop, &tu_err_));
   assert_int_equal(c.hits[10], 1);
