@@ -106,24 +106,47 @@ tn_status_t cli_i_plot_begin(plot_session_t *s, const char *path, int width, int
   return TN_OK;
 }
 
+/* Calls plot_fn(plot_ctx) with PLplot's fatal errors turned into a return. The callee and
+ * its argument live in statics so that nothing automatic is live across setjmp. */
+static void (*plot_fn)(void *);
+static void *plot_ctx;
+
+static void guarded_call(void) {
+  if (setjmp(plot_jmp) == 0) {
+    plot_jmp_armed = true;
+    plot_fn(plot_ctx);
+  }
+  plot_jmp_armed = false;
+}
+
+static void start_plplot(void *ctx) {
+  (void)ctx;
+  plinit();
+}
+
+static void end_plplot(void *ctx) {
+  (void)ctx;
+  plend();
+}
+
 tn_status_t cli_i_plot_run(plot_session_t *s, void (*draw)(void *ctx), void *ctx, tn_err_t *err) {
   (void)s;
   (void)err;
-  if (setjmp(plot_jmp) == 0) {
-    plot_jmp_armed = true;
-    plinit();
-    if (!plot_failed) draw(ctx);
+  plot_fn = start_plplot;
+  plot_ctx = NULL;
+  guarded_call();
+  if (!plot_failed) {
+    plot_fn = draw;
+    plot_ctx = ctx;
+    guarded_call();
   }
-  plot_jmp_armed = false;
   return TN_OK;
 }
 
 tn_status_t cli_i_plot_end(plot_session_t *s, tn_status_t st, tn_err_t *err) {
-  if (setjmp(plot_jmp) == 0) {
-    plot_jmp_armed = true;
-    plend();
-  }
-  plot_jmp_armed = false;
+  plot_fn = end_plplot;
+  plot_ctx = NULL;
+  guarded_call();
   plsexit(NULL);
   plsabort(NULL);
   fflush(stderr);
