@@ -60,7 +60,7 @@ static void print_row(const cli_table_t *t, FILE *f, const size_t *w, size_t row
 }
 
 void cli_table_print(const cli_table_t *t, FILE *f) {
-  size_t w[CLI_TABLE_MAX_COLS];
+  size_t w[CLI_TABLE_MAX_COLS] = {0};
   size_t total = 0;
   for (size_t c = 0; c < t->ncols; c++)
     total += (w[c] = cli_table_width(t, c)) + 2;

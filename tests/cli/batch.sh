@@ -70,7 +70,11 @@ for sig in INT TERM; do
   d=kill$sig
   TENET_BATCH_TEST_DELAY_MS=600 "$T" batch "${A[@]}" -j 2 -o $d 2>$d.err &
   pid=$!
-  sleep 1
+  # Stop it once the first case is complete (poll: the machine may be busy).
+  for _ in $(seq 1 300); do
+    [ -n "$(find $d -name result.json 2>/dev/null | head -n 1)" ] && break
+    sleep 0.1
+  done
   kill -$sig $pid
   wait $pid; rc=$?
   want=130; [ $sig = TERM ] && want=143
