@@ -92,6 +92,15 @@ bool topo_equal(const topo_t *a, const topo_t *b);
 /* Link id of the link src -> dst, or TOPO_NO_LINK. O(log degree). */
 uint32_t topo_find_link(const topo_t *t, uint32_t src, uint32_t dst);
 
+/* True when every link src -> dst has a link dst -> src with the same bandwidth and
+ * latency (then the transposed fabric is the fabric itself). O(L log degree). */
+bool topo_is_symmetric(const topo_t *t);
+
+/* The transposed fabric: every link reversed with its figures, same NPUs and switches,
+ * explicit (no shape, so routed by lowest-id shortest paths). A Reduce-Scatter is an
+ * All-Gather planned on it, run backwards (algo_from_schedule). Caller frees. O(L log L). */
+tn_status_t topo_transpose(const topo_t *t, topo_t **out, tn_err_t *err);
+
 /* ---- files --------------------------------------------------------------- */
 
 /* Loads a topology JSON file (explicit or generator form, ARCHITECTURE.md §4) or an
