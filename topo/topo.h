@@ -86,12 +86,6 @@ void topo_free(topo_t *t);
 /* Deep copy. */
 tn_status_t topo_clone(const topo_t *t, topo_t **out, tn_err_t *err);
 
-/* True when a and b have the same npus, switches, links (with figures) and name. */
-bool topo_equal(const topo_t *a, const topo_t *b);
-
-/* Link id of the link src -> dst, or TOPO_NO_LINK. O(log degree). */
-uint32_t topo_find_link(const topo_t *t, uint32_t src, uint32_t dst);
-
 /* True when every link src -> dst has a link dst -> src with the same bandwidth and
  * latency (then the transposed fabric is the fabric itself). O(L log degree). */
 bool topo_is_symmetric(const topo_t *t);
@@ -100,6 +94,12 @@ bool topo_is_symmetric(const topo_t *t);
  * explicit (no shape, so routed by lowest-id shortest paths). A Reduce-Scatter is an
  * All-Gather planned on it, run backwards (algo_from_schedule). Caller frees. O(L log L). */
 tn_status_t topo_transpose(const topo_t *t, topo_t **out, tn_err_t *err);
+
+/* True when a and b have the same npus, switches, links (with figures) and name. */
+bool topo_equal(const topo_t *a, const topo_t *b);
+
+/* Link id of the link src -> dst, or TOPO_NO_LINK. O(log degree). */
+uint32_t topo_find_link(const topo_t *t, uint32_t src, uint32_t dst);
 
 /* ---- files --------------------------------------------------------------- */
 
