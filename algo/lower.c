@@ -243,9 +243,39 @@ static tn_status_t send_deps(lower_t *L, uint32_t q, uint32_t xi, tn_err_t *err)
   return st;
 }
 
+/* Dependencies of the COMP of transfer xi in reverse phase q, numbered id in rank r: its
+ * reduce RECV, and the previous COMP of the rank on each of its chunks (reductions into one
+ * slot are serialised, in mirrored arrival order). last/last_rank track those per chunk. */
+static tn_status_t comp_deps(lower_t *L, uint32_t q, uint32_t xi, uint32_t r, uint32_t id,
+                             uint32_t *last, uint32_t *last_rank, tn_err_t *err) {
+  const phase_t *p = &L->ph[q];
+  const sched_xfer_t *x = schedule_xfer(p->s, xi);
+  L->deps.len = 0;
+  tn_status_t st = dep(L, p->recv_id[xi], err);
+  for (uint32_t j = 0; j < x->nchunks && st == TN_OK; j++) {
+    uint32_t c = xchunks(p->s, x)[j];
+    if (last_rank[c] == r + 1) {
+      bool seen = false;
+      for (size_t i = 0; i < L->deps.len; i++)
+        if (TN_VEC_AT(&L->deps, uint32_t, i) == last[c]) seen = true;
+      if (!seen) st = dep(L, last[c], err);
+    }
+    last[c] = id;
+    last_rank[c] = r + 1;
+  }
+  return st;
+}
+
 static tn_status_t emit_nodes(lower_t *L, tn_err_t *err) {
   algo_t *a = L->a;
+  uint32_t *last = NULL, *last_rank = NULL;
+  uint64_t nchunks = (uint64_t)a->npus * a->chunks_per_npu;
   tn_status_t st = TN_OK;
+  bool any_reverse = L->ph[0].reverse;
+  if (any_reverse) {
+    st = tn_calloc(nchunks, sizeof *last, &last, err);
+    if (st == TN_OK) st = tn_calloc(nchunks, sizeof *last_rank, &last_rank, err);
+  }
   for (uint32_t q = 0; q < L->nph && st == TN_OK; q++) {
     const phase_t *p = &L->ph[q];
     for (uint32_t xi = 0; xi < schedule_len(p->s) && st == TN_OK; xi++) {
@@ -261,8 +291,10 @@ static tn_status_t emit_nodes(lower_t *L, tn_err_t *err) {
       const phase_t *p = &L->ph[it->phase];
       const sched_xfer_t *x = schedule_xfer(p->s, it->x);
       if (it->kind == K_COMP) {
-        st = algo_add_comp(a, r, 0, &p->recv_id[it->x], 1, xchunks(p->s, x), x->nchunks, NULL,
-                           err);
+        st = comp_deps(L, it->phase, it->x, r, algo_rank_len(a, r), last, last_rank, err);
+        if (st == TN_OK)
+          st = algo_add_comp(a, r, 0, L->deps.data, (uint32_t)L->deps.len, xchunks(p->s, x),
+                             x->nchunks, NULL, err);
         continue;
       }
       st = send_deps(L, it->phase, it->x, err);
@@ -272,6 +304,8 @@ static tn_status_t emit_nodes(lower_t *L, tn_err_t *err) {
                            NULL, err);
     }
   }
+  free(last);
+  free(last_rank);
   return st;
 }
 
@@ -292,7 +326,7 @@ static tn_status_t reserve(lower_t *L, tn_err_t *err) {
       cnt[3 * s + 2] += x->nchunks;
       cnt[3 * d + 2] += (uint64_t)m * x->nchunks;
       cnt[3 * s + 1] += x->ndeps + 1; /* forward deps, or about one kid each */
-      cnt[3 * d + 1] += m - 1;
+      cnt[3 * d + 1] += 2 * (m - 1); /* COMP: its RECV and the previous COMP */
     }
   }
   for (uint32_t r = 0; r < a->npus && st == TN_OK; r++) {
