@@ -29,13 +29,17 @@ typedef struct phase {
   uint32_t *kid_off, *kids; /* reverse: CSR of the transfers that depend on each one */
 } phase_t;
 
-/* A SEND or COMP waiting for its id in its rank. */
+/* A SEND or COMP waiting for its id in its rank, sorted by (key, ord, x): ord is
+ * phase << 2 | (SEND ? 2 : 0) | (reversed phase ? 1 : 0), so COMPs go before SENDs at
+ * one instant and a reversed phase takes its transfers in reverse issue order. */
 typedef struct item {
   uint64_t key;
   uint32_t x;
-  uint16_t phase;
-  uint16_t kind;
+  uint32_t ord;
 } item_t;
+
+static uint32_t item_phase(const item_t *it) { return it->ord >> 2; }
+static bool item_is_comp(const item_t *it) { return (it->ord & 2u) == 0; }
 
 typedef struct lower {
   algo_t *a;
@@ -136,25 +140,17 @@ static tn_status_t build_own(lower_t *L, const phase_t *p, tn_err_t *err) {
   return TN_OK;
 }
 
-static uint64_t item_seq(const lower_t *L, const item_t *it) {
-  const phase_t *p = &L->ph[it->phase];
-  return p->reverse ? (uint64_t)schedule_len(p->s) - 1u - it->x : it->x;
-}
-
-static const lower_t *sort_ctx; /* qsort has no context argument in C11 */
-
 static int item_cmp(const void *pa, const void *pb) {
   const item_t *a = pa, *b = pb;
   if (a->key != b->key) return a->key < b->key ? -1 : 1;
-  if (a->phase != b->phase) return a->phase < b->phase ? -1 : 1;
-  if (a->kind != b->kind) return a->kind > b->kind ? -1 : 1; /* COMP before SEND */
-  uint64_t sa = item_seq(sort_ctx, a), sb = item_seq(sort_ctx, b);
-  return sa < sb ? -1 : sa > sb;
+  if (a->ord != b->ord) return a->ord < b->ord ? -1 : 1;
+  if (a->x == b->x) return 0;
+  return ((a->x < b->x) != ((a->ord & 1u) != 0)) ? -1 : 1;
 }
 
 /* Ordering key of a phase's SEND (and COMP) of transfer x: forward, the arrival of its
  * chunks at the sender; reversed, the mirrored start and arrival. */
-static uint64_t item_key(const phase_t *p, uint32_t xi, uint16_t kind) {
+static uint64_t item_key(const phase_t *p, uint32_t xi, int kind) {
   const schedule_t *s = p->s;
   const sched_xfer_t *x = schedule_xfer(s, xi);
   if (p->reverse) {
@@ -192,21 +188,19 @@ static tn_status_t assign_ids(lower_t *L, tn_err_t *err) {
     for (uint32_t xi = 0; xi < schedule_len(p->s); xi++) {
       const sched_xfer_t *x = schedule_xfer(p->s, xi);
       uint32_t r = sender(p, x);
-      L->items[L->item_off[r] + fill[r]++] = (item_t){item_key(p, xi, K_SEND), xi,
-                                                      (uint16_t)q, K_SEND};
+      uint32_t ord = q << 2 | (p->reverse ? 1u : 0u);
+      L->items[L->item_off[r] + fill[r]++] = (item_t){item_key(p, xi, K_SEND), xi, ord | 2u};
       if (!p->reverse) continue;
       r = receiver(p, x);
-      L->items[L->item_off[r] + fill[r]++] = (item_t){item_key(p, xi, K_COMP), xi,
-                                                      (uint16_t)q, K_COMP};
+      L->items[L->item_off[r] + fill[r]++] = (item_t){item_key(p, xi, K_COMP), xi, ord};
     }
   }
-  sort_ctx = L;
   for (uint32_t r = 0; r < n && st == TN_OK; r++) {
     item_t *it = L->items + L->item_off[r];
     uint32_t m = L->item_off[r + 1] - L->item_off[r];
     qsort(it, m, sizeof *it, item_cmp);
     for (uint32_t i = 0; i < m; i++)
-      if (it[i].kind == K_COMP) L->ph[it[i].phase].comp_id[it[i].x] = next[r] + i;
+      if (item_is_comp(&it[i])) L->ph[item_phase(&it[i])].comp_id[it[i].x] = next[r] + i;
   }
   free(next);
   free(fill);
@@ -288,16 +282,17 @@ static tn_status_t emit_nodes(lower_t *L, tn_err_t *err) {
   for (uint32_t r = 0; r < a->npus && st == TN_OK; r++) {
     for (uint32_t i = L->item_off[r]; i < L->item_off[r + 1] && st == TN_OK; i++) {
       const item_t *it = &L->items[i];
-      const phase_t *p = &L->ph[it->phase];
+      uint32_t q = item_phase(it);
+      const phase_t *p = &L->ph[q];
       const sched_xfer_t *x = schedule_xfer(p->s, it->x);
-      if (it->kind == K_COMP) {
-        st = comp_deps(L, it->phase, it->x, r, algo_rank_len(a, r), last, last_rank, err);
+      if (item_is_comp(it)) {
+        st = comp_deps(L, q, it->x, r, algo_rank_len(a, r), last, last_rank, err);
         if (st == TN_OK)
           st = algo_add_comp(a, r, 0, L->deps.data, (uint32_t)L->deps.len, xchunks(p->s, x),
                              x->nchunks, NULL, err);
         continue;
       }
-      st = send_deps(L, it->phase, it->x, err);
+      st = send_deps(L, q, it->x, err);
       if (st == TN_OK)
         st = algo_add_send(a, r, receiver(p, x), (int32_t)(p->tag_base + it->x), x->bytes,
                            L->deps.data, (uint32_t)L->deps.len, xchunks(p->s, x), x->nchunks,

@@ -10,8 +10,12 @@
 /* Candidate chunkings tried when chunks_per_npu is 0, finest last. */
 static const uint32_t k_candidates[] = {1, 2, 4, 8, 16, 32};
 /* Work budget of the automatic search, in planned (NPU, chunk) deliveries summed over the
- * candidates tried: a deterministic stand-in for a time budget (about 0.1 us each). */
-#define GREEDY_SEARCH_BUDGET ((uint64_t)1 << 22)
+ * candidates tried: a deterministic stand-in for a time budget (about 0.5 us each). */
+#define GREEDY_SEARCH_BUDGET ((uint64_t)1 << 21)
+/* The search stops once a plan is within this factor of the bandwidth bound, or when a
+ * finer chunking gained less than this fraction. */
+#define GREEDY_GOOD_ENOUGH 1.002
+#define GREEDY_MIN_GAIN 0.005
 /* A chunking is only tried when its chunks are at least this big (finer cuts only add
  * events once latency is pipelined away). */
 #define GREEDY_MIN_CHUNK_BYTES 1024u
@@ -27,15 +31,22 @@ static tn_status_t check_memory(const topo_t *t, uint32_t k, tn_err_t *err) {
 
 /* Tries the candidate chunkings in order and keeps the fastest predicted (ties: fewer
  * chunks). Stops when the next candidate would exceed the work budget, the memory cap or
- * the minimum chunk size, or when a finer cut did not help twice in a row. */
+ * the minimum chunk size, when a finer cut did not help twice in a row or helped less
+ * than 0.5%, or once the best is within 0.2% of the bandwidth bound. Every rule depends on the inputs only, so the
+ * choice is deterministic. */
 static tn_status_t search(const topo_t *t, topo_routes_t *routes, uint64_t size,
-                          uint64_t seed, schedule_t *out, tn_err_t *err) {
+                          const greedy_opts_t *opts, schedule_t *out, tn_err_t *err) {
+  uint64_t seed = opts ? opts->seed : 0;
+  bool reduces = opts && opts->coll != TN_ALLGATHER;
   uint64_t n = t->npus, spent = 0;
+  double good = GREEDY_GOOD_ENOUGH * (double)topo_lower_bound_ps(t, TN_ALLGATHER, size);
   uint32_t worse = 0;
   bool have = false;
   for (size_t i = 0; i < sizeof k_candidates / sizeof *k_candidates; i++) {
     uint32_t k = k_candidates[i];
     uint64_t work = n * (n - 1) * k;
+    /* Reduce-Scatter and All-Reduce skip one chunk per NPU if 2 are possible. */
+    if (reduces && k == 1 && size / (n * 2) >= GREEDY_MIN_CHUNK_BYTES) continue;
     if (have && (spent + work > GREEDY_SEARCH_BUDGET || size / (n * k) < GREEDY_MIN_CHUNK_BYTES ||
                  size < n * k || greedy_i_mem_estimate(t, k) > GREEDY_MEM_CAP))
       break;
@@ -51,10 +62,12 @@ static tn_status_t search(const topo_t *t, topo_routes_t *routes, uint64_t size,
     }
     spent += work;
     if (!have || s.time_ps < out->time_ps) {
+      double gain = have ? (double)(out->time_ps - s.time_ps) / (double)out->time_ps : 1.0;
       if (have) schedule_free(out);
       *out = s;
       have = true;
       worse = 0;
+      if ((double)out->time_ps <= good || gain < GREEDY_MIN_GAIN) break;
     } else {
       schedule_free(&s);
       if (++worse == 2) break;
@@ -88,7 +101,7 @@ tn_status_t greedy_run(const topo_t *t, uint64_t size_bytes, const greedy_opts_t
     st = greedy_i_plan(t, routes, size_bytes, k, seed, out, err);
   } else {
     schedule_init(out, TN_ALLGATHER, t->npus, 1, size_bytes);
-    st = search(t, routes, size_bytes, seed, out, err);
+    st = search(t, routes, size_bytes, opts, out, err);
   }
   topo_routes_free(routes);
   if (st != TN_OK) { /* leave *out empty so a caller that frees or not is right */

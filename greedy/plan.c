@@ -23,10 +23,11 @@ enum {
 /* How far into a group of equal-arrival candidates a decision looks for the best one. */
 #define GROUP_SCAN 64u
 
-/* A candidate on a link's queue: chunk, and the transfer that brought it to the sender
- * (SCHED_NONE for the sender's own chunks, which arrive at time 0). */
+/* A candidate on a link's queue: chunk, the transfer that brought it to the sender
+ * (SCHED_NONE for the sender's own chunks) and the instant it arrived (a counter of the
+ * planner's instants, 0 for own chunks: equal epochs mean equal arrival times). */
 typedef struct cand {
-  uint32_t chunk, xfer;
+  uint32_t chunk, xfer, epoch;
 } cand_t;
 
 /* Candidates in arrival order; entries before head are consumed. */
@@ -58,6 +59,8 @@ typedef struct plan {
   uint32_t *dirty;   /* links to look at this instant, in the order they got dirty */
   uint8_t *is_dirty;
   uint32_t ndirty;
+  uint8_t *timer_set; /* per link: a wake-up at its free time is pending */
+  uint32_t epoch;     /* instants processed so far */
   uint64_t owed; /* (NPU, chunk) deliveries still to plan */
 } plan_t;
 
@@ -68,10 +71,6 @@ static bool claimed(const plan_t *p, uint32_t v, uint32_t c) {
 static void claim(plan_t *p, uint32_t v, uint32_t c) {
   p->claimed[(size_t)v * p->words + c / 64u] |= (uint64_t)1 << (c % 64u);
   p->count[c]++;
-}
-
-static uint64_t arrival(const plan_t *p, const cand_t *c) {
-  return c->xfer == SCHED_NONE ? 0 : schedule_xfer(p->s, c->xfer)->end_ps;
 }
 
 /* The documented priority among candidates that arrived at the same instant: the chunk
@@ -104,6 +103,19 @@ static void mark_dirty(plan_t *p, uint32_t l) {
   p->dirty[p->ndirty++] = l;
 }
 
+/* Makes sure the planner looks at link l again when it is idle: at once if it is idle now,
+ * else by a timer at its free time (one pending timer per link at most). */
+static tn_status_t wake(plan_t *p, uint32_t l, tn_err_t *err) {
+  uint64_t now = ten_now(p->eng), free_ps = ten_link_free_ps(p->eng, l);
+  if (free_ps <= now) {
+    mark_dirty(p, l);
+    return TN_OK;
+  }
+  if (p->timer_set[l]) return TN_OK;
+  p->timer_set[l] = 1;
+  return ten_timer(p->eng, free_ps - now, l, err);
+}
+
 /* Offers chunk c, just arrived at NPU v by transfer xfer, to every link out of v whose far
  * end may still lack it. */
 static tn_status_t offer(plan_t *p, uint32_t v, uint32_t c, uint32_t xfer, tn_err_t *err) {
@@ -113,9 +125,9 @@ static tn_status_t offer(plan_t *p, uint32_t v, uint32_t c, uint32_t xfer, tn_er
     if (p->kind[l] == LK_UNUSED) continue;
     if (p->kind[l] == LK_DIRECT && claimed(p, t->links[l].dst, c)) continue;
     if (p->kind[l] == LK_SWITCH && p->count[c] == p->n) continue;
-    tn_status_t st = push(&p->q[l], (cand_t){c, xfer}, err);
+    tn_status_t st = push(&p->q[l], (cand_t){c, xfer, p->epoch}, err);
+    if (st == TN_OK) st = wake(p, l, err);
     if (st != TN_OK) return st;
-    mark_dirty(p, l);
   }
   return TN_OK;
 }
@@ -133,7 +145,10 @@ static tn_status_t send(plan_t *p, uint32_t u, uint32_t w, uint32_t l, const can
   if (st == TN_OK) st = ten_send(p->eng, u, w, bytes, index, err);
   if (st != TN_OK) return st;
   claim(p, w, cand->chunk);
-  return ten_timer(p->eng, ten_link_free_ps(p->eng, l) - now, l, err);
+  /* Wake at the free time only if something is already waiting; a later offer wakes it
+   * otherwise. */
+  const queue_t *q = &p->q[l];
+  return q->head < q->len ? wake(p, l, err) : TN_OK;
 }
 
 /* An idle NPU -> NPU link: the earliest-arrived chunk the far end lacks; among those that
@@ -146,10 +161,10 @@ static tn_status_t decide_direct(plan_t *p, uint32_t l, tn_err_t *err) {
     q->head = q->len = 0;
     return TN_OK;
   }
-  uint64_t a0 = arrival(p, &q->e[q->head]);
+  uint32_t a0 = q->e[q->head].epoch;
   uint32_t best = q->head;
   for (uint32_t i = q->head + 1; i < q->len && i < q->head + GROUP_SCAN; i++) {
-    if (arrival(p, &q->e[i]) != a0) break;
+    if (q->e[i].epoch != a0) break;
     if (!claimed(p, v, q->e[i].chunk) && better(p, q->e[i].chunk, q->e[best].chunk)) best = i;
   }
   cand_t c = q->e[best];
@@ -201,6 +216,7 @@ static tn_status_t decide_all(plan_t *p, tn_err_t *err) {
 
 static tn_status_t on_event(plan_t *p, const ten_event_t *ev, tn_err_t *err) {
   if (ev->kind == TEN_EV_TIMER) {
+    p->timer_set[ev->cookie] = 0;
     mark_dirty(p, (uint32_t)ev->cookie);
     return TN_OK;
   }
@@ -263,6 +279,7 @@ static tn_status_t setup(plan_t *p, tn_err_t *err) {
   if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->q, &p->q, err);
   if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->dirty, &p->dirty, err);
   if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->is_dirty, &p->is_dirty, err);
+  if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->timer_set, &p->timer_set, err);
   if (st != TN_OK) return st;
   for (uint32_t l = 0; l < t->nlinks; l++) {
     const topo_link_t *lk = &t->links[l];
@@ -285,6 +302,7 @@ static void teardown(plan_t *p) {
   free(p->dests);
   free(p->dirty);
   free(p->is_dirty);
+  free(p->timer_set);
   ten_engine_free(p->eng);
 }
 
@@ -334,6 +352,7 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
   if (st == TN_OK) st = decide_all(&p, err);
   ten_event_t ev;
   while (st == TN_OK && ten_next(p.eng, &ev)) {
+    p.epoch++;
     /* Drain the whole instant first: every delivery of this time is known before any
      * link decides, exactly as the simulator issues nodes only after draining. */
     st = on_event(&p, &ev, err);
