@@ -343,9 +343,14 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
   plan_t p = {.t = t, .routes = routes, .s = out, .n = n, .k = k, .nchunks = n * k,
               .size = size_bytes};
   p.owed = (uint64_t)n * (n - 1u) * k;
-  tn_status_t st = tn_vec_reserve(&out->xfers, (size_t)p.owed, err);
-  if (st == TN_OK) st = tn_vec_reserve(&out->chunks, (size_t)p.owed, err);
-  if (st == TN_OK) st = tn_vec_reserve(&out->deps, (size_t)p.owed, err);
+  /* One transfer, one chunk and at most one dependency per (NPU, foreign chunk): reserve
+   * exactly (tn_vec_reserve would round up to a power of two). */
+  tn_vec_t *v[3] = {&out->xfers, &out->chunks, &out->deps};
+  tn_status_t st = TN_OK;
+  for (int i = 0; i < 3 && st == TN_OK; i++) {
+    st = tn_realloc(&v[i]->data, 0, (size_t)p.owed + 1, v[i]->elem_size, err);
+    if (st == TN_OK) v[i]->cap = (size_t)p.owed + 1;
+  }
   if (st == TN_OK) st = setup(&p, err);
   if (st == TN_OK) st = ten_engine_create(t, routes, &p.eng, err);
   if (st == TN_OK) st = seed_chunks(&p, seed, err);
