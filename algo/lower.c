@@ -36,7 +36,13 @@ typedef struct item {
   uint64_t key;
   uint32_t x;
   uint32_t ord;
+  /* Fast path for a forward SEND of one chunk with at most one dependency (every greedy
+   * transfer): what emitting it needs, copied while the schedule is read in order, so the
+   * per-rank pass never touches the schedule at random. chunk is NO_ITEM otherwise. */
+  uint32_t peer, chunk, dep, pad;
 } item_t;
+
+#define NO_ITEM UINT32_MAX
 
 static uint32_t item_phase(const item_t *it) { return it->ord >> 2; }
 static bool item_is_comp(const item_t *it) { return (it->ord & 2u) == 0; }
@@ -82,10 +88,17 @@ static tn_status_t check_schedule(const schedule_t *s, tn_err_t *err) {
       return tn_err_set(err, TN_INVAL, "lowering: transfer %u (%u -> %u, %llu B, %u chunks) "
                         "is malformed", i, x->src, x->dst, (unsigned long long)x->bytes,
                         x->nchunks);
-    for (uint32_t j = 0; j < x->nchunks; j++)
-      if (xchunks(s, x)[j] >= nchunks)
+    uint64_t bytes = 0;
+    for (uint32_t j = 0; j < x->nchunks; j++) {
+      uint32_t c = xchunks(s, x)[j];
+      if (c >= nchunks)
         return tn_err_set(err, TN_INVAL, "lowering: transfer %u carries chunk %u of %llu", i,
-                          xchunks(s, x)[j], (unsigned long long)nchunks);
+                          c, (unsigned long long)nchunks);
+      bytes += ten_chunk_bytes(s->size_bytes, s->npus, s->chunks_per_npu, c);
+    }
+    if (bytes != x->bytes)
+      return tn_err_set(err, TN_INVAL, "lowering: transfer %u has %llu B, its chunks %llu B", i,
+                        (unsigned long long)x->bytes, (unsigned long long)bytes);
     for (uint32_t j = 0; j < x->ndeps; j++)
       if (xdeps(s, x)[j] >= i)
         return tn_err_set(err, TN_INVAL, "lowering: transfer %u depends on later transfer %u",
@@ -189,10 +202,16 @@ static tn_status_t assign_ids(lower_t *L, tn_err_t *err) {
       const sched_xfer_t *x = schedule_xfer(p->s, xi);
       uint32_t r = sender(p, x);
       uint32_t ord = q << 2 | (p->reverse ? 1u : 0u);
-      L->items[L->item_off[r] + fill[r]++] = (item_t){item_key(p, xi, K_SEND), xi, ord | 2u};
+      item_t it = {item_key(p, xi, K_SEND), xi, ord | 2u, receiver(p, x), NO_ITEM, NO_ITEM, 0};
+      if (!p->reverse && x->nchunks == 1 && x->ndeps <= 1 && !(x->ndeps == 0 && L->final)) {
+        it.chunk = xchunks(p->s, x)[0];
+        if (x->ndeps) it.dep = p->recv_id[xdeps(p->s, x)[0]];
+      }
+      L->items[L->item_off[r] + fill[r]++] = it;
       if (!p->reverse) continue;
       r = receiver(p, x);
-      L->items[L->item_off[r] + fill[r]++] = (item_t){item_key(p, xi, K_COMP), xi, ord};
+      L->items[L->item_off[r] + fill[r]++] =
+          (item_t){item_key(p, xi, K_COMP), xi, ord, 0, NO_ITEM, NO_ITEM, 0};
     }
   }
   for (uint32_t r = 0; r < n && st == TN_OK; r++) {
@@ -284,6 +303,12 @@ static tn_status_t emit_nodes(lower_t *L, tn_err_t *err) {
       const item_t *it = &L->items[i];
       uint32_t q = item_phase(it);
       const phase_t *p = &L->ph[q];
+      if (it->chunk != NO_ITEM) {
+        uint64_t bytes = ten_chunk_bytes(a->size_bytes, a->npus, a->chunks_per_npu, it->chunk);
+        st = algo_add_send(a, r, it->peer, (int32_t)(p->tag_base + it->x), bytes, &it->dep,
+                           it->dep == NO_ITEM ? 0u : 1u, &it->chunk, 1, NULL, err);
+        continue;
+      }
       const sched_xfer_t *x = schedule_xfer(p->s, it->x);
       if (item_is_comp(it)) {
         st = comp_deps(L, q, it->x, r, algo_rank_len(a, r), last, last_rank, err);
