@@ -20,8 +20,8 @@ static const uint32_t k_candidates[] = {1, 2, 4, 8, 16, 32};
  * events once latency is pipelined away). */
 #define GREEDY_MIN_CHUNK_BYTES 1024u
 
-static tn_status_t check_memory(const topo_t *t, uint32_t k, tn_err_t *err) {
-  uint64_t need = greedy_i_mem_estimate(t, k);
+static tn_status_t check_memory(const topo_t *t, uint32_t k, tn_coll_t coll, tn_err_t *err) {
+  uint64_t need = greedy_i_mem_estimate(t, k, coll);
   if (need <= GREEDY_MEM_CAP) return TN_OK;
   return tn_err_set(err, TN_LIMIT,
                     "greedy: %u NPUs x %u chunks need about %.1f GiB to plan and lower, over "
@@ -37,7 +37,8 @@ static tn_status_t check_memory(const topo_t *t, uint32_t k, tn_err_t *err) {
 static tn_status_t search(const topo_t *t, topo_routes_t *routes, uint64_t size,
                           const greedy_opts_t *opts, schedule_t *out, tn_err_t *err) {
   uint64_t seed = opts ? opts->seed : 0;
-  bool reduces = opts && opts->coll != TN_ALLGATHER;
+  tn_coll_t coll = opts ? opts->coll : TN_ALLGATHER;
+  bool reduces = coll != TN_ALLGATHER;
   uint64_t n = t->npus, spent = 0;
   double good = GREEDY_GOOD_ENOUGH * (double)topo_lower_bound_ps(t, TN_ALLGATHER, size);
   uint32_t worse = 0;
@@ -48,10 +49,10 @@ static tn_status_t search(const topo_t *t, topo_routes_t *routes, uint64_t size,
     /* Reduce-Scatter and All-Reduce skip one chunk per NPU if 2 are possible. */
     if (reduces && k == 1 && size / (n * 2) >= GREEDY_MIN_CHUNK_BYTES) continue;
     if (have && (spent + work > GREEDY_SEARCH_BUDGET || size / (n * k) < GREEDY_MIN_CHUNK_BYTES ||
-                 size < n * k || greedy_i_mem_estimate(t, k) > GREEDY_MEM_CAP))
+                 size < n * k || greedy_i_mem_estimate(t, k, coll) > GREEDY_MEM_CAP))
       break;
     if (!have) {
-      tn_status_t st = check_memory(t, k, err);
+      tn_status_t st = check_memory(t, k, coll, err);
       if (st != TN_OK) return st;
     }
     schedule_t s;
@@ -93,7 +94,7 @@ tn_status_t greedy_run(const topo_t *t, uint64_t size_bytes, const greedy_opts_t
     return tn_err_set(err, TN_LIMIT, "greedy: %u NPUs x %u chunks is too many chunks",
                       t->npus, k);
   if (t->npus == 1) return TN_OK; /* nothing to move */
-  if (k != 0 && (st = check_memory(t, k, err)) != TN_OK) return st;
+  if (k != 0 && (st = check_memory(t, k, opts->coll, err)) != TN_OK) return st;
   topo_routes_t *routes = NULL;
   if ((st = topo_routes_create(t, &routes, err)) != TN_OK) return st;
   schedule_free(out);

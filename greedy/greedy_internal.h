@@ -12,8 +12,8 @@
 tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_bytes,
                           uint32_t k, uint64_t seed, schedule_t *out, tn_err_t *err);
 
-/* Bytes greedy_i_plan plus the lowering of its result to an algo_t are expected to use
- * at most, for n NPUs and k chunks per NPU (the figure greedy_run checks against its cap). */
-uint64_t greedy_i_mem_estimate(const topo_t *t, uint32_t k);
+/* Bytes greedy_i_plan plus the lowering of its result to an algo_t for coll are expected
+ * to use at most, with k chunks per NPU (the figure greedy_run checks against its cap). */
+uint64_t greedy_i_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll);
 
 #endif

@@ -371,14 +371,16 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
   return st;
 }
 
-uint64_t greedy_i_mem_estimate(const topo_t *t, uint32_t k) {
+uint64_t greedy_i_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll) {
   uint64_t n = t->npus, xfers = n * (n > 0 ? n - 1 : 0) * k;
   uint64_t bits = n * ((n * k + 63) / 64) * 8;
-  /* Schedule (transfer + chunk id + dep id), link queues (about one live candidate per
-   * transfer at worst), and the lowered algo_t: a SEND and a RECV node per transfer with
-   * their chunk and dep ids. */
-  uint64_t sched = xfers * (sizeof(sched_xfer_t) + 8);
-  uint64_t queues = xfers * sizeof(cand_t);
-  uint64_t lowered = xfers * (2 * 48 + 12);
-  return bits + sched + queues + lowered + (uint64_t)t->nlinks * 64;
+  /* Per transfer: the schedule (transfer, chunk id, dep id: 56 B); its lowering as measured
+   * on the 32x32 mesh: All-Gather a SEND and a RECV node (2 x 48 B) with their chunk and
+   * dep ids (12 B) plus the lowering's sort items and ids (36 B); Reduce-Scatter adds a
+   * COMP per transfer and its sort item; All-Reduce is both. Link queues and the engine
+   * stay below the lowering's share. */
+  uint64_t per = 56 + 144;
+  if (coll == TN_REDUCESCATTER) per = 56 + 260;
+  if (coll == TN_ALLREDUCE) per = 56 + 420;
+  return bits + xfers * per + (uint64_t)t->nlinks * 64;
 }
