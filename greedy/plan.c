@@ -36,6 +36,12 @@ typedef struct queue {
   uint32_t head, len, cap;
 } queue_t;
 
+/* A pending look at a link once it is idle again. */
+typedef struct wake_ev {
+  uint64_t time_ps;
+  uint32_t link;
+} wake_ev_t;
+
 /* An NPU reachable through a switch link: the NPU and the last link into it. */
 typedef struct dest {
   uint32_t npu, last_link;
@@ -60,6 +66,11 @@ typedef struct plan {
   uint8_t *is_dirty;
   uint32_t ndirty;
   uint8_t *timer_set; /* per link: a wake-up at its free time is pending */
+  /* Wake-ups live in the planner's own min-heap; the engine holds one timer (the alarm)
+   * per distinct wake time instead of one per busy link, which keeps its queue small. */
+  wake_ev_t *wakes;
+  size_t nwakes, wakes_cap;
+  uint64_t armed; /* earliest alarm pending in the engine, UINT64_MAX if none */
   uint32_t epoch;     /* instants processed so far */
   uint64_t owed; /* (NPU, chunk) deliveries still to plan */
 } plan_t;
@@ -103,6 +114,59 @@ static void mark_dirty(plan_t *p, uint32_t l) {
   p->dirty[p->ndirty++] = l;
 }
 
+static bool wake_less(const wake_ev_t *a, const wake_ev_t *b) {
+  return a->time_ps != b->time_ps ? a->time_ps < b->time_ps : a->link < b->link;
+}
+
+static tn_status_t wake_push(plan_t *p, wake_ev_t w, tn_err_t *err) {
+  if (p->nwakes == p->wakes_cap) {
+    size_t ncap = p->wakes_cap ? p->wakes_cap * 2 : 256;
+    tn_status_t st = tn_realloc(&p->wakes, p->wakes_cap, ncap, sizeof *p->wakes, err);
+    if (st != TN_OK) return st;
+    p->wakes_cap = ncap;
+  }
+  size_t i = p->nwakes++;
+  while (i > 0 && wake_less(&w, &p->wakes[(i - 1) / 2])) {
+    p->wakes[i] = p->wakes[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  p->wakes[i] = w;
+  return TN_OK;
+}
+
+static void wake_pop(plan_t *p) {
+  wake_ev_t last = p->wakes[--p->nwakes];
+  size_t i = 0, n = p->nwakes;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && wake_less(&p->wakes[c + 1], &p->wakes[c])) c++;
+    if (!wake_less(&p->wakes[c], &last)) break;
+    p->wakes[i] = p->wakes[c];
+    i = c;
+  }
+  if (n > 0) p->wakes[i] = last;
+}
+
+/* Keeps an engine timer pending at the earliest wake-up. */
+static tn_status_t arm(plan_t *p, tn_err_t *err) {
+  if (p->nwakes == 0 || p->wakes[0].time_ps >= p->armed) return TN_OK;
+  p->armed = p->wakes[0].time_ps;
+  return ten_timer(p->eng, p->armed - ten_now(p->eng), 0, err);
+}
+
+/* An alarm fired: every link whose wake-up is due is looked at in this instant. */
+static tn_status_t on_alarm(plan_t *p, uint64_t now, tn_err_t *err) {
+  if (now >= p->armed) p->armed = UINT64_MAX;
+  while (p->nwakes > 0 && p->wakes[0].time_ps <= now) {
+    uint32_t l = p->wakes[0].link;
+    wake_pop(p);
+    p->timer_set[l] = 0;
+    mark_dirty(p, l);
+  }
+  return arm(p, err);
+}
+
 /* Makes sure the planner looks at link l again when it is idle: at once if it is idle now,
  * else by a timer at its free time (one pending timer per link at most). */
 static tn_status_t wake(plan_t *p, uint32_t l, tn_err_t *err) {
@@ -113,7 +177,8 @@ static tn_status_t wake(plan_t *p, uint32_t l, tn_err_t *err) {
   }
   if (p->timer_set[l]) return TN_OK;
   p->timer_set[l] = 1;
-  return ten_timer(p->eng, free_ps - now, l, err);
+  tn_status_t st = wake_push(p, (wake_ev_t){free_ps, l}, err);
+  return st == TN_OK ? arm(p, err) : st;
 }
 
 /* Offers chunk c, just arrived at NPU v by transfer xfer, to every link out of v whose far
@@ -215,11 +280,7 @@ static tn_status_t decide_all(plan_t *p, tn_err_t *err) {
 }
 
 static tn_status_t on_event(plan_t *p, const ten_event_t *ev, tn_err_t *err) {
-  if (ev->kind == TEN_EV_TIMER) {
-    p->timer_set[ev->cookie] = 0;
-    mark_dirty(p, (uint32_t)ev->cookie);
-    return TN_OK;
-  }
+  if (ev->kind == TEN_EV_TIMER) return on_alarm(p, ev->time_ps, err);
   uint32_t index = (uint32_t)ev->cookie;
   sched_xfer_t *x = &TN_VEC_AT(&p->s->xfers, sched_xfer_t, index);
   x->end_ps = ev->time_ps;
@@ -303,6 +364,7 @@ static void teardown(plan_t *p) {
   free(p->dirty);
   free(p->is_dirty);
   free(p->timer_set);
+  free(p->wakes);
   ten_engine_free(p->eng);
 }
 
@@ -341,7 +403,7 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
   uint32_t n = t->npus;
   schedule_init(out, TN_ALLGATHER, n, k, size_bytes);
   plan_t p = {.t = t, .routes = routes, .s = out, .n = n, .k = k, .nchunks = n * k,
-              .size = size_bytes};
+              .size = size_bytes, .armed = UINT64_MAX};
   p.owed = (uint64_t)n * (n - 1u) * k;
   /* One transfer, one chunk and at most one dependency per (NPU, foreign chunk): reserve
    * exactly (tn_vec_reserve would round up to a power of two). */
