@@ -238,15 +238,20 @@ static tn_status_t decide_direct(plan_t *p, uint32_t l, tn_err_t *err) {
   return send(p, u, v, l, &c, err);
 }
 
-/* An idle NPU -> switch link: the earliest-arrived chunk some NPU beyond the switch lacks,
- * sent to the one among those whose last link frees first (ties: the next NPU after u in
- * id order, cyclically, which spreads a star's traffic like Direct does). */
+/* An idle NPU -> switch link: the earliest-arrived chunk some NPU beyond the switch lacks
+ * (it stays at the head until all have it), sent to the one among those whose last link
+ * frees first (ties: the next NPU after u in id order, cyclically, which spreads a star's
+ * traffic like Direct does). */
 static tn_status_t decide_switch(plan_t *p, uint32_t l, tn_err_t *err) {
   queue_t *q = &p->q[l];
   uint32_t u = p->t->links[l].src;
   while (q->head < q->len) {
-    cand_t c = q->e[q->head++];
-    if (p->count[c.chunk] == p->n) continue;
+    /* The head stays while some NPU beyond still lacks it: one chunk, many messages. */
+    cand_t c = q->e[q->head];
+    if (p->count[c.chunk] == p->n) {
+      q->head++;
+      continue;
+    }
     uint32_t best = UINT32_MAX;
     uint64_t best_free = 0, best_rot = 0;
     for (uint32_t i = p->dbeg[l]; i < p->dend[l]; i++) {
@@ -261,6 +266,7 @@ static tn_status_t decide_switch(plan_t *p, uint32_t l, tn_err_t *err) {
       }
     }
     if (best != UINT32_MAX) return send(p, u, best, l, &c, err);
+    q->head++;
   }
   q->head = q->len = 0;
   return TN_OK;

@@ -305,6 +305,39 @@ static void greedy_all_gather_on_mesh_8x8_is_near_the_bound(void **state) {
   topo_free(t);
 }
 
+/* Issue 5: greedy is never slower than the better of Ring and Direct by more than 2%. */
+static void greedy_is_never_slower_than_ring_or_direct(void **state) {
+  (void)state;
+  static const char *f[][2] = {{"switch", "8"}, {"ring", "8"},  {"mesh", "2x4"},
+                               {"torus", "4x4"}, {"fc", "8"},   {"hypercube", "16"}};
+  static const tn_coll_t colls[] = {TN_ALLGATHER, TN_ALLREDUCE};
+  for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+    topo_t *t = NULL;
+    TU_OK(topo_gen_kind(f[i][0], f[i][1], 50.0, 500.0, &t, &tu_err_));
+    for (uint64_t size = 1u << 16; size <= 1u << 23; size <<= 7)
+      for (size_t c = 0; c < 2; c++) {
+        greedy_opts_t o = {.seed = 1, .coll = colls[c]};
+        schedule_t s;
+        algo_t *g = NULL, *r = NULL, *d = NULL;
+        TU_OK(greedy_run(t, size, &o, &s, &tu_err_));
+        TU_OK(algo_from_schedule(&s, colls[c], "greedy", &g, &tu_err_));
+        TU_OK(algo_ring(colls[c], t->npus, size, 1, &r, &tu_err_));
+        TU_OK(algo_direct(colls[c], t->npus, size, 1, &d, &tu_err_));
+        uint64_t tg = simulate(g, t), tr = simulate(r, t), td = simulate(d, t);
+        uint64_t best = tr < td ? tr : td;
+        if (tg != UINT64_MAX && (double)tg > 1.02 * (double)best)
+          fail_msg("%s %s %llu B: greedy %llu ps, ring %llu ps, direct %llu ps", t->name,
+                   tn_coll_name(colls[c]), (unsigned long long)size, (unsigned long long)tg,
+                   (unsigned long long)tr, (unsigned long long)td);
+        algo_free(g);
+        algo_free(r);
+        algo_free(d);
+        schedule_free(&s);
+      }
+    topo_free(t);
+  }
+}
+
 static void lowering_rejects_malformed_schedule_naming_transfer(void **state) {
   (void)state;
   schedule_t s;
@@ -332,6 +365,7 @@ int main(void) {
       cmocka_unit_test(greedy_refuses_fabric_over_memory_cap_with_figure),
       cmocka_unit_test(greedy_plans_single_npu_as_empty),
       cmocka_unit_test(greedy_all_gather_on_mesh_8x8_is_near_the_bound),
+      cmocka_unit_test(greedy_is_never_slower_than_ring_or_direct),
       cmocka_unit_test(lowering_rejects_malformed_schedule_naming_transfer),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
