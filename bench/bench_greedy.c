@@ -74,9 +74,9 @@ static void all_gather_row(const char *name, const topo_t *t, uint64_t size) {
 
 static void all_reduce_row(const char *name, const topo_t *t, uint64_t size) {
   tn_err_t err = {0};
-  greedy_opts_t o = {.seed = 1, .chunks_per_npu = 0, .coll = TN_ALLREDUCE};
+  greedy_opts_t o = {.seed = 1, .chunks_per_npu = 0};
   schedule_t s;
-  if (greedy_run(t, size, &o, &s, &err) != TN_OK) die(name, &err);
+  if (greedy_run_for(t, TN_ALLREDUCE, size, &o, &s, &err) != TN_OK) die(name, &err);
   algo_t *a = NULL, *ring = NULL;
   if (algo_from_schedule(&s, TN_ALLREDUCE, "greedy", &a, &err) != TN_OK) die(name, &err);
   uint64_t lb = topo_lower_bound_ps(t, TN_ALLREDUCE, size), sim = simulate(t, a);
@@ -124,10 +124,10 @@ static void speed_row(const char *kind, const char *dims, tn_coll_t coll, uint64
   uint32_t k = 0;
   for (int r = 0; r < reps; r++) {
     double t0 = tn_wall_seconds(), c0 = cpu_seconds();
-    greedy_opts_t o = {.seed = 1, .chunks_per_npu = chunks, .coll = coll};
+    greedy_opts_t o = {.seed = 1, .chunks_per_npu = chunks};
     schedule_t s;
     algo_t *a = NULL;
-    if (greedy_run(t, size, &o, &s, &err) != TN_OK) die(dims, &err);
+    if (greedy_run_for(t, coll, size, &o, &s, &err) != TN_OK) die(dims, &err);
     if (algo_from_schedule(&s, coll, "greedy", &a, &err) != TN_OK) die(dims, &err);
     double ms = (tn_wall_seconds() - t0) * 1e3, cpu_ms = (cpu_seconds() - c0) * 1e3;
     if (ms < best) best = ms;

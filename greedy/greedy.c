@@ -34,10 +34,8 @@ static tn_status_t check_memory(const topo_t *t, uint32_t k, tn_coll_t coll, tn_
  * the minimum chunk size, when a finer cut did not help twice in a row or helped less
  * than 0.5%, or once the best is within 0.2% of the bandwidth bound. Every rule depends on the inputs only, so the
  * choice is deterministic. */
-static tn_status_t search(const topo_t *t, topo_routes_t *routes, uint64_t size,
-                          const greedy_opts_t *opts, schedule_t *out, tn_err_t *err) {
-  uint64_t seed = opts ? opts->seed : 0;
-  tn_coll_t coll = opts ? opts->coll : TN_ALLGATHER;
+static tn_status_t search(const topo_t *t, topo_routes_t *routes, tn_coll_t coll,
+                          uint64_t size, uint64_t seed, schedule_t *out, tn_err_t *err) {
   bool reduces = coll != TN_ALLGATHER;
   uint64_t n = t->npus, spent = 0;
   double good = GREEDY_GOOD_ENOUGH * (double)topo_lower_bound_ps(t, TN_ALLGATHER, size);
@@ -79,6 +77,11 @@ static tn_status_t search(const topo_t *t, topo_routes_t *routes, uint64_t size,
 
 tn_status_t greedy_run(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,
                        schedule_t *out, tn_err_t *err) {
+  return greedy_run_for(t, TN_ALLGATHER, size_bytes, opts, out, err);
+}
+
+tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
+                           const greedy_opts_t *opts, schedule_t *out, tn_err_t *err) {
   uint32_t k = opts ? opts->chunks_per_npu : 0;
   schedule_init(out, TN_ALLGATHER, t->npus, k ? k : 1, size_bytes);
   uint64_t seed = opts ? opts->seed : 0;
@@ -94,7 +97,7 @@ tn_status_t greedy_run(const topo_t *t, uint64_t size_bytes, const greedy_opts_t
     return tn_err_set(err, TN_LIMIT, "greedy: %u NPUs x %u chunks is too many chunks",
                       t->npus, k);
   if (t->npus == 1) return TN_OK; /* nothing to move */
-  if (k != 0 && (st = check_memory(t, k, opts->coll, err)) != TN_OK) return st;
+  if (k != 0 && (st = check_memory(t, k, coll, err)) != TN_OK) return st;
   topo_routes_t *routes = NULL;
   if ((st = topo_routes_create(t, &routes, err)) != TN_OK) return st;
   schedule_free(out);
@@ -102,7 +105,7 @@ tn_status_t greedy_run(const topo_t *t, uint64_t size_bytes, const greedy_opts_t
     st = greedy_i_plan(t, routes, size_bytes, k, seed, out, err);
   } else {
     schedule_init(out, TN_ALLGATHER, t->npus, 1, size_bytes);
-    st = search(t, routes, size_bytes, opts, out, err);
+    st = search(t, routes, coll, size_bytes, seed, out, err);
   }
   topo_routes_free(routes);
   if (st != TN_OK) { /* leave *out empty so a caller that frees or not is right */

@@ -12,10 +12,6 @@
 typedef struct greedy_opts {
   uint64_t seed;           /* tie-breaking seed; same seed, same schedule */
   uint32_t chunks_per_npu; /* 0 = choose automatically for the size */
-  /* The collective the plan will be lowered to (default All-Gather). With automatic
-   * chunking a Reduce-Scatter or All-Reduce plan uses at least 2 chunks per NPU when the
-   * size allows: their halves overlap chunk by chunk, which one chunk per NPU prevents. */
-  tn_coll_t coll;
 } greedy_opts_t;
 
 /* Plans an All-Gather of size_bytes (gathered output) on t and fills *out (initialised
@@ -37,5 +33,13 @@ typedef struct greedy_opts {
  * predicted time under a deterministic work budget. O(n^2 k (degree + log n)) per try. */
 tn_status_t greedy_run(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,
                        schedule_t *out, tn_err_t *err);
+
+/* greedy_run for a plan that will be lowered to coll. The same All-Gather planner; with
+ * automatic chunking a Reduce-Scatter or All-Reduce plan uses at least 2 chunks per NPU
+ * when the size allows (their halves overlap chunk by chunk, which one chunk per NPU
+ * prevents), and the memory cap counts coll's larger lowering. greedy_run is this with
+ * TN_ALLGATHER. */
+tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
+                           const greedy_opts_t *opts, schedule_t *out, tn_err_t *err);
 
 #endif

@@ -316,10 +316,10 @@ static void greedy_is_never_slower_than_ring_or_direct(void **state) {
     TU_OK(topo_gen_kind(f[i][0], f[i][1], 50.0, 500.0, &t, &tu_err_));
     for (uint64_t size = 1u << 16; size <= 1u << 23; size <<= 7)
       for (size_t c = 0; c < 2; c++) {
-        greedy_opts_t o = {.seed = 1, .coll = colls[c]};
+        greedy_opts_t o = {.seed = 1, .chunks_per_npu = 0};
         schedule_t s;
         algo_t *g = NULL, *r = NULL, *d = NULL;
-        TU_OK(greedy_run(t, size, &o, &s, &tu_err_));
+        TU_OK(greedy_run_for(t, colls[c], size, &o, &s, &tu_err_));
         TU_OK(algo_from_schedule(&s, colls[c], "greedy", &g, &tu_err_));
         TU_OK(algo_ring(colls[c], t->npus, size, 1, &r, &tu_err_));
         TU_OK(algo_direct(colls[c], t->npus, size, 1, &d, &tu_err_));
