@@ -22,10 +22,10 @@ enum { K_SEND = 0, K_COMP = 1 };
 typedef struct phase {
   const schedule_t *s;
   bool reverse;
-  uint32_t tag_base;  /* tag of transfer x is tag_base + x */
-  uint64_t key_base;  /* added to every ordering key of the phase */
-  uint32_t *recv_id;  /* per transfer: id of its RECV in the receiving rank */
-  uint32_t *comp_id;  /* reverse: per transfer, id of its COMP in the receiving rank */
+  uint32_t tag_base;        /* tag of transfer x is tag_base + x */
+  uint64_t key_base;        /* added to every ordering key of the phase */
+  uint32_t *recv_id;        /* per transfer: id of its RECV in the receiving rank */
+  uint32_t *comp_id;        /* reverse: per transfer, id of its COMP in the receiving rank */
   uint32_t *kid_off, *kids; /* reverse: CSR of the transfers that depend on each one */
 } phase_t;
 
@@ -44,14 +44,18 @@ typedef struct item {
 
 #define NO_ITEM UINT32_MAX
 
-static uint32_t item_phase(const item_t *it) { return it->ord >> 2; }
-static bool item_is_comp(const item_t *it) { return (it->ord & 2u) == 0; }
+static uint32_t item_phase(const item_t *it) {
+  return it->ord >> 2;
+}
+static bool item_is_comp(const item_t *it) {
+  return (it->ord & 2u) == 0;
+}
 
 typedef struct lower {
   algo_t *a;
   phase_t ph[2];
   uint32_t nph;
-  const phase_t *final; /* All-Reduce: the reduce phase whose COMPs own sends wait for */
+  const phase_t *final;    /* All-Reduce: the reduce phase whose COMPs own sends wait for */
   uint32_t *own_off, *own; /* All-Reduce: per chunk, transfers of the reduce phase leaving
                               its owner with it (their COMPs complete the chunk there) */
   item_t *items;
@@ -85,15 +89,16 @@ static tn_status_t check_schedule(const schedule_t *s, tn_err_t *err) {
     const sched_xfer_t *x = schedule_xfer(s, i);
     if (x->src >= s->npus || x->dst >= s->npus || x->src == x->dst || x->bytes == 0 ||
         x->nchunks == 0)
-      return tn_err_set(err, TN_INVAL, "lowering: transfer %u (%u -> %u, %llu B, %u chunks) "
-                        "is malformed", i, x->src, x->dst, (unsigned long long)x->bytes,
-                        x->nchunks);
+      return tn_err_set(err, TN_INVAL,
+                        "lowering: transfer %u (%u -> %u, %llu B, %u chunks) "
+                        "is malformed",
+                        i, x->src, x->dst, (unsigned long long)x->bytes, x->nchunks);
     uint64_t bytes = 0;
     for (uint32_t j = 0; j < x->nchunks; j++) {
       uint32_t c = xchunks(s, x)[j];
       if (c >= nchunks)
-        return tn_err_set(err, TN_INVAL, "lowering: transfer %u carries chunk %u of %llu", i,
-                          c, (unsigned long long)nchunks);
+        return tn_err_set(err, TN_INVAL, "lowering: transfer %u carries chunk %u of %llu", i, c,
+                          (unsigned long long)nchunks);
       bytes += ten_chunk_bytes(s->size_bytes, s->npus, s->chunks_per_npu, c);
     }
     if (bytes != x->bytes)
@@ -101,8 +106,8 @@ static tn_status_t check_schedule(const schedule_t *s, tn_err_t *err) {
                         (unsigned long long)x->bytes, (unsigned long long)bytes);
     for (uint32_t j = 0; j < x->ndeps; j++)
       if (xdeps(s, x)[j] >= i)
-        return tn_err_set(err, TN_INVAL, "lowering: transfer %u depends on later transfer %u",
-                          i, xdeps(s, x)[j]);
+        return tn_err_set(err, TN_INVAL, "lowering: transfer %u depends on later transfer %u", i,
+                          xdeps(s, x)[j]);
   }
   return TN_OK;
 }
@@ -116,14 +121,18 @@ static tn_status_t build_kids(phase_t *p, tn_err_t *err) {
   if (st != TN_OK) return st;
   for (uint32_t y = 0; y < n; y++) {
     const sched_xfer_t *x = schedule_xfer(s, y);
-    for (uint32_t j = 0; j < x->ndeps; j++) p->kid_off[xdeps(s, x)[j] + 1]++;
+    for (uint32_t j = 0; j < x->ndeps; j++)
+      p->kid_off[xdeps(s, x)[j] + 1]++;
   }
-  for (uint32_t i = 0; i < n; i++) p->kid_off[i + 1] += p->kid_off[i];
+  for (uint32_t i = 0; i < n; i++)
+    p->kid_off[i + 1] += p->kid_off[i];
   for (uint32_t y = 0; y < n; y++) {
     const sched_xfer_t *x = schedule_xfer(s, y);
-    for (uint32_t j = 0; j < x->ndeps; j++) p->kids[p->kid_off[xdeps(s, x)[j]]++] = y;
+    for (uint32_t j = 0; j < x->ndeps; j++)
+      p->kids[p->kid_off[xdeps(s, x)[j]]++] = y;
   }
-  for (uint32_t i = n; i > 0; i--) p->kid_off[i] = p->kid_off[i - 1];
+  for (uint32_t i = n; i > 0; i--)
+    p->kid_off[i] = p->kid_off[i - 1];
   p->kid_off[0] = 0;
   return TN_OK;
 }
@@ -141,14 +150,18 @@ static tn_status_t build_own(lower_t *L, const phase_t *p, tn_err_t *err) {
       for (uint32_t j = 0; j < x->nchunks; j++) {
         uint32_t c = xchunks(s, x)[j];
         if (c / s->chunks_per_npu != x->src) continue;
-        if (pass == 0) L->own_off[c + 1]++;
-        else L->own[L->own_off[c]++] = y;
+        if (pass == 0)
+          L->own_off[c + 1]++;
+        else
+          L->own[L->own_off[c]++] = y;
       }
     }
     if (pass == 0)
-      for (uint64_t c = 0; c < nchunks; c++) L->own_off[c + 1] += L->own_off[c];
+      for (uint64_t c = 0; c < nchunks; c++)
+        L->own_off[c + 1] += L->own_off[c];
   }
-  for (uint64_t c = nchunks; c > 0; c--) L->own_off[c] = L->own_off[c - 1];
+  for (uint64_t c = nchunks; c > 0; c--)
+    L->own_off[c] = L->own_off[c - 1];
   L->own_off[0] = 0;
   return TN_OK;
 }
@@ -193,7 +206,8 @@ static tn_status_t assign_ids(lower_t *L, tn_err_t *err) {
       if (p->reverse) L->item_off[receiver(p, x) + 1]++;
     }
   }
-  for (uint32_t r = 0; r < n; r++) L->item_off[r + 1] += L->item_off[r];
+  for (uint32_t r = 0; r < n; r++)
+    L->item_off[r + 1] += L->item_off[r];
   if (st == TN_OK) st = tn_calloc(L->item_off[n] + 1, sizeof *L->items, &L->items, err);
   if (st == TN_OK) st = tn_calloc(n, sizeof *fill, &fill, err);
   for (uint32_t q = 0; q < L->nph && st == TN_OK; q++) {
@@ -293,9 +307,8 @@ static tn_status_t emit_nodes(lower_t *L, tn_err_t *err) {
     const phase_t *p = &L->ph[q];
     for (uint32_t xi = 0; xi < schedule_len(p->s) && st == TN_OK; xi++) {
       const sched_xfer_t *x = schedule_xfer(p->s, xi);
-      st = algo_add_recv(a, receiver(p, x), sender(p, x), (int32_t)(p->tag_base + xi),
-                         x->bytes, p->reverse, NULL, 0, xchunks(p->s, x), x->nchunks, NULL,
-                         err);
+      st = algo_add_recv(a, receiver(p, x), sender(p, x), (int32_t)(p->tag_base + xi), x->bytes,
+                         p->reverse, NULL, 0, xchunks(p->s, x), x->nchunks, NULL, err);
     }
   }
   for (uint32_t r = 0; r < a->npus && st == TN_OK; r++) {
@@ -320,8 +333,8 @@ static tn_status_t emit_nodes(lower_t *L, tn_err_t *err) {
       st = send_deps(L, q, it->x, err);
       if (st == TN_OK)
         st = algo_add_send(a, r, receiver(p, x), (int32_t)(p->tag_base + it->x), x->bytes,
-                           L->deps.data, (uint32_t)L->deps.len, xchunks(p->s, x), x->nchunks,
-                           NULL, err);
+                           L->deps.data, (uint32_t)L->deps.len, xchunks(p->s, x), x->nchunks, NULL,
+                           err);
     }
   }
   free(last);
@@ -414,7 +427,8 @@ static tn_status_t lower(const schedule_t *rs, const schedule_t *ag, tn_coll_t c
     st = check_schedule(ag, err);
     if (st == TN_OK && (rs->npus != ag->npus || rs->chunks_per_npu != ag->chunks_per_npu ||
                         rs->size_bytes != ag->size_bytes))
-      st = tn_err_set(err, TN_INVAL, "lowering: the two All-Reduce halves differ in NPUs, "
+      st = tn_err_set(err, TN_INVAL,
+                      "lowering: the two All-Reduce halves differ in NPUs, "
                       "chunks or size");
   }
   if (st != TN_OK) return st;
@@ -439,8 +453,8 @@ static tn_status_t lower(const schedule_t *rs, const schedule_t *ag, tn_coll_t c
   return TN_OK;
 }
 
-tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *name,
-                               algo_t **out, tn_err_t *err) {
+tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *name, algo_t **out,
+                               tn_err_t *err) {
   switch (coll) {
   case TN_ALLGATHER: return lower(NULL, s, coll, name, out, err);
   case TN_REDUCESCATTER: return lower(s, NULL, coll, name, out, err);

@@ -67,7 +67,10 @@ static void all_gather_row(const char *name, const topo_t *t, uint64_t size) {
          "sim %s  synth %7.1f ms\n",
          name, tn_fmt_size(size, sz, sizeof sz), s.chunks_per_npu, (double)s.time_ps / 1e6,
          (double)lb / 1e6, (double)lb / (double)s.time_ps,
-         sim == 0 ? "n/a" : sim == s.time_ps ? "== plan" : "DIFFERS", ms);
+         sim == 0           ? "n/a"
+         : sim == s.time_ps ? "== plan"
+                            : "DIFFERS",
+         ms);
   algo_free(a);
   schedule_free(&s);
 }
@@ -88,8 +91,8 @@ static void all_reduce_row(const char *name, const topo_t *t, uint64_t size) {
   if (sim == 0) {
     printf("(simulator not available)\n");
   } else {
-    printf("time %12.3f us  bound %12.3f us  busbw/bound %.4f", (double)sim / 1e6,
-           (double)lb / 1e6, (double)lb / (double)sim);
+    printf("time %12.3f us  bound %12.3f us  busbw/bound %.4f", (double)sim / 1e6, (double)lb / 1e6,
+           (double)lb / (double)sim);
     if (ring_ps) printf("  ring busbw x%.2f", (double)ring_ps / (double)sim);
     printf("\n");
   }
@@ -101,7 +104,8 @@ static void all_reduce_row(const char *name, const topo_t *t, uint64_t size) {
 static void quality(void) {
   static const struct {
     const char *name, *kind, *dims;
-  } f[] = {{"mesh-8x8", "mesh", "8x8"}, {"mesh3d-4x4x4", "mesh", "4x4x4"},
+  } f[] = {{"mesh-8x8", "mesh", "8x8"},
+           {"mesh3d-4x4x4", "mesh", "4x4x4"},
            {"torus-8x8", "torus", "8x8"}};
   printf("quality (50 GB/s links, 500 ns; busbw/bound = bound time / time)\n");
   for (size_t i = 0; i < sizeof f / sizeof *f; i++) {

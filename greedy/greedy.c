@@ -32,10 +32,10 @@ static tn_status_t check_memory(const topo_t *t, uint32_t k, tn_coll_t coll, tn_
 /* Tries the candidate chunkings in order and keeps the fastest predicted (ties: fewer
  * chunks). Stops when the next candidate would exceed the work budget, the memory cap or
  * the minimum chunk size, when a finer cut did not help twice in a row or helped less
- * than 0.5%, or once the best is within 0.2% of the bandwidth bound. Every rule depends on the inputs only, so the
- * choice is deterministic. */
-static tn_status_t search(const topo_t *t, topo_routes_t *routes, tn_coll_t coll,
-                          uint64_t size, uint64_t seed, schedule_t *out, tn_err_t *err) {
+ * than 0.5%, or once the best is within 0.2% of the bandwidth bound. Every rule depends on the
+ * inputs only, so the choice is deterministic. */
+static tn_status_t search(const topo_t *t, topo_routes_t *routes, tn_coll_t coll, uint64_t size,
+                          uint64_t seed, schedule_t *out, tn_err_t *err) {
   bool reduces = coll != TN_ALLGATHER;
   uint64_t n = t->npus, spent = 0;
   double good = GREEDY_GOOD_ENOUGH * (double)topo_lower_bound_ps(t, TN_ALLGATHER, size);
@@ -94,8 +94,7 @@ tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
                       "chunks)",
                       (unsigned long long)size_bytes, t->npus, k ? k : 1);
   if ((uint64_t)t->npus * (k ? k : 1) > UINT32_MAX / 2)
-    return tn_err_set(err, TN_LIMIT, "greedy: %u NPUs x %u chunks is too many chunks",
-                      t->npus, k);
+    return tn_err_set(err, TN_LIMIT, "greedy: %u NPUs x %u chunks is too many chunks", t->npus, k);
   if (t->npus == 1) return TN_OK; /* nothing to move */
   if (k != 0 && (st = check_memory(t, k, coll, err)) != TN_OK) return st;
   topo_routes_t *routes = NULL;

@@ -7,7 +7,13 @@
  * planner sends the moment both the chunk is there and the link is idle. The lowered DAG
  * makes each SEND depend on the RECV that brought its chunk and numbers SENDs by (ready
  * time, issue order), so the simulator's per-link FIFO sees the same messages in the same
- * order at the same times. */
+ * order at the same times.
+ *
+ * Messages carry one chunk. Bundling the chunks that leave on one link at one decision
+ * cannot help in this model: a link has no per-message cost and latency does not occupy
+ * it, so a bundle only delays its first chunk by the others' serialisation at every hop.
+ * The latency cost at small sizes is cut instead by finer chunks, which pipeline it
+ * (greedy.c's search picks the chunking). */
 #include "greedy/greedy_internal.h"
 
 #include <stdlib.h>
@@ -54,15 +60,15 @@ typedef struct plan {
   schedule_t *s;
   uint32_t n, k, nchunks;
   uint64_t size;
-  size_t words;      /* 64-bit words per row of claimed */
-  uint64_t *claimed; /* n rows of nchunks bits: NPU holds the chunk or has it in flight */
-  uint32_t *count;   /* per chunk: how many NPUs claimed it */
-  uint64_t *prio;    /* per chunk: seeded tie-breaking key */
-  uint8_t *kind;     /* per link: LK_* */
-  queue_t *q;        /* per link */
+  size_t words;          /* 64-bit words per row of claimed */
+  uint64_t *claimed;     /* n rows of nchunks bits: NPU holds the chunk or has it in flight */
+  uint32_t *count;       /* per chunk: how many NPUs claimed it */
+  uint64_t *prio;        /* per chunk: seeded tie-breaking key */
+  uint8_t *kind;         /* per link: LK_* */
+  queue_t *q;            /* per link */
   uint32_t *dbeg, *dend; /* per link: its range of dests (switch links) */
   dest_t *dests;
-  uint32_t *dirty;   /* links to look at this instant, in the order they got dirty */
+  uint32_t *dirty; /* links to look at this instant, in the order they got dirty */
   uint8_t *is_dirty;
   uint32_t ndirty;
   uint8_t *timer_set; /* per link: a wake-up at its free time is pending */
@@ -71,8 +77,8 @@ typedef struct plan {
   wake_ev_t *wakes;
   size_t nwakes, wakes_cap;
   uint64_t armed; /* earliest alarm pending in the engine, UINT64_MAX if none */
-  uint32_t epoch;     /* instants processed so far */
-  uint64_t owed; /* (NPU, chunk) deliveries still to plan */
+  uint32_t epoch; /* instants processed so far */
+  uint64_t owed;  /* (NPU, chunk) deliveries still to plan */
 } plan_t;
 
 static bool claimed(const plan_t *p, uint32_t v, uint32_t c) {
@@ -204,8 +210,13 @@ static tn_status_t send(plan_t *p, uint32_t u, uint32_t w, uint32_t l, const can
   uint64_t now = ten_now(p->eng);
   uint64_t bytes = ten_chunk_bytes(p->size, p->n, p->k, cand->chunk);
   uint32_t index = schedule_len(p->s);
-  sched_xfer_t x = {.src = u, .dst = w, .bytes = bytes, .start_ps = now, .end_ps = 0,
-                    .nchunks = 1, .ndeps = cand->xfer == SCHED_NONE ? 0u : 1u};
+  sched_xfer_t x = {.src = u,
+                    .dst = w,
+                    .bytes = bytes,
+                    .start_ps = now,
+                    .end_ps = 0,
+                    .nchunks = 1,
+                    .ndeps = cand->xfer == SCHED_NONE ? 0u : 1u};
   tn_status_t st = schedule_add(p->s, &x, &cand->chunk, &cand->xfer, NULL, err);
   if (st == TN_OK) st = ten_send(p->eng, u, w, bytes, index, err);
   if (st != TN_OK) return st;
@@ -221,7 +232,8 @@ static tn_status_t send(plan_t *p, uint32_t u, uint32_t w, uint32_t l, const can
 static tn_status_t decide_direct(plan_t *p, uint32_t l, tn_err_t *err) {
   queue_t *q = &p->q[l];
   uint32_t u = p->t->links[l].src, v = p->t->links[l].dst;
-  while (q->head < q->len && claimed(p, v, q->e[q->head].chunk)) q->head++;
+  while (q->head < q->len && claimed(p, v, q->e[q->head].chunk))
+    q->head++;
   if (q->head == q->len) {
     q->head = q->len = 0;
     return TN_OK;
@@ -358,7 +370,8 @@ static tn_status_t setup(plan_t *p, tn_err_t *err) {
 
 static void teardown(plan_t *p) {
   if (p->q)
-    for (uint32_t l = 0; l < p->t->nlinks; l++) free(p->q[l].e);
+    for (uint32_t l = 0; l < p->t->nlinks; l++)
+      free(p->q[l].e);
   free(p->q);
   free(p->claimed);
   free(p->count);
@@ -382,7 +395,8 @@ static tn_status_t seed_chunks(plan_t *p, uint64_t seed, tn_err_t *err) {
     p->prio[c] = tn_rng_next(&r);
   }
   for (uint32_t u = 0; u < p->n; u++)
-    for (uint32_t j = 0; j < p->k; j++) claim(p, u, u * p->k + j);
+    for (uint32_t j = 0; j < p->k; j++)
+      claim(p, u, u * p->k + j);
   for (uint32_t u = 0; u < p->n; u++)
     for (uint32_t j = 0; j < p->k; j++) {
       tn_status_t st = offer(p, u, u * p->k + j, SCHED_NONE, err);
@@ -404,12 +418,18 @@ static tn_status_t report_unreached(const plan_t *p, tn_err_t *err) {
                     (unsigned long long)p->owed);
 }
 
-tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_bytes,
-                          uint32_t k, uint64_t seed, schedule_t *out, tn_err_t *err) {
+tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_bytes, uint32_t k,
+                          uint64_t seed, schedule_t *out, tn_err_t *err) {
   uint32_t n = t->npus;
   schedule_init(out, TN_ALLGATHER, n, k, size_bytes);
-  plan_t p = {.t = t, .routes = routes, .s = out, .n = n, .k = k, .nchunks = n * k,
-              .size = size_bytes, .armed = UINT64_MAX};
+  plan_t p = {.t = t,
+              .routes = routes,
+              .s = out,
+              .n = n,
+              .k = k,
+              .nchunks = n * k,
+              .size = size_bytes,
+              .armed = UINT64_MAX};
   p.owed = (uint64_t)n * (n - 1u) * k;
   /* One transfer, one chunk and at most one dependency per (NPU, foreign chunk): reserve
    * exactly (tn_vec_reserve would round up to a power of two). */

@@ -66,9 +66,9 @@ static void check_fabric(const topo_t *t, uint64_t size, uint32_t k, uint64_t se
   verify(ar, t);
   uint64_t sim_ag = simulate(ag, t);
   if (sim_ag != UINT64_MAX && sim_ag != s.time_ps)
-    fail_msg("%s (%u NPUs, K=%u, %llu B): predicted %llu ps, simulated %llu ps", t->name,
-             t->npus, s.chunks_per_npu, (unsigned long long)size,
-             (unsigned long long)s.time_ps, (unsigned long long)sim_ag);
+    fail_msg("%s (%u NPUs, K=%u, %llu B): predicted %llu ps, simulated %llu ps", t->name, t->npus,
+             s.chunks_per_npu, (unsigned long long)size, (unsigned long long)s.time_ps,
+             (unsigned long long)sim_ag);
   uint64_t sim_rs = simulate(red, t), sim_ar = simulate(ar, t);
   if (sim_rs != UINT64_MAX && t->npus > 1) {
     /* The reversed plan is not timed by the planner; it must still be a sane schedule:
@@ -96,23 +96,25 @@ static topo_t *random_fabric(uint32_t n, uint64_t seed, bool with_switch) {
   assert_non_null(perm);
   assert_non_null(has);
   assert_non_null(links);
-  for (uint32_t i = 0; i < n; i++) perm[i] = i;
+  for (uint32_t i = 0; i < n; i++)
+    perm[i] = i;
   for (uint32_t i = n; i > 1; i--) {
     uint32_t j = (uint32_t)tn_rng_below(&r, i), x = perm[i - 1];
     perm[i - 1] = perm[j];
     perm[j] = x;
   }
   uint32_t m = 0;
-#define ADD(a, b)                                                                          \
-  do {                                                                                     \
-    uint32_t a_ = (a), b_ = (b);                                                           \
-    if (a_ != b_ && !has[a_ * (n + 1) + b_]) {                                             \
-      has[a_ * (n + 1) + b_] = 1;                                                          \
-      links[m++] = (topo_link_t){a_, b_, 10.0 + (double)tn_rng_below(&r, 90),              \
-                                 tn_rng_below(&r, 1000) * 1000u, 0};                       \
-    }                                                                                      \
+#define ADD(a, b)                                                                                  \
+  do {                                                                                             \
+    uint32_t a_ = (a), b_ = (b);                                                                   \
+    if (a_ != b_ && !has[a_ * (n + 1) + b_]) {                                                     \
+      has[a_ * (n + 1) + b_] = 1;                                                                  \
+      links[m++] = (topo_link_t){a_, b_, 10.0 + (double)tn_rng_below(&r, 90),                      \
+                                 tn_rng_below(&r, 1000) * 1000u, 0};                               \
+    }                                                                                              \
   } while (0)
-  for (uint32_t i = 0; i < n; i++) ADD(perm[i], perm[(i + 1) % n]);
+  for (uint32_t i = 0; i < n; i++)
+    ADD(perm[i], perm[(i + 1) % n]);
   uint32_t extra = n + (uint32_t)tn_rng_below(&r, n + 1);
   for (uint32_t e = 0; e < extra; e++)
     ADD((uint32_t)tn_rng_below(&r, n), (uint32_t)tn_rng_below(&r, n));
@@ -147,11 +149,11 @@ static void greedy_schedules_verify_and_match_simulation_on_generated_fabrics(vo
   static const struct {
     const char *kind, *dims;
     bool big; /* 64 NPUs: one chunkings only, to keep the suite fast under ASan */
-  } f[] = {{"ring", "2", false},      {"ring", "5", false},       {"ring", "8", false},
-           {"mesh", "2x3", false},    {"mesh", "4x4", false},     {"mesh", "8x8", true},
-           {"torus", "3x3", false},   {"torus", "4x4", false},    {"mesh", "2x2x2", false},
-           {"torus", "3x3x3", false}, {"switch", "4", false},     {"switch", "8", false},
-           {"hypercube", "8", false}, {"hypercube", "64", true},  {"fc", "6", false}};
+  } f[] = {{"ring", "2", false},      {"ring", "5", false},      {"ring", "8", false},
+           {"mesh", "2x3", false},    {"mesh", "4x4", false},    {"mesh", "8x8", true},
+           {"torus", "3x3", false},   {"torus", "4x4", false},   {"mesh", "2x2x2", false},
+           {"torus", "3x3x3", false}, {"switch", "4", false},    {"switch", "8", false},
+           {"hypercube", "8", false}, {"hypercube", "64", true}, {"fc", "6", false}};
   for (size_t i = 0; i < sizeof f / sizeof *f; i++)
     for (uint64_t seed = 1; seed <= 2; seed++) {
       check_kind(f[i].kind, f[i].dims, 1u << 20, f[i].big ? 1 : 0, seed);
@@ -199,7 +201,8 @@ static void greedy_runs_are_byte_identical_and_seed_dependent(void **state) {
   }
   assert_true(algo_equal(a[0], a[1]));
   assert_false(algo_equal(a[0], a[2]));
-  for (int i = 0; i < 3; i++) algo_free(a[i]);
+  for (int i = 0; i < 3; i++)
+    algo_free(a[i]);
   topo_free(t);
 }
 
@@ -231,8 +234,8 @@ static void greedy_all_gather_delivers_every_chunk_once(void **state) {
 
 static void greedy_refuses_disconnected_fabric(void **state) {
   (void)state;
-  topo_link_t links[] = {{0, 1, 50, 500000, 0}, {1, 0, 50, 500000, 0},
-                         {2, 3, 50, 500000, 0}, {3, 2, 50, 500000, 0}};
+  topo_link_t links[] = {
+      {0, 1, 50, 500000, 0}, {1, 0, 50, 500000, 0}, {2, 3, 50, 500000, 0}, {3, 2, 50, 500000, 0}};
   topo_t *t = NULL;
   TU_OK(topo_create("islands", 4, 0, links, 4, &t, &tu_err_));
   tn_err_t err = {0};
@@ -308,7 +311,7 @@ static void greedy_all_gather_on_mesh_8x8_is_near_the_bound(void **state) {
 /* Issue 5: greedy is never slower than the better of Ring and Direct by more than 2%. */
 static void greedy_is_never_slower_than_ring_or_direct(void **state) {
   (void)state;
-  static const char *f[][2] = {{"switch", "8"}, {"ring", "8"},  {"mesh", "2x4"},
+  static const char *f[][2] = {{"switch", "8"},  {"ring", "8"}, {"mesh", "2x4"},
                                {"torus", "4x4"}, {"fc", "8"},   {"hypercube", "16"}};
   static const tn_coll_t colls[] = {TN_ALLGATHER, TN_ALLREDUCE};
   for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
