@@ -29,18 +29,24 @@ typedef struct phase {
   uint32_t *kid_off, *kids; /* reverse: CSR of the transfers that depend on each one */
 } phase_t;
 
-/* A SEND or COMP waiting for its id in its rank, sorted by (key, ord, x): ord is
- * phase << 2 | (SEND ? 2 : 0) | (reversed phase ? 1 : 0), so COMPs go before SENDs at
- * one instant and a reversed phase takes its transfers in reverse issue order. */
+/* A SEND or COMP waiting for its id in its rank. ord is phase << 2 | (SEND ? 2 : 0) |
+ * (reversed phase ? 1 : 0). The fast path serves a forward SEND of one chunk with at most
+ * one dependency (every greedy transfer): what emitting it needs is copied while the
+ * schedule is read in order, so the per-rank pass never reads the schedule at random;
+ * chunk is NO_ITEM otherwise. */
 typedef struct item {
-  uint64_t key;
-  uint32_t x;
-  uint32_t ord;
-  /* Fast path for a forward SEND of one chunk with at most one dependency (every greedy
-   * transfer): what emitting it needs, copied while the schedule is read in order, so the
-   * per-rank pass never touches the schedule at random. chunk is NO_ITEM otherwise. */
-  uint32_t peer, chunk, dep, pad;
+  uint32_t x, ord;
+  uint32_t peer, chunk, dep;
 } item_t;
+
+/* What a rank's items are sorted by: (key, ord, transfer order), where transfer order is
+ * the item's index in its rank (items are appended in transfer order), reversed for a
+ * reversed phase. So COMPs go before SENDs at one instant and a reversed phase takes its
+ * transfers in reverse issue order. Kept apart from the items to sort 16-byte records. */
+typedef struct sortrec {
+  uint64_t key;
+  uint32_t ord, idx;
+} sortrec_t;
 
 #define NO_ITEM UINT32_MAX
 
@@ -59,6 +65,7 @@ typedef struct lower {
   uint32_t *own_off, *own; /* All-Reduce: per chunk, transfers of the reduce phase leaving
                               its owner with it (their COMPs complete the chunk there) */
   item_t *items;
+  sortrec_t *recs;    /* parallel to items until sorted, then each rank's order */
   uint32_t *item_off; /* per rank + 1 */
   tn_vec_t deps;      /* scratch */
 } lower_t;
@@ -166,12 +173,12 @@ static tn_status_t build_own(lower_t *L, const phase_t *p, tn_err_t *err) {
   return TN_OK;
 }
 
-static int item_cmp(const void *pa, const void *pb) {
-  const item_t *a = pa, *b = pb;
+static int rec_cmp(const void *pa, const void *pb) {
+  const sortrec_t *a = pa, *b = pb;
   if (a->key != b->key) return a->key < b->key ? -1 : 1;
   if (a->ord != b->ord) return a->ord < b->ord ? -1 : 1;
-  if (a->x == b->x) return 0;
-  return ((a->x < b->x) != ((a->ord & 1u) != 0)) ? -1 : 1;
+  if (a->idx == b->idx) return 0;
+  return ((a->idx < b->idx) != ((a->ord & 1u) != 0)) ? -1 : 1;
 }
 
 /* Ordering key of a phase's SEND (and COMP) of transfer x: forward, the arrival of its
@@ -196,8 +203,10 @@ static tn_status_t assign_ids(lower_t *L, tn_err_t *err) {
   uint32_t n = L->a->npus;
   uint32_t *next = NULL, *fill = NULL;
   tn_status_t st = tn_calloc(n, sizeof *next, &next, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *fill, &fill, err);
   if (st == TN_OK) st = tn_calloc((size_t)n + 1, sizeof *L->item_off, &L->item_off, err);
-  for (uint32_t q = 0; q < L->nph && st == TN_OK; q++) {
+  if (st != TN_OK) goto fail;
+  for (uint32_t q = 0; q < L->nph; q++) {
     phase_t *p = &L->ph[q];
     for (uint32_t xi = 0; xi < schedule_len(p->s); xi++) {
       const sched_xfer_t *x = schedule_xfer(p->s, xi);
@@ -208,33 +217,40 @@ static tn_status_t assign_ids(lower_t *L, tn_err_t *err) {
   }
   for (uint32_t r = 0; r < n; r++)
     L->item_off[r + 1] += L->item_off[r];
-  if (st == TN_OK) st = tn_calloc(L->item_off[n] + 1, sizeof *L->items, &L->items, err);
-  if (st == TN_OK) st = tn_calloc(n, sizeof *fill, &fill, err);
-  for (uint32_t q = 0; q < L->nph && st == TN_OK; q++) {
+  if ((st = tn_calloc(L->item_off[n] + 1, sizeof *L->items, &L->items, err)) != TN_OK ||
+      (st = tn_calloc(L->item_off[n] + 1, sizeof *L->recs, &L->recs, err)) != TN_OK)
+    goto fail;
+  for (uint32_t q = 0; q < L->nph; q++) {
     const phase_t *p = &L->ph[q];
     for (uint32_t xi = 0; xi < schedule_len(p->s); xi++) {
       const sched_xfer_t *x = schedule_xfer(p->s, xi);
-      uint32_t r = sender(p, x);
-      uint32_t ord = q << 2 | (p->reverse ? 1u : 0u);
-      item_t it = {item_key(p, xi, K_SEND), xi, ord | 2u, receiver(p, x), NO_ITEM, NO_ITEM, 0};
+      uint32_t r = sender(p, x), ord = q << 2 | (p->reverse ? 1u : 0u);
+      item_t it = {xi, ord | 2u, receiver(p, x), NO_ITEM, NO_ITEM};
       if (!p->reverse && x->nchunks == 1 && x->ndeps <= 1 && !(x->ndeps == 0 && L->final)) {
         it.chunk = xchunks(p->s, x)[0];
         if (x->ndeps) it.dep = p->recv_id[xdeps(p->s, x)[0]];
       }
-      L->items[L->item_off[r] + fill[r]++] = it;
+      L->items[L->item_off[r] + fill[r]] = it;
+      L->recs[L->item_off[r] + fill[r]] = (sortrec_t){item_key(p, xi, K_SEND), it.ord, fill[r]};
+      fill[r]++;
       if (!p->reverse) continue;
       r = receiver(p, x);
-      L->items[L->item_off[r] + fill[r]++] =
-          (item_t){item_key(p, xi, K_COMP), xi, ord, 0, NO_ITEM, NO_ITEM, 0};
+      L->items[L->item_off[r] + fill[r]] = (item_t){xi, ord, 0, NO_ITEM, NO_ITEM};
+      L->recs[L->item_off[r] + fill[r]] = (sortrec_t){item_key(p, xi, K_COMP), ord, fill[r]};
+      fill[r]++;
     }
   }
-  for (uint32_t r = 0; r < n && st == TN_OK; r++) {
-    item_t *it = L->items + L->item_off[r];
+  for (uint32_t r = 0; r < n; r++) {
+    sortrec_t *rec = L->recs + L->item_off[r];
+    const item_t *it = L->items + L->item_off[r];
     uint32_t m = L->item_off[r + 1] - L->item_off[r];
-    qsort(it, m, sizeof *it, item_cmp);
-    for (uint32_t i = 0; i < m; i++)
-      if (item_is_comp(&it[i])) L->ph[item_phase(&it[i])].comp_id[it[i].x] = next[r] + i;
+    qsort(rec, m, sizeof *rec, rec_cmp);
+    for (uint32_t i = 0; i < m; i++) {
+      const item_t *t = &it[rec[i].idx];
+      if (item_is_comp(t)) L->ph[item_phase(t)].comp_id[t->x] = next[r] + i;
+    }
   }
+fail:
   free(next);
   free(fill);
   return st;
@@ -313,7 +329,7 @@ static tn_status_t emit_nodes(lower_t *L, tn_err_t *err) {
   }
   for (uint32_t r = 0; r < a->npus && st == TN_OK; r++) {
     for (uint32_t i = L->item_off[r]; i < L->item_off[r + 1] && st == TN_OK; i++) {
-      const item_t *it = &L->items[i];
+      const item_t *it = &L->items[L->item_off[r] + L->recs[i].idx];
       uint32_t q = item_phase(it);
       const phase_t *p = &L->ph[q];
       if (it->chunk != NO_ITEM) {
@@ -414,6 +430,7 @@ static void lower_free(lower_t *L) {
   free(L->own_off);
   free(L->own);
   free(L->items);
+  free(L->recs);
   free(L->item_off);
   tn_vec_free(&L->deps);
 }
