@@ -341,6 +341,29 @@ static void greedy_is_never_slower_than_ring_or_direct(void **state) {
   }
 }
 
+static void topo_transpose_reverses_every_link_with_its_figures(void **state) {
+  (void)state;
+  topo_t *t = random_fabric(9, 3, true), *tt = NULL, *back = NULL;
+  assert_false(topo_is_symmetric(t));
+  TU_OK(topo_transpose(t, &tt, &tu_err_));
+  assert_int_equal(tt->nlinks, t->nlinks);
+  for (uint32_t l = 0; l < t->nlinks; l++) {
+    const topo_link_t *a = &t->links[l];
+    uint32_t r = topo_find_link(tt, a->dst, a->src);
+    assert_int_not_equal(r, TOPO_NO_LINK);
+    assert_true(tt->links[r].bandwidth_GBps == a->bandwidth_GBps);
+    assert_int_equal(tt->links[r].latency_ps, a->latency_ps);
+  }
+  TU_OK(topo_transpose(tt, &back, &tu_err_));
+  assert_true(topo_equal(back, t));
+  topo_free(back);
+  topo_free(tt);
+  topo_free(t);
+  TU_OK(topo_gen_kind("torus", "3x3", 50.0, 500.0, &t, &tu_err_));
+  assert_true(topo_is_symmetric(t));
+  topo_free(t);
+}
+
 static void lowering_rejects_malformed_schedule_naming_transfer(void **state) {
   (void)state;
   schedule_t s;
@@ -369,6 +392,7 @@ int main(void) {
       cmocka_unit_test(greedy_plans_single_npu_as_empty),
       cmocka_unit_test(greedy_all_gather_on_mesh_8x8_is_near_the_bound),
       cmocka_unit_test(greedy_is_never_slower_than_ring_or_direct),
+      cmocka_unit_test(topo_transpose_reverses_every_link_with_its_figures),
       cmocka_unit_test(lowering_rejects_malformed_schedule_naming_transfer),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
