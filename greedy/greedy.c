@@ -45,7 +45,9 @@ static tn_status_t search(const topo_t *t, topo_routes_t *routes, tn_coll_t coll
     uint32_t k = k_candidates[i];
     uint64_t work = n * (n - 1) * k;
     /* Reduce-Scatter and All-Reduce skip one chunk per NPU if 2 are possible. */
-    if (reduces && k == 1 && size / (n * 2) >= GREEDY_MIN_CHUNK_BYTES) continue;
+    if (reduces && k == 1 && size / (n * 2) >= GREEDY_MIN_CHUNK_BYTES &&
+        greedy_i_mem_estimate(t, 2, coll) <= GREEDY_MEM_CAP)
+      continue;
     if (have && (spent + work > GREEDY_SEARCH_BUDGET || size / (n * k) < GREEDY_MIN_CHUNK_BYTES ||
                  size < n * k || greedy_i_mem_estimate(t, k, coll) > GREEDY_MEM_CAP))
       break;
