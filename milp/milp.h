@@ -1,7 +1,21 @@
 /* milp — optimal All-Gather synthesis as a time-indexed MILP over the TEN, solved by
  * GLPK (in the spirit of TACCL, NSDI 2023). Optional module (TENET_HAVE_MILP). Produces
  * a schedule_t like greedy/; the two never see each other (the caller passes the
- * greedy's schedule in as a warm start and horizon bound). Pipeline: topo → ten → milp. */
+ * greedy's schedule in as a warm start and horizon bound). Pipeline: topo → ten → milp.
+ *
+ * Formulation (milp/solve.c has the details): time is cut into steps of step_ps, by
+ * default the time one chunk takes on the fastest link the model uses (a link of
+ * bandwidth B carries a chunk in ceil(xfer/step) steps; a hop's latency is added and the
+ * sum rounded up to whole steps, so the discrete model is exact when every link has the
+ * same bandwidth and latency is a multiple of the step, e.g. 0, and pessimistic
+ * otherwise). A binary x[c,e,t] says chunk c starts over "virtual link" e at step t,
+ * where e is an NPU pair joined by a direct link or by a route whose intermediate nodes
+ * are all switches (NPU → switch → NPU: nothing is stored at a switch, every hop's
+ * link is reserved at its own offset). A node sends c only once it holds it; every NPU
+ * receives every chunk exactly once; a link carries one chunk at a time; the objective
+ * is the makespan plus a tiny term that prefers early transfers and short routes.
+ * The solution is replayed through ten's engine exactly as the simulator will run the
+ * lowered algorithm, so out->time_ps is the true (simulated) time. */
 #ifndef TENET_MILP_H
 #define TENET_MILP_H
 
@@ -9,26 +23,57 @@
 #include "ten/ten.h"
 #include "topo/topo.h"
 
+/* Caps checked before any model is built (larger requests fail with TN_LIMIT). */
+#define MILP_MAX_NPUS 64u          /* the MILP is meant for small fabrics */
+#define MILP_MAX_CHUNKS_PER_NPU 16u
+#define MILP_MAX_STEPS 4096u       /* horizon of the time-indexed model */
+#define MILP_MAX_COLS 400000u      /* variables handed to GLPK */
+#define MILP_MAX_HOPS 8u           /* switch hops of one NPU-to-NPU route */
+
 typedef enum { MILP_OPTIMAL = 0, MILP_FEASIBLE = 1, MILP_TIMEOUT = 2 } milp_status_t;
 
 typedef struct milp_opts {
-  double time_limit_s;      /* default 60 */
-  uint32_t chunks_per_npu;  /* >= 1 */
-  const schedule_t *warm;   /* optional feasible All-Gather schedule (greedy's) */
+  double time_limit_s;      /* default 60; must be > 0 */
+  uint32_t chunks_per_npu;  /* >= 1 (0 is refused) */
+  const schedule_t *warm;   /* optional feasible All-Gather schedule (greedy's), borrowed;
+                               re-timed in the discrete model and used when shorter than
+                               the MILP's own list schedule; ignored when a transfer is
+                               routed through another NPU (the model cannot express it) */
   const char *log_path;     /* GLPK's terminal output goes here (NULL: discarded) */
   bool verbose;             /* GLPK output to stderr instead */
+  uint32_t steps_per_xfer;  /* time resolution: steps per chunk transfer on the fastest
+                               link (0 = 1). Higher is more exact with latency, slower. */
 } milp_opts_t;
 
 typedef struct milp_result {
   milp_status_t status;
-  double solve_s;
-  double gap;        /* relative MIP gap when FEASIBLE */
-  uint64_t bound_ps; /* best proven lower bound on the completion time */
+  double solve_s;        /* wall time of the whole call */
+  double gap;            /* relative MIP gap of the makespan (0 when OPTIMAL) */
+  uint64_t bound_ps;     /* best proven lower bound on the discrete model's makespan */
+  uint64_t objective_ps; /* the MILP's makespan: steps × step_ps */
+  uint64_t step_ps;      /* length of one time step */
+  uint32_t steps;        /* the MILP's makespan in steps */
+  uint32_t horizon;      /* horizon in steps (best starting schedule) */
+  uint64_t start_ps;     /* time of the starting schedule (warm start or own heuristic)
+                            in the discrete model: horizon × step_ps */
+  bool warm_used;        /* the caller's warm start gave the horizon */
+  bool incumbent_is_start; /* GLPK accepted the starting schedule and found no better */
+  uint32_t cols, rows;   /* model size */
 } milp_result_t;
 
-/* Solves for an All-Gather schedule of size_bytes on t. TN_INFEASIBLE / TN_LIMIT when no
- * integer solution was found (never silently the warm start under the MILP's name: a
- * warm start returned as the answer is reported as FEASIBLE with its gap). */
+/* Fills o with the defaults (60 s, 1 chunk per NPU, no warm start, output discarded). */
+void milp_opts_init(milp_opts_t *o);
+
+/* Solves for an All-Gather schedule of size_bytes on t (borrowed) and fills *out
+ * (initialised here; caller frees with schedule_free, also on failure) and *res.
+ * Errors: TN_INVAL for bad options (chunks_per_npu 0, a time limit <= 0, a size smaller
+ * than one byte per chunk, a warm start for another collective or fabric);
+ * TN_LIMIT when the fabric or model exceeds the caps above, or when GLPK found no
+ * integer solution within the time limit (res->status = MILP_TIMEOUT; the warm start is
+ * never returned under the MILP's name unless GLPK accepted it as its incumbent, and
+ * then the status is FEASIBLE with its gap or OPTIMAL when proven); TN_INFEASIBLE for a
+ * disconnected fabric; TN_IO when log_path cannot be opened; TN_SOLVER when GLPK fails.
+ * Exponential in the worst case; bounded by time_limit_s plus model building. */
 tn_status_t milp_solve(const topo_t *t, uint64_t size_bytes, const milp_opts_t *opts,
                        schedule_t *out, milp_result_t *res, tn_err_t *err);
 

@@ -1,0 +1,200 @@
+/* milp/fabric.c — discretises a fabric for the MILP: the NPU pairs one transfer can
+ * join (direct links and switch-only routes), the step length, each hop's offset and
+ * duration in steps, earliest arrivals and a lower bound on the makespan. */
+#include "milp/milp_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+/* Follows the route a -> b; true when every intermediate node is a switch. */
+static bool switch_route(const topo_t *t, topo_routes_t *r, uint32_t a, uint32_t b,
+                         milp_vlink_t *e) {
+  memset(e, 0, sizeof *e);
+  e->src = a;
+  e->dst = b;
+  uint32_t node = a;
+  while (node != b) {
+    uint32_t l = topo_route_next(r, node, b);
+    if (l == TOPO_NO_LINK || e->nhops == MILP_MAX_HOPS) return false;
+    node = t->links[l].dst;
+    if (node != b && node < t->npus) return false;
+    e->link[e->nhops++] = l;
+  }
+  return true;
+}
+
+static tn_status_t collect_vlinks(const topo_t *t, milp_fab_t *f, tn_err_t *err) {
+  topo_routes_t *r = NULL;
+  tn_vec_t v;
+  tn_vec_init(&v, sizeof(milp_vlink_t));
+  tn_status_t st = topo_routes_create(t, &r, err);
+  for (uint32_t a = 0; a < f->npus && st == TN_OK; a++)
+    for (uint32_t b = 0; b < f->npus && st == TN_OK; b++) {
+      milp_vlink_t e;
+      if (a != b && switch_route(t, r, a, b, &e)) st = tn_vec_push(&v, &e, err);
+    }
+  topo_routes_free(r);
+  if (st != TN_OK) {
+    tn_vec_free(&v);
+    return st;
+  }
+  f->vl = v.data;
+  f->nvl = (uint32_t)v.len;
+  return TN_OK;
+}
+
+/* Step length: one chunk on the fastest link used, divided by the resolution. Then each
+ * hop's duration and start offset in whole steps, rounded up (see milp.h). */
+static void discretise(const topo_t *t, milp_fab_t *f, uint32_t res) {
+  uint64_t chunk = ten_chunk_bytes(f->size_bytes, f->npus, f->k, 0); /* the largest */
+  uint64_t fastest = UINT64_MAX;
+  for (uint32_t i = 0; i < f->nvl; i++)
+    for (uint32_t h = 0; h < f->vl[i].nhops; h++) {
+      uint64_t busy = tn_xfer_ps(chunk, t->links[f->vl[i].link[h]].bandwidth_GBps);
+      if (busy == 0) busy = 1;
+      if (busy < fastest) fastest = busy;
+    }
+  f->step_ps = fastest / res ? fastest / res : 1;
+  for (uint32_t i = 0; i < f->nvl; i++) {
+    milp_vlink_t *e = &f->vl[i];
+    uint64_t off = 0;
+    for (uint32_t h = 0; h < e->nhops; h++) {
+      const topo_link_t *l = &t->links[e->link[h]];
+      uint64_t busy = tn_xfer_ps(chunk, l->bandwidth_GBps);
+      if (busy == 0) busy = 1;
+      e->off[h] = (uint32_t)off;
+      e->dur[h] = (uint32_t)ceil_div(busy, f->step_ps);
+      off += ceil_div(busy + l->latency_ps, f->step_ps);
+    }
+    e->arrive = (uint32_t)off;
+  }
+}
+
+static tn_status_t build_index(milp_fab_t *f, tn_err_t *err) {
+  size_t n = f->npus;
+  tn_status_t st = tn_calloc(n * n, sizeof *f->vl_index, &f->vl_index, err);
+  if (st == TN_OK) st = tn_calloc(n + 1, sizeof *f->in_off, &f->in_off, err);
+  if (st == TN_OK) st = tn_calloc(f->nvl ? f->nvl : 1, sizeof *f->in_vl, &f->in_vl, err);
+  if (st != TN_OK) return st;
+  for (size_t i = 0; i < n * n; i++) f->vl_index[i] = MILP_NONE;
+  for (uint32_t i = 0; i < f->nvl; i++) {
+    f->vl_index[(size_t)f->vl[i].src * n + f->vl[i].dst] = i;
+    f->in_off[f->vl[i].dst + 1]++;
+  }
+  for (size_t v = 0; v < n; v++) f->in_off[v + 1] += f->in_off[v];
+  uint32_t *fill = NULL;
+  if ((st = tn_calloc(n, sizeof *fill, &fill, err)) != TN_OK) return st;
+  for (uint32_t i = 0; i < f->nvl; i++) {
+    uint32_t d = f->vl[i].dst;
+    f->in_vl[f->in_off[d] + fill[d]++] = i;
+  }
+  free(fill);
+  return TN_OK;
+}
+
+/* Earliest arrival (in steps) from every owner: Dijkstra over vlinks, O(n^2 + V) each. */
+static tn_status_t distances(milp_fab_t *f, tn_err_t *err) {
+  size_t n = f->npus;
+  bool *done = NULL;
+  tn_status_t st = tn_calloc(n * n, sizeof *f->dist, &f->dist, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *done, &done, err);
+  if (st != TN_OK) {
+    free(done);
+    return st;
+  }
+  for (uint32_t o = 0; o < n; o++) {
+    uint32_t *d = &f->dist[o * n];
+    for (size_t v = 0; v < n; v++) d[v] = MILP_NONE, done[v] = false;
+    d[o] = 0;
+    for (;;) {
+      uint32_t u = MILP_NONE;
+      for (uint32_t v = 0; v < n; v++)
+        if (!done[v] && d[v] != MILP_NONE && (u == MILP_NONE || d[v] < d[u])) u = v;
+      if (u == MILP_NONE) break;
+      done[u] = true;
+      for (uint32_t b = 0; b < n; b++) {
+        uint32_t i = f->vl_index[(size_t)u * n + b];
+        if (i != MILP_NONE && d[u] + f->vl[i].arrive < d[b]) d[b] = d[u] + f->vl[i].arrive;
+      }
+    }
+    for (uint32_t v = 0; v < n; v++)
+      if (d[v] == MILP_NONE) {
+        free(done);
+        return tn_err_set(err, TN_INFEASIBLE, "fabric '%s' is disconnected: NPU %u cannot "
+                          "reach NPU %u", f->t->name, o, v);
+      }
+  }
+  free(done);
+  return TN_OK;
+}
+
+/* Lower bound in steps: the farthest chunk's earliest arrival, and per NPU the ingress
+ * bound — (n-1)k chunks must come in over the last hops of its incoming vlinks; the last
+ * hop p delivers its first chunk no sooner than the smallest arrive over it and then at
+ * most one every dur steps (arrival minus the hop's start is fixed per link). */
+static void lower_bound(milp_fab_t *f) {
+  uint32_t lb = 0;
+  size_t n = f->npus;
+  for (size_t i = 0; i < n * n; i++)
+    if (f->dist[i] > lb) lb = f->dist[i];
+  uint64_t need = (uint64_t)(n - 1) * f->k;
+  for (uint32_t v = 0; v < n; v++) {
+    for (uint32_t m = lb;; m++) {
+      uint64_t got = 0;
+      for (uint32_t j = f->in_off[v]; j < f->in_off[v + 1]; j++) {
+        const milp_vlink_t *e = &f->vl[f->in_vl[j]];
+        uint32_t p = e->link[e->nhops - 1], first = e->arrive, dur = e->dur[e->nhops - 1];
+        bool seen = false; /* count each physical last hop once, at its smallest arrive */
+        for (uint32_t q = f->in_off[v]; q < j && !seen; q++) {
+          const milp_vlink_t *g = &f->vl[f->in_vl[q]];
+          seen = g->link[g->nhops - 1] == p;
+        }
+        if (seen) continue;
+        for (uint32_t q = j + 1; q < f->in_off[v + 1]; q++) {
+          const milp_vlink_t *g = &f->vl[f->in_vl[q]];
+          if (g->link[g->nhops - 1] == p && g->arrive < first) first = g->arrive;
+        }
+        if (m >= first) got += (m - first) / dur + 1;
+      }
+      if (got >= need || m >= MILP_MAX_STEPS) {
+        if (m > lb) lb = m;
+        break;
+      }
+    }
+  }
+  f->lb_steps = lb;
+}
+
+tn_status_t milp_i_fab_build(const topo_t *t, uint64_t size_bytes, uint32_t k,
+                             uint32_t steps_per_xfer, milp_fab_t *f, tn_err_t *err) {
+  memset(f, 0, sizeof *f);
+  f->t = t;
+  f->npus = t->npus;
+  f->k = k;
+  f->nchunks = t->npus * k;
+  f->size_bytes = size_bytes;
+  tn_status_t st = collect_vlinks(t, f, err);
+  if (st == TN_OK) {
+    discretise(t, f, steps_per_xfer ? steps_per_xfer : 1);
+    st = build_index(f, err);
+  }
+  if (st == TN_OK) st = distances(f, err);
+  if (st != TN_OK) {
+    milp_i_fab_free(f);
+    return st;
+  }
+  lower_bound(f);
+  return TN_OK;
+}
+
+void milp_i_fab_free(milp_fab_t *f) {
+  if (f == NULL) return;
+  free(f->vl);
+  free(f->vl_index);
+  free(f->in_off);
+  free(f->in_vl);
+  free(f->dist);
+  memset(f, 0, sizeof *f);
+}

@@ -1,0 +1,298 @@
+/* tests/unit/test_milp.c — the GLPK MILP: optimal on small fabrics where the bound is
+ * known, never worse than a starting schedule, schedules valid and equal to the engine's
+ * replay, clear errors on bad input, and a safe time-limit path. */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/algo.h"
+#include "milp/milp.h"
+#include "ten/ten.h"
+#include "topo/topo.h"
+
+static tn_err_t tu_err_;
+
+static topo_t *gen(const char *kind, const char *dims, double lat_ns) {
+  topo_t *t = NULL;
+  TU_OK(topo_gen_kind(kind, dims, 50.0, lat_ns, &t, &tu_err_));
+  return t;
+}
+
+/* Checks s independently of milp/: every transfer carries one chunk its source owns or
+ * got from its dependency (delivered to the source no later than the transfer starts);
+ * every NPU receives every chunk; and injecting every transfer at its start time into a
+ * fresh engine gives back the recorded delivery times, with links never carrying two
+ * messages at once (the observer sees the FIFO intervals). Returns the last delivery. */
+typedef struct busy {
+  uint64_t *end; /* per link: end of the last transmission */
+  bool overlap;
+} busy_t;
+
+static void on_xmit(void *ctx, uint32_t link, uint64_t start, uint64_t end, uint64_t bytes,
+                    uint64_t cookie) {
+  busy_t *b = ctx;
+  (void)bytes, (void)cookie;
+  if (start < b->end[link]) b->overlap = true;
+  b->end[link] = end;
+}
+
+static uint64_t check_schedule(const topo_t *t, const schedule_t *s) {
+  uint32_t n = s->npus, k = s->chunks_per_npu, nc = n * k;
+  bool *has = calloc((size_t)nc * n, 1);
+  assert_non_null(has);
+  for (uint32_t i = 0; i < schedule_len(s); i++) {
+    const sched_xfer_t *x = schedule_xfer(s, i);
+    assert_int_equal(x->nchunks, 1);
+    uint32_t c = TN_VEC_AT(&s->chunks, uint32_t, x->chunk_off);
+    assert_true(c < nc);
+    assert_true(x->end_ps > x->start_ps);
+    if (x->ndeps == 0) {
+      assert_int_equal(c / k, x->src);
+    } else {
+      const sched_xfer_t *d = schedule_xfer(s, TN_VEC_AT(&s->deps, uint32_t, x->dep_off));
+      assert_int_equal(d->dst, x->src);
+      assert_int_equal(TN_VEC_AT(&s->chunks, uint32_t, d->chunk_off), c);
+      assert_true(d->end_ps <= x->start_ps);
+    }
+    has[(size_t)c * n + x->dst] = true;
+  }
+  for (uint32_t c = 0; c < nc; c++)
+    for (uint32_t v = 0; v < n; v++)
+      if (v != c / k && !has[(size_t)c * n + v]) fail_msg("NPU %u never gets chunk %u", v, c);
+  free(has);
+  /* replay at the recorded issue times */
+  topo_routes_t *r = NULL;
+  ten_engine_t *e = NULL;
+  busy_t b = {calloc(t->nlinks, sizeof(uint64_t)), false};
+  TU_OK(topo_routes_create(t, &r, &tu_err_));
+  TU_OK(ten_engine_create(t, r, &e, &tu_err_));
+  ten_engine_set_observer(e, on_xmit, &b);
+  uint32_t next = 0, done = 0;
+  uint64_t last = 0;
+  while (done < schedule_len(s)) {
+    uint64_t now = ten_peek_time(e);
+    if (next < schedule_len(s) && schedule_xfer(s, next)->start_ps <= now) {
+      /* all events before this issue time are drained: issue everything at it */
+      uint64_t at = schedule_xfer(s, next)->start_ps;
+      ten_event_t ev;
+      while (ten_peek_time(e) == at && ten_next(e, &ev)) {
+        assert_int_equal(ev.time_ps, schedule_xfer(s, (uint32_t)ev.cookie)->end_ps);
+        done++;
+      }
+      while (next < schedule_len(s) && schedule_xfer(s, next)->start_ps == at) {
+        const sched_xfer_t *x = schedule_xfer(s, next);
+        TU_OK(ten_send(e, x->src, x->dst, x->bytes, next, &tu_err_));
+        next++;
+      }
+      continue;
+    }
+    ten_event_t ev;
+    assert_true(ten_next(e, &ev));
+    assert_int_equal(ev.time_ps, schedule_xfer(s, (uint32_t)ev.cookie)->end_ps);
+    if (ev.time_ps > last) last = ev.time_ps;
+    done++;
+  }
+  assert_false(b.overlap);
+  ten_engine_free(e);
+  topo_routes_free(r);
+  free(b.end);
+  return s->time_ps;
+}
+
+static tn_status_t solve(const topo_t *t, uint64_t size, uint32_t k, double limit,
+                         const schedule_t *warm, schedule_t *s, milp_result_t *res) {
+  milp_opts_t o;
+  milp_opts_init(&o);
+  o.chunks_per_npu = k;
+  o.time_limit_s = limit;
+  o.warm = warm;
+  memset(&tu_err_, 0, sizeof tu_err_);
+  return milp_solve(t, size, &o, s, res, &tu_err_);
+}
+
+/* Solves, checks optimality at `steps` (0: just optimal), the schedule, and that the
+ * engine replay equals the MILP's objective (exact discretisation: latency 0). */
+static void expect_optimal(const char *kind, const char *dims, uint32_t k, uint32_t steps) {
+  topo_t *t = gen(kind, dims, 0.0);
+  schedule_t s;
+  milp_result_t res;
+  uint64_t size = (uint64_t)t->npus * k * 65536;
+  TU_OK(solve(t, size, k, 20.0, NULL, &s, &res));
+  if (res.status != MILP_OPTIMAL) fail_msg("%s-%s: %s", kind, dims, milp_status_name(res.status));
+  if (steps) assert_int_equal(res.steps, steps);
+  assert_true(res.steps <= res.horizon);
+  assert_int_equal(res.bound_ps, res.objective_ps);
+  assert_true(res.gap == 0.0);
+  assert_int_equal(check_schedule(t, &s), res.objective_ps);
+  assert_int_equal(s.time_ps, res.objective_ps);
+  schedule_free(&s);
+  topo_free(t);
+}
+
+/* Bidirectional ring: ceil((n-1)/2) steps. */
+static void milp_ring4_reaches_bidirectional_bound(void **st) {
+  (void)st;
+  expect_optimal("ring", "4", 1, 2);
+}
+static void milp_ring8_reaches_bidirectional_bound(void **st) {
+  (void)st;
+  expect_optimal("ring", "8", 1, 4);
+}
+/* Fully connected: every chunk in one step (k chunks: k steps). */
+static void milp_fc4_takes_one_step_per_chunk(void **st) {
+  (void)st;
+  expect_optimal("fc", "4", 1, 1);
+  expect_optimal("fc", "4", 2, 2);
+}
+static void milp_mesh_2x2_and_2x4_are_optimal(void **st) {
+  (void)st;
+  expect_optimal("mesh", "2x2", 1, 2);
+  expect_optimal("mesh", "2x4", 1, 0);
+}
+/* Switch: one down-link per NPU, 3 chunks, first arrival after 2 steps: 4 steps. */
+static void milp_switch4_routes_through_the_switch(void **st) {
+  (void)st;
+  expect_optimal("switch", "4", 1, 4);
+}
+
+/* A unidirectional-ring schedule as warm start: n-1 steps, valid on the ring. */
+static void ring_schedule(const topo_t *t, uint64_t size, schedule_t *s) {
+  uint32_t n = t->npus;
+  uint64_t bytes = size / n, busy = tn_xfer_ps(bytes, 50.0);
+  schedule_init(s, TN_ALLGATHER, n, 1, size);
+  for (uint32_t step = 0; step + 1 < n; step++)
+    for (uint32_t r = 0; r < n; r++) {
+      uint32_t c = (r + n - step) % n, dep = (step - 1) * n + (r + n - 1) % n;
+      sched_xfer_t x = {r, (r + 1) % n, bytes, step * busy, (step + 1) * busy, 0, 1, 0,
+                        step ? 1u : 0u};
+      TU_OK(schedule_add(s, &x, &c, &dep, NULL, &tu_err_));
+    }
+}
+
+static void milp_is_never_worse_than_its_warm_start(void **st) {
+  (void)st;
+  topo_t *t = gen("ring", "6", 0.0);
+  schedule_t w, s;
+  milp_result_t res;
+  uint64_t size = 6 * 65536;
+  ring_schedule(t, size, &w);
+  assert_int_equal(check_schedule(t, &w), w.time_ps);
+  TU_OK(solve(t, size, 1, 20.0, &w, &s, &res));
+  assert_int_equal(res.status, MILP_OPTIMAL);
+  assert_true(s.time_ps <= w.time_ps);
+  assert_int_equal(res.steps, 3);
+  schedule_free(&w);
+  schedule_free(&s);
+  topo_free(t);
+}
+
+static void milp_with_latency_replays_no_slower_than_its_objective(void **st) {
+  (void)st;
+  topo_t *t = gen("ring", "4", 500.0);
+  schedule_t s;
+  milp_result_t res;
+  TU_OK(solve(t, 4 * 65536, 1, 20.0, NULL, &s, &res));
+  assert_int_equal(res.status, MILP_OPTIMAL);
+  assert_int_equal(check_schedule(t, &s), s.time_ps);
+  assert_true(s.time_ps <= res.objective_ps);
+  schedule_free(&s);
+  topo_free(t);
+}
+
+static void milp_handles_heterogeneous_links(void **st) {
+  (void)st;
+  /* a 4-ring with one fast chord pair and one slow ring link */
+  topo_link_t l[] = {{0, 1, 100, 0, 0}, {1, 0, 100, 0, 0}, {1, 2, 50, 0, 0}, {2, 1, 50, 0, 0},
+                     {2, 3, 25, 0, 0},  {3, 2, 25, 0, 0},  {3, 0, 50, 0, 0}, {0, 3, 50, 0, 0},
+                     {0, 2, 100, 0, 0}, {2, 0, 100, 0, 0}};
+  topo_t *t = NULL;
+  TU_OK(topo_create("hetero-4", 4, 0, l, 10, &t, &tu_err_));
+  schedule_t s;
+  milp_result_t res;
+  TU_OK(solve(t, 4 * 2 * 65536, 2, 20.0, NULL, &s, &res));
+  assert_true(res.status == MILP_OPTIMAL || res.status == MILP_FEASIBLE);
+  assert_int_equal(check_schedule(t, &s), s.time_ps);
+  assert_true(s.time_ps <= res.objective_ps);
+  assert_true(res.steps <= res.horizon);
+  schedule_free(&s);
+  topo_free(t);
+}
+
+static void milp_rejects_zero_chunks(void **st) {
+  (void)st;
+  topo_t *t = gen("ring", "4", 0.0);
+  schedule_t s;
+  milp_result_t res;
+  assert_int_equal(solve(t, 4096, 0, 5.0, NULL, &s, &res), TN_INVAL);
+  assert_non_null(strstr(tu_err_.msg, "chunks per NPU"));
+  schedule_free(&s);
+  topo_free(t);
+}
+
+static void milp_rejects_fabric_above_the_cap(void **st) {
+  (void)st;
+  topo_t *t = gen("ring", "100", 0.0);
+  schedule_t s;
+  milp_result_t res;
+  assert_int_equal(solve(t, 1 << 20, 1, 5.0, NULL, &s, &res), TN_LIMIT);
+  assert_non_null(strstr(tu_err_.msg, "100 NPUs"));
+  assert_non_null(strstr(tu_err_.msg, "cap"));
+  schedule_free(&s);
+  topo_free(t);
+}
+
+static void milp_rejects_bad_size_time_limit_and_warm_start(void **st) {
+  (void)st;
+  topo_t *t = gen("ring", "4", 0.0);
+  schedule_t s, w;
+  milp_result_t res;
+  assert_int_equal(solve(t, 3, 1, 5.0, NULL, &s, &res), TN_INVAL);
+  assert_non_null(strstr(tu_err_.msg, "size 3 B"));
+  schedule_free(&s);
+  assert_int_equal(solve(t, 4096, 1, 0.0, NULL, &s, &res), TN_INVAL);
+  assert_non_null(strstr(tu_err_.msg, "time limit"));
+  schedule_free(&s);
+  schedule_init(&w, TN_ALLGATHER, 4, 2, 4096);
+  assert_int_equal(solve(t, 4096, 1, 5.0, &w, &s, &res), TN_INVAL);
+  assert_non_null(strstr(tu_err_.msg, "warm start"));
+  schedule_free(&s);
+  schedule_free(&w);
+  topo_free(t);
+}
+
+static void milp_time_limit_gives_timeout_or_feasible(void **st) {
+  (void)st;
+  topo_t *t = gen("torus", "4x4", 0.0);
+  schedule_t s;
+  milp_result_t res;
+  tn_status_t rc = solve(t, 16 * 2 * 65536, 2, 0.05, NULL, &s, &res);
+  if (rc == TN_LIMIT) {
+    assert_int_equal(res.status, MILP_TIMEOUT);
+    assert_non_null(strstr(tu_err_.msg, "timeout"));
+  } else {
+    assert_int_equal(rc, TN_OK);
+    assert_true(res.status == MILP_FEASIBLE || res.status == MILP_OPTIMAL);
+    assert_int_equal(check_schedule(t, &s), s.time_ps);
+  }
+  schedule_free(&s);
+  topo_free(t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(milp_ring4_reaches_bidirectional_bound),
+      cmocka_unit_test(milp_ring8_reaches_bidirectional_bound),
+      cmocka_unit_test(milp_fc4_takes_one_step_per_chunk),
+      cmocka_unit_test(milp_mesh_2x2_and_2x4_are_optimal),
+      cmocka_unit_test(milp_switch4_routes_through_the_switch),
+      cmocka_unit_test(milp_is_never_worse_than_its_warm_start),
+      cmocka_unit_test(milp_with_latency_replays_no_slower_than_its_objective),
+      cmocka_unit_test(milp_handles_heterogeneous_links),
+      cmocka_unit_test(milp_rejects_zero_chunks),
+      cmocka_unit_test(milp_rejects_fabric_above_the_cap),
+      cmocka_unit_test(milp_rejects_bad_size_time_limit_and_warm_start),
+      cmocka_unit_test(milp_time_limit_gives_timeout_or_feasible),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
