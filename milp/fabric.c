@@ -167,6 +167,46 @@ static void lower_bound(milp_fab_t *f) {
   f->lb_steps = lb;
 }
 
+/* Translation symmetry of a generated switchless fabric: NPU v has mixed-radix
+ * coordinates over the dimensions; translation by r adds r's coordinates modulo each
+ * size. It is kept only if it maps every link onto a link with the same bandwidth and
+ * latency for every r (true for rings, tori, fully connected dimensions and
+ * hypercubes; false for meshes). */
+static tn_status_t symmetry(const topo_t *t, milp_fab_t *f, tn_err_t *err) {
+  if (t->ndims == 0 || t->switches > 0) return TN_OK;
+  size_t n = f->npus;
+  uint32_t *perm = NULL, *lperm = NULL;
+  tn_status_t st = tn_calloc(n * n, sizeof *perm, &perm, err);
+  if (st == TN_OK) st = tn_calloc(n * t->nlinks, sizeof *lperm, &lperm, err);
+  bool ok = st == TN_OK;
+  for (uint32_t r = 0; r < n && ok; r++)
+    for (uint32_t v = 0; v < n; v++) {
+      uint32_t img = 0, stride = 1, a = r, b = v;
+      for (uint32_t d = 0; d < t->ndims; d++) {
+        uint32_t s = t->dims[d].size;
+        img += ((a % s + b % s) % s) * stride;
+        a /= s, b /= s, stride *= s;
+      }
+      perm[r * n + v] = img;
+    }
+  for (uint32_t r = 0; r < n && ok; r++)
+    for (uint32_t l = 0; l < t->nlinks && ok; l++) {
+      const topo_link_t *x = &t->links[l];
+      uint32_t m = topo_find_link(t, perm[r * n + x->src], perm[r * n + x->dst]);
+      ok = m != TOPO_NO_LINK && t->links[m].bandwidth_GBps == x->bandwidth_GBps &&
+           t->links[m].latency_ps == x->latency_ps;
+      if (ok) lperm[(size_t)r * t->nlinks + l] = m;
+    }
+  if (ok) {
+    f->perm = perm;
+    f->lperm = lperm;
+  } else {
+    free(perm);
+    free(lperm);
+  }
+  return st;
+}
+
 tn_status_t milp_i_fab_build(const topo_t *t, uint64_t size_bytes, uint32_t k,
                              uint32_t steps_per_xfer, milp_fab_t *f, tn_err_t *err) {
   memset(f, 0, sizeof *f);
@@ -181,6 +221,7 @@ tn_status_t milp_i_fab_build(const topo_t *t, uint64_t size_bytes, uint32_t k,
     st = build_index(f, err);
   }
   if (st == TN_OK) st = distances(f, err);
+  if (st == TN_OK) st = symmetry(t, f, err);
   if (st != TN_OK) {
     milp_i_fab_free(f);
     return st;
@@ -196,5 +237,7 @@ void milp_i_fab_free(milp_fab_t *f) {
   free(f->in_off);
   free(f->in_vl);
   free(f->dist);
+  free(f->perm);
+  free(f->lperm);
   memset(f, 0, sizeof *f);
 }

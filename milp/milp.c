@@ -47,8 +47,8 @@ static tn_status_t validate(const topo_t *t, uint64_t size_bytes, const milp_opt
 
 /* The starting plan: the shorter of the list scheduler's and the re-timed warm start. */
 static tn_status_t starting_plan(const milp_fab_t *f, const milp_opts_t *o, milp_plan_t *p,
-                                 milp_result_t *res, tn_err_t *err) {
-  tn_status_t st = milp_i_heuristic(f, p, err);
+                                 bool *warm_used, tn_err_t *err) {
+  tn_status_t st = milp_i_heuristic(f, false, p, err);
   if (st != TN_OK || o->warm == NULL) return st;
   milp_plan_t w = {0};
   bool fits = false;
@@ -58,9 +58,62 @@ static tn_status_t starting_plan(const milp_fab_t *f, const milp_opts_t *o, milp
     milp_plan_t tmp = *p;
     *p = w;
     w = tmp;
-    res->warm_used = true;
+    *warm_used = true;
   }
   milp_i_plan_free(&w);
+  return st;
+}
+
+/* Truncates the log (and finds out early that it cannot be written). */
+static tn_status_t open_log(const milp_opts_t *o, tn_err_t *err) {
+  if (o->log_path == NULL || o->verbose) return TN_OK;
+  FILE *f = fopen(o->log_path, "w");
+  if (f == NULL) return tn_err_set(err, TN_IO, "cannot write the MILP log '%s'", o->log_path);
+  fclose(f);
+  return TN_OK;
+}
+
+static void plan_copy(const milp_fab_t *f, const milp_plan_t *from, milp_plan_t *to) {
+  size_t n = (size_t)f->nchunks * f->npus;
+  memcpy(to->vl, from->vl, n * sizeof *to->vl);
+  memcpy(to->step, from->step, n * sizeof *to->step);
+  to->makespan = from->makespan;
+}
+
+/* The symmetric model first (fabrics with translation symmetry, up to half the time):
+ * small, so GLPK usually solves it at once. If it reaches the lower bound the answer is
+ * optimal outright (*done); otherwise it becomes the full model's start when shorter, and
+ * the fallback answer should the full model time out. A symmetric timeout is no error. */
+static tn_status_t solve_symmetric(const milp_fab_t *f, const milp_opts_t *o, double t0,
+                                   milp_plan_t *start, milp_plan_t *sym, bool *have,
+                                   bool *done, milp_result_t *res, tn_err_t *err) {
+  milp_plan_t s0 = {0};
+  milp_result_t sres = {0};
+  tn_err_t e2 = {0};
+  *have = *done = false;
+  tn_status_t st = milp_i_plan_init(f, &s0, err);
+  if (st == TN_OK) st = milp_i_heuristic(f, true, &s0, err);
+  if (st != TN_OK) goto out;
+  st = milp_i_glpk(f, true, &s0, o, t0 + o->time_limit_s / 2, sym, &sres, &e2);
+  if (st == TN_LIMIT && sres.status == MILP_TIMEOUT) {
+    st = TN_OK;
+    goto out;
+  }
+  if (st != TN_OK) {
+    tn_err_set(err, st, "%s", e2.msg);
+    goto out;
+  }
+  *have = true;
+  if (sym->makespan == f->lb_steps) {
+    *done = true;
+    *res = (milp_result_t){.status = MILP_OPTIMAL, .steps = sym->makespan,
+                           .bound_ps = sym->makespan * f->step_ps, .cols = sres.cols,
+                           .rows = sres.rows, .symmetric = true};
+  } else if (sym->makespan < start->makespan) {
+    plan_copy(f, sym, start);
+  }
+out:
+  milp_i_plan_free(&s0);
   return st;
 }
 
@@ -72,27 +125,56 @@ tn_status_t milp_solve(const topo_t *t, uint64_t size_bytes, const milp_opts_t *
   schedule_init(out, TN_ALLGATHER, t ? t->npus : 0, opts ? opts->chunks_per_npu : 0,
                 size_bytes);
   tn_status_t st = validate(t, size_bytes, opts, err);
+  if (st == TN_OK) st = open_log(opts, err);
   if (st != TN_OK) {
     tn_err_prefix(err, "milp");
     return st;
   }
   milp_fab_t f = {0};
-  milp_plan_t start = {0}, best = {0};
+  milp_plan_t start = {0}, best = {0}, sym = {0};
+  milp_result_t r = {.status = MILP_TIMEOUT};
+  bool have_sym = false, done = false, warm_used = false;
   st = milp_i_fab_build(t, size_bytes, opts->chunks_per_npu, opts->steps_per_xfer, &f, err);
   if (st == TN_OK) st = milp_i_plan_init(&f, &start, err);
   if (st == TN_OK) st = milp_i_plan_init(&f, &best, err);
-  if (st == TN_OK) st = starting_plan(&f, opts, &start, res, err);
+  if (st == TN_OK) st = milp_i_plan_init(&f, &sym, err);
+  if (st == TN_OK) st = starting_plan(&f, opts, &start, &warm_used, err);
   if (st != TN_OK) goto fail;
+  uint32_t horizon = start.makespan;
+  if (f.perm) st = solve_symmetric(&f, opts, t0, &start, &sym, &have_sym, &done, &r, err);
+  if (st == TN_OK && done) {
+    plan_copy(&f, &sym, &best);
+  } else if (st == TN_OK) {
+    tn_err_t e2 = {0};
+    st = milp_i_glpk(&f, false, &start, opts, t0 + opts->time_limit_s, &best, &r, &e2);
+    if (st == TN_LIMIT && r.status == MILP_TIMEOUT && have_sym) {
+      /* GLPK's answer to the symmetric model stands, with the gap to the bound. */
+      st = TN_OK;
+      plan_copy(&f, &sym, &best);
+      r.status = MILP_FEASIBLE;
+      r.symmetric = true;
+      r.incumbent_is_start = false;
+      r.bound_ps = f.lb_steps * f.step_ps;
+      r.gap = (double)(sym.makespan - f.lb_steps) / sym.makespan;
+    } else if (st != TN_OK) {
+      tn_err_set(err, st, "%s", e2.msg);
+    }
+  }
+  if (st != TN_OK) goto fail;
+  *res = r;
+  res->steps = best.makespan;
   res->step_ps = f.step_ps;
-  res->horizon = start.makespan;
-  res->start_ps = start.makespan * f.step_ps;
-  st = milp_i_glpk(&f, &start, opts, t0 + opts->time_limit_s, &best, res, err);
-  if (st == TN_OK) st = milp_i_replay(&f, &best, out, err);
-  if (st == TN_OK) res->objective_ps = best.makespan * f.step_ps;
+  res->horizon = horizon;
+  res->start_ps = horizon * f.step_ps;
+  res->warm_used = warm_used;
+  res->objective_ps = best.makespan * f.step_ps;
+  st = milp_i_replay(&f, &best, out, err);
 fail:
+  if (st != TN_OK) res->status = r.status;
   res->solve_s = tn_wall_seconds() - t0;
   milp_i_plan_free(&start);
   milp_i_plan_free(&best);
+  milp_i_plan_free(&sym);
   milp_i_fab_free(&f);
   if (st != TN_OK) tn_err_prefix(err, "milp");
   return st;

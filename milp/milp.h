@@ -58,7 +58,8 @@ typedef struct milp_result {
                             in the discrete model: horizon × step_ps */
   bool warm_used;        /* the caller's warm start gave the horizon */
   bool incumbent_is_start; /* GLPK accepted the starting schedule and found no better */
-  uint32_t cols, rows;   /* model size */
+  bool symmetric;        /* the answer is GLPK's solution of the symmetric model */
+  uint32_t cols, rows;   /* size of the last model GLPK solved */
 } milp_result_t;
 
 /* Fills o with the defaults (60 s, 1 chunk per NPU, no warm start, output discarded). */

@@ -33,7 +33,19 @@ typedef struct milp_fab {
   uint32_t *in_off, *in_vl; /* CSR of incoming vlinks per NPU */
   uint32_t *dist;        /* [owner * npus + v]: earliest arrival step from owner */
   uint32_t lb_steps;     /* a proven lower bound on the makespan in steps */
+  /* Translation symmetry (NULL when none was found): perm[r * npus + v] is the image of
+   * NPU v under the automorphism taking NPU 0 to NPU r; lperm likewise for links. */
+  uint32_t *perm, *lperm;
 } milp_fab_t;
+
+/* Image of chunk c (owned by NPU 0) and of vlink e under translation r. */
+static inline uint32_t milp_i_sym_chunk(const milp_fab_t *f, uint32_t r, uint32_t c) {
+  return r * f->k + c % f->k;
+}
+static inline uint32_t milp_i_sym_vlink(const milp_fab_t *f, uint32_t r, uint32_t e) {
+  const uint32_t *p = &f->perm[(size_t)r * f->npus];
+  return f->vl_index[(size_t)p[f->vl[e].src] * f->npus + p[f->vl[e].dst]];
+}
 
 static inline uint32_t milp_i_owner(const milp_fab_t *f, uint32_t c) { return c / f->k; }
 static inline uint32_t milp_i_earliest(const milp_fab_t *f, uint32_t c, uint32_t v) {
@@ -60,8 +72,10 @@ uint32_t milp_i_plan_arrival(const milp_fab_t *f, const milp_plan_t *p, uint32_t
  * p->makespan. TN_INTERNAL naming the first violation. */
 tn_status_t milp_i_plan_check(const milp_fab_t *f, milp_plan_t *p, tn_err_t *err);
 
-/* List-scheduling heuristic in the discrete model (a TEN greedy). */
-tn_status_t milp_i_heuristic(const milp_fab_t *f, milp_plan_t *p, tn_err_t *err);
+/* List-scheduling heuristic in the discrete model (a TEN greedy). With sym (f->perm must
+ * be set) it places NPU 0's chunks only and every placement together with all its
+ * translates, so the plan is invariant under the symmetry. */
+tn_status_t milp_i_heuristic(const milp_fab_t *f, bool sym, milp_plan_t *p, tn_err_t *err);
 /* Re-times a caller's schedule in the discrete model, transfer by transfer in its
  * start order, each chunk at the earliest free step (repeat deliveries dropped).
  * *fits is false (and TN_OK returned) when a transfer is routed through another NPU,
@@ -77,10 +91,12 @@ tn_status_t milp_i_replay(const milp_fab_t *f, const milp_plan_t *p, schedule_t 
                           tn_err_t *err);
 
 /* The GLPK part: builds and solves the model with start as starting solution and
- * horizon, stopping at the wall-clock deadline_s (tn_wall_seconds). On TN_OK, best
- * (initialised, empty) holds GLPK's solution and res its status, gap, bound and size. */
-tn_status_t milp_i_glpk(const milp_fab_t *f, const milp_plan_t *start, const milp_opts_t *o,
-                        double deadline_s, milp_plan_t *best, milp_result_t *res,
-                        tn_err_t *err);
+ * horizon, stopping at the wall-clock deadline_s (tn_wall_seconds). With sym, only NPU
+ * 0's chunks are variables and every placement stands for all its translates (start
+ * must then be symmetric). On TN_OK, best (initialised, empty) holds GLPK's solution and
+ * res its status, gap, bound and size. */
+tn_status_t milp_i_glpk(const milp_fab_t *f, bool sym, const milp_plan_t *start,
+                        const milp_opts_t *o, double deadline_s, milp_plan_t *best,
+                        milp_result_t *res, tn_err_t *err);
 
 #endif

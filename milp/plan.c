@@ -107,12 +107,31 @@ tn_status_t milp_i_plan_check(const milp_fab_t *f, milp_plan_t *p, tn_err_t *err
   return st;
 }
 
+/* True when e's translates (all of them with sym, else e alone) are free at step t. */
+static bool images_free(const milp_fab_t *f, const occ_t *o, bool sym, uint32_t e, uint32_t t) {
+  for (uint32_t r = 0; r < (sym ? f->npus : 1); r++)
+    if (!occ_free(o, &f->vl[sym ? milp_i_sym_vlink(f, r, e) : e], t)) return false;
+  return true;
+}
+
+/* Records chunk c over e at step t (with all translates under sym). */
+static void place(const milp_fab_t *f, occ_t *o, bool sym, milp_plan_t *p, uint32_t c,
+                  uint32_t e, uint32_t t) {
+  for (uint32_t r = 0; r < (sym ? f->npus : 1); r++) {
+    uint32_t ce = sym ? milp_i_sym_chunk(f, r, c) : c, ee = sym ? milp_i_sym_vlink(f, r, e) : e;
+    size_t cell = (size_t)ce * f->npus + f->vl[ee].dst;
+    p->vl[cell] = ee;
+    p->step[cell] = t;
+    occ_take(o, &f->vl[ee], t);
+  }
+}
+
 /* The list scheduler: step by step, every vlink whose links are free takes the chunk its
  * source has held longest among those its destination lacks (ties: the chunk id nearest
  * after the source's own, for a ring-like spread). */
-tn_status_t milp_i_heuristic(const milp_fab_t *f, milp_plan_t *p, tn_err_t *err) {
+tn_status_t milp_i_heuristic(const milp_fab_t *f, bool sym, milp_plan_t *p, tn_err_t *err) {
   occ_t o = {NULL, f->t->nlinks, 0};
-  uint32_t n = f->npus, nc = f->nchunks;
+  uint32_t n = f->npus, nc = sym ? f->k : f->nchunks;
   uint64_t left = (uint64_t)nc * (n - 1);
   tn_status_t st = TN_OK;
   for (uint32_t t = 0; left > 0 && st == TN_OK; t++) {
@@ -124,7 +143,7 @@ tn_status_t milp_i_heuristic(const milp_fab_t *f, milp_plan_t *p, tn_err_t *err)
     for (uint32_t i = 0; i < f->nvl && st == TN_OK; i++) {
       const milp_vlink_t *e = &f->vl[i];
       if ((st = occ_need(&o, t + span_of(e), err)) != TN_OK) break;
-      if (!occ_free(&o, e, t)) continue;
+      if (!images_free(f, &o, sym, i, t)) continue;
       uint32_t best = MILP_NONE, best_have = 0;
       for (uint32_t j = 0; j < nc; j++) {
         uint32_t c = (e->src * f->k + j) % nc;
@@ -135,9 +154,7 @@ tn_status_t milp_i_heuristic(const milp_fab_t *f, milp_plan_t *p, tn_err_t *err)
         if (best == MILP_NONE || have < best_have) best = c, best_have = have;
       }
       if (best == MILP_NONE) continue;
-      p->vl[(size_t)best * n + e->dst] = i;
-      p->step[(size_t)best * n + e->dst] = t;
-      occ_take(&o, e, t);
+      place(f, &o, sym, p, best, i, t);
       left--;
     }
   }

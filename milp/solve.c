@@ -36,6 +36,9 @@
 typedef struct model {
   const milp_fab_t *f;
   uint32_t H;
+  bool sym;      /* only NPU 0's chunks are variables, standing for all translates */
+  uint32_t nc;   /* chunks with variables: k (sym) or all */
+  uint32_t nimg; /* translates per variable: npus (sym) or 1 */
   /* x columns per (c, e): first column, first step, count (0: none). */
   int *xcol;
   uint32_t *xlo, *xn;
@@ -95,7 +98,7 @@ static tn_status_t layout(model_t *m, tn_err_t *err) {
   if (st == TN_OK) st = tn_calloc(cv, sizeof *m->hcol, &m->hcol, err);
   if (st != TN_OK) return st;
   uint64_t cols = 1;
-  for (uint32_t c = 0; c < f->nchunks; c++)
+  for (uint32_t c = 0; c < m->nc; c++)
     for (uint32_t i = 0; i < f->nvl; i++) {
       const milp_vlink_t *e = &f->vl[i];
       uint32_t lo = milp_i_earliest(f, c, e->src);
@@ -107,7 +110,7 @@ static tn_status_t layout(model_t *m, tn_err_t *err) {
       cols += m->xn[k];
       if (cols > MILP_MAX_COLS) break;
     }
-  for (uint32_t c = 0; c < f->nchunks && cols <= MILP_MAX_COLS; c++)
+  for (uint32_t c = 0; c < m->nc && cols <= MILP_MAX_COLS; c++)
     for (uint32_t v = 0; v < f->npus; v++) {
       if (v == milp_i_owner(f, c)) continue;
       m->hcol[(size_t)c * f->npus + v] = (int)(cols + 1);
@@ -133,7 +136,7 @@ static int hcol_at(const model_t *m, uint32_t c, uint32_t v, uint32_t t) {
 static tn_status_t rows_flow(model_t *m, tn_err_t *err) {
   const milp_fab_t *f = m->f;
   tn_status_t st = TN_OK;
-  for (uint32_t c = 0; c < f->nchunks && st == TN_OK; c++)
+  for (uint32_t c = 0; c < m->nc && st == TN_OK; c++)
     for (uint32_t v = 0; v < f->npus && st == TN_OK; v++) {
       if (v == milp_i_owner(f, c)) continue;
       uint32_t E = milp_i_earliest(f, c, v);
@@ -157,7 +160,7 @@ static tn_status_t rows_flow(model_t *m, tn_err_t *err) {
       }
     }
   /* possession */
-  for (uint32_t c = 0; c < f->nchunks && st == TN_OK; c++)
+  for (uint32_t c = 0; c < m->nc && st == TN_OK; c++)
     for (uint32_t i = 0; i < f->nvl && st == TN_OK; i++) {
       size_t k = (size_t)c * f->nvl + i;
       uint32_t u = f->vl[i].src;
@@ -183,18 +186,21 @@ static tn_status_t rows_capacity(model_t *m, tn_err_t *err) {
   for (int pass = 0; pass < 2 && st == TN_OK; pass++) {
     for (size_t q = 0; q < cells && pass == 1 && st == TN_OK; q++)
       if (cnt[q] >= 2) st = add_row(m, ROW_CAP, &row[q], err);
-    for (uint32_t c = 0; c < f->nchunks && st == TN_OK; c++)
+    for (uint32_t c = 0; c < m->nc && st == TN_OK; c++)
       for (uint32_t i = 0; i < f->nvl && st == TN_OK; i++) {
         size_t k = (size_t)c * f->nvl + i;
         const milp_vlink_t *e = &f->vl[i];
         for (uint32_t q = 0; q < m->xn[k] && st == TN_OK; q++)
-          for (uint32_t h = 0; h < e->nhops && st == TN_OK; h++)
+          for (uint32_t hr = 0; hr < e->nhops * m->nimg && st == TN_OK; hr++) {
+            uint32_t h = hr % e->nhops, r = hr / e->nhops;
+            uint32_t l = m->sym ? f->lperm[(size_t)r * f->t->nlinks + e->link[h]] : e->link[h];
             for (uint32_t s = m->xlo[k] + q + e->off[h];
                  s < m->xlo[k] + q + e->off[h] + e->dur[h] && st == TN_OK; s++) {
-              size_t cell = (size_t)e->link[h] * m->H + s;
+              size_t cell = (size_t)l * m->H + s;
               if (pass == 0) cnt[cell]++;
               else if (row[cell]) st = nz(m, row[cell], m->xcol[k] + (int)q, 1.0, err);
             }
+          }
       }
   }
   free(cnt);
@@ -206,7 +212,7 @@ static tn_status_t rows_capacity(model_t *m, tn_err_t *err) {
 static void fill_start(model_t *m, const milp_plan_t *p) {
   const milp_fab_t *f = m->f;
   m->start[1] = p->makespan;
-  for (uint32_t c = 0; c < f->nchunks; c++)
+  for (uint32_t c = 0; c < m->nc; c++)
     for (uint32_t v = 0; v < f->npus; v++) {
       if (v == milp_i_owner(f, c)) continue;
       size_t cell = (size_t)c * f->npus + v;
@@ -250,8 +256,8 @@ static void load(ctx_t *cx, const model_t *m) {
   glp_set_col_bnds(P, 1, GLP_DB, (double)f->lb_steps, (double)m->H);
   if (f->lb_steps == m->H) glp_set_col_bnds(P, 1, GLP_FX, (double)m->H, (double)m->H);
   glp_set_obj_coef(P, 1, 1.0);
-  double w = 0.25 / ((double)f->nchunks * (f->npus - 1) * (m->H + MILP_MAX_HOPS));
-  for (uint32_t c = 0; c < f->nchunks; c++)
+  double w = 0.25 / ((double)m->nc * (f->npus - 1) * (m->H + MILP_MAX_HOPS));
+  for (uint32_t c = 0; c < m->nc; c++)
     for (uint32_t i = 0; i < f->nvl; i++) {
       size_t k = (size_t)c * f->nvl + i;
       for (uint32_t q = 0; q < m->xn[k]; q++) {
@@ -260,7 +266,7 @@ static void load(ctx_t *cx, const model_t *m) {
         glp_set_obj_coef(P, j, w * (double)(m->xlo[k] + q + f->vl[i].nhops));
       }
     }
-  for (uint32_t c = 0; c < f->nchunks; c++)
+  for (uint32_t c = 0; c < m->nc; c++)
     for (uint32_t v = 0; v < f->npus; v++) {
       if (v == milp_i_owner(f, c)) continue;
       for (uint32_t t = milp_i_earliest(f, c, v); t <= m->H; t++) {
@@ -307,6 +313,8 @@ static int guarded(ctx_t *cx, const model_t *m, double limit_s, int *sret, int *
   glp_init_smcp(&sp);
   sp.msg_lev = msg;
   sp.tm_lim = ms_of(limit_s);
+  if (getenv("MILP_METH")) sp.meth = atoi(getenv("MILP_METH"));
+  if (getenv("MILP_PRE")) sp.presolve = GLP_ON;
   *sret = glp_simplex(cx->P, &sp);
   *mret = -1;
   if (*sret == 0 && glp_get_status(cx->P) == GLP_OPT) {
@@ -342,15 +350,18 @@ static tn_status_t build(model_t *m, const milp_plan_t *start, tn_err_t *err) {
 /* Reads GLPK's integer solution into best. */
 static tn_status_t extract(const model_t *m, glp_prob *P, milp_plan_t *best, tn_err_t *err) {
   const milp_fab_t *f = m->f;
-  for (uint32_t c = 0; c < f->nchunks; c++)
+  for (uint32_t c = 0; c < m->nc; c++)
     for (uint32_t i = 0; i < f->nvl; i++) {
       size_t k = (size_t)c * f->nvl + i;
       for (uint32_t q = 0; q < m->xn[k]; q++)
-        if (glp_mip_col_val(P, m->xcol[k] + (int)q) > 0.5) {
-          size_t cell = (size_t)c * f->npus + f->vl[i].dst;
-          best->vl[cell] = i;
-          best->step[cell] = m->xlo[k] + q;
-        }
+        if (glp_mip_col_val(P, m->xcol[k] + (int)q) > 0.5)
+          for (uint32_t r = 0; r < m->nimg; r++) {
+            uint32_t cr = m->sym ? milp_i_sym_chunk(f, r, c) : c;
+            uint32_t er = m->sym ? milp_i_sym_vlink(f, r, i) : i;
+            size_t cell = (size_t)cr * f->npus + f->vl[er].dst;
+            best->vl[cell] = er;
+            best->step[cell] = m->xlo[k] + q;
+          }
     }
   return milp_i_plan_check(f, best, err);
 }
@@ -361,12 +372,15 @@ static bool same_plan(const milp_fab_t *f, const milp_plan_t *a, const milp_plan
          memcmp(a->step, b->step, n * sizeof *a->step) == 0;
 }
 
-tn_status_t milp_i_glpk(const milp_fab_t *f, const milp_plan_t *start, const milp_opts_t *o,
-                        double deadline_s, milp_plan_t *best, milp_result_t *res,
-                        tn_err_t *err) {
+tn_status_t milp_i_glpk(const milp_fab_t *f, bool sym, const milp_plan_t *start,
+                        const milp_opts_t *o, double deadline_s, milp_plan_t *best,
+                        milp_result_t *res, tn_err_t *err) {
   model_t m = {0};
   m.f = f;
   m.H = start->makespan;
+  m.sym = sym;
+  m.nc = sym ? f->k : f->nchunks;
+  m.nimg = sym ? f->npus : 1;
   ctx_t *cx = NULL;
   tn_status_t st = tn_calloc(1, sizeof *cx, &cx, err);
   if (st == TN_OK) st = build(&m, start, err);
@@ -376,7 +390,7 @@ tn_status_t milp_i_glpk(const milp_fab_t *f, const milp_plan_t *start, const mil
   cx->verbose = o->verbose;
   cx->start = m.start;
   cx->bound = -HUGE_VAL;
-  if (o->log_path && !o->verbose && (cx->log = fopen(o->log_path, "w")) == NULL) {
+  if (o->log_path && !o->verbose && (cx->log = fopen(o->log_path, "a")) == NULL) {
     st = tn_err_set(err, TN_IO, "cannot open the MILP log '%s'", o->log_path);
     goto fail;
   }
