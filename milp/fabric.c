@@ -167,17 +167,48 @@ static void lower_bound(milp_fab_t *f) {
   f->lb_steps = lb;
 }
 
-/* Translation symmetry of a generated switchless fabric: NPU v has mixed-radix
- * coordinates over the dimensions; translation by r adds r's coordinates modulo each
- * size. It is kept only if it maps every link onto a link with the same bandwidth and
- * latency for every r (true for rings, tori, fully connected dimensions and
- * hypercubes; false for meshes). */
+/* Image of switch s under the NPU permutation p: the switch adjacent (both ways) to the
+ * images of all of s's neighbours, which must all be NPUs. MILP_NONE when there is none. */
+static uint32_t switch_image(const topo_t *t, const uint32_t *p, uint32_t s) {
+  for (uint32_t s2 = t->npus; s2 < topo_nodes(t); s2++) {
+    bool ok = true;
+    for (uint32_t j = t->out_off[s]; j < t->out_off[s + 1] && ok; j++) {
+      uint32_t a = t->links[t->out_link[j]].dst;
+      ok = a < t->npus && topo_find_link(t, p[a], s2) != TOPO_NO_LINK &&
+           topo_find_link(t, s2, p[a]) != TOPO_NO_LINK;
+    }
+    if (ok) return s2;
+  }
+  return MILP_NONE;
+}
+
+/* True when translation r maps every vlink onto a vlink over the images of its links
+ * with the same timing (so one variable can stand for all its translates). */
+static bool vlinks_map(const milp_fab_t *f, uint32_t r) {
+  for (uint32_t e = 0; e < f->nvl; e++) {
+    uint32_t g = milp_i_sym_vlink(f, r, e);
+    if (g == MILP_NONE || f->vl[g].nhops != f->vl[e].nhops) return false;
+    for (uint32_t h = 0; h < f->vl[e].nhops; h++)
+      if (f->vl[g].link[h] != f->lperm[(size_t)r * f->t->nlinks + f->vl[e].link[h]] ||
+          f->vl[g].off[h] != f->vl[e].off[h] || f->vl[g].dur[h] != f->vl[e].dur[h])
+        return false;
+  }
+  return true;
+}
+
+/* Translation symmetry of a generated fabric: NPU v has mixed-radix coordinates over the
+ * dimensions; translation by r adds r's coordinates modulo each size, and a switch goes
+ * to the switch serving the images of its NPUs. It is kept only if, for every r, every
+ * link maps onto a link with the same bandwidth and latency and every vlink onto a vlink
+ * over the mapped links (true for rings, tori, fully connected and switch dimensions
+ * and hypercubes; false for meshes). */
 static tn_status_t symmetry(const topo_t *t, milp_fab_t *f, tn_err_t *err) {
-  if (t->ndims == 0 || t->switches > 0) return TN_OK;
-  size_t n = f->npus;
-  uint32_t *perm = NULL, *lperm = NULL;
+  if (t->ndims == 0) return TN_OK;
+  size_t n = f->npus, nodes = topo_nodes(t);
+  uint32_t *perm = NULL, *lperm = NULL, *node = NULL;
   tn_status_t st = tn_calloc(n * n, sizeof *perm, &perm, err);
   if (st == TN_OK) st = tn_calloc(n * t->nlinks, sizeof *lperm, &lperm, err);
+  if (st == TN_OK) st = tn_calloc(nodes, sizeof *node, &node, err);
   bool ok = st == TN_OK;
   for (uint32_t r = 0; r < n && ok; r++)
     for (uint32_t v = 0; v < n; v++) {
@@ -189,20 +220,27 @@ static tn_status_t symmetry(const topo_t *t, milp_fab_t *f, tn_err_t *err) {
       }
       perm[r * n + v] = img;
     }
-  for (uint32_t r = 0; r < n && ok; r++)
+  for (uint32_t r = 0; r < n && ok; r++) {
+    for (uint32_t v = 0; v < nodes && ok; v++) {
+      node[v] = v < n ? perm[r * n + v] : switch_image(t, &perm[r * n], v);
+      ok = node[v] != MILP_NONE;
+    }
     for (uint32_t l = 0; l < t->nlinks && ok; l++) {
       const topo_link_t *x = &t->links[l];
-      uint32_t m = topo_find_link(t, perm[r * n + x->src], perm[r * n + x->dst]);
+      uint32_t m = topo_find_link(t, node[x->src], node[x->dst]);
       ok = m != TOPO_NO_LINK && t->links[m].bandwidth_GBps == x->bandwidth_GBps &&
            t->links[m].latency_ps == x->latency_ps;
       if (ok) lperm[(size_t)r * t->nlinks + l] = m;
     }
-  if (ok) {
-    f->perm = perm;
-    f->lperm = lperm;
-  } else {
+  }
+  free(node);
+  f->perm = perm;
+  f->lperm = lperm;
+  for (uint32_t r = 0; r < n && ok; r++) ok = vlinks_map(f, r);
+  if (!ok) {
     free(perm);
     free(lperm);
+    f->perm = f->lperm = NULL;
   }
   return st;
 }

@@ -62,6 +62,7 @@ typedef struct ctx {
   const double *start;
   bool start_given, start_accepted;
   double bound;
+  double deadline_s; /* GLPK checks tm_lim coarsely; the callback stops it on time */
 } ctx_t;
 
 static void model_free(model_t *m) {
@@ -244,6 +245,7 @@ static void callback(glp_tree *tree, void *info) {
   }
   int b = glp_ios_best_node(tree);
   if (b != 0) cx->bound = glp_ios_node_bound(tree, b);
+  if (tn_wall_seconds() > cx->deadline_s) glp_ios_terminate(tree);
 }
 
 /* Loads the model into a fresh GLPK problem (cx->P). */
@@ -313,8 +315,6 @@ static int guarded(ctx_t *cx, const model_t *m, double limit_s, int *sret, int *
   glp_init_smcp(&sp);
   sp.msg_lev = msg;
   sp.tm_lim = ms_of(limit_s);
-  if (getenv("MILP_METH")) sp.meth = atoi(getenv("MILP_METH"));
-  if (getenv("MILP_PRE")) sp.presolve = GLP_ON;
   *sret = glp_simplex(cx->P, &sp);
   *mret = -1;
   if (*sret == 0 && glp_get_status(cx->P) == GLP_OPT) {
@@ -390,6 +390,7 @@ tn_status_t milp_i_glpk(const milp_fab_t *f, bool sym, const milp_plan_t *start,
   cx->verbose = o->verbose;
   cx->start = m.start;
   cx->bound = -HUGE_VAL;
+  cx->deadline_s = deadline_s;
   if (o->log_path && !o->verbose && (cx->log = fopen(o->log_path, "a")) == NULL) {
     st = tn_err_set(err, TN_IO, "cannot open the MILP log '%s'", o->log_path);
     goto fail;
