@@ -3,6 +3,7 @@
  * duration in steps, earliest arrivals and a lower bound on the makespan. */
 #include "milp/milp_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,8 +46,29 @@ static tn_status_t collect_vlinks(const topo_t *t, milp_fab_t *f, tn_err_t *err)
   return TN_OK;
 }
 
-/* Step length: one chunk on the fastest link used, divided by the resolution. Then each
- * hop's duration and start offset in whole steps, rounded up (see milp.h). */
+/* Worst relative overestimate, over every hop the model uses, of the hop's occupancy and
+ * of its arrival when time is counted in whole steps of step_ps. */
+static double rounding_error(const topo_t *t, const milp_fab_t *f, uint64_t chunk,
+                             uint64_t step_ps) {
+  double worst = 0.0;
+  for (uint32_t i = 0; i < f->nvl; i++)
+    for (uint32_t h = 0; h < f->vl[i].nhops; h++) {
+      const topo_link_t *l = &t->links[f->vl[i].link[h]];
+      uint64_t busy = tn_xfer_ps(chunk, l->bandwidth_GBps);
+      if (busy == 0) busy = 1;
+      double a = (double)(ceil_div(busy, step_ps) * step_ps) / (double)busy;
+      double b = (double)(ceil_div(busy + l->latency_ps, step_ps) * step_ps) /
+                 (double)(busy + l->latency_ps);
+      if (a - 1.0 > worst) worst = a - 1.0;
+      if (b - 1.0 > worst) worst = b - 1.0;
+    }
+  return worst;
+}
+
+/* Step length: one chunk on the fastest link used, divided by the resolution (0: the
+ * smallest of 1..4 whose rounding overestimates no hop by more than 5%, else the most
+ * accurate of them). Then each hop's duration and start offset in whole steps, rounded
+ * up (see milp.h). */
 static void discretise(const topo_t *t, milp_fab_t *f, uint32_t res) {
   uint64_t chunk = ten_chunk_bytes(f->size_bytes, f->npus, f->k, 0); /* the largest */
   uint64_t fastest = UINT64_MAX;
@@ -56,6 +78,15 @@ static void discretise(const topo_t *t, milp_fab_t *f, uint32_t res) {
       if (busy == 0) busy = 1;
       if (busy < fastest) fastest = busy;
     }
+  if (res == 0) {
+    double best = HUGE_VAL;
+    for (uint32_t r = 1; r <= 4 && fastest / r > 0; r++) {
+      double e = rounding_error(t, f, chunk, fastest / r);
+      if (e < best - 1e-9) best = e, res = r;
+      if (e <= 0.05) break;
+    }
+    if (res == 0) res = 1;
+  }
   f->step_ps = fastest / res ? fastest / res : 1;
   for (uint32_t i = 0; i < f->nvl; i++) {
     milp_vlink_t *e = &f->vl[i];
@@ -255,7 +286,7 @@ tn_status_t milp_i_fab_build(const topo_t *t, uint64_t size_bytes, uint32_t k,
   f->size_bytes = size_bytes;
   tn_status_t st = collect_vlinks(t, f, err);
   if (st == TN_OK) {
-    discretise(t, f, steps_per_xfer ? steps_per_xfer : 1);
+    discretise(t, f, steps_per_xfer);
     st = build_index(f, err);
   }
   if (st == TN_OK) st = distances(f, err);

@@ -3,12 +3,12 @@
  * a schedule_t like greedy/; the two never see each other (the caller passes the
  * greedy's schedule in as a warm start and horizon bound). Pipeline: topo → ten → milp.
  *
- * Formulation (milp/solve.c has the details): time is cut into steps of step_ps, by
- * default the time one chunk takes on the fastest link the model uses (a link of
- * bandwidth B carries a chunk in ceil(xfer/step) steps; a hop's latency is added and the
- * sum rounded up to whole steps, so the discrete model is exact when every link has the
- * same bandwidth and latency is a multiple of the step, e.g. 0, and pessimistic
- * otherwise). A binary x[c,e,t] says chunk c starts over "virtual link" e at step t,
+ * Formulation (milp/solve.c has the details): time is cut into steps of step_ps, the
+ * time one chunk takes on the fastest link the model uses divided by a resolution of 1
+ * to 16 (a link carries a chunk in ceil(xfer/step) steps; a hop's latency is added and
+ * the sum rounded up to whole steps, so the discrete model is exact when every link has
+ * the same bandwidth and the latency is a multiple of the step, e.g. 0, and slightly
+ * pessimistic otherwise: "optimal" is proven for the discrete model). A binary x[c,e,t] says chunk c starts over "virtual link" e at step t,
  * where e is an NPU pair joined by a direct link or by a route whose intermediate nodes
  * are all switches (NPU → switch → NPU: nothing is stored at a switch, every hop's
  * link is reserved at its own offset). A node sends c only once it holds it; every NPU
@@ -42,7 +42,9 @@ typedef struct milp_opts {
   const char *log_path;     /* GLPK's terminal output goes here (NULL: discarded) */
   bool verbose;             /* GLPK output to stderr instead */
   uint32_t steps_per_xfer;  /* time resolution: steps per chunk transfer on the fastest
-                               link (0 = 1). Higher is more exact with latency, slower. */
+                               link, 1..16; 0 = automatic: the smallest of 1..4 whose
+                               rounding overestimates no hop by more than 5%, else the
+                               most accurate of them. Finer is more exact, slower. */
 } milp_opts_t;
 
 typedef struct milp_result {

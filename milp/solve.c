@@ -315,6 +315,7 @@ static int guarded(ctx_t *cx, const model_t *m, double limit_s, int *sret, int *
   glp_init_smcp(&sp);
   sp.msg_lev = msg;
   sp.tm_lim = ms_of(limit_s);
+  sp.meth = GLP_DUALP; /* far faster than primal on these degenerate relaxations */
   *sret = glp_simplex(cx->P, &sp);
   *mret = -1;
   if (*sret == 0 && glp_get_status(cx->P) == GLP_OPT) {

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "algo/algo.h"
+#include "greedy/greedy.h"
 #include "milp/milp.h"
+#include "sim/sim.h"
 #include "ten/ten.h"
 #include "topo/topo.h"
 
@@ -100,6 +102,53 @@ static uint64_t check_schedule(const topo_t *t, const schedule_t *s) {
   return s->time_ps;
 }
 
+/* True when st is a link placeholder of a module not merged yet (the check is skipped). */
+static bool placeholder(tn_status_t st, const tn_err_t *e) {
+  return st == TN_INTERNAL && strstr(e->msg, "not implemented") != NULL;
+}
+
+/* Once lowering, verifier and simulator are merged: the schedule lowers to an All-Gather
+ * that verifies and simulates to exactly s->time_ps; Reduce-Scatter and All-Reduce lower
+ * and verify too. */
+static void check_pipeline(const topo_t *t, const schedule_t *s) {
+  const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE};
+  for (size_t i = 0; i < 3; i++) {
+    algo_t *a = NULL;
+    tn_err_t e = {0};
+    tn_status_t st = algo_from_schedule(s, colls[i], "milp", &a, &e);
+    if (placeholder(st, &e)) return;
+    if (st != TN_OK) fail_msg("lowering %s: %s", tn_coll_name(colls[i]), e.msg);
+    algo_verify_report_t rep;
+    st = algo_verify(a, t, &rep, &e);
+    if (!placeholder(st, &e) && st != TN_OK)
+      fail_msg("verify %s: %s", tn_coll_name(colls[i]), e.msg);
+    if (colls[i] == TN_ALLGATHER) {
+      sim_opts_t so = {0};
+      sim_result_t res = {0};
+      st = sim_run(t, a, &so, &res, &e);
+      if (!placeholder(st, &e)) {
+        if (st != TN_OK) fail_msg("sim: %s", e.msg);
+        assert_int_equal(res.time_ps, s->time_ps);
+        sim_result_free(&res);
+      }
+    }
+    algo_free(a);
+  }
+}
+
+/* Once the greedy is merged: its time on t (0 while it is a placeholder). */
+static uint64_t greedy_time(const topo_t *t, uint64_t size, uint32_t k) {
+  greedy_opts_t g = {1, k};
+  schedule_t s;
+  tn_err_t e = {0};
+  tn_status_t st = greedy_run(t, size, &g, &s, &e);
+  uint64_t time = s.time_ps;
+  schedule_free(&s);
+  if (placeholder(st, &e)) return 0;
+  if (st != TN_OK) fail_msg("greedy: %s", e.msg);
+  return time;
+}
+
 static tn_status_t solve(const topo_t *t, uint64_t size, uint32_t k, double limit,
                          const schedule_t *warm, schedule_t *s, milp_result_t *res) {
   milp_opts_t o;
@@ -126,6 +175,9 @@ static void expect_optimal(const char *kind, const char *dims, uint32_t k, uint3
   assert_true(res.gap == 0.0);
   assert_int_equal(check_schedule(t, &s), res.objective_ps);
   assert_int_equal(s.time_ps, res.objective_ps);
+  uint64_t g = greedy_time(t, size, k);
+  if (g) assert_true(s.time_ps <= g);
+  check_pipeline(t, &s);
   schedule_free(&s);
   topo_free(t);
 }
@@ -196,6 +248,9 @@ static void milp_with_latency_replays_no_slower_than_its_objective(void **st) {
   assert_int_equal(res.status, MILP_OPTIMAL);
   assert_int_equal(check_schedule(t, &s), s.time_ps);
   assert_true(s.time_ps <= res.objective_ps);
+  uint64_t g = greedy_time(t, 4 * 65536, 1);
+  if (g) assert_true(s.time_ps <= g);
+  check_pipeline(t, &s);
   schedule_free(&s);
   topo_free(t);
 }
@@ -215,8 +270,37 @@ static void milp_handles_heterogeneous_links(void **st) {
   assert_int_equal(check_schedule(t, &s), s.time_ps);
   assert_true(s.time_ps <= res.objective_ps);
   assert_true(res.steps <= res.horizon);
+  check_pipeline(t, &s);
   schedule_free(&s);
   topo_free(t);
+}
+
+/* The greedy's plan as warm start (as the CLI passes it): never worse than it. */
+static void milp_takes_the_greedy_as_warm_start(void **st) {
+  (void)st;
+  const char *fabrics[][2] = {{"torus", "4x4"}, {"mesh", "2x4"}, {"switch", "4"}};
+  for (size_t i = 0; i < 3; i++) {
+    topo_t *t = gen(fabrics[i][0], fabrics[i][1], 500.0);
+    uint64_t size = (uint64_t)t->npus * 2 * 65536;
+    greedy_opts_t go = {1, 2};
+    schedule_t g, s;
+    tn_err_t e = {0};
+    tn_status_t rc = greedy_run(t, size, &go, &g, &e);
+    if (placeholder(rc, &e)) {
+      schedule_free(&g);
+      topo_free(t);
+      return;
+    }
+    TU_OK(rc);
+    milp_result_t res;
+    TU_OK(solve(t, size, 2, 5.0, &g, &s, &res));
+    assert_true(s.time_ps <= g.time_ps);
+    assert_int_equal(check_schedule(t, &s), s.time_ps);
+    check_pipeline(t, &s);
+    schedule_free(&g);
+    schedule_free(&s);
+    topo_free(t);
+  }
 }
 
 static void milp_rejects_zero_chunks(void **st) {
@@ -289,6 +373,7 @@ int main(void) {
       cmocka_unit_test(milp_is_never_worse_than_its_warm_start),
       cmocka_unit_test(milp_with_latency_replays_no_slower_than_its_objective),
       cmocka_unit_test(milp_handles_heterogeneous_links),
+      cmocka_unit_test(milp_takes_the_greedy_as_warm_start),
       cmocka_unit_test(milp_rejects_zero_chunks),
       cmocka_unit_test(milp_rejects_fabric_above_the_cap),
       cmocka_unit_test(milp_rejects_bad_size_time_limit_and_warm_start),
