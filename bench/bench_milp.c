@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
         return 1;
       }
       schedule_t g, m;
-      greedy_opts_t go = {1, k};
+      greedy_opts_t go = {.seed = 1, .chunks_per_npu = k};
       tn_err_t gerr = {0};
       bool have_g = greedy_run(t, size, &go, &g, &gerr) == TN_OK;
       milp_opts_t o;

@@ -255,8 +255,8 @@ static void load(ctx_t *cx, const model_t *m) {
   glp_set_prob_name(P, "tenet_allgather");
   glp_set_obj_dir(P, GLP_MIN);
   glp_add_cols(P, m->ncols);
-  glp_set_col_bnds(P, 1, GLP_DB, (double)f->lb_steps, (double)m->H);
-  if (f->lb_steps == m->H) glp_set_col_bnds(P, 1, GLP_FX, (double)m->H, (double)m->H);
+  glp_set_col_bnds(P, 1, f->lb_steps < m->H ? GLP_DB : GLP_FX, (double)f->lb_steps,
+                   (double)m->H);
   glp_set_obj_coef(P, 1, 1.0);
   double w = 0.25 / ((double)m->nc * (f->npus - 1) * (m->H + MILP_MAX_HOPS));
   for (uint32_t c = 0; c < m->nc; c++)
