@@ -287,8 +287,14 @@ tn_status_t milp_i_fab_build(const topo_t *t, uint64_t size_bytes, uint32_t k,
   tn_status_t st = collect_vlinks(t, f, err);
   if (st == TN_OK) {
     discretise(t, f, steps_per_xfer);
-    st = build_index(f, err);
+    for (uint32_t i = 0; i < f->nvl && st == TN_OK; i++)
+      if (f->vl[i].arrive > MILP_MAX_STEPS / 4)
+        st = tn_err_set(err, TN_LIMIT, "one transfer %u -> %u takes %u time steps of %llu ps "
+                        "(links differ too much in speed for the time-indexed model, cap %u)",
+                        f->vl[i].src, f->vl[i].dst, f->vl[i].arrive,
+                        (unsigned long long)f->step_ps, MILP_MAX_STEPS / 4);
   }
+  if (st == TN_OK) st = build_index(f, err);
   if (st == TN_OK) st = distances(f, err);
   if (st == TN_OK) st = symmetry(t, f, err);
   if (st != TN_OK) {

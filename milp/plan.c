@@ -43,7 +43,7 @@ typedef struct occ {
 
 static tn_status_t occ_need(occ_t *o, uint32_t steps, tn_err_t *err) {
   if (steps <= o->cap) return TN_OK;
-  if (steps > MILP_MAX_STEPS + 2 * MILP_MAX_HOPS * 64u)
+  if (steps > 2 * MILP_MAX_STEPS) /* a start below the cap plus one transfer's span */
     return tn_err_set(err, TN_LIMIT, "the schedule needs more than %u time steps",
                       MILP_MAX_STEPS);
   uint32_t ncap = o->cap ? o->cap : 64;

@@ -328,6 +328,19 @@ static void milp_rejects_fabric_above_the_cap(void **st) {
   topo_free(t);
 }
 
+static void milp_rejects_links_too_different_in_speed(void **st) {
+  (void)st;
+  topo_link_t l[] = {{0, 1, 1000, 0, 0}, {1, 0, 1000, 0, 0}, {1, 2, 0.1, 0, 0}, {2, 1, 0.1, 0, 0}};
+  topo_t *t = NULL;
+  TU_OK(topo_create("skewed-3", 3, 0, l, 4, &t, &tu_err_));
+  schedule_t s;
+  milp_result_t res;
+  assert_int_equal(solve(t, 3 * 65536, 1, 5.0, NULL, &s, &res), TN_LIMIT);
+  assert_non_null(strstr(tu_err_.msg, "1 -> 2"));
+  schedule_free(&s);
+  topo_free(t);
+}
+
 static void milp_rejects_bad_size_time_limit_and_warm_start(void **st) {
   (void)st;
   topo_t *t = gen("ring", "4", 0.0);
@@ -415,6 +428,7 @@ int main(void) {
       cmocka_unit_test(milp_takes_the_greedy_as_warm_start),
       cmocka_unit_test(milp_rejects_zero_chunks),
       cmocka_unit_test(milp_rejects_fabric_above_the_cap),
+      cmocka_unit_test(milp_rejects_links_too_different_in_speed),
       cmocka_unit_test(milp_rejects_bad_size_time_limit_and_warm_start),
       cmocka_unit_test(milp_writes_glpk_output_to_its_log),
       cmocka_unit_test(milp_rejects_an_unwritable_log),
