@@ -71,8 +71,10 @@ tn_status_t algo_add(algo_t *a, uint32_t rank, const algo_node_t *node, const ui
   tn_status_t st = tn_vec_reserve(&R->deps, R->deps.len + n.ndeps, err);
   if (st == TN_OK) st = tn_vec_reserve(&R->chunks, R->chunks.len + n.nchunks, err);
   if (st != TN_OK) return st;
-  if (n.ndeps) memcpy((uint32_t *)R->deps.data + R->deps.len, deps, n.ndeps * sizeof *deps);
-  if (n.nchunks)
+  /* The NULL tests let GCC -O2 see that inlined calls with NULL lists never copy. */
+  if (n.ndeps && deps)
+    memcpy((uint32_t *)R->deps.data + R->deps.len, deps, n.ndeps * sizeof *deps);
+  if (n.nchunks && chunks)
     memcpy((uint32_t *)R->chunks.data + R->chunks.len, chunks, n.nchunks * sizeof *chunks);
   if ((st = tn_vec_push(&R->nodes, &n, err)) != TN_OK) return st;
   R->deps.len += n.ndeps;

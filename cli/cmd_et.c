@@ -1,9 +1,87 @@
-/* cli/cmd_et.c — `tenet et` (not finished: not listed in --help). */
+/* cli/cmd_et.c — `tenet et`: look inside a Chakra ET set (any producer's): `dump` prints it
+ * as one JSON object, `dot` draws one rank's DAG in Graphviz DOT. */
 #include "cli/cli.h"
 
+#include <string.h>
+
+#include "emit/emit.h"
+
+static const char help[] =
+    "usage: tenet et dump PREFIX [-o FILE]\n"
+    "       tenet et dot PREFIX --rank R [-o FILE]\n"
+    "\n"
+    "Reads the Chakra ET set PREFIX.0.et, PREFIX.1.et, ... (ranks up to the first missing\n"
+    "file; any producer's files, gzip accepted) and prints:\n"
+    "  dump   the whole set as one JSON object: producer, npus, collective, chunks_per_npu,\n"
+    "         size_bytes (null when the files do not say), nodes, messages, and per rank its\n"
+    "         nodes (id, type, peer, tag, bytes, reduce, duration_us, deps, chunks)\n"
+    "  dot    one rank's DAG in Graphviz DOT (render with: dot -Tsvg FILE -o FILE.svg)\n"
+    "\n"
+    "  -r, --rank R     the rank to draw (dot only)\n"
+    "  -o, --out FILE   write to FILE (all or nothing; its directory is created) instead\n"
+    "                   of stdout\n"
+    "  -h, --help       this help\n";
+
+typedef struct et_args {
+  const char *rank, *out;
+  bool help;
+} et_args_t;
+
+static tn_status_t run(const char *sub, const char *prefix, const et_args_t *a, tn_err_t *err) {
+  bool dot = strcmp(sub, "dot") == 0;
+  uint64_t rank = 0;
+  tn_status_t st = TN_OK;
+  if (dot && a->rank == NULL)
+    return tn_err_set(err, TN_INVAL, "'et dot' needs --rank R (see 'tenet et --help')");
+  if (!dot && a->rank)
+    return tn_err_set(err, TN_INVAL, "--rank applies to 'et dot' only");
+  if (dot && (st = tn_parse_u64(a->rank, 0, TOPO_MAX_NPUS - 1, "--rank", &rank, err)) != TN_OK)
+    return st;
+  algo_t *set = NULL;
+  if ((st = emit_chakra_read(prefix, 0, &set, err)) != TN_OK) return st;
+  tn_outfile_t of = {0};
+  FILE *f = stdout;
+  if (a->out) {
+    if ((st = tn_mkdir_parents(a->out, err)) != TN_OK ||
+        (st = tn_outfile_open(&of, a->out, err)) != TN_OK)
+      goto done;
+    f = of.f;
+  }
+  st = dot ? emit_dot(set, (uint32_t)rank, f, err) : emit_json_dump(set, f, err);
+  if (a->out) {
+    if (st == TN_OK) st = tn_outfile_commit(&of, err);
+    else tn_outfile_abort(&of);
+  }
+done:
+  algo_free(set);
+  return st;
+}
+
 int cmd_et(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "tenet et: not implemented yet\n");
-  return 3;
+  et_args_t a = {0};
+  tn_err_t err = {0};
+  if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    fputs(help, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 1 : 0;
+  }
+  const char *sub = argv[1];
+  if (strcmp(sub, "dump") != 0 && strcmp(sub, "dot") != 0)
+    return cli_usage("et", "unknown subcommand '%s' (dump or dot)", sub);
+  const cli_opt_t opts[] = {
+      {"rank", 'r', &a.rank, NULL},
+      {"out", 'o', &a.out, NULL},
+      {"help", 'h', NULL, &a.help},
+  };
+  const char *pos[1] = {NULL};
+  size_t npos = 0;
+  if (cli_parse(argc - 1, argv + 1, opts, sizeof opts / sizeof opts[0], pos, 1, &npos, &err) !=
+      TN_OK)
+    return cli_report("et", &err);
+  if (a.help) {
+    fputs(help, stdout);
+    return 0;
+  }
+  if (npos != 1) return cli_usage("et", "'et %s' needs the set's PREFIX", sub);
+  if (run(sub, pos[0], &a, &err) != TN_OK) return cli_report("et", &err);
+  return 0;
 }

@@ -1,9 +1,483 @@
-/* cli/cmd_topo.c — `tenet topo` (not finished: not listed in --help). */
+/* cli/cmd_topo.c — `tenet topo gen|info|list|draw`: generate fabric files, summarise a
+ * fabric (igraph analysis), list the shipped fabrics and draw one with graphviz. The user's
+ * entry to topo/, the first stage of the pipeline. */
 #include "cli/cli.h"
 
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <graphviz/gvc.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_BW_GBPS 50.0
+#define DEFAULT_LAT_NS 500.0
+
+static const char topo_help[] =
+    "usage: tenet topo SUBCOMMAND ...\n\n"
+    "  gen KIND DIMS -o FILE   write a generated fabric as a topology JSON file\n"
+    "  info TOPO [--json]      summarise a fabric (connectivity, diameter, degrees, bandwidth)\n"
+    "  list [--json]           the shipped fabrics with their descriptions\n"
+    "  draw TOPO -o FILE       draw a fabric as SVG or PNG (graphviz)\n\n"
+    "TOPO is a topology file (.json, or an ASTRA-sim network .yml/.yaml) or a shipped name\n"
+    "such as mesh-8x8. 'tenet topo SUBCOMMAND --help' for details.\n";
+
+static const char gen_help[] =
+    "usage: tenet topo gen KIND DIMS [--bandwidth GBPS] [--latency NS] [--explicit]\n"
+    "                      [--unidirectional] [--name NAME] [--description TEXT] -o FILE\n\n"
+    "Writes a generated fabric as a topology JSON file (ARCHITECTURE.md section 4).\n"
+    "  KIND   ring, fc (fully connected), switch (star), mesh, torus or hypercube\n"
+    "  DIMS   8 for ring, fc and switch; 8x8 or 4x4x4 for mesh and torus; the NPU count\n"
+    "         (a power of two) for hypercube\n"
+    "  --bandwidth GBPS   every link's bandwidth per direction, GB/s = 2^30 B/s (default 50)\n"
+    "  --latency NS       every link's latency in ns (default 500)\n"
+    "  --explicit         write every link instead of the compact generator form\n"
+    "  --unidirectional   ring only: links i -> i+1 only\n"
+    "  --name NAME        the fabric's name (default KIND-DIMS)\n"
+    "  --description TEXT what the fabric models (default: how it was generated)\n"
+    "  -o, --output FILE  the JSON file to write (written completely or not at all)\n";
+
+static const char info_help[] =
+    "usage: tenet topo info TOPO [--json]\n\n"
+    "Summarises a fabric: NPUs, switches, directed links, whether every NPU reaches every\n"
+    "NPU, the diameter in hops over NPU pairs (hops through switches count), in/out degree\n"
+    "and ingress/egress bandwidth (GB/s) over the NPUs.\n"
+    "  --json   print one JSON object with the keys name, description, npus, switches,\n"
+    "           links, connected, diameter (null when disconnected), min_in_degree,\n"
+    "           max_in_degree, min_out_degree, max_out_degree, min_ingress_GBps,\n"
+    "           max_ingress_GBps, min_egress_GBps, max_egress_GBps\n";
+
+static const char list_help[] =
+    "usage: tenet topo list [--json]\n\n"
+    "Lists the shipped fabrics (the names that -t accepts) with their NPU counts and\n"
+    "descriptions. The folder is TENET_TOPOLOGIES when set.\n"
+    "  --json   print {\"topologies\": [{\"name\", \"npus\", \"description\"}, ...]}\n";
+
+static const char draw_help[] =
+    "usage: tenet topo draw TOPO -o FILE.svg|FILE.png [--layout neato|dot]\n\n"
+    "Draws a fabric with graphviz: NPUs as circles, switches as boxes, each link labelled\n"
+    "with its bandwidth in GB/s; a pair of links with equal figures is drawn once without\n"
+    "arrows. The format follows the file's extension.\n"
+    "  --layout neato|dot   graphviz layout engine (default neato)\n"
+    "  -o, --output FILE    the picture to write (written completely or not at all)\n";
+
+/* ---- gen ------------------------------------------------------------------ */
+
+static int topo_gen_cmd(int argc, char **argv) {
+  const char *bw_s = NULL, *lat_s = NULL, *out = NULL, *name = NULL, *desc = NULL;
+  bool help = false, explicit_links = false, unidir = false;
+  const cli_opt_t opts[] = {
+      {"bandwidth", 0, &bw_s, NULL},   {"latency", 0, &lat_s, NULL},
+      {"output", 'o', &out, NULL},     {"name", 0, &name, NULL},
+      {"description", 0, &desc, NULL}, {"explicit", 0, NULL, &explicit_links},
+      {"unidirectional", 0, NULL, &unidir}, {"help", 'h', NULL, &help}};
+  const char *pos[2];
+  size_t npos = 0;
+  tn_err_t err = {0};
+  if (cli_parse(argc, argv, opts, sizeof opts / sizeof *opts, pos, 2, &npos, &err) != TN_OK)
+    return cli_usage("topo gen", "%s", err.msg);
+  if (help) {
+    fputs(gen_help, stdout);
+    return 0;
+  }
+  if (npos < 2) return cli_usage("topo gen", "needs KIND and DIMS (e.g. 'mesh 8x8')");
+  if (out == NULL) return cli_usage("topo gen", "needs -o FILE");
+  double bw = DEFAULT_BW_GBPS, lat = DEFAULT_LAT_NS;
+  if (bw_s && tn_parse_double(bw_s, 0, TOPO_MAX_BANDWIDTH_GBPS, "--bandwidth", &bw, &err) != TN_OK)
+    return cli_usage("topo gen", "%s", err.msg);
+  if (bw_s && !(bw > 0))
+    return cli_usage("topo gen", "--bandwidth must be > 0 GB/s, not %s", bw_s);
+  if (lat_s && tn_parse_double(lat_s, 0, TOPO_MAX_LATENCY_NS, "--latency", &lat, &err) != TN_OK)
+    return cli_usage("topo gen", "%s", err.msg);
+  if (unidir && strcmp(pos[0], "ring") != 0)
+    return cli_usage("topo gen", "--unidirectional applies to a ring only, not a %s", pos[0]);
+  topo_t *t = NULL, *u = NULL;
+  tn_status_t st = topo_gen_kind(pos[0], pos[1], bw, lat, &t, &err);
+  if (st == TN_OK && unidir) {
+    topo_dim_t dims[TOPO_MAX_DIMS];
+    memcpy(dims, t->dims, sizeof dims);
+    dims[0].unidirectional = true;
+    if ((st = topo_gen(t->name, dims, t->ndims, &u, &err)) == TN_OK) {
+      topo_free(t);
+      t = u;
+    }
+  }
+  if (st == TN_OK && name) {
+    char *copy = NULL;
+    if ((st = tn_strdup(name, &copy, &err)) == TN_OK) free(t->name), t->name = copy;
+  }
+  char auto_desc[256];
+  if (st == TN_OK && desc == NULL) {
+    snprintf(auto_desc, sizeof auto_desc,
+             "%s%s %s made by 'tenet topo gen' (%g GB/s and %g ns per link and direction)",
+             unidir ? "unidirectional " : "", pos[0], pos[1], bw, lat);
+    desc = auto_desc;
+  }
+  if (st == TN_OK) {
+    char *copy = NULL;
+    if ((st = tn_strdup(desc, &copy, &err)) == TN_OK) free(t->description), t->description = copy;
+  }
+  if (st == TN_OK) st = topo_save(t, out, explicit_links, &err);
+  if (st == TN_OK)
+    printf("wrote %s: %u NPUs, %u switches, %u links\n", out, t->npus, t->switches, t->nlinks);
+  topo_free(t);
+  if (st != TN_OK) {
+    /* A bad KIND or DIMS is a usage error (exit 1) like any other bad argument. */
+    if (err.status == TN_LIMIT) err.status = TN_INVAL;
+    return cli_report("topo gen", &err);
+  }
+  return 0;
+}
+
+/* ---- info ----------------------------------------------------------------- */
+
+static const char *kind_str(topo_dim_kind_t k) {
+  switch (k) {
+  case TOPO_DIM_RING: return "ring";
+  case TOPO_DIM_LINE: return "line";
+  case TOPO_DIM_FC: return "fc";
+  case TOPO_DIM_SWITCH: return "switch";
+  }
+  return "?";
+}
+
+static void print_info(const topo_t *t, const topo_info_t *in) {
+  printf("%-12s %s\n", "name", t->name);
+  if (t->description[0]) printf("%-12s %s\n", "description", t->description);
+  printf("%-12s ", "shape");
+  if (t->ndims == 0) printf("explicit links (shortest-path routes, lowest id first)\n");
+  for (uint32_t d = 0; d < t->ndims; d++) {
+    const topo_dim_t *dm = &t->dims[d];
+    printf("%s%s%s %u (%g GB/s, %g ns)", d ? " x " : "", dm->unidirectional ? "uni-" : "",
+           kind_str(dm->kind), dm->size, dm->bandwidth_GBps, dm->latency_ns);
+  }
+  if (t->ndims) printf("\n");
+  printf("%-12s %u\n", "NPUs", in->npus);
+  printf("%-12s %u\n", "switches", in->switches);
+  printf("%-12s %u directed\n", "links", in->links);
+  printf("%-12s %s\n", "connected", in->connected ? "yes" : "no (some NPU cannot reach another)");
+  if (in->connected) printf("%-12s %u hops over NPU pairs\n", "diameter", in->diameter);
+  else printf("%-12s - (disconnected)\n", "diameter");
+  printf("%-12s %u .. %u (over NPUs)\n", "in-degree", in->min_in_degree, in->max_in_degree);
+  printf("%-12s %u .. %u\n", "out-degree", in->min_out_degree, in->max_out_degree);
+  printf("%-12s %g .. %g GB/s per NPU\n", "ingress", in->min_ingress_GBps, in->max_ingress_GBps);
+  printf("%-12s %g .. %g GB/s per NPU\n", "egress", in->min_egress_GBps, in->max_egress_GBps);
+}
+
+static int print_info_json(const topo_t *t, const topo_info_t *in) {
+  cJSON *o = cJSON_CreateObject();
+  if (o == NULL) return 3;
+  cJSON_AddStringToObject(o, "name", t->name);
+  cJSON_AddStringToObject(o, "description", t->description);
+  cJSON_AddNumberToObject(o, "npus", in->npus);
+  cJSON_AddNumberToObject(o, "switches", in->switches);
+  cJSON_AddNumberToObject(o, "links", in->links);
+  cJSON_AddBoolToObject(o, "connected", in->connected);
+  if (in->connected) cJSON_AddNumberToObject(o, "diameter", in->diameter);
+  else cJSON_AddNullToObject(o, "diameter");
+  cJSON_AddNumberToObject(o, "min_in_degree", in->min_in_degree);
+  cJSON_AddNumberToObject(o, "max_in_degree", in->max_in_degree);
+  cJSON_AddNumberToObject(o, "min_out_degree", in->min_out_degree);
+  cJSON_AddNumberToObject(o, "max_out_degree", in->max_out_degree);
+  cJSON_AddNumberToObject(o, "min_ingress_GBps", in->min_ingress_GBps);
+  cJSON_AddNumberToObject(o, "max_ingress_GBps", in->max_ingress_GBps);
+  cJSON_AddNumberToObject(o, "min_egress_GBps", in->min_egress_GBps);
+  cJSON_AddNumberToObject(o, "max_egress_GBps", in->max_egress_GBps);
+  char *s = cJSON_Print(o);
+  cJSON_Delete(o);
+  if (s == NULL) return 3;
+  printf("%s\n", s);
+  free(s);
+  return 0;
+}
+
+static int topo_info_cmd(int argc, char **argv) {
+  bool help = false, json = false;
+  const cli_opt_t opts[] = {{"json", 0, NULL, &json}, {"help", 'h', NULL, &help}};
+  const char *pos[1];
+  size_t npos = 0;
+  tn_err_t err = {0};
+  if (cli_parse(argc, argv, opts, 2, pos, 1, &npos, &err) != TN_OK)
+    return cli_usage("topo info", "%s", err.msg);
+  if (help) {
+    fputs(info_help, stdout);
+    return 0;
+  }
+  if (npos < 1) return cli_usage("topo info", "needs a TOPO (a file or a shipped name)");
+  topo_t *t = NULL;
+  topo_info_t in;
+  if (cli_load_topo(pos[0], &t, &err) != TN_OK || topo_analyze(t, &in, &err) != TN_OK) {
+    topo_free(t);
+    return cli_report("topo info", &err);
+  }
+  int rc = 0;
+  if (json) rc = print_info_json(t, &in);
+  else print_info(t, &in);
+  topo_free(t);
+  return rc;
+}
+
+/* ---- list ------------------------------------------------------------------- */
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The shipped names (file names without .json), sorted. Caller frees each and the array. */
+static tn_status_t shipped_names(const char *dir, char ***out, size_t *n, tn_err_t *err) {
+  *out = NULL;
+  *n = 0;
+  DIR *d = opendir(dir);
+  if (d == NULL) return tn_err_set(err, TN_IO, "%s: cannot open the topologies folder", dir);
+  tn_vec_t v;
+  tn_vec_init(&v, sizeof(char *));
+  tn_status_t st = TN_OK;
+  struct dirent *e;
+  while (st == TN_OK && (e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (len <= 5 || strcmp(e->d_name + len - 5, ".json") != 0 || e->d_name[0] == '.') continue;
+    char *name = NULL;
+    if ((st = tn_strdup(e->d_name, &name, err)) != TN_OK) break;
+    name[len - 5] = '\0';
+    if ((st = tn_vec_push(&v, &name, err)) != TN_OK) free(name);
+  }
+  closedir(d);
+  char **names = v.data;
+  if (st != TN_OK) {
+    for (size_t i = 0; i < v.len; i++) free(names[i]);
+    tn_vec_free(&v);
+    return st;
+  }
+  if (v.len) qsort(names, v.len, sizeof *names, cmp_str);
+  *out = names;
+  *n = v.len;
+  return TN_OK;
+}
+
+static int topo_list_cmd(int argc, char **argv) {
+  bool help = false, json = false;
+  const cli_opt_t opts[] = {{"json", 0, NULL, &json}, {"help", 'h', NULL, &help}};
+  const char *pos[1];
+  size_t npos = 0;
+  tn_err_t err = {0};
+  if (cli_parse(argc, argv, opts, 2, pos, 0, &npos, &err) != TN_OK)
+    return cli_usage("topo list", "%s", err.msg);
+  if (help) {
+    fputs(list_help, stdout);
+    return 0;
+  }
+  const char *dir = cli_topology_dir();
+  char **names = NULL;
+  size_t n = 0;
+  if (shipped_names(dir, &names, &n, &err) != TN_OK) return cli_report("topo list", &err);
+  /* Load every file first: a broken shipped file is an error, reported before output. */
+  topo_t **ts = NULL;
+  tn_status_t st = tn_calloc(n ? n : 1, sizeof *ts, &ts, &err);
+  size_t width = 4;
+  for (size_t i = 0; st == TN_OK && i < n; i++) {
+    size_t len = strlen(dir) + strlen(names[i]) + 7;
+    char *path = NULL;
+    if ((st = tn_calloc(len, 1, &path, &err)) != TN_OK) break;
+    snprintf(path, len, "%s/%s.json", dir, names[i]);
+    st = topo_load(path, &ts[i], &err);
+    free(path);
+    if (strlen(names[i]) > width) width = strlen(names[i]);
+  }
+  int rc = 0;
+  if (st != TN_OK) {
+    rc = cli_report("topo list", &err);
+  } else if (json) {
+    cJSON *o = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(o, "topologies");
+    for (size_t i = 0; i < n && arr; i++) {
+      cJSON *r = cJSON_CreateObject();
+      cJSON_AddStringToObject(r, "name", names[i]);
+      cJSON_AddNumberToObject(r, "npus", ts[i]->npus);
+      cJSON_AddNumberToObject(r, "switches", ts[i]->switches);
+      cJSON_AddStringToObject(r, "description", ts[i]->description);
+      cJSON_AddItemToArray(arr, r);
+    }
+    char *s = cJSON_Print(o);
+    if (s) printf("%s\n", s);
+    else rc = 3;
+    free(s);
+    cJSON_Delete(o);
+  } else {
+    printf("%-*s %5s  %s\n", (int)width, "name", "NPUs", "description");
+    for (size_t i = 0; i < n; i++)
+      printf("%-*s %5u  %s\n", (int)width, names[i], ts[i]->npus, ts[i]->description);
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (ts) topo_free(ts[i]);
+    free(names[i]);
+  }
+  free(ts);
+  free(names);
+  return rc;
+}
+
+/* ---- draw ------------------------------------------------------------------- */
+
+/* graphviz reports problems through this hook instead of printing them; the last one is
+ * kept for our one-line error. */
+static char gv_last_error[256];
+static int gv_error_hook(char *msg) {
+  snprintf(gv_last_error, sizeof gv_last_error, "%s", msg);
+  size_t n = strlen(gv_last_error);
+  while (n && (gv_last_error[n - 1] == '\n' || gv_last_error[n - 1] == ' '))
+    gv_last_error[--n] = '\0';
+  return 0;
+}
+
+/* graphviz takes non-const strings: copy the attribute name and value. */
+static void gv_set(void *obj, const char *key, const char *val) {
+  char k[32], v[128], none[1] = "";
+  snprintf(k, sizeof k, "%s", key);
+  snprintf(v, sizeof v, "%s", val);
+  agsafeset(obj, k, v, none);
+}
+
+static Agnode_t *gv_node(Agraph_t *g, const topo_t *t, uint32_t id) {
+  char name[32];
+  snprintf(name, sizeof name, "n%u", id);
+  Agnode_t *n = agnode(g, name, 1);
+  if (n == NULL) return NULL;
+  if (id < t->npus) {
+    snprintf(name, sizeof name, "%u", id);
+    gv_set(n, "shape", "circle");
+  } else {
+    snprintf(name, sizeof name, "S%u", id - t->npus);
+    gv_set(n, "shape", "box");
+    gv_set(n, "style", "filled");
+    gv_set(n, "fillcolor", "lightgrey");
+  }
+  gv_set(n, "label", name);
+  gv_set(n, "fontsize", "10");
+  gv_set(n, "fixedsize", "true");
+  gv_set(n, "width", id < t->npus ? "0.4" : "0.5");
+  gv_set(n, "height", "0.4");
+  return n;
+}
+
+/* Builds the graph: nodes in id order, then one edge per link, or per pair of links with
+ * the same figures (drawn without arrows). */
+static Agraph_t *build_gv(const topo_t *t) {
+  char gname[] = "fabric";
+  Agraph_t *g = agopen(gname, Agdirected, NULL);
+  if (g == NULL) return NULL;
+  char title[160];
+  snprintf(title, sizeof title, "%s (link labels: GB/s)", t->name);
+  gv_set(g, "overlap", "false");
+  gv_set(g, "fontsize", "10");
+  gv_set(g, "label", title);
+  for (uint32_t v = 0; v < topo_nodes(t); v++)
+    if (gv_node(g, t, v) == NULL) goto fail;
+  for (uint32_t i = 0; i < t->nlinks; i++) {
+    const topo_link_t *l = &t->links[i];
+    uint32_t r = topo_find_link(t, l->dst, l->src);
+    bool pair = r != TOPO_NO_LINK && t->links[r].bandwidth_GBps == l->bandwidth_GBps &&
+                t->links[r].latency_ps == l->latency_ps;
+    if (pair && l->src > l->dst) continue;
+    Agnode_t *a = gv_node(g, t, l->src), *b = gv_node(g, t, l->dst);
+    Agedge_t *e = a && b ? agedge(g, a, b, NULL, 1) : NULL;
+    if (e == NULL) goto fail;
+    char label[32];
+    snprintf(label, sizeof label, "%g", l->bandwidth_GBps);
+    gv_set(e, "label", label);
+    gv_set(e, "fontsize", "8");
+    if (pair) gv_set(e, "dir", "none");
+  }
+  return g;
+fail:
+  agclose(g);
+  return NULL;
+}
+
+static const char *ext_of(const char *path) {
+  const char *dot = strrchr(path, '.');
+  return dot && !strchr(dot, '/') ? dot + 1 : "";
+}
+
+static int topo_draw_cmd(int argc, char **argv) {
+  const char *out = NULL, *layout = "neato";
+  bool help = false;
+  const cli_opt_t opts[] = {{"output", 'o', &out, NULL},
+                            {"layout", 0, &layout, NULL},
+                            {"help", 'h', NULL, &help}};
+  const char *pos[1];
+  size_t npos = 0;
+  tn_err_t err = {0};
+  if (cli_parse(argc, argv, opts, 3, pos, 1, &npos, &err) != TN_OK)
+    return cli_usage("topo draw", "%s", err.msg);
+  if (help) {
+    fputs(draw_help, stdout);
+    return 0;
+  }
+  if (npos < 1) return cli_usage("topo draw", "needs a TOPO (a file or a shipped name)");
+  if (out == NULL) return cli_usage("topo draw", "needs -o FILE.svg or -o FILE.png");
+  const char *fmt = ext_of(out);
+  if (strcmp(fmt, "svg") != 0 && strcmp(fmt, "png") != 0)
+    return cli_usage("topo draw", "%s: the picture must end in .svg or .png", out);
+  if (strcmp(layout, "neato") != 0 && strcmp(layout, "dot") != 0)
+    return cli_usage("topo draw", "--layout must be neato or dot, not '%s'", layout);
+  topo_t *t = NULL;
+  if (cli_load_topo(pos[0], &t, &err) != TN_OK) return cli_report("topo draw", &err);
+  agseterr(AGERR);
+  agseterrf(gv_error_hook);
+  gv_last_error[0] = '\0';
+  GVC_t *gvc = gvContext();
+  Agraph_t *g = gvc ? build_gv(t) : NULL;
+  tn_outfile_t o = {0};
+  int rc = 0;
+  if (g == NULL) {
+    tn_err_set(&err, TN_INTERNAL, "graphviz could not build the graph of %s%s%s", t->name,
+               gv_last_error[0] ? ": " : "", gv_last_error);
+  } else if (gvLayout(gvc, g, layout) != 0) {
+    tn_err_set(&err, TN_INTERNAL, "graphviz layout '%s' failed on %s%s%s", layout, t->name,
+               gv_last_error[0] ? ": " : "", gv_last_error);
+  } else {
+    if (tn_outfile_open(&o, out, &err) == TN_OK) {
+      if (gvRender(gvc, g, fmt, o.f) != 0) {
+        tn_outfile_abort(&o);
+        tn_err_set(&err, TN_INTERNAL, "graphviz cannot render %s%s%s", fmt,
+                   gv_last_error[0] ? ": " : "", gv_last_error);
+      } else if (tn_outfile_commit(&o, &err) == TN_OK) {
+        printf("wrote %s: %u NPUs, %u switches, %u links\n", out, t->npus, t->switches,
+               t->nlinks);
+      }
+    }
+    gvFreeLayout(gvc, g);
+  }
+  if (g) agclose(g);
+  if (gvc) gvFreeContext(gvc);
+  topo_free(t);
+  if (err.status != TN_OK) rc = cli_report("topo draw", &err);
+  return rc;
+}
+
+/* ---- dispatch --------------------------------------------------------------- */
+
 int cmd_topo(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "tenet topo: not implemented yet\n");
-  return 3;
+  static const struct {
+    const char *name;
+    int (*run)(int, char **);
+  } subs[] = {{"gen", topo_gen_cmd},
+              {"info", topo_info_cmd},
+              {"list", topo_list_cmd},
+              {"draw", topo_draw_cmd}};
+  if (argc < 2) return cli_usage("topo", "needs a subcommand: gen, info, list or draw");
+  const char *sub = argv[1];
+  if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0 || strcmp(sub, "help") == 0) {
+    fputs(topo_help, stdout);
+    return 0;
+  }
+  const char *best = NULL;
+  size_t best_d = SIZE_MAX;
+  for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
+    if (strcmp(sub, subs[i].name) == 0) return subs[i].run(argc - 1, argv + 1);
+    size_t d = cli_edit_distance(sub, subs[i].name);
+    if (d < best_d) best_d = d, best = subs[i].name;
+  }
+  if (best && best_d <= 2)
+    return cli_usage("topo", "unknown subcommand '%s' (did you mean '%s'?)", sub, best);
+  return cli_usage("topo", "unknown subcommand '%s' (use gen, info, list or draw)", sub);
 }

@@ -11,8 +11,11 @@ typedef struct command {
 
 /* Only finished subcommands are listed here: --help tells the truth. */
 static const command_t commands[] = {
-    {"topo", cmd_topo, "generate, inspect and draw fabrics (gen, info)"},
+    {"topo", cmd_topo, "generate, inspect, list and draw fabrics (gen, info, list, draw)"},
     {"synth", cmd_synth, "synthesize a collective for a fabric and write Chakra ET files"},
+    {"sim", cmd_sim, "simulate a Chakra ET set on a fabric: time, busbw, bound, busiest links"},
+    {"verify", cmd_verify, "check a Chakra ET set: matching, deadlock, collective semantics"},
+    {"et", cmd_et, "look inside a Chakra ET set (dump as JSON, dot of one rank)"},
 };
 
 static void usage(FILE *f) {

@@ -7,25 +7,75 @@
 #include "common/common.h"
 #include "topo/topo.h"
 
-/* Writes <prefix>.<rank>.et for every rank (all or nothing: on failure no file of the set
- * is left behind). Our chunk bookkeeping goes in extra integer attributes. Deterministic:
- * same algo, same bytes. Creates the prefix's directory. */
+/* ---- Chakra ET ------------------------------------------------------------
+ * What tenet writes (every attribute in the member CHAKRA.md names):
+ *   GlobalMetadata  version "0.0.4"; tenet_npus, tenet_nodes (nodes in this file),
+ *                   tenet_producer (int64 code: 1 greedy, 2 milp, 3 ring, 4 direct, 5 msccl,
+ *                   6 chakra, 0 other; the exact name in the attribute's doc_string) and,
+ *                   when the collective is known, tenet_coll (Chakra CollectiveCommType:
+ *                   ALL_GATHER 2, REDUCE_SCATTER 7, ALL_REDUCE 0), tenet_chunks_per_npu,
+ *                   tenet_size_bytes — all int64_val, the same in every file of a set.
+ *   Node            id = index, name ("send r0->r1 tag 3 chunk 5"), type COMP_NODE /
+ *                   COMM_SEND_NODE / COMM_RECV_NODE, data_deps (ctrl_deps empty),
+ *                   duration_micros on COMP; comm_src (int32; SEND: own rank), comm_dst
+ *                   (int32, SEND only), comm_size (int64), comm_tag (int32), comm_type
+ *                   (int64 = node type) on SEND and RECV; is_cpu_op (bool false) on all;
+ *                   tenet_chunks (int64_list, when the node carries chunks) and
+ *                   tenet_reduce (int32 1, on reduce RECVs only).
+ * What the reader accepts: any producer's files. Unknown attributes are ignored; comm
+ * attributes may use any integer member (a string, float, bool or list is an error);
+ * ctrl_deps count as dependencies like data_deps (duplicates merged); node ids are any
+ * uint64, mapped to indices in ascending id order. Only COMP, SEND and RECV nodes are
+ * accepted: ASTRA-sim never finishes any other type in a collective (METADATA_NODE
+ * included), so a set holding one would hang there. gzip files (magic 1f 8b 08) are
+ * inflated first. tenet_* header attributes, when present, must agree across the set. */
+#define EMIT_CHAKRA_VERSION "0.0.4"
+#define EMIT_CHAKRA_MAX_FILE_BYTES (1u << 30)        /* per file, also once gunzipped */
+#define EMIT_CHAKRA_MAX_NODES (1u << 24)             /* per file */
+#define EMIT_CHAKRA_MAX_CHUNKS_PER_NPU (1u << 20)
+#define EMIT_CHAKRA_MAX_MSG_BYTES (1ull << 50)       /* comm_size */
+#define EMIT_CHAKRA_MAX_DURATION_US 1000000000000ull /* duration_micros: 11.6 days */
+
+/* Writes <prefix>.<rank>.et for every rank (all or nothing: every file goes to a temporary
+ * name first and is renamed only when all are written; on failure no temporary and no
+ * renamed file is left behind). Rank files <prefix>.<npus>.et, … of an earlier, larger set
+ * are removed, so the prefix names exactly this set. Deterministic: same algo, same bytes.
+ * Creates the prefix's directory. Refuses (TN_INVAL, naming rank and node) a rank with no
+ * node (see algo_fill_idle), a dependency out of range or on itself, a peer out of range or
+ * equal to the rank, a tag outside 0..ALGO_MAX_TAG and a size outside
+ * 1..EMIT_CHAKRA_MAX_MSG_BYTES — whatever the reader would reject. TN_IO on file errors.
+ * O(nodes + deps + chunks). */
 tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err);
 
 /* Reads <prefix>.<rank>.et for ranks 0.. until the first missing file (npus == 0) or
- * exactly npus ranks (a missing one is an error). Accepts any producer's files (unknown
- * attributes ignored, gzip accepted), maps node ids to indices in ascending id order,
- * and rejects corrupt, truncated or incomplete sets naming file and node. Caller frees. */
+ * exactly npus ranks (a missing one is an error, and so is a file for rank npus). Accepts
+ * any producer's files (see above), and rejects corrupt, truncated or incomplete sets with
+ * TN_PARSE naming file and node (or record and byte offset): empty files, truncated or
+ * overlong length prefixes, records past the end of file, undecodable records, duplicate
+ * ids, dangling or self dependencies, unsupported node types, a missing required
+ * attribute, non-integer comm attributes, comm_size <= 0, tags outside 0..ALGO_MAX_TAG,
+ * peers negative, >= ranks or equal to the node's rank, chunk ids out of range, a node
+ * count differing from tenet_nodes, headers disagreeing between files. TN_IO for a missing
+ * or unreadable file, TN_LIMIT past the caps above. *out is NULL on failure; caller frees
+ * with algo_free. O(file bytes + nodes log nodes). */
 tn_status_t emit_chakra_read(const char *prefix, uint32_t npus, algo_t **out, tn_err_t *err);
 
-/* Decodes one file's bytes (what names it in messages) into rank r of a (used by the
- * reader and the fuzz target). */
+/* Decodes one file's bytes (plain or gzip; what names it in messages) into rank `rank` of a,
+ * which must still be empty (TN_INVAL otherwise). For rank 0 the file's tenet header sets
+ * a's name and collective; for other ranks it must match a's. Borrows data. On failure the
+ * rank may hold part of the file's nodes: free a. Used by the reader and the fuzz target. */
 tn_status_t emit_chakra_decode(const uint8_t *data, size_t len, const char *what, algo_t *a,
                                uint32_t rank, tn_err_t *err);
 
-/* JSON dump of a set (one object: header and per-rank nodes) to f. */
+/* JSON dump of a set to f: one object {"producer", "npus", "collective", "chunks_per_npu",
+ * "size_bytes" (the last three null when unknown), "nodes", "messages", "ranks": [{"rank",
+ * "nodes": [{"id", "type" ("SEND"/"RECV"/"COMP"), "peer", "tag", "bytes", "reduce" (RECV),
+ * "duration_us" (COMP), "deps": [...], "chunks": [...]}]}]}, one node per line.
+ * TN_IO when writing fails. O(nodes + deps + chunks). */
 tn_status_t emit_json_dump(const algo_t *a, FILE *f, tn_err_t *err);
-/* DOT of one rank's DAG to f. */
+/* DOT (Graphviz) of one rank's DAG to f: a box per node labelled with id, type, peer, tag,
+ * size and chunks (SEND blue, RECV green, COMP yellow), an edge per dependency. TN_INVAL
+ * when rank is out of range, TN_IO when writing fails. */
 tn_status_t emit_dot(const algo_t *a, uint32_t rank, FILE *f, tn_err_t *err);
 
 /* MSCCL-IR: import an XML file for messages of size_bytes total (the collective's size);

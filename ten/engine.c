@@ -10,7 +10,10 @@ enum { CLS_HOP = 0, CLS_DELIVER = 1, CLS_TIMER = 2 };
 /* Heap entries order by (time, cls, a, b): hops at an instant are forwarded before any
  * delivery or timer of that instant is shown to the caller, and ties are broken by
  * (link id, position in the link's FIFO) so the order never depends on when the caller
- * happened to inject. */
+ * happened to inject. Arrivals on one link come out in FIFO order (each starts after the
+ * previous one ends and the latency is the link's), so the heap holds only the oldest
+ * message in flight on each link: it stays as small as the number of busy links, not the
+ * number of messages, and the order is the same as with one entry per message. */
 typedef struct ev {
   uint64_t time;
   uint32_t cls;
@@ -21,14 +24,16 @@ typedef struct ev {
 } ev_t;
 
 typedef struct msg {
-  uint32_t src, dst, at; /* at: node the message currently sits on */
+  uint32_t src, dst, at; /* at: node the message currently sits on (or is heading to) */
   uint64_t bytes, cookie;
-  uint32_t next_free;
+  uint64_t arrive_ps, seq; /* arrival at `at` and position in the current link's FIFO */
+  uint32_t next;           /* free list, or the next message in flight on the same link */
 } msg_t;
 
 typedef struct link_state {
   uint64_t free_ps;
   uint64_t seq;
+  uint32_t head, tail; /* messages in flight on this link, oldest first (UINT32_MAX: none) */
   ten_link_stats_t stats;
 } link_state_t;
 
@@ -102,6 +107,7 @@ tn_status_t ten_engine_create(const topo_t *t, topo_routes_t *routes, ten_engine
     free(e);
     return st;
   }
+  for (uint32_t l = 0; l < t->nlinks; l++) e->links[l].head = e->links[l].tail = UINT32_MAX;
   *out = e;
   return TN_OK;
 }
@@ -129,6 +135,13 @@ const ten_link_stats_t *ten_link_stats(const ten_engine_t *e, uint32_t link) {
   return &e->links[link].stats;
 }
 
+/* The heap entry for message m arriving over link l. */
+static ev_t arrival(const ten_engine_t *e, uint32_t l, uint32_t m) {
+  const msg_t *msg = &e->msgs[m];
+  ev_t v = {msg->arrive_ps, msg->at == msg->dst ? CLS_DELIVER : CLS_HOP, l, msg->seq, m, 0};
+  return v;
+}
+
 /* Puts message m (sitting at its current node) on the next link of its route at time
  * now and schedules its arrival at the link's far end. */
 static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, tn_err_t *err) {
@@ -148,9 +161,32 @@ static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, tn_err_t *err) {
   ls->stats.messages++;
   if (e->observer) e->observer(e->observer_ctx, l, start, start + busy, msg->bytes, msg->cookie);
   msg->at = lk->dst;
-  ev_t v = {start + busy + lk->latency_ps, msg->at == msg->dst ? CLS_DELIVER : CLS_HOP, l,
-            ls->seq++, m, 0};
-  return heap_push(e, &v, err);
+  msg->arrive_ps = start + busy + lk->latency_ps;
+  msg->seq = ls->seq++;
+  msg->next = UINT32_MAX;
+  if (ls->tail != UINT32_MAX) {
+    e->msgs[ls->tail].next = m; /* its arrival is scheduled when the ones before it are done */
+    ls->tail = m;
+    return TN_OK;
+  }
+  ev_t v = arrival(e, l, m);
+  tn_status_t st = heap_push(e, &v, err);
+  if (st == TN_OK) ls->head = ls->tail = m;
+  return st;
+}
+
+/* Message m, the oldest in flight on link l, has arrived: the next one on l (if any) is
+ * now the link's entry in the heap. */
+static void link_pop(ten_engine_t *e, uint32_t l, uint32_t m) {
+  link_state_t *ls = &e->links[l];
+  ls->head = e->msgs[m].next;
+  if (ls->head == UINT32_MAX) {
+    ls->tail = UINT32_MAX;
+    return;
+  }
+  ev_t v = arrival(e, l, ls->head);
+  /* The heap just lost an entry, so it has room: this push cannot fail. */
+  (void)heap_push(e, &v, &e->sticky);
 }
 
 tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes,
@@ -163,7 +199,7 @@ tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes
   uint32_t m;
   if (e->free_msg != UINT32_MAX) {
     m = e->free_msg;
-    e->free_msg = e->msgs[m].next_free;
+    e->free_msg = e->msgs[m].next;
   } else {
     if (e->msgs_len == e->msgs_cap) {
       size_t ncap = e->msgs_cap ? e->msgs_cap * 2 : 1024;
@@ -173,10 +209,10 @@ tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes
     }
     m = (uint32_t)e->msgs_len++;
   }
-  e->msgs[m] = (msg_t){src, dst, src, bytes, cookie, UINT32_MAX};
+  e->msgs[m] = (msg_t){src, dst, src, bytes, cookie, 0, 0, UINT32_MAX};
   tn_status_t st = enqueue_hop(e, m, err);
   if (st != TN_OK) {
-    e->msgs[m].next_free = e->free_msg;
+    e->msgs[m].next = e->free_msg;
     e->free_msg = m;
   }
   return st;
@@ -199,6 +235,7 @@ bool ten_next(ten_engine_t *e, ten_event_t *out) {
       *out = (ten_event_t){TEN_EV_TIMER, v.time, v.cookie, 0, 0, 0};
       return true;
     }
+    link_pop(e, v.a, v.msg);
     msg_t *msg = &e->msgs[v.msg];
     if (v.cls == CLS_HOP) {
       /* The whole route was checked when the message entered the network, so only
@@ -207,7 +244,7 @@ bool ten_next(ten_engine_t *e, ten_event_t *out) {
       continue;
     }
     *out = (ten_event_t){TEN_EV_DELIVER, v.time, msg->cookie, msg->src, msg->dst, msg->bytes};
-    msg->next_free = e->free_msg;
+    msg->next = e->free_msg;
     e->free_msg = v.msg;
     return true;
   }

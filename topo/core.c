@@ -185,3 +185,20 @@ uint64_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_byte
   if (!isfinite(worst_s)) return UINT64_MAX;
   return (uint64_t)llround(worst_s * 1e12);
 }
+
+tn_status_t topo_set_link(topo_t *t, uint32_t src, uint32_t dst, double bandwidth_GBps,
+                          uint64_t latency_ps, tn_err_t *err) {
+  uint32_t l = topo_find_link(t, src, dst);
+  if (l == TOPO_NO_LINK)
+    return tn_err_set(err, TN_INVAL, "no link %u -> %u in fabric '%s'", src, dst, t->name);
+  if (!(bandwidth_GBps > 0.0) || !isfinite(bandwidth_GBps) ||
+      bandwidth_GBps > TOPO_MAX_BANDWIDTH_GBPS)
+    return tn_err_set(err, TN_INVAL, "link %u -> %u: bandwidth must be in (0, %g] GB/s", src,
+                      dst, TOPO_MAX_BANDWIDTH_GBPS);
+  if ((double)latency_ps > TOPO_MAX_LATENCY_NS * 1000.0)
+    return tn_err_set(err, TN_INVAL, "link %u -> %u: latency exceeds %g ns", src, dst,
+                      TOPO_MAX_LATENCY_NS);
+  t->links[l].bandwidth_GBps = bandwidth_GBps;
+  t->links[l].latency_ps = latency_ps;
+  return TN_OK;
+}

@@ -1,6 +1,7 @@
 /* topo/gen.c — fabric generators: multi-dimensional compositions of ring, line (mesh),
  * fully connected and switch dimensions in ASTRA-sim's style (dimension 0 fastest). */
 #include "topo/topo.h"
+#include "topo/topo_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -59,6 +60,40 @@ static tn_status_t add_row(tn_vec_t *v, const topo_dim_t *dim, uint32_t d, uint3
   return st;
 }
 
+static uint64_t sat_mul(uint64_t a, uint64_t b) {
+  uint64_t r = 0;
+  return tn_mul_u64(a, b, &r) ? r : UINT64_MAX;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b) {
+  uint64_t r = 0;
+  return tn_add_u64(a, b, &r) ? r : UINT64_MAX;
+}
+
+void topo_i_gen_counts(const topo_dim_t *dims, uint32_t ndims, uint64_t *npus,
+                       uint64_t *switches, uint64_t *links) {
+  uint64_t n = 1, sw = 0, l = 0;
+  for (uint32_t d = 0; d < ndims; d++) n = sat_mul(n, dims[d].size);
+  for (uint32_t d = 0; d < ndims && n > 0; d++) {
+    uint64_t s = dims[d].size, rows = n == UINT64_MAX ? UINT64_MAX : n / s, per_row = 0;
+    switch (dims[d].kind) {
+    case TOPO_DIM_RING:
+      per_row = s < 2 ? 0 : s == 2 ? 2 : dims[d].unidirectional ? s : 2 * s;
+      break;
+    case TOPO_DIM_LINE: per_row = 2 * (s - 1); break;
+    case TOPO_DIM_FC: per_row = sat_mul(s, s - 1); break;
+    case TOPO_DIM_SWITCH:
+      per_row = 2 * s;
+      sw = sat_add(sw, rows);
+      break;
+    }
+    l = sat_add(l, sat_mul(rows, per_row));
+  }
+  *npus = n;
+  *switches = sw;
+  *links = l;
+}
+
 static tn_status_t check_dims(const topo_dim_t *dims, uint32_t ndims, uint32_t *npus,
                               uint32_t *switches, tn_err_t *err) {
   if (ndims == 0 || ndims > TOPO_MAX_DIMS)
@@ -87,6 +122,11 @@ static tn_status_t check_dims(const topo_dim_t *dims, uint32_t ndims, uint32_t *
   if (sw > TOPO_MAX_SWITCHES)
     return tn_err_set(err, TN_LIMIT, "the fabric would have more than %u switches",
                       TOPO_MAX_SWITCHES);
+  uint64_t cn = 0, csw = 0, cl = 0;
+  topo_i_gen_counts(dims, ndims, &cn, &csw, &cl);
+  if (cl > TOPO_MAX_LINKS)
+    return tn_err_set(err, TN_LIMIT, "the fabric would have more than %u links",
+                      TOPO_MAX_LINKS);
   *npus = (uint32_t)n;
   *switches = (uint32_t)sw;
   return TN_OK;

@@ -92,6 +92,13 @@ bool topo_equal(const topo_t *a, const topo_t *b);
 /* Link id of the link src -> dst, or TOPO_NO_LINK. O(log degree). */
 uint32_t topo_find_link(const topo_t *t, uint32_t src, uint32_t dst);
 
+/* Changes the figures of the existing link src -> dst, keeping the shape (how a
+ * heterogeneous fabric is made from a generated one). bandwidth_GBps > 0 and finite,
+ * latency_ps at most TOPO_MAX_LATENCY_NS * 1000. TN_INVAL when there is no such link or
+ * a figure is out of range. O(log degree). */
+tn_status_t topo_set_link(topo_t *t, uint32_t src, uint32_t dst, double bandwidth_GBps,
+                          uint64_t latency_ps, tn_err_t *err);
+
 /* ---- files --------------------------------------------------------------- */
 
 /* Loads a topology JSON file (explicit or generator form, ARCHITECTURE.md §4) or an
@@ -140,6 +147,9 @@ typedef struct topo_info {
   double min_egress_GBps, max_egress_GBps;
 } topo_info_t;
 
+/* Fills info (caller's storage). Degrees and bandwidths come from the CSR arrays;
+ * connectivity and the diameter from igraph BFS from every NPU, O(npus * (V + E)) time,
+ * O(64 * npus) extra memory. Errors: TN_NOMEM, TN_INTERNAL (an igraph failure). */
 tn_status_t topo_analyze(const topo_t *t, topo_info_t *info, tn_err_t *err);
 
 /* Fails with TN_INFEASIBLE ("fabric 'x' is disconnected: NPU a cannot reach NPU b")

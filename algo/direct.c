@@ -1,0 +1,94 @@
+/* algo/direct.c — the Direct (all-pairs) baselines of msccl-tools' examples: every rank
+ * exchanges blocks straight with every other rank, all at once. A producer beside the
+ * Ring baselines; its output goes to emit/, sim/ and the verifier. */
+#include "algo/algo_internal.h"
+
+#include <stdlib.h>
+
+/* Reduce-Scatter: rank r sends its partial of block j to rank j (for every j != r, starting
+ * at r+1 so that not every rank talks to rank 0 first); rank r receives the n-1 partials of
+ * its own block as reduce-RECVs and adds them with one COMP per piece. comp[p] receives the
+ * id of that COMP. Tags 0..K-1 per pair. */
+static tn_status_t direct_rs(algo_t *a, uint32_t r, uint32_t *comp, uint32_t *deps, tn_err_t *err) {
+  uint32_t n = a->npus, k = a->chunks_per_npu;
+  tn_status_t st = TN_OK;
+  for (uint32_t i = 1; i < n && st == TN_OK; i++) {
+    uint32_t dst = (r + i) % n;
+    for (uint32_t p = 0; p < k && st == TN_OK; p++) {
+      uint32_t c = dst * k + p;
+      st =
+          algo_add_send(a, r, dst, (int32_t)p, algo_i_chunk_bytes(a, c), NULL, 0, &c, 1, NULL, err);
+    }
+  }
+  /* deps holds, per piece p, the n-1 reduce-RECV ids at deps[p * (n-1) + i-1]. */
+  for (uint32_t i = 1; i < n && st == TN_OK; i++) {
+    uint32_t src = (r + n - i) % n;
+    for (uint32_t p = 0; p < k && st == TN_OK; p++) {
+      uint32_t c = r * k + p;
+      st = algo_add_recv(a, r, src, (int32_t)p, algo_i_chunk_bytes(a, c), true, NULL, 0, &c, 1,
+                         &deps[(size_t)p * (n - 1) + i - 1], err);
+    }
+  }
+  for (uint32_t p = 0; p < k && st == TN_OK; p++) {
+    uint32_t c = r * k + p;
+    st = algo_add_comp(a, r, 0, &deps[(size_t)p * (n - 1)], n - 1, &c, 1, &comp[p], err);
+  }
+  return st;
+}
+
+/* All-Gather: rank r sends each piece of its block to every other rank and receives every
+ * other rank's block as copy-RECVs. first_dep[p] (or NULL) is what the sends of piece p wait
+ * for: the reduction that completed block r in All-Reduce. Tags tag0..tag0+K-1 per pair. */
+static tn_status_t direct_ag(algo_t *a, uint32_t r, uint32_t tag0, const uint32_t *first_dep,
+                             tn_err_t *err) {
+  uint32_t n = a->npus, k = a->chunks_per_npu;
+  tn_status_t st = TN_OK;
+  for (uint32_t i = 1; i < n && st == TN_OK; i++) {
+    uint32_t dst = (r + i) % n;
+    for (uint32_t p = 0; p < k && st == TN_OK; p++) {
+      uint32_t c = r * k + p;
+      st = algo_add_send(a, r, dst, (int32_t)(tag0 + p), algo_i_chunk_bytes(a, c),
+                         first_dep ? &first_dep[p] : NULL, first_dep ? 1 : 0, &c, 1, NULL, err);
+    }
+  }
+  for (uint32_t i = 1; i < n && st == TN_OK; i++) {
+    uint32_t src = (r + n - i) % n;
+    for (uint32_t p = 0; p < k && st == TN_OK; p++) {
+      uint32_t c = src * k + p;
+      st = algo_add_recv(a, r, src, (int32_t)(tag0 + p), algo_i_chunk_bytes(a, c), false, NULL, 0,
+                         &c, 1, NULL, err);
+    }
+  }
+  return st;
+}
+
+tn_status_t algo_direct(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint32_t chunks_per_npu,
+                        algo_t **out, tn_err_t *err) {
+  algo_t *a = NULL;
+  uint32_t *comp = NULL, *deps = NULL;
+  uint64_t tags = (uint64_t)chunks_per_npu * (coll == TN_ALLREDUCE ? 2u : 1u);
+  tn_status_t st =
+      algo_i_baseline_create("direct", coll, npus, size_bytes, chunks_per_npu, tags, &a, err);
+  if (st != TN_OK) goto fail;
+  if ((st = tn_calloc(chunks_per_npu, sizeof *comp, &comp, err)) != TN_OK) goto fail;
+  if ((st = tn_calloc((size_t)chunks_per_npu * (npus - 1), sizeof *deps, &deps, err)) != TN_OK)
+    goto fail;
+  for (uint32_t r = 0; r < npus && npus > 1; r++) {
+    if (coll != TN_ALLGATHER && (st = direct_rs(a, r, comp, deps, err)) != TN_OK) goto fail;
+    if (coll != TN_REDUCESCATTER &&
+        (st = direct_ag(a, r, coll == TN_ALLREDUCE ? chunks_per_npu : 0,
+                        coll == TN_ALLREDUCE ? comp : NULL, err)) != TN_OK)
+      goto fail;
+  }
+  if ((st = algo_fill_idle(a, err)) != TN_OK) goto fail;
+  free(comp);
+  free(deps);
+  *out = a;
+  return TN_OK;
+fail:
+  free(comp);
+  free(deps);
+  algo_free(a);
+  *out = NULL;
+  return st;
+}

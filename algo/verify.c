@@ -1,0 +1,818 @@
+/* algo/verify.c — the verifier: checks an algo_t (from a producer or read back from Chakra
+ * files) by symbolic execution before it is trusted by emit/, sim/ or `tenet verify`.
+ *
+ * Passes, all linear in nodes + dependencies + chunk references (+ the semantic state):
+ *  1. structure: ops, peers (< npus, < t->npus, not self), tags, sizes > 0, dependency ids,
+ *     bookkeeping all-or-nothing over SENDs/RECVs, chunk ids in range and not repeated in a
+ *     node, message bytes = sum of its chunks' ten_chunk_bytes;
+ *  2. acyclicity of each rank's dependency graph (Kahn);
+ *  3. matching: SENDs and RECVs grouped by key (src, dst, tag, bytes) must pair up
+ *     (radix sort, so the grouping and the reported node never depend on memory order);
+ *  4. symbolic execution under the eager semantics, in steps: step 0 runs every node
+ *     without dependencies; step k+1 runs what step k made executable. A SEND completes
+ *     when issued (delivery is eventual); a RECV runs once its dependencies are done and
+ *     the SEND it matches (FIFO per key, in issue order) has been issued. Nodes left over
+ *     are a deadlock, reported at the lowest waiting RECV with the SEND it waits for.
+ *     With bookkeeping and a known collective it also runs the buffer model of algo.h:
+ *     a SEND snapshots its slots (it must hold every chunk it sends), a copy RECV writes
+ *     them, a COMP adds its reduce-RECV dependencies' snapshots (disjointly), and at the
+ *     end every rank must hold what the collective promises.
+ *
+ * Races (what is checked, precisely): two nodes of one rank that run in the same step and
+ * touch the same chunk slot, at least one of them writing (copy RECV, reducing COMP), are
+ * reported. Such nodes are never ordered by dependencies or messages (an ordered pair runs
+ * in different steps), so the slot's value would depend on the order the verifier picked.
+ * A conflicting pair that is unordered but falls into different steps (e.g. one at the end
+ * of a long chain, one at the start) is not detected; reduce-RECV scratch is private to its
+ * node and cannot race. */
+#include "algo/algo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+/* Contribution sets are immutable values named by id: 0 is the empty set, 1 the full set
+ * {0..n-1}, 2+r the singleton {r} (none of these stored), and ids from 2+n on are stored in
+ * an arena, each in the smaller of two exact forms: a sorted list of disjoint intervals
+ * (two uint32 each) or a bitset of n bits. Reductions on rings, all-pairs and trees make
+ * few intervals, so a set usually costs a few words whatever n is. A copy RECV or a SEND
+ * snapshot shares the id; only a reduction creates a set, and one whose result is full
+ * yields id 1 without storing it. Operations run on interval lists: O(intervals + n/32). */
+enum { SET_EMPTY = 0, SET_FULL = 1, SET_SINGLE = 2 };
+
+typedef struct set_rec {
+  uint64_t off;  /* into the arena */
+  uint32_t card; /* members */
+  uint32_t nint; /* intervals stored at off, or 0 for a bitset */
+} set_rec_t;
+
+typedef struct key_ent {
+  uint32_t src, dst;
+  int32_t tag;
+  uint32_t is_recv;
+  uint64_t bytes;
+  uint32_t gid; /* global node id */
+} key_ent_t;
+
+typedef struct vctx {
+  const algo_t *a;
+  uint32_t n;
+  uint32_t total;            /* nodes over all ranks */
+  uint32_t *base;            /* base[r]: global id of rank r's node 0; base[n] = total */
+  uint32_t *rank_of;         /* global id -> rank */
+  uint32_t *succ_off, *succ; /* successors within the rank, by global id */
+  uint32_t *remaining;       /* unfinished dependencies */
+  uint8_t *done;
+  uint32_t *key;   /* SEND/RECV: key index */
+  key_ent_t *ents; /* sorted SEND/RECV keys */
+  uint32_t nents, nkeys;
+  uint32_t *key_off; /* per key: first entry in ents, nkeys+1 entries */
+  uint32_t *sq, *rq; /* per key FIFO of issued SENDs / posted RECVs (slices of ents) */
+  uint32_t *sq_head, *sq_tail, *rq_head, *rq_tail;
+  uint32_t *matched; /* RECV -> the SEND it matched */
+  uint32_t *order;   /* execution order; rounds are consecutive segments */
+  uint32_t qlen;
+  /* semantics */
+  bool sem;
+  uint32_t nchunks;  /* n * chunks_per_npu */
+  uint32_t words;    /* uint32 words of a stored bitset: ceil(n / 32) */
+  uint32_t *ibuf[3]; /* interval scratch lists, n + 4 uint32 each */
+  uint32_t *slot;    /* slot[r * nchunks + c]: set id */
+  uint32_t *rd_round, *rd_node, *wr_round, *wr_node; /* per slot, for the race check */
+  uint32_t *snap_base;     /* snap_base[r]: offset of rank r's chunk pool in snap */
+  uint32_t *snap;          /* SEND: the set ids it carries, parallel to its chunk list */
+  uint32_t *in_comp, *got; /* per chunk: stamps while a COMP executes */
+  tn_vec_t arena;          /* uint32_t words of stored sets */
+  tn_vec_t sets;           /* set_rec_t of stored sets */
+} vctx_t;
+
+static const char *op_name(algo_op_t op) {
+  return op == ALGO_SEND ? "SEND" : op == ALGO_RECV ? "RECV" : "COMP";
+}
+
+static uint32_t local_id(const vctx_t *v, uint32_t g) {
+  return g - v->base[v->rank_of[g]];
+}
+
+static const algo_node_t *gnode(const vctx_t *v, uint32_t g) {
+  return algo_node(v->a, v->rank_of[g], local_id(v, g));
+}
+
+/* ---- pass 1: structure ------------------------------------------------------ */
+
+static tn_status_t check_chunks(vctx_t *v, uint32_t r, uint32_t i, const algo_node_t *nd,
+                                tn_err_t *err) {
+  const uint32_t *ch = algo_node_chunks(v->a, r, nd);
+  uint64_t sum = 0;
+  uint32_t stamp = v->base[r] + i + 1;
+  for (uint32_t j = 0; j < nd->nchunks; j++) {
+    if (ch[j] >= v->nchunks)
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: chunk %u out of range (%u chunks)", r, i,
+                        ch[j], v->nchunks);
+    if (v->in_comp[ch[j]] == stamp)
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: lists chunk %u twice", r, i, ch[j]);
+    v->in_comp[ch[j]] = stamp;
+    sum += ten_chunk_bytes(v->a->size_bytes, v->n, v->a->chunks_per_npu, ch[j]);
+  }
+  if (nd->op != ALGO_COMP && sum != nd->bytes)
+    return tn_err_set(err, TN_PARSE,
+                      "rank %u node %u: %s of %llu B carries chunks of %llu B in total", r, i,
+                      op_name(nd->op), (unsigned long long)nd->bytes, (unsigned long long)sum);
+  return TN_OK;
+}
+
+static tn_status_t check_node(vctx_t *v, const topo_t *t, uint32_t r, uint32_t i, tn_err_t *err) {
+  const algo_t *a = v->a;
+  const algo_node_t *nd = algo_node(a, r, i);
+  if (nd->op != ALGO_SEND && nd->op != ALGO_RECV && nd->op != ALGO_COMP)
+    return tn_err_set(err, TN_PARSE, "rank %u node %u: unknown node type %d", r, i, (int)nd->op);
+  if (nd->op != ALGO_COMP) {
+    const char *what = nd->op == ALGO_SEND ? "destination" : "source";
+    if (nd->peer < 0 || (uint32_t)nd->peer >= v->n)
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: %s %s %d out of range (%u ranks)", r, i,
+                        op_name(nd->op), what, nd->peer, v->n);
+    if (t != NULL && (uint32_t)nd->peer >= t->npus)
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: %s %s %d is not an NPU of %s", r, i,
+                        op_name(nd->op), what, nd->peer, t->name);
+    if ((uint32_t)nd->peer == r)
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: %s %s itself", r, i, op_name(nd->op),
+                        nd->op == ALGO_SEND ? "to" : "from");
+    if (nd->tag < 0 || nd->tag > ALGO_MAX_TAG)
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: tag %d out of range 0..%d", r, i, nd->tag,
+                        ALGO_MAX_TAG);
+    if (nd->bytes == 0)
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: %s of 0 bytes", r, i, op_name(nd->op));
+  }
+  const uint32_t *deps = algo_node_deps(a, r, nd);
+  for (uint32_t j = 0; j < nd->ndeps; j++)
+    if (deps[j] >= algo_rank_len(a, r))
+      return tn_err_set(err, TN_PARSE,
+                        "rank %u node %u: dependency on node %u out of range "
+                        "(%u nodes)",
+                        r, i, deps[j], algo_rank_len(a, r));
+  if (v->sem && nd->nchunks > 0) return check_chunks(v, r, i, nd, err);
+  return TN_OK;
+}
+
+/* Decides whether the set carries chunk bookkeeping: all SENDs and RECVs (and reducing
+ * COMPs) list chunks, or none does (a COMP without chunks is pure time either way). */
+static tn_status_t check_bookkeeping(const algo_t *a, bool *has, tn_err_t *err) {
+  int first = -1; /* -1 unknown, 0 without, 1 with */
+  uint32_t fr = 0, fi = 0;
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      const algo_node_t *nd = algo_node(a, r, i);
+      if (nd->op == ALGO_COMP && (nd->nchunks == 0 || first == 1)) continue;
+      int here = nd->nchunks > 0;
+      if (first < 0) {
+        first = here, fr = r, fi = i;
+      } else if (here != first) {
+        return tn_err_set(err, TN_PARSE,
+                          "rank %u node %u: %s chunk bookkeeping but rank %u "
+                          "node %u does%s (mixed files)",
+                          r, i, here ? "carries" : "lacks", fr, fi, first ? "" : " not");
+      }
+    }
+  /* A set without any message or reduction has nothing to lack: its semantics are checked
+   * (so an empty algorithm for n > 1 fails instead of passing unchecked). */
+  *has = first != 0;
+  return TN_OK;
+}
+
+/* ---- pass 2: acyclicity ---------------------------------------------------- */
+
+static tn_status_t build_succ(vctx_t *v, tn_err_t *err) {
+  const algo_t *a = v->a;
+  uint64_t edges = 0;
+  for (uint32_t r = 0; r < v->n; r++)
+    edges += a->ranks[r].deps.len;
+  if (edges >= UINT32_MAX) return tn_err_set(err, TN_LIMIT, "too many dependencies");
+  tn_status_t st = tn_calloc((size_t)v->total + 1, sizeof *v->succ_off, &v->succ_off, err);
+  if (st == TN_OK) st = tn_calloc(edges, sizeof *v->succ, &v->succ, err);
+  if (st != TN_OK) return st;
+  for (uint32_t r = 0; r < v->n; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      const algo_node_t *nd = algo_node(a, r, i);
+      const uint32_t *deps = algo_node_deps(a, r, nd);
+      v->remaining[v->base[r] + i] = nd->ndeps;
+      for (uint32_t j = 0; j < nd->ndeps; j++)
+        v->succ_off[v->base[r] + deps[j] + 1]++;
+    }
+  for (uint32_t g = 0; g < v->total; g++)
+    v->succ_off[g + 1] += v->succ_off[g];
+  uint32_t *fill = v->order; /* borrowed as a cursor array; reset before execution */
+  memcpy(fill, v->succ_off, (size_t)v->total * sizeof *fill);
+  for (uint32_t r = 0; r < v->n; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      const algo_node_t *nd = algo_node(a, r, i);
+      const uint32_t *deps = algo_node_deps(a, r, nd);
+      for (uint32_t j = 0; j < nd->ndeps; j++)
+        v->succ[fill[v->base[r] + deps[j]]++] = v->base[r] + i;
+    }
+  return TN_OK;
+}
+
+/* Kahn's algorithm per rank on a copy of the dependency counts. On a cycle, walks
+ * unfinished dependencies from the lowest unfinished node until one repeats. */
+static tn_status_t check_acyclic(vctx_t *v, tn_err_t *err) {
+  uint32_t *cnt = v->matched, *queue = v->order; /* both free until execution */
+  memcpy(cnt, v->remaining, (size_t)v->total * sizeof *cnt);
+  for (uint32_t r = 0; r < v->n; r++) {
+    uint32_t head = 0, tail = 0;
+    for (uint32_t g = v->base[r]; g < v->base[r + 1]; g++)
+      if (cnt[g] == 0) queue[tail++] = g;
+    while (head < tail) {
+      uint32_t g = queue[head++];
+      for (uint32_t e = v->succ_off[g]; e < v->succ_off[g + 1]; e++)
+        if (--cnt[v->succ[e]] == 0) queue[tail++] = v->succ[e];
+    }
+    if (tail == v->base[r + 1] - v->base[r]) continue;
+    uint32_t g = v->base[r];
+    while (cnt[g] == 0)
+      g++;
+    /* Every unfinished node has an unfinished dependency; mark the walk with done[]. */
+    while (!v->done[g]) {
+      v->done[g] = 1;
+      const algo_node_t *nd = gnode(v, g);
+      const uint32_t *deps = algo_node_deps(v->a, r, nd);
+      for (uint32_t j = 0; j < nd->ndeps; j++)
+        if (cnt[v->base[r] + deps[j]] != 0) {
+          g = v->base[r] + deps[j];
+          break;
+        }
+    }
+    /* g is on the cycle; name the dependency that continues it. */
+    const algo_node_t *gn = gnode(v, g);
+    const uint32_t *gd = algo_node_deps(v->a, r, gn);
+    uint32_t via = 0;
+    for (uint32_t j = 0; j < gn->ndeps; j++)
+      if (cnt[v->base[r] + gd[j]] != 0) {
+        via = gd[j];
+        break;
+      }
+    return tn_err_set(err, TN_PARSE, "rank %u node %u: dependency cycle through node %u", r,
+                      local_id(v, g), via);
+  }
+  return TN_OK;
+}
+
+/* ---- pass 3: matching ---------------------------------------------------------- */
+
+static int cmp_ent(const void *x, const void *y) {
+  const key_ent_t *p = x, *q = y;
+  if (p->src != q->src) return p->src < q->src ? -1 : 1;
+  if (p->dst != q->dst) return p->dst < q->dst ? -1 : 1;
+  if (p->tag != q->tag) return p->tag < q->tag ? -1 : 1;
+  if (p->bytes != q->bytes) return p->bytes < q->bytes ? -1 : 1;
+  if (p->is_recv != q->is_recv) return p->is_recv < q->is_recv ? -1 : 1;
+  return p->gid < q->gid ? -1 : p->gid > q->gid;
+}
+
+static bool same_key(const key_ent_t *p, const key_ent_t *q) {
+  return p->src == q->src && p->dst == q->dst && p->tag == q->tag && p->bytes == q->bytes;
+}
+
+static tn_status_t report_unmatched(const vctx_t *v, uint32_t g, tn_err_t *err) {
+  const algo_node_t *nd = gnode(v, g);
+  bool send = nd->op == ALGO_SEND;
+  return tn_err_set(err, TN_PARSE,
+                    "rank %u node %u: %s %s %d tag %d (%llu B) has no matching %s on rank %d",
+                    v->rank_of[g], local_id(v, g), op_name(nd->op), send ? "to" : "from", nd->peer,
+                    nd->tag, (unsigned long long)nd->bytes, send ? "RECV" : "SEND", nd->peer);
+}
+
+/* Sorts ents by cmp_ent in O(m): a stable LSD radix sort (8-bit digits, skipping digits
+ * that are equal in every key) on (src, dst, tag) packed into 61 bits, whose input is in
+ * global id order, then the short runs of equal (src, dst, tag) by (bytes, kind, id). */
+static tn_status_t sort_ents(vctx_t *v, tn_err_t *err) {
+  uint32_t m = v->nents;
+  uint64_t *key = NULL;
+  key_ent_t *tmp = NULL;
+  tn_status_t st = tn_calloc(2 * (size_t)m, sizeof *key, &key, err);
+  if (st == TN_OK) st = tn_calloc(m, sizeof *tmp, &tmp, err);
+  if (st != TN_OK) {
+    free(key);
+    return st;
+  }
+  uint64_t *ktmp = key + m, all_or = 0, all_and = UINT64_MAX;
+  for (uint32_t i = 0; i < m; i++) {
+    const key_ent_t *e = &v->ents[i];
+    key[i] = (uint64_t)e->src << 45 | (uint64_t)e->dst << 29 | (uint64_t)(uint32_t)e->tag;
+    all_or |= key[i], all_and &= key[i];
+  }
+  key_ent_t *src = v->ents, *dst = tmp;
+  uint64_t *ks = key, *kd = ktmp;
+  for (uint32_t shift = 0; shift < 64; shift += 8) {
+    if ((((all_or ^ all_and) >> shift) & 0xffu) == 0) continue;
+    uint32_t count[257] = {0};
+    for (uint32_t i = 0; i < m; i++)
+      count[((ks[i] >> shift) & 0xffu) + 1]++;
+    for (uint32_t b = 0; b < 256; b++)
+      count[b + 1] += count[b];
+    for (uint32_t i = 0; i < m; i++) {
+      uint32_t pos = count[(ks[i] >> shift) & 0xffu]++;
+      dst[pos] = src[i], kd[pos] = ks[i];
+    }
+    key_ent_t *te = src;
+    src = dst, dst = te;
+    uint64_t *tk = ks;
+    ks = kd, kd = tk;
+  }
+  if (src != v->ents) memcpy(v->ents, src, (size_t)m * sizeof *v->ents);
+  for (uint32_t i = 0; i < m;) {
+    uint32_t j = i + 1;
+    while (j < m && ks[j] == ks[i])
+      j++;
+    if (j - i > 2 || (j - i == 2 && cmp_ent(&v->ents[i], &v->ents[i + 1]) > 0))
+      qsort(&v->ents[i], j - i, sizeof *v->ents, cmp_ent);
+    i = j;
+  }
+  free(key);
+  free(tmp);
+  return TN_OK;
+}
+
+/* Groups SENDs and RECVs by key; every key needs as many of each. Reports the unmatched
+ * node with the lowest (rank, id): per key the surplus is the last ones in id order. */
+static tn_status_t check_matching(vctx_t *v, tn_err_t *err) {
+  uint32_t m = 0;
+  for (uint32_t g = 0; g < v->total; g++) {
+    const algo_node_t *nd = gnode(v, g);
+    if (nd->op == ALGO_COMP) continue;
+    uint32_t r = v->rank_of[g];
+    key_ent_t e = {nd->op == ALGO_SEND ? r : (uint32_t)nd->peer,
+                   nd->op == ALGO_SEND ? (uint32_t)nd->peer : r,
+                   nd->tag,
+                   nd->op == ALGO_RECV,
+                   nd->bytes,
+                   g};
+    v->ents[m++] = e;
+  }
+  v->nents = m;
+  if (tn_calloc((size_t)m + 1, sizeof *v->key_off, &v->key_off, err) != TN_OK) return TN_NOMEM;
+  tn_status_t st = sort_ents(v, err);
+  if (st != TN_OK) return st;
+  uint32_t worst = NONE, nkeys = 0;
+  for (uint32_t i = 0; i < m;) {
+    uint32_t j = i, ns = 0;
+    while (j < m && same_key(&v->ents[i], &v->ents[j])) {
+      ns += !v->ents[j].is_recv;
+      v->key[v->ents[j].gid] = nkeys;
+      j++;
+    }
+    uint32_t nr = j - i - ns;
+    if (ns > nr && v->ents[i + nr].gid < worst) worst = v->ents[i + nr].gid;
+    if (nr > ns && v->ents[i + ns + ns].gid < worst) worst = v->ents[i + ns + ns].gid;
+    v->key_off[nkeys++] = i;
+    i = j;
+  }
+  v->key_off[nkeys] = m;
+  v->nkeys = nkeys;
+  if (worst != NONE) return report_unmatched(v, worst, err);
+  return TN_OK;
+}
+
+/* ---- semantics --------------------------------------------------------------- */
+
+static const set_rec_t *set_rec(const vctx_t *v, uint32_t s) {
+  return &TN_VEC_AT(&v->sets, set_rec_t, s - SET_SINGLE - v->n);
+}
+
+static uint32_t set_card(const vctx_t *v, uint32_t s) {
+  if (s == SET_EMPTY) return 0;
+  if (s == SET_FULL) return v->n;
+  if (s < SET_SINGLE + v->n) return 1;
+  return set_rec(v, s)->card;
+}
+
+/* Writes set s as sorted disjoint inclusive intervals lo,hi into buf; returns how many. */
+static uint32_t set_load(const vctx_t *v, uint32_t s, uint32_t *buf) {
+  if (s == SET_EMPTY) return 0;
+  if (s == SET_FULL || s < SET_SINGLE + v->n) {
+    buf[0] = s == SET_FULL ? 0 : s - SET_SINGLE;
+    buf[1] = s == SET_FULL ? v->n - 1 : s - SET_SINGLE;
+    return 1;
+  }
+  const set_rec_t *rec = set_rec(v, s);
+  const uint32_t *w = &TN_VEC_AT(&v->arena, uint32_t, rec->off);
+  if (rec->nint > 0) {
+    memcpy(buf, w, 2 * (size_t)rec->nint * sizeof *buf);
+    return rec->nint;
+  }
+  uint32_t cnt = 0;
+  for (uint32_t i = 0; i < v->words; i++)
+    for (uint32_t bits = w[i]; bits != 0; bits &= bits - 1) {
+      uint32_t x = i * 32 + (uint32_t)__builtin_ctz(bits);
+      if (cnt > 0 && buf[2 * cnt - 1] + 1 == x) {
+        buf[2 * cnt - 1] = x;
+      } else {
+        buf[2 * cnt] = buf[2 * cnt + 1] = x;
+        cnt++;
+      }
+    }
+  return cnt;
+}
+
+static bool set_has(const vctx_t *v, uint32_t s, uint32_t x) {
+  uint32_t *buf = v->ibuf[0], cnt = set_load(v, s, buf);
+  for (uint32_t i = 0; i < cnt; i++)
+    if (buf[2 * i] <= x && x <= buf[2 * i + 1]) return true;
+  return false;
+}
+
+/* The lowest member of x that is also in y, or NONE when they are disjoint. */
+static uint32_t set_overlap(const vctx_t *v, uint32_t x, uint32_t y) {
+  uint32_t *p = v->ibuf[0], *q = v->ibuf[1];
+  uint32_t np = set_load(v, x, p), nq = set_load(v, y, q), i = 0, j = 0;
+  while (i < np && j < nq) {
+    uint32_t lo = p[2 * i] > q[2 * j] ? p[2 * i] : q[2 * j];
+    uint32_t hi = p[2 * i + 1] < q[2 * j + 1] ? p[2 * i + 1] : q[2 * j + 1];
+    if (lo <= hi) return lo;
+    if (p[2 * i + 1] < q[2 * j + 1])
+      i++;
+    else
+      j++;
+  }
+  return NONE;
+}
+
+/* The union of disjoint x and y as a set id, stored in its smaller form. */
+static tn_status_t set_union(vctx_t *v, uint32_t x, uint32_t y, uint32_t *out, tn_err_t *err) {
+  uint32_t card = set_card(v, x) + set_card(v, y);
+  if (y == SET_EMPTY || x == SET_EMPTY || card == v->n) {
+    *out = card == v->n ? (uint32_t)SET_FULL : x == SET_EMPTY ? y : x;
+    return TN_OK;
+  }
+  uint32_t *p = v->ibuf[0], *q = v->ibuf[1], *m = v->ibuf[2];
+  uint32_t np = set_load(v, x, p), nq = set_load(v, y, q), i = 0, j = 0, nm = 0;
+  while (i < np || j < nq) { /* merge by lower end, joining adjacent intervals */
+    const uint32_t *iv = j >= nq || (i < np && p[2 * i] < q[2 * j]) ? &p[2 * i++] : &q[2 * j++];
+    if (nm > 0 && m[2 * nm - 1] + 1 == iv[0]) {
+      m[2 * nm - 1] = iv[1];
+    } else {
+      m[2 * nm] = iv[0], m[2 * nm + 1] = iv[1];
+      nm++;
+    }
+  }
+  if ((uint64_t)v->sets.len + SET_SINGLE + v->n >= NONE)
+    return tn_err_set(err, TN_LIMIT, "too many partial reductions to verify");
+  bool bits = 2 * nm > v->words;
+  set_rec_t rec = {v->arena.len, card, bits ? 0 : nm};
+  size_t len = bits ? v->words : 2 * (size_t)nm;
+  tn_status_t st = tn_vec_reserve(&v->arena, v->arena.len + len, err);
+  if (st == TN_OK) st = tn_vec_push(&v->sets, &rec, err);
+  if (st != TN_OK) return st;
+  uint32_t *w = &TN_VEC_AT(&v->arena, uint32_t, v->arena.len);
+  v->arena.len += len;
+  if (!bits) {
+    memcpy(w, m, len * sizeof *w);
+  } else {
+    memset(w, 0, len * sizeof *w);
+    for (uint32_t k = 0; k < nm; k++)
+      for (uint32_t e = m[2 * k]; e <= m[2 * k + 1]; e++)
+        w[e / 32] |= (uint32_t)1 << (e % 32);
+  }
+  *out = (uint32_t)(SET_SINGLE + v->n + v->sets.len - 1);
+  return TN_OK;
+}
+
+/* Race check of one access in round k by node g (reads and/or writes slot si). Two
+ * accesses in one round are never ordered by dependencies or messages (an ordered pair
+ * lands in different rounds), so the value would depend on the verifier's own order. */
+static tn_status_t access_slot(vctx_t *v, uint32_t g, uint32_t si, uint32_t c, bool write,
+                               uint32_t k, tn_err_t *err) {
+  uint32_t other = NONE;
+  const char *did = NULL;
+  if (v->wr_round[si] == k && v->wr_node[si] != g)
+    other = v->wr_node[si], did = "writes";
+  else if (write && v->rd_round[si] == k && v->rd_node[si] != g)
+    other = v->rd_node[si], did = "reads";
+  if (other != NONE)
+    return tn_err_set(err, TN_PARSE,
+                      "rank %u node %u: race on chunk %u: node %u %s it "
+                      "concurrently and no dependency or message orders the two",
+                      v->rank_of[g], local_id(v, g), c, local_id(v, other), did);
+  if (write)
+    v->wr_round[si] = k, v->wr_node[si] = g;
+  else
+    v->rd_round[si] = k, v->rd_node[si] = g;
+  return TN_OK;
+}
+
+static tn_status_t exec_send(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
+  uint32_t r = v->rank_of[g];
+  const algo_node_t *nd = gnode(v, g);
+  const uint32_t *ch = algo_node_chunks(v->a, r, nd);
+  for (uint32_t j = 0; j < nd->nchunks; j++) {
+    uint32_t si = r * v->nchunks + ch[j];
+    tn_status_t st = access_slot(v, g, si, ch[j], false, k, err);
+    if (st != TN_OK) return st;
+    if (v->slot[si] == SET_EMPTY)
+      return tn_err_set(err, TN_PARSE,
+                        "rank %u node %u: sends chunk %u, which it does not "
+                        "hold",
+                        r, local_id(v, g), ch[j]);
+    v->snap[v->snap_base[r] + nd->chunk_off + j] = v->slot[si];
+  }
+  return TN_OK;
+}
+
+static tn_status_t exec_recv(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
+  uint32_t r = v->rank_of[g], s = v->matched[g];
+  const algo_node_t *nd = gnode(v, g), *sn = gnode(v, s);
+  const uint32_t *ch = algo_node_chunks(v->a, r, nd);
+  const uint32_t *sch = algo_node_chunks(v->a, v->rank_of[s], sn);
+  if (nd->nchunks != sn->nchunks || memcmp(ch, sch, nd->nchunks * sizeof *ch) != 0)
+    return tn_err_set(err, TN_PARSE,
+                      "rank %u node %u: RECV lists other chunks than its SEND "
+                      "(rank %u node %u)",
+                      r, local_id(v, g), v->rank_of[s], local_id(v, s));
+  if (nd->reduce) return TN_OK; /* lands in scratch: the matched SEND's snapshot */
+  for (uint32_t j = 0; j < nd->nchunks; j++) {
+    uint32_t si = r * v->nchunks + ch[j];
+    tn_status_t st = access_slot(v, g, si, ch[j], true, k, err);
+    if (st != TN_OK) return st;
+    v->slot[si] = v->snap[v->snap_base[v->rank_of[s]] + sn->chunk_off + j];
+  }
+  return TN_OK;
+}
+
+/* Adds the scratch of the COMP's direct reduce-RECV dependencies to the slots it lists. */
+static tn_status_t exec_comp(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
+  uint32_t r = v->rank_of[g], id = local_id(v, g);
+  const algo_node_t *nd = gnode(v, g);
+  const uint32_t *ch = algo_node_chunks(v->a, r, nd);
+  for (uint32_t j = 0; j < nd->nchunks; j++)
+    v->in_comp[ch[j]] = g + 1;
+  const uint32_t *deps = algo_node_deps(v->a, r, nd);
+  tn_status_t st = TN_OK;
+  for (uint32_t d = 0; d < nd->ndeps && st == TN_OK; d++) {
+    uint32_t dg = v->base[r] + deps[d];
+    const algo_node_t *dn = gnode(v, dg);
+    if (dn->op != ALGO_RECV || !dn->reduce) continue;
+    uint32_t s = v->matched[dg];
+    const algo_node_t *sn = gnode(v, s);
+    const uint32_t *dch = algo_node_chunks(v->a, r, dn);
+    for (uint32_t j = 0; j < dn->nchunks && st == TN_OK; j++) {
+      uint32_t c = dch[j], si = r * v->nchunks + c;
+      if (v->in_comp[c] != g + 1) continue;
+      uint32_t val = v->snap[v->snap_base[v->rank_of[s]] + sn->chunk_off + j];
+      uint32_t dup = set_overlap(v, v->slot[si], val);
+      if (dup != NONE)
+        return tn_err_set(err, TN_PARSE,
+                          "rank %u node %u: chunk %u reduced twice with "
+                          "contribution of rank %u (from node %u)",
+                          r, id, c, dup, deps[d]);
+      if ((st = access_slot(v, g, si, c, true, k, err)) == TN_OK)
+        st = set_union(v, v->slot[si], val, &v->slot[si], err);
+      v->got[c] = g + 1;
+    }
+  }
+  for (uint32_t j = 0; j < nd->nchunks && st == TN_OK; j++)
+    if (v->got[ch[j]] != g + 1)
+      return tn_err_set(err, TN_PARSE,
+                        "rank %u node %u: COMP reduces chunk %u but no "
+                        "reduce-RECV it depends on carries it",
+                        r, id, ch[j]);
+  return st;
+}
+
+static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
+  const algo_t *a = v->a;
+  uint64_t nslots = (uint64_t)v->n * v->nchunks;
+  if (nslots > ((uint64_t)1 << 31))
+    return tn_err_set(err, TN_LIMIT, "%u ranks x %u chunks are too many slots to verify", v->n,
+                      v->nchunks);
+  v->words = (v->n + 31) / 32;
+  tn_status_t st = tn_calloc(nslots, sizeof *v->slot, &v->slot, err);
+  for (int i = 0; i < 3 && st == TN_OK; i++)
+    st = tn_calloc((size_t)v->n + 4, sizeof(uint32_t), &v->ibuf[i], err);
+  uint32_t **arrs[] = {&v->rd_round, &v->rd_node, &v->wr_round, &v->wr_node};
+  for (size_t i = 0; i < 4 && st == TN_OK; i++) {
+    st = tn_calloc(nslots, sizeof(uint32_t), arrs[i], err);
+    if (st == TN_OK) memset(*arrs[i], 0xff, nslots * sizeof(uint32_t));
+  }
+  if (st == TN_OK) st = tn_calloc((size_t)v->n + 1, sizeof *v->snap_base, &v->snap_base, err);
+  if (st != TN_OK) return st;
+  for (uint32_t r = 0; r < v->n; r++) {
+    uint64_t next = (uint64_t)v->snap_base[r] + a->ranks[r].chunks.len;
+    if (next >= NONE) return tn_err_set(err, TN_LIMIT, "too many chunk references to verify");
+    v->snap_base[r + 1] = (uint32_t)next;
+  }
+  if ((st = tn_calloc(v->snap_base[v->n], sizeof *v->snap, &v->snap, err)) != TN_OK) return st;
+  uint32_t k = a->chunks_per_npu;
+  for (uint32_t r = 0; r < v->n; r++)
+    for (uint32_t c = 0; c < v->nchunks; c++)
+      v->slot[(size_t)r * v->nchunks + c] =
+          a->coll == TN_ALLGATHER ? (c / k == r ? (uint32_t)SET_FULL : (uint32_t)SET_EMPTY)
+          : v->n == 1             ? (uint32_t)SET_FULL
+                                  : (uint32_t)SET_SINGLE + r;
+  return TN_OK;
+}
+
+/* The collective's promise at the end (algo.h). */
+static tn_status_t sem_final(const vctx_t *v, tn_err_t *err) {
+  uint32_t k = v->a->chunks_per_npu;
+  for (uint32_t r = 0; r < v->n; r++)
+    for (uint32_t c = 0; c < v->nchunks; c++) {
+      if (v->a->coll == TN_REDUCESCATTER && c / k != r) continue;
+      uint32_t s = v->slot[(size_t)r * v->nchunks + c];
+      if (s == SET_FULL) continue;
+      if (s == SET_EMPTY || v->a->coll == TN_ALLGATHER)
+        return tn_err_set(err, TN_PARSE, "rank %u ends without chunk %u", r, c);
+      uint32_t miss = 0;
+      while (set_has(v, s, miss))
+        miss++;
+      return tn_err_set(err, TN_PARSE,
+                        "rank %u ends with chunk %u missing the contribution "
+                        "of rank %u (%u of %u)",
+                        r, c, miss, set_card(v, s), v->n);
+    }
+  return TN_OK;
+}
+
+/* ---- pass 4: symbolic execution ---------------------------------------------- */
+
+/* A node whose dependencies are done: SENDs and COMPs join the queue; a RECV is posted and
+ * joins when its SEND has been issued (FIFO per key). */
+static void make_ready(vctx_t *v, uint32_t g) {
+  if (gnode(v, g)->op != ALGO_RECV) {
+    v->order[v->qlen++] = g;
+    return;
+  }
+  uint32_t q = v->key[g];
+  if (v->sq_head[q] < v->sq_tail[q]) {
+    v->matched[g] = v->sq[v->sq_head[q]++];
+    v->order[v->qlen++] = g;
+  } else {
+    v->rq[v->rq_tail[q]++] = g;
+  }
+}
+
+static void issue_send(vctx_t *v, uint32_t g) {
+  uint32_t q = v->key[g];
+  if (v->rq_head[q] < v->rq_tail[q]) {
+    uint32_t rg = v->rq[v->rq_head[q]++];
+    v->matched[rg] = g;
+    v->order[v->qlen++] = rg;
+  } else {
+    v->sq[v->sq_tail[q]++] = g;
+  }
+}
+
+static tn_status_t report_deadlock(const vctx_t *v, tn_err_t *err) {
+  for (uint32_t g = 0; g < v->total; g++) {
+    if (v->done[g] || v->remaining[g] != 0) continue;
+    /* Acyclic ranks: the lowest unfinished node with all dependencies done is a posted RECV
+     * whose SEND was never issued. Name the first unissued SEND of its key. */
+    const algo_node_t *nd = gnode(v, g);
+    uint32_t q = v->key[g], s = NONE;
+    for (uint32_t e = v->key_off[q]; e < v->key_off[q + 1] && s == NONE; e++)
+      if (!v->ents[e].is_recv && !v->done[v->ents[e].gid]) s = v->ents[e].gid;
+    if (s == NONE) break;
+    return tn_err_set(err, TN_PARSE,
+                      "rank %u node %u: deadlock: RECV from %d tag %d waits "
+                      "for rank %u node %u (SEND), which is never issued",
+                      v->rank_of[g], local_id(v, g), nd->peer, nd->tag, v->rank_of[s],
+                      local_id(v, s));
+  }
+  return tn_err_set(err, TN_INTERNAL, "verifier: execution stalled without a waiting RECV");
+}
+
+/* Executes in rounds: round k holds the nodes that became executable during round k-1 (a
+ * RECV when both its dependencies and its SEND are done). A SEND completes when issued
+ * (eager; delivery is eventual), so its dependents and its RECV run in the next round. */
+static tn_status_t execute(vctx_t *v, tn_err_t *err) {
+  tn_status_t st = TN_OK;
+  v->qlen = 0;
+  for (uint32_t g = 0; g < v->total; g++)
+    if (v->remaining[g] == 0) make_ready(v, g);
+  uint32_t head = 0, round = 0;
+  while (head < v->qlen) {
+    uint32_t end = v->qlen;
+    for (; head < end; head++) {
+      uint32_t g = v->order[head];
+      const algo_node_t *nd = gnode(v, g);
+      if (v->sem) {
+        if (nd->op == ALGO_SEND)
+          st = exec_send(v, g, round, err);
+        else if (nd->op == ALGO_RECV)
+          st = exec_recv(v, g, round, err);
+        else if (nd->nchunks > 0)
+          st = exec_comp(v, g, round, err);
+        if (st != TN_OK) return st;
+      }
+      v->done[g] = 1;
+      if (nd->op == ALGO_SEND) issue_send(v, g);
+      for (uint32_t e = v->succ_off[g]; e < v->succ_off[g + 1]; e++)
+        if (--v->remaining[v->succ[e]] == 0) make_ready(v, v->succ[e]);
+    }
+    round++;
+  }
+  if (head < v->total) return report_deadlock(v, err);
+  return v->sem ? sem_final(v, err) : TN_OK;
+}
+
+/* ---- driver ---------------------------------------------------------------------- */
+
+static void vctx_free(vctx_t *v) {
+  void *arrs[] = {v->base,     v->rank_of, v->succ_off, v->succ,    v->remaining, v->done,
+                  v->key,      v->ents,    v->key_off,  v->sq,      v->rq,        v->sq_head,
+                  v->sq_tail,  v->rq_head, v->rq_tail,  v->matched, v->order,     v->slot,
+                  v->rd_round, v->rd_node, v->wr_round, v->wr_node, v->snap_base, v->snap,
+                  v->in_comp,  v->got};
+  for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++)
+    free(arrs[i]);
+  for (int i = 0; i < 3; i++)
+    free(v->ibuf[i]);
+  tn_vec_free(&v->arena);
+  tn_vec_free(&v->sets);
+}
+
+static tn_status_t vctx_init(vctx_t *v, const algo_t *a, tn_err_t *err) {
+  v->a = a;
+  v->n = a->npus;
+  tn_vec_init(&v->arena, sizeof(uint32_t));
+  tn_vec_init(&v->sets, sizeof(set_rec_t));
+  tn_status_t st = tn_calloc((size_t)v->n + 1, sizeof *v->base, &v->base, err);
+  if (st != TN_OK) return st;
+  uint64_t total = 0;
+  for (uint32_t r = 0; r < v->n; r++) {
+    v->base[r] = (uint32_t)total;
+    total += algo_rank_len(a, r);
+    if (total >= NONE - 1) return tn_err_set(err, TN_LIMIT, "too many nodes to verify");
+  }
+  v->total = v->base[v->n] = (uint32_t)total;
+  size_t t1 = (size_t)total + 1;
+  uint32_t **arrs[] = {&v->rank_of, &v->remaining, &v->key, &v->matched, &v->order};
+  for (size_t i = 0; i < sizeof arrs / sizeof arrs[0] && st == TN_OK; i++)
+    st = tn_calloc(t1, sizeof(uint32_t), arrs[i], err);
+  if (st == TN_OK) st = tn_calloc(t1, sizeof *v->done, &v->done, err);
+  if (st == TN_OK) st = tn_calloc(t1, sizeof *v->ents, &v->ents, err);
+  if (st != TN_OK) return st;
+  for (uint32_t r = 0; r < v->n; r++)
+    for (uint32_t g = v->base[r]; g < v->base[r + 1]; g++)
+      v->rank_of[g] = r;
+  return TN_OK;
+}
+
+/* Sets up the per-key FIFOs: key q's SENDs and RECVs queue in slices of sq/rq. */
+static tn_status_t init_queues(vctx_t *v, tn_err_t *err) {
+  tn_status_t st = TN_OK;
+  uint32_t **per_ent[] = {&v->sq, &v->rq};
+  uint32_t **per_key[] = {&v->sq_head, &v->sq_tail, &v->rq_head, &v->rq_tail};
+  for (size_t i = 0; i < 2 && st == TN_OK; i++)
+    st = tn_calloc((size_t)v->nents + 1, sizeof(uint32_t), per_ent[i], err);
+  for (size_t i = 0; i < 4 && st == TN_OK; i++)
+    st = tn_calloc((size_t)v->nkeys + 1, sizeof(uint32_t), per_key[i], err);
+  if (st != TN_OK) return st;
+  for (uint32_t q = 0; q < v->nkeys; q++) {
+    v->sq_head[q] = v->sq_tail[q] = v->key_off[q];
+    v->rq_head[q] = v->rq_tail[q] = v->key_off[q];
+  }
+  return TN_OK;
+}
+
+tn_status_t algo_verify(const algo_t *a, const topo_t *t, algo_verify_report_t *report,
+                        tn_err_t *err) {
+  vctx_t v;
+  memset(&v, 0, sizeof v);
+  algo_verify_report_t rep = {false, algo_node_count(a), algo_send_count(a)};
+  if (report) *report = rep;
+  tn_status_t st = vctx_init(&v, a, err);
+  if (st != TN_OK) goto out;
+  if (t != NULL && a->npus > t->npus) {
+    st = tn_err_set(err, TN_PARSE, "the algorithm has %u ranks but %s has %u NPUs", a->npus,
+                    t->name, t->npus);
+    goto out;
+  }
+  bool book = false;
+  if ((st = check_bookkeeping(a, &book, err)) != TN_OK) goto out;
+  v.sem = book && a->has_coll;
+  if (v.sem) {
+    uint64_t nch = (uint64_t)a->npus * a->chunks_per_npu;
+    if (a->chunks_per_npu == 0 || nch >= NONE) {
+      st = tn_err_set(err, TN_PARSE, "%u chunks per NPU cannot be verified", a->chunks_per_npu);
+      goto out;
+    }
+    v.nchunks = (uint32_t)nch;
+    if ((st = tn_calloc(nch, sizeof *v.in_comp, &v.in_comp, err)) != TN_OK) goto out;
+    if ((st = tn_calloc(nch, sizeof *v.got, &v.got, err)) != TN_OK) goto out;
+  }
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
+      if ((st = check_node(&v, t, r, i, err)) != TN_OK) goto out;
+  if (v.sem) memset(v.in_comp, 0, v.nchunks * sizeof *v.in_comp);
+  if ((st = build_succ(&v, err)) != TN_OK) goto out;
+  if ((st = check_acyclic(&v, err)) != TN_OK) goto out;
+  if ((st = check_matching(&v, err)) != TN_OK) goto out;
+  if ((st = init_queues(&v, err)) != TN_OK) goto out;
+  if (v.sem && (st = sem_init(&v, err)) != TN_OK) goto out;
+  if ((st = execute(&v, err)) != TN_OK) goto out;
+  rep.semantics_checked = v.sem;
+  if (report) *report = rep;
+out:
+  vctx_free(&v);
+  return st;
+}

@@ -1,0 +1,54 @@
+/* bench/bench_algo_verify.c — time to build and verify the Ring and Direct baselines as n
+ * and K grow; the verifier should scale with nodes + dependencies + semantic state. */
+#include <stdio.h>
+#include <time.h>
+
+#include "algo/algo.h"
+
+/* CPU seconds of this process: the machine may be shared, so wall time overstates. */
+static double cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int run(const char *name,
+               tn_status_t (*build)(tn_coll_t, uint32_t, uint64_t, uint32_t, algo_t **, tn_err_t *),
+               tn_coll_t coll, uint32_t n, uint32_t k) {
+  tn_err_t err = {0};
+  algo_t *a = NULL;
+  double t0 = cpu_seconds();
+  if (build(coll, n, (uint64_t)1 << 30, k, &a, &err) != TN_OK) {
+    fprintf(stderr, "build: %s\n", err.msg);
+    return 1;
+  }
+  double t1 = cpu_seconds();
+  algo_verify_report_t rep;
+  tn_status_t st = algo_verify(a, NULL, &rep, &err);
+  double t2 = cpu_seconds();
+  if (st != TN_OK) {
+    fprintf(stderr, "verify: %s\n", err.msg);
+    algo_free(a);
+    return 1;
+  }
+  printf("%-6s %-13s n=%4u K=%2u  nodes=%9llu  build %7.1f ms  verify %7.1f ms (CPU)  "
+         "(%.0f ns/node)\n",
+         name, tn_coll_name(coll), n, k, (unsigned long long)rep.nodes, (t1 - t0) * 1e3,
+         (t2 - t1) * 1e3, (t2 - t1) * 1e9 / (double)rep.nodes);
+  algo_free(a);
+  return 0;
+}
+
+int main(void) {
+  int bad = 0;
+  uint32_t ns[] = {32, 64, 128, 256};
+  for (size_t i = 0; i < 4; i++)
+    bad |= run("ring", algo_ring, TN_ALLREDUCE, ns[i], 8);
+  for (size_t i = 0; i < 4; i++)
+    bad |= run("direct", algo_direct, TN_ALLREDUCE, ns[i], 8);
+  bad |= run("ring", algo_ring, TN_ALLGATHER, 128, 8);
+  bad |= run("ring", algo_ring, TN_REDUCESCATTER, 128, 8);
+  bad |= run("ring", algo_ring, TN_ALLREDUCE, 512, 1);
+  bad |= run("ring", algo_ring, TN_REDUCESCATTER, 1024, 1);
+  return bad;
+}

@@ -1,0 +1,911 @@
+/* emit/chakra.c — Chakra ET files (../shared/CHAKRA.md) to and from algo_t, with protobuf-c
+ * over emit/et_def.proto. The writer turns each rank's DAG into <prefix>.<rank>.et for
+ * ASTRA-sim; the reader turns any producer's set back into an algo_t for tenet sim and
+ * tenet verify. Pipeline: algo → emit → files (and files → emit → algo).
+ *
+ * tenet's own attributes (integer members only, ignored by every other reader):
+ *   GlobalMetadata  tenet_npus            int64_val  ranks in the set
+ *                   tenet_nodes           int64_val  nodes in this file (catches truncation
+ *                                                    at a record boundary)
+ *                   tenet_producer        int64_val  1 greedy, 2 milp, 3 ring, 4 direct,
+ *                                                    5 msccl, 6 chakra, 0 other; its
+ *                                                    doc_string holds the exact name
+ *                   tenet_coll            int64_val  Chakra CollectiveCommType: ALL_GATHER 2,
+ *                                                    REDUCE_SCATTER 7, ALL_REDUCE 0
+ *                   tenet_chunks_per_npu  int64_val  } written with tenet_coll, only when
+ *                   tenet_size_bytes      int64_val  } the collective is known (has_coll)
+ *   Node            tenet_chunks          int64_list chunk ids the node carries or reduces
+ *                   tenet_reduce          int32_val  1 on a RECV that lands in scratch for a
+ *                                                    later COMP reduction (absent = copy) */
+#define ZLIB_CONST
+#include "emit/emit.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "et_def.pb-c.h"
+
+typedef ChakraProtoMsg__AttributeProto attr_t;
+typedef ChakraProtoMsg__Node pbnode_t;
+
+/* protobuf-c's name fields are char *: keep the names in writable arrays, so no cast
+ * drops a const qualifier. protobuf-c never writes through them. */
+static char k_comm_src[] = "comm_src", k_comm_dst[] = "comm_dst", k_comm_size[] = "comm_size",
+            k_comm_tag[] = "comm_tag", k_comm_type[] = "comm_type",
+            k_is_cpu_op[] = "is_cpu_op", k_chunks[] = "tenet_chunks",
+            k_reduce[] = "tenet_reduce", k_npus[] = "tenet_npus", k_nodes[] = "tenet_nodes",
+            k_producer[] = "tenet_producer", k_coll[] = "tenet_coll",
+            k_cpn[] = "tenet_chunks_per_npu", k_size[] = "tenet_size_bytes",
+            k_version[] = EMIT_CHAKRA_VERSION;
+
+static const char *const producer_names[] = {"", "greedy", "milp", "ring", "direct", "msccl",
+                                             "chakra"};
+#define NPRODUCERS (sizeof producer_names / sizeof producer_names[0])
+
+static int64_t coll_code(tn_coll_t c) {
+  switch (c) {
+  case TN_ALLGATHER: return CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER;
+  case TN_REDUCESCATTER: return CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER;
+  case TN_ALLREDUCE: return CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE;
+  }
+  return -1;
+}
+
+static bool coll_from_code(int64_t code, tn_coll_t *c) {
+  if (code == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER) *c = TN_ALLGATHER;
+  else if (code == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER) *c = TN_REDUCESCATTER;
+  else if (code == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE) *c = TN_ALLREDUCE;
+  else return false;
+  return true;
+}
+
+static char *rank_path(const char *prefix, uint32_t rank, const char *suffix, tn_err_t *err) {
+  size_t n = strlen(prefix) + strlen(suffix) + 32;
+  char *p = NULL;
+  if (tn_calloc(n, 1, &p, err) != TN_OK) return NULL;
+  snprintf(p, n, "%s.%" PRIu32 ".et%s", prefix, rank, suffix);
+  return p;
+}
+
+/* ======================================================================== writer */
+
+typedef struct writer {
+  tn_vec_t buf;    /* uint8_t: one file's bytes */
+  tn_vec_t deps;   /* uint64_t scratch for one node's data_deps */
+  tn_vec_t chunks; /* int64_t scratch for one node's tenet_chunks */
+} writer_t;
+
+static tn_status_t put_varint(tn_vec_t *b, uint64_t v, tn_err_t *err) {
+  tn_status_t st = tn_vec_reserve(b, b->len + 10, err);
+  if (st != TN_OK) return st;
+  uint8_t *p = (uint8_t *)b->data + b->len;
+  size_t n = 0;
+  do {
+    uint8_t low = (uint8_t)(v & 0x7f);
+    v >>= 7;
+    p[n++] = (uint8_t)(low | (v ? 0x80 : 0));
+  } while (v);
+  b->len += n;
+  return TN_OK;
+}
+
+/* Appends varint32 length + the packed message. */
+static tn_status_t put_record(tn_vec_t *b, const ProtobufCMessage *m, tn_err_t *err) {
+  size_t n = protobuf_c_message_get_packed_size(m);
+  if (n > UINT32_MAX) return tn_err_set(err, TN_LIMIT, "a record of %zu bytes is too large", n);
+  tn_status_t st = put_varint(b, n, err);
+  if (st == TN_OK) st = tn_vec_reserve(b, b->len + n, err);
+  if (st != TN_OK) return st;
+  b->len += protobuf_c_message_pack(m, (uint8_t *)b->data + b->len);
+  return TN_OK;
+}
+
+static attr_t *attr_i32(attr_t *at, char *name, int32_t v) {
+  chakra_proto_msg__attribute_proto__init(at);
+  at->name = name;
+  at->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL;
+  at->int32_val = v;
+  return at;
+}
+
+static attr_t *attr_i64(attr_t *at, char *name, int64_t v) {
+  chakra_proto_msg__attribute_proto__init(at);
+  at->name = name;
+  at->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+  at->int64_val = v;
+  return at;
+}
+
+static tn_status_t put_metadata(writer_t *w, const algo_t *a, uint32_t rank, tn_err_t *err) {
+  attr_t at[6], *ap[6];
+  size_t n = 0;
+  char producer[sizeof a->name];
+  snprintf(producer, sizeof producer, "%s", a->name);
+  int64_t code = 0;
+  for (size_t i = 1; i < NPRODUCERS; i++)
+    if (strcmp(a->name, producer_names[i]) == 0) code = (int64_t)i;
+  ap[n] = attr_i64(&at[n], k_npus, a->npus), n++;
+  ap[n] = attr_i64(&at[n], k_nodes, (int64_t)algo_rank_len(a, rank)), n++;
+  ap[n] = attr_i64(&at[n], k_producer, code);
+  ap[n]->doc_string = producer, n++;
+  if (a->has_coll) {
+    ap[n] = attr_i64(&at[n], k_coll, coll_code(a->coll)), n++;
+    ap[n] = attr_i64(&at[n], k_cpn, a->chunks_per_npu), n++;
+    ap[n] = attr_i64(&at[n], k_size, (int64_t)a->size_bytes), n++;
+  }
+  ChakraProtoMsg__GlobalMetadata md;
+  chakra_proto_msg__global_metadata__init(&md);
+  md.version = k_version;
+  md.n_attr = n;
+  md.attr = ap;
+  return put_record(&w->buf, &md.base, err);
+}
+
+/* "chunk 5", "chunks 4..7" (consecutive) or "3 chunks"; "" when there is none. */
+static void chunk_words(const uint32_t *c, uint32_t n, char *buf, size_t len) {
+  bool run = n > 1;
+  for (uint32_t i = 1; i < n && run; i++) run = c[i] == c[i - 1] + 1;
+  if (n == 0) buf[0] = '\0';
+  else if (n == 1) snprintf(buf, len, " chunk %" PRIu32, c[0]);
+  else if (run) snprintf(buf, len, " chunks %" PRIu32 "..%" PRIu32, c[0], c[n - 1]);
+  else snprintf(buf, len, " %" PRIu32 " chunks", n);
+}
+
+static void node_name(const algo_t *a, uint32_t r, const algo_node_t *x, char *buf,
+                      size_t len) {
+  char ch[48];
+  chunk_words(algo_node_chunks(a, r, x), x->nchunks, ch, sizeof ch);
+  if (x->op == ALGO_SEND)
+    snprintf(buf, len, "send r%" PRIu32 "->r%" PRId32 " tag %" PRId32 "%s", r, x->peer, x->tag,
+             ch);
+  else if (x->op == ALGO_RECV)
+    snprintf(buf, len, "recv r%" PRIu32 "<-r%" PRId32 " tag %" PRId32 "%s%s", r, x->peer,
+             x->tag, ch, x->reduce ? " reduce" : "");
+  else
+    snprintf(buf, len, "comp r%" PRIu32 "%s%s", r, x->nchunks ? " reduce" : " idle", ch);
+}
+
+/* The writer refuses what the reader would reject, so every set it writes reads back. */
+static tn_status_t check_node(const algo_t *a, uint32_t r, uint32_t i, tn_err_t *err) {
+  const algo_node_t *x = algo_node(a, r, i);
+  const uint32_t *d = algo_node_deps(a, r, x);
+  for (uint32_t k = 0; k < x->ndeps; k++)
+    if (d[k] >= algo_rank_len(a, r) || d[k] == i)
+      return tn_err_set(err, TN_INVAL, "rank %" PRIu32 " node %" PRIu32 ": bad dependency %" PRIu32,
+                        r, i, d[k]);
+  if (x->op == ALGO_COMP) return TN_OK;
+  if (x->peer < 0 || (uint32_t)x->peer >= a->npus || (uint32_t)x->peer == r)
+    return tn_err_set(err, TN_INVAL, "rank %" PRIu32 " node %" PRIu32 ": bad peer %" PRId32, r, i,
+                      x->peer);
+  if (x->tag < 0 || x->tag > ALGO_MAX_TAG)
+    return tn_err_set(err, TN_INVAL, "rank %" PRIu32 " node %" PRIu32 ": tag %" PRId32
+                      " outside 0..%d", r, i, x->tag, ALGO_MAX_TAG);
+  if (x->bytes == 0 || x->bytes > EMIT_CHAKRA_MAX_MSG_BYTES)
+    return tn_err_set(err, TN_INVAL, "rank %" PRIu32 " node %" PRIu32 ": size %" PRIu64
+                      " outside 1..%" PRIu64, r, i, x->bytes, (uint64_t)EMIT_CHAKRA_MAX_MSG_BYTES);
+  return TN_OK;
+}
+
+static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i,
+                            tn_err_t *err) {
+  const algo_node_t *x = algo_node(a, r, i);
+  tn_status_t st = check_node(a, r, i, err);
+  if (st == TN_OK) st = tn_vec_reserve(&w->deps, x->ndeps, err);
+  if (st == TN_OK) st = tn_vec_reserve(&w->chunks, x->nchunks, err);
+  if (st != TN_OK) return st;
+  uint64_t *deps = w->deps.data;
+  int64_t *chunks = w->chunks.data;
+  for (uint32_t k = 0; k < x->ndeps; k++) deps[k] = algo_node_deps(a, r, x)[k];
+  for (uint32_t k = 0; k < x->nchunks; k++) chunks[k] = algo_node_chunks(a, r, x)[k];
+
+  char name[160];
+  node_name(a, r, x, name, sizeof name);
+  pbnode_t node;
+  chakra_proto_msg__node__init(&node);
+  node.id = i;
+  node.name = name;
+  node.n_data_deps = x->ndeps;
+  node.data_deps = deps;
+  attr_t at[9], *ap[9];
+  size_t n = 0;
+  if (x->op == ALGO_COMP) {
+    node.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE;
+    node.duration_micros = x->duration_us;
+  } else {
+    bool send = x->op == ALGO_SEND;
+    node.type = send ? CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE
+                     : CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
+    ap[n] = attr_i32(&at[n], k_comm_src, send ? (int32_t)r : x->peer), n++;
+    if (send) ap[n] = attr_i32(&at[n], k_comm_dst, x->peer), n++;
+    ap[n] = attr_i64(&at[n], k_comm_size, (int64_t)x->bytes), n++;
+    ap[n] = attr_i32(&at[n], k_comm_tag, x->tag), n++;
+    ap[n] = attr_i64(&at[n], k_comm_type, node.type), n++;
+  }
+  chakra_proto_msg__attribute_proto__init(&at[n]);
+  at[n].name = k_is_cpu_op;
+  at[n].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL;
+  at[n].bool_val = 0;
+  ap[n] = &at[n], n++;
+  ChakraProtoMsg__Int64List list;
+  chakra_proto_msg__int64_list__init(&list);
+  if (x->nchunks) {
+    list.n_values = x->nchunks;
+    list.values = chunks;
+    chakra_proto_msg__attribute_proto__init(&at[n]);
+    at[n].name = k_chunks;
+    at[n].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST;
+    at[n].int64_list = &list;
+    ap[n] = &at[n], n++;
+  }
+  if (x->op == ALGO_RECV && x->reduce) ap[n] = attr_i32(&at[n], k_reduce, 1), n++;
+  node.n_attr = n;
+  node.attr = ap;
+  return put_record(&w->buf, &node.base, err);
+}
+
+static tn_status_t write_file(const char *path, const tn_vec_t *b, tn_err_t *err) {
+  FILE *f = fopen(path, "wb");
+  if (f == NULL) return tn_err_set(err, TN_IO, "%s: cannot write: %s", path, strerror(errno));
+  size_t put = b->len ? fwrite(b->data, 1, b->len, f) : 0;
+  int bad = put != b->len || ferror(f);
+  if (fclose(f) != 0 || bad) {
+    tn_err_set(err, TN_IO, "%s: write failed: %s", path, strerror(errno));
+    remove(path);
+    return TN_IO;
+  }
+  return TN_OK;
+}
+
+/* Removes the temporaries of ranks [from, to) and the final files of ranks [0, renamed). */
+static void undo(const char *prefix, const char *tmp_suffix, uint32_t renamed, uint32_t to) {
+  for (uint32_t r = 0; r < to; r++) {
+    char *p = rank_path(prefix, r, r < renamed ? "" : tmp_suffix, NULL);
+    if (p) remove(p);
+    free(p);
+  }
+}
+
+tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err) {
+  for (uint32_t r = 0; r < a->npus; r++)
+    if (algo_rank_len(a, r) == 0)
+      return tn_err_set(err, TN_INVAL,
+                        "rank %" PRIu32 " has no nodes (every Chakra file needs one: "
+                        "algo_fill_idle)", r);
+  tn_status_t st = tn_mkdir_parents(prefix, err);
+  if (st != TN_OK) return st;
+  char tmp_suffix[48];
+  snprintf(tmp_suffix, sizeof tmp_suffix, ".tmp.%ld", (long)getpid());
+  writer_t w;
+  tn_vec_init(&w.buf, 1);
+  tn_vec_init(&w.deps, sizeof(uint64_t));
+  tn_vec_init(&w.chunks, sizeof(int64_t));
+  uint32_t written = 0, renamed = 0;
+  char *path = NULL, *tmp = NULL;
+  for (; written < a->npus; written++) {
+    uint32_t r = written;
+    w.buf.len = 0;
+    if ((st = put_metadata(&w, a, r, err)) != TN_OK) goto fail;
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
+      if ((st = put_node(&w, a, r, i, err)) != TN_OK) goto fail;
+    if ((tmp = rank_path(prefix, r, tmp_suffix, err)) == NULL) {
+      st = TN_NOMEM;
+      goto fail;
+    }
+    if ((st = write_file(tmp, &w.buf, err)) != TN_OK) goto fail;
+    free(tmp), tmp = NULL;
+  }
+  for (; renamed < a->npus; renamed++) {
+    tmp = rank_path(prefix, renamed, tmp_suffix, err);
+    path = rank_path(prefix, renamed, "", err);
+    if (tmp == NULL || path == NULL) {
+      st = TN_NOMEM;
+      goto fail;
+    }
+    if (rename(tmp, path) != 0) {
+      st = tn_err_set(err, TN_IO, "%s: cannot rename into place: %s", path, strerror(errno));
+      goto fail;
+    }
+    free(tmp), free(path), tmp = path = NULL;
+  }
+  /* The set at prefix is replaced whole: rank files left over from a larger earlier set
+   * would otherwise be read as part of this one. */
+  for (uint32_t r = a->npus; r < TOPO_MAX_NPUS; r++) {
+    path = rank_path(prefix, r, "", err);
+    if (path == NULL) break;
+    int gone = remove(path);
+    free(path), path = NULL;
+    if (gone != 0) break;
+  }
+  st = TN_OK;
+fail:
+  if (st != TN_OK) undo(prefix, tmp_suffix, renamed, written);
+  free(tmp);
+  free(path);
+  tn_vec_free(&w.buf);
+  tn_vec_free(&w.deps);
+  tn_vec_free(&w.chunks);
+  return st;
+}
+
+/* ======================================================================== reader */
+
+/* Reads a varint of at most 10 bytes at *pos; false when it is truncated or overlong. */
+static bool get_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v) {
+  uint64_t x = 0;
+  for (unsigned k = 0; k < 10; k++) {
+    if (*pos >= n) return false;
+    uint8_t b = p[(*pos)++];
+    x |= (uint64_t)(b & 0x7f) << (7 * k);
+    if ((b & 0x80) == 0) {
+      *v = x;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Finds a Node's id (field 1) by walking the wire format without decoding; the full
+ * decode later confirms it. This lets the reader order the nodes by id while holding
+ * only one decoded node at a time. False when the bytes are not well-formed. */
+static bool scan_id(const uint8_t *p, size_t n, uint64_t *id) {
+  size_t i = 0;
+  *id = 0;
+  while (i < n) {
+    uint64_t key, v;
+    if (!get_varint(p, n, &i, &key) || (key >> 3) == 0) return false;
+    switch (key & 7) {
+    case 0:
+      if (!get_varint(p, n, &i, &v)) return false;
+      if ((key >> 3) == 1) *id = v;
+      break;
+    case 1:
+      if (n - i < 8) return false;
+      i += 8;
+      break;
+    case 2:
+      if (!get_varint(p, n, &i, &v) || v > n - i) return false;
+      i += (size_t)v;
+      break;
+    case 5:
+      if (n - i < 4) return false;
+      i += 4;
+      break;
+    default: return false;
+    }
+  }
+  return true;
+}
+
+/* Inflates a gzip file (one or more members) into *out (caller frees). */
+static tn_status_t gunzip(const uint8_t *in, size_t len, const char *what, uint8_t **out,
+                          size_t *out_len, tn_err_t *err) {
+  *out = NULL;
+  *out_len = 0;
+  if (len > UINT32_MAX) return tn_err_set(err, TN_LIMIT, "%s: gzip file too large", what);
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+    return tn_err_set(err, TN_NOMEM, "%s: cannot start gzip decoder", what);
+  tn_vec_t b;
+  tn_vec_init(&b, 1);
+  tn_status_t st = TN_OK;
+  z.next_in = in;
+  z.avail_in = (uInt)len;
+  for (;;) {
+    if (b.len == b.cap) {
+      if (b.cap >= EMIT_CHAKRA_MAX_FILE_BYTES) {
+        st = tn_err_set(err, TN_LIMIT, "%s: inflates past the %u-byte limit", what,
+                        EMIT_CHAKRA_MAX_FILE_BYTES);
+        break;
+      }
+      size_t want = b.cap ? b.cap * 2 : (len < 16384 ? 65536 : len * 4);
+      if (want > EMIT_CHAKRA_MAX_FILE_BYTES) want = EMIT_CHAKRA_MAX_FILE_BYTES;
+      if ((st = tn_vec_reserve(&b, want, err)) != TN_OK) break;
+    }
+    size_t room = b.cap - b.len;
+    z.next_out = (uint8_t *)b.data + b.len;
+    z.avail_out = (uInt)(room > UINT32_MAX ? UINT32_MAX : room);
+    uInt before = z.avail_out;
+    int rc = inflate(&z, Z_NO_FLUSH);
+    b.len += before - z.avail_out;
+    if (rc == Z_STREAM_END) {
+      if (z.avail_in == 0) break;
+      if (z.avail_in >= 2 && z.next_in[0] == 0x1f && z.next_in[1] == 0x8b) {
+        inflateReset(&z);
+        continue;
+      }
+      st = tn_err_set(err, TN_PARSE, "%s: trailing bytes after the gzip stream", what);
+      break;
+    }
+    if (rc == Z_OK && z.avail_out == 0) continue;
+    if ((rc == Z_OK || rc == Z_BUF_ERROR) && z.avail_in == 0) {
+      st = tn_err_set(err, TN_PARSE, "%s: truncated gzip stream", what);
+      break;
+    }
+    if (rc != Z_OK) {
+      st = tn_err_set(err, TN_PARSE, "%s: corrupt gzip stream (%s)", what,
+                      z.msg ? z.msg : "inflate failed");
+      break;
+    }
+  }
+  inflateEnd(&z);
+  if (st != TN_OK) {
+    tn_vec_free(&b);
+    return st;
+  }
+  *out = b.data;
+  *out_len = b.len;
+  return TN_OK;
+}
+
+/* One record's place in the file: its frame, and for nodes the id found by scan_id. */
+typedef struct frame {
+  uint64_t id;
+  size_t off, len;
+  size_t seq; /* record number, 1-based for nodes (for messages) */
+} frame_t;
+
+static tn_status_t next_frame(const uint8_t *p, size_t n, size_t *pos, const char *what,
+                              size_t seq, frame_t *f, tn_err_t *err) {
+  char rec[48]; /* "GlobalMetadata record" or "node record 5" */
+  if (seq == 0) snprintf(rec, sizeof rec, "GlobalMetadata record");
+  else snprintf(rec, sizeof rec, "node record %zu", seq);
+  size_t at = *pos;
+  uint64_t len;
+  if (!get_varint(p, n, pos, &len))
+    return tn_err_set(err, TN_PARSE, "%s: byte %zu: %s: %s length prefix", what, at, rec,
+                      n - at < 10 ? "truncated" : "overlong");
+  if (len > UINT32_MAX)
+    return tn_err_set(err, TN_PARSE, "%s: byte %zu: %s: length %" PRIu64 " is not a varint32",
+                      what, at, rec, len);
+  if (len > n - *pos)
+    return tn_err_set(err, TN_PARSE, "%s: byte %zu: %s: length %" PRIu64
+                      " runs past the end of the file (%zu bytes)", what, at, rec, len, n);
+  f->off = *pos;
+  f->len = (size_t)len;
+  f->seq = seq;
+  *pos += (size_t)len;
+  return TN_OK;
+}
+
+/* Integer value of an attribute held in any integer member (CHAKRA.md: ASTRA-sim reads
+ * them all); unsigned values beyond INT64_MAX clamp to it (out of range for every use).
+ * False for strings, floats, bools, lists and an unset value. */
+static bool attr_int(const attr_t *at, int64_t *v) {
+  switch (at->value_case) {
+  case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL: *v = at->int32_val; return true;
+  case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL: *v = at->int64_val; return true;
+  case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT32_VAL: *v = at->uint32_val; return true;
+  case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SINT32_VAL: *v = at->sint32_val; return true;
+  case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SINT64_VAL: *v = at->sint64_val; return true;
+  case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_FIXED32_VAL: *v = at->fixed32_val; return true;
+  case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SFIXED32_VAL: *v = at->sfixed32_val; return true;
+  case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SFIXED64_VAL: *v = at->sfixed64_val; return true;
+  case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL:
+    *v = at->uint64_val > INT64_MAX ? INT64_MAX : (int64_t)at->uint64_val;
+    return true;
+  case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_FIXED64_VAL:
+    *v = at->fixed64_val > INT64_MAX ? INT64_MAX : (int64_t)at->fixed64_val;
+    return true;
+  default: return false;
+  }
+}
+
+/* "string_val", "float_val", … for messages; "no value" when unset. */
+static const char *member_name(const attr_t *at) {
+  const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(
+      &chakra_proto_msg__attribute_proto__descriptor, (unsigned)at->value_case);
+  return fd ? fd->name : "no value";
+}
+
+/* Reads an integer attribute into *v within [lo, hi]; `where` names file and node. */
+static tn_status_t int_attr(const attr_t *at, int64_t lo, int64_t hi, const char *where,
+                            int64_t *v, tn_err_t *err) {
+  if (at->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE__NOT_SET)
+    return tn_err_set(err, TN_PARSE, "%s: %s has no value (a oneof member must be set, even "
+                      "to 0)", where, at->name);
+  if (!attr_int(at, v))
+    return tn_err_set(err, TN_PARSE, "%s: %s must hold an integer (int32_val or int64_val), "
+                      "not %s", where, at->name, member_name(at));
+  if (*v < lo || *v > hi)
+    return tn_err_set(err, TN_PARSE, "%s: %s = %" PRId64 " is outside %" PRId64 "..%" PRId64,
+                      where, at->name, *v, lo, hi);
+  return TN_OK;
+}
+
+/* Header fields found in a file's GlobalMetadata. */
+typedef struct header {
+  bool has_npus, has_nodes, has_coll, has_cpn, has_size, has_producer;
+  int64_t npus, nodes, coll, cpn, size, producer;
+  char producer_name[32];
+} header_t;
+
+static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *what,
+                               header_t *h, tn_err_t *err) {
+  memset(h, 0, sizeof *h);
+  ChakraProtoMsg__GlobalMetadata *md =
+      chakra_proto_msg__global_metadata__unpack(NULL, f->len, p + f->off);
+  if (md == NULL)
+    return tn_err_set(err, TN_PARSE, "%s: byte %zu: the first record does not decode as a "
+                      "Chakra GlobalMetadata", what, f->off);
+  char where[600];
+  snprintf(where, sizeof where, "%s: GlobalMetadata", what);
+  tn_status_t st = TN_OK;
+  for (size_t i = 0; i < md->n_attr && st == TN_OK; i++) {
+    const attr_t *at = md->attr[i];
+    struct {
+      const char *name;
+      bool *has;
+      int64_t *v, lo, hi;
+    } keys[] = {
+        {k_npus, &h->has_npus, &h->npus, 1, TOPO_MAX_NPUS},
+        {k_nodes, &h->has_nodes, &h->nodes, 1, EMIT_CHAKRA_MAX_NODES},
+        {k_coll, &h->has_coll, &h->coll, 0, 9},
+        {k_cpn, &h->has_cpn, &h->cpn, 1, EMIT_CHAKRA_MAX_CHUNKS_PER_NPU},
+        {k_size, &h->has_size, &h->size, 0, INT64_MAX},
+        {k_producer, &h->has_producer, &h->producer, 0, INT64_MAX},
+    };
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+      if (strcmp(at->name, keys[k].name) != 0) continue;
+      if (*keys[k].has)
+        st = tn_err_set(err, TN_PARSE, "%s: %s appears twice", where, at->name);
+      else
+        st = int_attr(at, keys[k].lo, keys[k].hi, where, keys[k].v, err);
+      *keys[k].has = true;
+      if (st == TN_OK && keys[k].v == &h->producer) {
+        /* Keep a printable copy of the producer's name. */
+        size_t j = 0;
+        for (const char *s = at->doc_string; s && *s && j + 1 < sizeof h->producer_name; s++)
+          if (*s >= 0x20 && *s < 0x7f && *s != '"' && *s != '\\') h->producer_name[j++] = *s;
+        h->producer_name[j] = '\0';
+      }
+    }
+  }
+  chakra_proto_msg__global_metadata__free_unpacked(md, NULL);
+  if (st != TN_OK) return st;
+  tn_coll_t c;
+  if (h->has_coll && !coll_from_code(h->coll, &c))
+    return tn_err_set(err, TN_PARSE, "%s: tenet_coll = %" PRId64 " is not All-Gather (2), "
+                      "Reduce-Scatter (7) or All-Reduce (0)", where, h->coll);
+  if (h->has_coll && (!h->has_cpn || !h->has_size))
+    return tn_err_set(err, TN_PARSE, "%s: tenet_coll needs tenet_chunks_per_npu and "
+                      "tenet_size_bytes", where);
+  return TN_OK;
+}
+
+/* Checks the header against the set (npus) and rank 0's header, or records rank 0's. */
+static tn_status_t apply_header(const header_t *h, const char *what, algo_t *a, uint32_t rank,
+                                tn_err_t *err) {
+  if (h->has_npus && (uint64_t)h->npus != a->npus)
+    return tn_err_set(err, TN_PARSE, "%s: written for a set of %" PRId64 " ranks, but the set "
+                      "has %" PRIu32, what, h->npus, a->npus);
+  tn_coll_t c = TN_ALLGATHER;
+  if (h->has_coll) coll_from_code(h->coll, &c);
+  if (h->has_coll && (uint64_t)a->npus * (uint64_t)h->cpn > UINT32_MAX)
+    return tn_err_set(err, TN_PARSE, "%s: %" PRId64 " chunks per NPU are too many", what,
+                      h->cpn);
+  if (rank == 0) {
+    if (h->has_producer) {
+      const char *nm = h->producer_name[0] ? h->producer_name
+                       : (uint64_t)h->producer < NPRODUCERS && h->producer > 0
+                           ? producer_names[h->producer]
+                           : "chakra";
+      snprintf(a->name, sizeof a->name, "%s", nm);
+    }
+    a->has_coll = h->has_coll;
+    if (h->has_coll) {
+      a->coll = c;
+      a->chunks_per_npu = (uint32_t)h->cpn;
+      a->size_bytes = (uint64_t)h->size;
+    }
+    return TN_OK;
+  }
+  if (h->has_coll != a->has_coll ||
+      (h->has_coll && (c != a->coll || (uint64_t)h->cpn != a->chunks_per_npu ||
+                       (uint64_t)h->size != a->size_bytes)))
+    return tn_err_set(err, TN_PARSE, "%s: its collective header (tenet_coll, "
+                      "tenet_chunks_per_npu, tenet_size_bytes) differs from rank 0's", what);
+  return TN_OK;
+}
+
+static int frame_cmp(const void *x, const void *y) {
+  const frame_t *p = x, *q = y;
+  return p->id < q->id ? -1 : p->id > q->id;
+}
+
+/* Index (in ascending id order) of node id, or -1. */
+static int64_t find_id(const frame_t *f, size_t n, uint64_t id) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (f[mid].id < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && f[lo].id == id ? (int64_t)lo : -1;
+}
+
+/* State for decoding one file's nodes. */
+typedef struct dec {
+  const char *what;
+  algo_t *a;
+  uint32_t rank;
+  const frame_t *frames; /* sorted by id */
+  size_t n;
+  uint32_t *seen;  /* per node index: 1 + the index of the node that last listed it */
+  tn_vec_t deps;   /* uint32_t scratch */
+  tn_vec_t chunks; /* uint32_t scratch */
+} dec_t;
+
+static tn_status_t add_deps(dec_t *d, const uint64_t *ids, size_t n, uint32_t self,
+                            const char *where, tn_err_t *err) {
+  for (size_t k = 0; k < n; k++) {
+    int64_t j = find_id(d->frames, d->n, ids[k]);
+    if (j < 0)
+      return tn_err_set(err, TN_PARSE, "%s: depends on node %" PRIu64 ", which is not in the "
+                        "file", where, ids[k]);
+    if ((uint32_t)j == self)
+      return tn_err_set(err, TN_PARSE, "%s: depends on itself", where);
+    if (d->seen[j] == self + 1) continue; /* listed twice (or in data and ctrl deps) */
+    d->seen[j] = self + 1;
+    uint32_t dep = (uint32_t)j;
+    tn_status_t st = tn_vec_push(&d->deps, &dep, err);
+    if (st != TN_OK) return st;
+  }
+  return TN_OK;
+}
+
+static tn_status_t read_chunks(dec_t *d, const attr_t *at, const char *where, tn_err_t *err) {
+  if (at->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST)
+    return tn_err_set(err, TN_PARSE, "%s: tenet_chunks must be an int64_list, not %s", where,
+                      member_name(at));
+  uint64_t limit = d->a->has_coll ? (uint64_t)d->a->npus * d->a->chunks_per_npu : UINT32_MAX;
+  const ChakraProtoMsg__Int64List *l = at->int64_list;
+  if (l->n_values == 0)
+    return tn_err_set(err, TN_PARSE, "%s: tenet_chunks is empty", where);
+  for (size_t k = 0; k < l->n_values; k++) {
+    if (l->values[k] < 0 || (uint64_t)l->values[k] >= limit)
+      return tn_err_set(err, TN_PARSE, "%s: chunk %" PRId64 " is outside 0..%" PRIu64, where,
+                        l->values[k], limit - 1);
+    uint32_t c = (uint32_t)l->values[k];
+    tn_status_t st = tn_vec_push(&d->chunks, &c, err);
+    if (st != TN_OK) return st;
+  }
+  return TN_OK;
+}
+
+enum { A_SRC, A_DST, A_SIZE, A_TAG, A_CHUNKS, A_REDUCE, A_COUNT };
+
+/* Converts one decoded node (index self in id order) and appends it to the rank. */
+static tn_status_t convert(dec_t *d, const pbnode_t *pn, uint32_t self, tn_err_t *err) {
+  char where[600];
+  snprintf(where, sizeof where, "%s: node %" PRIu64, d->what, pn->id);
+  algo_node_t x = {ALGO_COMP, false, -1, 0, 0, 0, 0, 0, 0, 0};
+  switch (pn->type) {
+  case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE: x.op = ALGO_COMP; break;
+  case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE: x.op = ALGO_SEND; break;
+  case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE: x.op = ALGO_RECV; break;
+  default: {
+    const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(
+        &chakra_proto_msg__node_type__descriptor, (int)pn->type);
+    return tn_err_set(err, TN_PARSE, "%s: unsupported node type %d (%s); a collective's "
+                      "files hold only COMP_NODE, COMM_SEND_NODE and COMM_RECV_NODE",
+                      where, (int)pn->type, ev ? ev->name : "unknown");
+  }
+  }
+  static const char *const names[A_COUNT] = {"comm_src", "comm_dst", "comm_size", "comm_tag",
+                                             "tenet_chunks", "tenet_reduce"};
+  const attr_t *found[A_COUNT] = {NULL};
+  for (size_t i = 0; i < pn->n_attr; i++)
+    for (int k = 0; k < A_COUNT; k++) {
+      if (strcmp(pn->attr[i]->name, names[k]) != 0) continue;
+      if (found[k])
+        return tn_err_set(err, TN_PARSE, "%s: attribute %s appears twice", where, names[k]);
+      found[k] = pn->attr[i];
+    }
+  d->deps.len = d->chunks.len = 0;
+  tn_status_t st = add_deps(d, pn->data_deps, pn->n_data_deps, self, where, err);
+  if (st == TN_OK) st = add_deps(d, pn->ctrl_deps, pn->n_ctrl_deps, self, where, err);
+  if (st == TN_OK && found[A_CHUNKS]) st = read_chunks(d, found[A_CHUNKS], where, err);
+  if (st != TN_OK) return st;
+  int64_t v, npus = d->a->npus, me = d->rank;
+  if (found[A_REDUCE]) {
+    if (x.op != ALGO_RECV)
+      return tn_err_set(err, TN_PARSE, "%s: tenet_reduce on a node that is not a RECV", where);
+    if ((st = int_attr(found[A_REDUCE], 0, 1, where, &v, err)) != TN_OK) return st;
+    x.reduce = v == 1;
+  }
+  if (x.op == ALGO_COMP) {
+    if (pn->duration_micros > EMIT_CHAKRA_MAX_DURATION_US)
+      return tn_err_set(err, TN_PARSE, "%s: duration_micros %" PRIu64 " is absurd (over %"
+                        PRIu64 ")", where, pn->duration_micros,
+                        (uint64_t)EMIT_CHAKRA_MAX_DURATION_US);
+    x.duration_us = pn->duration_micros;
+  } else {
+    bool send = x.op == ALGO_SEND;
+    const char *kind = send ? "COMM_SEND_NODE" : "COMM_RECV_NODE";
+    int peer_k = send ? A_DST : A_SRC, self_k = send ? A_SRC : A_DST;
+    const int need[3] = {peer_k, A_SIZE, A_TAG};
+    for (int k = 0; k < 3; k++)
+      if (found[need[k]] == NULL)
+        return tn_err_set(err, TN_PARSE, "%s: %s lacks the required attribute %s", where, kind,
+                          names[need[k]]);
+    if ((st = int_attr(found[peer_k], 0, npus - 1, where, &v, err)) != TN_OK) return st;
+    if (v == me)
+      return tn_err_set(err, TN_PARSE, "%s: %s = %" PRId64 " is the node's own rank", where,
+                        names[peer_k], v);
+    x.peer = (int32_t)v;
+    if (found[self_k]) {
+      if ((st = int_attr(found[self_k], 0, npus - 1, where, &v, err)) != TN_OK) return st;
+      if (v != me)
+        return tn_err_set(err, TN_PARSE, "%s: %s = %" PRId64 " on a %s of rank %" PRId64, where,
+                          names[self_k], v, kind, me);
+    }
+    if ((st = int_attr(found[A_SIZE], 1, (int64_t)EMIT_CHAKRA_MAX_MSG_BYTES, where, &v, err)) !=
+        TN_OK)
+      return st;
+    x.bytes = (uint64_t)v;
+    if ((st = int_attr(found[A_TAG], 0, ALGO_MAX_TAG, where, &v, err)) != TN_OK) return st;
+    x.tag = (int32_t)v;
+  }
+  x.ndeps = (uint32_t)d->deps.len;
+  x.nchunks = (uint32_t)d->chunks.len;
+  return algo_add(d->a, d->rank, &x, d->deps.data, d->chunks.data, NULL, err);
+}
+
+static tn_status_t decode_nodes(const uint8_t *p, size_t len, size_t pos, const char *what,
+                                const header_t *h, algo_t *a, uint32_t rank, tn_err_t *err) {
+  tn_vec_t frames;
+  tn_vec_init(&frames, sizeof(frame_t));
+  dec_t d = {what, a, rank, NULL, 0, NULL, {0}, {0}};
+  tn_vec_init(&d.deps, sizeof(uint32_t));
+  tn_vec_init(&d.chunks, sizeof(uint32_t));
+  pbnode_t *pn = NULL;
+  tn_status_t st = TN_OK;
+  for (size_t seq = 1; pos < len; seq++) {
+    frame_t f;
+    if ((st = next_frame(p, len, &pos, what, seq, &f, err)) != TN_OK) goto fail;
+    if (frames.len >= EMIT_CHAKRA_MAX_NODES) {
+      st = tn_err_set(err, TN_LIMIT, "%s: more than %u nodes", what, EMIT_CHAKRA_MAX_NODES);
+      goto fail;
+    }
+    if (f.len == 0 || !scan_id(p + f.off, f.len, &f.id)) {
+      st = tn_err_set(err, TN_PARSE, "%s: byte %zu: node record %zu %s", what, f.off, seq,
+                      f.len ? "does not decode as a Chakra Node" : "is empty");
+      goto fail;
+    }
+    if ((st = tn_vec_push(&frames, &f, err)) != TN_OK) goto fail;
+  }
+  if (frames.len == 0) {
+    st = tn_err_set(err, TN_PARSE, "%s: holds no node (every rank's file needs at least one)",
+                    what);
+    goto fail;
+  }
+  if (h->has_nodes && (uint64_t)h->nodes != frames.len) {
+    st = tn_err_set(err, TN_PARSE, "%s: holds %zu nodes, but its header says %" PRId64
+                    " (truncated?)", what, frames.len, h->nodes);
+    goto fail;
+  }
+  d.frames = frames.data;
+  d.n = frames.len;
+  qsort(frames.data, d.n, sizeof(frame_t), frame_cmp);
+  for (size_t i = 1; i < d.n; i++)
+    if (d.frames[i].id == d.frames[i - 1].id) {
+      st = tn_err_set(err, TN_PARSE, "%s: node id %" PRIu64 " appears twice", what,
+                      d.frames[i].id);
+      goto fail;
+    }
+  if ((st = tn_calloc(d.n, sizeof *d.seen, &d.seen, err)) != TN_OK) goto fail;
+  for (size_t i = 0; i < d.n; i++) {
+    const frame_t *f = &d.frames[i];
+    pn = chakra_proto_msg__node__unpack(NULL, f->len, p + f->off);
+    if (pn == NULL || pn->id != f->id) {
+      st = tn_err_set(err, TN_PARSE, "%s: byte %zu: node record %zu does not decode as a "
+                      "Chakra Node", what, f->off, f->seq);
+      goto fail;
+    }
+    if ((st = convert(&d, pn, (uint32_t)i, err)) != TN_OK) goto fail;
+    chakra_proto_msg__node__free_unpacked(pn, NULL);
+    pn = NULL;
+  }
+fail:
+  if (pn) chakra_proto_msg__node__free_unpacked(pn, NULL);
+  free(d.seen);
+  tn_vec_free(&d.deps);
+  tn_vec_free(&d.chunks);
+  tn_vec_free(&frames);
+  return st;
+}
+
+tn_status_t emit_chakra_decode(const uint8_t *data, size_t len, const char *what, algo_t *a,
+                               uint32_t rank, tn_err_t *err) {
+  if (rank >= a->npus || algo_rank_len(a, rank) > 0)
+    return tn_err_set(err, TN_INVAL, "%s: rank %" PRIu32 " is out of range or already read",
+                      what, rank);
+  if (len == 0)
+    return tn_err_set(err, TN_PARSE, "%s: empty file (a Chakra ET file holds a GlobalMetadata "
+                      "record and at least one node)", what);
+  if (len > EMIT_CHAKRA_MAX_FILE_BYTES)
+    return tn_err_set(err, TN_LIMIT, "%s: larger than the %u-byte limit", what,
+                      EMIT_CHAKRA_MAX_FILE_BYTES);
+  uint8_t *plain = NULL;
+  /* gzip magic 1f 8b and method 8 (deflate). A plain file cannot start so: its first
+   * byte is a length, and 8b 08 would be the metadata's first tag, a group of field 129,
+   * which the schema has not. */
+  if (len >= 3 && data[0] == 0x1f && data[1] == 0x8b && data[2] == 8) {
+    tn_status_t st = gunzip(data, len, what, &plain, &len, err);
+    if (st != TN_OK) return st;
+    data = plain;
+    if (len == 0) {
+      free(plain);
+      return tn_err_set(err, TN_PARSE, "%s: empty file once gunzipped", what);
+    }
+  }
+  size_t pos = 0;
+  frame_t f;
+  header_t h;
+  tn_status_t st = next_frame(data, len, &pos, what, 0, &f, err);
+  if (st == TN_OK) st = read_header(data, &f, what, &h, err);
+  if (st == TN_OK) st = apply_header(&h, what, a, rank, err);
+  if (st == TN_OK) st = decode_nodes(data, len, pos, what, &h, a, rank, err);
+  free(plain);
+  return st;
+}
+
+static bool file_exists(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0;
+}
+
+tn_status_t emit_chakra_read(const char *prefix, uint32_t npus, algo_t **out, tn_err_t *err) {
+  *out = NULL;
+  if (npus > TOPO_MAX_NPUS)
+    return tn_err_set(err, TN_INVAL, "%s: %" PRIu32 " ranks are too many", prefix, npus);
+  uint32_t n = npus;
+  char *path = NULL;
+  if (n == 0) { /* count the files: ranks 0.. until the first missing one */
+    for (;; n++) {
+      if (n == TOPO_MAX_NPUS)
+        return tn_err_set(err, TN_LIMIT, "%s: more than %u rank files", prefix, TOPO_MAX_NPUS);
+      if ((path = rank_path(prefix, n, "", err)) == NULL) return TN_NOMEM;
+      bool there = file_exists(path);
+      free(path);
+      if (!there) break;
+    }
+    if (n == 0)
+      return tn_err_set(err, TN_IO, "%s.0.et: no Chakra ET set at this prefix: %s", prefix,
+                        strerror(ENOENT));
+  } else {
+    if ((path = rank_path(prefix, n, "", err)) == NULL) return TN_NOMEM;
+    bool extra = file_exists(path);
+    tn_status_t st = extra ? tn_err_set(err, TN_PARSE, "%s: exists, but the set should have "
+                                        "%" PRIu32 " ranks (0..%" PRIu32 ")", path, n, n - 1)
+                           : TN_OK;
+    free(path);
+    if (st != TN_OK) return st;
+  }
+  algo_t *a = NULL;
+  tn_status_t st = algo_create_unknown("chakra", n, &a, err);
+  char *data = NULL;
+  for (uint32_t r = 0; st == TN_OK && r < n; r++) {
+    size_t len = 0;
+    if ((path = rank_path(prefix, r, "", err)) == NULL) {
+      st = TN_NOMEM;
+      break;
+    }
+    st = tn_read_file(path, EMIT_CHAKRA_MAX_FILE_BYTES, &data, &len, err);
+    if (st == TN_OK) st = emit_chakra_decode((const uint8_t *)data, len, path, a, r, err);
+    free(data), data = NULL;
+    free(path), path = NULL;
+  }
+  if (st != TN_OK) {
+    algo_free(a);
+    return st;
+  }
+  *out = a;
+  return TN_OK;
+}

@@ -1,0 +1,559 @@
+/* sim/sim.c — the analytical network simulator: validates an algo_t against a topo_t,
+ * then runs it on ten/'s engine with the discipline of ARCHITECTURE.md §3 (drain every
+ * event of an instant, then issue the nodes that became ready in (rank, id) order; eager
+ * sends; FIFO matching per (src, dst, tag, bytes)). Pipeline: algo → sim → cli. */
+#include "sim/sim.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim_internal.h"
+#include "ten/ten.h"
+
+#define NONE UINT32_MAX
+#define COMP_ZERO_PS 1000u /* a COMP of 0 µs costs 1 ns, as in ASTRA-sim */
+
+enum { ST_WAIT = 0, ST_ISSUED = 1, ST_DONE = 2 };
+
+/* What the run needs of one node, packed into 32 bytes (the algo_t's own nodes are
+ * bigger and spread over per-rank arrays). Ranks fit 16 bits: TOPO_MAX_NPUS is 2^16. */
+typedef struct snode {
+  uint64_t arg;      /* SEND: bytes; COMP: duration in ps */
+  uint32_t pending;  /* dependencies not yet done */
+  uint32_t succ_off; /* successors: succ[succ_off .. next node's succ_off) */
+  uint32_t keyid;    /* SEND/RECV: index into keys */
+  uint32_t qnext;    /* next in a key's FIFO */
+  uint16_t rank;
+  uint16_t peer; /* SEND: destination; RECV: source */
+  uint8_t op, state;
+} snode_t;
+_Static_assert(sizeof(snode_t) == 32, "a node should stay 32 bytes");
+_Static_assert(TOPO_MAX_NPUS <= 65536u, "ranks must fit snode_t's 16 bits");
+
+
+/* A matching key: messages from src to dst with this tag and size pair up FIFO. */
+typedef struct msg_key {
+  uint32_t src, dst;
+  int32_t tag;
+  uint64_t bytes;
+} msg_key_t;
+
+/* Per key: the FIFO of delivered-but-unclaimed messages (SEND nodes) and the FIFO of
+ * posted-but-unsatisfied RECVs, both threaded through snode_t.qnext. At most one of the
+ * two is non-empty at any time. */
+typedef struct keyq {
+  uint32_t msg_head, msg_tail, recv_head, recv_tail;
+  uint32_t nsend, nrecv;         /* static counts, for the balance check */
+  uint32_t last_send, last_recv; /* highest global index of each side */
+} keyq_t;
+
+/* The whole state of one run. Nodes are numbered globally: node id of rank r is
+ * rank_off[r] + id, so ascending global index is (rank, id) order. */
+typedef struct sim {
+  const topo_t *t;
+  const algo_t *a;
+  uint32_t total;
+  uint32_t *rank_off;
+  snode_t *nodes;
+  uint32_t *succ;
+  uint64_t *issue_ps; /* only when tracing */
+  msg_key_t *keys;
+  keyq_t *kq;
+  uint32_t nkeys;
+  uint32_t *ready; /* min-heap of global indices ready at the current instant */
+  uint32_t nready;
+  uint64_t *finish; /* per rank */
+  uint32_t ndone;
+  uint64_t timers;
+  topo_routes_t *routes;
+  ten_engine_t *e;
+  sim_trace_t *trace;
+} sim_t;
+
+static const char *op_name(algo_op_t op) {
+  return op == ALGO_SEND ? "SEND" : op == ALGO_RECV ? "RECV" : "COMP";
+}
+
+/* ---- validation ---------------------------------------------------------- */
+
+static tn_status_t check_node(const sim_t *s, uint32_t r, uint32_t i, tn_err_t *err) {
+  const algo_t *a = s->a;
+  const algo_node_t *n = algo_node(a, r, i);
+  uint32_t len = algo_rank_len(a, r);
+  uint64_t ps = 0;
+  if (n->op != ALGO_SEND && n->op != ALGO_RECV && n->op != ALGO_COMP)
+    return tn_err_set(err, TN_PARSE, "rank %u node %u: unknown node type %d", r, i, (int)n->op);
+  if (n->op == ALGO_COMP && !tn_mul_u64(n->duration_us, 1000000u, &ps))
+    return tn_err_set(err, TN_PARSE, "rank %u node %u: COMP of %" PRIu64 " us is too long", r,
+                      i, n->duration_us);
+  if (n->op != ALGO_COMP) {
+    const char *dir = n->op == ALGO_SEND ? "to" : "from";
+    if (n->peer < 0 || (uint32_t)n->peer >= a->npus || (uint32_t)n->peer >= s->t->npus)
+      return tn_err_set(err, TN_PARSE,
+                        "rank %u node %u: %s %s rank %d, outside the topology '%s' "
+                        "(%u NPUs, %u ranks)",
+                        r, i, op_name(n->op), dir, n->peer, s->t->name, s->t->npus, a->npus);
+    if ((uint32_t)n->peer == r)
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: %s %s itself", r, i, op_name(n->op),
+                        dir);
+    if (n->bytes == 0)
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: %s of 0 bytes", r, i, op_name(n->op));
+    if (n->tag < 0 || n->tag > ALGO_MAX_TAG)
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: tag %d outside 0..%d", r, i, n->tag,
+                        ALGO_MAX_TAG);
+  }
+  const uint32_t *deps = algo_node_deps(a, r, n);
+  for (uint32_t k = 0; k < n->ndeps; k++) {
+    if (deps[k] >= len)
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: depends on missing node %u (%u nodes)",
+                        r, i, deps[k], len);
+    if (deps[k] == i)
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: dependency cycle (depends on itself)",
+                        r, i);
+  }
+  return TN_OK;
+}
+
+/* Packs the nodes and builds the successor lists (every node was checked already). */
+static tn_status_t build_graph(sim_t *s, tn_err_t *err) {
+  const algo_t *a = s->a;
+  uint64_t total = 0, edges = 0;
+  for (uint32_t r = 0; r < a->npus; r++) {
+    total += algo_rank_len(a, r);
+    edges += a->ranks[r].deps.len;
+  }
+  if (total >= NONE || edges >= NONE)
+    return tn_err_set(err, TN_LIMIT, "%" PRIu64 " nodes and %" PRIu64 " dependencies exceed "
+                      "the simulator's limit", total, edges);
+  s->total = (uint32_t)total;
+  tn_status_t st;
+  if ((st = tn_calloc(a->npus + 1u, sizeof *s->rank_off, &s->rank_off, err)) != TN_OK ||
+      (st = tn_calloc(total + 1, sizeof *s->nodes, &s->nodes, err)) != TN_OK ||
+      (st = tn_calloc(edges + 1, sizeof *s->succ, &s->succ, err)) != TN_OK ||
+      (st = tn_calloc(total + 1, sizeof *s->ready, &s->ready, err)) != TN_OK ||
+      (st = tn_calloc(a->npus, sizeof *s->finish, &s->finish, err)) != TN_OK)
+    return st;
+  uint32_t g = 0;
+  for (uint32_t r = 0; r < a->npus; r++) {
+    uint32_t off = s->rank_off[r] = g;
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++, g++) {
+      const algo_node_t *nd = algo_node(a, r, i);
+      snode_t *sn = &s->nodes[g];
+      sn->op = (uint8_t)nd->op;
+      sn->rank = (uint16_t)r;
+      sn->peer = (uint16_t)(nd->op == ALGO_COMP ? 0 : nd->peer);
+      sn->arg = nd->op == ALGO_COMP ? (nd->duration_us ? nd->duration_us * 1000000u : COMP_ZERO_PS)
+                                    : nd->bytes;
+      sn->pending = nd->ndeps;
+      const uint32_t *deps = algo_node_deps(a, r, nd);
+      for (uint32_t k = 0; k < nd->ndeps; k++) s->nodes[off + deps[k]].succ_off++; /* count */
+    }
+  }
+  s->rank_off[a->npus] = g;
+  uint32_t sum = 0;
+  for (uint32_t v = 0; v <= s->total; v++) {
+    uint32_t count = s->nodes[v].succ_off;
+    s->nodes[v].succ_off = s->nodes[v].qnext = sum; /* qnext: fill cursor for now */
+    sum += count;
+  }
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      const algo_node_t *nd = algo_node(a, r, i);
+      const uint32_t *deps = algo_node_deps(a, r, nd);
+      for (uint32_t k = 0; k < nd->ndeps; k++)
+        s->succ[s->nodes[s->rank_off[r] + deps[k]].qnext++] = s->rank_off[r] + i;
+    }
+  for (uint32_t v = 0; v < s->total; v++) s->nodes[v].qnext = NONE;
+  return TN_OK;
+}
+
+/* Kahn's algorithm, rank by rank (dependencies never cross ranks, and a rank's nodes are
+ * contiguous, so this stays in cache). On a cycle, walks unfinished dependencies from the
+ * first stuck node until a node repeats: that node lies on a cycle. */
+static tn_status_t check_acyclic(sim_t *s, tn_err_t *err) {
+  uint32_t *q = s->ready, done = 0;
+  snode_t *nodes = s->nodes;
+  for (uint32_t r = 0; r < s->a->npus; r++) {
+    uint32_t head = 0, tail = 0;
+    for (uint32_t v = s->rank_off[r]; v < s->rank_off[r + 1]; v++)
+      if (nodes[v].pending == 0) q[tail++] = v;
+    while (head < tail) {
+      const snode_t *n = &nodes[q[head++]];
+      for (uint32_t k = n->succ_off; k < n[1].succ_off; k++)
+        if (--nodes[s->succ[k]].pending == 0) q[tail++] = s->succ[k];
+    }
+    done += tail;
+  }
+  if (done == s->total) {
+    /* Restore the dependency counts from the successor lists for the run. */
+    for (uint32_t v = 0; v < s->total; v++)
+      for (uint32_t k = nodes[v].succ_off; k < nodes[v + 1].succ_off; k++)
+        nodes[s->succ[k]].pending++;
+    return TN_OK;
+  }
+  uint32_t v = 0;
+  while (nodes[v].pending == 0) v++;
+  while (nodes[v].state == ST_WAIT) {
+    nodes[v].state = ST_ISSUED; /* marker: visited by the walk */
+    uint32_t r = nodes[v].rank, off = s->rank_off[r];
+    const algo_node_t *nd = algo_node(s->a, r, v - off);
+    const uint32_t *deps = algo_node_deps(s->a, r, nd);
+    for (uint32_t k = 0; k < nd->ndeps; k++)
+      if (nodes[off + deps[k]].pending != 0) {
+        v = off + deps[k];
+        break;
+      }
+  }
+  uint32_t r = nodes[v].rank;
+  return tn_err_set(err, TN_PARSE, "rank %u node %u: dependency cycle", r, v - s->rank_off[r]);
+}
+
+static uint64_t key_hash(uint32_t src, int32_t tag, uint64_t bytes) {
+  uint64_t h = src * 0x9E3779B97F4A7C15ull ^ (uint32_t)tag * 0xC2B2AE3D27D4EB4Full ^
+               bytes * 0x165667B19E3779F9ull;
+  h ^= h >> 32;
+  h *= 0xD6E8FEB86659FD93ull;
+  return h ^ (h >> 32);
+}
+
+/* Gives every SEND and RECV its key id (ids in order of first appearance, so nothing
+ * depends on hash order) and counts both sides. Keys live in one open-addressing table
+ * per destination rank, so the lookups of one rank's nodes stay in a few small tables. */
+static tn_status_t build_keys(sim_t *s, tn_err_t *err) {
+  uint32_t npus = s->a->npus, ncomm = 0;
+  size_t *tab_off = NULL;
+  uint32_t *table = NULL;
+  tn_status_t st = tn_calloc(npus + 1u, sizeof *tab_off, &tab_off, err);
+  if (st != TN_OK) return st;
+  for (uint32_t v = 0; v < s->total; v++) {
+    const snode_t *n = &s->nodes[v];
+    if (n->op == ALGO_COMP) continue;
+    ncomm++;
+    tab_off[n->op == ALGO_SEND ? n->peer : n->rank]++; /* count per destination */
+  }
+  size_t sum = 0;
+  for (uint32_t d = 0; d < npus; d++) {
+    size_t cap = tab_off[d] ? 4 : 0;
+    while (cap < 2 * tab_off[d]) cap *= 2;
+    tab_off[d] = sum;
+    sum += cap;
+  }
+  tab_off[npus] = sum;
+  if ((st = tn_calloc(sum + 1, sizeof *table, &table, err)) != TN_OK ||
+      (st = tn_calloc(ncomm + 1u, sizeof *s->keys, &s->keys, err)) != TN_OK ||
+      (st = tn_calloc(ncomm + 1u, sizeof *s->kq, &s->kq, err)) != TN_OK)
+    goto fail;
+  memset(table, 0xff, sum * sizeof *table);
+  for (uint32_t v = 0; v < s->total; v++) {
+    snode_t *n = &s->nodes[v];
+    if (n->op == ALGO_COMP) continue;
+    const algo_node_t *nd = algo_node(s->a, n->rank, v - s->rank_off[n->rank]);
+    bool send = n->op == ALGO_SEND;
+    msg_key_t k = {send ? n->rank : n->peer, send ? n->peer : n->rank, nd->tag, nd->bytes};
+    size_t base = tab_off[k.dst], mask = tab_off[k.dst + 1] - base - 1;
+    size_t h = (size_t)key_hash(k.src, k.tag, k.bytes) & mask;
+    uint32_t *slot;
+    for (;;) {
+      slot = &table[base + h];
+      if (*slot == NONE) break;
+      const msg_key_t *o = &s->keys[*slot];
+      if (o->src == k.src && o->tag == k.tag && o->bytes == k.bytes) break;
+      h = (h + 1) & mask;
+    }
+    if (*slot == NONE) {
+      *slot = s->nkeys;
+      s->keys[s->nkeys] = k;
+      s->kq[s->nkeys] = (keyq_t){NONE, NONE, NONE, NONE, 0, 0, NONE, NONE};
+      s->nkeys++;
+    }
+    keyq_t *q = &s->kq[*slot];
+    n->keyid = *slot;
+    if (send) q->nsend++, q->last_send = v;
+    else q->nrecv++, q->last_recv = v;
+  }
+fail:
+  free(tab_off);
+  free(table);
+  return st;
+}
+
+/* Every key must have as many SENDs as RECVs, else some node can never complete. The
+ * first unbalanced key in (rank, id) order of its nodes is reported, naming the last
+ * node of the side that has too many. */
+static tn_status_t check_balanced(const sim_t *s, tn_err_t *err) {
+  for (uint32_t v = 0; v < s->total; v++) {
+    if (s->nodes[v].op == ALGO_COMP) continue;
+    const keyq_t *q = &s->kq[s->nodes[v].keyid];
+    if (q->nsend == q->nrecv) continue;
+    const msg_key_t *k = &s->keys[s->nodes[v].keyid];
+    bool sends = q->nsend > q->nrecv;
+    uint32_t g = sends ? q->last_send : q->last_recv, r = s->nodes[g].rank;
+    return tn_err_set(err, TN_PARSE,
+                      "rank %u node %u: unmatched %s (src %u, dst %u, tag %d, %" PRIu64
+                      " bytes): %u SEND(s) but %u RECV(s) with that key",
+                      r, g - s->rank_off[r], sends ? "SEND" : "RECV", k->src, k->dst, k->tag,
+                      k->bytes, q->nsend, q->nrecv);
+  }
+  return TN_OK;
+}
+
+/* Every NPU must reach every NPU (through switches as needed): breadth-first search
+ * from NPU 0 along the links and against them. */
+static tn_status_t check_connected(const topo_t *t, uint32_t *queue, uint8_t *seen,
+                                   tn_err_t *err) {
+  uint32_t nodes = topo_nodes(t);
+  for (int dir = 0; dir < 2; dir++) {
+    memset(seen, 0, nodes);
+    uint32_t head = 0, tail = 0;
+    queue[tail++] = 0;
+    seen[0] = 1;
+    while (head < tail) {
+      uint32_t v = queue[head++];
+      const uint32_t *off = dir == 0 ? t->out_off : t->in_off;
+      const uint32_t *lk = dir == 0 ? t->out_link : t->in_link;
+      for (uint32_t i = off[v]; i < off[v + 1]; i++) {
+        uint32_t u = dir == 0 ? t->links[lk[i]].dst : t->links[lk[i]].src;
+        if (!seen[u]) seen[u] = 1, queue[tail++] = u;
+      }
+    }
+    for (uint32_t u = 0; u < t->npus; u++)
+      if (!seen[u])
+        return tn_err_set(err, TN_INFEASIBLE, "fabric '%s' is disconnected: NPU %u cannot reach "
+                          "NPU %u", t->name, dir == 0 ? 0u : u, dir == 0 ? u : 0u);
+  }
+  return TN_OK;
+}
+
+static tn_status_t validate(sim_t *s, tn_err_t *err) {
+  const algo_t *a = s->a;
+  if (a->npus > s->t->npus)
+    return tn_err_set(err, TN_PARSE, "rank %u: outside the topology '%s' (%u NPUs)",
+                      s->t->npus, s->t->name, s->t->npus);
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      tn_status_t st = check_node(s, r, i, err);
+      if (st != TN_OK) return st;
+    }
+  tn_status_t st = build_graph(s, err);
+  if (st == TN_OK) st = check_acyclic(s, err);
+  if (st == TN_OK) st = build_keys(s, err);
+  if (st == TN_OK) st = check_balanced(s, err);
+  if (st != TN_OK) return st;
+  uint32_t *queue = NULL;
+  uint8_t *seen = NULL;
+  uint32_t nodes = topo_nodes(s->t);
+  if ((st = tn_calloc(nodes, sizeof *queue, &queue, err)) == TN_OK &&
+      (st = tn_calloc(nodes, 1, &seen, err)) == TN_OK)
+    st = check_connected(s->t, queue, seen, err);
+  free(queue);
+  free(seen);
+  return st;
+}
+
+/* ---- the run ------------------------------------------------------------- */
+
+static void ready_push(sim_t *s, uint32_t g) {
+  uint32_t i = s->nready++;
+  while (i > 0) {
+    uint32_t p = (i - 1) / 2;
+    if (s->ready[p] <= g) break;
+    s->ready[i] = s->ready[p];
+    i = p;
+  }
+  s->ready[i] = g;
+}
+
+static uint32_t ready_pop(sim_t *s) {
+  uint32_t top = s->ready[0], last = s->ready[--s->nready], n = s->nready, i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && s->ready[c + 1] < s->ready[c]) c++;
+    if (s->ready[c] >= last) break;
+    s->ready[i] = s->ready[c];
+    i = c;
+  }
+  if (n > 0) s->ready[i] = last;
+  return top;
+}
+
+static void complete(sim_t *s, uint32_t g, uint64_t now) {
+  snode_t *n = &s->nodes[g];
+  n->state = ST_DONE;
+  s->ndone++;
+  if (now > s->finish[n->rank]) s->finish[n->rank] = now;
+  if (s->trace)
+    sim_i_trace_node(s->trace, n->rank, g - s->rank_off[n->rank], s->issue_ps[g], now);
+  for (uint32_t k = n->succ_off; k < n[1].succ_off; k++)
+    if (--s->nodes[s->succ[k]].pending == 0) ready_push(s, s->succ[k]);
+}
+
+/* A message (SEND node g) reached its destination: the SEND is done, and the oldest
+ * posted RECV of its key takes it, or it waits for one. */
+static void deliver(sim_t *s, uint32_t g, uint64_t now) {
+  complete(s, g, now);
+  keyq_t *q = &s->kq[s->nodes[g].keyid];
+  if (q->recv_head != NONE) {
+    uint32_t rv = q->recv_head;
+    q->recv_head = s->nodes[rv].qnext;
+    if (q->recv_head == NONE) q->recv_tail = NONE;
+    complete(s, rv, now);
+    return;
+  }
+  s->nodes[g].qnext = NONE;
+  if (q->msg_tail == NONE) q->msg_head = g;
+  else s->nodes[q->msg_tail].qnext = g;
+  q->msg_tail = g;
+}
+
+static tn_status_t issue(sim_t *s, uint32_t g, uint64_t now, tn_err_t *err) {
+  snode_t *n = &s->nodes[g];
+  n->state = ST_ISSUED;
+  if (s->issue_ps) s->issue_ps[g] = now;
+  if (n->op == ALGO_SEND) return ten_send(s->e, n->rank, n->peer, n->arg, g, err);
+  if (n->op == ALGO_COMP) {
+    s->timers++;
+    return ten_timer(s->e, n->arg, g, err);
+  }
+  keyq_t *q = &s->kq[n->keyid];
+  if (q->msg_head != NONE) {
+    uint32_t m = q->msg_head;
+    q->msg_head = s->nodes[m].qnext;
+    if (q->msg_head == NONE) q->msg_tail = NONE;
+    complete(s, g, now);
+    return TN_OK;
+  }
+  n->qnext = NONE;
+  if (q->recv_tail == NONE) q->recv_head = g;
+  else s->nodes[q->recv_tail].qnext = g;
+  q->recv_tail = g;
+  return TN_OK;
+}
+
+/* Issues every ready node in ascending global index, i.e. rank by rank in ascending id;
+ * a RECV that completes at once may make lower ids of its rank ready, which then go
+ * next. */
+static tn_status_t issue_ready(sim_t *s, uint64_t now, tn_err_t *err) {
+  while (s->nready > 0) {
+    tn_status_t st = issue(s, ready_pop(s), now, err);
+    if (st != TN_OK) return st;
+  }
+  return TN_OK;
+}
+
+/* After the queue ran dry with nodes left: some RECV is posted and waits for a message
+ * whose SEND never becomes ready (counts are balanced, so that SEND exists). */
+static tn_status_t report_stuck(const sim_t *s, tn_err_t *err) {
+  const snode_t *nodes = s->nodes;
+  for (uint32_t g = 0; g < s->total; g++) {
+    if (nodes[g].state != ST_ISSUED || nodes[g].op != ALGO_RECV) continue;
+    const msg_key_t *k = &s->keys[nodes[g].keyid];
+    uint32_t r = nodes[g].rank, src = k->src, j = NONE;
+    for (uint32_t h = s->rank_off[src]; h < s->rank_off[src + 1] && j == NONE; h++)
+      if (nodes[h].state == ST_WAIT && nodes[h].op == ALGO_SEND &&
+          nodes[h].keyid == nodes[g].keyid)
+        j = h - s->rank_off[src];
+    return tn_err_set(err, TN_PARSE,
+                      "rank %u node %u: deadlock: RECV from rank %u (tag %d, %" PRIu64
+                      " bytes) waits for rank %u node %u, a SEND that never becomes ready",
+                      r, g - s->rank_off[r], src, k->tag, k->bytes, src, j);
+  }
+  for (uint32_t g = 0; g < s->total; g++)
+    if (nodes[g].state != ST_DONE)
+      return tn_err_set(err, TN_INTERNAL, "rank %u node %u: never completed", nodes[g].rank,
+                        g - s->rank_off[nodes[g].rank]);
+  return TN_OK;
+}
+
+static tn_status_t run(sim_t *s, tn_err_t *err) {
+  for (uint32_t g = 0; g < s->total; g++)
+    if (s->nodes[g].pending == 0) ready_push(s, g);
+  tn_status_t st = issue_ready(s, 0, err);
+  ten_event_t ev;
+  while (st == TN_OK && ten_next(s->e, &ev)) {
+    uint32_t g = (uint32_t)ev.cookie;
+    if (ev.kind == TEN_EV_DELIVER) deliver(s, g, ev.time_ps);
+    else complete(s, g, ev.time_ps);
+    /* Hops of an instant come out of the queue before its deliveries and timers, so a
+     * later time here means the instant is fully drained. */
+    if (ten_peek_time(s->e) != ev.time_ps) st = issue_ready(s, ev.time_ps, err);
+  }
+  if (st == TN_OK) st = ten_engine_status(s->e, err);
+  if (st == TN_OK && s->ndone < s->total) st = report_stuck(s, err);
+  return st;
+}
+
+static int cmp_link_use(const void *x, const void *y) {
+  const sim_link_use_t *p = x, *q = y;
+  if (p->busy_ps != q->busy_ps) return p->busy_ps > q->busy_ps ? -1 : 1;
+  return p->link < q->link ? -1 : p->link > q->link;
+}
+
+static tn_status_t fill_result(const sim_t *s, sim_result_t *res, tn_err_t *err) {
+  const topo_t *t = s->t;
+  tn_status_t st;
+  if ((st = tn_calloc(s->a->npus, sizeof *res->npu_finish_ps, &res->npu_finish_ps, err)) !=
+          TN_OK ||
+      (st = tn_calloc(t->nlinks + 1u, sizeof *res->links, &res->links, err)) != TN_OK)
+    return st;
+  res->npus = s->a->npus;
+  res->nlinks = t->nlinks;
+  for (uint32_t r = 0; r < s->a->npus; r++) {
+    res->npu_finish_ps[r] = s->finish[r];
+    if (s->finish[r] > res->time_ps) res->time_ps = s->finish[r];
+  }
+  uint64_t xmits = 0;
+  for (uint32_t l = 0; l < t->nlinks; l++) {
+    const ten_link_stats_t *ls = ten_link_stats(s->e, l);
+    res->links[l] = (sim_link_use_t){l, ls->bytes, ls->busy_ps, ls->messages};
+    xmits += ls->messages;
+  }
+  qsort(res->links, t->nlinks, sizeof *res->links, cmp_link_use);
+  for (uint32_t g = 0; g < s->total; g++)
+    if (s->nodes[g].op == ALGO_SEND) res->messages++;
+  res->events = xmits + s->timers; /* every transmission ends in one queue event */
+  return TN_OK;
+}
+
+static void sim_free(sim_t *s) {
+  free(s->rank_off);
+  free(s->nodes);
+  free(s->succ);
+  free(s->issue_ps);
+  free(s->keys);
+  free(s->kq);
+  free(s->ready);
+  free(s->finish);
+  ten_engine_free(s->e);
+  topo_routes_free(s->routes);
+  sim_i_trace_free(s->trace);
+}
+
+tn_status_t sim_run(const topo_t *t, const algo_t *a, const sim_opts_t *opts, sim_result_t *res,
+                    tn_err_t *err) {
+  memset(res, 0, sizeof *res);
+  sim_t s = {.t = t, .a = a};
+  tn_status_t st = validate(&s, err);
+  if (st != TN_OK) goto fail;
+  if ((st = topo_routes_create(t, &s.routes, err)) != TN_OK ||
+      (st = ten_engine_create(t, s.routes, &s.e, err)) != TN_OK)
+    goto fail;
+  if (opts && opts->trace_path) {
+    if ((st = sim_i_trace_create(t, a, &s.trace, err)) != TN_OK ||
+        (st = tn_calloc(s.total + 1u, sizeof *s.issue_ps, &s.issue_ps, err)) != TN_OK)
+      goto fail;
+    ten_engine_set_observer(s.e, sim_i_trace_xmit, s.trace);
+  }
+  if ((st = run(&s, err)) != TN_OK || (st = fill_result(&s, res, err)) != TN_OK) goto fail;
+  if (s.trace &&
+      (st = sim_i_trace_write(s.trace, opts->trace_path, s.rank_off, err)) != TN_OK)
+    goto fail;
+  sim_free(&s);
+  return TN_OK;
+fail:
+  sim_free(&s);
+  sim_result_free(res);
+  memset(res, 0, sizeof *res);
+  return st;
+}

@@ -1,0 +1,31 @@
+/* sim/sim_internal.h — private to sim/: the timeline recorder behind `--trace`, fed by
+ * sim.c while it runs and written as Chrome trace-event JSON once the run succeeded. */
+#ifndef TENET_SIM_INTERNAL_H
+#define TENET_SIM_INTERNAL_H
+
+#include "sim/sim.h"
+
+typedef struct sim_trace sim_trace_t;
+
+/* An empty recorder for a run of a on t (both borrowed). Caller frees. */
+tn_status_t sim_i_trace_create(const topo_t *t, const algo_t *a, sim_trace_t **out,
+                               tn_err_t *err);
+void sim_i_trace_free(sim_trace_t *tr);
+
+/* ten_xmit_fn observer: records one link transmission; cookie is the global index of the
+ * SEND node. A failure to grow is kept and reported by sim_i_trace_write. */
+void sim_i_trace_xmit(void *ctx, uint32_t link, uint64_t start_ps, uint64_t end_ps,
+                      uint64_t bytes, uint64_t cookie);
+
+/* Records the execution of node id of rank from start_ps (issue) to end_ps (done). */
+void sim_i_trace_node(sim_trace_t *tr, uint32_t rank, uint32_t id, uint64_t start_ps,
+                      uint64_t end_ps);
+
+/* Writes the timeline to path (all or nothing): one track per link (process "links",
+ * thread = link id) holding every transmission as an "X" event, and one process per NPU
+ * whose node executions are async events (they overlap). rank_off (npus + 1 entries:
+ * node id of rank r has global index rank_off[r] + id) decodes the cookies. */
+tn_status_t sim_i_trace_write(const sim_trace_t *tr, const char *path, const uint32_t *rank_off,
+                              tn_err_t *err);
+
+#endif

@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# tests/cli/topo.sh — `tenet topo gen|info|list|draw` on the built binary: the contract of
+# ARCHITECTURE.md §6 (keys of --json, exit codes, one-line errors, no partial files).
+# Usage: bash topo.sh TENET_BIN SCRATCH_DIR SOURCE_DIR
+set -u
+TENET=$1
+SCRATCH=$2
+SRC=$3
+rm -rf "$SCRATCH" && mkdir -p "$SCRATCH" && cd "$SCRATCH" || exit 1
+export TENET_TOPOLOGIES="$SRC/topologies"
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+
+# run CMD...: captures stdout, stderr and the exit code.
+run() {
+  "$@" >out.txt 2>err.txt
+  rc=$?
+}
+
+# flat: the JSON on stdout without whitespace, for grepping keys.
+flat() { tr -d ' \t\n' <out.txt; }
+
+# expect_key KEY VALUE: the last run printed "KEY": VALUE.
+expect_key() {
+  if flat | grep -q "\"$1\":$2[,}]"; then ok; else bad "$desc: expected \"$1\": $2 in $(flat)"; fi
+}
+
+# expect_bad DESC FILE_THAT_MUST_NOT_EXIST CMD...: exit 1, one line on stderr, nothing on
+# stdout, no output file and no temporary left behind.
+expect_bad() {
+  local d=$1 f=$2
+  shift 2
+  local before after
+  before=$(ls -A | grep -vc '^\(out\|err\)\.txt$')
+  run "$@"
+  after=$(ls -A | grep -vc '^\(out\|err\)\.txt$')
+  if [ "$rc" -ne 1 ]; then bad "$d: exit $rc, want 1 ($(cat err.txt))"; return; fi
+  if [ "$(wc -l <err.txt)" -ne 1 ]; then bad "$d: stderr is not one line: $(cat err.txt)"; return; fi
+  if ! grep -q '^tenet topo' err.txt; then bad "$d: stderr does not start with 'tenet topo'"; return; fi
+  if [ -s out.txt ]; then bad "$d: printed on stdout"; return; fi
+  if [ -n "$f" ] && [ -e "$f" ]; then bad "$d: wrote $f"; return; fi
+  if [ "$before" != "$after" ]; then bad "$d: left a file behind"; return; fi
+  ok
+}
+
+# expect_msg FRAGMENT: the last error message contains FRAGMENT.
+expect_msg() {
+  if grep -qF -- "$1" err.txt; then ok; else bad "$desc: '$(cat err.txt)' lacks '$1'"; fi
+}
+
+# ---- help and version --------------------------------------------------------------
+desc="help"
+run "$TENET" --help
+[ "$rc" -eq 0 ] && grep -q 'topo' out.txt && ok || bad "tenet --help lists topo"
+for sub in "" gen info list draw; do
+  run "$TENET" topo $sub --help
+  [ "$rc" -eq 0 ] && grep -q 'usage: tenet topo' out.txt && ok || bad "topo $sub --help"
+done
+run "$TENET" --version
+[ "$rc" -eq 0 ] && grep -q '^tenet [0-9]' out.txt && ok || bad "--version"
+
+# ---- gen ---------------------------------------------------------------------------
+desc="gen mesh"
+run "$TENET" topo gen mesh 8x8 -o m.json
+[ "$rc" -eq 0 ] && [ -s m.json ] && ok || bad "gen mesh 8x8: exit $rc $(cat err.txt)"
+run "$TENET" topo gen mesh 8x8 -o m2.json
+cmp -s m.json m2.json && ok || bad "gen is not deterministic"
+run "$TENET" topo gen mesh 8x8 --explicit -o e.json
+grep -q '"links"' e.json && ok || bad "gen --explicit writes links"
+# Both forms load back to the same fabric.
+run "$TENET" topo info m.json --json
+cp out.txt info-gen.txt
+run "$TENET" topo info e.json --json
+cmp -s out.txt info-gen.txt && ok || bad "generator and explicit forms differ in info"
+desc="gen info"
+run "$TENET" topo info m.json --json
+expect_key npus 64
+expect_key links 224
+expect_key diameter 14
+run "$TENET" topo gen torus 4x4 --bandwidth 100 --latency 250 -o t.json
+grep -q '"bandwidth": 100' t.json && grep -q '"latency": 250' t.json && ok || bad "gen flags"
+desc="gen ring unidirectional"
+run "$TENET" topo gen ring 8 --unidirectional -o r.json
+run "$TENET" topo info r.json --json
+expect_key links 8
+expect_key diameter 7
+run "$TENET" topo gen hypercube 64 --name hc --description "a cube" -o hc.json
+run "$TENET" topo info hc.json --json
+desc="gen hypercube"
+expect_key name '"hc"'
+expect_key diameter 6
+expect_key min_in_degree 6
+
+expect_bad "gen unknown kind" x.json "$TENET" topo gen tours 8x8 -o x.json
+desc="gen unknown kind"; expect_msg "unknown KIND 'tours'"
+expect_bad "gen bad dims" x.json "$TENET" topo gen mesh 8xx8 -o x.json
+expect_bad "gen mesh needs 2-3 dims" x.json "$TENET" topo gen mesh 8 -o x.json
+expect_bad "gen hypercube not a power of two" x.json "$TENET" topo gen hypercube 12 -o x.json
+expect_bad "gen zero bandwidth" x.json "$TENET" topo gen ring 8 --bandwidth 0 -o x.json
+expect_bad "gen bandwidth not a number" x.json "$TENET" topo gen ring 8 --bandwidth fast -o x.json
+expect_bad "gen negative latency" x.json "$TENET" topo gen ring 8 --latency -5 -o x.json
+expect_bad "gen unidirectional mesh" x.json "$TENET" topo gen mesh 4x4 --unidirectional -o x.json
+expect_bad "gen without -o" "" "$TENET" topo gen mesh 4x4
+expect_bad "gen misspelt option" x.json "$TENET" topo gen mesh 4x4 --bandwith 5 -o x.json
+desc="gen misspelt option"; expect_msg "did you mean '--bandwidth'"
+expect_bad "gen absurd size" x.json "$TENET" topo gen fc 60000 -o x.json
+expect_bad "gen into a missing folder" no/such/x.json "$TENET" topo gen ring 4 -o no/such/x.json
+expect_bad "unknown topo subcommand" "" "$TENET" topo inf m.json
+desc="unknown topo subcommand"; expect_msg "did you mean 'info'"
+
+# ---- info on shipped names -------------------------------------------------------------
+desc="info mesh-8x8"
+run "$TENET" topo info mesh-8x8 --json
+[ "$rc" -eq 0 ] && ok || bad "info mesh-8x8: exit $rc"
+expect_key npus 64
+expect_key switches 0
+expect_key diameter 14
+expect_key min_in_degree 2
+expect_key max_in_degree 4
+expect_key connected true
+expect_key min_ingress_GBps 100
+expect_key max_ingress_GBps 200
+[ "$(flat | grep -o '^{.*}$' | wc -l)" -eq 1 ] && ok || bad "info --json prints one object"
+desc="info terminal"
+run "$TENET" topo info hierarchical-16x8
+[ "$rc" -eq 0 ] && grep -q '^NPUs  *128$' out.txt && grep -q '^switches  *24$' out.txt &&
+  grep -q '^diameter  *4 hops' out.txt && ok || bad "info terminal summary: $(cat out.txt)"
+expect_bad "info unknown shipped name" "" "$TENET" topo info mesh-8x9
+desc="info unknown shipped name"; expect_msg "did you mean 'mesh-8x8'"
+expect_msg "tenet topo list"
+
+# ---- bad topology files ------------------------------------------------------------------
+bad_file() { # NAME CONTENT FRAGMENT
+  printf '%s' "$2" >"$1"
+  expect_bad "info $1" "" "$TENET" topo info "$1" --json
+  desc="info $1"
+  expect_msg "$1"
+  expect_msg "$3"
+  rm -f "$1"
+}
+L='"bandwidth": 50, "latency": 500'
+bad_file malformed.json $'{\n  "npus": 4,\n  "links": [,]\n}' "malformed.json:3:"
+bad_file truncated.json '{"npus": 4, "links": [' "unexpected end of input"
+bad_file empty.json '' "empty file"
+bad_file wrongtype.json '{"npus": "4", "links": []}' "npus must be a number"
+bad_file unknownkey.json '{"kind": "mesh", "dims": [4, 4], "bandwith": 5, "latency": 1}' \
+  "did you mean 'bandwidth'"
+bad_file missing.json '{"npus": 2, "links": [{"src": 0, "dst": 1, "bandwidth": 5}]}' \
+  "links[0]: missing key 'latency'"
+bad_file zerobw.json '{"npus": 2, "links": [{"src": 0, "dst": 1, "bandwidth": 0, "latency": 1}]}' \
+  "links[0].bandwidth must be > 0"
+bad_file infbw.json '{"npus": 2, "links": [{"src": 0, "dst": 1, "bandwidth": 1e999, "latency": 1}]}' \
+  "links[0].bandwidth must be a finite number"
+bad_file neglat.json '{"npus": 2, "links": [{"src": 0, "dst": 1, "bandwidth": 5, "latency": -1}]}' \
+  "links[0].latency must be >= 0"
+bad_file selfloop.json "{\"npus\": 2, \"links\": [{\"src\": 1, \"dst\": 1, $L}]}" "links[0] is a self-loop"
+bad_file range.json "{\"npus\": 2, \"links\": [{\"src\": 0, \"dst\": 5, $L}]}" "links[0].dst = 5 is out of range"
+bad_file dup.json "{\"npus\": 2, \"links\": [{\"src\": 0, \"dst\": 1, $L}, {\"src\": 1, \"dst\": 0, $L}]}" \
+  "links[1] duplicates links[0]"
+bad_file zero.json '{"npus": 0, "links": []}' "npus must be at least 1"
+bad_file absurd.json '{"npus": 1000000000, "links": []}' "exceeds the cap"
+bad_file absurdgen.json '{"kind": "torus", "dims": [50000, 50000], "bandwidth": 5, "latency": 1}' "cap"
+bad_file badkind.yml $'topology: [ Ring, Swich ]\nnpus_count: [ 8, 4 ]\nbandwidth: [ 1, 1 ]\nlatency: [ 1, 1 ]\n' \
+  "badkind.yml:1:19: topology[1]: unknown kind 'Swich' (did you mean 'Switch'?)"
+expect_bad "info missing file" "" "$TENET" topo info ./nothing/here.json
+desc="info missing file"; expect_msg "nothing/here.json"
+
+# ---- YAML import and a disconnected fabric -----------------------------------------------
+printf 'topology: [ Ring, Switch ]\nnpus_count: [ 8, 16 ]\nbandwidth: [ 50, 25 ]\nlatency: [ 500, 1000 ]\n' >net.yml
+desc="info yaml"
+run "$TENET" topo info net.yml --json
+expect_key npus 128
+expect_key switches 8
+expect_key connected true
+printf '{"name": "islands", "npus": 4, "links": [{"src": 0, "dst": 1, %s}, {"src": 2, "dst": 3, %s}]}' \
+  "$L" "$L" >islands.json
+desc="info disconnected"
+run "$TENET" topo info islands.json --json
+[ "$rc" -eq 0 ] && ok || bad "info on a disconnected fabric exits $rc"
+expect_key connected false
+expect_key diameter null
+run "$TENET" topo info islands.json
+grep -q '^connected  *no' out.txt && ok || bad "terminal info says connected no"
+
+# ---- list ----------------------------------------------------------------------------------
+desc="list"
+run "$TENET" topo list
+[ "$rc" -eq 0 ] && grep -q '^mesh-8x8 .* 64  2D mesh' out.txt && grep -q '^hierarchical-16x8 ' out.txt &&
+  ok || bad "list: $(head -3 out.txt)"
+[ "$(grep -c . out.txt)" -ge 21 ] && ok || bad "list has the shipped fabrics"
+run "$TENET" topo list --json
+flat | grep -q '"topologies":\[{' && ok || bad "list --json"
+
+# ---- draw ----------------------------------------------------------------------------------
+# graphviz and fontconfig leak their global caches at exit: not ours (see the file).
+export LSAN_OPTIONS="suppressions=$SRC/tests/cli/topo.lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+desc="draw"
+run "$TENET" topo draw ring-4 -o ring.svg
+[ "$rc" -eq 0 ] && head -c 100 ring.svg | grep -q '<?xml' && ok || bad "draw svg: $(cat err.txt)"
+# A bidirectional pair is drawn once: 4 edges for a ring of 4.
+[ "$(grep -c 'class="edge"' ring.svg)" -eq 4 ] && ok || bad "draw ring-4 has 4 edges"
+grep -q '>50<' ring.svg && ok || bad "edges are labelled by bandwidth"
+run "$TENET" topo draw hetero-ring-6 -o het.svg --layout dot
+# 6 pairs, of which 5 -> 0 and 0 -> 5 differ: 7 edges.
+[ "$rc" -eq 0 ] && [ "$(grep -c 'class="edge"' het.svg)" -eq 7 ] && ok || bad "draw hetero ring"
+run "$TENET" topo draw switch-8 -o sw.png
+[ "$rc" -eq 0 ] && head -c 4 sw.png | grep -q 'PNG' && ok || bad "draw png: $(cat err.txt)"
+expect_bad "draw bad extension" pic.gif "$TENET" topo draw ring-4 -o pic.gif
+expect_bad "draw bad layout" pic.svg "$TENET" topo draw ring-4 -o pic.svg --layout circo
+expect_bad "draw missing topology" pic.svg "$TENET" topo draw nothing.json -o pic.svg
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,261 @@
+/* tests/unit/test_common.c — common/: size parsing (units, overflow, lists, ranges), the
+ * link transfer-time formula, all-or-nothing output files, first-error-wins errors and
+ * the small helpers every module leans on. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+
+static tn_err_t tu_err_;
+
+static uint64_t size_of(const char *s) {
+  uint64_t v = 0;
+  tn_err_clear(&tu_err_);
+  TU_OK(tn_parse_size(s, &v, &tu_err_));
+  return v;
+}
+
+static void size_rejected(const char *s, const char *frag) {
+  uint64_t v = 7;
+  tn_err_t err = {0};
+  assert_int_equal(tn_parse_size(s, &v, &err), TN_INVAL);
+  if (strstr(err.msg, frag) == NULL) fail_msg("'%s' -> '%s' lacks '%s'", s, err.msg, frag);
+}
+
+static void parse_size_reads_decimal_and_binary_units(void **state) {
+  (void)state;
+  assert_int_equal(size_of("0"), 0);
+  assert_int_equal(size_of("1024"), 1024);
+  assert_int_equal(size_of("5B"), 5);
+  assert_int_equal(size_of("1KB"), 1000);
+  assert_int_equal(size_of("3MB"), 3000000);
+  assert_int_equal(size_of("2GB"), 2000000000ull);
+  assert_int_equal(size_of("1KiB"), 1024);
+  assert_int_equal(size_of("64MiB"), 64ull << 20);
+  assert_int_equal(size_of("1GiB"), 1ull << 30);
+  assert_int_equal(size_of("2TiB"), 2ull << 40);
+}
+
+static void parse_size_rejects_overflow_and_bad_units(void **state) {
+  (void)state;
+  size_rejected("", "empty size");
+  size_rejected("-1", "must start with a digit");
+  size_rejected("KB", "must start with a digit");
+  size_rejected("99999999999999999999", "too large");
+  size_rejected("20000000TiB", "too large");
+  size_rejected("5XB", "unknown unit 'XB'");
+  size_rejected("1.5KB", "unknown unit '.5KB'");
+  size_rejected("12 MB", "unknown unit ' MB'");
+}
+
+static void parse_size_list_reads_lists_and_ranges(void **state) {
+  (void)state;
+  uint64_t *v = NULL;
+  size_t n = 0;
+  TU_OK(tn_parse_size_list("1KiB,4KiB,1MB", &v, &n, &tu_err_));
+  assert_int_equal(n, 3);
+  assert_int_equal(v[0], 1024);
+  assert_int_equal(v[1], 4096);
+  assert_int_equal(v[2], 1000000);
+  free(v);
+  TU_OK(tn_parse_size_list("1KiB..1MiB", &v, &n, &tu_err_));
+  assert_int_equal(n, 11); /* powers of two from 2^10 to 2^20 */
+  assert_int_equal(v[0], 1024);
+  assert_int_equal(v[10], 1u << 20);
+  free(v);
+  tn_err_t err = {0};
+  assert_int_equal(tn_parse_size_list("8KiB..1KiB", &v, &n, &err), TN_INVAL);
+  assert_null(v);
+  assert_non_null(strstr(err.msg, "8KiB..1KiB"));
+  tn_err_clear(&err);
+  assert_int_equal(tn_parse_size_list("1KiB,zz", &v, &n, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "'zz'"));
+  tn_err_clear(&err);
+  assert_int_equal(tn_parse_size_list(",", &v, &n, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "empty size list"));
+}
+
+static void fmt_size_prints_compact_binary_units(void **state) {
+  (void)state;
+  char buf[32];
+  assert_string_equal(tn_fmt_size(1u << 20, buf, sizeof buf), "1MiB");
+  assert_string_equal(tn_fmt_size(65536, buf, sizeof buf), "64KiB");
+  assert_string_equal(tn_fmt_size(1000, buf, sizeof buf), "1000B");
+}
+
+static void xfer_ps_uses_gib_per_second(void **state) {
+  (void)state;
+  /* 2^30 bytes at 1 GB/s (= 2^30 B/s) take one second. */
+  assert_int_equal(tn_xfer_ps(1ull << 30, 1.0), 1000000000000ull);
+  /* 1 MiB at 50 GB/s: 2^20 / (50 * 2^30) s = 19531250 ps exactly. */
+  assert_int_equal(tn_xfer_ps(1u << 20, 50.0), 19531250ull);
+  /* One byte at 50 GB/s is 18.6 ps: rounded to the nearest. */
+  assert_int_equal(tn_xfer_ps(1, 50.0), 19);
+  assert_true(tn_gbps(1ull << 30, 1000000000000ull) == 1.0);
+  assert_true(tn_gbps(5, 0) == 0.0);
+}
+
+static void parse_numbers_check_ranges(void **state) {
+  (void)state;
+  uint64_t u = 0;
+  double d = 0;
+  tn_err_t err = {0};
+  TU_OK(tn_parse_u64("42", 1, 100, "--seed", &u, &tu_err_));
+  assert_int_equal(u, 42);
+  assert_int_equal(tn_parse_u64("420", 1, 100, "--chunks", &u, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "--chunks"));
+  tn_err_clear(&err);
+  assert_int_equal(tn_parse_u64("4x", 1, 100, "--chunks", &u, &err), TN_INVAL);
+  tn_err_clear(&err);
+  TU_OK(tn_parse_double("2.5", 0, 10, "--bandwidth", &d, &tu_err_));
+  assert_true(d == 2.5);
+  assert_int_equal(tn_parse_double("nan", 0, 10, "--bandwidth", &d, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "--bandwidth"));
+  tn_err_clear(&err);
+  assert_int_equal(tn_parse_double("11", 0, 10, "--latency", &d, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "out of range"));
+}
+
+static void err_first_error_wins(void **state) {
+  (void)state;
+  tn_err_t err = {0};
+  assert_int_equal(tn_err_set(&err, TN_PARSE, "first %d", 1), TN_PARSE);
+  assert_int_equal(tn_err_set(&err, TN_IO, "second"), TN_IO);
+  assert_int_equal(err.status, TN_PARSE);
+  assert_string_equal(err.msg, "first 1");
+  tn_err_prefix(&err, "f.json");
+  assert_string_equal(err.msg, "f.json: first 1");
+  tn_err_clear(&err);
+  assert_int_equal(err.status, TN_OK);
+  tn_err_prefix(&err, "ignored");
+  assert_string_equal(err.msg, "");
+  assert_int_equal(tn_err_set(NULL, TN_NOMEM, "x"), TN_NOMEM);
+  assert_int_equal(tn_status_exit_code(TN_PARSE), 1);
+  assert_int_equal(tn_status_exit_code(TN_INFEASIBLE), 2);
+  assert_int_equal(tn_status_exit_code(TN_INTERNAL), 3);
+  assert_string_equal(tn_status_str(TN_NOMEM), "out of memory");
+}
+
+static int count_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL)
+    if (e->d_name[0] != '.') n++;
+  if (d) closedir(d);
+  return n;
+}
+
+static void outfile_commit_and_abort_leave_no_partial_file(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("common_outfile");
+  assert_non_null(dir);
+  char path[1100];
+  snprintf(path, sizeof path, "%s/out.txt", dir);
+  tn_outfile_t o;
+  TU_OK(tn_outfile_open(&o, path, &tu_err_));
+  fputs("hello", o.f);
+  /* Before the commit the real name does not exist, only the temporary. */
+  assert_null(fopen(path, "r"));
+  TU_OK(tn_outfile_commit(&o, &tu_err_));
+  char *data = NULL;
+  size_t len = 0;
+  TU_OK(tn_read_file(path, 100, &data, &len, &tu_err_));
+  assert_string_equal(data, "hello");
+  free(data);
+  assert_int_equal(count_entries(dir), 1);
+  /* An aborted rewrite keeps the old file and leaves no temporary behind. */
+  TU_OK(tn_outfile_open(&o, path, &tu_err_));
+  fputs("partial", o.f);
+  tn_outfile_abort(&o);
+  TU_OK(tn_read_file(path, 100, &data, &len, &tu_err_));
+  assert_string_equal(data, "hello");
+  free(data);
+  assert_int_equal(count_entries(dir), 1);
+  tn_outfile_abort(&o); /* a second abort is harmless */
+  /* Opening in a missing folder fails and names the path. */
+  tn_err_t err = {0};
+  char bad[1200];
+  snprintf(bad, sizeof bad, "%s/no/such/dir/x", dir);
+  assert_int_equal(tn_outfile_open(&o, bad, &err), TN_IO);
+  assert_non_null(strstr(err.msg, bad));
+}
+
+static void read_file_enforces_its_cap(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("common_read");
+  char path[1100];
+  snprintf(path, sizeof path, "%s/big", dir);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  for (int i = 0; i < 100; i++) fputs("0123456789", f);
+  fclose(f);
+  char *data = NULL;
+  size_t len = 0;
+  tn_err_t err = {0};
+  assert_int_equal(tn_read_file(path, 999, &data, &len, &err), TN_LIMIT);
+  assert_null(data);
+  assert_non_null(strstr(err.msg, path));
+  TU_OK(tn_read_file(path, 1000, &data, &len, &tu_err_));
+  assert_int_equal(len, 1000);
+  free(data);
+  tn_err_clear(&err);
+  assert_int_equal(tn_read_file("/nonexistent/x", 10, &data, &len, &err), TN_IO);
+}
+
+static void alloc_and_arithmetic_detect_overflow(void **state) {
+  (void)state;
+  uint64_t r = 0;
+  assert_false(tn_mul_u64(UINT64_MAX / 2 + 1, 2, &r));
+  assert_true(tn_mul_u64(3, 4, &r) && r == 12);
+  assert_false(tn_add_u64(UINT64_MAX, 1, &r));
+  void *p = NULL;
+  tn_err_t err = {0};
+  assert_int_equal(tn_calloc(SIZE_MAX / 2, 4, &p, &err), TN_NOMEM);
+  assert_null(p);
+  tn_vec_t v;
+  tn_vec_init(&v, sizeof(uint32_t));
+  for (uint32_t i = 0; i < 1000; i++) TU_OK(tn_vec_push(&v, &i, &tu_err_));
+  assert_int_equal(v.len, 1000);
+  assert_int_equal(TN_VEC_AT(&v, uint32_t, 999), 999);
+  tn_vec_free(&v);
+}
+
+static void rng_and_collectives_are_deterministic(void **state) {
+  (void)state;
+  tn_rng_t a, b;
+  tn_rng_seed(&a, 7);
+  tn_rng_seed(&b, 7);
+  for (int i = 0; i < 100; i++) assert_int_equal(tn_rng_next(&a), tn_rng_next(&b));
+  for (int i = 0; i < 100; i++) assert_true(tn_rng_below(&a, 10) < 10);
+  tn_coll_t c;
+  TU_OK(tn_coll_parse("all-reduce", &c, &tu_err_));
+  assert_int_equal(c, TN_ALLREDUCE);
+  assert_string_equal(tn_coll_name(TN_REDUCESCATTER), "reducescatter");
+  tn_err_t err = {0};
+  assert_int_equal(tn_coll_parse("allgahter", &c, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "allgahter"));
+  assert_true(tn_coll_busbw_factor(TN_ALLREDUCE, 4) == 1.5);
+  assert_true(tn_coll_busbw_factor(TN_ALLGATHER, 4) == 0.75);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(parse_size_reads_decimal_and_binary_units),
+      cmocka_unit_test(parse_size_rejects_overflow_and_bad_units),
+      cmocka_unit_test(parse_size_list_reads_lists_and_ranges),
+      cmocka_unit_test(fmt_size_prints_compact_binary_units),
+      cmocka_unit_test(xfer_ps_uses_gib_per_second),
+      cmocka_unit_test(parse_numbers_check_ranges),
+      cmocka_unit_test(err_first_error_wins),
+      cmocka_unit_test(outfile_commit_and_abort_leave_no_partial_file),
+      cmocka_unit_test(read_file_enforces_its_cap),
+      cmocka_unit_test(alloc_and_arithmetic_detect_overflow),
+      cmocka_unit_test(rng_and_collectives_are_deterministic),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,786 @@
+/* tests/unit/test_emit.c — the Chakra ET writer and reader (round trips, determinism, the
+ * wire contract of CHAKRA.md, rejection of broken sets, foreign producers' files, gzip),
+ * the JSON dump and the DOT output. */
+#include "testutil.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "emit/emit.h"
+#include "et_def.pb-c.h"
+
+static tn_err_t tu_err_;
+
+/* ---- hand-built sets -------------------------------------------------------- */
+
+/* Ring All-Gather on n ranks, K = 1: in step s rank r sends chunk (r-s) mod n to r+1. */
+static algo_t *ring_allgather(uint32_t n, uint64_t shard) {
+  algo_t *a = NULL;
+  TU_OK(algo_create("ring", TN_ALLGATHER, n, 1, shard * n, &a, &tu_err_));
+  for (uint32_t r = 0; r < n; r++) {
+    uint32_t prev_recv = 0;
+    for (uint32_t s = 0; s + 1 < n; s++) {
+      uint32_t c_out = (r + n - s) % n, c_in = (r + 2 * n - 1 - s) % n, id;
+      TU_OK(algo_add_send(a, r, (r + 1) % n, (int32_t)s, shard, &prev_recv, s ? 1 : 0, &c_out,
+                          1, NULL, &tu_err_));
+      TU_OK(algo_add_recv(a, r, (r + n - 1) % n, (int32_t)s, shard, false, NULL, 0, &c_in, 1,
+                          &id, &tu_err_));
+      prev_recv = id;
+    }
+  }
+  return a;
+}
+
+/* Ring Reduce-Scatter (and, with ag, the All-Gather after it = All-Reduce): in step s rank
+ * r sends chunk (r-s-1) mod n to r+1 and reduces chunk (r-s-2) mod n from r-1 with a
+ * reduce RECV and a COMP. */
+static algo_t *ring_reduce(uint32_t n, uint64_t size, bool ag) {
+  algo_t *a = NULL;
+  uint64_t chunk = size / n;
+  TU_OK(algo_create("ring", ag ? TN_ALLREDUCE : TN_REDUCESCATTER, n, 1, size, &a, &tu_err_));
+  for (uint32_t r = 0; r < n; r++) {
+    uint32_t last = 0, id;
+    bool have = false;
+    for (uint32_t s = 0; s + 1 < n; s++) {
+      uint32_t c_out = (r + 2 * n - s - 1) % n, c_in = (r + 2 * n - s - 2) % n, rv;
+      TU_OK(algo_add_send(a, r, (r + 1) % n, (int32_t)s, chunk, &last, have, &c_out, 1, NULL,
+                          &tu_err_));
+      TU_OK(algo_add_recv(a, r, (r + n - 1) % n, (int32_t)s, chunk, true, NULL, 0, &c_in, 1,
+                          &rv, &tu_err_));
+      TU_OK(algo_add_comp(a, r, 0, &rv, 1, &c_in, 1, &id, &tu_err_));
+      last = id, have = true;
+    }
+    for (uint32_t s = 0; ag && s + 1 < n; s++) {
+      uint32_t c_out = (r + n - s) % n, c_in = (r + 2 * n - 1 - s) % n;
+      int32_t tag = (int32_t)(n - 1 + s);
+      TU_OK(algo_add_send(a, r, (r + 1) % n, tag, chunk, &last, 1, &c_out, 1, NULL, &tu_err_));
+      TU_OK(algo_add_recv(a, r, (r + n - 1) % n, tag, chunk, false, NULL, 0, &c_in, 1, &id,
+                          &tu_err_));
+      last = id;
+    }
+  }
+  return a;
+}
+
+static char *path_of(const char *prefix, uint32_t r) {
+  static char buf[1200];
+  snprintf(buf, sizeof buf, "%s.%u.et", prefix, r);
+  return buf;
+}
+
+static uint8_t *slurp(const char *path, size_t *len) {
+  char *data = NULL;
+  tn_err_t err = {0};
+  if (tn_read_file(path, 1u << 26, &data, len, &err) != TN_OK) fail_msg("%s", err.msg);
+  return (uint8_t *)data;
+}
+
+/* Reads the varint32 record length at *pos. */
+static size_t get_len(const uint8_t *d, size_t *pos) {
+  size_t v = 0;
+  for (unsigned k = 0;; k++) {
+    v |= (size_t)(d[*pos] & 0x7f) << (7 * k);
+    if ((d[(*pos)++] & 0x80) == 0) return v;
+  }
+}
+
+static void spit(const char *path, const uint8_t *d, size_t n) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  if (n) assert_int_equal(fwrite(d, 1, n, f), n);
+  assert_int_equal(fclose(f), 0);
+}
+
+static void round_trip(algo_t *a, const char *test) {
+  const char *dir = tu_tmpdir(test);
+  char prefix[1100];
+  snprintf(prefix, sizeof prefix, "%s/sub/set", dir); /* the writer creates sub/ */
+  TU_OK(emit_chakra_write(a, prefix, &tu_err_));
+  algo_t *b = NULL;
+  TU_OK(emit_chakra_read(prefix, 0, &b, &tu_err_));
+  assert_true(algo_equal(a, b));
+  assert_string_equal(a->name, b->name);
+  algo_free(b);
+  TU_OK(emit_chakra_read(prefix, a->npus, &b, &tu_err_));
+  assert_true(algo_equal(a, b));
+  algo_free(b);
+  algo_free(a);
+}
+
+static void emit_round_trip_ring_allgather(void **state) {
+  (void)state;
+  round_trip(ring_allgather(8, 1u << 20), "emit_rt_ag");
+}
+
+static void emit_round_trip_ring_reducescatter_with_reduce_recvs(void **state) {
+  (void)state;
+  round_trip(ring_reduce(5, 5u << 20, false), "emit_rt_rs");
+}
+
+static void emit_round_trip_ring_allreduce(void **state) {
+  (void)state;
+  round_trip(ring_reduce(4, 4u << 20, true), "emit_rt_ar");
+}
+
+static void emit_round_trip_multi_chunk_nodes_and_unknown_collective(void **state) {
+  (void)state;
+  algo_t *a = NULL;
+  TU_OK(algo_create("greedy-with-a-longer-name", TN_ALLGATHER, 3, 4, 12000, &a, &tu_err_));
+  uint32_t ch[] = {0, 1, 2, 3}, odd[] = {7, 5}, d0 = 0, id;
+  TU_OK(algo_add_send(a, 0, 1, 0, 4000, NULL, 0, ch, 4, &id, &tu_err_));
+  TU_OK(algo_add_comp(a, 0, 12, &d0, 1, NULL, 0, NULL, &tu_err_));
+  TU_OK(algo_add_recv(a, 1, 0, 0, 4000, false, NULL, 0, ch, 4, NULL, &tu_err_));
+  TU_OK(algo_add_send(a, 1, 2, ALGO_MAX_TAG, 2000, &d0, 1, odd, 2, NULL, &tu_err_));
+  TU_OK(algo_add_recv(a, 2, 1, ALGO_MAX_TAG, 2000, false, NULL, 0, odd, 2, NULL, &tu_err_));
+  round_trip(a, "emit_rt_multi");
+  algo_t *u = NULL;
+  TU_OK(algo_create_unknown("msccl", 2, &u, &tu_err_));
+  TU_OK(algo_add_send(u, 0, 1, 0, 1, NULL, 0, NULL, 0, NULL, &tu_err_));
+  TU_OK(algo_add_recv(u, 1, 0, 0, 1, false, NULL, 0, NULL, 0, NULL, &tu_err_));
+  round_trip(u, "emit_rt_unknown");
+}
+
+static bool same_file(const char *p, const char *q) {
+  size_t n, m;
+  uint8_t *x = slurp(p, &n), *y = slurp(q, &m);
+  bool same = n == m && memcmp(x, y, n) == 0;
+  free(x);
+  free(y);
+  return same;
+}
+
+static void emit_write_is_byte_identical_across_runs(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_bytes");
+  char p1[1100], p2[1100], q[1200];
+  snprintf(p1, sizeof p1, "%s/one", dir);
+  snprintf(p2, sizeof p2, "%s/two", dir);
+  algo_t *a = ring_reduce(6, 6u << 20, true), *b = ring_reduce(6, 6u << 20, true);
+  TU_OK(emit_chakra_write(a, p1, &tu_err_));
+  TU_OK(emit_chakra_write(b, p2, &tu_err_));
+  for (uint32_t r = 0; r < 6; r++) {
+    snprintf(q, sizeof q, "%s", path_of(p1, r));
+    assert_true(same_file(q, path_of(p2, r)));
+  }
+  algo_free(a);
+  algo_free(b);
+}
+
+static const ChakraProtoMsg__AttributeProto *find_attr(ChakraProtoMsg__AttributeProto **at,
+                                                       size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(at[i]->name, name) == 0) return at[i];
+  return NULL;
+}
+
+/* Decodes rank 1 of a ring All-Reduce with protobuf-c directly and checks the wire contract
+ * of CHAKRA.md: framing, version, names, types, the oneof member of every attribute. */
+static void emit_write_follows_the_chakra_wire_contract(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_wire");
+  char prefix[1100];
+  snprintf(prefix, sizeof prefix, "%s/ar", dir);
+  algo_t *a = ring_reduce(3, 3u << 20, true);
+  TU_OK(emit_chakra_write(a, prefix, &tu_err_));
+  size_t len, pos = 0;
+  uint8_t *d = slurp(path_of(prefix, 1), &len);
+  size_t n = get_len(d, &pos);
+  ChakraProtoMsg__GlobalMetadata *md = chakra_proto_msg__global_metadata__unpack(NULL, n, d + pos);
+  assert_non_null(md);
+  assert_string_equal(md->version, "0.0.4");
+  const ChakraProtoMsg__AttributeProto *h = find_attr(md->attr, md->n_attr, "tenet_coll");
+  assert_non_null(h);
+  assert_int_equal(h->value_case, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL);
+  assert_int_equal(h->int64_val, 0); /* ALL_REDUCE, written although 0 */
+  chakra_proto_msg__global_metadata__free_unpacked(md, NULL);
+  pos += n;
+  uint64_t id = 0;
+  while (pos < len) {
+    n = get_len(d, &pos);
+    ChakraProtoMsg__Node *x = chakra_proto_msg__node__unpack(NULL, n, d + pos);
+    assert_non_null(x);
+    pos += n;
+    assert_int_equal(x->id, id);
+    assert_int_equal(x->n_ctrl_deps, 0);
+    assert_true(x->name[0] != '\0');
+    const ChakraProtoMsg__AttributeProto *src = find_attr(x->attr, x->n_attr, "comm_src"),
+                                         *dst = find_attr(x->attr, x->n_attr, "comm_dst"),
+                                         *sz = find_attr(x->attr, x->n_attr, "comm_size"),
+                                         *tag = find_attr(x->attr, x->n_attr, "comm_tag"),
+                                         *ty = find_attr(x->attr, x->n_attr, "comm_type"),
+                                         *cpu = find_attr(x->attr, x->n_attr, "is_cpu_op");
+    assert_non_null(cpu);
+    assert_int_equal(cpu->value_case, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL);
+    if (x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE) {
+      assert_null(sz);
+    } else {
+      bool send = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
+      assert_true(send || x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE);
+      assert_non_null(src);
+      assert_int_equal(src->value_case, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL);
+      assert_int_equal(src->int32_val, send ? 1 : 0);
+      if (send) {
+        assert_non_null(dst);
+        assert_int_equal(dst->value_case, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL);
+        assert_int_equal(dst->int32_val, 2);
+        if (id == 0) assert_string_equal(x->name, "send r1->r2 tag 0 chunk 0");
+      }
+      assert_int_equal(sz->value_case, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL);
+      assert_int_equal(sz->int64_val, 1u << 20);
+      assert_int_equal(tag->value_case, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL);
+      assert_int_equal(ty->value_case, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL);
+      assert_int_equal(ty->int64_val, x->type);
+    }
+    chakra_proto_msg__node__free_unpacked(x, NULL);
+    id++;
+  }
+  assert_int_equal(id, algo_rank_len(a, 1));
+  free(d);
+  algo_free(a);
+}
+
+/* ---- rejections ------------------------------------------------------------ */
+
+static algo_t *empty_set(uint32_t n) {
+  algo_t *a = NULL;
+  TU_OK(algo_create_unknown("chakra", n, &a, &tu_err_));
+  return a;
+}
+
+static void expect_decode_error(const uint8_t *d, size_t n, uint32_t npus, const char *needle) {
+  algo_t *a = empty_set(npus);
+  tn_err_t err = {0};
+  tn_status_t st = emit_chakra_decode(d, n, "x.0.et", a, 0, &err);
+  if (st == TN_OK) fail_msg("decoding %zu bytes succeeded (expected '%s')", n, needle);
+  assert_int_equal(st, TN_PARSE);
+  if (strstr(err.msg, "x.0.et") == NULL || strstr(err.msg, needle) == NULL)
+    fail_msg("message '%s' lacks 'x.0.et' or '%s'", err.msg, needle);
+  algo_free(a);
+}
+
+static void emit_read_rejects_truncation_at_every_byte(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_trunc");
+  char prefix[1100];
+  snprintf(prefix, sizeof prefix, "%s/ar", dir);
+  algo_t *a = ring_reduce(3, 3000, true);
+  TU_OK(emit_chakra_write(a, prefix, &tu_err_));
+  size_t len;
+  uint8_t *d = slurp(path_of(prefix, 0), &len);
+  for (size_t cut = 0; cut < len; cut++) {
+    algo_t *b = empty_set(3);
+    tn_err_t err = {0};
+    tn_status_t st = emit_chakra_decode(d, cut, "x.0.et", b, 0, &err);
+    if (st != TN_PARSE) fail_msg("cut at %zu of %zu: status %d", cut, len, (int)st);
+    assert_non_null(strstr(err.msg, "x.0.et"));
+    algo_free(b);
+  }
+  expect_decode_error(d, 0, 3, "empty file");
+  expect_decode_error(d, len - 1, 3, "past the end");
+  free(d);
+  algo_free(a);
+}
+
+static void emit_read_rejects_corrupt_length(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_len");
+  char prefix[1100];
+  snprintf(prefix, sizeof prefix, "%s/ag", dir);
+  algo_t *a = ring_allgather(2, 64);
+  TU_OK(emit_chakra_write(a, prefix, &tu_err_));
+  size_t len;
+  uint8_t *d = slurp(path_of(prefix, 0), &len);
+  uint8_t *m = malloc(len + 8);
+  assert_non_null(m);
+  /* A length far past the end of the file. */
+  memcpy(m, d, len);
+  m[0] = 0xff, m[1] = 0x7f;
+  expect_decode_error(m, len, 2, "runs past the end");
+  /* A length prefix of eleven continuation bytes. */
+  memset(m, 0xff, 11);
+  expect_decode_error(m, 11, 2, "overlong length prefix");
+  /* A length one byte short: the metadata record then decodes as garbage or misframes. */
+  memcpy(m, d, len);
+  assert_true((d[0] & 0x7f) > 0);
+  m[0] = (uint8_t)(d[0] - 1);
+  algo_t *b = empty_set(2);
+  tn_err_t err = {0};
+  assert_int_equal(emit_chakra_decode(m, len, "x.0.et", b, 0, &err), TN_PARSE);
+  algo_free(b);
+  /* The length of the first node record cut so the rest misframes. */
+  memcpy(m, d, len);
+  size_t node0 = 0;
+  node0 += get_len(d, &node0);
+  m[node0] = (uint8_t)(d[node0] + 3);
+  b = empty_set(2);
+  tn_err_clear(&err);
+  assert_int_equal(emit_chakra_decode(m, len, "x.0.et", b, 0, &err), TN_PARSE);
+  assert_non_null(strstr(err.msg, "x.0.et"));
+  algo_free(b);
+  free(m);
+  free(d);
+  algo_free(a);
+}
+
+static void emit_read_rejects_a_missing_rank_file(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_missing");
+  char prefix[1100];
+  snprintf(prefix, sizeof prefix, "%s/ag", dir);
+  algo_t *a = ring_allgather(4, 64), *b = NULL;
+  TU_OK(emit_chakra_write(a, prefix, &tu_err_));
+  assert_int_equal(remove(path_of(prefix, 2)), 0);
+  tn_err_t err = {0};
+  assert_int_equal(emit_chakra_read(prefix, 4, &b, &err), TN_IO);
+  assert_null(b);
+  assert_non_null(strstr(err.msg, "ag.2.et"));
+  /* Counting files stops at rank 2; the header says 4 ranks. */
+  tn_err_clear(&err);
+  assert_int_equal(emit_chakra_read(prefix, 0, &b, &err), TN_PARSE);
+  assert_non_null(strstr(err.msg, "ag.0.et: written for a set of 4 ranks, but the set has 2"));
+  /* A topology of 2 NPUs for a set that has more files. */
+  TU_OK(emit_chakra_write(a, prefix, &tu_err_));
+  tn_err_clear(&err);
+  assert_int_equal(emit_chakra_read(prefix, 2, &b, &err), TN_PARSE);
+  assert_non_null(strstr(err.msg, "ag.2.et: exists"));
+  tn_err_clear(&err);
+  char nothing[1100];
+  snprintf(nothing, sizeof nothing, "%s/none", dir);
+  assert_int_equal(emit_chakra_read(nothing, 0, &b, &err), TN_IO);
+  assert_non_null(strstr(err.msg, "none.0.et"));
+  algo_free(a);
+}
+
+static void emit_read_rejects_an_empty_file(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_empty");
+  char prefix[1100];
+  snprintf(prefix, sizeof prefix, "%s/ag", dir);
+  algo_t *a = ring_allgather(3, 64), *b = NULL;
+  TU_OK(emit_chakra_write(a, prefix, &tu_err_));
+  spit(path_of(prefix, 1), NULL, 0);
+  tn_err_t err = {0};
+  assert_int_equal(emit_chakra_read(prefix, 3, &b, &err), TN_PARSE);
+  assert_non_null(strstr(err.msg, "ag.1.et: empty file"));
+  /* A file holding only the metadata record. */
+  size_t len;
+  uint8_t *d = slurp(path_of(prefix, 0), &len);
+  size_t end = 0;
+  end += get_len(d, &end);
+  expect_decode_error(d, end, 3, "holds no node");
+  free(d);
+  algo_free(a);
+}
+
+/* ---- a foreign producer (astra-sim collectiveapi conventions) ------------------- */
+
+typedef struct tw_attr {
+  const char *name;
+  char kind; /* 'i' int32, 'l' int64, 'u' uint64, 's' string, 'f' float, 'b' bool */
+  int64_t v;
+} tw_attr_t;
+
+typedef struct tw_node {
+  uint64_t id;
+  int type;
+  uint64_t dur;
+  uint64_t deps[3], ctrl[3];
+  size_t ndeps, nctrl, nattr;
+  tw_attr_t attr[8];
+} tw_node_t;
+
+static char *xdup(const char *s) {
+  char *p = strdup(s);
+  assert_non_null(p);
+  return p;
+}
+
+static void put_rec(FILE *f, const ProtobufCMessage *m) {
+  size_t n = protobuf_c_message_get_packed_size(m);
+  uint8_t *b = malloc(n + 1);
+  assert_non_null(b);
+  protobuf_c_message_pack(m, b);
+  for (size_t v = n; ; ) { /* varint32 length */
+    uint8_t low = (uint8_t)(v & 0x7f);
+    v >>= 7;
+    fputc(v ? low | 0x80 : low, f);
+    if (!v) break;
+  }
+  if (n) fwrite(b, 1, n, f);
+  free(b);
+}
+
+/* Writes a file the way other producers do: version only in the metadata, no tenet
+ * attributes, ids as given (any order), dependencies in data_deps and ctrl_deps. */
+static void tw_write(const char *path, const tw_node_t *nodes, size_t n) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  ChakraProtoMsg__GlobalMetadata md;
+  chakra_proto_msg__global_metadata__init(&md);
+  md.version = xdup("0.0.4");
+  put_rec(f, &md.base);
+  free(md.version);
+  for (size_t i = 0; i < n; i++) {
+    const tw_node_t *t = &nodes[i];
+    ChakraProtoMsg__Node x;
+    chakra_proto_msg__node__init(&x);
+    ChakraProtoMsg__AttributeProto at[8], *ap[8];
+    x.id = t->id;
+    x.name = xdup("COMM_SEND_NODE");
+    x.type = (ChakraProtoMsg__NodeType)t->type;
+    x.duration_micros = t->dur;
+    uint64_t deps[3], ctrl[3];
+    memcpy(deps, t->deps, sizeof deps);
+    memcpy(ctrl, t->ctrl, sizeof ctrl);
+    x.data_deps = deps;
+    x.n_data_deps = t->ndeps;
+    x.ctrl_deps = ctrl;
+    x.n_ctrl_deps = t->nctrl;
+    for (size_t k = 0; k < t->nattr; k++) {
+      chakra_proto_msg__attribute_proto__init(&at[k]);
+      at[k].name = xdup(t->attr[k].name);
+      ap[k] = &at[k];
+      int64_t v = t->attr[k].v;
+      switch (t->attr[k].kind) {
+      case 'i':
+        at[k].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL;
+        at[k].int32_val = (int32_t)v;
+        break;
+      case 'l':
+        at[k].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+        at[k].int64_val = v;
+        break;
+      case 'u':
+        at[k].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL;
+        at[k].uint64_val = (uint64_t)v;
+        break;
+      case 's':
+        at[k].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
+        at[k].string_val = xdup("seven");
+        break;
+      case 'f':
+        at[k].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_FLOAT_VAL;
+        at[k].float_val = (float)v;
+        break;
+      default:
+        at[k].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL;
+        at[k].bool_val = v != 0;
+      }
+    }
+    x.n_attr = t->nattr;
+    x.attr = ap;
+    put_rec(f, &x.base);
+    free(x.name);
+    for (size_t k = 0; k < t->nattr; k++) {
+      free(at[k].name);
+      if (t->attr[k].kind == 's') free(at[k].string_val);
+    }
+  }
+  assert_int_equal(fclose(f), 0);
+}
+
+enum { SEND = 5, RECV = 6, COMP = 4 };
+
+/* collectiveapi style: a serial chain per rank, comm_src and comm_dst on both sides,
+ * comm_type, is_cpu_op and an attribute tenet does not know; ids neither dense nor sorted. */
+static void foreign_pair(tw_node_t r0[3], tw_node_t r1[3]) {
+  tw_node_t s0 = {100, SEND, 0, {0}, {0}, 0, 0, 6,
+                  {{"comm_src", 'i', 0}, {"comm_dst", 'i', 1}, {"comm_size", 'l', 131072},
+                   {"comm_tag", 'i', 0}, {"comm_type", 'l', 5}, {"involved_dim", 's', 0}}};
+  tw_node_t v0 = {7, RECV, 0, {0}, {100}, 0, 1, 5,
+                  {{"comm_src", 'i', 1}, {"comm_dst", 'i', 0}, {"comm_size", 'u', 131072},
+                   {"comm_tag", 'i', 0}, {"is_cpu_op", 'b', 0}}};
+  tw_node_t c0 = {42, COMP, 7, {7, 7}, {7}, 2, 1, 1, {{"is_cpu_op", 'b', 0}}};
+  r0[0] = s0, r0[1] = v0, r0[2] = c0;
+  for (int i = 0; i < 3; i++) r1[i] = r0[i];
+  r1[0].attr[0].v = 1, r1[0].attr[1].v = 0;
+  r1[1].attr[0].v = 0, r1[1].attr[1].v = 1;
+}
+
+static void emit_read_accepts_foreign_files(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_foreign");
+  char prefix[1100];
+  snprintf(prefix, sizeof prefix, "%s/msccl", dir);
+  tw_node_t r0[3], r1[3];
+  foreign_pair(r0, r1);
+  tw_write(path_of(prefix, 0), r0, 3);
+  tw_write(path_of(prefix, 1), r1, 3);
+  algo_t *a = NULL;
+  TU_OK(emit_chakra_read(prefix, 0, &a, &tu_err_));
+  assert_false(a->has_coll);
+  assert_string_equal(a->name, "chakra");
+  for (uint32_t r = 0; r < 2; r++) {
+    assert_int_equal(algo_rank_len(a, r), 3);
+    /* ids 7, 42, 100 become 0, 1, 2 */
+    const algo_node_t *v = algo_node(a, r, 0), *c = algo_node(a, r, 1), *s = algo_node(a, r, 2);
+    assert_int_equal(v->op, ALGO_RECV);
+    assert_int_equal(v->peer, 1 - (int)r);
+    assert_int_equal(v->bytes, 131072);
+    assert_int_equal(v->ndeps, 1);
+    assert_int_equal(algo_node_deps(a, r, v)[0], 2);
+    assert_int_equal(c->op, ALGO_COMP);
+    assert_int_equal(c->duration_us, 7);
+    assert_int_equal(c->ndeps, 1); /* 7 listed twice in data_deps and once in ctrl_deps */
+    assert_int_equal(algo_node_deps(a, r, c)[0], 0);
+    assert_int_equal(s->op, ALGO_SEND);
+    assert_int_equal(s->peer, 1 - (int)r);
+    assert_int_equal(s->nchunks, 0);
+  }
+  algo_free(a);
+}
+
+/* Writes the foreign pair with rank 0's node k changed by edit, reads, expects needle. */
+static void foreign_reject(const char *test, void (*edit)(tw_node_t *r0), const char *needle) {
+  const char *dir = tu_tmpdir(test);
+  char prefix[1100];
+  snprintf(prefix, sizeof prefix, "%s/f", dir);
+  tw_node_t r0[3], r1[3];
+  foreign_pair(r0, r1);
+  edit(r0);
+  tw_write(path_of(prefix, 0), r0, 3);
+  tw_write(path_of(prefix, 1), r1, 3);
+  algo_t *a = NULL;
+  tn_err_t err = {0};
+  assert_int_equal(emit_chakra_read(prefix, 2, &a, &err), TN_PARSE);
+  assert_null(a);
+  if (strstr(err.msg, "f.0.et: node") == NULL || strstr(err.msg, needle) == NULL)
+    fail_msg("message '%s' lacks 'f.0.et: node' or '%s'", err.msg, needle);
+}
+
+static void dangle(tw_node_t *r) { r[2].deps[1] = 8; }
+static void no_size(tw_node_t *r) { r[0].attr[2].name = "comm_bytes"; }
+static void string_tag(tw_node_t *r) { r[1].attr[3].kind = 's'; }
+static void float_size(tw_node_t *r) { r[0].attr[2].kind = 'f'; }
+static void metadata_node(tw_node_t *r) { r[2].type = 1; }
+static void zero_size(tw_node_t *r) { r[0].attr[2].v = 0; }
+static void big_tag(tw_node_t *r) { r[0].attr[3].v = 500000000; }
+static void far_peer(tw_node_t *r) { r[0].attr[1].v = 2; }
+static void negative_peer(tw_node_t *r) { r[1].attr[0].v = -1; }
+static void self_peer(tw_node_t *r) { r[0].attr[1].v = 0; }
+static void dup_id(tw_node_t *r) { r[2].id = 100; }
+static void no_src(tw_node_t *r) { r[1].nattr = 0; }
+
+static void emit_read_rejects_a_dangling_dependency(void **state) {
+  (void)state;
+  foreign_reject("emit_dangle", dangle, "node 42: depends on node 8, which is not in the file");
+}
+
+static void emit_read_rejects_a_missing_comm_size(void **state) {
+  (void)state;
+  foreign_reject("emit_nosize", no_size, "node 100: COMM_SEND_NODE lacks the required "
+                 "attribute comm_size");
+  foreign_reject("emit_nosrc", no_src, "node 7: COMM_RECV_NODE lacks the required attribute "
+                 "comm_src");
+}
+
+static void emit_read_rejects_a_string_or_float_comm_attr(void **state) {
+  (void)state;
+  foreign_reject("emit_strtag", string_tag, "node 7: comm_tag must hold an integer "
+                 "(int32_val or int64_val), not string_val");
+  foreign_reject("emit_fltsize", float_size, "node 100: comm_size must hold an integer "
+                 "(int32_val or int64_val), not float_val");
+}
+
+static void emit_read_rejects_bad_values(void **state) {
+  (void)state;
+  foreign_reject("emit_meta", metadata_node, "node 42: unsupported node type 1 (METADATA_NODE)");
+  foreign_reject("emit_zero", zero_size, "node 100: comm_size = 0 is outside 1..");
+  foreign_reject("emit_tag", big_tag, "node 100: comm_tag = 500000000 is outside 0..499999999");
+  foreign_reject("emit_far", far_peer, "node 100: comm_dst = 2 is outside 0..1");
+  foreign_reject("emit_neg", negative_peer, "node 7: comm_src = -1 is outside 0..1");
+  foreign_reject("emit_self", self_peer, "node 100: comm_dst = 0 is the node's own rank");
+  const char *dir = tu_tmpdir("emit_dup");
+  char prefix[1100];
+  snprintf(prefix, sizeof prefix, "%s/f", dir);
+  tw_node_t r0[3], r1[3];
+  foreign_pair(r0, r1);
+  dup_id(r0);
+  tw_write(path_of(prefix, 0), r0, 3);
+  tw_write(path_of(prefix, 1), r1, 3);
+  algo_t *a = NULL;
+  tn_err_t err = {0};
+  assert_int_equal(emit_chakra_read(prefix, 2, &a, &err), TN_PARSE);
+  assert_non_null(strstr(err.msg, "f.0.et: node id 100 appears twice"));
+}
+
+static void gzip_file(const char *path) {
+  size_t len;
+  uint8_t *d = slurp(path, &len);
+  gzFile g = gzopen(path, "wb");
+  assert_non_null(g);
+  assert_int_equal(gzwrite(g, d, (unsigned)len), (int)len);
+  assert_int_equal(gzclose(g), Z_OK);
+  free(d);
+}
+
+static void emit_read_accepts_gzip(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_gzip");
+  char prefix[1100];
+  snprintf(prefix, sizeof prefix, "%s/ar", dir);
+  algo_t *a = ring_reduce(4, 4096, true), *b = NULL;
+  TU_OK(emit_chakra_write(a, prefix, &tu_err_));
+  gzip_file(path_of(prefix, 0));
+  gzip_file(path_of(prefix, 3));
+  size_t len;
+  uint8_t *d = slurp(path_of(prefix, 0), &len);
+  assert_true(d[0] == 0x1f && d[1] == 0x8b);
+  TU_OK(emit_chakra_read(prefix, 4, &b, &tu_err_));
+  assert_true(algo_equal(a, b));
+  algo_free(b);
+  /* A truncated gzip stream is an error at every cut. */
+  for (size_t cut = 1; cut < len; cut += 7) {
+    algo_t *c = empty_set(4);
+    tn_err_t err = {0};
+    assert_int_equal(emit_chakra_decode(d, cut, "x.0.et", c, 0, &err), TN_PARSE);
+    assert_non_null(strstr(err.msg, "x.0.et"));
+    algo_free(c);
+  }
+  expect_decode_error(d, len - 9, 4, "truncated gzip stream");
+  free(d);
+  algo_free(a);
+}
+
+static void emit_read_rejects_disagreeing_headers(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_hdr");
+  char p1[1100], p2[1100], q[1200];
+  snprintf(p1, sizeof p1, "%s/ag", dir);
+  snprintf(p2, sizeof p2, "%s/ag2", dir);
+  algo_t *a = ring_allgather(3, 64), *b = ring_allgather(3, 128), *c = NULL;
+  TU_OK(emit_chakra_write(a, p1, &tu_err_));
+  TU_OK(emit_chakra_write(b, p2, &tu_err_));
+  snprintf(q, sizeof q, "%s", path_of(p2, 1));
+  assert_int_equal(rename(q, path_of(p1, 1)), 0);
+  tn_err_t err = {0};
+  assert_int_equal(emit_chakra_read(p1, 3, &c, &err), TN_PARSE);
+  assert_non_null(strstr(err.msg, "ag.1.et: its collective header"));
+  algo_free(a);
+  algo_free(b);
+}
+
+/* ---- writer contract ------------------------------------------------------- */
+
+static void emit_write_is_all_or_nothing(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_atomic");
+  char prefix[1100], blocker[1200], keep[1200];
+  snprintf(prefix, sizeof prefix, "%s/ag", dir);
+  /* Rank 2's final name is a non-empty directory: its rename fails after 0 and 1 moved. */
+  snprintf(blocker, sizeof blocker, "%s", path_of(prefix, 2));
+  assert_int_equal(mkdir(blocker, 0777), 0);
+  snprintf(keep, sizeof keep, "%s/keep", blocker);
+  spit(keep, (const uint8_t *)"x", 1);
+  algo_t *a = ring_allgather(4, 64);
+  tn_err_t err = {0};
+  assert_int_equal(emit_chakra_write(a, prefix, &err), TN_IO);
+  assert_non_null(strstr(err.msg, "ag.2.et"));
+  char cmd[1300];
+  snprintf(cmd, sizeof cmd, "test $(ls '%s' | wc -l) -eq 1", dir); /* only ag.2.et/ */
+  assert_int_equal(system(cmd), 0);
+  algo_free(a);
+}
+
+static void emit_write_replaces_a_larger_set_and_refuses_empty_ranks(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_stale");
+  char prefix[1100];
+  snprintf(prefix, sizeof prefix, "%s/ag", dir);
+  algo_t *big = ring_allgather(8, 64), *small = ring_allgather(4, 64), *b = NULL;
+  TU_OK(emit_chakra_write(big, prefix, &tu_err_));
+  TU_OK(emit_chakra_write(small, prefix, &tu_err_));
+  TU_OK(emit_chakra_read(prefix, 0, &b, &tu_err_));
+  assert_true(algo_equal(small, b));
+  algo_free(b);
+  algo_t *e = empty_set(2);
+  TU_OK(algo_add_comp(e, 0, 0, NULL, 0, NULL, 0, NULL, &tu_err_));
+  tn_err_t err = {0};
+  assert_int_equal(emit_chakra_write(e, prefix, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "rank 1 has no nodes"));
+  TU_OK(algo_fill_idle(e, &tu_err_));
+  TU_OK(emit_chakra_write(e, prefix, &tu_err_));
+  algo_free(e);
+  algo_free(big);
+  algo_free(small);
+}
+
+/* ---- JSON and DOT --------------------------------------------------------- */
+
+static char *dump_to_string(const algo_t *a, bool dot, uint32_t rank, tn_status_t *st) {
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&buf, &n);
+  assert_non_null(f);
+  tn_err_t err = {0};
+  *st = dot ? emit_dot(a, rank, f, &err) : emit_json_dump(a, f, &err);
+  fclose(f);
+  return buf;
+}
+
+static void emit_json_dump_is_one_valid_object(void **state) {
+  (void)state;
+  algo_t *a = ring_reduce(3, 3000, true);
+  tn_status_t st;
+  char *s = dump_to_string(a, false, 0, &st);
+  assert_int_equal(st, TN_OK);
+  cJSON *j = cJSON_Parse(s);
+  assert_non_null(j);
+  assert_string_equal(cJSON_GetObjectItem(j, "collective")->valuestring, "allreduce");
+  assert_int_equal(cJSON_GetObjectItem(j, "npus")->valueint, 3);
+  assert_int_equal(cJSON_GetObjectItem(j, "nodes")->valueint, (int)algo_node_count(a));
+  cJSON *ranks = cJSON_GetObjectItem(j, "ranks");
+  assert_int_equal(cJSON_GetArraySize(ranks), 3);
+  cJSON *n2 = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(ranks, 1), "nodes"), 2);
+  assert_string_equal(cJSON_GetObjectItem(n2, "type")->valuestring, "COMP");
+  assert_int_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(n2, "deps"), 0)->valueint, 1);
+  cJSON_Delete(j);
+  free(s);
+  algo_free(a);
+}
+
+static void emit_dot_draws_one_rank(void **state) {
+  (void)state;
+  algo_t *a = ring_reduce(3, 3000, false);
+  tn_status_t st;
+  char *s = dump_to_string(a, true, 1, &st);
+  assert_int_equal(st, TN_OK);
+  assert_non_null(strstr(s, "digraph \"rank1\""));
+  assert_non_null(strstr(s, "n1 -> n2;"));
+  assert_non_null(strstr(s, "RECV from r0"));
+  free(s);
+  s = dump_to_string(a, true, 3, &st);
+  assert_int_equal(st, TN_INVAL);
+  free(s);
+  algo_free(a);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(emit_round_trip_ring_allgather),
+      cmocka_unit_test(emit_round_trip_ring_reducescatter_with_reduce_recvs),
+      cmocka_unit_test(emit_round_trip_ring_allreduce),
+      cmocka_unit_test(emit_round_trip_multi_chunk_nodes_and_unknown_collective),
+      cmocka_unit_test(emit_write_is_byte_identical_across_runs),
+      cmocka_unit_test(emit_write_follows_the_chakra_wire_contract),
+      cmocka_unit_test(emit_read_rejects_truncation_at_every_byte),
+      cmocka_unit_test(emit_read_rejects_corrupt_length),
+      cmocka_unit_test(emit_read_rejects_a_missing_rank_file),
+      cmocka_unit_test(emit_read_rejects_an_empty_file),
+      cmocka_unit_test(emit_read_accepts_foreign_files),
+      cmocka_unit_test(emit_read_rejects_a_dangling_dependency),
+      cmocka_unit_test(emit_read_rejects_a_missing_comm_size),
+      cmocka_unit_test(emit_read_rejects_a_string_or_float_comm_attr),
+      cmocka_unit_test(emit_read_rejects_bad_values),
+      cmocka_unit_test(emit_read_accepts_gzip),
+      cmocka_unit_test(emit_read_rejects_disagreeing_headers),
+      cmocka_unit_test(emit_write_is_all_or_nothing),
+      cmocka_unit_test(emit_write_replaces_a_larger_set_and_refuses_empty_ranks),
+      cmocka_unit_test(emit_json_dump_is_one_valid_object),
+      cmocka_unit_test(emit_dot_draws_one_rank),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

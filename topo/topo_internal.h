@@ -1,0 +1,18 @@
+/* topo/topo_internal.h — private to topo/: helpers shared by the loaders and the
+ * generators. Nothing outside topo/ includes this file. */
+#ifndef TENET_TOPO_INTERNAL_H
+#define TENET_TOPO_INTERNAL_H
+
+#include "topo/topo.h"
+
+/* Counts what topo_gen would build for dims, without allocating: NPUs, switches and
+ * directed links. Counts saturate at UINT64_MAX, so callers can compare them against
+ * the caps before anything is allocated. Sizes of 0 count as 0 NPUs. */
+void topo_i_gen_counts(const topo_dim_t *dims, uint32_t ndims, uint64_t *npus,
+                       uint64_t *switches, uint64_t *links);
+
+/* The candidate closest to word by edit distance when it is close enough to be a
+ * plausible typo (at most 2 edits, or 1 for words of up to 3 letters), else NULL. */
+const char *topo_i_suggest(const char *word, const char *const *cands, size_t n);
+
+#endif
