@@ -327,7 +327,7 @@ static int guarded(ctx_t *cx, const model_t *m, double limit_s, int *sret, int *
     ip.presolve = GLP_OFF;
     ip.gmi_cuts = ip.mir_cuts = ip.cov_cuts = ip.clq_cuts = GLP_ON;
     ip.fp_heur = GLP_ON;
-    ip.br_tech = GLP_BR_PCH;
+    ip.br_tech = GLP_BR_DTH; /* pseudo-cost start-up probes cost seconds per node here */
     ip.bt_tech = GLP_BT_BLB;
     ip.mip_gap = 0.5 / (m->H + 1.0);
     ip.tm_lim = ms_of(limit_s - (tn_wall_seconds() - t0));
