@@ -30,15 +30,16 @@ int main(int argc, char **argv) {
     return 1;
   }
   uint32_t res_steps = argc > 4 ? (uint32_t)atoi(argv[4]) : 0;
-  const fabric_t fabrics[] = {{"ring", "8"},  {"fc", "8"},    {"switch", "8"},
+  const fabric_t fabrics[] = {{"ring", "8"},   {"fc", "8"},      {"switch", "8"},
                               {"mesh", "2x4"}, {"torus", "4x4"}, {"hypercube", "16"},
                               {NULL, "4x2"}};
   printf("MILP vs greedy, All-Gather of %llu B, 50 GB/s links, latency %g ns, time limit %g s "
          "per case, %u step(s) per transfer (0: auto)\n",
          (unsigned long long)size, lat, limit, res_steps);
-  printf("milp_ns: the MILP's schedule replayed by the engine (= simulated time); obj_ns and\n"
-         "bound_ns: its objective and proven bound in the discrete model (steps x step); start_ns:\n"
-         "the starting plan (greedy re-timed or the MILP's own list schedule) in that model.\n");
+  printf(
+      "milp_ns: the MILP's schedule replayed by the engine (= simulated time); obj_ns and\n"
+      "bound_ns: its objective and proven bound in the discrete model (steps x step); start_ns:\n"
+      "the starting plan (greedy re-timed or the MILP's own list schedule) in that model.\n");
   printf("%-14s %2s %-9s %11s %11s %11s %11s %11s %7s %7s %7s %6s\n", "fabric", "k", "status",
          "milp_ns", "obj_ns", "bound_ns", "greedy_ns", "start_ns", "g/milp", "gap", "solve_s",
          "vars");
@@ -67,11 +68,10 @@ int main(int argc, char **argv) {
       if (have_g && st == TN_OK)
         snprintf(ratio, sizeof ratio, "%.3f", (double)g.time_ps / (double)m.time_ps);
       if (st == TN_OK)
-        printf("%-14s %2u %-9s %11.1f %11.1f %11.1f %11s %11.1f %7s %6.1f%% %7.2f %6u%s\n",
-               t->name, k, milp_status_name(r.status), (double)m.time_ps / 1e3,
-               (double)r.objective_ps / 1e3, (double)r.bound_ps / 1e3, gbuf,
-               (double)r.start_ps / 1e3, ratio, 100.0 * r.gap, r.solve_s, r.cols,
-               r.symmetric ? " sym" : "");
+        printf("%-14s %2u %-9s %11.1f %11.1f %11.1f %11s %11.1f %7s %6.1f%% %7.2f %6u%s\n", t->name,
+               k, milp_status_name(r.status), (double)m.time_ps / 1e3, (double)r.objective_ps / 1e3,
+               (double)r.bound_ps / 1e3, gbuf, (double)r.start_ps / 1e3, ratio, 100.0 * r.gap,
+               r.solve_s, r.cols, r.symmetric ? " sym" : "");
       else
         printf("%-14s %2u %-9s %11s %11s %11s %11s %11s %7s %7s %7.2f  (%s)\n", t->name, k,
                st == TN_LIMIT && r.status == MILP_TIMEOUT ? "timeout" : "error", "-", "-", "-",

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+static uint64_t ceil_div(uint64_t a, uint64_t b) {
+  return (a + b - 1) / b;
+}
 
 /* Follows the route a -> b; true when every intermediate node is a switch. */
 static bool switch_route(const topo_t *t, topo_routes_t *r, uint32_t a, uint32_t b,
@@ -109,12 +111,14 @@ static tn_status_t build_index(milp_fab_t *f, tn_err_t *err) {
   if (st == TN_OK) st = tn_calloc(n + 1, sizeof *f->in_off, &f->in_off, err);
   if (st == TN_OK) st = tn_calloc(f->nvl ? f->nvl : 1, sizeof *f->in_vl, &f->in_vl, err);
   if (st != TN_OK) return st;
-  for (size_t i = 0; i < n * n; i++) f->vl_index[i] = MILP_NONE;
+  for (size_t i = 0; i < n * n; i++)
+    f->vl_index[i] = MILP_NONE;
   for (uint32_t i = 0; i < f->nvl; i++) {
     f->vl_index[(size_t)f->vl[i].src * n + f->vl[i].dst] = i;
     f->in_off[f->vl[i].dst + 1]++;
   }
-  for (size_t v = 0; v < n; v++) f->in_off[v + 1] += f->in_off[v];
+  for (size_t v = 0; v < n; v++)
+    f->in_off[v + 1] += f->in_off[v];
   uint32_t *fill = NULL;
   if ((st = tn_calloc(n, sizeof *fill, &fill, err)) != TN_OK) return st;
   for (uint32_t i = 0; i < f->nvl; i++) {
@@ -137,7 +141,8 @@ static tn_status_t distances(milp_fab_t *f, tn_err_t *err) {
   }
   for (uint32_t o = 0; o < n; o++) {
     uint32_t *d = &f->dist[o * n];
-    for (size_t v = 0; v < n; v++) d[v] = MILP_NONE, done[v] = false;
+    for (size_t v = 0; v < n; v++)
+      d[v] = MILP_NONE, done[v] = false;
     d[o] = 0;
     for (;;) {
       uint32_t u = MILP_NONE;
@@ -153,8 +158,10 @@ static tn_status_t distances(milp_fab_t *f, tn_err_t *err) {
     for (uint32_t v = 0; v < n; v++)
       if (d[v] == MILP_NONE) {
         free(done);
-        return tn_err_set(err, TN_INFEASIBLE, "fabric '%s' is disconnected: NPU %u cannot "
-                          "reach NPU %u", f->t->name, o, v);
+        return tn_err_set(err, TN_INFEASIBLE,
+                          "fabric '%s' is disconnected: NPU %u cannot "
+                          "reach NPU %u",
+                          f->t->name, o, v);
       }
   }
   free(done);
@@ -267,7 +274,8 @@ static tn_status_t symmetry(const topo_t *t, milp_fab_t *f, tn_err_t *err) {
   free(node);
   f->perm = perm;
   f->lperm = lperm;
-  for (uint32_t r = 0; r < n && ok; r++) ok = vlinks_map(f, r);
+  for (uint32_t r = 0; r < n && ok; r++)
+    ok = vlinks_map(f, r);
   if (!ok) {
     free(perm);
     free(lperm);
@@ -289,10 +297,11 @@ tn_status_t milp_i_fab_build(const topo_t *t, uint64_t size_bytes, uint32_t k,
     discretise(t, f, steps_per_xfer);
     for (uint32_t i = 0; i < f->nvl && st == TN_OK; i++)
       if (f->vl[i].arrive > MILP_MAX_STEPS / 4)
-        st = tn_err_set(err, TN_LIMIT, "one transfer %u -> %u takes %u time steps of %llu ps "
+        st = tn_err_set(err, TN_LIMIT,
+                        "one transfer %u -> %u takes %u time steps of %llu ps "
                         "(links differ too much in speed for the time-indexed model, cap %u)",
-                        f->vl[i].src, f->vl[i].dst, f->vl[i].arrive,
-                        (unsigned long long)f->step_ps, MILP_MAX_STEPS / 4);
+                        f->vl[i].src, f->vl[i].dst, f->vl[i].arrive, (unsigned long long)f->step_ps,
+                        MILP_MAX_STEPS / 4);
   }
   if (st == TN_OK) st = build_index(f, err);
   if (st == TN_OK) st = distances(f, err);

@@ -22,22 +22,24 @@ static tn_status_t validate(const topo_t *t, uint64_t size_bytes, const milp_opt
     return tn_err_set(err, TN_LIMIT, "%u chunks per NPU exceeds the MILP's cap of %u",
                       o->chunks_per_npu, MILP_MAX_CHUNKS_PER_NPU);
   if (!(o->time_limit_s > 0.0) || !isfinite(o->time_limit_s))
-    return tn_err_set(err, TN_INVAL, "the time limit must be > 0 s, not %g",
-                      o->time_limit_s);
+    return tn_err_set(err, TN_INVAL, "the time limit must be > 0 s, not %g", o->time_limit_s);
   if (o->steps_per_xfer > 16)
     return tn_err_set(err, TN_INVAL, "steps per transfer must be in 1..16, not %u",
                       o->steps_per_xfer);
   if (t->npus < 2)
-    return tn_err_set(err, TN_INVAL, "fabric '%s' has %u NPU; an All-Gather needs 2",
-                      t->name, t->npus);
+    return tn_err_set(err, TN_INVAL, "fabric '%s' has %u NPU; an All-Gather needs 2", t->name,
+                      t->npus);
   if (t->npus > MILP_MAX_NPUS)
-    return tn_err_set(err, TN_LIMIT, "fabric '%s' has %u NPUs, above the MILP's cap "
-                      "of %u (use the greedy)", t->name, t->npus, MILP_MAX_NPUS);
+    return tn_err_set(err, TN_LIMIT,
+                      "fabric '%s' has %u NPUs, above the MILP's cap "
+                      "of %u (use the greedy)",
+                      t->name, t->npus, MILP_MAX_NPUS);
   uint64_t chunks = (uint64_t)t->npus * o->chunks_per_npu;
   if (size_bytes < chunks)
-    return tn_err_set(err, TN_INVAL, "size %llu B is less than one byte for each of "
-                      "the %llu chunks", (unsigned long long)size_bytes,
-                      (unsigned long long)chunks);
+    return tn_err_set(err, TN_INVAL,
+                      "size %llu B is less than one byte for each of "
+                      "the %llu chunks",
+                      (unsigned long long)size_bytes, (unsigned long long)chunks);
   const schedule_t *w = o->warm;
   if (w && w->size_bytes != size_bytes)
     return tn_err_set(err, TN_INVAL, "warm start is for %llu B, not %llu B",
@@ -85,8 +87,8 @@ static void plan_copy(const milp_fab_t *f, const milp_plan_t *from, milp_plan_t 
  * optimal outright (*done); otherwise it becomes the full model's start when shorter, and
  * the fallback answer should the full model time out. A symmetric timeout is no error. */
 static tn_status_t solve_symmetric(const milp_fab_t *f, const milp_opts_t *o, double t0,
-                                   milp_plan_t *start, milp_plan_t *sym, bool *have,
-                                   bool *done, milp_result_t *res, tn_err_t *err) {
+                                   milp_plan_t *start, milp_plan_t *sym, bool *have, bool *done,
+                                   milp_result_t *res, tn_err_t *err) {
   milp_plan_t s0 = {0};
   milp_result_t sres = {0};
   tn_err_t e2 = {0};
@@ -106,9 +108,12 @@ static tn_status_t solve_symmetric(const milp_fab_t *f, const milp_opts_t *o, do
   *have = true;
   if (sym->makespan == f->lb_steps) {
     *done = true;
-    *res = (milp_result_t){.status = MILP_OPTIMAL, .steps = sym->makespan,
-                           .bound_ps = sym->makespan * f->step_ps, .cols = sres.cols,
-                           .rows = sres.rows, .symmetric = true};
+    *res = (milp_result_t){.status = MILP_OPTIMAL,
+                           .steps = sym->makespan,
+                           .bound_ps = sym->makespan * f->step_ps,
+                           .cols = sres.cols,
+                           .rows = sres.rows,
+                           .symmetric = true};
   } else if (sym->makespan < start->makespan) {
     plan_copy(f, sym, start);
   }
@@ -122,8 +127,7 @@ tn_status_t milp_solve(const topo_t *t, uint64_t size_bytes, const milp_opts_t *
   double t0 = tn_wall_seconds();
   memset(res, 0, sizeof *res);
   res->status = MILP_TIMEOUT;
-  schedule_init(out, TN_ALLGATHER, t ? t->npus : 0, opts ? opts->chunks_per_npu : 0,
-                size_bytes);
+  schedule_init(out, TN_ALLGATHER, t ? t->npus : 0, opts ? opts->chunks_per_npu : 0, size_bytes);
   tn_status_t st = validate(t, size_bytes, opts, err);
   if (st == TN_OK) st = open_log(opts, err);
   if (st != TN_OK) {

@@ -28,11 +28,11 @@ typedef struct milp_fab {
   uint64_t size_bytes;
   uint64_t step_ps;
   uint32_t nvl;
-  milp_vlink_t *vl;      /* sorted by (src, dst) */
-  uint32_t *vl_index;    /* [src * npus + dst] -> vlink or MILP_NONE */
+  milp_vlink_t *vl;         /* sorted by (src, dst) */
+  uint32_t *vl_index;       /* [src * npus + dst] -> vlink or MILP_NONE */
   uint32_t *in_off, *in_vl; /* CSR of incoming vlinks per NPU */
-  uint32_t *dist;        /* [owner * npus + v]: earliest arrival step from owner */
-  uint32_t lb_steps;     /* a proven lower bound on the makespan in steps */
+  uint32_t *dist;           /* [owner * npus + v]: earliest arrival step from owner */
+  uint32_t lb_steps;        /* a proven lower bound on the makespan in steps */
   /* Translation symmetry (NULL when none was found): perm[r * npus + v] is the image of
    * NPU v under the automorphism taking NPU 0 to NPU r; lperm likewise for links. */
   uint32_t *perm, *lperm;
@@ -47,7 +47,9 @@ static inline uint32_t milp_i_sym_vlink(const milp_fab_t *f, uint32_t r, uint32_
   return f->vl_index[(size_t)p[f->vl[e].src] * f->npus + p[f->vl[e].dst]];
 }
 
-static inline uint32_t milp_i_owner(const milp_fab_t *f, uint32_t c) { return c / f->k; }
+static inline uint32_t milp_i_owner(const milp_fab_t *f, uint32_t c) {
+  return c / f->k;
+}
 static inline uint32_t milp_i_earliest(const milp_fab_t *f, uint32_t c, uint32_t v) {
   return f->dist[(size_t)milp_i_owner(f, c) * f->npus + v];
 }
@@ -81,8 +83,8 @@ tn_status_t milp_i_heuristic(const milp_fab_t *f, bool sym, milp_plan_t *p, tn_e
  * *fits is false (and TN_OK returned) when a transfer is routed through another NPU,
  * which the model cannot express; TN_INVAL when it is not a complete, well-formed
  * All-Gather of this fabric. */
-tn_status_t milp_i_retime(const milp_fab_t *f, const schedule_t *warm, milp_plan_t *p,
-                          bool *fits, tn_err_t *err);
+tn_status_t milp_i_retime(const milp_fab_t *f, const schedule_t *warm, milp_plan_t *p, bool *fits,
+                          tn_err_t *err);
 
 /* Replays p through ten's engine with the simulator's discipline (every transfer issued
  * as soon as its chunk is at the sender; transfers ready at one instant issued in plan

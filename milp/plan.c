@@ -16,7 +16,8 @@ tn_status_t milp_i_plan_init(const milp_fab_t *f, milp_plan_t *p, tn_err_t *err)
     milp_i_plan_free(p);
     return st;
   }
-  for (size_t i = 0; i < n; i++) p->vl[i] = MILP_NONE;
+  for (size_t i = 0; i < n; i++)
+    p->vl[i] = MILP_NONE;
   return TN_OK;
 }
 
@@ -27,8 +28,7 @@ void milp_i_plan_free(milp_plan_t *p) {
   memset(p, 0, sizeof *p);
 }
 
-uint32_t milp_i_plan_arrival(const milp_fab_t *f, const milp_plan_t *p, uint32_t c,
-                             uint32_t v) {
+uint32_t milp_i_plan_arrival(const milp_fab_t *f, const milp_plan_t *p, uint32_t c, uint32_t v) {
   if (milp_i_owner(f, c) == v) return 0;
   size_t i = (size_t)c * f->npus + v;
   if (p->vl[i] == MILP_NONE) return MILP_NONE;
@@ -44,10 +44,10 @@ typedef struct occ {
 static tn_status_t occ_need(occ_t *o, uint32_t steps, tn_err_t *err) {
   if (steps <= o->cap) return TN_OK;
   if (steps > 2 * MILP_MAX_STEPS) /* a start below the cap plus one transfer's span */
-    return tn_err_set(err, TN_LIMIT, "the schedule needs more than %u time steps",
-                      MILP_MAX_STEPS);
+    return tn_err_set(err, TN_LIMIT, "the schedule needs more than %u time steps", MILP_MAX_STEPS);
   uint32_t ncap = o->cap ? o->cap : 64;
-  while (ncap < steps) ncap *= 2;
+  while (ncap < steps)
+    ncap *= 2;
   uint8_t *nb = NULL;
   tn_status_t st = tn_calloc((size_t)o->nlinks * ncap, 1, &nb, err);
   if (st != TN_OK) return st;
@@ -92,12 +92,16 @@ tn_status_t milp_i_plan_check(const milp_fab_t *f, milp_plan_t *p, tn_err_t *err
       const milp_vlink_t *e = &f->vl[p->vl[i]];
       uint32_t have = milp_i_plan_arrival(f, p, c, e->src);
       if (e->dst != v || have == MILP_NONE || have > p->step[i])
-        st = tn_err_set(err, TN_INTERNAL, "plan: NPU %u sends chunk %u at step %u before "
-                        "holding it", e->src, c, p->step[i]);
+        st = tn_err_set(err, TN_INTERNAL,
+                        "plan: NPU %u sends chunk %u at step %u before "
+                        "holding it",
+                        e->src, c, p->step[i]);
       else if ((st = occ_need(&o, p->step[i] + span_of(e), err)) == TN_OK) {
         if (!occ_free(&o, e, p->step[i]))
-          st = tn_err_set(err, TN_INTERNAL, "plan: a link of %u -> %u is used twice at "
-                          "step %u", e->src, e->dst, p->step[i]);
+          st = tn_err_set(err, TN_INTERNAL,
+                          "plan: a link of %u -> %u is used twice at "
+                          "step %u",
+                          e->src, e->dst, p->step[i]);
         occ_take(&o, e, p->step[i]);
       }
       if (p->step[i] + e->arrive > mk) mk = p->step[i] + e->arrive;
@@ -115,8 +119,8 @@ static bool images_free(const milp_fab_t *f, const occ_t *o, bool sym, uint32_t 
 }
 
 /* Records chunk c over e at step t (with all translates under sym). */
-static void place(const milp_fab_t *f, occ_t *o, bool sym, milp_plan_t *p, uint32_t c,
-                  uint32_t e, uint32_t t) {
+static void place(const milp_fab_t *f, occ_t *o, bool sym, milp_plan_t *p, uint32_t c, uint32_t e,
+                  uint32_t t) {
   for (uint32_t r = 0; r < (sym ? f->npus : 1); r++) {
     uint32_t ce = sym ? milp_i_sym_chunk(f, r, c) : c, ee = sym ? milp_i_sym_vlink(f, r, e) : e;
     size_t cell = (size_t)ce * f->npus + f->vl[ee].dst;
@@ -147,8 +151,7 @@ tn_status_t milp_i_heuristic(const milp_fab_t *f, bool sym, milp_plan_t *p, tn_e
       uint32_t best = MILP_NONE, best_have = 0;
       for (uint32_t j = 0; j < nc; j++) {
         uint32_t c = (e->src * f->k + j) % nc;
-        if (milp_i_owner(f, c) == e->dst || p->vl[(size_t)c * n + e->dst] != MILP_NONE)
-          continue;
+        if (milp_i_owner(f, c) == e->dst || p->vl[(size_t)c * n + e->dst] != MILP_NONE) continue;
         uint32_t have = milp_i_plan_arrival(f, p, c, e->src);
         if (have == MILP_NONE || have > t) continue;
         if (best == MILP_NONE || have < best_have) best = c, best_have = have;
@@ -162,13 +165,14 @@ tn_status_t milp_i_heuristic(const milp_fab_t *f, bool sym, milp_plan_t *p, tn_e
   return st == TN_OK ? milp_i_plan_check(f, p, err) : st;
 }
 
-tn_status_t milp_i_retime(const milp_fab_t *f, const schedule_t *w, milp_plan_t *p,
-                          bool *fits, tn_err_t *err) {
+tn_status_t milp_i_retime(const milp_fab_t *f, const schedule_t *w, milp_plan_t *p, bool *fits,
+                          tn_err_t *err) {
   *fits = true;
   if (w->coll != TN_ALLGATHER || w->npus != f->npus || w->chunks_per_npu != f->k)
-    return tn_err_set(err, TN_INVAL, "warm start: an All-Gather of %u NPUs x %u chunks "
-                      "is needed, not %s of %u x %u", f->npus, f->k, tn_coll_name(w->coll),
-                      w->npus, w->chunks_per_npu);
+    return tn_err_set(err, TN_INVAL,
+                      "warm start: an All-Gather of %u NPUs x %u chunks "
+                      "is needed, not %s of %u x %u",
+                      f->npus, f->k, tn_coll_name(w->coll), w->npus, w->chunks_per_npu);
   uint32_t nx = schedule_len(w), *order = NULL;
   occ_t o = {NULL, f->t->nlinks, 0};
   tn_status_t st = tn_calloc(nx ? nx : 1, sizeof *order, &order, err);
@@ -182,10 +186,11 @@ tn_status_t milp_i_retime(const milp_fab_t *f, const schedule_t *w, milp_plan_t 
   for (uint32_t q = 0; q < nx && st == TN_OK; q++) {
     const sched_xfer_t *x = schedule_xfer(w, order[q]);
     uint32_t vi = x->src < f->npus && x->dst < f->npus
-                      ? f->vl_index[(size_t)x->src * f->npus + x->dst] : MILP_NONE;
+                      ? f->vl_index[(size_t)x->src * f->npus + x->dst]
+                      : MILP_NONE;
     if (x->src >= f->npus || x->dst >= f->npus || x->src == x->dst) {
-      st = tn_err_set(err, TN_INVAL, "warm start: transfer %u goes from %u to %u",
-                      order[q], x->src, x->dst);
+      st = tn_err_set(err, TN_INVAL, "warm start: transfer %u goes from %u to %u", order[q], x->src,
+                      x->dst);
       break;
     }
     if (vi == MILP_NONE) { /* routed through other NPUs: the model cannot express it */
@@ -196,16 +201,18 @@ tn_status_t milp_i_retime(const milp_fab_t *f, const schedule_t *w, milp_plan_t 
     for (uint32_t k = 0; k < x->nchunks && st == TN_OK; k++) {
       uint32_t c = TN_VEC_AT(&w->chunks, uint32_t, x->chunk_off + k);
       if (c >= f->nchunks) {
-        st = tn_err_set(err, TN_INVAL, "warm start: transfer %u carries chunk %u of %u",
-                        order[q], c, f->nchunks);
+        st = tn_err_set(err, TN_INVAL, "warm start: transfer %u carries chunk %u of %u", order[q],
+                        c, f->nchunks);
         break;
       }
       uint32_t have = milp_i_plan_arrival(f, p, c, e->src);
       if (milp_i_owner(f, c) == e->dst || p->vl[(size_t)c * f->npus + e->dst] != MILP_NONE)
         continue; /* a repeat delivery: the MILP never needs it */
       if (have == MILP_NONE) {
-        st = tn_err_set(err, TN_INVAL, "warm start: transfer %u sends chunk %u from NPU %u "
-                        "before it arrives there", order[q], c, e->src);
+        st = tn_err_set(err, TN_INVAL,
+                        "warm start: transfer %u sends chunk %u from NPU %u "
+                        "before it arrives there",
+                        order[q], c, e->src);
         break;
       }
       uint32_t t = have;

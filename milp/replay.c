@@ -34,7 +34,8 @@ static bool key_less(const xfer_t *a, const xfer_t *b) {
 static void sort_by_key(const xfer_t *x, uint32_t *ids, uint32_t n) {
   for (uint32_t i = 1; i < n; i++) {
     uint32_t v = ids[i], j = i;
-    while (j > 0 && key_less(&x[v], &x[ids[j - 1]])) ids[j] = ids[j - 1], j--;
+    while (j > 0 && key_less(&x[v], &x[ids[j - 1]]))
+      ids[j] = ids[j - 1], j--;
     ids[j] = v;
   }
 }
@@ -60,8 +61,7 @@ static void replay_free(replay_t *r) {
 }
 
 /* The latest planned delivery to x->src in (arrival of x's chunk there, x->step]. */
-static uint32_t find_gate(const milp_fab_t *f, const replay_t *r, const xfer_t *x,
-                          uint32_t have) {
+static uint32_t find_gate(const milp_fab_t *f, const replay_t *r, const xfer_t *x, uint32_t have) {
   uint32_t best = MILP_NONE;
   for (uint32_t c = 0; c < f->nchunks; c++) {
     uint32_t g = r->id[(size_t)c * f->npus + x->src];
@@ -72,8 +72,8 @@ static uint32_t find_gate(const milp_fab_t *f, const replay_t *r, const xfer_t *
   return best;
 }
 
-static tn_status_t replay_build(const milp_fab_t *f, const milp_plan_t *p, bool gates,
-                                replay_t *r, tn_err_t *err) {
+static tn_status_t replay_build(const milp_fab_t *f, const milp_plan_t *p, bool gates, replay_t *r,
+                                tn_err_t *err) {
   size_t cells = (size_t)f->nchunks * f->npus;
   r->nx = f->nchunks * (f->npus - 1);
   size_t nx = r->nx ? r->nx : 1;
@@ -92,8 +92,7 @@ static tn_status_t replay_build(const milp_fab_t *f, const milp_plan_t *p, bool 
       r->id[i] = MILP_NONE;
       if (milp_i_owner(f, c) == v) continue;
       const milp_vlink_t *e = &f->vl[p->vl[i]];
-      r->x[k] = (xfer_t){c, e->src, v, p->step[i], p->step[i] + e->arrive, MILP_NONE,
-                         MILP_NONE};
+      r->x[k] = (xfer_t){c, e->src, v, p->step[i], p->step[i] + e->arrive, MILP_NONE, MILP_NONE};
       r->id[i] = k++;
     }
   for (uint32_t i = 0; i < r->nx; i++) {
@@ -107,7 +106,8 @@ static tn_status_t replay_build(const milp_fab_t *f, const milp_plan_t *p, bool 
     if (x->dep != MILP_NONE) r->kid_off[x->dep + 1]++, r->pending[i]++;
     if (x->gate != MILP_NONE) r->kid_off[x->gate + 1]++, r->pending[i]++;
   }
-  for (uint32_t i = 0; i < r->nx; i++) r->kid_off[i + 1] += r->kid_off[i];
+  for (uint32_t i = 0; i < r->nx; i++)
+    r->kid_off[i + 1] += r->kid_off[i];
   uint32_t *fill = r->out_idx; /* borrowed as a counter until the replay fills it */
   for (uint32_t i = 0; i < r->nx; i++) {
     const xfer_t *x = &r->x[i];
@@ -145,7 +145,8 @@ static tn_status_t run(const milp_fab_t *f, const milp_plan_t *p, bool gates, sc
   if (st == TN_OK) st = topo_routes_create(f->t, &routes, err);
   if (st == TN_OK) st = ten_engine_create(f->t, routes, &eng, err);
   if (st != TN_OK) goto fail;
-  for (uint32_t i = 0; i < r.nx; i++) r.out_idx[i] = 0;
+  for (uint32_t i = 0; i < r.nx; i++)
+    r.out_idx[i] = 0;
   uint32_t nready = 0, delivered = 0;
   for (uint32_t i = 0; i < r.nx; i++)
     if (r.pending[i] == 0) r.ready[nready++] = i;

@@ -118,9 +118,10 @@ static tn_status_t layout(model_t *m, tn_err_t *err) {
       cols += m->H - milp_i_earliest(f, c, v) + 1;
     }
   if (cols > MILP_MAX_COLS)
-    return tn_err_set(err, TN_LIMIT, "MILP for '%s' (%u chunks, horizon %u steps) would have "
-                      "more than %u variables; use fewer chunks or the greedy", f->t->name,
-                      f->nchunks, m->H, MILP_MAX_COLS);
+    return tn_err_set(err, TN_LIMIT,
+                      "MILP for '%s' (%u chunks, horizon %u steps) would have "
+                      "more than %u variables; use fewer chunks or the greedy",
+                      f->t->name, f->nchunks, m->H, MILP_MAX_COLS);
   m->ncols = (int)cols;
   tn_vec_init(&m->ia, sizeof(int));
   tn_vec_init(&m->ja, sizeof(int));
@@ -198,8 +199,10 @@ static tn_status_t rows_capacity(model_t *m, tn_err_t *err) {
             for (uint32_t s = m->xlo[k] + q + e->off[h];
                  s < m->xlo[k] + q + e->off[h] + e->dur[h] && st == TN_OK; s++) {
               size_t cell = (size_t)l * m->H + s;
-              if (pass == 0) cnt[cell]++;
-              else if (row[cell]) st = nz(m, row[cell], m->xcol[k] + (int)q, 1.0, err);
+              if (pass == 0)
+                cnt[cell]++;
+              else if (row[cell])
+                st = nz(m, row[cell], m->xcol[k] + (int)q, 1.0, err);
             }
           }
       }
@@ -227,8 +230,10 @@ static void fill_start(model_t *m, const milp_plan_t *p) {
 
 static int term_hook(void *info, const char *s) {
   ctx_t *cx = info;
-  if (cx->verbose) fputs(s, stderr);
-  else if (cx->log) fputs(s, cx->log);
+  if (cx->verbose)
+    fputs(s, stderr);
+  else if (cx->log)
+    fputs(s, cx->log);
   return 1; /* never GLPK's own stdout */
 }
 
@@ -255,8 +260,7 @@ static void load(ctx_t *cx, const model_t *m) {
   glp_set_prob_name(P, "tenet_allgather");
   glp_set_obj_dir(P, GLP_MIN);
   glp_add_cols(P, m->ncols);
-  glp_set_col_bnds(P, 1, f->lb_steps < m->H ? GLP_DB : GLP_FX, (double)f->lb_steps,
-                   (double)m->H);
+  glp_set_col_bnds(P, 1, f->lb_steps < m->H ? GLP_DB : GLP_FX, (double)f->lb_steps, (double)m->H);
   glp_set_obj_coef(P, 1, 1.0);
   double w = 0.25 / ((double)m->nc * (f->npus - 1) * (m->H + MILP_MAX_HOPS));
   for (uint32_t c = 0; c < m->nc; c++)
@@ -273,8 +277,10 @@ static void load(ctx_t *cx, const model_t *m) {
       if (v == milp_i_owner(f, c)) continue;
       for (uint32_t t = milp_i_earliest(f, c, v); t <= m->H; t++) {
         int j = hcol_at(m, c, v, t);
-        if (t == m->H) glp_set_col_bnds(P, j, GLP_FX, 1.0, 1.0);
-        else glp_set_col_bnds(P, j, GLP_DB, 0.0, 1.0);
+        if (t == m->H)
+          glp_set_col_bnds(P, j, GLP_FX, 1.0, 1.0);
+        else
+          glp_set_col_bnds(P, j, GLP_DB, 0.0, 1.0);
       }
     }
   glp_add_rows(P, m->nrows);
@@ -406,14 +412,18 @@ tn_status_t milp_i_glpk(const milp_fab_t *f, bool sym, const milp_plan_t *start,
   if (sret != 0 && sret != GLP_ETMLIM) {
     st = tn_err_set(err, TN_SOLVER, "GLPK's simplex failed (code %d) on '%s'", sret, f->t->name);
   } else if (sret == 0 && lp != GLP_OPT) {
-    st = tn_err_set(err, TN_INTERNAL, "the MILP relaxation for '%s' is not optimal (status "
-                    "%d) although a schedule exists", f->t->name, lp);
+    st = tn_err_set(err, TN_INTERNAL,
+                    "the MILP relaxation for '%s' is not optimal (status "
+                    "%d) although a schedule exists",
+                    f->t->name, lp);
   } else if (mret > 0 && mret != GLP_ETMLIM && mret != GLP_EMIPGAP && mret != GLP_ESTOP) {
     st = tn_err_set(err, TN_SOLVER, "GLPK's branch-and-cut failed (code %d) on '%s'", mret,
                     f->t->name);
   } else if (mst == GLP_NOFEAS) {
-    st = tn_err_set(err, TN_INTERNAL, "GLPK calls the MILP for '%s' infeasible although a "
-                    "schedule exists", f->t->name);
+    st = tn_err_set(err, TN_INTERNAL,
+                    "GLPK calls the MILP for '%s' infeasible although a "
+                    "schedule exists",
+                    f->t->name);
   } else if (mst != GLP_OPT && mst != GLP_FEAS) {
     res->status = MILP_TIMEOUT;
     st = tn_err_set(err, TN_LIMIT, "MILP timeout: no integer solution for '%s' within %g s",

@@ -217,8 +217,8 @@ static void ring_schedule(const topo_t *t, uint64_t size, schedule_t *s) {
   for (uint32_t step = 0; step + 1 < n; step++)
     for (uint32_t r = 0; r < n; r++) {
       uint32_t c = (r + n - step) % n, dep = (step - 1) * n + (r + n - 1) % n;
-      sched_xfer_t x = {r, (r + 1) % n, bytes, step * busy, (step + 1) * busy, 0, 1, 0,
-                        step ? 1u : 0u};
+      sched_xfer_t x = {r, (r + 1) % n, bytes, step * busy,   (step + 1) * busy,
+                        0, 1,           0,     step ? 1u : 0u};
       TU_OK(schedule_add(s, &x, &c, &dep, NULL, &tu_err_));
     }
 }
