@@ -22,7 +22,13 @@
  * (which prefers early transfers and direct links, and makes replays follow the plan)
  * stays below 1/4. A relative gap tolerance of 0.5/(H+1) then stops the search exactly
  * when no schedule with a smaller makespan can exist (the makespan is integral), so
- * GLPK never spends time proving the secondary term. */
+ * GLPK never spends time proving the secondary term.
+ * Symmetric mode: only NPU 0's chunks get variables; a capacity row of link l counts
+ * every variable whose translate under some r uses l (the translations act freely, so
+ * no variable appears twice in a row), and the solution is expanded to all owners.
+ * GLPK runs without its MIP presolver (the callback's starting solution must be in the
+ * loaded columns) after a dual-simplex root LP; its fatal errors longjmp back through
+ * glp_error_hook, as igraph's glpk_support.c does, instead of aborting the process. */
 #include "milp/milp_internal.h"
 
 #include <glpk.h>
