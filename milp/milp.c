@@ -172,9 +172,12 @@ tn_status_t milp_solve(const topo_t *t, uint64_t size_bytes, const milp_opts_t *
   res->start_ps = horizon * f.step_ps;
   res->warm_used = warm_used;
   res->objective_ps = best.makespan * f.step_ps;
-  st = milp_i_replay(&f, &best, out, err);
+  st = milp_i_replay(&f, &best, opts->gate_sends, out, &res->gated, err);
 fail:
-  if (st != TN_OK) res->status = r.status;
+  if (st != TN_OK) {
+    res->status = r.status;
+    res->cols = r.cols, res->rows = r.rows;
+  }
   res->solve_s = tn_wall_seconds() - t0;
   milp_i_plan_free(&start);
   milp_i_plan_free(&best);

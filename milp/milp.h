@@ -27,10 +27,12 @@
  *
  * Output: the plan is replayed through ten's engine exactly as the simulator will run
  * the lowered algorithm, so out->time_ps is the true (simulated) time; with exact steps
- * it equals res->objective_ps. Each transfer carries one chunk; deps[0] is the transfer
- * that brought the chunk to src and an optional deps[1] is a delivery to src that holds
- * the send back to its planned time (milp/replay.c), so the simulator's first-come,
- * first-served links keep the plan's order. */
+ * it equals res->objective_ps when opts->gate_sends is set. Each transfer carries one
+ * chunk; its deps are the transfer that brought the chunk to src (none when src owns it)
+ * and, with gate_sends, optionally one delivery to src that holds the send back to its
+ * planned time (milp/replay.c), so the simulator's first-come, first-served links keep
+ * the plan's order. Without gates a plan that holds a chunk back may replay a little
+ * slower than its objective (out->time_ps is still the true time). */
 #ifndef TENET_MILP_H
 #define TENET_MILP_H
 
@@ -56,6 +58,10 @@ typedef struct milp_opts {
                               routed through another NPU (the model cannot express it) */
   const char *log_path;    /* GLPK's terminal output goes here (NULL: discarded) */
   bool verbose;            /* GLPK output to stderr instead */
+  bool gate_sends;         /* allow a second, timing-only dependency per transfer (see
+                              above) so the replay keeps the plan's times exactly. Only
+                              for All-Gather lowering: algo_from_schedule's
+                              Reduce-Scatter reversal reads every dependency as data. */
   uint32_t steps_per_xfer; /* time resolution: steps per chunk transfer on the fastest
                               link, 1..16; 0 = automatic: the smallest of 1..4 whose
                               rounding overestimates no hop by more than 5%, else the
@@ -76,6 +82,7 @@ typedef struct milp_result {
   bool warm_used;          /* the caller's warm start gave the horizon */
   bool incumbent_is_start; /* GLPK accepted the starting schedule and found no better */
   bool symmetric;          /* the answer is GLPK's solution of the symmetric model */
+  bool gated;              /* some transfer has a timing-only dependency */
   uint32_t cols, rows;     /* size of the last model GLPK solved */
 } milp_result_t;
 

@@ -87,10 +87,11 @@ tn_status_t milp_i_retime(const milp_fab_t *f, const schedule_t *warm, milp_plan
                           tn_err_t *err);
 
 /* Replays p through ten's engine with the simulator's discipline (every transfer issued
- * as soon as its chunk is at the sender; transfers ready at one instant issued in plan
- * order) and fills out (initialised by the caller) in issue order. */
-tn_status_t milp_i_replay(const milp_fab_t *f, const milp_plan_t *p, schedule_t *out,
-                          tn_err_t *err);
+ * as soon as its dependencies are delivered; transfers ready at one instant issued in
+ * plan order) and fills out (initialised by the caller) in issue order. With gates it
+ * also tries timing-only dependencies and keeps them (*gated) when that is faster. */
+tn_status_t milp_i_replay(const milp_fab_t *f, const milp_plan_t *p, bool gates, schedule_t *out,
+                          bool *gated, tn_err_t *err);
 
 /* The GLPK part: builds and solves the model with start as starting solution and
  * horizon, stopping at the wall-clock deadline_s (tn_wall_seconds). With sym, only NPU

@@ -8,11 +8,13 @@
  * The simulator sends a chunk the moment it is at the sender, and a link serves its
  * messages first come, first served; a plan may instead hold a chunk back for a later
  * step and let a later arrival pass it, which the simulator cannot do. So a transfer the
- * plan delays gets a second dependency (deps[1]; deps[0] is always the transfer that
- * brought the chunk): the latest delivery to the sender planned after the chunk's arrival
- * and no later than the planned start. When such a delivery lands exactly at the planned
- * start, as it usually does, the replay keeps the plan's timing. Both replays, with and
- * without these gates, are run and the faster is kept. */
+ * plan delays gets one more dependency, after the transfer that brought the chunk (if
+ * any): the latest delivery to the sender planned after the chunk's arrival and no later
+ * than the planned start. When such a delivery lands exactly at the planned start, as it
+ * usually does, the replay keeps the plan's timing. Gates are only allowed on request
+ * (milp_opts_t.gate_sends, for All-Gather: the Reduce-Scatter reversal of
+ * algo_from_schedule reads every dependency as data); then both replays, with and
+ * without them, are run and the faster is kept. */
 #include "milp/milp_internal.h"
 
 #include <stdlib.h>
@@ -175,17 +177,20 @@ fail:
   return st;
 }
 
-tn_status_t milp_i_replay(const milp_fab_t *f, const milp_plan_t *p, schedule_t *out,
-                          tn_err_t *err) {
-  schedule_t gated;
-  schedule_init(&gated, out->coll, out->npus, out->chunks_per_npu, out->size_bytes);
+tn_status_t milp_i_replay(const milp_fab_t *f, const milp_plan_t *p, bool gates, schedule_t *out,
+                          bool *gated, tn_err_t *err) {
+  *gated = false;
   tn_status_t st = run(f, p, false, out, err);
-  if (st == TN_OK) st = run(f, p, true, &gated, err);
-  if (st == TN_OK && gated.time_ps < out->time_ps) {
+  if (st != TN_OK || !gates) return st;
+  schedule_t g;
+  schedule_init(&g, out->coll, out->npus, out->chunks_per_npu, out->size_bytes);
+  st = run(f, p, true, &g, err);
+  if (st == TN_OK && g.time_ps < out->time_ps) {
     schedule_t tmp = *out;
-    *out = gated;
-    gated = tmp;
+    *out = g;
+    g = tmp;
+    *gated = true;
   }
-  schedule_free(&gated);
+  schedule_free(&g);
   return st;
 }
