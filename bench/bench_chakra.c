@@ -22,8 +22,7 @@ static void ring_rank(algo_t *a, uint32_t r, tn_err_t *err) {
   for (uint32_t s = 0; s + 1 < n; s++) {
     uint32_t out = (r + 2 * n - s - 1) % n, in = (r + 2 * n - s - 2) % n;
     if (algo_add_send(a, r, (r + 1) % n, (int32_t)s, chunk, &last, s > 0, &out, 1, NULL, err) ||
-        algo_add_recv(a, r, (r + n - 1) % n, (int32_t)s, chunk, true, NULL, 0, &in, 1, &rv,
-                      err) ||
+        algo_add_recv(a, r, (r + n - 1) % n, (int32_t)s, chunk, true, NULL, 0, &in, 1, &rv, err) ||
         algo_add_comp(a, r, 0, &rv, 1, &in, 1, &id, err))
       die(err);
     last = id;
@@ -68,7 +67,8 @@ int main(int argc, char **argv) {
   tn_err_t err = {0};
   algo_t *a = NULL, *b = NULL;
   if (algo_create("ring", TN_ALLREDUCE, n, 1, (uint64_t)n << 20, &a, &err) != TN_OK) die(&err);
-  for (uint32_t r = 0; r < n; r++) ring_rank(a, r, &err);
+  for (uint32_t r = 0; r < n; r++)
+    ring_rank(a, r, &err);
   uint64_t nodes = algo_node_count(a);
   double best_w = 1e30, best_r = 1e30, cpu_w = 1e30, cpu_r = 1e30;
   for (int rep = 0; rep < 5; rep++) {

@@ -33,8 +33,7 @@ static tn_status_t run(const char *sub, const char *prefix, const et_args_t *a, 
   tn_status_t st = TN_OK;
   if (dot && a->rank == NULL)
     return tn_err_set(err, TN_INVAL, "'et dot' needs --rank R (see 'tenet et --help')");
-  if (!dot && a->rank)
-    return tn_err_set(err, TN_INVAL, "--rank applies to 'et dot' only");
+  if (!dot && a->rank) return tn_err_set(err, TN_INVAL, "--rank applies to 'et dot' only");
   if (dot && (st = tn_parse_u64(a->rank, 0, TOPO_MAX_NPUS - 1, "--rank", &rank, err)) != TN_OK)
     return st;
   algo_t *set = NULL;
@@ -49,8 +48,10 @@ static tn_status_t run(const char *sub, const char *prefix, const et_args_t *a, 
   }
   st = dot ? emit_dot(set, (uint32_t)rank, f, err) : emit_json_dump(set, f, err);
   if (a->out) {
-    if (st == TN_OK) st = tn_outfile_commit(&of, err);
-    else tn_outfile_abort(&of);
+    if (st == TN_OK)
+      st = tn_outfile_commit(&of, err);
+    else
+      tn_outfile_abort(&of);
   }
 done:
   algo_free(set);

@@ -46,12 +46,11 @@ typedef struct coll_info {
   uint64_t size;
 } coll_info_t;
 
-static tn_status_t parse_args(int argc, char **argv, sim_args_t *a, coll_info_t *ci,
-                              uint32_t *top, tn_err_t *err) {
+static tn_status_t parse_args(int argc, char **argv, sim_args_t *a, coll_info_t *ci, uint32_t *top,
+                              tn_err_t *err) {
   const cli_opt_t opts[] = {
-      {"topo", 't', &a->topo, NULL},   {"coll", 'c', &a->coll, NULL},
-      {"size", 's', &a->size, NULL},   {"trace", 0, &a->trace, NULL},
-      {"top", 0, &a->top, NULL},       {"json", 0, NULL, &a->json},
+      {"topo", 't', &a->topo, NULL}, {"coll", 'c', &a->coll, NULL}, {"size", 's', &a->size, NULL},
+      {"trace", 0, &a->trace, NULL}, {"top", 0, &a->top, NULL},     {"json", 0, NULL, &a->json},
       {"help", 'h', NULL, &a->help},
   };
   const char *pos[1] = {NULL};
@@ -129,8 +128,8 @@ static void print_summary(const topo_t *t, const algo_t *a, const coll_info_t *c
     for (uint32_t i = 0; i < top; i++) {
       const sim_link_use_t *l = &r->links[i];
       printf("  %6u %6u %6u %14llu %9llu %14.3f %6.1f%%\n", l->link, t->links[l->link].src,
-             t->links[l->link].dst, (unsigned long long)l->bytes,
-             (unsigned long long)l->messages, (double)l->busy_ps / 1e3, 100.0 * util(r, l));
+             t->links[l->link].dst, (unsigned long long)l->bytes, (unsigned long long)l->messages,
+             (double)l->busy_ps / 1e3, 100.0 * util(r, l));
     }
   }
   if (trace) printf("trace written to %s\n", trace);
@@ -141,17 +140,23 @@ static int print_json(const topo_t *t, const algo_t *a, const coll_info_t *ci,
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "topology", t->name);
   cJSON_AddNumberToObject(o, "npus", t->npus);
-  if (ci->has_coll) cJSON_AddStringToObject(o, "collective", tn_coll_name(ci->coll));
-  else cJSON_AddNullToObject(o, "collective");
+  if (ci->has_coll)
+    cJSON_AddStringToObject(o, "collective", tn_coll_name(ci->coll));
+  else
+    cJSON_AddNullToObject(o, "collective");
   cJSON_AddStringToObject(o, "algorithm", a->name);
-  if (ci->has_size) cJSON_AddNumberToObject(o, "size_bytes", (double)ci->size);
-  else cJSON_AddNullToObject(o, "size_bytes");
+  if (ci->has_size)
+    cJSON_AddNumberToObject(o, "size_bytes", (double)ci->size);
+  else
+    cJSON_AddNullToObject(o, "size_bytes");
   cJSON_AddNumberToObject(o, "time_ns", (double)r->time_ps / 1e3);
   double algbw = ci->has_size ? tn_gbps(ci->size, r->time_ps) : 0.0;
   bool both = ci->has_coll && ci->has_size;
   uint64_t lb = both ? topo_lower_bound_ps(t, ci->coll, ci->size) : 0;
-  if (ci->has_size) cJSON_AddNumberToObject(o, "algbw_GBps", algbw);
-  else cJSON_AddNullToObject(o, "algbw_GBps");
+  if (ci->has_size)
+    cJSON_AddNumberToObject(o, "algbw_GBps", algbw);
+  else
+    cJSON_AddNullToObject(o, "algbw_GBps");
   if (both) {
     cJSON_AddNumberToObject(o, "busbw_GBps", algbw * tn_coll_busbw_factor(ci->coll, t->npus));
     cJSON_AddNumberToObject(o, "lower_bound_ns", (double)lb / 1e3);
@@ -217,12 +222,14 @@ int cmd_sim(int argc, char **argv) {
   }
   sim_opts_t so = {a.trace};
   if (sim_run(t, set, &so, &r, &err) != TN_OK) {
-    tn_err_prefix(&err, "%s", a.prefix);
+    if (err.status == TN_PARSE) tn_err_prefix(&err, "%s", a.prefix); /* "rank r node i: ..." */
     goto fail;
   }
   if (finish_summary(&r, fin, &err) != TN_OK) goto fail;
-  if (a.json) code = print_json(t, set, &ci, &r, top, a.trace);
-  else print_summary(t, set, &ci, &r, fin, top, a.trace);
+  if (a.json)
+    code = print_json(t, set, &ci, &r, top, a.trace);
+  else
+    print_summary(t, set, &ci, &r, fin, top, a.trace);
   goto done;
 fail:
   code = cli_report("sim", &err);

@@ -33,8 +33,8 @@ typedef struct verify_args {
 } verify_args_t;
 
 /* Files that say which collective they hold must hold the one asked for. */
-static tn_status_t check_header(const algo_t *a, const char *prefix, tn_coll_t coll,
-                                uint64_t size, tn_err_t *err) {
+static tn_status_t check_header(const algo_t *a, const char *prefix, tn_coll_t coll, uint64_t size,
+                                tn_err_t *err) {
   if (!a->has_coll) return TN_OK;
   char want[32], got[32];
   if (a->coll != coll || a->size_bytes != size)

@@ -36,15 +36,14 @@ typedef ChakraProtoMsg__Node pbnode_t;
 /* protobuf-c's name fields are char *: keep the names in writable arrays, so no cast
  * drops a const qualifier. protobuf-c never writes through them. */
 static char k_comm_src[] = "comm_src", k_comm_dst[] = "comm_dst", k_comm_size[] = "comm_size",
-            k_comm_tag[] = "comm_tag", k_comm_type[] = "comm_type",
-            k_is_cpu_op[] = "is_cpu_op", k_chunks[] = "tenet_chunks",
-            k_reduce[] = "tenet_reduce", k_npus[] = "tenet_npus", k_nodes[] = "tenet_nodes",
-            k_producer[] = "tenet_producer", k_coll[] = "tenet_coll",
+            k_comm_tag[] = "comm_tag", k_comm_type[] = "comm_type", k_is_cpu_op[] = "is_cpu_op",
+            k_chunks[] = "tenet_chunks", k_reduce[] = "tenet_reduce", k_npus[] = "tenet_npus",
+            k_nodes[] = "tenet_nodes", k_producer[] = "tenet_producer", k_coll[] = "tenet_coll",
             k_cpn[] = "tenet_chunks_per_npu", k_size[] = "tenet_size_bytes",
             k_version[] = EMIT_CHAKRA_VERSION;
 
-static const char *const producer_names[] = {"", "greedy", "milp", "ring", "direct", "msccl",
-                                             "chakra"};
+static const char *const producer_names[] = {"",       "greedy", "milp",  "ring",
+                                             "direct", "msccl",  "chakra"};
 #define NPRODUCERS (sizeof producer_names / sizeof producer_names[0])
 
 static int64_t coll_code(tn_coll_t c) {
@@ -57,10 +56,14 @@ static int64_t coll_code(tn_coll_t c) {
 }
 
 static bool coll_from_code(int64_t code, tn_coll_t *c) {
-  if (code == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER) *c = TN_ALLGATHER;
-  else if (code == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER) *c = TN_REDUCESCATTER;
-  else if (code == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE) *c = TN_ALLREDUCE;
-  else return false;
+  if (code == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER)
+    *c = TN_ALLGATHER;
+  else if (code == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER)
+    *c = TN_REDUCESCATTER;
+  else if (code == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE)
+    *c = TN_ALLREDUCE;
+  else
+    return false;
   return true;
 }
 
@@ -149,23 +152,26 @@ static tn_status_t put_metadata(writer_t *w, const algo_t *a, uint32_t rank, tn_
 /* "chunk 5", "chunks 4..7" (consecutive) or "3 chunks"; "" when there is none. */
 static void chunk_words(const uint32_t *c, uint32_t n, char *buf, size_t len) {
   bool run = n > 1;
-  for (uint32_t i = 1; i < n && run; i++) run = c[i] == c[i - 1] + 1;
-  if (n == 0) buf[0] = '\0';
-  else if (n == 1) snprintf(buf, len, " chunk %" PRIu32, c[0]);
-  else if (run) snprintf(buf, len, " chunks %" PRIu32 "..%" PRIu32, c[0], c[n - 1]);
-  else snprintf(buf, len, " %" PRIu32 " chunks", n);
+  for (uint32_t i = 1; i < n && run; i++)
+    run = c[i] == c[i - 1] + 1;
+  if (n == 0)
+    buf[0] = '\0';
+  else if (n == 1)
+    snprintf(buf, len, " chunk %" PRIu32, c[0]);
+  else if (run)
+    snprintf(buf, len, " chunks %" PRIu32 "..%" PRIu32, c[0], c[n - 1]);
+  else
+    snprintf(buf, len, " %" PRIu32 " chunks", n);
 }
 
-static void node_name(const algo_t *a, uint32_t r, const algo_node_t *x, char *buf,
-                      size_t len) {
+static void node_name(const algo_t *a, uint32_t r, const algo_node_t *x, char *buf, size_t len) {
   char ch[48];
   chunk_words(algo_node_chunks(a, r, x), x->nchunks, ch, sizeof ch);
   if (x->op == ALGO_SEND)
-    snprintf(buf, len, "send r%" PRIu32 "->r%" PRId32 " tag %" PRId32 "%s", r, x->peer, x->tag,
-             ch);
+    snprintf(buf, len, "send r%" PRIu32 "->r%" PRId32 " tag %" PRId32 "%s", r, x->peer, x->tag, ch);
   else if (x->op == ALGO_RECV)
-    snprintf(buf, len, "recv r%" PRIu32 "<-r%" PRId32 " tag %" PRId32 "%s%s", r, x->peer,
-             x->tag, ch, x->reduce ? " reduce" : "");
+    snprintf(buf, len, "recv r%" PRIu32 "<-r%" PRId32 " tag %" PRId32 "%s%s", r, x->peer, x->tag,
+             ch, x->reduce ? " reduce" : "");
   else
     snprintf(buf, len, "comp r%" PRIu32 "%s%s", r, x->nchunks ? " reduce" : " idle", ch);
 }
@@ -183,16 +189,17 @@ static tn_status_t check_node(const algo_t *a, uint32_t r, uint32_t i, tn_err_t 
     return tn_err_set(err, TN_INVAL, "rank %" PRIu32 " node %" PRIu32 ": bad peer %" PRId32, r, i,
                       x->peer);
   if (x->tag < 0 || x->tag > ALGO_MAX_TAG)
-    return tn_err_set(err, TN_INVAL, "rank %" PRIu32 " node %" PRIu32 ": tag %" PRId32
-                      " outside 0..%d", r, i, x->tag, ALGO_MAX_TAG);
+    return tn_err_set(err, TN_INVAL,
+                      "rank %" PRIu32 " node %" PRIu32 ": tag %" PRId32 " outside 0..%d", r, i,
+                      x->tag, ALGO_MAX_TAG);
   if (x->bytes == 0 || x->bytes > EMIT_CHAKRA_MAX_MSG_BYTES)
-    return tn_err_set(err, TN_INVAL, "rank %" PRIu32 " node %" PRIu32 ": size %" PRIu64
-                      " outside 1..%" PRIu64, r, i, x->bytes, (uint64_t)EMIT_CHAKRA_MAX_MSG_BYTES);
+    return tn_err_set(err, TN_INVAL,
+                      "rank %" PRIu32 " node %" PRIu32 ": size %" PRIu64 " outside 1..%" PRIu64, r,
+                      i, x->bytes, (uint64_t)EMIT_CHAKRA_MAX_MSG_BYTES);
   return TN_OK;
 }
 
-static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i,
-                            tn_err_t *err) {
+static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i, tn_err_t *err) {
   const algo_node_t *x = algo_node(a, r, i);
   tn_status_t st = check_node(a, r, i, err);
   if (st == TN_OK) st = tn_vec_reserve(&w->deps, x->ndeps, err);
@@ -200,8 +207,10 @@ static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i
   if (st != TN_OK) return st;
   uint64_t *deps = w->deps.data;
   int64_t *chunks = w->chunks.data;
-  for (uint32_t k = 0; k < x->ndeps; k++) deps[k] = algo_node_deps(a, r, x)[k];
-  for (uint32_t k = 0; k < x->nchunks; k++) chunks[k] = algo_node_chunks(a, r, x)[k];
+  for (uint32_t k = 0; k < x->ndeps; k++)
+    deps[k] = algo_node_deps(a, r, x)[k];
+  for (uint32_t k = 0; k < x->nchunks; k++)
+    chunks[k] = algo_node_chunks(a, r, x)[k];
 
   char name[160];
   node_name(a, r, x, name, sizeof name);
@@ -275,7 +284,8 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
     if (algo_rank_len(a, r) == 0)
       return tn_err_set(err, TN_INVAL,
                         "rank %" PRIu32 " has no nodes (every Chakra file needs one: "
-                        "algo_fill_idle)", r);
+                        "algo_fill_idle)",
+                        r);
   tn_status_t st = tn_mkdir_parents(prefix, err);
   if (st != TN_OK) return st;
   char tmp_suffix[48];
@@ -450,22 +460,26 @@ typedef struct frame {
   size_t seq; /* record number, 1-based for nodes (for messages) */
 } frame_t;
 
-static tn_status_t next_frame(const uint8_t *p, size_t n, size_t *pos, const char *what,
-                              size_t seq, frame_t *f, tn_err_t *err) {
+static tn_status_t next_frame(const uint8_t *p, size_t n, size_t *pos, const char *what, size_t seq,
+                              frame_t *f, tn_err_t *err) {
   char rec[48]; /* "GlobalMetadata record" or "node record 5" */
-  if (seq == 0) snprintf(rec, sizeof rec, "GlobalMetadata record");
-  else snprintf(rec, sizeof rec, "node record %zu", seq);
+  if (seq == 0)
+    snprintf(rec, sizeof rec, "GlobalMetadata record");
+  else
+    snprintf(rec, sizeof rec, "node record %zu", seq);
   size_t at = *pos;
   uint64_t len;
   if (!get_varint(p, n, pos, &len))
     return tn_err_set(err, TN_PARSE, "%s: byte %zu: %s: %s length prefix", what, at, rec,
                       n - at < 10 ? "truncated" : "overlong");
   if (len > UINT32_MAX)
-    return tn_err_set(err, TN_PARSE, "%s: byte %zu: %s: length %" PRIu64 " is not a varint32",
-                      what, at, rec, len);
+    return tn_err_set(err, TN_PARSE, "%s: byte %zu: %s: length %" PRIu64 " is not a varint32", what,
+                      at, rec, len);
   if (len > n - *pos)
-    return tn_err_set(err, TN_PARSE, "%s: byte %zu: %s: length %" PRIu64
-                      " runs past the end of the file (%zu bytes)", what, at, rec, len, n);
+    return tn_err_set(err, TN_PARSE,
+                      "%s: byte %zu: %s: length %" PRIu64
+                      " runs past the end of the file (%zu bytes)",
+                      what, at, rec, len, n);
   f->off = *pos;
   f->len = (size_t)len;
   f->seq = seq;
@@ -504,17 +518,21 @@ static const char *member_name(const attr_t *at) {
 }
 
 /* Reads an integer attribute into *v within [lo, hi]; `where` names file and node. */
-static tn_status_t int_attr(const attr_t *at, int64_t lo, int64_t hi, const char *where,
-                            int64_t *v, tn_err_t *err) {
+static tn_status_t int_attr(const attr_t *at, int64_t lo, int64_t hi, const char *where, int64_t *v,
+                            tn_err_t *err) {
   if (at->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE__NOT_SET)
-    return tn_err_set(err, TN_PARSE, "%s: %s has no value (a oneof member must be set, even "
-                      "to 0)", where, at->name);
+    return tn_err_set(err, TN_PARSE,
+                      "%s: %s has no value (a oneof member must be set, even "
+                      "to 0)",
+                      where, at->name);
   if (!attr_int(at, v))
-    return tn_err_set(err, TN_PARSE, "%s: %s must hold an integer (int32_val or int64_val), "
-                      "not %s", where, at->name, member_name(at));
+    return tn_err_set(err, TN_PARSE,
+                      "%s: %s must hold an integer (int32_val or int64_val), "
+                      "not %s",
+                      where, at->name, member_name(at));
   if (*v < lo || *v > hi)
-    return tn_err_set(err, TN_PARSE, "%s: %s = %" PRId64 " is outside %" PRId64 "..%" PRId64,
-                      where, at->name, *v, lo, hi);
+    return tn_err_set(err, TN_PARSE, "%s: %s = %" PRId64 " is outside %" PRId64 "..%" PRId64, where,
+                      at->name, *v, lo, hi);
   return TN_OK;
 }
 
@@ -525,14 +543,16 @@ typedef struct header {
   char producer_name[32];
 } header_t;
 
-static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *what,
-                               header_t *h, tn_err_t *err) {
+static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *what, header_t *h,
+                               tn_err_t *err) {
   memset(h, 0, sizeof *h);
   ChakraProtoMsg__GlobalMetadata *md =
       chakra_proto_msg__global_metadata__unpack(NULL, f->len, p + f->off);
   if (md == NULL)
-    return tn_err_set(err, TN_PARSE, "%s: byte %zu: the first record does not decode as a "
-                      "Chakra GlobalMetadata", what, f->off);
+    return tn_err_set(err, TN_PARSE,
+                      "%s: byte %zu: the first record does not decode as a "
+                      "Chakra GlobalMetadata",
+                      what, f->off);
   char where[600];
   snprintf(where, sizeof where, "%s: GlobalMetadata", what);
   tn_status_t st = TN_OK;
@@ -570,11 +590,15 @@ static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *w
   if (st != TN_OK) return st;
   tn_coll_t c;
   if (h->has_coll && !coll_from_code(h->coll, &c))
-    return tn_err_set(err, TN_PARSE, "%s: tenet_coll = %" PRId64 " is not All-Gather (2), "
-                      "Reduce-Scatter (7) or All-Reduce (0)", where, h->coll);
+    return tn_err_set(err, TN_PARSE,
+                      "%s: tenet_coll = %" PRId64 " is not All-Gather (2), "
+                      "Reduce-Scatter (7) or All-Reduce (0)",
+                      where, h->coll);
   if (h->has_coll && (!h->has_cpn || !h->has_size))
-    return tn_err_set(err, TN_PARSE, "%s: tenet_coll needs tenet_chunks_per_npu and "
-                      "tenet_size_bytes", where);
+    return tn_err_set(err, TN_PARSE,
+                      "%s: tenet_coll needs tenet_chunks_per_npu and "
+                      "tenet_size_bytes",
+                      where);
   return TN_OK;
 }
 
@@ -582,13 +606,14 @@ static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *w
 static tn_status_t apply_header(const header_t *h, const char *what, algo_t *a, uint32_t rank,
                                 tn_err_t *err) {
   if (h->has_npus && (uint64_t)h->npus != a->npus)
-    return tn_err_set(err, TN_PARSE, "%s: written for a set of %" PRId64 " ranks, but the set "
-                      "has %" PRIu32, what, h->npus, a->npus);
+    return tn_err_set(err, TN_PARSE,
+                      "%s: written for a set of %" PRId64 " ranks, but the set "
+                      "has %" PRIu32,
+                      what, h->npus, a->npus);
   tn_coll_t c = TN_ALLGATHER;
   if (h->has_coll) coll_from_code(h->coll, &c);
   if (h->has_coll && (uint64_t)a->npus * (uint64_t)h->cpn > UINT32_MAX)
-    return tn_err_set(err, TN_PARSE, "%s: %" PRId64 " chunks per NPU are too many", what,
-                      h->cpn);
+    return tn_err_set(err, TN_PARSE, "%s: %" PRId64 " chunks per NPU are too many", what, h->cpn);
   if (rank == 0) {
     if (h->has_producer) {
       const char *nm = h->producer_name[0] ? h->producer_name
@@ -608,8 +633,10 @@ static tn_status_t apply_header(const header_t *h, const char *what, algo_t *a, 
   if (h->has_coll != a->has_coll ||
       (h->has_coll && (c != a->coll || (uint64_t)h->cpn != a->chunks_per_npu ||
                        (uint64_t)h->size != a->size_bytes)))
-    return tn_err_set(err, TN_PARSE, "%s: its collective header (tenet_coll, "
-                      "tenet_chunks_per_npu, tenet_size_bytes) differs from rank 0's", what);
+    return tn_err_set(err, TN_PARSE,
+                      "%s: its collective header (tenet_coll, "
+                      "tenet_chunks_per_npu, tenet_size_bytes) differs from rank 0's",
+                      what);
   return TN_OK;
 }
 
@@ -623,8 +650,10 @@ static int64_t find_id(const frame_t *f, size_t n, uint64_t id) {
   size_t lo = 0, hi = n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (f[mid].id < id) lo = mid + 1;
-    else hi = mid;
+    if (f[mid].id < id)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo < n && f[lo].id == id ? (int64_t)lo : -1;
 }
@@ -646,10 +675,11 @@ static tn_status_t add_deps(dec_t *d, const uint64_t *ids, size_t n, uint32_t se
   for (size_t k = 0; k < n; k++) {
     int64_t j = find_id(d->frames, d->n, ids[k]);
     if (j < 0)
-      return tn_err_set(err, TN_PARSE, "%s: depends on node %" PRIu64 ", which is not in the "
-                        "file", where, ids[k]);
-    if ((uint32_t)j == self)
-      return tn_err_set(err, TN_PARSE, "%s: depends on itself", where);
+      return tn_err_set(err, TN_PARSE,
+                        "%s: depends on node %" PRIu64 ", which is not in the "
+                        "file",
+                        where, ids[k]);
+    if ((uint32_t)j == self) return tn_err_set(err, TN_PARSE, "%s: depends on itself", where);
     if (d->seen[j] == self + 1) continue; /* listed twice (or in data and ctrl deps) */
     d->seen[j] = self + 1;
     uint32_t dep = (uint32_t)j;
@@ -665,8 +695,7 @@ static tn_status_t read_chunks(dec_t *d, const attr_t *at, const char *where, tn
                       member_name(at));
   uint64_t limit = d->a->has_coll ? (uint64_t)d->a->npus * d->a->chunks_per_npu : UINT32_MAX;
   const ChakraProtoMsg__Int64List *l = at->int64_list;
-  if (l->n_values == 0)
-    return tn_err_set(err, TN_PARSE, "%s: tenet_chunks is empty", where);
+  if (l->n_values == 0) return tn_err_set(err, TN_PARSE, "%s: tenet_chunks is empty", where);
   for (size_t k = 0; k < l->n_values; k++) {
     if (l->values[k] < 0 || (uint64_t)l->values[k] >= limit)
       return tn_err_set(err, TN_PARSE, "%s: chunk %" PRId64 " is outside 0..%" PRIu64, where,
@@ -692,13 +721,14 @@ static tn_status_t convert(dec_t *d, const pbnode_t *pn, uint32_t self, tn_err_t
   default: {
     const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(
         &chakra_proto_msg__node_type__descriptor, (int)pn->type);
-    return tn_err_set(err, TN_PARSE, "%s: unsupported node type %d (%s); a collective's "
+    return tn_err_set(err, TN_PARSE,
+                      "%s: unsupported node type %d (%s); a collective's "
                       "files hold only COMP_NODE, COMM_SEND_NODE and COMM_RECV_NODE",
                       where, (int)pn->type, ev ? ev->name : "unknown");
   }
   }
-  static const char *const names[A_COUNT] = {"comm_src", "comm_dst", "comm_size", "comm_tag",
-                                             "tenet_chunks", "tenet_reduce"};
+  static const char *const names[A_COUNT] = {"comm_src", "comm_dst",     "comm_size",
+                                             "comm_tag", "tenet_chunks", "tenet_reduce"};
   const attr_t *found[A_COUNT] = {NULL};
   for (size_t i = 0; i < pn->n_attr; i++)
     for (int k = 0; k < A_COUNT; k++) {
@@ -721,9 +751,9 @@ static tn_status_t convert(dec_t *d, const pbnode_t *pn, uint32_t self, tn_err_t
   }
   if (x.op == ALGO_COMP) {
     if (pn->duration_micros > EMIT_CHAKRA_MAX_DURATION_US)
-      return tn_err_set(err, TN_PARSE, "%s: duration_micros %" PRIu64 " is absurd (over %"
-                        PRIu64 ")", where, pn->duration_micros,
-                        (uint64_t)EMIT_CHAKRA_MAX_DURATION_US);
+      return tn_err_set(err, TN_PARSE,
+                        "%s: duration_micros %" PRIu64 " is absurd (over %" PRIu64 ")", where,
+                        pn->duration_micros, (uint64_t)EMIT_CHAKRA_MAX_DURATION_US);
     x.duration_us = pn->duration_micros;
   } else {
     bool send = x.op == ALGO_SEND;
@@ -781,13 +811,14 @@ static tn_status_t decode_nodes(const uint8_t *p, size_t len, size_t pos, const 
     if ((st = tn_vec_push(&frames, &f, err)) != TN_OK) goto fail;
   }
   if (frames.len == 0) {
-    st = tn_err_set(err, TN_PARSE, "%s: holds no node (every rank's file needs at least one)",
-                    what);
+    st =
+        tn_err_set(err, TN_PARSE, "%s: holds no node (every rank's file needs at least one)", what);
     goto fail;
   }
   if (h->has_nodes && (uint64_t)h->nodes != frames.len) {
-    st = tn_err_set(err, TN_PARSE, "%s: holds %zu nodes, but its header says %" PRId64
-                    " (truncated?)", what, frames.len, h->nodes);
+    st = tn_err_set(err, TN_PARSE,
+                    "%s: holds %zu nodes, but its header says %" PRId64 " (truncated?)", what,
+                    frames.len, h->nodes);
     goto fail;
   }
   d.frames = frames.data;
@@ -795,8 +826,7 @@ static tn_status_t decode_nodes(const uint8_t *p, size_t len, size_t pos, const 
   qsort(frames.data, d.n, sizeof(frame_t), frame_cmp);
   for (size_t i = 1; i < d.n; i++)
     if (d.frames[i].id == d.frames[i - 1].id) {
-      st = tn_err_set(err, TN_PARSE, "%s: node id %" PRIu64 " appears twice", what,
-                      d.frames[i].id);
+      st = tn_err_set(err, TN_PARSE, "%s: node id %" PRIu64 " appears twice", what, d.frames[i].id);
       goto fail;
     }
   if ((st = tn_calloc(d.n, sizeof *d.seen, &d.seen, err)) != TN_OK) goto fail;
@@ -804,8 +834,10 @@ static tn_status_t decode_nodes(const uint8_t *p, size_t len, size_t pos, const 
     const frame_t *f = &d.frames[i];
     pn = chakra_proto_msg__node__unpack(NULL, f->len, p + f->off);
     if (pn == NULL || pn->id != f->id) {
-      st = tn_err_set(err, TN_PARSE, "%s: byte %zu: node record %zu does not decode as a "
-                      "Chakra Node", what, f->off, f->seq);
+      st = tn_err_set(err, TN_PARSE,
+                      "%s: byte %zu: node record %zu does not decode as a "
+                      "Chakra Node",
+                      what, f->off, f->seq);
       goto fail;
     }
     if ((st = convert(&d, pn, (uint32_t)i, err)) != TN_OK) goto fail;
@@ -824,11 +856,13 @@ fail:
 tn_status_t emit_chakra_decode(const uint8_t *data, size_t len, const char *what, algo_t *a,
                                uint32_t rank, tn_err_t *err) {
   if (rank >= a->npus || algo_rank_len(a, rank) > 0)
-    return tn_err_set(err, TN_INVAL, "%s: rank %" PRIu32 " is out of range or already read",
-                      what, rank);
+    return tn_err_set(err, TN_INVAL, "%s: rank %" PRIu32 " is out of range or already read", what,
+                      rank);
   if (len == 0)
-    return tn_err_set(err, TN_PARSE, "%s: empty file (a Chakra ET file holds a GlobalMetadata "
-                      "record and at least one node)", what);
+    return tn_err_set(err, TN_PARSE,
+                      "%s: empty file (a Chakra ET file holds a GlobalMetadata "
+                      "record and at least one node)",
+                      what);
   if (len > EMIT_CHAKRA_MAX_FILE_BYTES)
     return tn_err_set(err, TN_LIMIT, "%s: larger than the %u-byte limit", what,
                       EMIT_CHAKRA_MAX_FILE_BYTES);
@@ -882,8 +916,10 @@ tn_status_t emit_chakra_read(const char *prefix, uint32_t npus, algo_t **out, tn
   } else {
     if ((path = rank_path(prefix, n, "", err)) == NULL) return TN_NOMEM;
     bool extra = file_exists(path);
-    tn_status_t st = extra ? tn_err_set(err, TN_PARSE, "%s: exists, but the set should have "
-                                        "%" PRIu32 " ranks (0..%" PRIu32 ")", path, n, n - 1)
+    tn_status_t st = extra ? tn_err_set(err, TN_PARSE,
+                                        "%s: exists, but the set should have "
+                                        "%" PRIu32 " ranks (0..%" PRIu32 ")",
+                                        path, n, n - 1)
                            : TN_OK;
     free(path);
     if (st != TN_OK) return st;

@@ -17,22 +17,28 @@ static void put_label(FILE *f, const algo_t *a, uint32_t r, const algo_node_t *x
   const uint32_t *c = algo_node_chunks(a, r, x);
   if (x->nchunks == 0) return;
   fputs("\\nchunks", f);
-  for (uint32_t k = 0; k < x->nchunks && k < 8; k++) fprintf(f, " %" PRIu32, c[k]);
+  for (uint32_t k = 0; k < x->nchunks && k < 8; k++)
+    fprintf(f, " %" PRIu32, c[k]);
   if (x->nchunks > 8) fprintf(f, " (+%" PRIu32 ")", x->nchunks - 8);
 }
 
 tn_status_t emit_dot(const algo_t *a, uint32_t rank, FILE *f, tn_err_t *err) {
   if (rank >= a->npus)
-    return tn_err_set(err, TN_INVAL, "rank %" PRIu32 " is out of range (the set has %" PRIu32
-                      " ranks)", rank, a->npus);
-  fprintf(f, "digraph \"rank%" PRIu32 "\" {\n  label=\"rank %" PRIu32 " of %" PRIu32 "\";\n"
-          "  node [shape=box, style=filled, fontname=\"monospace\"];\n", rank, rank, a->npus);
+    return tn_err_set(err, TN_INVAL,
+                      "rank %" PRIu32 " is out of range (the set has %" PRIu32 " ranks)", rank,
+                      a->npus);
+  fprintf(f,
+          "digraph \"rank%" PRIu32 "\" {\n  label=\"rank %" PRIu32 " of %" PRIu32 "\";\n"
+          "  node [shape=box, style=filled, fontname=\"monospace\"];\n",
+          rank, rank, a->npus);
   for (uint32_t i = 0; i < algo_rank_len(a, rank); i++) {
     const algo_node_t *x = algo_node(a, rank, i);
     fprintf(f, "  n%" PRIu32 " [label=\"", i);
     put_label(f, a, rank, x, i);
     fprintf(f, "\", fillcolor=\"%s\"];\n",
-            x->op == ALGO_SEND ? "lightblue" : x->op == ALGO_RECV ? "palegreen" : "khaki");
+            x->op == ALGO_SEND   ? "lightblue"
+            : x->op == ALGO_RECV ? "palegreen"
+                                 : "khaki");
   }
   for (uint32_t i = 0; i < algo_rank_len(a, rank); i++) {
     const algo_node_t *x = algo_node(a, rank, i);

@@ -30,8 +30,8 @@
  * included), so a set holding one would hang there. gzip files (magic 1f 8b 08) are
  * inflated first. tenet_* header attributes, when present, must agree across the set. */
 #define EMIT_CHAKRA_VERSION "0.0.4"
-#define EMIT_CHAKRA_MAX_FILE_BYTES (1u << 30)        /* per file, also once gunzipped */
-#define EMIT_CHAKRA_MAX_NODES (1u << 24)             /* per file */
+#define EMIT_CHAKRA_MAX_FILE_BYTES (1u << 30) /* per file, also once gunzipped */
+#define EMIT_CHAKRA_MAX_NODES (1u << 24)      /* per file */
 #define EMIT_CHAKRA_MAX_CHUNKS_PER_NPU (1u << 20)
 #define EMIT_CHAKRA_MAX_MSG_BYTES (1ull << 50)       /* comm_size */
 #define EMIT_CHAKRA_MAX_DURATION_US 1000000000000ull /* duration_micros: 11.6 days */
@@ -85,5 +85,36 @@ tn_status_t emit_msccl_import(const char *path, uint64_t size_bytes, algo_t **ou
 tn_status_t emit_msccl_import_mem(const char *xml, size_t len, const char *what,
                                   uint64_t size_bytes, algo_t **out, tn_err_t *err);
 tn_status_t emit_msccl_export(const algo_t *a, const char *path, tn_err_t *err);
+
+/* Import options. comp_us is the COMP duration (whole µs) given to every reduction
+ * (re, and the reduce part of rrc, rrs, rrcs); 0 (the default, also when opts is NULL)
+ * costs 1 ns in simulation. collectiveapi's converter charges 7 µs per reduction. */
+typedef struct emit_msccl_step_ref {
+  int32_t tb, step; /* the XML step a node came from (-1, -1: an idle rank's filler) */
+  long line;        /* its line in the file */
+} emit_msccl_step_ref_t;
+typedef struct emit_msccl_origin {
+  uint32_t npus;
+  emit_msccl_step_ref_t **at; /* at[r][i]: origin of node i of rank r */
+} emit_msccl_origin_t;
+typedef struct emit_msccl_opts {
+  uint64_t comp_us;
+  /* Optional out (NULL: not wanted): filled on success so that a later message about
+   * "rank r node i" (the verifier's, the simulator's) can name the XML step. Free with
+   * emit_msccl_origin_free. */
+  emit_msccl_origin_t *origin;
+} emit_msccl_opts_t;
+void emit_msccl_origin_free(emit_msccl_origin_t *o);
+/* emit_msccl_import / _mem with options (opts may be NULL). The semantics of the mapping
+ * (chunk size, nodes per op, pairing, tags, nop folding) are documented at the top of
+ * emit/msccl_import.c. Errors name file:line, gpu, tb and step. O(steps log steps). */
+tn_status_t emit_msccl_import_opts(const char *path, uint64_t size_bytes,
+                                   const emit_msccl_opts_t *opts, algo_t **out, tn_err_t *err);
+tn_status_t emit_msccl_import_mem_opts(const char *xml, size_t len, const char *what,
+                                       uint64_t size_bytes, const emit_msccl_opts_t *opts,
+                                       algo_t **out, tn_err_t *err);
+/* MSCCL-IR as a string (caller frees *xml; *len its length without the NUL). The file
+ * form emit_msccl_export writes exactly these bytes. */
+tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_err_t *err);
 
 #endif

@@ -16,16 +16,20 @@ static void put_string(FILE *f, const char *s) {
   fputc('"', f);
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c < 0x20) fprintf(f, "\\u%04x", c);
-    else fputc(c, f);
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
   }
   fputc('"', f);
 }
 
 static void put_ids(FILE *f, const uint32_t *v, uint32_t n) {
   fputc('[', f);
-  for (uint32_t i = 0; i < n; i++) fprintf(f, "%s%" PRIu32, i ? ", " : "", v[i]);
+  for (uint32_t i = 0; i < n; i++)
+    fprintf(f, "%s%" PRIu32, i ? ", " : "", v[i]);
   fputc(']', f);
 }
 
@@ -51,9 +55,9 @@ tn_status_t emit_json_dump(const algo_t *a, FILE *f, tn_err_t *err) {
   put_string(f, a->name);
   fprintf(f, ", \"npus\": %" PRIu32, a->npus);
   if (a->has_coll)
-    fprintf(f, ", \"collective\": \"%s\", \"chunks_per_npu\": %" PRIu32
-            ", \"size_bytes\": %" PRIu64, tn_coll_name(a->coll), a->chunks_per_npu,
-            a->size_bytes);
+    fprintf(f,
+            ", \"collective\": \"%s\", \"chunks_per_npu\": %" PRIu32 ", \"size_bytes\": %" PRIu64,
+            tn_coll_name(a->coll), a->chunks_per_npu, a->size_bytes);
   else
     fputs(", \"collective\": null, \"chunks_per_npu\": null, \"size_bytes\": null", f);
   fprintf(f, ", \"nodes\": %" PRIu64 ", \"messages\": %" PRIu64 ",\n \"ranks\": [",

@@ -31,7 +31,6 @@ typedef struct snode {
 _Static_assert(sizeof(snode_t) == 32, "a node should stay 32 bytes");
 _Static_assert(TOPO_MAX_NPUS <= 65536u, "ranks must fit snode_t's 16 bits");
 
-
 /* A matching key: messages from src to dst with this tag and size pair up FIFO. */
 typedef struct msg_key {
   uint32_t src, dst;
@@ -85,8 +84,8 @@ static tn_status_t check_node(const sim_t *s, uint32_t r, uint32_t i, tn_err_t *
   if (n->op != ALGO_SEND && n->op != ALGO_RECV && n->op != ALGO_COMP)
     return tn_err_set(err, TN_PARSE, "rank %u node %u: unknown node type %d", r, i, (int)n->op);
   if (n->op == ALGO_COMP && !tn_mul_u64(n->duration_us, 1000000u, &ps))
-    return tn_err_set(err, TN_PARSE, "rank %u node %u: COMP of %" PRIu64 " us is too long", r,
-                      i, n->duration_us);
+    return tn_err_set(err, TN_PARSE, "rank %u node %u: COMP of %" PRIu64 " us is too long", r, i,
+                      n->duration_us);
   if (n->op != ALGO_COMP) {
     const char *dir = n->op == ALGO_SEND ? "to" : "from";
     if (n->peer < 0 || (uint32_t)n->peer >= a->npus || (uint32_t)n->peer >= s->t->npus)
@@ -95,8 +94,7 @@ static tn_status_t check_node(const sim_t *s, uint32_t r, uint32_t i, tn_err_t *
                         "(%u NPUs, %u ranks)",
                         r, i, op_name(n->op), dir, n->peer, s->t->name, s->t->npus, a->npus);
     if ((uint32_t)n->peer == r)
-      return tn_err_set(err, TN_PARSE, "rank %u node %u: %s %s itself", r, i, op_name(n->op),
-                        dir);
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: %s %s itself", r, i, op_name(n->op), dir);
     if (n->bytes == 0)
       return tn_err_set(err, TN_PARSE, "rank %u node %u: %s of 0 bytes", r, i, op_name(n->op));
     if (n->tag < 0 || n->tag > ALGO_MAX_TAG)
@@ -106,11 +104,11 @@ static tn_status_t check_node(const sim_t *s, uint32_t r, uint32_t i, tn_err_t *
   const uint32_t *deps = algo_node_deps(a, r, n);
   for (uint32_t k = 0; k < n->ndeps; k++) {
     if (deps[k] >= len)
-      return tn_err_set(err, TN_PARSE, "rank %u node %u: depends on missing node %u (%u nodes)",
-                        r, i, deps[k], len);
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: depends on missing node %u (%u nodes)", r,
+                        i, deps[k], len);
     if (deps[k] == i)
-      return tn_err_set(err, TN_PARSE, "rank %u node %u: dependency cycle (depends on itself)",
-                        r, i);
+      return tn_err_set(err, TN_PARSE, "rank %u node %u: dependency cycle (depends on itself)", r,
+                        i);
   }
   return TN_OK;
 }
@@ -124,8 +122,10 @@ static tn_status_t build_graph(sim_t *s, tn_err_t *err) {
     edges += a->ranks[r].deps.len;
   }
   if (total >= NONE || edges >= NONE)
-    return tn_err_set(err, TN_LIMIT, "%" PRIu64 " nodes and %" PRIu64 " dependencies exceed "
-                      "the simulator's limit", total, edges);
+    return tn_err_set(err, TN_LIMIT,
+                      "%" PRIu64 " nodes and %" PRIu64 " dependencies exceed "
+                      "the simulator's limit",
+                      total, edges);
   s->total = (uint32_t)total;
   tn_status_t st;
   if ((st = tn_calloc(a->npus + 1u, sizeof *s->rank_off, &s->rank_off, err)) != TN_OK ||
@@ -147,7 +147,8 @@ static tn_status_t build_graph(sim_t *s, tn_err_t *err) {
                                     : nd->bytes;
       sn->pending = nd->ndeps;
       const uint32_t *deps = algo_node_deps(a, r, nd);
-      for (uint32_t k = 0; k < nd->ndeps; k++) s->nodes[off + deps[k]].succ_off++; /* count */
+      for (uint32_t k = 0; k < nd->ndeps; k++)
+        s->nodes[off + deps[k]].succ_off++; /* count */
     }
   }
   s->rank_off[a->npus] = g;
@@ -164,7 +165,8 @@ static tn_status_t build_graph(sim_t *s, tn_err_t *err) {
       for (uint32_t k = 0; k < nd->ndeps; k++)
         s->succ[s->nodes[s->rank_off[r] + deps[k]].qnext++] = s->rank_off[r] + i;
     }
-  for (uint32_t v = 0; v < s->total; v++) s->nodes[v].qnext = NONE;
+  for (uint32_t v = 0; v < s->total; v++)
+    s->nodes[v].qnext = NONE;
   return TN_OK;
 }
 
@@ -193,7 +195,8 @@ static tn_status_t check_acyclic(sim_t *s, tn_err_t *err) {
     return TN_OK;
   }
   uint32_t v = 0;
-  while (nodes[v].pending == 0) v++;
+  while (nodes[v].pending == 0)
+    v++;
   while (nodes[v].state == ST_WAIT) {
     nodes[v].state = ST_ISSUED; /* marker: visited by the walk */
     uint32_t r = nodes[v].rank, off = s->rank_off[r];
@@ -235,7 +238,8 @@ static tn_status_t build_keys(sim_t *s, tn_err_t *err) {
   size_t sum = 0;
   for (uint32_t d = 0; d < npus; d++) {
     size_t cap = tab_off[d] ? 4 : 0;
-    while (cap < 2 * tab_off[d]) cap *= 2;
+    while (cap < 2 * tab_off[d])
+      cap *= 2;
     tab_off[d] = sum;
     sum += cap;
   }
@@ -269,8 +273,10 @@ static tn_status_t build_keys(sim_t *s, tn_err_t *err) {
     }
     keyq_t *q = &s->kq[*slot];
     n->keyid = *slot;
-    if (send) q->nsend++, q->last_send = v;
-    else q->nrecv++, q->last_recv = v;
+    if (send)
+      q->nsend++, q->last_send = v;
+    else
+      q->nrecv++, q->last_recv = v;
   }
 fail:
   free(tab_off);
@@ -300,8 +306,7 @@ static tn_status_t check_balanced(const sim_t *s, tn_err_t *err) {
 
 /* Every NPU must reach every NPU (through switches as needed): breadth-first search
  * from NPU 0 along the links and against them. */
-static tn_status_t check_connected(const topo_t *t, uint32_t *queue, uint8_t *seen,
-                                   tn_err_t *err) {
+static tn_status_t check_connected(const topo_t *t, uint32_t *queue, uint8_t *seen, tn_err_t *err) {
   uint32_t nodes = topo_nodes(t);
   for (int dir = 0; dir < 2; dir++) {
     memset(seen, 0, nodes);
@@ -319,8 +324,10 @@ static tn_status_t check_connected(const topo_t *t, uint32_t *queue, uint8_t *se
     }
     for (uint32_t u = 0; u < t->npus; u++)
       if (!seen[u])
-        return tn_err_set(err, TN_INFEASIBLE, "fabric '%s' is disconnected: NPU %u cannot reach "
-                          "NPU %u", t->name, dir == 0 ? 0u : u, dir == 0 ? u : 0u);
+        return tn_err_set(err, TN_INFEASIBLE,
+                          "fabric '%s' is disconnected: NPU %u cannot reach "
+                          "NPU %u",
+                          t->name, dir == 0 ? 0u : u, dir == 0 ? u : 0u);
   }
   return TN_OK;
 }
@@ -328,8 +335,8 @@ static tn_status_t check_connected(const topo_t *t, uint32_t *queue, uint8_t *se
 static tn_status_t validate(sim_t *s, tn_err_t *err) {
   const algo_t *a = s->a;
   if (a->npus > s->t->npus)
-    return tn_err_set(err, TN_PARSE, "rank %u: outside the topology '%s' (%u NPUs)",
-                      s->t->npus, s->t->name, s->t->npus);
+    return tn_err_set(err, TN_PARSE, "rank %u: outside the topology '%s' (%u NPUs)", s->t->npus,
+                      s->t->name, s->t->npus);
   for (uint32_t r = 0; r < a->npus; r++)
     for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
       tn_status_t st = check_node(s, r, i, err);
@@ -383,8 +390,7 @@ static void complete(sim_t *s, uint32_t g, uint64_t now) {
   n->state = ST_DONE;
   s->ndone++;
   if (now > s->finish[n->rank]) s->finish[n->rank] = now;
-  if (s->trace)
-    sim_i_trace_node(s->trace, n->rank, g - s->rank_off[n->rank], s->issue_ps[g], now);
+  if (s->trace) sim_i_trace_node(s->trace, n->rank, g - s->rank_off[n->rank], s->issue_ps[g], now);
   for (uint32_t k = n->succ_off; k < n[1].succ_off; k++)
     if (--s->nodes[s->succ[k]].pending == 0) ready_push(s, s->succ[k]);
 }
@@ -402,8 +408,10 @@ static void deliver(sim_t *s, uint32_t g, uint64_t now) {
     return;
   }
   s->nodes[g].qnext = NONE;
-  if (q->msg_tail == NONE) q->msg_head = g;
-  else s->nodes[q->msg_tail].qnext = g;
+  if (q->msg_tail == NONE)
+    q->msg_head = g;
+  else
+    s->nodes[q->msg_tail].qnext = g;
   q->msg_tail = g;
 }
 
@@ -425,8 +433,10 @@ static tn_status_t issue(sim_t *s, uint32_t g, uint64_t now, tn_err_t *err) {
     return TN_OK;
   }
   n->qnext = NONE;
-  if (q->recv_tail == NONE) q->recv_head = g;
-  else s->nodes[q->recv_tail].qnext = g;
+  if (q->recv_tail == NONE)
+    q->recv_head = g;
+  else
+    s->nodes[q->recv_tail].qnext = g;
   q->recv_tail = g;
   return TN_OK;
 }
@@ -451,8 +461,7 @@ static tn_status_t report_stuck(const sim_t *s, tn_err_t *err) {
     const msg_key_t *k = &s->keys[nodes[g].keyid];
     uint32_t r = nodes[g].rank, src = k->src, j = NONE;
     for (uint32_t h = s->rank_off[src]; h < s->rank_off[src + 1] && j == NONE; h++)
-      if (nodes[h].state == ST_WAIT && nodes[h].op == ALGO_SEND &&
-          nodes[h].keyid == nodes[g].keyid)
+      if (nodes[h].state == ST_WAIT && nodes[h].op == ALGO_SEND && nodes[h].keyid == nodes[g].keyid)
         j = h - s->rank_off[src];
     return tn_err_set(err, TN_PARSE,
                       "rank %u node %u: deadlock: RECV from rank %u (tag %d, %" PRIu64
@@ -473,8 +482,10 @@ static tn_status_t run(sim_t *s, tn_err_t *err) {
   ten_event_t ev;
   while (st == TN_OK && ten_next(s->e, &ev)) {
     uint32_t g = (uint32_t)ev.cookie;
-    if (ev.kind == TEN_EV_DELIVER) deliver(s, g, ev.time_ps);
-    else complete(s, g, ev.time_ps);
+    if (ev.kind == TEN_EV_DELIVER)
+      deliver(s, g, ev.time_ps);
+    else
+      complete(s, g, ev.time_ps);
     /* Hops of an instant come out of the queue before its deliveries and timers, so a
      * later time here means the instant is fully drained. */
     if (ten_peek_time(s->e) != ev.time_ps) st = issue_ready(s, ev.time_ps, err);
@@ -493,8 +504,7 @@ static int cmp_link_use(const void *x, const void *y) {
 static tn_status_t fill_result(const sim_t *s, sim_result_t *res, tn_err_t *err) {
   const topo_t *t = s->t;
   tn_status_t st;
-  if ((st = tn_calloc(s->a->npus, sizeof *res->npu_finish_ps, &res->npu_finish_ps, err)) !=
-          TN_OK ||
+  if ((st = tn_calloc(s->a->npus, sizeof *res->npu_finish_ps, &res->npu_finish_ps, err)) != TN_OK ||
       (st = tn_calloc(t->nlinks + 1u, sizeof *res->links, &res->links, err)) != TN_OK)
     return st;
   res->npus = s->a->npus;
@@ -546,8 +556,7 @@ tn_status_t sim_run(const topo_t *t, const algo_t *a, const sim_opts_t *opts, si
     ten_engine_set_observer(s.e, sim_i_trace_xmit, s.trace);
   }
   if ((st = run(&s, err)) != TN_OK || (st = fill_result(&s, res, err)) != TN_OK) goto fail;
-  if (s.trace &&
-      (st = sim_i_trace_write(s.trace, opts->trace_path, s.rank_off, err)) != TN_OK)
+  if (s.trace && (st = sim_i_trace_write(s.trace, opts->trace_path, s.rank_off, err)) != TN_OK)
     goto fail;
   sim_free(&s);
   return TN_OK;

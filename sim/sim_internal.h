@@ -8,14 +8,13 @@
 typedef struct sim_trace sim_trace_t;
 
 /* An empty recorder for a run of a on t (both borrowed). Caller frees. */
-tn_status_t sim_i_trace_create(const topo_t *t, const algo_t *a, sim_trace_t **out,
-                               tn_err_t *err);
+tn_status_t sim_i_trace_create(const topo_t *t, const algo_t *a, sim_trace_t **out, tn_err_t *err);
 void sim_i_trace_free(sim_trace_t *tr);
 
 /* ten_xmit_fn observer: records one link transmission; cookie is the global index of the
  * SEND node. A failure to grow is kept and reported by sim_i_trace_write. */
-void sim_i_trace_xmit(void *ctx, uint32_t link, uint64_t start_ps, uint64_t end_ps,
-                      uint64_t bytes, uint64_t cookie);
+void sim_i_trace_xmit(void *ctx, uint32_t link, uint64_t start_ps, uint64_t end_ps, uint64_t bytes,
+                      uint64_t cookie);
 
 /* Records the execution of node id of rank from start_ps (issue) to end_ps (done). */
 void sim_i_trace_node(sim_trace_t *tr, uint32_t rank, uint32_t id, uint64_t start_ps,

@@ -24,8 +24,7 @@ struct sim_trace {
   tn_err_t sticky;
 };
 
-tn_status_t sim_i_trace_create(const topo_t *t, const algo_t *a, sim_trace_t **out,
-                               tn_err_t *err) {
+tn_status_t sim_i_trace_create(const topo_t *t, const algo_t *a, sim_trace_t **out, tn_err_t *err) {
   *out = NULL;
   sim_trace_t *tr = NULL;
   tn_status_t st = tn_calloc(1, sizeof *tr, &tr, err);
@@ -45,8 +44,8 @@ void sim_i_trace_free(sim_trace_t *tr) {
   free(tr);
 }
 
-void sim_i_trace_xmit(void *ctx, uint32_t link, uint64_t start_ps, uint64_t end_ps,
-                      uint64_t bytes, uint64_t cookie) {
+void sim_i_trace_xmit(void *ctx, uint32_t link, uint64_t start_ps, uint64_t end_ps, uint64_t bytes,
+                      uint64_t cookie) {
   sim_trace_t *tr = ctx;
   xmit_rec_t r = {link, start_ps, end_ps, bytes, cookie};
   (void)tn_vec_push(&tr->xmits, &r, &tr->sticky);
@@ -85,8 +84,10 @@ static uint32_t rank_of(const uint32_t *rank_off, uint32_t npus, uint32_t g) {
   uint32_t lo = 0, hi = npus;
   while (hi - lo > 1) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (rank_off[mid] <= g) lo = mid;
-    else hi = mid;
+    if (rank_off[mid] <= g)
+      lo = mid;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -94,8 +95,8 @@ static uint32_t rank_of(const uint32_t *rank_off, uint32_t npus, uint32_t g) {
 static void write_xmit(FILE *f, const xmit_rec_t *x, const uint32_t *rank_off, uint32_t npus) {
   uint32_t g = (uint32_t)x->cookie, r = rank_of(rank_off, npus, g);
   fprintf(f,
-          ",\n{\"ph\":\"X\",\"cat\":\"link\",\"pid\":0,\"tid\":%" PRIu32
-          ",\"name\":\"%" PRIu32 ":%" PRIu32 "\",\"ts\":",
+          ",\n{\"ph\":\"X\",\"cat\":\"link\",\"pid\":0,\"tid\":%" PRIu32 ",\"name\":\"%" PRIu32
+          ":%" PRIu32 "\",\"ts\":",
           x->link, r, g - rank_off[r]);
   put_us(f, x->start_ps);
   fprintf(f, ",\"dur\":");

@@ -52,12 +52,7 @@ fi
 # ---- a synthesized set -------------------------------------------------------------
 synth_out=$("$BIN" synth -t ring-8 -c allgather -s 8MiB -a ring -o "$DIR/ag" 2>&1)
 synth_rc=$?
-# Until every module behind `tenet synth` has landed, its link placeholders answer "not
-# implemented yet" (or "todo"): say so and skip, rather than fail on others' work.
-unwired() { [ $synth_rc -eq 3 ] && grep -qE "not implemented yet|: todo" <<<"$synth_out"; }
-if unwired; then
-  skip "synthesized-set checks: tenet synth is not wired yet ($synth_out)"
-elif [ $synth_rc -ne 0 ]; then
+if [ $synth_rc -ne 0 ]; then
   bad "tenet synth -a ring: exit $synth_rc: $synth_out"
 else
   ok
@@ -104,6 +99,18 @@ else
   if [ $HAVE_PB -eq 1 ]; then
     expect 0 "decoded 8 files: 112 nodes, 56 SEND, 56 RECV, 0 COMP" "Chakra Python decode" -- \
       "$PY" "$SRC/tests/cli/chakra_decode.py" "$DIR/gen" "$DIR/ag"
+    # One file of the set broken three ways, each caught by the verifier with rank and node.
+    for m in "size:SEND of 1048577 B" "drop:has no matching SEND on rank 3" \
+      "cycle:dependency cycle"; do
+      mode=${m%%:*} needle=${m#*:}
+      mkdir -p "$DIR/$mode" && cp "$DIR"/ag.*.et "$DIR/$mode/"
+      if "$PY" "$SRC/tests/cli/chakra_mutate.py" "$DIR/gen" "$DIR/$mode/ag.3.et" "$mode"; then
+        expect 1 "$needle" "verify a set with a $mode mutation" -- \
+          "$BIN" verify -t ring-8 -c allgather -s 8MiB "$DIR/$mode/ag"
+      else
+        bad "chakra_mutate.py $mode failed"
+      fi
+    done
   fi
 fi
 
@@ -142,12 +149,8 @@ for r in range(N):
     open("%s.%d.et" % (sys.argv[2], r), "wb").write(out)
 EOF
   expect 0 "\"collective\": null" "et dump of a foreign set" -- "$BIN" et dump "$DIR/foreign"
-  if unwired; then
-    skip "verify of a foreign set: the pipeline is not wired yet"
-  else
-    expect 0 "verified: 24 nodes, 12 messages, semantics not checked" "verify a foreign set" -- \
-      "$BIN" verify -t ring-4 -c allgather -s 4MiB "$DIR/foreign"
-  fi
+  expect 0 "verified: 24 nodes, 12 messages, semantics not checked" "verify a foreign set" -- \
+    "$BIN" verify -t ring-4 -c allgather -s 4MiB "$DIR/foreign"
 else
   skip "foreign-set checks: need $PY with google.protobuf and protoc"
 fi

@@ -86,6 +86,23 @@ EOF
 grep -q "busbw" "$S/out.txt" && grep -q "lower bound" "$S/out.txt" && grep -q "busiest links" "$S/out.txt" &&
   ok || bad "text summary lacks busbw / lower bound / busiest links"
 
+# The paper's 8x8 mesh at 64 MiB: Ring All-Gather far below the 100 GB/s bound (the
+# corner NPUs' ingress), Direct lower still.
+for a in ring direct; do
+  "$T" synth -t mesh-8x8 -c allgather -s 64MiB -a $a -o "$S/mesh/$a" >/dev/null || bad "synth $a mesh"
+  "$T" sim -t mesh-8x8 "$S/mesh/$a" --json >"$S/mesh_$a.json" || bad "sim $a mesh"
+done
+$PY - "$S/mesh_ring.json" "$S/mesh_direct.json" <<'EOF' && ok || bad "mesh-8x8 busbw ordering"
+import json, sys
+ring, direct = (json.load(open(p)) for p in sys.argv[1:3])
+# At the lower bound T_lb = (n-1)/n*S / 100 GB/s, busbw = S/T_lb * (n-1)/n = 100 GB/s.
+bound = 100.0
+assert abs(ring["lower_bound_ns"] - direct["lower_bound_ns"]) < 1e-6
+assert abs(64 * 2**20 / ring["lower_bound_ns"] * 1e9 / 2**30 * 63 / 64 - bound) < 1e-6
+assert ring["busbw_GBps"] < bound / 2, ring["busbw_GBps"]
+assert direct["busbw_GBps"] < ring["busbw_GBps"], (direct["busbw_GBps"], ring["busbw_GBps"])
+EOF
+
 # --trace: valid Chrome trace JSON with a track per link and per NPU.
 "$T" sim -t "$S/ring8.json" "$S/own/ar" --trace "$S/trace.json" >/dev/null || bad "sim --trace"
 $PY - "$S/trace.json" <<'EOF' && ok || bad "trace content"

@@ -24,10 +24,10 @@ static algo_t *ring_allgather(uint32_t n, uint64_t shard) {
     uint32_t prev_recv = 0;
     for (uint32_t s = 0; s + 1 < n; s++) {
       uint32_t c_out = (r + n - s) % n, c_in = (r + 2 * n - 1 - s) % n, id;
-      TU_OK(algo_add_send(a, r, (r + 1) % n, (int32_t)s, shard, &prev_recv, s ? 1 : 0, &c_out,
-                          1, NULL, &tu_err_));
-      TU_OK(algo_add_recv(a, r, (r + n - 1) % n, (int32_t)s, shard, false, NULL, 0, &c_in, 1,
-                          &id, &tu_err_));
+      TU_OK(algo_add_send(a, r, (r + 1) % n, (int32_t)s, shard, &prev_recv, s ? 1 : 0, &c_out, 1,
+                          NULL, &tu_err_));
+      TU_OK(algo_add_recv(a, r, (r + n - 1) % n, (int32_t)s, shard, false, NULL, 0, &c_in, 1, &id,
+                          &tu_err_));
       prev_recv = id;
     }
   }
@@ -48,8 +48,8 @@ static algo_t *ring_reduce(uint32_t n, uint64_t size, bool ag) {
       uint32_t c_out = (r + 2 * n - s - 1) % n, c_in = (r + 2 * n - s - 2) % n, rv;
       TU_OK(algo_add_send(a, r, (r + 1) % n, (int32_t)s, chunk, &last, have, &c_out, 1, NULL,
                           &tu_err_));
-      TU_OK(algo_add_recv(a, r, (r + n - 1) % n, (int32_t)s, chunk, true, NULL, 0, &c_in, 1,
-                          &rv, &tu_err_));
+      TU_OK(algo_add_recv(a, r, (r + n - 1) % n, (int32_t)s, chunk, true, NULL, 0, &c_in, 1, &rv,
+                          &tu_err_));
       TU_OK(algo_add_comp(a, r, 0, &rv, 1, &c_in, 1, &id, &tu_err_));
       last = id, have = true;
     }
@@ -403,7 +403,7 @@ static void put_rec(FILE *f, const ProtobufCMessage *m) {
   uint8_t *b = malloc(n + 1);
   assert_non_null(b);
   protobuf_c_message_pack(m, b);
-  for (size_t v = n; ; ) { /* varint32 length */
+  for (size_t v = n;;) { /* varint32 length */
     uint8_t low = (uint8_t)(v & 0x7f);
     v >>= 7;
     fputc(v ? low | 0x80 : low, f);
@@ -487,15 +487,37 @@ enum { SEND = 5, RECV = 6, COMP = 4 };
 /* collectiveapi style: a serial chain per rank, comm_src and comm_dst on both sides,
  * comm_type, is_cpu_op and an attribute tenet does not know; ids neither dense nor sorted. */
 static void foreign_pair(tw_node_t r0[3], tw_node_t r1[3]) {
-  tw_node_t s0 = {100, SEND, 0, {0}, {0}, 0, 0, 6,
-                  {{"comm_src", 'i', 0}, {"comm_dst", 'i', 1}, {"comm_size", 'l', 131072},
-                   {"comm_tag", 'i', 0}, {"comm_type", 'l', 5}, {"involved_dim", 's', 0}}};
-  tw_node_t v0 = {7, RECV, 0, {0}, {100}, 0, 1, 5,
-                  {{"comm_src", 'i', 1}, {"comm_dst", 'i', 0}, {"comm_size", 'u', 131072},
-                   {"comm_tag", 'i', 0}, {"is_cpu_op", 'b', 0}}};
+  tw_node_t s0 = {100,
+                  SEND,
+                  0,
+                  {0},
+                  {0},
+                  0,
+                  0,
+                  6,
+                  {{"comm_src", 'i', 0},
+                   {"comm_dst", 'i', 1},
+                   {"comm_size", 'l', 131072},
+                   {"comm_tag", 'i', 0},
+                   {"comm_type", 'l', 5},
+                   {"involved_dim", 's', 0}}};
+  tw_node_t v0 = {7,
+                  RECV,
+                  0,
+                  {0},
+                  {100},
+                  0,
+                  1,
+                  5,
+                  {{"comm_src", 'i', 1},
+                   {"comm_dst", 'i', 0},
+                   {"comm_size", 'u', 131072},
+                   {"comm_tag", 'i', 0},
+                   {"is_cpu_op", 'b', 0}}};
   tw_node_t c0 = {42, COMP, 7, {7, 7}, {7}, 2, 1, 1, {{"is_cpu_op", 'b', 0}}};
   r0[0] = s0, r0[1] = v0, r0[2] = c0;
-  for (int i = 0; i < 3; i++) r1[i] = r0[i];
+  for (int i = 0; i < 3; i++)
+    r1[i] = r0[i];
   r1[0].attr[0].v = 1, r1[0].attr[1].v = 0;
   r1[1].attr[0].v = 0, r1[1].attr[1].v = 1;
 }
@@ -551,18 +573,42 @@ static void foreign_reject(const char *test, void (*edit)(tw_node_t *r0), const 
     fail_msg("message '%s' lacks 'f.0.et: node' or '%s'", err.msg, needle);
 }
 
-static void dangle(tw_node_t *r) { r[2].deps[1] = 8; }
-static void no_size(tw_node_t *r) { r[0].attr[2].name = "comm_bytes"; }
-static void string_tag(tw_node_t *r) { r[1].attr[3].kind = 's'; }
-static void float_size(tw_node_t *r) { r[0].attr[2].kind = 'f'; }
-static void metadata_node(tw_node_t *r) { r[2].type = 1; }
-static void zero_size(tw_node_t *r) { r[0].attr[2].v = 0; }
-static void big_tag(tw_node_t *r) { r[0].attr[3].v = 500000000; }
-static void far_peer(tw_node_t *r) { r[0].attr[1].v = 2; }
-static void negative_peer(tw_node_t *r) { r[1].attr[0].v = -1; }
-static void self_peer(tw_node_t *r) { r[0].attr[1].v = 0; }
-static void dup_id(tw_node_t *r) { r[2].id = 100; }
-static void no_src(tw_node_t *r) { r[1].nattr = 0; }
+static void dangle(tw_node_t *r) {
+  r[2].deps[1] = 8;
+}
+static void no_size(tw_node_t *r) {
+  r[0].attr[2].name = "comm_bytes";
+}
+static void string_tag(tw_node_t *r) {
+  r[1].attr[3].kind = 's';
+}
+static void float_size(tw_node_t *r) {
+  r[0].attr[2].kind = 'f';
+}
+static void metadata_node(tw_node_t *r) {
+  r[2].type = 1;
+}
+static void zero_size(tw_node_t *r) {
+  r[0].attr[2].v = 0;
+}
+static void big_tag(tw_node_t *r) {
+  r[0].attr[3].v = 500000000;
+}
+static void far_peer(tw_node_t *r) {
+  r[0].attr[1].v = 2;
+}
+static void negative_peer(tw_node_t *r) {
+  r[1].attr[0].v = -1;
+}
+static void self_peer(tw_node_t *r) {
+  r[0].attr[1].v = 0;
+}
+static void dup_id(tw_node_t *r) {
+  r[2].id = 100;
+}
+static void no_src(tw_node_t *r) {
+  r[1].nattr = 0;
+}
 
 static void emit_read_rejects_a_dangling_dependency(void **state) {
   (void)state;
@@ -571,17 +617,21 @@ static void emit_read_rejects_a_dangling_dependency(void **state) {
 
 static void emit_read_rejects_a_missing_comm_size(void **state) {
   (void)state;
-  foreign_reject("emit_nosize", no_size, "node 100: COMM_SEND_NODE lacks the required "
+  foreign_reject("emit_nosize", no_size,
+                 "node 100: COMM_SEND_NODE lacks the required "
                  "attribute comm_size");
-  foreign_reject("emit_nosrc", no_src, "node 7: COMM_RECV_NODE lacks the required attribute "
+  foreign_reject("emit_nosrc", no_src,
+                 "node 7: COMM_RECV_NODE lacks the required attribute "
                  "comm_src");
 }
 
 static void emit_read_rejects_a_string_or_float_comm_attr(void **state) {
   (void)state;
-  foreign_reject("emit_strtag", string_tag, "node 7: comm_tag must hold an integer "
+  foreign_reject("emit_strtag", string_tag,
+                 "node 7: comm_tag must hold an integer "
                  "(int32_val or int64_val), not string_val");
-  foreign_reject("emit_fltsize", float_size, "node 100: comm_size must hold an integer "
+  foreign_reject("emit_fltsize", float_size,
+                 "node 100: comm_size must hold an integer "
                  "(int32_val or int64_val), not float_val");
 }
 

@@ -40,8 +40,7 @@ static void assert_within(uint64_t got_ps, double want_ns, double tol) {
  * chunk (r - s) to r + dir and receives chunk (r - s - 1)·dir from r - dir; every send after
  * the first waits for the previous receive; tags count messages per pair. half picks the
  * chunk of a bidirectional split (k = 2 chunks per NPU). */
-static void add_ring_ag(algo_t *a, uint32_t n, uint64_t bytes, uint32_t k, uint32_t half,
-                        int dir) {
+static void add_ring_ag(algo_t *a, uint32_t n, uint64_t bytes, uint32_t k, uint32_t half, int dir) {
   for (uint32_t r = 0; r < n; r++) {
     uint32_t next = (uint32_t)((int)r + dir + (int)n) % n;
     uint32_t prev = (uint32_t)((int)r - dir + (int)n) % n;
@@ -145,8 +144,10 @@ static void sim_matches_astra_collectiveapi_ring_allreduce_8(void **state) {
  * connected fabric each link carries one message: latency + shard / B. */
 static algo_t *direct_ag(uint32_t n, uint64_t shard, bool foreign) {
   algo_t *a = NULL;
-  if (foreign) TU_OK(algo_create_unknown("chakra", n, &a, &tu_err_));
-  else TU_OK(algo_create("direct", TN_ALLGATHER, n, 1, shard * n, &a, &tu_err_));
+  if (foreign)
+    TU_OK(algo_create_unknown("chakra", n, &a, &tu_err_));
+  else
+    TU_OK(algo_create("direct", TN_ALLGATHER, n, 1, shard * n, &a, &tu_err_));
   for (uint32_t r = 0; r < n; r++)
     for (uint32_t p = 0; p < n; p++) {
       if (p == r) continue;
@@ -154,10 +155,10 @@ static algo_t *direct_ag(uint32_t n, uint64_t shard, bool foreign) {
       int32_t ts = foreign ? (int32_t)((r * 7919u + p * 104729u) % 400000000u) : 0;
       int32_t tr = foreign ? (int32_t)((p * 7919u + r * 104729u) % 400000000u) : 0;
       uint32_t cs = r, cr = p;
-      TU_OK(algo_add_send(a, r, p, ts, shard, NULL, 0, foreign ? NULL : &cs, foreign ? 0 : 1,
+      TU_OK(algo_add_send(a, r, p, ts, shard, NULL, 0, foreign ? NULL : &cs, foreign ? 0 : 1, NULL,
+                          &tu_err_));
+      TU_OK(algo_add_recv(a, r, p, tr, shard, false, NULL, 0, foreign ? NULL : &cr, foreign ? 0 : 1,
                           NULL, &tu_err_));
-      TU_OK(algo_add_recv(a, r, p, tr, shard, false, NULL, 0, foreign ? NULL : &cr,
-                          foreign ? 0 : 1, NULL, &tu_err_));
     }
   return a;
 }
@@ -169,7 +170,8 @@ static void sim_direct_allgather_on_fc_is_latency_plus_shard_time(void **state) 
     algo_t *a = direct_ag(n, MIB, false);
     sim_result_t res;
     assert_int_equal(run_ok(t, a, &res), 500000u + tn_xfer_ps(MIB, 50.0));
-    for (uint32_t r = 0; r < n; r++) assert_int_equal(res.npu_finish_ps[r], res.time_ps);
+    for (uint32_t r = 0; r < n; r++)
+      assert_int_equal(res.npu_finish_ps[r], res.time_ps);
     assert_int_equal(res.links[0].messages, 1);
     sim_result_free(&res);
     algo_free(a);
@@ -438,7 +440,8 @@ static void sim_rejects_disconnected_fabric(void **state) {
 
 static void sim_two_runs_are_identical(void **state) {
   (void)state;
-  topo_dim_t d[2] = {{TOPO_DIM_LINE, 4, 50.0, 500.0, false}, {TOPO_DIM_LINE, 4, 25.0, 300.0, false}};
+  topo_dim_t d[2] = {{TOPO_DIM_LINE, 4, 50.0, 500.0, false},
+                     {TOPO_DIM_LINE, 4, 25.0, 300.0, false}};
   topo_t *t = NULL;
   TU_OK(topo_gen("mesh", d, 2, &t, &tu_err_));
   algo_t *a = direct_ag(16, 100000, false); /* multi-hop with contention on a mesh */
@@ -450,9 +453,9 @@ static void sim_two_runs_are_identical(void **state) {
   assert_memory_equal(x.npu_finish_ps, y.npu_finish_ps, 16 * sizeof(uint64_t));
   assert_memory_equal(x.links, y.links, t->nlinks * sizeof(sim_link_use_t));
   for (uint32_t i = 1; i < x.nlinks; i++)
-    assert_true(x.links[i - 1].busy_ps > x.links[i].busy_ps ||
-                (x.links[i - 1].busy_ps == x.links[i].busy_ps &&
-                 x.links[i - 1].link < x.links[i].link));
+    assert_true(
+        x.links[i - 1].busy_ps > x.links[i].busy_ps ||
+        (x.links[i - 1].busy_ps == x.links[i].busy_ps && x.links[i - 1].link < x.links[i].link));
   assert_true(x.time_ps > 500000u + tn_xfer_ps(100000, 50.0));
   sim_result_free(&x);
   sim_result_free(&y);
