@@ -28,7 +28,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "et_def.pb-c.h"
+#include "emit/chakra_internal.h"
 
 typedef ChakraProtoMsg__AttributeProto attr_t;
 typedef ChakraProtoMsg__Node pbnode_t;
@@ -77,10 +77,23 @@ static char *rank_path(const char *prefix, uint32_t rank, const char *suffix, tn
 
 /* ======================================================================== writer */
 
+/* Kinds of node attribute the writer caches packed, one entry per (kind, value). */
+enum { W_SRC, W_DST, W_SIZE, W_TAG, W_TYPE, W_CPU, W_CHUNK, W_REDUCE };
+
+typedef struct wattr {
+  uint64_t value;
+  uint32_t kind, off, len; /* the packed AttributeProto is pool[off, off + len) */
+} wattr_t;
+
 typedef struct writer {
-  tn_vec_t buf;    /* uint8_t: one file's bytes */
-  tn_vec_t deps;   /* uint64_t scratch for one node's data_deps */
-  tn_vec_t chunks; /* int64_t scratch for one node's tenet_chunks */
+  tn_vec_t buf;      /* uint8_t: one file's bytes */
+  tn_vec_t deps;     /* uint64_t scratch for one node's data_deps */
+  tn_vec_t chunks;   /* int64_t scratch for one node's tenet_chunks */
+  tn_vec_t list;     /* uint8_t: a multi-chunk tenet_chunks packed for one node */
+  tn_vec_t pool;     /* uint8_t: packed attributes of the cache */
+  tn_vec_t entries;  /* wattr_t */
+  emit_i_map_t map;  /* hash of (kind, value) → 1 + index into entries */
+  emit_i_lazy_desc_t lazy;
 } writer_t;
 
 static tn_status_t put_varint(tn_vec_t *b, uint64_t v, tn_err_t *err) {
@@ -106,14 +119,6 @@ static tn_status_t put_record(tn_vec_t *b, const ProtobufCMessage *m, tn_err_t *
   if (st != TN_OK) return st;
   b->len += protobuf_c_message_pack(m, (uint8_t *)b->data + b->len);
   return TN_OK;
-}
-
-static attr_t *attr_i32(attr_t *at, char *name, int32_t v) {
-  chakra_proto_msg__attribute_proto__init(at);
-  at->name = name;
-  at->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL;
-  at->int32_val = v;
-  return at;
 }
 
 static attr_t *attr_i64(attr_t *at, char *name, int64_t v) {
@@ -149,31 +154,55 @@ static tn_status_t put_metadata(writer_t *w, const algo_t *a, uint32_t rank, tn_
   return put_record(&w->buf, &md.base, err);
 }
 
-/* "chunk 5", "chunks 4..7" (consecutive) or "3 chunks"; "" when there is none. */
-static void chunk_words(const uint32_t *c, uint32_t n, char *buf, size_t len) {
+/* Appends v in decimal at p; returns the new end. Names are formatted by hand: snprintf
+ * per node was a tenth of the writer's time. */
+static char *put_dec(char *p, uint32_t v) {
+  char tmp[10];
+  int n = 0;
+  do
+    tmp[n++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  while (n > 0)
+    *p++ = tmp[--n];
+  return p;
+}
+
+static char *put_str(char *p, const char *s) {
+  while (*s)
+    *p++ = *s++;
+  return p;
+}
+
+/* " chunk 5", " chunks 4..7" (consecutive) or " 3 chunks"; nothing when there is none. */
+static char *chunk_words(char *p, const uint32_t *c, uint32_t n) {
   bool run = n > 1;
   for (uint32_t i = 1; i < n && run; i++)
     run = c[i] == c[i - 1] + 1;
-  if (n == 0)
-    buf[0] = '\0';
-  else if (n == 1)
-    snprintf(buf, len, " chunk %" PRIu32, c[0]);
-  else if (run)
-    snprintf(buf, len, " chunks %" PRIu32 "..%" PRIu32, c[0], c[n - 1]);
-  else
-    snprintf(buf, len, " %" PRIu32 " chunks", n);
+  if (n == 1) return put_dec(put_str(p, " chunk "), c[0]);
+  if (run) return put_dec(put_str(put_dec(put_str(p, " chunks "), c[0]), ".."), c[n - 1]);
+  if (n > 1) return put_str(put_dec(put_str(p, " "), n), " chunks");
+  return p;
 }
 
-static void node_name(const algo_t *a, uint32_t r, const algo_node_t *x, char *buf, size_t len) {
-  char ch[48];
-  chunk_words(algo_node_chunks(a, r, x), x->nchunks, ch, sizeof ch);
-  if (x->op == ALGO_SEND)
-    snprintf(buf, len, "send r%" PRIu32 "->r%" PRId32 " tag %" PRId32 "%s", r, x->peer, x->tag, ch);
-  else if (x->op == ALGO_RECV)
-    snprintf(buf, len, "recv r%" PRIu32 "<-r%" PRId32 " tag %" PRId32 "%s%s", r, x->peer, x->tag,
-             ch, x->reduce ? " reduce" : "");
-  else
-    snprintf(buf, len, "comp r%" PRIu32 "%s%s", r, x->nchunks ? " reduce" : " idle", ch);
+/* "send r0->r1 tag 3 chunk 5", "recv r1<-r0 tag 3 chunks 4..7 reduce", "comp r2 idle".
+ * buf holds at least 160 bytes (the longest name is under 100). Peers and tags are
+ * non-negative here (check_node ran first). */
+static void node_name(const algo_t *a, uint32_t r, const algo_node_t *x, char *buf) {
+  char *p = buf;
+  const uint32_t *ch = algo_node_chunks(a, r, x);
+  if (x->op == ALGO_COMP) {
+    p = put_dec(put_str(p, "comp r"), r);
+    p = put_str(p, x->nchunks ? " reduce" : " idle");
+    p = chunk_words(p, ch, x->nchunks);
+  } else {
+    bool send = x->op == ALGO_SEND;
+    p = put_dec(put_str(p, send ? "send r" : "recv r"), r);
+    p = put_dec(put_str(p, send ? "->r" : "<-r"), (uint32_t)x->peer);
+    p = put_dec(put_str(p, " tag "), (uint32_t)x->tag);
+    p = chunk_words(p, ch, x->nchunks);
+    if (!send && x->reduce) p = put_str(p, " reduce");
+  }
+  *p = '\0';
 }
 
 /* The writer refuses what the reader would reject, so every set it writes reads back. */
@@ -199,28 +228,100 @@ static tn_status_t check_node(const algo_t *a, uint32_t r, uint32_t i, tn_err_t 
   return TN_OK;
 }
 
+/* Fills at (and l, v for a list) with attribute kind holding value. */
+static void build_attr(uint32_t kind, uint64_t value, attr_t *at, ChakraProtoMsg__Int64List *l,
+                       int64_t *v) {
+  static char *const names[] = {k_comm_src, k_comm_dst, k_comm_size, k_comm_tag,
+                                k_comm_type, k_is_cpu_op, k_chunks, k_reduce};
+  chakra_proto_msg__attribute_proto__init(at);
+  at->name = names[kind];
+  switch (kind) {
+  case W_SIZE:
+  case W_TYPE:
+    at->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+    at->int64_val = (int64_t)value;
+    break;
+  case W_CPU:
+    at->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL;
+    at->bool_val = 0;
+    break;
+  case W_CHUNK:
+    chakra_proto_msg__int64_list__init(l);
+    *v = (int64_t)value;
+    l->n_values = 1;
+    l->values = v;
+    at->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST;
+    at->int64_list = l;
+    break;
+  default:
+    at->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL;
+    at->int32_val = (int32_t)value;
+  }
+}
+
+/* Appends message m packed by protobuf-c to b; *len receives its size. */
+static tn_status_t pack_into(tn_vec_t *b, const ProtobufCMessage *m, size_t *len, tn_err_t *err) {
+  size_t n = protobuf_c_message_get_packed_size(m);
+  if (n > UINT32_MAX) return tn_err_set(err, TN_LIMIT, "a record of %zu bytes is too large", n);
+  tn_status_t st = tn_vec_reserve(b, b->len + n, err);
+  if (st != TN_OK) return st;
+  *len = protobuf_c_message_pack(m, (uint8_t *)b->data + b->len);
+  b->len += *len;
+  return TN_OK;
+}
+
+/* Index into w->entries of attribute (kind, value), packing it on first use. Most nodes
+ * share their attributes (the same peers, sizes, tags and chunk ids recur across a
+ * set), so protobuf-c packs each distinct one once. */
+static tn_status_t cached_attr(writer_t *w, uint32_t kind, uint64_t value, uint32_t *idx,
+                               tn_err_t *err) {
+  uint64_t h = emit_i_hash_u64(value * 0x9e3779b97f4a7c15ull + kind);
+  size_t pos;
+  for (uint32_t v = emit_i_map_first(&w->map, h, &pos); v; v = emit_i_map_next(&w->map, h, &pos)) {
+    const wattr_t *e = &TN_VEC_AT(&w->entries, wattr_t, v - 1);
+    if (e->kind == kind && e->value == value) {
+      *idx = v - 1;
+      return TN_OK;
+    }
+  }
+  attr_t at;
+  ChakraProtoMsg__Int64List l;
+  int64_t one;
+  build_attr(kind, value, &at, &l, &one);
+  wattr_t e = {value, kind, (uint32_t)w->pool.len, 0};
+  size_t len = 0;
+  if (w->entries.len >= UINT32_MAX - 1 || w->pool.len > UINT32_MAX - 4096)
+    return tn_err_set(err, TN_LIMIT, "too many distinct node attributes");
+  tn_status_t st = pack_into(&w->pool, &at.base, &len, err);
+  e.len = (uint32_t)len;
+  if (st == TN_OK) st = tn_vec_push(&w->entries, &e, err);
+  if (st == TN_OK) st = emit_i_map_put(&w->map, h, (uint32_t)w->entries.len, err);
+  *idx = (uint32_t)w->entries.len - 1;
+  return st;
+}
+
 static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i, tn_err_t *err) {
   const algo_node_t *x = algo_node(a, r, i);
   tn_status_t st = check_node(a, r, i, err);
   if (st == TN_OK) st = tn_vec_reserve(&w->deps, x->ndeps, err);
-  if (st == TN_OK) st = tn_vec_reserve(&w->chunks, x->nchunks, err);
   if (st != TN_OK) return st;
   uint64_t *deps = w->deps.data;
-  int64_t *chunks = w->chunks.data;
+  const uint32_t *d = algo_node_deps(a, r, x);
   for (uint32_t k = 0; k < x->ndeps; k++)
-    deps[k] = algo_node_deps(a, r, x)[k];
-  for (uint32_t k = 0; k < x->nchunks; k++)
-    chunks[k] = algo_node_chunks(a, r, x)[k];
+    deps[k] = d[k];
 
   char name[160];
-  node_name(a, r, x, name, sizeof name);
-  pbnode_t node;
-  chakra_proto_msg__node__init(&node);
+  node_name(a, r, x, name);
+  emit_i_lazy_node_t node;
+  emit_i_lazy_node_init(&node, &w->lazy);
   node.id = i;
   node.name = name;
   node.n_data_deps = x->ndeps;
   node.data_deps = deps;
-  attr_t at[9], *ap[9];
+  /* The attributes in the order the schema-level writer always used: comm_src,
+   * comm_dst (SEND), comm_size, comm_tag, comm_type, is_cpu_op, tenet_chunks,
+   * tenet_reduce. idx[k] is a cache entry, or UINT32_MAX for the multi-chunk list. */
+  uint32_t idx[9];
   size_t n = 0;
   if (x->op == ALGO_COMP) {
     node.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE;
@@ -229,31 +330,46 @@ static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i
     bool send = x->op == ALGO_SEND;
     node.type = send ? CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE
                      : CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
-    ap[n] = attr_i32(&at[n], k_comm_src, send ? (int32_t)r : x->peer), n++;
-    if (send) ap[n] = attr_i32(&at[n], k_comm_dst, x->peer), n++;
-    ap[n] = attr_i64(&at[n], k_comm_size, (int64_t)x->bytes), n++;
-    ap[n] = attr_i32(&at[n], k_comm_tag, x->tag), n++;
-    ap[n] = attr_i64(&at[n], k_comm_type, node.type), n++;
+    const uint64_t vals[5] = {send ? r : (uint32_t)x->peer, (uint32_t)x->peer, x->bytes,
+                              (uint32_t)x->tag, (uint64_t)node.type};
+    for (uint32_t k = W_SRC; k <= W_TYPE && st == TN_OK; k++)
+      if (k != W_DST || send) st = cached_attr(w, k, vals[k], &idx[n++], err);
   }
-  chakra_proto_msg__attribute_proto__init(&at[n]);
-  at[n].name = k_is_cpu_op;
-  at[n].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL;
-  at[n].bool_val = 0;
-  ap[n] = &at[n], n++;
-  ChakraProtoMsg__Int64List list;
-  chakra_proto_msg__int64_list__init(&list);
-  if (x->nchunks) {
-    list.n_values = x->nchunks;
-    list.values = chunks;
-    chakra_proto_msg__attribute_proto__init(&at[n]);
-    at[n].name = k_chunks;
-    at[n].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST;
-    at[n].int64_list = &list;
-    ap[n] = &at[n], n++;
+  if (st == TN_OK) st = cached_attr(w, W_CPU, 0, &idx[n++], err);
+  const uint32_t *ch = algo_node_chunks(a, r, x);
+  if (st == TN_OK && x->nchunks == 1) st = cached_attr(w, W_CHUNK, ch[0], &idx[n++], err);
+  if (st == TN_OK && x->nchunks > 1) {
+    if ((st = tn_vec_reserve(&w->chunks, x->nchunks, err)) != TN_OK) return st;
+    int64_t *chunks = w->chunks.data;
+    for (uint32_t k = 0; k < x->nchunks; k++)
+      chunks[k] = ch[k];
+    attr_t at;
+    ChakraProtoMsg__Int64List l;
+    int64_t one;
+    build_attr(W_CHUNK, 0, &at, &l, &one);
+    l.n_values = x->nchunks;
+    l.values = chunks;
+    size_t len = 0;
+    w->list.len = 0;
+    st = pack_into(&w->list, &at.base, &len, err);
+    idx[n++] = UINT32_MAX;
   }
-  if (x->op == ALGO_RECV && x->reduce) ap[n] = attr_i32(&at[n], k_reduce, 1), n++;
+  if (st == TN_OK && x->op == ALGO_RECV && x->reduce) st = cached_attr(w, W_REDUCE, 1, &idx[n++], err);
+  if (st != TN_OK) return st;
+  /* Pointers into the pool only now: caching may have moved it. */
+  ProtobufCBinaryData attrs[9];
+  for (size_t k = 0; k < n; k++) {
+    if (idx[k] == UINT32_MAX) {
+      attrs[k].len = w->list.len;
+      attrs[k].data = w->list.data;
+    } else {
+      const wattr_t *e = &TN_VEC_AT(&w->entries, wattr_t, idx[k]);
+      attrs[k].len = e->len;
+      attrs[k].data = (uint8_t *)w->pool.data + e->off;
+    }
+  }
   node.n_attr = n;
-  node.attr = ap;
+  node.attr = attrs;
   return put_record(&w->buf, &node.base, err);
 }
 
@@ -291,9 +407,14 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
   char tmp_suffix[48];
   snprintf(tmp_suffix, sizeof tmp_suffix, ".tmp.%ld", (long)getpid());
   writer_t w;
+  memset(&w, 0, sizeof w);
   tn_vec_init(&w.buf, 1);
   tn_vec_init(&w.deps, sizeof(uint64_t));
   tn_vec_init(&w.chunks, sizeof(int64_t));
+  tn_vec_init(&w.list, 1);
+  tn_vec_init(&w.pool, 1);
+  tn_vec_init(&w.entries, sizeof(wattr_t));
+  emit_i_lazy_desc_init(&w.lazy);
   uint32_t written = 0, renamed = 0;
   char *path = NULL, *tmp = NULL;
   for (; written < a->npus; written++) {
@@ -339,6 +460,10 @@ fail:
   tn_vec_free(&w.buf);
   tn_vec_free(&w.deps);
   tn_vec_free(&w.chunks);
+  tn_vec_free(&w.list);
+  tn_vec_free(&w.pool);
+  tn_vec_free(&w.entries);
+  emit_i_map_free(&w.map);
   return st;
 }
 
