@@ -470,7 +470,7 @@ fail:
 /* ======================================================================== reader */
 
 /* Reads a varint of at most 10 bytes at *pos; false when it is truncated or overlong. */
-static bool get_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v) {
+static bool get_varint_long(const uint8_t *p, size_t n, size_t *pos, uint64_t *v) {
   uint64_t x = 0;
   for (unsigned k = 0; k < 10; k++) {
     if (*pos >= n) return false;
@@ -482,6 +482,14 @@ static bool get_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v) {
     }
   }
   return false;
+}
+
+static inline bool get_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v) {
+  if (*pos < n && p[*pos] < 0x80) { /* one byte: most keys and lengths */
+    *v = p[(*pos)++];
+    return true;
+  }
+  return get_varint_long(p, n, pos, v);
 }
 
 /* Finds a Node's id (field 1) by walking the wire format without decoding; the full
@@ -585,31 +593,66 @@ typedef struct frame {
   size_t seq; /* record number, 1-based for nodes (for messages) */
 } frame_t;
 
+/* Names record seq in messages: "GlobalMetadata record" or "node record 5". */
+static void record_name(size_t seq, char *rec, size_t len) {
+  if (seq == 0)
+    snprintf(rec, len, "GlobalMetadata record");
+  else
+    snprintf(rec, len, "node record %zu", seq);
+}
+
 static tn_status_t next_frame(const uint8_t *p, size_t n, size_t *pos, const char *what, size_t seq,
                               frame_t *f, tn_err_t *err) {
-  char rec[48]; /* "GlobalMetadata record" or "node record 5" */
-  if (seq == 0)
-    snprintf(rec, sizeof rec, "GlobalMetadata record");
-  else
-    snprintf(rec, sizeof rec, "node record %zu", seq);
   size_t at = *pos;
   uint64_t len;
-  if (!get_varint(p, n, pos, &len))
+  bool ok = get_varint(p, n, pos, &len);
+  if (ok && len <= n - *pos) { /* len <= UINT32_MAX too: n is at most 1 GiB */
+    f->off = *pos;
+    f->len = (size_t)len;
+    f->seq = seq;
+    *pos += (size_t)len;
+    return TN_OK;
+  }
+  char rec[48];
+  record_name(seq, rec, sizeof rec);
+  if (!ok)
     return tn_err_set(err, TN_PARSE, "%s: byte %zu: %s: %s length prefix", what, at, rec,
                       n - at < 10 ? "truncated" : "overlong");
   if (len > UINT32_MAX)
     return tn_err_set(err, TN_PARSE, "%s: byte %zu: %s: length %" PRIu64 " is not a varint32", what,
                       at, rec, len);
-  if (len > n - *pos)
-    return tn_err_set(err, TN_PARSE,
-                      "%s: byte %zu: %s: length %" PRIu64
-                      " runs past the end of the file (%zu bytes)",
-                      what, at, rec, len, n);
-  f->off = *pos;
-  f->len = (size_t)len;
-  f->seq = seq;
-  *pos += (size_t)len;
-  return TN_OK;
+  return tn_err_set(err, TN_PARSE,
+                    "%s: byte %zu: %s: length %" PRIu64
+                    " runs past the end of the file (%zu bytes)",
+                    what, at, rec, len, n);
+}
+
+/* Where a message points: "<file>: GlobalMetadata" or "<file>: node <id>". Formatted
+ * only when an error is reported. */
+typedef struct loc {
+  const char *what;
+  bool header;
+  uint64_t id;
+} loc_t;
+
+static tn_status_t loc_err(const loc_t *l, tn_err_t *err, tn_status_t st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static tn_status_t loc_err(const loc_t *l, tn_err_t *err, tn_status_t st, const char *fmt, ...) {
+  char where[600];
+  if (l->header)
+    snprintf(where, sizeof where, "%s: GlobalMetadata", l->what);
+  else
+    snprintf(where, sizeof where, "%s: node %" PRIu64, l->what, l->id);
+  char msg[sizeof err->msg];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return tn_err_set(err, st, "%s: %s", where, msg);
 }
 
 /* Integer value of an attribute held in any integer member (CHAKRA.md: ASTRA-sim reads
@@ -643,20 +686,18 @@ static const char *member_name(const attr_t *at) {
 }
 
 /* Reads an integer attribute into *v within [lo, hi]; `where` names file and node. */
-static tn_status_t int_attr(const attr_t *at, int64_t lo, int64_t hi, const char *where, int64_t *v,
+static tn_status_t int_attr(const attr_t *at, int64_t lo, int64_t hi, const loc_t *where, int64_t *v,
                             tn_err_t *err) {
   if (at->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE__NOT_SET)
-    return tn_err_set(err, TN_PARSE,
-                      "%s: %s has no value (a oneof member must be set, even "
-                      "to 0)",
-                      where, at->name);
+    return loc_err(where, err, TN_PARSE,
+                      "%s has no value (a oneof member must be set, even "
+                      "to 0)", at->name);
   if (!attr_int(at, v))
-    return tn_err_set(err, TN_PARSE,
-                      "%s: %s must hold an integer (int32_val or int64_val), "
-                      "not %s",
-                      where, at->name, member_name(at));
+    return loc_err(where, err, TN_PARSE,
+                      "%s must hold an integer (int32_val or int64_val), "
+                      "not %s", at->name, member_name(at));
   if (*v < lo || *v > hi)
-    return tn_err_set(err, TN_PARSE, "%s: %s = %" PRId64 " is outside %" PRId64 "..%" PRId64, where,
+    return loc_err(where, err, TN_PARSE, "%s = %" PRId64 " is outside %" PRId64 "..%" PRId64,
                       at->name, *v, lo, hi);
   return TN_OK;
 }
@@ -678,8 +719,7 @@ static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *w
                       "%s: byte %zu: the first record does not decode as a "
                       "Chakra GlobalMetadata",
                       what, f->off);
-  char where[600];
-  snprintf(where, sizeof where, "%s: GlobalMetadata", what);
+  const loc_t loc = {what, true, 0}, *where = &loc;
   tn_status_t st = TN_OK;
   for (size_t i = 0; i < md->n_attr && st == TN_OK; i++) {
     const attr_t *at = md->attr[i];
@@ -698,7 +738,7 @@ static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *w
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
       if (strcmp(at->name, keys[k].name) != 0) continue;
       if (*keys[k].has)
-        st = tn_err_set(err, TN_PARSE, "%s: %s appears twice", where, at->name);
+        st = loc_err(where, err, TN_PARSE, "%s appears twice", at->name);
       else
         st = int_attr(at, keys[k].lo, keys[k].hi, where, keys[k].v, err);
       *keys[k].has = true;
@@ -715,15 +755,13 @@ static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *w
   if (st != TN_OK) return st;
   tn_coll_t c;
   if (h->has_coll && !coll_from_code(h->coll, &c))
-    return tn_err_set(err, TN_PARSE,
-                      "%s: tenet_coll = %" PRId64 " is not All-Gather (2), "
-                      "Reduce-Scatter (7) or All-Reduce (0)",
-                      where, h->coll);
+    return loc_err(where, err, TN_PARSE,
+                      "tenet_coll = %" PRId64 " is not All-Gather (2), "
+                      "Reduce-Scatter (7) or All-Reduce (0)", h->coll);
   if (h->has_coll && (!h->has_cpn || !h->has_size))
-    return tn_err_set(err, TN_PARSE,
-                      "%s: tenet_coll needs tenet_chunks_per_npu and "
-                      "tenet_size_bytes",
-                      where);
+    return loc_err(where, err, TN_PARSE,
+                      "tenet_coll needs tenet_chunks_per_npu and "
+                      "tenet_size_bytes");
   return TN_OK;
 }
 
@@ -790,21 +828,21 @@ typedef struct dec {
   uint32_t rank;
   const frame_t *frames; /* sorted by id */
   size_t n;
+  bool dense; /* frames[i].id == i for every i (tenet's own files): no search needed */
   uint32_t *seen;  /* per node index: 1 + the index of the node that last listed it */
   tn_vec_t deps;   /* uint32_t scratch */
   tn_vec_t chunks; /* uint32_t scratch */
 } dec_t;
 
 static tn_status_t add_deps(dec_t *d, const uint64_t *ids, size_t n, uint32_t self,
-                            const char *where, tn_err_t *err) {
+                            const loc_t *where, tn_err_t *err) {
   for (size_t k = 0; k < n; k++) {
-    int64_t j = find_id(d->frames, d->n, ids[k]);
+    int64_t j = d->dense ? (ids[k] < d->n ? (int64_t)ids[k] : -1) : find_id(d->frames, d->n, ids[k]);
     if (j < 0)
-      return tn_err_set(err, TN_PARSE,
-                        "%s: depends on node %" PRIu64 ", which is not in the "
-                        "file",
-                        where, ids[k]);
-    if ((uint32_t)j == self) return tn_err_set(err, TN_PARSE, "%s: depends on itself", where);
+      return loc_err(where, err, TN_PARSE,
+                        "depends on node %" PRIu64 ", which is not in the "
+                        "file", ids[k]);
+    if ((uint32_t)j == self) return loc_err(where, err, TN_PARSE, "depends on itself");
     if (d->seen[j] == self + 1) continue; /* listed twice (or in data and ctrl deps) */
     d->seen[j] = self + 1;
     uint32_t dep = (uint32_t)j;
@@ -814,16 +852,16 @@ static tn_status_t add_deps(dec_t *d, const uint64_t *ids, size_t n, uint32_t se
   return TN_OK;
 }
 
-static tn_status_t read_chunks(dec_t *d, const attr_t *at, const char *where, tn_err_t *err) {
+static tn_status_t read_chunks(dec_t *d, const attr_t *at, const loc_t *where, tn_err_t *err) {
   if (at->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST)
-    return tn_err_set(err, TN_PARSE, "%s: tenet_chunks must be an int64_list, not %s", where,
+    return loc_err(where, err, TN_PARSE, "tenet_chunks must be an int64_list, not %s",
                       member_name(at));
   uint64_t limit = d->a->has_coll ? (uint64_t)d->a->npus * d->a->chunks_per_npu : UINT32_MAX;
   const ChakraProtoMsg__Int64List *l = at->int64_list;
-  if (l->n_values == 0) return tn_err_set(err, TN_PARSE, "%s: tenet_chunks is empty", where);
+  if (l->n_values == 0) return loc_err(where, err, TN_PARSE, "tenet_chunks is empty");
   for (size_t k = 0; k < l->n_values; k++) {
     if (l->values[k] < 0 || (uint64_t)l->values[k] >= limit)
-      return tn_err_set(err, TN_PARSE, "%s: chunk %" PRId64 " is outside 0..%" PRIu64, where,
+      return loc_err(where, err, TN_PARSE, "chunk %" PRId64 " is outside 0..%" PRIu64,
                         l->values[k], limit - 1);
     uint32_t c = (uint32_t)l->values[k];
     tn_status_t st = tn_vec_push(&d->chunks, &c, err);
@@ -834,10 +872,22 @@ static tn_status_t read_chunks(dec_t *d, const attr_t *at, const char *where, tn
 
 enum { A_SRC, A_DST, A_SIZE, A_TAG, A_CHUNKS, A_REDUCE, A_COUNT };
 
-/* Converts one decoded node (index self in id order) and appends it to the rank. */
-static tn_status_t convert(dec_t *d, const pbnode_t *pn, uint32_t self, tn_err_t *err) {
-  char where[600];
-  snprintf(where, sizeof where, "%s: node %" PRIu64, d->what, pn->id);
+static const char *const attr_names[A_COUNT] = {"comm_src", "comm_dst",     "comm_size",
+                                                "comm_tag", "tenet_chunks", "tenet_reduce"};
+
+/* Which of attr_names name is, or -1. */
+static int attr_kind(const char *name) {
+  for (int k = 0; k < A_COUNT; k++)
+    if (strcmp(name, attr_names[k]) == 0) return k;
+  return -1;
+}
+
+/* Converts one decoded node (index self in id order) and appends it to the rank. Its
+ * attributes are ats[0..pn->n_attr), kinds[i] = attr_kind(ats[i]->name). */
+static tn_status_t convert(dec_t *d, const emit_i_lazy_node_t *pn, const attr_t *const *ats,
+                           const int *kinds, uint32_t self, tn_err_t *err) {
+  const loc_t loc = {d->what, false, pn->id}, *where = &loc;
+  const char *const *names = attr_names;
   algo_node_t x = {ALGO_COMP, false, -1, 0, 0, 0, 0, 0, 0, 0};
   switch (pn->type) {
   case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE: x.op = ALGO_COMP; break;
@@ -846,22 +896,18 @@ static tn_status_t convert(dec_t *d, const pbnode_t *pn, uint32_t self, tn_err_t
   default: {
     const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(
         &chakra_proto_msg__node_type__descriptor, (int)pn->type);
-    return tn_err_set(err, TN_PARSE,
-                      "%s: unsupported node type %d (%s); a collective's "
-                      "files hold only COMP_NODE, COMM_SEND_NODE and COMM_RECV_NODE",
-                      where, (int)pn->type, ev ? ev->name : "unknown");
+    return loc_err(where, err, TN_PARSE,
+                      "unsupported node type %d (%s); a collective's "
+                      "files hold only COMP_NODE, COMM_SEND_NODE and COMM_RECV_NODE", (int)pn->type, ev ? ev->name : "unknown");
   }
   }
-  static const char *const names[A_COUNT] = {"comm_src", "comm_dst",     "comm_size",
-                                             "comm_tag", "tenet_chunks", "tenet_reduce"};
   const attr_t *found[A_COUNT] = {NULL};
-  for (size_t i = 0; i < pn->n_attr; i++)
-    for (int k = 0; k < A_COUNT; k++) {
-      if (strcmp(pn->attr[i]->name, names[k]) != 0) continue;
-      if (found[k])
-        return tn_err_set(err, TN_PARSE, "%s: attribute %s appears twice", where, names[k]);
-      found[k] = pn->attr[i];
-    }
+  for (size_t i = 0; i < pn->n_attr; i++) {
+    int k = kinds[i];
+    if (k < 0) continue;
+    if (found[k]) return loc_err(where, err, TN_PARSE, "attribute %s appears twice", names[k]);
+    found[k] = ats[i];
+  }
   d->deps.len = d->chunks.len = 0;
   tn_status_t st = add_deps(d, pn->data_deps, pn->n_data_deps, self, where, err);
   if (st == TN_OK) st = add_deps(d, pn->ctrl_deps, pn->n_ctrl_deps, self, where, err);
@@ -870,14 +916,14 @@ static tn_status_t convert(dec_t *d, const pbnode_t *pn, uint32_t self, tn_err_t
   int64_t v, npus = d->a->npus, me = d->rank;
   if (found[A_REDUCE]) {
     if (x.op != ALGO_RECV)
-      return tn_err_set(err, TN_PARSE, "%s: tenet_reduce on a node that is not a RECV", where);
+      return loc_err(where, err, TN_PARSE, "tenet_reduce on a node that is not a RECV");
     if ((st = int_attr(found[A_REDUCE], 0, 1, where, &v, err)) != TN_OK) return st;
     x.reduce = v == 1;
   }
   if (x.op == ALGO_COMP) {
     if (pn->duration_micros > EMIT_CHAKRA_MAX_DURATION_US)
-      return tn_err_set(err, TN_PARSE,
-                        "%s: duration_micros %" PRIu64 " is absurd (over %" PRIu64 ")", where,
+      return loc_err(where, err, TN_PARSE,
+                        "duration_micros %" PRIu64 " is absurd (over %" PRIu64 ")",
                         pn->duration_micros, (uint64_t)EMIT_CHAKRA_MAX_DURATION_US);
     x.duration_us = pn->duration_micros;
   } else {
@@ -887,17 +933,17 @@ static tn_status_t convert(dec_t *d, const pbnode_t *pn, uint32_t self, tn_err_t
     const int need[3] = {peer_k, A_SIZE, A_TAG};
     for (int k = 0; k < 3; k++)
       if (found[need[k]] == NULL)
-        return tn_err_set(err, TN_PARSE, "%s: %s lacks the required attribute %s", where, kind,
+        return loc_err(where, err, TN_PARSE, "%s lacks the required attribute %s", kind,
                           names[need[k]]);
     if ((st = int_attr(found[peer_k], 0, npus - 1, where, &v, err)) != TN_OK) return st;
     if (v == me)
-      return tn_err_set(err, TN_PARSE, "%s: %s = %" PRId64 " is the node's own rank", where,
+      return loc_err(where, err, TN_PARSE, "%s = %" PRId64 " is the node's own rank",
                         names[peer_k], v);
     x.peer = (int32_t)v;
     if (found[self_k]) {
       if ((st = int_attr(found[self_k], 0, npus - 1, where, &v, err)) != TN_OK) return st;
       if (v != me)
-        return tn_err_set(err, TN_PARSE, "%s: %s = %" PRId64 " on a %s of rank %" PRId64, where,
+        return loc_err(where, err, TN_PARSE, "%s = %" PRId64 " on a %s of rank %" PRId64,
                           names[self_k], v, kind, me);
     }
     if ((st = int_attr(found[A_SIZE], 1, (int64_t)EMIT_CHAKRA_MAX_MSG_BYTES, where, &v, err)) !=
@@ -912,14 +958,135 @@ static tn_status_t convert(dec_t *d, const pbnode_t *pn, uint32_t self, tn_err_t
   return algo_add(d->a, d->rank, &x, d->deps.data, d->chunks.data, NULL, err);
 }
 
-static tn_status_t decode_nodes(const uint8_t *p, size_t len, size_t pos, const char *what,
-                                const header_t *h, algo_t *a, uint32_t rank, tn_err_t *err) {
+/* A decoded attribute kept by the reader's cache: the bytes it was decoded from are
+ * keys[off, off + len). */
+typedef struct rattr {
+  const attr_t *at;
+  int kind;
+  uint32_t off, len;
+} rattr_t;
+
+enum {
+  READER_MAX_KEY = 64,            /* longer attributes are decoded every time */
+  READER_MAX_ENTRIES = 1u << 18, /* bounds the cache on files of unique attributes */
+};
+
+/* What the reader keeps across nodes (and across the files of a set). Attributes repeat
+ * (the same peers, sizes, tags and chunk ids recur), so protobuf-c decodes each distinct
+ * attribute encoding once; a node is decoded into an arena that is reset per node, so
+ * unpack does no malloc or free. */
+typedef struct reader {
+  emit_i_lazy_desc_t lazy;
+  emit_i_arena_t node; /* the current node; reset per node */
+  emit_i_arena_t keep; /* the cache's decoded attributes */
+  tn_vec_t keys;       /* uint8_t */
+  tn_vec_t entries;    /* rattr_t */
+  emit_i_map_t map;    /* hash of the bytes → 1 + index into entries */
+  tn_vec_t ats;        /* const attr_t *: the current node's attributes */
+  tn_vec_t kinds;      /* int */
+  /* 1 + the entry last found for attribute position j of a node of type t: consecutive
+   * nodes of one type mostly repeat most attributes, so one memcmp finds them. */
+  uint32_t last[8][16];
+} reader_t;
+
+static void reader_init(reader_t *rd) {
+  memset(rd, 0, sizeof *rd);
+  emit_i_lazy_desc_init(&rd->lazy);
+  emit_i_arena_init(&rd->node);
+  emit_i_arena_init(&rd->keep);
+  tn_vec_init(&rd->keys, 1);
+  tn_vec_init(&rd->entries, sizeof(rattr_t));
+  tn_vec_init(&rd->ats, sizeof(const attr_t *));
+  tn_vec_init(&rd->kinds, sizeof(int));
+}
+
+static void reader_free(reader_t *rd) {
+  emit_i_arena_free(&rd->node);
+  emit_i_arena_free(&rd->keep);
+  tn_vec_free(&rd->keys);
+  tn_vec_free(&rd->entries);
+  emit_i_map_free(&rd->map);
+  tn_vec_free(&rd->ats);
+  tn_vec_free(&rd->kinds);
+}
+
+/* Decodes one attribute's bytes with protobuf-c (through the cache); *at is NULL when
+ * they do not decode as an AttributeProto. */
+static tn_status_t decode_attr(reader_t *rd, const ProtobufCBinaryData *b, uint32_t *last,
+                               const attr_t **at, int *kind, tn_err_t *err) {
+  *at = NULL;
+  if (last && *last) {
+    const rattr_t *e = &TN_VEC_AT(&rd->entries, rattr_t, *last - 1);
+    if (e->len == b->len && memcmp((uint8_t *)rd->keys.data + e->off, b->data, b->len) == 0) {
+      *at = e->at;
+      *kind = e->kind;
+      return TN_OK;
+    }
+  }
+  bool cache = b->len <= READER_MAX_KEY;
+  uint64_t h = 0;
+  if (cache) {
+    h = emit_i_hash_bytes(b->data, b->len);
+    size_t pos;
+    for (uint32_t v = emit_i_map_first(&rd->map, h, &pos); v;
+         v = emit_i_map_next(&rd->map, h, &pos)) {
+      const rattr_t *e = &TN_VEC_AT(&rd->entries, rattr_t, v - 1);
+      if (e->len == b->len && memcmp((uint8_t *)rd->keys.data + e->off, b->data, b->len) == 0) {
+        *at = e->at;
+        *kind = e->kind;
+        if (last) *last = v;
+        return TN_OK;
+      }
+    }
+    cache = rd->entries.len < READER_MAX_ENTRIES;
+  }
+  emit_i_arena_t *ar = cache ? &rd->keep : &rd->node;
+  *at = chakra_proto_msg__attribute_proto__unpack(&ar->pb, b->len, b->data);
+  if (*at == NULL) return TN_OK;
+  *kind = attr_kind((*at)->name);
+  if (!cache) return TN_OK;
+  rattr_t e = {*at, *kind, (uint32_t)rd->keys.len, (uint32_t)b->len};
+  tn_status_t st = tn_vec_reserve(&rd->keys, rd->keys.len + b->len, err);
+  if (st != TN_OK) return st;
+  if (b->len) memcpy((uint8_t *)rd->keys.data + rd->keys.len, b->data, b->len);
+  rd->keys.len += b->len;
+  if ((st = tn_vec_push(&rd->entries, &e, err)) != TN_OK) return st;
+  if (last) *last = (uint32_t)rd->entries.len;
+  return emit_i_map_put(&rd->map, h, (uint32_t)rd->entries.len, err);
+}
+
+/* Decodes record f as a Node: protobuf-c unpacks the Node with its attributes left as
+ * bytes, then each attribute (decode_attr). *pn is NULL when the record does not decode
+ * (the Node, or any of its attributes) or its id is not the one scan_id found. */
+static tn_status_t decode_node(reader_t *rd, const uint8_t *p, const frame_t *f,
+                               emit_i_lazy_node_t **pn, tn_err_t *err) {
+  emit_i_arena_reset(&rd->node);
+  emit_i_lazy_node_t *n =
+      (emit_i_lazy_node_t *)protobuf_c_message_unpack(&rd->lazy.desc, &rd->node.pb, f->len,
+                                                      p + f->off);
+  *pn = NULL;
+  if (n == NULL || n->id != f->id) return TN_OK;
+  tn_status_t st = tn_vec_reserve(&rd->ats, n->n_attr, err);
+  if (st == TN_OK) st = tn_vec_reserve(&rd->kinds, n->n_attr, err);
+  const attr_t **ats = rd->ats.data;
+  int *kinds = rd->kinds.data;
+  uint32_t *last = rd->last[(unsigned)n->type < 8 ? (unsigned)n->type : 0];
+  for (size_t i = 0; i < n->n_attr && st == TN_OK; i++) {
+    st = decode_attr(rd, &n->attr[i], i < 16 ? &last[i] : NULL, &ats[i], &kinds[i], err);
+    if (st == TN_OK && ats[i] == NULL) return TN_OK;
+  }
+  if (st == TN_OK) *pn = n;
+  return st;
+}
+
+static tn_status_t decode_nodes(reader_t *rd, const uint8_t *p, size_t len, size_t pos,
+                                const char *what, const header_t *h, algo_t *a, uint32_t rank,
+                                tn_err_t *err) {
   tn_vec_t frames;
   tn_vec_init(&frames, sizeof(frame_t));
-  dec_t d = {what, a, rank, NULL, 0, NULL, {0}, {0}};
+  dec_t d = {what, a, rank, NULL, 0, false, NULL, {0}, {0}};
   tn_vec_init(&d.deps, sizeof(uint32_t));
   tn_vec_init(&d.chunks, sizeof(uint32_t));
-  pbnode_t *pn = NULL;
   tn_status_t st = TN_OK;
   for (size_t seq = 1; pos < len; seq++) {
     frame_t f;
@@ -948,29 +1115,40 @@ static tn_status_t decode_nodes(const uint8_t *p, size_t len, size_t pos, const 
   }
   d.frames = frames.data;
   d.n = frames.len;
-  qsort(frames.data, d.n, sizeof(frame_t), frame_cmp);
+  /* Files normally list their nodes in id order: sort only when they do not. */
+  bool sorted = true;
+  for (size_t i = 1; i < d.n && sorted; i++)
+    sorted = d.frames[i - 1].id <= d.frames[i].id;
+  if (!sorted) qsort(frames.data, d.n, sizeof(frame_t), frame_cmp);
   for (size_t i = 1; i < d.n; i++)
     if (d.frames[i].id == d.frames[i - 1].id) {
       st = tn_err_set(err, TN_PARSE, "%s: node id %" PRIu64 " appears twice", what, d.frames[i].id);
       goto fail;
     }
+  d.dense = d.frames[d.n - 1].id == d.n - 1; /* ids unique and ascending from 0 */
+  /* Room for the rank's nodes at once (and a dependency and a chunk per node, the usual
+   * case), instead of growing by doubling. */
+  algo_rank_t *R = &a->ranks[rank];
+  if ((st = tn_vec_reserve(&R->nodes, R->nodes.len + d.n, err)) != TN_OK ||
+      (st = tn_vec_reserve(&R->deps, R->deps.len + d.n, err)) != TN_OK ||
+      (st = tn_vec_reserve(&R->chunks, R->chunks.len + d.n, err)) != TN_OK)
+    goto fail;
   if ((st = tn_calloc(d.n, sizeof *d.seen, &d.seen, err)) != TN_OK) goto fail;
   for (size_t i = 0; i < d.n; i++) {
     const frame_t *f = &d.frames[i];
-    pn = chakra_proto_msg__node__unpack(NULL, f->len, p + f->off);
-    if (pn == NULL || pn->id != f->id) {
+    emit_i_lazy_node_t *pn = NULL;
+    if ((st = decode_node(rd, p, f, &pn, err)) != TN_OK) goto fail;
+    if (pn == NULL) {
       st = tn_err_set(err, TN_PARSE,
                       "%s: byte %zu: node record %zu does not decode as a "
                       "Chakra Node",
                       what, f->off, f->seq);
       goto fail;
     }
-    if ((st = convert(&d, pn, (uint32_t)i, err)) != TN_OK) goto fail;
-    chakra_proto_msg__node__free_unpacked(pn, NULL);
-    pn = NULL;
+    if ((st = convert(&d, pn, rd->ats.data, rd->kinds.data, (uint32_t)i, err)) != TN_OK)
+      goto fail;
   }
 fail:
-  if (pn) chakra_proto_msg__node__free_unpacked(pn, NULL);
   free(d.seen);
   tn_vec_free(&d.deps);
   tn_vec_free(&d.chunks);
@@ -978,8 +1156,10 @@ fail:
   return st;
 }
 
-tn_status_t emit_chakra_decode(const uint8_t *data, size_t len, const char *what, algo_t *a,
-                               uint32_t rank, tn_err_t *err) {
+/* emit_chakra_decode with the reader's caches kept by the caller (across a set). */
+static tn_status_t decode_file(reader_t *rd, const uint8_t *data, size_t len, const char *what,
+                               algo_t *a, uint32_t rank, tn_err_t *err) {
+
   if (rank >= a->npus || algo_rank_len(a, rank) > 0)
     return tn_err_set(err, TN_INVAL, "%s: rank %" PRIu32 " is out of range or already read", what,
                       rank);
@@ -1010,8 +1190,42 @@ tn_status_t emit_chakra_decode(const uint8_t *data, size_t len, const char *what
   tn_status_t st = next_frame(data, len, &pos, what, 0, &f, err);
   if (st == TN_OK) st = read_header(data, &f, what, &h, err);
   if (st == TN_OK) st = apply_header(&h, what, a, rank, err);
-  if (st == TN_OK) st = decode_nodes(data, len, pos, what, &h, a, rank, err);
+  if (st == TN_OK) st = decode_nodes(rd, data, len, pos, what, &h, a, rank, err);
   free(plain);
+  return st;
+}
+
+tn_status_t emit_chakra_decode(const uint8_t *data, size_t len, const char *what, algo_t *a,
+                               uint32_t rank, tn_err_t *err) {
+  reader_t rd;
+  reader_init(&rd);
+  tn_status_t st = decode_file(&rd, data, len, what, a, rank, err);
+  reader_free(&rd);
+  return st;
+}
+
+/* Reads the file at path into b (replacing its contents), as tn_read_file does but into
+ * a buffer reused across the files of a set. */
+static tn_status_t read_whole(const char *path, tn_vec_t *b, tn_err_t *err) {
+  b->len = 0;
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return tn_err_set(err, TN_IO, "%s: cannot open: %s", path, strerror(errno));
+  struct stat sb;
+  size_t want = fstat(fileno(f), &sb) == 0 && sb.st_size > 0 ? (size_t)sb.st_size + 1 : 65536;
+  if (want > (size_t)EMIT_CHAKRA_MAX_FILE_BYTES + 1) want = (size_t)EMIT_CHAKRA_MAX_FILE_BYTES + 1;
+  tn_status_t st = tn_vec_reserve(b, want, err);
+  while (st == TN_OK) {
+    if (b->len == b->cap && (st = tn_vec_reserve(b, b->cap + 1, err)) != TN_OK) break;
+    size_t got = fread((uint8_t *)b->data + b->len, 1, b->cap - b->len, f);
+    if (got == 0) break;
+    b->len += got;
+    if (b->len > EMIT_CHAKRA_MAX_FILE_BYTES)
+      st = tn_err_set(err, TN_LIMIT, "%s: larger than the %zu-byte limit", path,
+                      (size_t)EMIT_CHAKRA_MAX_FILE_BYTES);
+  }
+  if (st == TN_OK && ferror(f))
+    st = tn_err_set(err, TN_IO, "%s: read error: %s", path, strerror(errno));
+  fclose(f);
   return st;
 }
 
@@ -1051,18 +1265,21 @@ tn_status_t emit_chakra_read(const char *prefix, uint32_t npus, algo_t **out, tn
   }
   algo_t *a = NULL;
   tn_status_t st = algo_create_unknown("chakra", n, &a, err);
-  char *data = NULL;
+  tn_vec_t buf; /* uint8_t: one file at a time, reused */
+  tn_vec_init(&buf, 1);
+  reader_t rd;
+  reader_init(&rd);
   for (uint32_t r = 0; st == TN_OK && r < n; r++) {
-    size_t len = 0;
     if ((path = rank_path(prefix, r, "", err)) == NULL) {
       st = TN_NOMEM;
       break;
     }
-    st = tn_read_file(path, EMIT_CHAKRA_MAX_FILE_BYTES, &data, &len, err);
-    if (st == TN_OK) st = emit_chakra_decode((const uint8_t *)data, len, path, a, r, err);
-    free(data), data = NULL;
+    st = read_whole(path, &buf, err);
+    if (st == TN_OK) st = decode_file(&rd, buf.data, buf.len, path, a, r, err);
     free(path), path = NULL;
   }
+  reader_free(&rd);
+  tn_vec_free(&buf);
   if (st != TN_OK) {
     algo_free(a);
     return st;

@@ -154,17 +154,3 @@ tn_status_t emit_i_map_put(emit_i_map_t *m, uint64_t h, uint32_t val, tn_err_t *
   m->len++;
   return TN_OK;
 }
-
-uint64_t emit_i_hash_bytes(const uint8_t *p, size_t n) {
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    memcpy(&w, p + i, 8);
-    h = emit_i_hash_u64(h ^ w);
-  }
-  uint64_t w = 0;
-  for (size_t k = 0; i + k < n; k++)
-    w |= (uint64_t)p[i + k] << (8 * k);
-  return emit_i_hash_u64(h ^ w ^ ((uint64_t)n << 56));
-}

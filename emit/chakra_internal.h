@@ -7,6 +7,8 @@
 #ifndef TENET_EMIT_CHAKRA_INTERNAL_H
 #define TENET_EMIT_CHAKRA_INTERNAL_H
 
+#include <string.h>
+
 #include "common/common.h"
 #include "et_def.pb-c.h"
 
@@ -70,7 +72,22 @@ uint32_t emit_i_map_next(const emit_i_map_t *m, uint64_t h, size_t *pos);
 tn_status_t emit_i_map_put(emit_i_map_t *m, uint64_t h, uint32_t val, tn_err_t *err);
 
 /* 64-bit hash of bytes (not cryptographic; keys are always compared as well). */
-uint64_t emit_i_hash_bytes(const uint8_t *p, size_t n);
+static inline uint64_t emit_i_hash_bytes(const uint8_t *p, size_t n) {
+  uint64_t h = 0x9e3779b97f4a7c15ull * (n + 1), w;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    memcpy(&w, p + i, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
+    h ^= h >> 29;
+  }
+  if (i < n) {
+    w = 0;
+    memcpy(&w, p + i, n - i);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 29;
+  }
+  return h ^ (h >> 32);
+}
 static inline uint64_t emit_i_hash_u64(uint64_t x) {
   x ^= x >> 33;
   x *= 0xff51afd7ed558ccdull;
