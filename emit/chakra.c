@@ -17,13 +17,17 @@
  *   Node            tenet_chunks          int64_list chunk ids the node carries or reduces
  *                   tenet_reduce          int32_val  1 on a RECV that lands in scratch for a
  *                                                    later COMP reduction (absent = copy) */
+#define _DEFAULT_SOURCE /* MAP_POPULATE */
 #define ZLIB_CONST
 #include "emit/emit.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -93,6 +97,7 @@ typedef struct writer {
   tn_vec_t pool;     /* uint8_t: packed attributes of the cache */
   tn_vec_t entries;  /* wattr_t */
   emit_i_map_t map;  /* hash of (kind, value) → 1 + index into entries */
+  uint32_t last[3][8]; /* 1 + the entry last used for (node op, kind): most repeat */
   emit_i_lazy_desc_t lazy;
 } writer_t;
 
@@ -118,6 +123,27 @@ static tn_status_t put_record(tn_vec_t *b, const ProtobufCMessage *m, tn_err_t *
   if (st == TN_OK) st = tn_vec_reserve(b, b->len + n, err);
   if (st != TN_OK) return st;
   b->len += protobuf_c_message_pack(m, (uint8_t *)b->data + b->len);
+  return TN_OK;
+}
+
+/* Appends varint32 length + the packed message m, whose packed size is at most bound:
+ * protobuf-c packs it once, 5 bytes ahead (the longest varint32), and the bytes then move
+ * up to the length; no separate sizing pass. */
+static tn_status_t put_record_within(tn_vec_t *b, const ProtobufCMessage *m, uint64_t bound,
+                                     tn_err_t *err) {
+  if (bound > UINT32_MAX) return put_record(b, m, err);
+  tn_status_t st = tn_vec_reserve(b, b->len + 5 + (size_t)bound, err);
+  if (st != TN_OK) return st;
+  uint8_t *at = (uint8_t *)b->data + b->len;
+  size_t n = protobuf_c_message_pack(m, at + 5);
+  assert(n <= bound);
+  uint8_t len[5];
+  size_t k = 0;
+  for (size_t v = n; k == 0 || v; v >>= 7)
+    len[k++] = (uint8_t)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
+  memcpy(at, len, k);
+  memmove(at + k, at + 5, n);
+  b->len += k + n;
   return TN_OK;
 }
 
@@ -167,10 +193,10 @@ static char *put_dec(char *p, uint32_t v) {
   return p;
 }
 
-static char *put_str(char *p, const char *s) {
-  while (*s)
-    *p++ = *s++;
-  return p;
+static inline char *put_str(char *p, const char *s) {
+  size_t n = strlen(s); /* folded for literals */
+  memcpy(p, s, n);
+  return p + n;
 }
 
 /* " chunk 5", " chunks 4..7" (consecutive) or " 3 chunks"; nothing when there is none. */
@@ -187,7 +213,7 @@ static char *chunk_words(char *p, const uint32_t *c, uint32_t n) {
 /* "send r0->r1 tag 3 chunk 5", "recv r1<-r0 tag 3 chunks 4..7 reduce", "comp r2 idle".
  * buf holds at least 160 bytes (the longest name is under 100). Peers and tags are
  * non-negative here (check_node ran first). */
-static void node_name(const algo_t *a, uint32_t r, const algo_node_t *x, char *buf) {
+static size_t node_name(const algo_t *a, uint32_t r, const algo_node_t *x, char *buf) {
   char *p = buf;
   const uint32_t *ch = algo_node_chunks(a, r, x);
   if (x->op == ALGO_COMP) {
@@ -203,6 +229,7 @@ static void node_name(const algo_t *a, uint32_t r, const algo_node_t *x, char *b
     if (!send && x->reduce) p = put_str(p, " reduce");
   }
   *p = '\0';
+  return (size_t)(p - buf);
 }
 
 /* The writer refuses what the reader would reject, so every set it writes reads back. */
@@ -273,8 +300,8 @@ static tn_status_t pack_into(tn_vec_t *b, const ProtobufCMessage *m, size_t *len
 /* Index into w->entries of attribute (kind, value), packing it on first use. Most nodes
  * share their attributes (the same peers, sizes, tags and chunk ids recur across a
  * set), so protobuf-c packs each distinct one once. */
-static tn_status_t cached_attr(writer_t *w, uint32_t kind, uint64_t value, uint32_t *idx,
-                               tn_err_t *err) {
+static tn_status_t find_attr(writer_t *w, uint32_t kind, uint64_t value, uint32_t *idx,
+                             tn_err_t *err) {
   uint64_t h = emit_i_hash_u64(value * 0x9e3779b97f4a7c15ull + kind);
   size_t pos;
   for (uint32_t v = emit_i_map_first(&w->map, h, &pos); v; v = emit_i_map_next(&w->map, h, &pos)) {
@@ -300,6 +327,19 @@ static tn_status_t cached_attr(writer_t *w, uint32_t kind, uint64_t value, uint3
   return st;
 }
 
+/* The same, first trying the entry last used for this kind on a node of this op. */
+static tn_status_t cached_attr(writer_t *w, algo_op_t op, uint32_t kind, uint64_t value,
+                               uint32_t *idx, tn_err_t *err) {
+  uint32_t *last = &w->last[op][kind];
+  if (*last && TN_VEC_AT(&w->entries, wattr_t, *last - 1).value == value) {
+    *idx = *last - 1;
+    return TN_OK;
+  }
+  tn_status_t st = find_attr(w, kind, value, idx, err);
+  if (st == TN_OK) *last = *idx + 1;
+  return st;
+}
+
 static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i, tn_err_t *err) {
   const algo_node_t *x = algo_node(a, r, i);
   tn_status_t st = check_node(a, r, i, err);
@@ -311,7 +351,7 @@ static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i
     deps[k] = d[k];
 
   char name[160];
-  node_name(a, r, x, name);
+  size_t name_len = node_name(a, r, x, name);
   emit_i_lazy_node_t node;
   emit_i_lazy_node_init(&node, &w->lazy);
   node.id = i;
@@ -333,11 +373,11 @@ static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i
     const uint64_t vals[5] = {send ? r : (uint32_t)x->peer, (uint32_t)x->peer, x->bytes,
                               (uint32_t)x->tag, (uint64_t)node.type};
     for (uint32_t k = W_SRC; k <= W_TYPE && st == TN_OK; k++)
-      if (k != W_DST || send) st = cached_attr(w, k, vals[k], &idx[n++], err);
+      if (k != W_DST || send) st = cached_attr(w, x->op, k, vals[k], &idx[n++], err);
   }
-  if (st == TN_OK) st = cached_attr(w, W_CPU, 0, &idx[n++], err);
+  if (st == TN_OK) st = cached_attr(w, x->op, W_CPU, 0, &idx[n++], err);
   const uint32_t *ch = algo_node_chunks(a, r, x);
-  if (st == TN_OK && x->nchunks == 1) st = cached_attr(w, W_CHUNK, ch[0], &idx[n++], err);
+  if (st == TN_OK && x->nchunks == 1) st = cached_attr(w, x->op, W_CHUNK, ch[0], &idx[n++], err);
   if (st == TN_OK && x->nchunks > 1) {
     if ((st = tn_vec_reserve(&w->chunks, x->nchunks, err)) != TN_OK) return st;
     int64_t *chunks = w->chunks.data;
@@ -354,10 +394,12 @@ static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i
     st = pack_into(&w->list, &at.base, &len, err);
     idx[n++] = UINT32_MAX;
   }
-  if (st == TN_OK && x->op == ALGO_RECV && x->reduce) st = cached_attr(w, W_REDUCE, 1, &idx[n++], err);
+  if (st == TN_OK && x->op == ALGO_RECV && x->reduce) st = cached_attr(w, x->op, W_REDUCE, 1, &idx[n++], err);
   if (st != TN_OK) return st;
   /* Pointers into the pool only now: caching may have moved it. */
   ProtobufCBinaryData attrs[9];
+  /* A bound on the packed size: a key byte and the longest varint per field. */
+  uint64_t bound = 11 + (6 + name_len) + 11 + (6 + 10 * (uint64_t)x->ndeps) + 11;
   for (size_t k = 0; k < n; k++) {
     if (idx[k] == UINT32_MAX) {
       attrs[k].len = w->list.len;
@@ -367,10 +409,11 @@ static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i
       attrs[k].len = e->len;
       attrs[k].data = (uint8_t *)w->pool.data + e->off;
     }
+    bound += 6 + attrs[k].len;
   }
   node.n_attr = n;
   node.attr = attrs;
-  return put_record(&w->buf, &node.base, err);
+  return put_record_within(&w->buf, &node.base, bound, err);
 }
 
 static tn_status_t write_file(const char *path, const tn_vec_t *b, tn_err_t *err) {
@@ -1010,6 +1053,20 @@ static void reader_free(reader_t *rd) {
   tn_vec_free(&rd->kinds);
 }
 
+/* memcmp(x, y, n) == 0 for the short keys of the cache, without a call. */
+static inline bool same_bytes(const uint8_t *x, const uint8_t *y, size_t n) {
+  uint64_t u, v;
+  if (n < 8) return n == 0 || memcmp(x, y, n) == 0;
+  for (size_t i = 0; i + 8 < n; i += 8) {
+    memcpy(&u, x + i, 8);
+    memcpy(&v, y + i, 8);
+    if (u != v) return false;
+  }
+  memcpy(&u, x + n - 8, 8); /* the last 8 bytes (overlapping the loop's last word) */
+  memcpy(&v, y + n - 8, 8);
+  return u == v;
+}
+
 /* Decodes one attribute's bytes with protobuf-c (through the cache); *at is NULL when
  * they do not decode as an AttributeProto. */
 static tn_status_t decode_attr(reader_t *rd, const ProtobufCBinaryData *b, uint32_t *last,
@@ -1017,7 +1074,7 @@ static tn_status_t decode_attr(reader_t *rd, const ProtobufCBinaryData *b, uint3
   *at = NULL;
   if (last && *last) {
     const rattr_t *e = &TN_VEC_AT(&rd->entries, rattr_t, *last - 1);
-    if (e->len == b->len && memcmp((uint8_t *)rd->keys.data + e->off, b->data, b->len) == 0) {
+    if (e->len == b->len && same_bytes((uint8_t *)rd->keys.data + e->off, b->data, b->len)) {
       *at = e->at;
       *kind = e->kind;
       return TN_OK;
@@ -1031,7 +1088,7 @@ static tn_status_t decode_attr(reader_t *rd, const ProtobufCBinaryData *b, uint3
     for (uint32_t v = emit_i_map_first(&rd->map, h, &pos); v;
          v = emit_i_map_next(&rd->map, h, &pos)) {
       const rattr_t *e = &TN_VEC_AT(&rd->entries, rattr_t, v - 1);
-      if (e->len == b->len && memcmp((uint8_t *)rd->keys.data + e->off, b->data, b->len) == 0) {
+      if (e->len == b->len && same_bytes((uint8_t *)rd->keys.data + e->off, b->data, b->len)) {
         *at = e->at;
         *kind = e->kind;
         if (last) *last = v;
@@ -1088,6 +1145,13 @@ static tn_status_t decode_nodes(reader_t *rd, const uint8_t *p, size_t len, size
   tn_vec_init(&d.deps, sizeof(uint32_t));
   tn_vec_init(&d.chunks, sizeof(uint32_t));
   tn_status_t st = TN_OK;
+  /* Count the records first (a length walk), so the frames are allocated once. */
+  size_t count = 0;
+  uint64_t rl;
+  for (size_t q = pos; q < len && get_varint(p, len, &q, &rl) && rl <= len - q; q += (size_t)rl)
+    count++;
+  if ((st = tn_vec_reserve(&frames, count < EMIT_CHAKRA_MAX_NODES ? count + 1 : 1, err)) != TN_OK)
+    goto fail;
   for (size_t seq = 1; pos < len; seq++) {
     frame_t f;
     if ((st = next_frame(p, len, &pos, what, seq, &f, err)) != TN_OK) goto fail;
@@ -1229,6 +1293,28 @@ static tn_status_t read_whole(const char *path, tn_vec_t *b, tn_err_t *err) {
   return st;
 }
 
+/* Maps a regular, non-empty file within the size limit read-only into memory (the reader
+ * then never copies it); false when that is not possible, and the caller reads it. */
+static bool map_whole(const char *path, const uint8_t **data, size_t *len) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return false;
+  struct stat sb;
+  void *m = MAP_FAILED;
+  if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
+      (uint64_t)sb.st_size <= EMIT_CHAKRA_MAX_FILE_BYTES) {
+    *len = (size_t)sb.st_size;
+#ifdef MAP_POPULATE /* Linux: fault the pages in at once */
+    m = mmap(NULL, *len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+#else
+    m = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
+#endif
+  }
+  close(fd);
+  if (m == MAP_FAILED) return false;
+  *data = m;
+  return true;
+}
+
 static bool file_exists(const char *path) {
   struct stat sb;
   return stat(path, &sb) == 0;
@@ -1274,8 +1360,15 @@ tn_status_t emit_chakra_read(const char *prefix, uint32_t npus, algo_t **out, tn
       st = TN_NOMEM;
       break;
     }
-    st = read_whole(path, &buf, err);
-    if (st == TN_OK) st = decode_file(&rd, buf.data, buf.len, path, a, r, err);
+    const uint8_t *mapped = NULL;
+    size_t len = 0;
+    if (map_whole(path, &mapped, &len)) {
+      st = decode_file(&rd, mapped, len, path, a, r, err);
+      munmap((void *)(uintptr_t)mapped, len);
+    } else {
+      st = read_whole(path, &buf, err);
+      if (st == TN_OK) st = decode_file(&rd, buf.data, buf.len, path, a, r, err);
+    }
     free(path), path = NULL;
   }
   reader_free(&rd);
