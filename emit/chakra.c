@@ -3,6 +3,11 @@
  * ASTRA-sim; the reader turns any producer's set back into an algo_t for tenet sim and
  * tenet verify. Pipeline: algo → emit → files (and files → emit → algo).
  *
+ * Speed (chakra_internal.h): Nodes go through protobuf-c pack/unpack with their attributes
+ * as bytes; each distinct attribute is packed or unpacked by protobuf-c once per write or
+ * read and reused, a Node is unpacked into an arena reset per node, and locations in
+ * messages are formatted only when an error is reported.
+ *
  * tenet's own attributes (integer members only, ignored by every other reader):
  *   GlobalMetadata  tenet_npus            int64_val  ranks in the set
  *                   tenet_nodes           int64_val  nodes in this file (catches truncation
@@ -90,13 +95,13 @@ typedef struct wattr {
 } wattr_t;
 
 typedef struct writer {
-  tn_vec_t buf;      /* uint8_t: one file's bytes */
-  tn_vec_t deps;     /* uint64_t scratch for one node's data_deps */
-  tn_vec_t chunks;   /* int64_t scratch for one node's tenet_chunks */
-  tn_vec_t list;     /* uint8_t: a multi-chunk tenet_chunks packed for one node */
-  tn_vec_t pool;     /* uint8_t: packed attributes of the cache */
-  tn_vec_t entries;  /* wattr_t */
-  emit_i_map_t map;  /* hash of (kind, value) → 1 + index into entries */
+  tn_vec_t buf;        /* uint8_t: one file's bytes */
+  tn_vec_t deps;       /* uint64_t scratch for one node's data_deps */
+  tn_vec_t chunks;     /* int64_t scratch for one node's tenet_chunks */
+  tn_vec_t list;       /* uint8_t: a multi-chunk tenet_chunks packed for one node */
+  tn_vec_t pool;       /* uint8_t: packed attributes of the cache */
+  tn_vec_t entries;    /* wattr_t */
+  emit_i_map_t map;    /* hash of (kind, value) → 1 + index into entries */
   uint32_t last[3][8]; /* 1 + the entry last used for (node op, kind): most repeat */
   emit_i_lazy_desc_t lazy;
 } writer_t;
@@ -258,8 +263,8 @@ static tn_status_t check_node(const algo_t *a, uint32_t r, uint32_t i, tn_err_t 
 /* Fills at (and l, v for a list) with attribute kind holding value. */
 static void build_attr(uint32_t kind, uint64_t value, attr_t *at, ChakraProtoMsg__Int64List *l,
                        int64_t *v) {
-  static char *const names[] = {k_comm_src, k_comm_dst, k_comm_size, k_comm_tag,
-                                k_comm_type, k_is_cpu_op, k_chunks, k_reduce};
+  static char *const names[] = {k_comm_src,  k_comm_dst,  k_comm_size, k_comm_tag,
+                                k_comm_type, k_is_cpu_op, k_chunks,    k_reduce};
   chakra_proto_msg__attribute_proto__init(at);
   at->name = names[kind];
   switch (kind) {
@@ -394,7 +399,8 @@ static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i
     st = pack_into(&w->list, &at.base, &len, err);
     idx[n++] = UINT32_MAX;
   }
-  if (st == TN_OK && x->op == ALGO_RECV && x->reduce) st = cached_attr(w, x->op, W_REDUCE, 1, &idx[n++], err);
+  if (st == TN_OK && x->op == ALGO_RECV && x->reduce)
+    st = cached_attr(w, x->op, W_REDUCE, 1, &idx[n++], err);
   if (st != TN_OK) return st;
   /* Pointers into the pool only now: caching may have moved it. */
   ProtobufCBinaryData attrs[9];
@@ -729,19 +735,21 @@ static const char *member_name(const attr_t *at) {
 }
 
 /* Reads an integer attribute into *v within [lo, hi]; `where` names file and node. */
-static tn_status_t int_attr(const attr_t *at, int64_t lo, int64_t hi, const loc_t *where, int64_t *v,
-                            tn_err_t *err) {
+static tn_status_t int_attr(const attr_t *at, int64_t lo, int64_t hi, const loc_t *where,
+                            int64_t *v, tn_err_t *err) {
   if (at->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE__NOT_SET)
     return loc_err(where, err, TN_PARSE,
-                      "%s has no value (a oneof member must be set, even "
-                      "to 0)", at->name);
+                   "%s has no value (a oneof member must be set, even "
+                   "to 0)",
+                   at->name);
   if (!attr_int(at, v))
     return loc_err(where, err, TN_PARSE,
-                      "%s must hold an integer (int32_val or int64_val), "
-                      "not %s", at->name, member_name(at));
+                   "%s must hold an integer (int32_val or int64_val), "
+                   "not %s",
+                   at->name, member_name(at));
   if (*v < lo || *v > hi)
     return loc_err(where, err, TN_PARSE, "%s = %" PRId64 " is outside %" PRId64 "..%" PRId64,
-                      at->name, *v, lo, hi);
+                   at->name, *v, lo, hi);
   return TN_OK;
 }
 
@@ -799,12 +807,13 @@ static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *w
   tn_coll_t c;
   if (h->has_coll && !coll_from_code(h->coll, &c))
     return loc_err(where, err, TN_PARSE,
-                      "tenet_coll = %" PRId64 " is not All-Gather (2), "
-                      "Reduce-Scatter (7) or All-Reduce (0)", h->coll);
+                   "tenet_coll = %" PRId64 " is not All-Gather (2), "
+                   "Reduce-Scatter (7) or All-Reduce (0)",
+                   h->coll);
   if (h->has_coll && (!h->has_cpn || !h->has_size))
     return loc_err(where, err, TN_PARSE,
-                      "tenet_coll needs tenet_chunks_per_npu and "
-                      "tenet_size_bytes");
+                   "tenet_coll needs tenet_chunks_per_npu and "
+                   "tenet_size_bytes");
   return TN_OK;
 }
 
@@ -871,7 +880,7 @@ typedef struct dec {
   uint32_t rank;
   const frame_t *frames; /* sorted by id */
   size_t n;
-  bool dense; /* frames[i].id == i for every i (tenet's own files): no search needed */
+  bool dense;      /* frames[i].id == i for every i (tenet's own files): no search needed */
   uint32_t *seen;  /* per node index: 1 + the index of the node that last listed it */
   tn_vec_t deps;   /* uint32_t scratch */
   tn_vec_t chunks; /* uint32_t scratch */
@@ -880,11 +889,13 @@ typedef struct dec {
 static tn_status_t add_deps(dec_t *d, const uint64_t *ids, size_t n, uint32_t self,
                             const loc_t *where, tn_err_t *err) {
   for (size_t k = 0; k < n; k++) {
-    int64_t j = d->dense ? (ids[k] < d->n ? (int64_t)ids[k] : -1) : find_id(d->frames, d->n, ids[k]);
+    int64_t j =
+        d->dense ? (ids[k] < d->n ? (int64_t)ids[k] : -1) : find_id(d->frames, d->n, ids[k]);
     if (j < 0)
       return loc_err(where, err, TN_PARSE,
-                        "depends on node %" PRIu64 ", which is not in the "
-                        "file", ids[k]);
+                     "depends on node %" PRIu64 ", which is not in the "
+                     "file",
+                     ids[k]);
     if ((uint32_t)j == self) return loc_err(where, err, TN_PARSE, "depends on itself");
     if (d->seen[j] == self + 1) continue; /* listed twice (or in data and ctrl deps) */
     d->seen[j] = self + 1;
@@ -898,14 +909,14 @@ static tn_status_t add_deps(dec_t *d, const uint64_t *ids, size_t n, uint32_t se
 static tn_status_t read_chunks(dec_t *d, const attr_t *at, const loc_t *where, tn_err_t *err) {
   if (at->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST)
     return loc_err(where, err, TN_PARSE, "tenet_chunks must be an int64_list, not %s",
-                      member_name(at));
+                   member_name(at));
   uint64_t limit = d->a->has_coll ? (uint64_t)d->a->npus * d->a->chunks_per_npu : UINT32_MAX;
   const ChakraProtoMsg__Int64List *l = at->int64_list;
   if (l->n_values == 0) return loc_err(where, err, TN_PARSE, "tenet_chunks is empty");
   for (size_t k = 0; k < l->n_values; k++) {
     if (l->values[k] < 0 || (uint64_t)l->values[k] >= limit)
-      return loc_err(where, err, TN_PARSE, "chunk %" PRId64 " is outside 0..%" PRIu64,
-                        l->values[k], limit - 1);
+      return loc_err(where, err, TN_PARSE, "chunk %" PRId64 " is outside 0..%" PRIu64, l->values[k],
+                     limit - 1);
     uint32_t c = (uint32_t)l->values[k];
     tn_status_t st = tn_vec_push(&d->chunks, &c, err);
     if (st != TN_OK) return st;
@@ -940,8 +951,9 @@ static tn_status_t convert(dec_t *d, const emit_i_lazy_node_t *pn, const attr_t 
     const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(
         &chakra_proto_msg__node_type__descriptor, (int)pn->type);
     return loc_err(where, err, TN_PARSE,
-                      "unsupported node type %d (%s); a collective's "
-                      "files hold only COMP_NODE, COMM_SEND_NODE and COMM_RECV_NODE", (int)pn->type, ev ? ev->name : "unknown");
+                   "unsupported node type %d (%s); a collective's "
+                   "files hold only COMP_NODE, COMM_SEND_NODE and COMM_RECV_NODE",
+                   (int)pn->type, ev ? ev->name : "unknown");
   }
   }
   const attr_t *found[A_COUNT] = {NULL};
@@ -966,8 +978,8 @@ static tn_status_t convert(dec_t *d, const emit_i_lazy_node_t *pn, const attr_t 
   if (x.op == ALGO_COMP) {
     if (pn->duration_micros > EMIT_CHAKRA_MAX_DURATION_US)
       return loc_err(where, err, TN_PARSE,
-                        "duration_micros %" PRIu64 " is absurd (over %" PRIu64 ")",
-                        pn->duration_micros, (uint64_t)EMIT_CHAKRA_MAX_DURATION_US);
+                     "duration_micros %" PRIu64 " is absurd (over %" PRIu64 ")",
+                     pn->duration_micros, (uint64_t)EMIT_CHAKRA_MAX_DURATION_US);
     x.duration_us = pn->duration_micros;
   } else {
     bool send = x.op == ALGO_SEND;
@@ -977,17 +989,17 @@ static tn_status_t convert(dec_t *d, const emit_i_lazy_node_t *pn, const attr_t 
     for (int k = 0; k < 3; k++)
       if (found[need[k]] == NULL)
         return loc_err(where, err, TN_PARSE, "%s lacks the required attribute %s", kind,
-                          names[need[k]]);
+                       names[need[k]]);
     if ((st = int_attr(found[peer_k], 0, npus - 1, where, &v, err)) != TN_OK) return st;
     if (v == me)
-      return loc_err(where, err, TN_PARSE, "%s = %" PRId64 " is the node's own rank",
-                        names[peer_k], v);
+      return loc_err(where, err, TN_PARSE, "%s = %" PRId64 " is the node's own rank", names[peer_k],
+                     v);
     x.peer = (int32_t)v;
     if (found[self_k]) {
       if ((st = int_attr(found[self_k], 0, npus - 1, where, &v, err)) != TN_OK) return st;
       if (v != me)
         return loc_err(where, err, TN_PARSE, "%s = %" PRId64 " on a %s of rank %" PRId64,
-                          names[self_k], v, kind, me);
+                       names[self_k], v, kind, me);
     }
     if ((st = int_attr(found[A_SIZE], 1, (int64_t)EMIT_CHAKRA_MAX_MSG_BYTES, where, &v, err)) !=
         TN_OK)
@@ -1010,7 +1022,7 @@ typedef struct rattr {
 } rattr_t;
 
 enum {
-  READER_MAX_KEY = 64,            /* longer attributes are decoded every time */
+  READER_MAX_KEY = 64,           /* longer attributes are decoded every time */
   READER_MAX_ENTRIES = 1u << 18, /* bounds the cache on files of unique attributes */
 };
 
@@ -1118,9 +1130,8 @@ static tn_status_t decode_attr(reader_t *rd, const ProtobufCBinaryData *b, uint3
 static tn_status_t decode_node(reader_t *rd, const uint8_t *p, const frame_t *f,
                                emit_i_lazy_node_t **pn, tn_err_t *err) {
   emit_i_arena_reset(&rd->node);
-  emit_i_lazy_node_t *n =
-      (emit_i_lazy_node_t *)protobuf_c_message_unpack(&rd->lazy.desc, &rd->node.pb, f->len,
-                                                      p + f->off);
+  emit_i_lazy_node_t *n = (emit_i_lazy_node_t *)protobuf_c_message_unpack(
+      &rd->lazy.desc, &rd->node.pb, f->len, p + f->off);
   *pn = NULL;
   if (n == NULL || n->id != f->id) return TN_OK;
   tn_status_t st = tn_vec_reserve(&rd->ats, n->n_attr, err);
@@ -1209,8 +1220,7 @@ static tn_status_t decode_nodes(reader_t *rd, const uint8_t *p, size_t len, size
                       what, f->off, f->seq);
       goto fail;
     }
-    if ((st = convert(&d, pn, rd->ats.data, rd->kinds.data, (uint32_t)i, err)) != TN_OK)
-      goto fail;
+    if ((st = convert(&d, pn, rd->ats.data, rd->kinds.data, (uint32_t)i, err)) != TN_OK) goto fail;
   }
 fail:
   free(d.seen);

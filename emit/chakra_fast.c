@@ -43,8 +43,12 @@ void emit_i_lazy_node_init(emit_i_lazy_node_t *n, const emit_i_lazy_desc_t *d) {
 
 enum { ARENA_ALIGN = 16, ARENA_MIN_BLOCK = 1 << 16 };
 
-static void *arena_pb_alloc(void *data, size_t size) { return emit_i_arena_alloc(data, size); }
-static void arena_pb_free(void *data, void *p) { (void)data, (void)p; }
+static void *arena_pb_alloc(void *data, size_t size) {
+  return emit_i_arena_alloc(data, size);
+}
+static void arena_pb_free(void *data, void *p) {
+  (void)data, (void)p;
+}
 
 void emit_i_arena_init(emit_i_arena_t *a) {
   memset(a, 0, sizeof *a);
