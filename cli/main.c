@@ -16,6 +16,8 @@ static const command_t commands[] = {
     {"sim", cmd_sim, "simulate a Chakra ET set on a fabric: time, busbw, bound, busiest links"},
     {"verify", cmd_verify, "check a Chakra ET set: matching, deadlock, collective semantics"},
     {"et", cmd_et, "look inside a Chakra ET set (dump as JSON, dot of one rank)"},
+    {"import", cmd_import, "convert an MSCCL-IR XML algorithm to a Chakra ET set (msccl)"},
+    {"export", cmd_export, "write a Chakra ET set tenet produced as MSCCL-IR XML (msccl)"},
 };
 
 static void usage(FILE *f) {

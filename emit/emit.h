@@ -86,4 +86,35 @@ tn_status_t emit_msccl_import_mem(const char *xml, size_t len, const char *what,
                                   uint64_t size_bytes, algo_t **out, tn_err_t *err);
 tn_status_t emit_msccl_export(const algo_t *a, const char *path, tn_err_t *err);
 
+/* Import options. comp_us is the COMP duration (whole µs) given to every reduction
+ * (re, and the reduce part of rrc, rrs, rrcs); 0 (the default, also when opts is NULL)
+ * costs 1 ns in simulation. collectiveapi's converter charges 7 µs per reduction. */
+typedef struct emit_msccl_step_ref {
+  int32_t tb, step; /* the XML step a node came from (-1, -1: an idle rank's filler) */
+  long line;        /* its line in the file */
+} emit_msccl_step_ref_t;
+typedef struct emit_msccl_origin {
+  uint32_t npus;
+  emit_msccl_step_ref_t **at; /* at[r][i]: origin of node i of rank r */
+} emit_msccl_origin_t;
+typedef struct emit_msccl_opts {
+  uint64_t comp_us;
+  /* Optional out (NULL: not wanted): filled on success so that a later message about
+   * "rank r node i" (the verifier's, the simulator's) can name the XML step. Free with
+   * emit_msccl_origin_free. */
+  emit_msccl_origin_t *origin;
+} emit_msccl_opts_t;
+void emit_msccl_origin_free(emit_msccl_origin_t *o);
+/* emit_msccl_import / _mem with options (opts may be NULL). The semantics of the mapping
+ * (chunk size, nodes per op, pairing, tags, nop folding) are documented at the top of
+ * emit/msccl_import.c. Errors name file:line, gpu, tb and step. O(steps log steps). */
+tn_status_t emit_msccl_import_opts(const char *path, uint64_t size_bytes,
+                                   const emit_msccl_opts_t *opts, algo_t **out, tn_err_t *err);
+tn_status_t emit_msccl_import_mem_opts(const char *xml, size_t len, const char *what,
+                                       uint64_t size_bytes, const emit_msccl_opts_t *opts,
+                                       algo_t **out, tn_err_t *err);
+/* MSCCL-IR as a string (caller frees *xml; *len its length without the NUL). The file
+ * form emit_msccl_export writes exactly these bytes. */
+tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_err_t *err);
+
 #endif

@@ -1,0 +1,387 @@
+/* emit/msccl_export.c — algo_t (tenet's own: greedy, MILP, baselines, with chunk
+ * bookkeeping) → MSCCL-IR XML. Pipeline: algo_t → this writer → MSCCL runtimes, or back
+ * through emit/msccl_import.c.
+ *
+ * Dialect: the MSCCL-IR XML that msccl-tools (MSCCLang) emits and that the MSCCL runtimes
+ * (microsoft/msccl, RCCL's MSCCL executor) load: <algo name proto nchannels nchunksperloop
+ * ngpus coll inplace outofplace> / <gpu id i_chunks o_chunks s_chunks> / <tb id send recv
+ * chan> / <step s type srcbuf srcoff dstbuf dstoff cnt depid deps hasdep>, ops s, r, re, nop.
+ *
+ * Layout: in place; chunk c lives in slot c of the collective's buffer (All-Gather: o,
+ * i_chunks 0; Reduce-Scatter and All-Reduce: i, o_chunks 0). A copy RECV lands in the slot;
+ * each reduce RECV gets its own scratch range, which the COMP's re steps add into the slot.
+ * Threadblocks: node i of a rank is tb i (so the importer's tb-major numbering gives the
+ * same ids back); a node with dependencies d1..dk runs nop steps on d1..d(k-1) and carries
+ * dk itself (a step has one cross-tb dependency; the importer folds nops back into exactly
+ * these dependencies). Channels: the k-th message from a to b (in a's node order) uses
+ * channel k, so each (peer, channel) has one sending and one receiving tb and pairing is
+ * unambiguous; the channel count is the largest number of messages between one pair.
+ * Tags: s and r steps carry tenet's extra attribute tag="N" (MSCCL runtimes ignore it;
+ * their parsers accept up to 16 attributes per element) so that the importer restores
+ * the Chakra tags exactly. Limits of the runtimes (MSCCL: 32 channels, 32 tbs per
+ * channel, about 216 tbs, 256 steps per tb) are not checked: one tb per node fits small
+ * algorithms (tenet's Ring All-Reduce on 8 NPUs: 35 tbs, 14 channels per GPU) but not
+ * large synthesized ones. Exactness: importing the result with
+ * comp_us equal to the COMPs' duration gives back an algo_t that algo_equal accepts. */
+#include "emit/emit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sb {
+  tn_vec_t v; /* char */
+  tn_status_t st;
+} sb_t;
+
+static void sb_printf(sb_t *b, tn_err_t *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void sb_printf(sb_t *b, tn_err_t *err, const char *fmt, ...) {
+  if (b->st != TN_OK) return;
+  char tmp[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= sizeof tmp) {
+    b->st = tn_err_set(err, TN_INTERNAL, "MSCCL export: line too long");
+    return;
+  }
+  if ((b->st = tn_vec_reserve(&b->v, b->v.len + (size_t)n + 1, err)) != TN_OK) return;
+  memcpy((char *)b->v.data + b->v.len, tmp, (size_t)n + 1);
+  b->v.len += (size_t)n;
+}
+
+/* Per node of a rank: the message channel, the partner (rank, node), scratch offset. */
+typedef struct xnode {
+  uint32_t chan;
+  uint32_t prank, pnode; /* SEND/RECV partner */
+  uint32_t scratch;      /* reduce RECV: its scratch offset */
+} xnode_t;
+
+typedef struct msg {
+  uint32_t src, dst, node;
+  int32_t tag;
+  uint64_t bytes;
+} msg_t;
+
+static int cmp_msg(const void *x, const void *y) {
+  const msg_t *p = x, *q = y;
+  if (p->src != q->src) return p->src < q->src ? -1 : 1;
+  if (p->dst != q->dst) return p->dst < q->dst ? -1 : 1;
+  if (p->tag != q->tag) return p->tag < q->tag ? -1 : 1;
+  if (p->bytes != q->bytes) return p->bytes < q->bytes ? -1 : 1;
+  return (p->node > q->node) - (p->node < q->node);
+}
+
+/* Chunks of node n must be a contiguous ascending range; *first gets its start. */
+static tn_status_t contiguous(const algo_t *a, uint32_t r, uint32_t i, uint32_t *first,
+                              tn_err_t *err) {
+  const algo_node_t *n = algo_node(a, r, i);
+  const uint32_t *c = algo_node_chunks(a, r, n);
+  if (n->nchunks == 0)
+    return tn_err_set(err, TN_INVAL,
+                      "rank %u node %u: no chunk bookkeeping; MSCCL-IR export "
+                      "needs tenet's own algorithms",
+                      r, i);
+  for (uint32_t k = 0; k < n->nchunks; k++)
+    if (c[k] >= a->npus * a->chunks_per_npu || (k > 0 && c[k] != c[k - 1] + 1))
+      return tn_err_set(err, TN_INFEASIBLE,
+                        "rank %u node %u: its chunks are not one ascending "
+                        "range; an MSCCL step moves a contiguous range",
+                        r, i);
+  *first = c[0];
+  return TN_OK;
+}
+
+/* Pairs every SEND with its RECV (FIFO per (src, dst, tag, bytes)) and numbers the
+ * messages of each (src, dst) pair in sender id order: that number is the channel. */
+static tn_status_t pair_messages(const algo_t *a, xnode_t **x, tn_err_t *err) {
+  size_t ns = 0, nr = 0;
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      ns += algo_node(a, r, i)->op == ALGO_SEND;
+      nr += algo_node(a, r, i)->op == ALGO_RECV;
+    }
+  msg_t *S = NULL, *R = NULL;
+  tn_status_t rc = tn_calloc(ns + 1, sizeof *S, &S, err);
+  if (rc == TN_OK) rc = tn_calloc(nr + 1, sizeof *R, &R, err);
+  if (rc != TN_OK) goto fail;
+  size_t is = 0, ir = 0;
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      const algo_node_t *n = algo_node(a, r, i);
+      if (n->peer < 0 || (uint32_t)n->peer >= a->npus || (uint32_t)n->peer == r) {
+        if (n->op == ALGO_COMP) continue;
+        rc = tn_err_set(err, TN_INVAL, "rank %u node %u: peer %d out of range", r, i, n->peer);
+        goto fail;
+      }
+      if (n->op == ALGO_SEND) S[is++] = (msg_t){r, (uint32_t)n->peer, i, n->tag, n->bytes};
+      if (n->op == ALGO_RECV) R[ir++] = (msg_t){(uint32_t)n->peer, r, i, n->tag, n->bytes};
+    }
+  qsort(S, ns, sizeof *S, cmp_msg);
+  qsort(R, nr, sizeof *R, cmp_msg);
+  for (size_t k = 0; k < ns || k < nr; k++) {
+    if (k >= ns || k >= nr || S[k].src != R[k].src || S[k].dst != R[k].dst ||
+        S[k].tag != R[k].tag || S[k].bytes != R[k].bytes) {
+      const msg_t *m = k < ns ? &S[k] : &R[k];
+      bool send = k < ns && (k >= nr || cmp_msg(&S[k], &R[k]) < 0);
+      if (!send) m = &R[k];
+      rc = tn_err_set(err, TN_PARSE, "rank %u node %u: %s has no matching %s",
+                      send ? m->src : m->dst, m->node, send ? "SEND" : "RECV",
+                      send ? "RECV" : "SEND");
+      goto fail;
+    }
+    x[S[k].src][S[k].node].prank = S[k].dst;
+    x[S[k].src][S[k].node].pnode = R[k].node;
+    x[R[k].dst][R[k].node].prank = S[k].src;
+    x[R[k].dst][R[k].node].pnode = S[k].node;
+  }
+  /* Channels: each pair's messages numbered in sender node id order. */
+  uint32_t *count = NULL;
+  if ((rc = tn_calloc(a->npus, sizeof *count, &count, err)) != TN_OK) goto fail;
+  for (uint32_t r = 0; r < a->npus; r++) {
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      const algo_node_t *n = algo_node(a, r, i);
+      if (n->op != ALGO_SEND) continue;
+      uint32_t c = count[n->peer]++;
+      x[r][i].chan = c;
+      x[n->peer][x[r][i].pnode].chan = c;
+    }
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
+      if (algo_node(a, r, i)->op == ALGO_SEND) count[algo_node(a, r, i)->peer] = 0;
+  }
+  free(count);
+fail:
+  free(S);
+  free(R);
+  return rc;
+}
+
+/* The buffer holding slot c: "o" for All-Gather, "i" otherwise. */
+static const char *slot_buf(const algo_t *a) {
+  return a->coll == TN_ALLGATHER ? "o" : "i";
+}
+
+typedef struct wstate {
+  const algo_t *a;
+  xnode_t **x;
+  sb_t *b;
+  uint32_t *nsteps; /* per node of the current rank: steps of its tb */
+  bool *hasdep;     /* per node of the current rank: some step waits on its last step */
+} wstate_t;
+
+/* One step; tag >= 0 adds tenet's tag attribute (s and r steps). */
+static void step(wstate_t *w, tn_err_t *err, uint32_t s, const char *type, const char *sb,
+                 int64_t so, const char *db, int64_t doff, int64_t cnt, int64_t depid, int64_t deps,
+                 bool hasdep, int32_t tag) {
+  char tagattr[32] = "";
+  if (tag >= 0) snprintf(tagattr, sizeof tagattr, " tag=\"%d\"", tag);
+  sb_printf(w->b, err,
+            "      <step s=\"%u\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%lld\" dstbuf=\"%s\" "
+            "dstoff=\"%lld\" cnt=\"%lld\" depid=\"%lld\" deps=\"%lld\" hasdep=\"%d\"%s/>\n",
+            s, type, sb, (long long)so, db, (long long)doff, (long long)cnt, (long long)depid,
+            (long long)deps, hasdep ? 1 : 0, tagattr);
+}
+
+/* Steps of node i (its tb) on rank r: nops for all but the last dependency, then the op. */
+static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err) {
+  const algo_t *a = w->a;
+  const algo_node_t *n = algo_node(a, r, i);
+  const uint32_t *d = algo_node_deps(a, r, n);
+  const xnode_t *xn = &w->x[r][i];
+  const char *slot = slot_buf(a);
+  uint32_t first = 0, s = 0;
+  tn_status_t rc = TN_OK;
+  int32_t send = -1, recv = -1;
+  if (n->op == ALGO_SEND) send = n->peer;
+  if (n->op == ALGO_RECV) recv = n->peer;
+  sb_printf(w->b, err, "    <tb id=\"%u\" send=\"%d\" recv=\"%d\" chan=\"%u\">\n", i, send, recv,
+            n->op == ALGO_COMP ? 0 : xn->chan);
+  /* Reduce-RECV dependencies of a COMP become its re steps. */
+  uint32_t nre = 0;
+  if (n->op == ALGO_COMP)
+    for (uint32_t k = 0; k < n->ndeps; k++) {
+      const algo_node_t *dn = algo_node(a, r, d[k]);
+      nre += dn->op == ALGO_RECV && dn->reduce;
+    }
+  for (uint32_t k = 0; k + 1 < n->ndeps; k++)
+    step(w, err, s++, "nop", "i", -1, "o", -1, 0, d[k], w->nsteps[d[k]] - 1, false, -1);
+  int64_t depid = n->ndeps ? (int64_t)d[n->ndeps - 1] : -1;
+  int64_t deps = n->ndeps ? (int64_t)w->nsteps[d[n->ndeps - 1]] - 1 : -1;
+  bool hd = w->hasdep[i];
+  switch (n->op) {
+  case ALGO_SEND: {
+    if ((rc = contiguous(a, r, i, &first, err)) != TN_OK) return rc;
+    const algo_node_t *rn = algo_node(a, xn->prank, xn->pnode);
+    const xnode_t *rx = &w->x[xn->prank][xn->pnode];
+    step(w, err, s++, "s", slot, first, rn->reduce ? "s" : slot, rn->reduce ? rx->scratch : first,
+         n->nchunks, depid, deps, hd, n->tag);
+    break;
+  }
+  case ALGO_RECV:
+    if ((rc = contiguous(a, r, i, &first, err)) != TN_OK) return rc;
+    step(w, err, s++, "r", slot, first, n->reduce ? "s" : slot, n->reduce ? xn->scratch : first,
+         n->nchunks, depid, deps, hd, n->tag);
+    break;
+  case ALGO_COMP: {
+    if (n->nchunks == 0)
+      return tn_err_set(err, TN_INFEASIBLE,
+                        "rank %u node %u: a COMP that reduces nothing "
+                        "(pure time, e.g. an imported cpy) has no MSCCL-IR form",
+                        r, i);
+    if ((rc = contiguous(a, r, i, &first, err)) != TN_OK) return rc;
+    if (nre == 0)
+      return tn_err_set(err, TN_INFEASIBLE,
+                        "rank %u node %u: a COMP that reduces no received "
+                        "data has no MSCCL-IR form",
+                        r, i);
+    /* The last dependency rides on the first re; the others re steps take none, so that
+     * the importer fuses the run into this one COMP. */
+    bool firstre = true;
+    for (uint32_t k = 0; k < n->ndeps; k++) {
+      const algo_node_t *dn = algo_node(a, r, d[k]);
+      if (dn->op != ALGO_RECV || !dn->reduce) continue;
+      if (dn->nchunks != n->nchunks || algo_node_chunks(a, r, dn)[0] != first)
+        return tn_err_set(err, TN_INFEASIBLE,
+                          "rank %u node %u: reduces RECV %u whose chunks "
+                          "differ from its own",
+                          r, i, d[k]);
+      nre--;
+      step(w, err, s++, "re", "s", w->x[r][d[k]].scratch, slot, first, n->nchunks,
+           firstre ? depid : -1, firstre ? deps : -1, hd && nre == 0, -1);
+      firstre = false;
+    }
+    break;
+  }
+  }
+  sb_printf(w->b, err, "    </tb>\n");
+  return w->b->st;
+}
+
+/* Steps per tb, needed before writing (a nop names the last step of another tb). */
+static uint32_t count_steps(const algo_t *a, uint32_t r, uint32_t i) {
+  const algo_node_t *n = algo_node(a, r, i);
+  uint32_t nops = n->ndeps ? n->ndeps - 1 : 0, ops = 1;
+  if (n->op == ALGO_COMP) {
+    ops = 0;
+    const uint32_t *d = algo_node_deps(a, r, n);
+    for (uint32_t k = 0; k < n->ndeps; k++)
+      ops += algo_node(a, r, d[k])->op == ALGO_RECV && algo_node(a, r, d[k])->reduce;
+    if (ops == 0) ops = 1;
+  }
+  return nops + ops;
+}
+
+static bool idle_rank(const algo_t *a, uint32_t r) {
+  if (algo_rank_len(a, r) != 1) return algo_rank_len(a, r) == 0;
+  const algo_node_t *n = algo_node(a, r, 0);
+  return n->op == ALGO_COMP && n->ndeps == 0 && n->nchunks == 0 && n->duration_us == 0;
+}
+
+tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_err_t *err) {
+  *xml = NULL;
+  *len = 0;
+  if (!a->has_coll)
+    return tn_err_set(err, TN_INVAL,
+                      "MSCCL-IR export needs the collective and its chunk "
+                      "bookkeeping (tenet's own algorithms)");
+  uint32_t total = a->npus * a->chunks_per_npu;
+  sb_t b = {{0}, TN_OK};
+  tn_vec_init(&b.v, 1);
+  xnode_t **x = NULL;
+  uint32_t *nsteps = NULL;
+  bool *hasdep = NULL;
+  uint32_t maxlen = 1;
+  tn_status_t rc = tn_calloc(a->npus, sizeof *x, &x, err);
+  for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++) {
+    uint32_t l = algo_rank_len(a, r);
+    if (l > maxlen) maxlen = l;
+    rc = tn_calloc(l + 1, sizeof **x, &x[r], err);
+  }
+  if (rc == TN_OK) rc = tn_calloc(maxlen, sizeof *nsteps, &nsteps, err);
+  if (rc == TN_OK) rc = tn_calloc(maxlen, sizeof *hasdep, &hasdep, err);
+  if (rc == TN_OK) rc = pair_messages(a, x, err);
+  if (rc != TN_OK) goto fail;
+  uint32_t nch = 1;
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
+      if (algo_node(a, r, i)->op != ALGO_COMP && x[r][i].chan + 1 > nch) nch = x[r][i].chan + 1;
+  const char *cname = a->coll == TN_ALLGATHER   ? "allgather"
+                      : a->coll == TN_ALLREDUCE ? "allreduce"
+                                                : "reduce_scatter";
+  sb_printf(&b, err,
+            "<!-- MSCCL-IR written by tenet from a %s algorithm: %s, %u ranks, %u "
+            "chunks per rank -->\n",
+            a->name, cname, a->npus, a->chunks_per_npu);
+  sb_printf(&b, err,
+            "<algo name=\"tenet_%s_%s\" proto=\"Simple\" nchannels=\"%u\" "
+            "nchunksperloop=\"%u\" ngpus=\"%u\" coll=\"%s\" inplace=\"1\" outofplace=\"0\">\n",
+            a->name, cname, nch, total, a->npus, cname);
+  wstate_t w = {a, x, &b, nsteps, hasdep};
+  for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++) {
+    uint32_t l = algo_rank_len(a, r), scratch = 0;
+    for (uint32_t i = 0; i < l; i++) {
+      const algo_node_t *n = algo_node(a, r, i);
+      if (n->op == ALGO_RECV && n->reduce) {
+        x[r][i].scratch = scratch;
+        scratch += n->nchunks;
+      }
+      nsteps[i] = count_steps(a, r, i);
+      hasdep[i] = false;
+    }
+    for (uint32_t i = 0; i < l; i++) {
+      const algo_node_t *n = algo_node(a, r, i);
+      const uint32_t *d = algo_node_deps(a, r, n);
+      for (uint32_t k = 0; k < n->ndeps; k++) {
+        if (d[k] >= l) {
+          rc = tn_err_set(err, TN_INVAL, "rank %u node %u: dependency %u out of range", r, i, d[k]);
+          goto fail;
+        }
+        hasdep[d[k]] = true;
+      }
+    }
+    sb_printf(&b, err, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n", r,
+              a->coll == TN_ALLGATHER ? 0 : total, a->coll == TN_ALLGATHER ? total : 0, scratch);
+    if (!idle_rank(a, r))
+      for (uint32_t i = 0; i < l && rc == TN_OK; i++)
+        rc = write_node(&w, r, i, err);
+    sb_printf(&b, err, "  </gpu>\n");
+  }
+  sb_printf(&b, err, "</algo>\n");
+  if (rc == TN_OK) rc = b.st;
+  if (rc != TN_OK) goto fail;
+  *xml = b.v.data;
+  *len = b.v.len;
+  b.v.data = NULL;
+fail:
+  tn_vec_free(&b.v);
+  if (x)
+    for (uint32_t r = 0; r < a->npus; r++)
+      free(x[r]);
+  free(x);
+  free(nsteps);
+  free(hasdep);
+  return rc;
+}
+
+tn_status_t emit_msccl_export(const algo_t *a, const char *path, tn_err_t *err) {
+  char *xml = NULL;
+  size_t len = 0;
+  tn_status_t rc = emit_msccl_export_mem(a, &xml, &len, err);
+  if (rc != TN_OK) return rc;
+  tn_outfile_t o = {0};
+  if ((rc = tn_mkdir_parents(path, err)) == TN_OK &&
+      (rc = tn_outfile_open(&o, path, err)) == TN_OK) {
+    if (fwrite(xml, 1, len, o.f) != len) {
+      tn_outfile_abort(&o);
+      rc = tn_err_set(err, TN_IO, "%s: write failed", path);
+    } else {
+      rc = tn_outfile_commit(&o, err);
+    }
+  }
+  free(xml);
+  return rc;
+}
