@@ -62,7 +62,8 @@ static void free_blocks(emit_i_arena_t *a) {
   for (size_t i = 0; i < a->blocks.len; i++)
     free(TN_VEC_AT(&a->blocks, void *, i));
   a->blocks.len = 0;
-  a->used = a->cap = 0;
+  a->cur = a->end = NULL;
+  a->cap = a->held = 0;
 }
 
 /* Opens a new current block of at least size bytes. */
@@ -74,31 +75,30 @@ static bool new_block(emit_i_arena_t *a, size_t size) {
       tn_calloc(cap, 1, &b, NULL) != TN_OK)
     return false;
   TN_VEC_AT(&a->blocks, void *, a->blocks.len++) = b;
-  a->used = 0;
+  a->cur = b;
+  a->end = a->cur + cap;
   a->cap = cap;
+  a->held += cap;
   return true;
 }
 
 void *emit_i_arena_alloc(emit_i_arena_t *a, size_t size) {
   if (size > SIZE_MAX - ARENA_ALIGN) return NULL;
   size = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
-  if (a->blocks.len == 0 || a->cap - a->used < size) {
-    if (!new_block(a, size)) return NULL;
-  }
-  uint8_t *p = (uint8_t *)TN_VEC_AT(&a->blocks, void *, a->blocks.len - 1) + a->used;
-  a->used += size;
-  a->total += size;
+  if ((a->cur == NULL || (size_t)(a->end - a->cur) < size) && !new_block(a, size)) return NULL;
+  uint8_t *p = a->cur;
+  a->cur += size;
   return p;
 }
 
 void emit_i_arena_reset(emit_i_arena_t *a) {
   if (a->blocks.len > 1) { /* replace the blocks by one that holds them all */
-    size_t want = a->total;
+    size_t want = a->held;
     free_blocks(a);
     if (!new_block(a, want)) free_blocks(a);
+  } else if (a->blocks.len == 1) {
+    a->cur = TN_VEC_AT(&a->blocks, void *, 0);
   }
-  a->used = 0;
-  a->total = 0;
 }
 
 void emit_i_arena_free(emit_i_arena_t *a) {

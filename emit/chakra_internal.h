@@ -45,9 +45,9 @@ void emit_i_lazy_node_init(emit_i_lazy_node_t *n, const emit_i_lazy_desc_t *d);
 /* Bump allocator for protobuf-c: alloc never frees, reset makes all memory reusable
  * (keeping one block as large as everything used since the last reset). */
 typedef struct emit_i_arena {
-  tn_vec_t blocks;  /* void *: every block, the current one last */
-  size_t used, cap; /* in the current block */
-  size_t total;     /* bytes handed out since the last reset */
+  tn_vec_t blocks;    /* void *: every block, the current one last */
+  uint8_t *cur, *end; /* free part of the current block */
+  size_t cap, held;   /* current block's size; all blocks' sizes */
   ProtobufCAllocator pb;
 } emit_i_arena_t;
 
