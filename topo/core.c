@@ -170,16 +170,19 @@ double topo_egress_GBps(const topo_t *t, uint32_t node) {
 uint64_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes) {
   if (t->npus < 2) return 0;
   double n = (double)t->npus;
-  double bytes = (n - 1.0) / n * (double)size_bytes;
+  /* Bytes that must enter and leave every NPU (see topo.h for the argument). */
+  double in_bytes = 0.0, out_bytes = 0.0;
+  switch (coll) {
+  case TN_ALLGATHER: in_bytes = (n - 1.0) / n * (double)size_bytes; break;
+  case TN_REDUCESCATTER: out_bytes = (n - 1.0) / n * (double)size_bytes; break;
+  case TN_ALLREDUCE: in_bytes = out_bytes = (double)size_bytes; break;
+  }
   double worst_s = 0.0;
   for (uint32_t v = 0; v < t->npus; v++) {
-    /* All-Gather must bring (n-1)/n*S into v; Reduce-Scatter must take (n-1)/n*S of
-     * v's input out of v (each other NPU's block needs v's contribution). */
     double in = topo_ingress_GBps(t, v) * TN_GIB, outb = topo_egress_GBps(t, v) * TN_GIB;
-    double s_in = in > 0 ? bytes / in : INFINITY, s_out = outb > 0 ? bytes / outb : INFINITY;
-    double s = coll == TN_ALLGATHER ? s_in : s_out;
-    /* All-Reduce without in-network reduction is a Reduce-Scatter plus an All-Gather. */
-    if (coll == TN_ALLREDUCE) s = 2.0 * (s_in > s_out ? s_in : s_out);
+    double s_in = in_bytes == 0.0 ? 0.0 : (in > 0 ? in_bytes / in : INFINITY);
+    double s_out = out_bytes == 0.0 ? 0.0 : (outb > 0 ? out_bytes / outb : INFINITY);
+    double s = s_in > s_out ? s_in : s_out;
     if (s > worst_s) worst_s = s;
   }
   if (!isfinite(worst_s)) return UINT64_MAX;

@@ -166,8 +166,17 @@ tn_status_t topo_analyze(const topo_t *t, topo_info_t *info, tn_err_t *err);
 tn_status_t topo_check_connected(const topo_t *t, tn_err_t *err);
 
 /* Bandwidth lower bound in ps for a collective of size_bytes (NCCL's meaning of the
- * size, ARCHITECTURE.md §2): All-Gather needs (n-1)/n*S into every NPU, Reduce-Scatter
- * (n-1)/n*S out of and into every NPU, All-Reduce twice that. Returns the max over NPUs. */
+ * size, ARCHITECTURE.md §2), the max over NPUs v of:
+ *  - All-Gather: (n-1)/n*S must come into v: (n-1)/n*S / B_in(v);
+ *  - Reduce-Scatter: v's contributions to the other blocks, (n-1)/n*S, must leave v:
+ *    (n-1)/n*S / B_out(v);
+ *  - All-Reduce: S / min(B_in(v), B_out(v)). Proof: for the elements whose complete sum
+ *    first exists at v, v must receive at least one value each (the others' combined
+ *    contribution) and send the result out; for every other element v must send its
+ *    contribution out and receive the result. So at least S bytes enter and S leave v.
+ *    The textbook 2(n-1)/n*S / B is not a bound here: it assumes the Reduce-Scatter and
+ *    All-Gather halves share one direction of v's links, while links are full duplex and
+ *    a plan may overlap the halves (the greedy does, and beats it on meshes). */
 uint64_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes);
 
 /* Sum of incoming / outgoing link bandwidth of a node, GB/s. */
