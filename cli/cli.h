@@ -149,11 +149,6 @@ typedef struct cli_result {
   double synth_ms;
 } cli_result_t;
 
-/* cli_synthesize under a process-wide lock: safe to call from several threads at once
- * (igraph, used by the connectivity check, is not thread-safe in Debian's build). */
-tn_status_t cli_synthesize_serial(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
-                                  const cli_synth_opts_t *opts, cli_synth_out_t *out,
-                                  tn_err_t *err);
 /* One run: cli_synthesize, then (when chakra_prefix is non-NULL) emit_chakra_write, then
  * sim_run, and fills r (metrics from the simulated time; speedup unknown). On failure r->ok
  * is false, r->error holds the message and the status is returned. t is borrowed and only

@@ -3,28 +3,11 @@
  * batch and demo. */
 #include "cli/cli.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "emit/emit.h"
 #include "sim/sim.h"
-
-/* cli_synthesize starts with topo_check_connected, which runs igraph, and Debian's igraph
- * is built without thread-local storage (IGRAPH_THREAD_SAFE 0): two threads inside it at
- * once corrupt its global "finally" stack and abort the process. Until topo/ serializes
- * its igraph calls itself, runs that may overlap (compare, batch, demo with -j > 1) take
- * this lock around synthesis; simulation and Chakra writing still run in parallel. */
-static pthread_mutex_t synth_mu = PTHREAD_MUTEX_INITIALIZER;
-
-tn_status_t cli_synthesize_serial(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
-                                  const cli_synth_opts_t *opts, cli_synth_out_t *out,
-                                  tn_err_t *err) {
-  pthread_mutex_lock(&synth_mu);
-  tn_status_t st = cli_synthesize(t, coll, size_bytes, opts, out, err);
-  pthread_mutex_unlock(&synth_mu);
-  return st;
-}
 
 static void fill_metrics(cli_result_t *r, const topo_t *t, uint64_t time_ps) {
   r->time_ps = time_ps;
@@ -50,7 +33,7 @@ tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, 
   cli_synth_out_t out = {0};
   sim_opts_t sopt = {0};
   sim_result_t res = {0};
-  tn_status_t st = cli_synthesize_serial(t, coll, size_bytes, &so, &out, &e);
+  tn_status_t st = cli_synthesize(t, coll, size_bytes, &so, &out, &e);
   if (st == TN_OK && out.algo == NULL)
     st = tn_err_set(&e, TN_INTERNAL, "synthesis returned no algorithm");
   if (st == TN_OK && chakra_prefix != NULL) st = emit_chakra_write(out.algo, chakra_prefix, &e);

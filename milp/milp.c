@@ -2,6 +2,7 @@
  * starting plan (own list scheduler, or the caller's warm start re-timed, whichever is
  * shorter), lets GLPK improve and prove it, and replays the answer through ten's engine
  * into a schedule_t. */
+#include <pthread.h>
 #include "milp/milp_internal.h"
 
 #include <math.h>
@@ -122,7 +123,7 @@ out:
   return st;
 }
 
-tn_status_t milp_solve(const topo_t *t, uint64_t size_bytes, const milp_opts_t *opts,
+static tn_status_t solve_unlocked(const topo_t *t, uint64_t size_bytes, const milp_opts_t *opts,
                        schedule_t *out, milp_result_t *res, tn_err_t *err) {
   double t0 = tn_wall_seconds();
   memset(res, 0, sizeof *res);
@@ -184,5 +185,18 @@ fail:
   milp_i_plan_free(&sym);
   milp_i_fab_free(&f);
   if (st != TN_OK) tn_err_prefix(err, "milp");
+  return st;
+}
+
+/* GLPK's environment (hooks, memory accounting) is process-wide unless GLPK was built
+ * with thread-local storage, so one solve runs at a time (tenet batch runs cases on
+ * several threads). */
+static pthread_mutex_t glpk_mu = PTHREAD_MUTEX_INITIALIZER;
+
+tn_status_t milp_solve(const topo_t *t, uint64_t size_bytes, const milp_opts_t *opts,
+                       schedule_t *out, milp_result_t *res, tn_err_t *err) {
+  pthread_mutex_lock(&glpk_mu);
+  tn_status_t st = solve_unlocked(t, size_bytes, opts, out, res, err);
+  pthread_mutex_unlock(&glpk_mu);
   return st;
 }

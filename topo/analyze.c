@@ -6,14 +6,20 @@
 
 #include <igraph/igraph.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 /* Sources per igraph_distances call: bounds the distance matrix to BATCH x npus. */
 #define BATCH 64
 
+/* Debian's igraph is built without thread safety (its error "finally" stack is global),
+ * so every use of igraph in this file holds this lock: tenet batch and compare analyse
+ * fabrics from several threads. */
+static pthread_mutex_t igraph_mu = PTHREAD_MUTEX_INITIALIZER;
+
 /* igraph must never abort the process or print: install its "ignore" handlers once
- * (they free igraph's own temporaries and return the error code to us). Not thread-safe,
- * like igraph's default build. */
+ * (they free igraph's own temporaries and return the error code to us). Called with
+ * igraph_mu held. */
 static void igraph_setup(void) {
   static bool done = false;
   if (done) return;
@@ -72,7 +78,7 @@ static tn_status_t npu_distances(const topo_t *t, const igraph_t *g, uint32_t *d
   return map_igraph(e, "distances", err);
 }
 
-tn_status_t topo_analyze(const topo_t *t, topo_info_t *info, tn_err_t *err) {
+static tn_status_t analyze_locked(const topo_t *t, topo_info_t *info, tn_err_t *err) {
   igraph_setup();
   *info = (topo_info_t){0};
   info->npus = t->npus;
@@ -102,7 +108,7 @@ tn_status_t topo_analyze(const topo_t *t, topo_info_t *info, tn_err_t *err) {
   return st;
 }
 
-tn_status_t topo_check_connected(const topo_t *t, tn_err_t *err) {
+static tn_status_t check_connected_locked(const topo_t *t, tn_err_t *err) {
   igraph_setup();
   igraph_t g;
   tn_status_t st = build_graph(t, &g, err);
@@ -135,5 +141,19 @@ tn_status_t topo_check_connected(const topo_t *t, tn_err_t *err) {
   }
   igraph_destroy(&g);
   if (st == TN_OK) st = map_igraph(e, "components", err);
+  return st;
+}
+
+tn_status_t topo_analyze(const topo_t *t, topo_info_t *info, tn_err_t *err) {
+  pthread_mutex_lock(&igraph_mu);
+  tn_status_t st = analyze_locked(t, info, err);
+  pthread_mutex_unlock(&igraph_mu);
+  return st;
+}
+
+tn_status_t topo_check_connected(const topo_t *t, tn_err_t *err) {
+  pthread_mutex_lock(&igraph_mu);
+  tn_status_t st = check_connected_locked(t, err);
+  pthread_mutex_unlock(&igraph_mu);
   return st;
 }
