@@ -167,7 +167,7 @@ static tn_status_t unknown_key(const char *what, unsigned lineno, const char *ke
   const char *best = NULL;
   size_t bd = SIZE_MAX;
   for (size_t j = 0; j < nkeys; j++) {
-    size_t d = cli_edit_distance(key, keys[j]);
+    size_t d = tn_edit_distance(key, keys[j]);
     if (d < bd) bd = d, best = keys[j];
   }
   if (bd <= 2)

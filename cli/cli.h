@@ -51,9 +51,6 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
-/* Levenshtein distance, for did-you-mean suggestions. */
-size_t cli_edit_distance(const char *a, const char *b);
-
 /* Directory of the shipped topologies (TENET_TOPOLOGY_DIR, overridable with the
  * TENET_TOPOLOGIES environment variable). */
 const char *cli_topology_dir(void);

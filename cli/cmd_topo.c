@@ -474,7 +474,7 @@ int cmd_topo(int argc, char **argv) {
   size_t best_d = SIZE_MAX;
   for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
     if (strcmp(sub, subs[i].name) == 0) return subs[i].run(argc - 1, argv + 1);
-    size_t d = cli_edit_distance(sub, subs[i].name);
+    size_t d = tn_edit_distance(sub, subs[i].name);
     if (d < best_d) best_d = d, best = subs[i].name;
   }
   if (best && best_d <= 2)

@@ -54,7 +54,7 @@ int cli_main(int argc, char **argv) {
   size_t best_d = SIZE_MAX;
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
     if (strcmp(cmd, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
-    size_t d = cli_edit_distance(cmd, commands[i].name);
+    size_t d = tn_edit_distance(cmd, commands[i].name);
     if (d < best_d) best_d = d, best = commands[i].name;
   }
   if (best && best_d <= 2)

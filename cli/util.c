@@ -6,23 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t cli_edit_distance(const char *a, const char *b) {
-  size_t n = strlen(a), m = strlen(b);
-  if (n > 64 || m > 64) return SIZE_MAX;
-  size_t prev[65], cur[65];
-  for (size_t j = 0; j <= m; j++) prev[j] = j;
-  for (size_t i = 1; i <= n; i++) {
-    cur[0] = i;
-    for (size_t j = 1; j <= m; j++) {
-      size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-      size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-      cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-    }
-    memcpy(prev, cur, (m + 1) * sizeof *prev);
-  }
-  return prev[m];
-}
-
 static const cli_opt_t *find_long(const cli_opt_t *opts, size_t n, const char *name,
                                   size_t len) {
   for (size_t i = 0; i < n; i++)
@@ -42,7 +25,7 @@ static tn_status_t unknown_option(const cli_opt_t *opts, size_t n, const char *a
   const char *best = NULL;
   size_t best_d = SIZE_MAX;
   for (size_t i = 0; i < n; i++) {
-    size_t d = cli_edit_distance(buf, opts[i].long_name);
+    size_t d = tn_edit_distance(buf, opts[i].long_name);
     if (d < best_d) best_d = d, best = opts[i].long_name;
   }
   if (best && best_d <= 2)

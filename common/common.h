@@ -145,6 +145,12 @@ tn_status_t tn_coll_parse(const char *s, tn_coll_t *out, tn_err_t *err);
 /* busbw factor: (n-1)/n for All-Gather and Reduce-Scatter, 2(n-1)/n for All-Reduce. */
 double tn_coll_busbw_factor(tn_coll_t c, uint32_t npus);
 
+/* ---- text -------------------------------------------------------------- */
+/* Levenshtein distance between a and b (insertions, deletions, substitutions), for
+ * did-you-mean hints; SIZE_MAX when either is longer than 64 characters.
+ * O(len(a) * len(b)) time, no allocation. */
+size_t tn_edit_distance(const char *a, const char *b);
+
 /* Monotonic wall clock in seconds (for reporting synthesis time only). */
 double tn_wall_seconds(void);
 

@@ -35,28 +35,11 @@ static tn_status_t jerr(const jctx_t *c, const char *fmt, ...) {
   return tn_err_set(c->err, TN_PARSE, "%s: %s", c->what, buf);
 }
 
-static size_t edit_distance(const char *a, const char *b) {
-  size_t n = strlen(a), m = strlen(b);
-  if (n > 64 || m > 64) return SIZE_MAX;
-  size_t prev[65], cur[65];
-  for (size_t j = 0; j <= m; j++) prev[j] = j;
-  for (size_t i = 1; i <= n; i++) {
-    cur[0] = i;
-    for (size_t j = 1; j <= m; j++) {
-      size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-      size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-      cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-    }
-    memcpy(prev, cur, (m + 1) * sizeof *prev);
-  }
-  return prev[m];
-}
-
 const char *topo_i_suggest(const char *word, const char *const *cands, size_t n) {
   const char *best = NULL;
   size_t best_d = SIZE_MAX;
   for (size_t i = 0; i < n; i++) {
-    size_t d = edit_distance(word, cands[i]);
+    size_t d = tn_edit_distance(word, cands[i]);
     if (d < best_d) best_d = d, best = cands[i];
   }
   size_t limit = strlen(word) <= 3 ? 1 : 2;

@@ -243,6 +243,24 @@ static void rng_and_collectives_are_deterministic(void **state) {
   assert_true(tn_coll_busbw_factor(TN_ALLGATHER, 4) == 0.75);
 }
 
+static void edit_distance_counts_single_edits_and_caps_long_words(void **state) {
+  (void)state;
+  assert_int_equal(tn_edit_distance("", ""), 0);
+  assert_int_equal(tn_edit_distance("ring", "ring"), 0);
+  assert_int_equal(tn_edit_distance("rng", "ring"), 1);      /* insertion */
+  assert_int_equal(tn_edit_distance("sizes", "size"), 1);    /* deletion */
+  assert_int_equal(tn_edit_distance("tours", "torus"), 2);   /* transposition = 2 edits */
+  assert_int_equal(tn_edit_distance("mesh", "ring"), 4);
+  assert_int_equal(tn_edit_distance("", "abc"), 3);
+  char w64[65], w65[66];
+  memset(w64, 'a', 64);
+  w64[64] = '\0';
+  memset(w65, 'a', 65);
+  w65[65] = '\0';
+  assert_int_equal(tn_edit_distance(w64, w64), 0);
+  assert_true(tn_edit_distance(w65, "a") == SIZE_MAX);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(parse_size_reads_decimal_and_binary_units),
@@ -256,6 +274,7 @@ int main(void) {
       cmocka_unit_test(read_file_enforces_its_cap),
       cmocka_unit_test(alloc_and_arithmetic_detect_overflow),
       cmocka_unit_test(rng_and_collectives_are_deterministic),
+      cmocka_unit_test(edit_distance_counts_single_edits_and_caps_long_words),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
