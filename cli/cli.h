@@ -169,6 +169,16 @@ tn_status_t cli_results_csv(const cli_result_t *rows, size_t n, const char *path
 tn_status_t cli_results_table(const cli_result_t *rows, size_t n, FILE *f, tn_err_t *err);
 /* Formats ns compactly ("812 ns", "12.35 us", "3.10 ms", "1.204 s"). */
 const char *cli_fmt_time_ns(double ns, char *buf, size_t len);
+/* The one-object --json output of synth, import and sim (cli/report.c). o is a cJSON
+ * object; cli.h does not include cJSON, hence the struct tag. */
+struct cJSON;
+/* Adds "files": ["<prefix>.0.et", …, "<prefix>.<npus-1>.et"] to o: the Chakra ET set
+ * emit_chakra_write wrote. Out of memory leaves the array short; cli_json_print then
+ * usually fails too. */
+void cli_json_add_et_files(struct cJSON *o, const char *prefix, uint32_t npus);
+/* Prints o (may be NULL) as one unformatted line on stdout and deletes it. Returns the
+ * exit code: 0, or 3 after "tenet CMD: out of memory printing JSON" on stderr. */
+int cli_json_print(const char *cmd, struct cJSON *o);
 
 /* ---- the comparison behind compare and demo (cli/cmd_compare.c) --------- */
 typedef struct cli_compare_spec {

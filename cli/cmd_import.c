@@ -75,23 +75,8 @@ static int print_result(const algo_t *a, const char *file, const char *prefix,
     uint64_t lb = topo_lower_bound_ps(t, a->coll, a->size_bytes);
     cJSON_AddNumberToObject(o, "lower_bound_ns", (double)lb / 1e3);
   }
-  cJSON *files = cJSON_AddArrayToObject(o, "files");
-  size_t len = strlen(prefix) + 32;
-  char *buf = malloc(len);
-  for (uint32_t r = 0; buf && r < a->npus; r++) {
-    snprintf(buf, len, "%s.%u.et", prefix, r);
-    cJSON_AddItemToArray(files, cJSON_CreateString(buf));
-  }
-  free(buf);
-  char *text = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  if (text == NULL) {
-    fprintf(stderr, "tenet import: out of memory printing JSON\n");
-    return 3;
-  }
-  printf("%s\n", text);
-  cJSON_free(text);
-  return 0;
+  cli_json_add_et_files(o, prefix, a->npus);
+  return cli_json_print("import", o);
 }
 
 int cmd_import(int argc, char **argv) {

@@ -185,15 +185,7 @@ static int print_json(const topo_t *t, const algo_t *a, const coll_info_t *ci,
     cJSON_AddItemToArray(links, lo);
   }
   if (trace) cJSON_AddStringToObject(o, "trace", trace);
-  char *text = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  if (text == NULL) {
-    fprintf(stderr, "tenet sim: out of memory printing JSON\n");
-    return 3;
-  }
-  printf("%s\n", text);
-  cJSON_free(text);
-  return 0;
+  return cli_json_print("sim", o);
 }
 
 int cmd_sim(int argc, char **argv) {

@@ -68,23 +68,8 @@ static int print_json(const topo_t *t, const algo_t *a, uint64_t size, const cli
   cJSON_AddNumberToObject(o, "messages", (double)sr->messages);
   cJSON_AddNumberToObject(o, "synth_ms", so->synth_ms);
   if (so->milp_status) cJSON_AddStringToObject(o, "milp_status", so->milp_status);
-  cJSON *files = cJSON_AddArrayToObject(o, "files");
-  size_t len = strlen(prefix) + 32;
-  char *buf = malloc(len);
-  for (uint32_t r = 0; buf && r < t->npus; r++) {
-    snprintf(buf, len, "%s.%u.et", prefix, r);
-    cJSON_AddItemToArray(files, cJSON_CreateString(buf));
-  }
-  free(buf);
-  char *text = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  if (text == NULL) {
-    fprintf(stderr, "tenet synth: out of memory printing JSON\n");
-    return 3;
-  }
-  printf("%s\n", text);
-  cJSON_free(text);
-  return 0;
+  cli_json_add_et_files(o, prefix, t->npus);
+  return cli_json_print("synth", o);
 }
 
 static tn_status_t parse_args(int argc, char **argv, synth_args_t *a, tn_coll_t *coll,

@@ -1,5 +1,6 @@
 /* cli/report.c — the ways results of (fabric, collective, size, algorithm) runs are
- * shown: table, JSON, CSV; speed-ups over Ring. Shared by compare, batch and demo. */
+ * shown: table, JSON, CSV; speed-ups over Ring. Shared by compare, batch and demo; the
+ * one-object --json printing at the end is shared by synth, import and sim. */
 #include "cli/cli.h"
 
 #include <cjson/cJSON.h>
@@ -129,4 +130,31 @@ tn_status_t cli_results_table(const cli_result_t *rows, size_t n, FILE *f, tn_er
   if (st == TN_OK) cli_table_print(&t, f);
   cli_table_free(&t);
   return st;
+}
+
+void cli_json_add_et_files(cJSON *o, const char *prefix, uint32_t npus) {
+  cJSON *files = cJSON_AddArrayToObject(o, "files");
+  size_t len = strlen(prefix) + 32;
+  char *buf = files ? malloc(len) : NULL;
+  for (uint32_t r = 0; buf && r < npus; r++) {
+    snprintf(buf, len, "%s.%u.et", prefix, r);
+    cJSON *name = cJSON_CreateString(buf);
+    if (!cJSON_AddItemToArray(files, name)) {
+      cJSON_Delete(name);
+      break;
+    }
+  }
+  free(buf);
+}
+
+int cli_json_print(const char *cmd, cJSON *o) {
+  char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+  cJSON_Delete(o);
+  if (text == NULL) {
+    fprintf(stderr, "tenet %s: out of memory printing JSON\n", cmd);
+    return 3;
+  }
+  printf("%s\n", text);
+  cJSON_free(text);
+  return 0;
 }
