@@ -3,52 +3,16 @@
 # ARCHITECTURE.md §6 (keys of --json, exit codes, one-line errors, no partial files).
 # Usage: bash topo.sh TENET_BIN SCRATCH_DIR SOURCE_DIR
 set -u
-TENET=$1
-SCRATCH=$2
-SRC=$3
-rm -rf "$SCRATCH" && mkdir -p "$SCRATCH" && cd "$SCRATCH" || exit 1
-export TENET_TOPOLOGIES="$SRC/topologies"
+. "$(dirname "$0")/lib/testlib.bash"
+testlib_init "$@" topo
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-
-# run CMD...: captures stdout, stderr and the exit code.
-run() {
-  "$@" >out.txt 2>err.txt
-  rc=$?
-}
-
-# flat: the JSON on stdout without whitespace, for grepping keys.
-flat() { tr -d ' \t\n' <out.txt; }
-
-# expect_key KEY VALUE: the last run printed "KEY": VALUE.
-expect_key() {
-  if flat | grep -q "\"$1\":$2[,}]"; then ok; else bad "$desc: expected \"$1\": $2 in $(flat)"; fi
-}
-
-# expect_bad DESC FILE_THAT_MUST_NOT_EXIST CMD...: exit 1, one line on stderr, nothing on
-# stdout, no output file and no temporary left behind.
+# expect_bad DESC FILE_THAT_MUST_NOT_EXIST CMD...: expect_fail with exit 1, and FILE (when
+# given) not written.
 expect_bad() {
   local d=$1 f=$2
   shift 2
-  local before after
-  before=$(ls -A | grep -vc '^\(out\|err\)\.txt$')
-  run "$@"
-  after=$(ls -A | grep -vc '^\(out\|err\)\.txt$')
-  if [ "$rc" -ne 1 ]; then bad "$d: exit $rc, want 1 ($(cat err.txt))"; return; fi
-  if [ "$(wc -l <err.txt)" -ne 1 ]; then bad "$d: stderr is not one line: $(cat err.txt)"; return; fi
-  if ! grep -q '^tenet topo' err.txt; then bad "$d: stderr does not start with 'tenet topo'"; return; fi
-  if [ -s out.txt ]; then bad "$d: printed on stdout"; return; fi
-  if [ -n "$f" ] && [ -e "$f" ]; then bad "$d: wrote $f"; return; fi
-  if [ "$before" != "$after" ]; then bad "$d: left a file behind"; return; fi
-  ok
-}
-
-# expect_msg FRAGMENT: the last error message contains FRAGMENT.
-expect_msg() {
-  if grep -qF -- "$1" err.txt; then ok; else bad "$desc: '$(cat err.txt)' lacks '$1'"; fi
+  expect_fail 1 "$d" "$@"
+  if [ -n "$f" ] && [ -e "$f" ]; then bad "$d: wrote $f"; fi
 }
 
 # ---- help and version --------------------------------------------------------------
@@ -212,5 +176,4 @@ expect_bad "draw bad extension" pic.gif "$TENET" topo draw ring-4 -o pic.gif
 expect_bad "draw bad layout" pic.svg "$TENET" topo draw ring-4 -o pic.svg --layout circo
 expect_bad "draw missing topology" pic.svg "$TENET" topo draw nothing.json -o pic.svg
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+testlib_done
