@@ -3,22 +3,13 @@
 # are valid PNG/SVG, Chakra sets and results written, the closing two lines.
 # Usage: bash demo.sh TENET_BIN SCRATCH_DIR SOURCE_DIR
 set -u
-T=$1; S=$2; SRC=$3
-rm -rf "$S"; mkdir -p "$S"; cd "$S" || exit 1
-pass=0; fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
-is_png() { test "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a"; }
+. "$(dirname "$0")/lib/testlib.bash"
+testlib_init "$@" demo
 is_svg() { head -c 200 "$1" | grep -q '<?xml' && grep -q '</svg>' "$1"; }
 
-check "help" "$T" demo --help >/dev/null
-if ! "$T" compare -t ring-8 -c allgather --sizes 1MiB --algos greedy --json >/dev/null 2>&1; then
-  echo "SKIP: the demo needs the greedy synthesizer, not in this build"
-  echo "$pass passed, $fail failed"
-  exit 0
-fi
-"$T" demo --quick -o out >stdout.txt 2>stderr.txt
+check "help" "$TENET" demo --help >/dev/null
+have_greedy || testlib_skip_rest "the demo needs the greedy synthesizer, not in this build"
+"$TENET" demo --quick -o out >stdout.txt 2>stderr.txt
 rc=$?
 check "demo exit 0 (got $rc: $(head -c 300 stderr.txt))" test $rc -eq 0
 for f in mesh-8x8 mesh3d-4x4x4; do
@@ -47,5 +38,4 @@ check "no temp files" test -z "$(find out -name '*.tmp.*')"
 # greedy beats ring on the 8x8 mesh at 16 MiB
 check "greedy beats ring at 16MiB" awk '/^mesh-8x8, allgather/{on=1} on && $1=="16MiB" && $2=="greedy" { if ($NF+0 > 1.0) found=1 } END { exit !found }' stdout.txt
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+testlib_done
