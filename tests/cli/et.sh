@@ -3,12 +3,8 @@
 # a foreign (Python-written) one, and the synthesized set decoded by Chakra's own Python
 # schema (protoc --python_out of emit/et_def.proto). Usage: et.sh TENET SCRATCH SOURCE_DIR
 set -u
-BIN=$1 DIR=$2 SRC=$3
-rm -rf "$DIR" && mkdir -p "$DIR"
-pass=0 failed=0
-ok() { pass=$((pass + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
-skip() { echo "SKIP: $*"; }
+. "$(dirname "$0")/lib/testlib.bash"
+testlib_init "$@" et
 
 # expect CODE NEEDLE DESC -- CMD...: runs CMD, checks its exit code and that stdout+stderr
 # contains NEEDLE (empty NEEDLE: anything).
@@ -25,22 +21,22 @@ expect() {
   ok
 }
 
-json_get() { # json_get FILE EXPR: prints the Python expression over the parsed object j
+json_eval() { # json_eval FILE EXPR: prints the Python expression over the parsed object j
   python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"
 }
 
-expect 0 "tenet et dump PREFIX" "et --help" -- "$BIN" et --help
-expect 0 "semantics checked" "verify --help" -- "$BIN" verify --help
-expect 1 "none.0.et" "dump of a missing set" -- "$BIN" et dump "$DIR/none"
-expect 1 "unknown subcommand 'frob'" "unknown et subcommand" -- "$BIN" et frob x
-expect 1 "needs --rank" "dot without --rank" -- "$BIN" et dot "$DIR/none"
-expect 1 "required" "verify without arguments" -- "$BIN" verify
+expect 0 "tenet et dump PREFIX" "et --help" -- "$TENET" et --help
+expect 0 "semantics checked" "verify --help" -- "$TENET" verify --help
+expect 1 "none.0.et" "dump of a missing set" -- "$TENET" et dump "$SCRATCH/none"
+expect 1 "unknown subcommand 'frob'" "unknown et subcommand" -- "$TENET" et frob x
+expect 1 "needs --rank" "dot without --rank" -- "$TENET" et dot "$SCRATCH/none"
+expect 1 "required" "verify without arguments" -- "$TENET" verify
 
 PY=/usr/bin/python3
 HAVE_PB=0
 if "$PY" -c 'import google.protobuf' 2>/dev/null && command -v protoc >/dev/null; then
-  mkdir -p "$DIR/gen"
-  if protoc --python_out="$DIR/gen" --proto_path="$SRC/emit" "$SRC/emit/et_def.proto"; then
+  mkdir -p "$SCRATCH/gen"
+  if protoc --python_out="$SCRATCH/gen" --proto_path="$SRC/emit" "$SRC/emit/et_def.proto"; then
     HAVE_PB=1
   else
     bad "protoc --python_out failed on emit/et_def.proto"
@@ -50,63 +46,63 @@ else
 fi
 
 # ---- a synthesized set -------------------------------------------------------------
-synth_out=$("$BIN" synth -t ring-8 -c allgather -s 8MiB -a ring -o "$DIR/ag" 2>&1)
+synth_out=$("$TENET" synth -t ring-8 -c allgather -s 8MiB -a ring -o "$SCRATCH/ag" 2>&1)
 synth_rc=$?
 if [ $synth_rc -ne 0 ]; then
   bad "tenet synth -a ring: exit $synth_rc: $synth_out"
 else
   ok
   n=0
-  for r in 0 1 2 3 4 5 6 7; do [ -s "$DIR/ag.$r.et" ] && n=$((n + 1)); done
+  for r in 0 1 2 3 4 5 6 7; do [ -s "$SCRATCH/ag.$r.et" ] && n=$((n + 1)); done
   [ $n -eq 8 ] && ok || bad "synth wrote $n of 8 rank files"
-  [ ! -e "$DIR/ag.8.et" ] && ok || bad "synth wrote a ninth file"
+  [ ! -e "$SCRATCH/ag.8.et" ] && ok || bad "synth wrote a ninth file"
 
-  if "$BIN" et dump "$DIR/ag" >"$DIR/ag.stdout.json" 2>"$DIR/err"; then
-    got=$(json_get "$DIR/ag.stdout.json" '"%s %d %s %d %d %d" % (j["producer"], j["npus"], j["collective"], j["size_bytes"], j["nodes"], j["messages"])')
+  if "$TENET" et dump "$SCRATCH/ag" >"$SCRATCH/ag.stdout.json" 2>"$SCRATCH/err"; then
+    got=$(json_eval "$SCRATCH/ag.stdout.json" '"%s %d %s %d %d %d" % (j["producer"], j["npus"], j["collective"], j["size_bytes"], j["nodes"], j["messages"])')
     [ "$got" = "ring 8 allgather 8388608 112 56" ] && ok || bad "et dump header: $got"
-    got=$(json_get "$DIR/ag.stdout.json" '" ".join(sorted(set(n["type"] for r in j["ranks"] for n in r["nodes"])))')
+    got=$(json_eval "$SCRATCH/ag.stdout.json" '" ".join(sorted(set(n["type"] for r in j["ranks"] for n in r["nodes"])))')
     [ "$got" = "RECV SEND" ] && ok || bad "et dump node types: $got"
   else
-    bad "et dump: $(cat "$DIR/err")"
+    bad "et dump: $(cat "$SCRATCH/err")"
   fi
-  expect 0 "" "et dump -o" -- "$BIN" et dump "$DIR/ag" -o "$DIR/out/ag.json"
-  cmp -s "$DIR/ag.stdout.json" "$DIR/out/ag.json" && ok || bad "et dump -o differs from stdout"
-  ls "$DIR/out" | grep -q tmp && bad "et dump -o left a temporary file" || ok
-  expect 0 "digraph \"rank3\"" "et dot" -- "$BIN" et dot "$DIR/ag" --rank 3
-  expect 0 "" "et dot -o" -- "$BIN" et dot "$DIR/ag" -r 3 -o "$DIR/ag3.dot"
-  grep -q -- "-> n" "$DIR/ag3.dot" && ok || bad "et dot has no edge"
-  expect 1 "rank 8 is out of range" "et dot of a rank past the set" -- "$BIN" et dot "$DIR/ag" --rank 8
+  expect 0 "" "et dump -o" -- "$TENET" et dump "$SCRATCH/ag" -o "$SCRATCH/out/ag.json"
+  cmp -s "$SCRATCH/ag.stdout.json" "$SCRATCH/out/ag.json" && ok || bad "et dump -o differs from stdout"
+  ls "$SCRATCH/out" | grep -q tmp && bad "et dump -o left a temporary file" || ok
+  expect 0 "digraph \"rank3\"" "et dot" -- "$TENET" et dot "$SCRATCH/ag" --rank 3
+  expect 0 "" "et dot -o" -- "$TENET" et dot "$SCRATCH/ag" -r 3 -o "$SCRATCH/ag3.dot"
+  grep -q -- "-> n" "$SCRATCH/ag3.dot" && ok || bad "et dot has no edge"
+  expect 1 "rank 8 is out of range" "et dot of a rank past the set" -- "$TENET" et dot "$SCRATCH/ag" --rank 8
 
   expect 0 "verified: 112 nodes, 56 messages, semantics checked" "verify the ring set" -- \
-    "$BIN" verify -t ring-8 -c allgather -s 8MiB "$DIR/ag"
+    "$TENET" verify -t ring-8 -c allgather -s 8MiB "$SCRATCH/ag"
   expect 1 "not allreduce of 8MiB" "verify with the wrong collective" -- \
-    "$BIN" verify -t ring-8 -c allreduce -s 8MiB "$DIR/ag"
+    "$TENET" verify -t ring-8 -c allreduce -s 8MiB "$SCRATCH/ag"
   expect 1 "not allgather of 4MiB" "verify with the wrong size" -- \
-    "$BIN" verify -t ring-8 -c allgather -s 4MiB "$DIR/ag"
+    "$TENET" verify -t ring-8 -c allgather -s 4MiB "$SCRATCH/ag"
   expect 1 "ag.4.et: exists" "verify against a smaller fabric" -- \
-    "$BIN" verify -t ring-4 -c allgather -s 8MiB "$DIR/ag"
-  mkdir -p "$DIR/miss" && cp "$DIR"/ag.*.et "$DIR/miss/" && rm "$DIR/miss/ag.5.et"
+    "$TENET" verify -t ring-4 -c allgather -s 8MiB "$SCRATCH/ag"
+  mkdir -p "$SCRATCH/miss" && cp "$SCRATCH"/ag.*.et "$SCRATCH/miss/" && rm "$SCRATCH/miss/ag.5.et"
   expect 1 "ag.5.et" "verify with a rank file missing" -- \
-    "$BIN" verify -t ring-8 -c allgather -s 8MiB "$DIR/miss/ag"
-  mkdir -p "$DIR/gz" && cp "$DIR"/ag.*.et "$DIR/gz/" && gzip -n "$DIR/gz/ag.2.et" &&
-    mv "$DIR/gz/ag.2.et.gz" "$DIR/gz/ag.2.et"
-  "$BIN" et dump "$DIR/gz/ag" >"$DIR/gz.json" 2>&1 && cmp -s "$DIR/gz.json" "$DIR/ag.stdout.json" &&
+    "$TENET" verify -t ring-8 -c allgather -s 8MiB "$SCRATCH/miss/ag"
+  mkdir -p "$SCRATCH/gz" && cp "$SCRATCH"/ag.*.et "$SCRATCH/gz/" && gzip -n "$SCRATCH/gz/ag.2.et" &&
+    mv "$SCRATCH/gz/ag.2.et.gz" "$SCRATCH/gz/ag.2.et"
+  "$TENET" et dump "$SCRATCH/gz/ag" >"$SCRATCH/gz.json" 2>&1 && cmp -s "$SCRATCH/gz.json" "$SCRATCH/ag.stdout.json" &&
     ok || bad "a gzipped rank file does not read the same"
-  mkdir -p "$DIR/cut" && cp "$DIR"/ag.*.et "$DIR/cut/" && truncate -s -3 "$DIR/cut/ag.4.et"
+  mkdir -p "$SCRATCH/cut" && cp "$SCRATCH"/ag.*.et "$SCRATCH/cut/" && truncate -s -3 "$SCRATCH/cut/ag.4.et"
   expect 1 "ag.4.et: byte" "verify a truncated file" -- \
-    "$BIN" verify -t ring-8 -c allgather -s 8MiB "$DIR/cut/ag"
+    "$TENET" verify -t ring-8 -c allgather -s 8MiB "$SCRATCH/cut/ag"
 
   if [ $HAVE_PB -eq 1 ]; then
     expect 0 "decoded 8 files: 112 nodes, 56 SEND, 56 RECV, 0 COMP" "Chakra Python decode" -- \
-      "$PY" "$SRC/tests/cli/chakra_decode.py" "$DIR/gen" "$DIR/ag"
+      "$PY" "$SRC/tests/cli/chakra_decode.py" "$SCRATCH/gen" "$SCRATCH/ag"
     # One file of the set broken three ways, each caught by the verifier with rank and node.
     for m in "size:SEND of 1048577 B" "drop:has no matching SEND on rank 3" \
       "cycle:dependency cycle"; do
       mode=${m%%:*} needle=${m#*:}
-      mkdir -p "$DIR/$mode" && cp "$DIR"/ag.*.et "$DIR/$mode/"
-      if "$PY" "$SRC/tests/cli/chakra_mutate.py" "$DIR/gen" "$DIR/$mode/ag.3.et" "$mode"; then
+      mkdir -p "$SCRATCH/$mode" && cp "$SCRATCH"/ag.*.et "$SCRATCH/$mode/"
+      if "$PY" "$SRC/tests/cli/chakra_mutate.py" "$SCRATCH/gen" "$SCRATCH/$mode/ag.3.et" "$mode"; then
         expect 1 "$needle" "verify a set with a $mode mutation" -- \
-          "$BIN" verify -t ring-8 -c allgather -s 8MiB "$DIR/$mode/ag"
+          "$TENET" verify -t ring-8 -c allgather -s 8MiB "$SCRATCH/$mode/ag"
       else
         bad "chakra_mutate.py $mode failed"
       fi
@@ -116,7 +112,7 @@ fi
 
 # ---- a foreign set: no tenet attributes, ids not dense, ctrl_deps -------------------
 if [ $HAVE_PB -eq 1 ]; then
-  "$PY" - "$DIR/gen" "$DIR/foreign" <<'EOF'
+  "$PY" - "$SCRATCH/gen" "$SCRATCH/foreign" <<'EOF'
 import sys
 sys.path.insert(0, sys.argv[1])
 import et_def_pb2 as pb
@@ -148,12 +144,11 @@ for r in range(N):
             out += rec(n)
     open("%s.%d.et" % (sys.argv[2], r), "wb").write(out)
 EOF
-  expect 0 "\"collective\": null" "et dump of a foreign set" -- "$BIN" et dump "$DIR/foreign"
+  expect 0 "\"collective\": null" "et dump of a foreign set" -- "$TENET" et dump "$SCRATCH/foreign"
   expect 0 "verified: 24 nodes, 12 messages, semantics not checked" "verify a foreign set" -- \
-    "$BIN" verify -t ring-4 -c allgather -s 4MiB "$DIR/foreign"
+    "$TENET" verify -t ring-4 -c allgather -s 4MiB "$SCRATCH/foreign"
 else
   skip "foreign-set checks: need $PY with google.protobuf and protoc"
 fi
 
-echo "$pass passed, $failed failed"
-[ $failed -eq 0 ]
+testlib_done

@@ -4,61 +4,51 @@
 # own sets, --json keys, --trace, errors naming rank and node, exit codes.
 # Usage: bash sim.sh TENET_BIN SCRATCH_DIR SOURCE_DIR
 set -u
-T=$1
-S=$2
-SRC=$3
+. "$(dirname "$0")/lib/testlib.bash"
+testlib_init "$@" sim
 PY=python3
 W="$SRC/tests/cli/chakra_write_foreign.py"
-rm -rf "$S" && mkdir -p "$S"
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 # `tenet sim` needs the topology loader and the Chakra reader; until both are in this
 # build there is nothing to test end to end.
-if ! "$T" topo gen ring 4 -o "$S/probe.json" >/dev/null 2>&1 ||
-  ! "$T" synth -t "$S/probe.json" -c allgather -s 4KiB -a ring -o "$S/probe/p" >/dev/null 2>&1; then
-  echo "skipped: topology loader or Chakra reader/writer not in this build"
-  echo "0 passed, 0 failed"
-  exit 0
+if ! "$TENET" topo gen ring 4 -o "$SCRATCH/probe.json" >/dev/null 2>&1 ||
+  ! "$TENET" synth -t "$SCRATCH/probe.json" -c allgather -s 4KiB -a ring -o "$SCRATCH/probe/p" >/dev/null 2>&1; then
+  testlib_skip_rest "topology loader or Chakra reader/writer not in this build"
 fi
 
-# json_get FILE KEY: prints a top-level value of a JSON object.
-json_get() { $PY -c 'import json,sys; v=json.load(open(sys.argv[1]))[sys.argv[2]]; print("null" if v is None else v)' "$1" "$2"; }
 # within GOT WANT: |GOT/WANT - 1| <= 0.5%
 within() { $PY -c 'import sys; g,w=float(sys.argv[1]),float(sys.argv[2]); sys.exit(0 if abs(g/w-1)<=0.005 else 1)' "$1" "$2"; }
 
 # expect_time TOPO KIND NPUS WANT_NS: a foreign set simulated within 0.5% of ASTRA-sim.
 expect_time() {
-  local topo=$1 kind=$2 n=$3 want=$4 p="$S/$2_$3/set"
+  local topo=$1 kind=$2 n=$3 want=$4 p="$SCRATCH/$2_$3/set"
   mkdir -p "$(dirname "$p")"
   $PY "$W" "$kind" "$n" "$p" || { bad "writer $kind $n"; return; }
-  if ! "$T" sim -t "$topo" "$p" --json >"$S/out.json" 2>"$S/err.txt"; then
-    bad "sim $kind on $topo: $(cat "$S/err.txt")"
+  if ! "$TENET" sim -t "$topo" "$p" --json >"$SCRATCH/out.json" 2>"$SCRATCH/err.txt"; then
+    bad "sim $kind on $topo: $(cat "$SCRATCH/err.txt")"
     return
   fi
   local got
-  got=$(json_get "$S/out.json" time_ns)
+  got=$(json_get "$SCRATCH/out.json" time_ns)
   if within "$got" "$want"; then ok; else bad "$kind on $topo: $got ns, ASTRA-sim $want ns"; fi
 }
 
 for n in 4 8 16; do
-  "$T" topo gen ring $n --bandwidth 50 --latency 500 -o "$S/ring$n.json" >/dev/null || bad "topo gen ring $n"
-  "$T" topo gen ring $n --unidirectional -o "$S/uring$n.json" >/dev/null || bad "topo gen uring $n"
+  "$TENET" topo gen ring $n --bandwidth 50 --latency 500 -o "$SCRATCH/ring$n.json" >/dev/null || bad "topo gen ring $n"
+  "$TENET" topo gen ring $n --unidirectional -o "$SCRATCH/uring$n.json" >/dev/null || bad "topo gen uring $n"
 done
-expect_time "$S/ring4.json" ring_ag 4 60093
-expect_time "$S/ring8.json" ring_ag 8 140217
-expect_time "$S/ring16.json" ring_ag 16 300465
-expect_time "$S/uring8.json" ring_ag 8 140217
-expect_time "$S/ring4.json" ring_ag_bidir 4 30795
-expect_time "$S/ring8.json" ring_ar 8 90174
+expect_time "$SCRATCH/ring4.json" ring_ag 4 60093
+expect_time "$SCRATCH/ring8.json" ring_ag 8 140217
+expect_time "$SCRATCH/ring16.json" ring_ag 16 300465
+expect_time "$SCRATCH/uring8.json" ring_ag 8 140217
+expect_time "$SCRATCH/ring4.json" ring_ag_bidir 4 30795
+expect_time "$SCRATCH/ring8.json" ring_ar 8 90174
 
 # A foreign set carries no collective: the JSON says null, unless -c/-s are given.
-[ "$(json_get "$S/out.json" collective)" = null ] && ok || bad "foreign set has a collective"
-"$T" sim -t "$S/ring8.json" "$S/ring_ar_8/set" -c allreduce -s 1MiB --json >"$S/out.json" ||
+[ "$(json_get "$SCRATCH/out.json" collective)" = null ] && ok || bad "foreign set has a collective"
+"$TENET" sim -t "$SCRATCH/ring8.json" "$SCRATCH/ring_ar_8/set" -c allreduce -s 1MiB --json >"$SCRATCH/out.json" ||
   bad "sim with -c -s"
-$PY - "$S/out.json" <<'EOF' && ok || bad "JSON keys with -c -s"
+$PY - "$SCRATCH/out.json" <<'EOF' && ok || bad "JSON keys with -c -s"
 import json, sys
 d = json.load(open(sys.argv[1]))
 keys = ["npus", "collective", "algorithm", "size_bytes", "time_ns", "algbw_GBps", "busbw_GBps",
@@ -76,23 +66,23 @@ EOF
 
 # tenet's own files: the header gives collective and size, and the simulated time is the
 # one synth reported for them.
-"$T" synth -t "$S/ring8.json" -c allreduce -s 64MiB -a ring -o "$S/own/ar" --json >"$S/synth.json" ||
+"$TENET" synth -t "$SCRATCH/ring8.json" -c allreduce -s 64MiB -a ring -o "$SCRATCH/own/ar" --json >"$SCRATCH/synth.json" ||
   bad "synth ring"
-"$T" sim -t "$S/ring8.json" "$S/own/ar" --json --top 3 >"$S/out.json" || bad "sim own set"
-[ "$(json_get "$S/out.json" collective)" = allreduce ] && ok || bad "header collective"
-[ "$(json_get "$S/out.json" time_ns)" = "$(json_get "$S/synth.json" time_ns)" ] && ok ||
+"$TENET" sim -t "$SCRATCH/ring8.json" "$SCRATCH/own/ar" --json --top 3 >"$SCRATCH/out.json" || bad "sim own set"
+[ "$(json_get "$SCRATCH/out.json" collective)" = allreduce ] && ok || bad "header collective"
+[ "$(json_get "$SCRATCH/out.json" time_ns)" = "$(json_get "$SCRATCH/synth.json" time_ns)" ] && ok ||
   bad "sim time differs from synth's"
-"$T" sim -t "$S/ring8.json" "$S/own/ar" >"$S/out.txt" || bad "text summary"
-grep -q "busbw" "$S/out.txt" && grep -q "lower bound" "$S/out.txt" && grep -q "busiest links" "$S/out.txt" &&
+"$TENET" sim -t "$SCRATCH/ring8.json" "$SCRATCH/own/ar" >"$SCRATCH/out.txt" || bad "text summary"
+grep -q "busbw" "$SCRATCH/out.txt" && grep -q "lower bound" "$SCRATCH/out.txt" && grep -q "busiest links" "$SCRATCH/out.txt" &&
   ok || bad "text summary lacks busbw / lower bound / busiest links"
 
 # The paper's 8x8 mesh at 64 MiB: Ring All-Gather far below the 100 GB/s bound (the
 # corner NPUs' ingress), Direct lower still.
 for a in ring direct; do
-  "$T" synth -t mesh-8x8 -c allgather -s 64MiB -a $a -o "$S/mesh/$a" >/dev/null || bad "synth $a mesh"
-  "$T" sim -t mesh-8x8 "$S/mesh/$a" --json >"$S/mesh_$a.json" || bad "sim $a mesh"
+  "$TENET" synth -t mesh-8x8 -c allgather -s 64MiB -a $a -o "$SCRATCH/mesh/$a" >/dev/null || bad "synth $a mesh"
+  "$TENET" sim -t mesh-8x8 "$SCRATCH/mesh/$a" --json >"$SCRATCH/mesh_$a.json" || bad "sim $a mesh"
 done
-$PY - "$S/mesh_ring.json" "$S/mesh_direct.json" <<'EOF' && ok || bad "mesh-8x8 busbw ordering"
+$PY - "$SCRATCH/mesh_ring.json" "$SCRATCH/mesh_direct.json" <<'EOF' && ok || bad "mesh-8x8 busbw ordering"
 import json, sys
 ring, direct = (json.load(open(p)) for p in sys.argv[1:3])
 # At the lower bound T_lb = (n-1)/n*S / 100 GB/s, busbw = S/T_lb * (n-1)/n = 100 GB/s.
@@ -104,8 +94,8 @@ assert direct["busbw_GBps"] < ring["busbw_GBps"], (direct["busbw_GBps"], ring["b
 EOF
 
 # --trace: valid Chrome trace JSON with a track per link and per NPU.
-"$T" sim -t "$S/ring8.json" "$S/own/ar" --trace "$S/trace.json" >/dev/null || bad "sim --trace"
-$PY - "$S/trace.json" <<'EOF' && ok || bad "trace content"
+"$TENET" sim -t "$SCRATCH/ring8.json" "$SCRATCH/own/ar" --trace "$SCRATCH/trace.json" >/dev/null || bad "sim --trace"
+$PY - "$SCRATCH/trace.json" <<'EOF' && ok || bad "trace content"
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 xs = [e for e in ev if e["ph"] == "X"]
@@ -114,34 +104,33 @@ assert {e["pid"] for e in ev if e["ph"] == "b"} == set(range(1, 9))
 EOF
 
 # Errors: exit 1 naming rank, node and reason; no trace left behind.
-$PY "$W" unmatched 4 "$S/bad/unmatched"
-"$T" sim -t "$S/ring4.json" "$S/bad/unmatched" --trace "$S/t2.json" 2>"$S/err.txt" >/dev/null
+$PY "$W" unmatched 4 "$SCRATCH/bad/unmatched"
+"$TENET" sim -t "$SCRATCH/ring4.json" "$SCRATCH/bad/unmatched" --trace "$SCRATCH/t2.json" 2>"$SCRATCH/err.txt" >/dev/null
 rc=$?
-[ $rc = 1 ] && grep -q "rank 0 node [0-9]*: unmatched SEND" "$S/err.txt" && ok ||
-  bad "unmatched: rc=$rc $(cat "$S/err.txt")"
-[ ! -e "$S/t2.json" ] && ok || bad "trace written for a failed run"
-$PY "$W" deadlock 4 "$S/bad/deadlock"
-"$T" sim -t "$S/ring4.json" "$S/bad/deadlock" 2>"$S/err.txt" >/dev/null
+[ $rc = 1 ] && grep -q "rank 0 node [0-9]*: unmatched SEND" "$SCRATCH/err.txt" && ok ||
+  bad "unmatched: rc=$rc $(cat "$SCRATCH/err.txt")"
+[ ! -e "$SCRATCH/t2.json" ] && ok || bad "trace written for a failed run"
+$PY "$W" deadlock 4 "$SCRATCH/bad/deadlock"
+"$TENET" sim -t "$SCRATCH/ring4.json" "$SCRATCH/bad/deadlock" 2>"$SCRATCH/err.txt" >/dev/null
 rc=$?
-[ $rc = 1 ] && grep -q "rank 0 node 0: deadlock" "$S/err.txt" && ok ||
-  bad "deadlock: rc=$rc $(cat "$S/err.txt")"
+[ $rc = 1 ] && grep -q "rank 0 node 0: deadlock" "$SCRATCH/err.txt" && ok ||
+  bad "deadlock: rc=$rc $(cat "$SCRATCH/err.txt")"
 # A set for 8 ranks on a 4-NPU fabric, and a usage error.
-"$T" sim -t "$S/ring4.json" "$S/ring_ar_8/set" 2>/dev/null >/dev/null
+"$TENET" sim -t "$SCRATCH/ring4.json" "$SCRATCH/ring_ar_8/set" 2>/dev/null >/dev/null
 [ $? = 1 ] && ok || bad "8-rank set on 4 NPUs accepted"
-"$T" sim "$S/ring_ar_8/set" 2>/dev/null
+"$TENET" sim "$SCRATCH/ring_ar_8/set" 2>/dev/null
 [ $? = 1 ] && ok || bad "missing -t accepted"
 
 # A disconnected fabric: exit 2.
-cat >"$S/split.json" <<'EOF'
+cat >"$SCRATCH/split.json" <<'EOF'
 {"name": "split", "npus": 4, "switches": 0, "links": [
   {"src": 0, "dst": 1, "bandwidth": 50, "latency": 500},
   {"src": 2, "dst": 3, "bandwidth": 50, "latency": 500}]}
 EOF
-"$T" sim -t "$S/split.json" "$S/ring_ag_4/set" 2>"$S/err.txt" >/dev/null
+"$TENET" sim -t "$SCRATCH/split.json" "$SCRATCH/ring_ag_4/set" 2>"$SCRATCH/err.txt" >/dev/null
 rc=$?
-[ $rc = 2 ] && grep -q disconnected "$S/err.txt" && ok || bad "disconnected: rc=$rc $(cat "$S/err.txt")"
+[ $rc = 2 ] && grep -q disconnected "$SCRATCH/err.txt" && ok || bad "disconnected: rc=$rc $(cat "$SCRATCH/err.txt")"
 
-"$T" sim --help | grep -q -- "--trace" && ok || bad "--help"
+"$TENET" sim --help | grep -q -- "--trace" && ok || bad "--help"
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+testlib_done
