@@ -5,33 +5,11 @@
 import os
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 sys.path.insert(0, sys.argv[1])
 import et_def_pb2 as pb  # noqa: E402
-
-
-def varint(buf, pos):
-    shift = value = 0
-    while True:
-        if pos >= len(buf):
-            raise ValueError("truncated length prefix")
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, pos
-        shift += 7
-
-
-def records(path):
-    with open(path, "rb") as f:
-        buf = f.read()
-    pos = 0
-    while pos < len(buf):
-        n, pos = varint(buf, pos)
-        if n == 0 or pos + n > len(buf):
-            raise ValueError("%s: bad record length %d at byte %d" % (path, n, pos))
-        yield buf[pos:pos + n]
-        pos += n
+from chakra_frames import read_records  # noqa: E402
 
 
 def fail(msg):
@@ -49,7 +27,7 @@ def main():
         fail("no files at " + prefix)
     for r in range(ranks):
         path = "%s.%d.et" % (prefix, r)
-        recs = list(records(path))
+        recs = list(read_records(path))
         md = pb.GlobalMetadata()
         md.ParseFromString(recs[0])
         if not md.version:

@@ -5,41 +5,17 @@
 #   size   the first SEND's comm_size grows by one byte
 #   drop   the last SEND is removed (with the dependencies on it and tenet_nodes fixed)
 #   cycle  a node that depends on another becomes that node's dependency too
+import os
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 sys.path.insert(0, sys.argv[1])
 import et_def_pb2 as pb  # noqa: E402
+from chakra_frames import frame, read_records  # noqa: E402
 
 path, mode = sys.argv[2], sys.argv[3]
-
-
-def varint(buf, pos):
-    shift = value = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return value, pos
-        shift += 7
-
-
-def record(msg):
-    body = msg.SerializeToString()
-    n, head = len(body), bytearray()
-    while True:
-        low, n = n & 0x7F, n >> 7
-        head.append(low | (0x80 if n else 0))
-        if not n:
-            return bytes(head) + body
-
-
-buf = open(path, "rb").read()
-pos, recs = 0, []
-while pos < len(buf):
-    n, pos = varint(buf, pos)
-    recs.append(buf[pos:pos + n])
-    pos += n
+recs = list(read_records(path))
 md = pb.GlobalMetadata()
 md.ParseFromString(recs[0])
 nodes = []
@@ -67,4 +43,5 @@ elif mode == "cycle":
     a.data_deps.append(b.id)
 else:
     sys.exit("unknown mode " + mode)
-open(path, "wb").write(record(md) + b"".join(record(x) for x in nodes))
+open(path, "wb").write(frame(md.SerializeToString())
+                       + b"".join(frame(x.SerializeToString()) for x in nodes))

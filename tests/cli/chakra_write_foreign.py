@@ -11,19 +11,11 @@
 import os
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from chakra_frames import encode_varint as varint, frame  # noqa: E402
+
 COMP, SEND, RECV = 4, 5, 6
-
-
-def varint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 def field(num, wire, payload):
@@ -73,9 +65,9 @@ class Rank:
     def write(self, path):
         with open(path, "wb") as f:
             meta = ld(1, b"0.0.4")
-            f.write(varint(len(meta)) + meta)
+            f.write(frame(meta))
             for n in self.nodes:
-                f.write(varint(len(n)) + n)
+                f.write(frame(n))
 
 
 def ring_ag(n, ranks, size, direction):

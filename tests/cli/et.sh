@@ -112,17 +112,14 @@ fi
 
 # ---- a foreign set: no tenet attributes, ids not dense, ctrl_deps -------------------
 if [ $HAVE_PB -eq 1 ]; then
-  "$PY" - "$SCRATCH/gen" "$SCRATCH/foreign" <<'EOF'
+  "$PY" - "$SCRATCH/gen" "$SCRATCH/foreign" "$SRC/tests/cli/lib" <<'EOF'
 import sys
-sys.path.insert(0, sys.argv[1])
+sys.dont_write_bytecode = True
+sys.path[:0] = [sys.argv[1], sys.argv[3]]
 import et_def_pb2 as pb
+from chakra_frames import frame
 def rec(m):
-    b = m.SerializeToString(); n = len(b); out = bytearray()
-    while True:
-        lo = n & 0x7f; n >>= 7
-        out.append(lo | (0x80 if n else 0))
-        if not n:
-            return bytes(out) + b
+    return frame(m.SerializeToString())
 def at(name, **kw):
     return pb.AttributeProto(name=name, **kw)
 N = 4  # unidirectional ring All-Gather, 1 MiB shards, ids 10, 20, 30, ...
