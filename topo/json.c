@@ -716,26 +716,26 @@ static bool same_figures(const topo_link_t *a, const topo_link_t *b) {
   return a->bandwidth_GBps == b->bandwidth_GBps && a->latency_ps == b->latency_ps;
 }
 
+/* Whether put_links writes link i (selected by only[], when non-NULL, and not the second
+ * half of a pair); *pair: a<->b with equal figures, written once as bidirectional. */
+static bool link_written(const topo_t *t, const bool *only, uint32_t i, bool *pair) {
+  const topo_link_t *l = &t->links[i];
+  *pair = false;
+  if (only && !only[i]) return false;
+  uint32_t r = topo_find_link(t, l->dst, l->src);
+  *pair = r != TOPO_NO_LINK && (!only || only[r]) && same_figures(l, &t->links[r]);
+  return !(*pair && l->src > l->dst);
+}
+
 /* Writes links (or overrides): a pair a<->b with equal figures once, as bidirectional.
  * only[] (when non-NULL) selects the links to write. */
 static void put_links(sbuf_t *b, const topo_t *t, const bool *only) {
   uint32_t last = UINT32_MAX;
-  for (uint32_t i = 0; i < t->nlinks; i++) {
-    const topo_link_t *l = &t->links[i];
-    if (only && !only[i]) continue;
-    uint32_t r = topo_find_link(t, l->dst, l->src);
-    bool pair = r != TOPO_NO_LINK && (!only || only[r]) && same_figures(l, &t->links[r]);
-    if (pair && l->src > l->dst) continue;
-    last = i;
-  }
-  for (uint32_t i = 0; i < t->nlinks; i++) {
-    const topo_link_t *l = &t->links[i];
-    if (only && !only[i]) continue;
-    uint32_t r = topo_find_link(t, l->dst, l->src);
-    bool pair = r != TOPO_NO_LINK && (!only || only[r]) && same_figures(l, &t->links[r]);
-    if (pair && l->src > l->dst) continue;
-    put_link(b, l, pair, i == last);
-  }
+  bool pair;
+  for (uint32_t i = 0; i < t->nlinks; i++)
+    if (link_written(t, only, i, &pair)) last = i;
+  for (uint32_t i = 0; i < t->nlinks; i++)
+    if (link_written(t, only, i, &pair)) put_link(b, &t->links[i], pair, i == last);
 }
 
 static const char *dim_kind_str(topo_dim_kind_t k) {
