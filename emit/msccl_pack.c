@@ -83,6 +83,7 @@ typedef struct pk {
   uint32_t *order;             /* units sorted by (rank, tb, L) */
   tn_vec_t udeps;              /* uint32_t units */
   uint32_t *usucc_off, *usucc; /* unit dependency graph, CSR */
+  uint64_t *start;             /* per global node: estimated start (see estimate) */
 } pk_t;
 
 #define UN(P, k) TN_VEC_AT(&(P)->units, unit_t, k)
@@ -330,11 +331,12 @@ static uint64_t ukey(const unit_t *u) {
 typedef struct heap {
   uint32_t *v;
   size_t n;
-  const uint64_t *key;
+  const uint64_t *key, *key2;
 } heap_t;
 
 static bool hless(const heap_t *h, uint32_t x, uint32_t y) {
-  return h->key[x] < h->key[y];
+  if (h->key[x] != h->key[y]) return h->key[x] < h->key[y];
+  return h->key2[x] < h->key2[y];
 }
 
 static void hpush(heap_t *h, uint32_t x) {
@@ -381,6 +383,56 @@ static uint32_t hpop(heap_t *h) {
       }                                                                                            \
     }                                                                                              \
   } while (0)
+
+/* Estimated start of every node in an eager run without contention, time in bytes: a SEND
+ * starts when its dependencies are done and takes its bytes, a RECV is done (and
+ * "starts") when its message arrived and its dependencies are done, a COMP takes 1. The
+ * witness below fires ready steps earliest estimate first, so each tb lists its steps
+ * roughly in the order the algorithm meant them to run. Nodes on a cycle keep 0 (the
+ * witness reports the deadlock). */
+static tn_status_t estimate(pk_t *P, tn_err_t *err) {
+  const algo_t *a = P->a;
+  uint32_t *indeg = NULL, *queue = NULL;
+  uint64_t *done = NULL;
+  tn_status_t rc = tn_calloc(P->nn + 1, sizeof *P->start, &P->start, err);
+  if (rc == TN_OK) rc = tn_calloc(P->nn + 1, sizeof *indeg, &indeg, err);
+  if (rc == TN_OK) rc = tn_calloc(P->nn + 1, sizeof *queue, &queue, err);
+  if (rc == TN_OK) rc = tn_calloc(P->nn + 1, sizeof *done, &done, err);
+  if (rc != TN_OK) goto fail;
+  uint32_t head = 0, tail = 0;
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      const algo_node_t *n = nd(P, r, i);
+      indeg[P->base[r] + i] = n->ndeps + (n->op == ALGO_RECV);
+      if (indeg[P->base[r] + i] == 0) queue[tail++] = P->base[r] + i;
+    }
+  uint32_t r = 0;
+  while (head < tail) {
+    uint32_t g = queue[head++];
+    while (g >= P->base[r + 1])
+      r++;
+    while (g < P->base[r])
+      r--;
+    const algo_node_t *n = nd(P, r, g - P->base[r]);
+    done[g] = P->start[g] + (n->op == ALGO_SEND ? n->bytes : n->op == ALGO_COMP ? 1 : 0);
+    if (n->op == ALGO_SEND) {
+      const emit_i_msccl_xnode_t *xs = &P->x[r][g - P->base[r]];
+      uint32_t v = P->base[xs->prank] + xs->pnode;
+      if (done[g] > P->start[v]) P->start[v] = done[g];
+      if (--indeg[v] == 0) queue[tail++] = v;
+    }
+    for (uint32_t e = P->succ_off[g]; e < P->succ_off[g + 1]; e++) {
+      uint32_t v = P->succ[e];
+      if (done[g] > P->start[v]) P->start[v] = done[g];
+      if (--indeg[v] == 0) queue[tail++] = v;
+    }
+  }
+fail:
+  free(indeg);
+  free(queue);
+  free(done);
+  return rc;
+}
 
 /* Unit-level dependency graph (edges v → u for every node dependency across units). */
 static tn_status_t build_unit_graph(pk_t *P, tn_err_t *err) {
@@ -441,7 +493,7 @@ static tn_status_t simulate(pk_t *P, tn_err_t *err) {
   uint32_t *left = NULL, *sconn = NULL, *wnext = NULL, *whead = NULL, *heapv = NULL;
   uint8_t *st = NULL; /* bit 0 fired, bit 1 queued, bit 2 waiting on its connection */
   bool *busy = NULL;
-  uint64_t *key = NULL;
+  uint64_t *key = NULL, *key2 = NULL;
   ckey_t *ck = NULL;
   size_t nck = 0;
   tn_status_t rc = tn_calloc(nu + 1, sizeof *left, &left, err);
@@ -450,12 +502,15 @@ static tn_status_t simulate(pk_t *P, tn_err_t *err) {
   if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *heapv, &heapv, err);
   if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *st, &st, err);
   if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *key, &key, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *key2, &key2, err);
   if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *ck, &ck, err);
   if (rc != TN_OK) goto fail;
   /* Connections of the send parts. */
   for (uint32_t u = 0; u < nu; u++) {
     const unit_t *U = &UN(P, u);
-    key[u] = ukey(U);
+    uint32_t lead = U->recv != NONE ? U->recv : U->comp != NONE ? U->comp : U->send;
+    key[u] = P->start[P->base[U->rank] + lead];
+    key2[u] = ukey(U);
     sconn[u] = NONE;
     if (U->send == NONE) continue;
     uint64_t k = ((uint64_t)U->rank * a->npus + (uint32_t)nd(P, U->rank, U->send)->peer) *
@@ -476,7 +531,7 @@ static tn_status_t simulate(pk_t *P, tn_err_t *err) {
   for (uint32_t u = 0; u < nu; u++)
     for (uint32_t e = P->usucc_off[u]; e < P->usucc_off[u + 1]; e++)
       left[P->usucc[e]]++;
-  heap_t h = {heapv, 0, key};
+  heap_t h = {heapv, 0, key, key2};
   for (uint32_t u = 0; u < nu; u++)
     if (left[u] == 0 && UN(P, u).recv == NONE) {
       st[u] |= 2;
@@ -545,6 +600,7 @@ fail:
   free(st);
   free(busy);
   free(key);
+  free(key2);
   free(ck);
   return rc;
 }
@@ -954,6 +1010,7 @@ static void pk_free(pk_t *P) {
   tn_vec_free(&P->udeps);
   free(P->usucc_off);
   free(P->usucc);
+  free(P->start);
 }
 
 /* Units, shapes, the unit graph and chains, with or without fusion. */
@@ -1052,6 +1109,7 @@ tn_status_t emit_i_msccl_pack(const algo_t *a, const emit_msccl_limits_t *limits
     goto fail;
   if ((rc = tn_calloc(a->npus + 1, sizeof *P.tb_off, &P.tb_off, err)) != TN_OK) goto fail;
   if ((rc = build_succ(&P, err)) != TN_OK) goto fail;
+  if ((rc = estimate(&P, err)) != TN_OK) goto fail;
   /* Fused first, then without fusion; per form the fewest channels that fit. A form that
    * could deadlock with C channels may not with more (fewer messages per connection). */
   char first_msg[240] = "", msg[240] = "";
