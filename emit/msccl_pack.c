@@ -1137,10 +1137,15 @@ tn_status_t emit_i_msccl_pack(const algo_t *a, const emit_msccl_limits_t *limits
     C--;
   }
   if (!fits) {
-    rc = tn_err_set(err, msg[0] && strstr(msg, "deadlock") ? TN_INFEASIBLE : TN_LIMIT,
-                    "no packing fits MSCCL's limits (1..%u channels, fused and unfused): %s; "
-                    "at %u channels unfused: %s",
-                    lim.channels, first_msg, C, msg);
+    if (strstr(msg, "deadlock"))
+      rc = tn_err_set(err, TN_INFEASIBLE, "%s (tried 1..%u channels, fused and unfused)", msg, C);
+    else if (strcmp(first_msg + strlen(first_msg) - strlen(msg), msg) == 0)
+      rc = tn_err_set(err, TN_LIMIT, "does not fit MSCCL's limits with 1..%u channels: %s", C,
+                      first_msg);
+    else
+      rc = tn_err_set(err, TN_LIMIT,
+                      "does not fit MSCCL's limits with 1..%u channels: %s; with %u unfused: %s", C,
+                      first_msg, C, msg);
     goto fail;
   }
   rc = write_xml(&P, C, xml, len, stats, err);
