@@ -18,11 +18,12 @@
  * unambiguous; the channel count is the largest number of messages between one pair.
  * Tags: s and r steps carry tenet's extra attribute tag="N" (MSCCL runtimes ignore it;
  * their parsers accept up to 16 attributes per element) so that the importer restores
- * the Chakra tags exactly. Limits of the runtimes (MSCCL: 32 channels, 32 tbs per
- * channel, about 216 tbs, 256 steps per tb) are not checked: one tb per node fits small
- * algorithms (tenet's Ring All-Reduce on 8 NPUs: 35 tbs, 14 channels per GPU) but not
- * large synthesized ones. Exactness: importing the result with
- * comp_us equal to the COMPs' duration gives back an algo_t that algo_equal accepts. */
+ * the Chakra tags exactly. The runtimes' limits (EMIT_MSCCL_MAX_* in emit.h) are not
+ * checked here: one tb per node fits small algorithms (tenet's Ring All-Reduce on 8 NPUs:
+ * 35 tbs, 14 channels per GPU) but not large synthesized ones; emit/msccl_pack.c writes
+ * the runtime-fit form (emit_msccl_export_opts with exact false). Exactness: importing the
+ * result with comp_us equal to the COMPs' duration gives back an algo_t that algo_equal
+ * accepts. */
 #include "emit/emit.h"
 #include "emit/emit_internal.h"
 

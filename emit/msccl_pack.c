@@ -3,35 +3,38 @@
  * own, with chunk bookkeeping) → this packer → MSCCL executor, or back through
  * emit/msccl_import.c. The exact writer (one tb per node) is emit/msccl_export.c.
  *
- * Steps. A node becomes one step, except fused ones: a copy RECV from q whose dependent
+ * Steps. A node becomes one step, except fused ones: a copy RECV from q with a dependent
  * SEND to p (that SEND's only dependency, same chunks) is one rcs; a reduce RECV with the
  * one COMP that reduces it (same chunks, no other reduce RECV) is one rrc, and with a SEND
  * of the result as above one rrcs. Fusion pairs receive peers with send peers per rank (a
  * greedy matching, most candidates first); only pairs of the matching are fused. Layout as
- * in the exact writer: in place, chunk c in slot c, an unfused reduce RECV lands in its own
+ * in the exact writer: in place, chunk c in slot c; an unfused reduce RECV lands in its own
  * scratch range and the COMP's re steps add it into the slot; rrc/rrcs reduce in the slot.
+ * No tag attribute (a fused step carries two messages): the import numbers messages per
+ * connection, so the imported DAG differs from the set but verifies.
  *
  * Threadblocks. Per rank a shape (send peer, receive peer): one per matched pair, then a
- * send peer with an unmatched receive from the same peer share one, the rest alone. A tb
- * is (channel, shape), so one tb per GPU owns each (peer, channel) in each direction, as
- * the runtime's connections require. A COMP step (re) runs on the tb of the reduce RECV it
+ * send peer and an unmatched receive from the same peer share one, the rest are alone. A
+ * tb is (channel, shape), so one tb per GPU owns each (peer, channel) in each direction, as
+ * the runtime's connections require. A COMP's re steps run on the tb of the reduce RECV it
  * waits for last. Channels: messages linked by fused steps form chains that share a
- * channel; chain k (numbered by first message) gets channel k mod C, with C the smallest
- * count 1..limit for which every limit holds.
+ * channel; chain k (numbered by first message) gets channel k mod C. C is the smallest
+ * count 1..32 for which the order below exists and every limit holds, fused first, then
+ * unfused; nothing fits: refused, naming the limit or the node that never runs.
  *
- * Order and deadlock freedom. A step's send and its matching receive are one event (the
- * strictest runtime: a send waits for its receiver, connection buffers being finite); a
- * fused step joins the events of both its messages. The events with the dependency edges
- * form a graph; its topological order L (ties by lowest node id, then rank) is computed
- * before writing, and every tb lists its steps in L order; a step waits (depid/deps, nops
- * for more than one tb) for the last step of each other tb it depends on. Proof: when all
- * events before position k in L are done, every step of the event at k is the next step of
- * its tb (earlier steps of that tb have smaller L) and its dependencies are done (smaller
- * L), so the event can run; by induction all do. Pairing: the sends of a (peer, channel)
- * and their receives appear in the same L order on both tbs, so the k-th send meets the
- * k-th receive: the FIFO pairing is the DAG's. The premises (each tb strictly increasing
- * in L, every dependency earlier in L) are checked before anything is written; a cycle in
- * the event graph is refused (or fusion dropped when it caused it). */
+ * Order and deadlock freedom. The runtime model is the strictest one: a connection
+ * (sender, receiver, channel) buffers one message, so a send waits until the previous
+ * message on its connection was received; a receive waits for its message; a fused step
+ * does both at once; a step waits for its dependencies (depid/deps, nops when it has more
+ * than one other tb to wait for: the latest step of each). A witness run fires ready steps
+ * one at a time, earliest estimated start first (an eager run of the DAG without
+ * contention), and every tb lists its steps in firing order L. The witness is a run of the
+ * written program; all waits are monotone, so no run of the program can get stuck (in a
+ * stuck state the first witness step not yet done would be the next step of its tb with
+ * all its waits met). One message in flight per connection also makes the k-th receive
+ * meet the k-th send: the FIFO pairing is the DAG's. Before writing, every wait is checked
+ * to point earlier in L (the premise of the argument). A message larger than the
+ * connection buffer streams and needs its receiver; that stricter case is not modelled. */
 #include "emit/emit_internal.h"
 
 #include <stdlib.h>
