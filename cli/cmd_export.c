@@ -11,7 +11,8 @@
 #include "emit/emit.h"
 
 static const char help[] =
-    "usage: tenet export msccl -t TOPO -c COLL -s SIZE PREFIX -o FILE.xml [--exact]\n"
+    "usage: tenet export msccl -t TOPO -c COLL -s SIZE PREFIX -o FILE.xml [--exact | --channels "
+    "N]\n"
     "\n"
     "Reads PREFIX.0.et ... (a set tenet wrote, with its chunk bookkeeping), verifies it on\n"
     "TOPO and writes it as MSCCL-IR XML (msccl-tools dialect, in place) for the MSCCL executor\n"
@@ -37,6 +38,8 @@ static const char help[] =
     "  -o, --out FILE.xml    output file\n"
     "      --exact           exact round-trip form instead of runtime-fit\n"
     "      --no-fuse         runtime-fit without fused rcs / rrc / rrcs steps\n"
+    "      --channels N      runtime-fit on exactly N channels (1..32) instead of the fewest\n"
+    "                        that fit; more channels, more threadblocks, less serialisation\n"
     "      --json            print one JSON object (mode, channels, threadblocks per GPU,\n"
     "                        steps) instead of a summary\n"
     "  -h, --help            this help\n";
@@ -73,7 +76,7 @@ static tn_status_t set_header(algo_t *a, tn_coll_t coll, uint64_t size, tn_err_t
 }
 
 int cmd_export(int argc, char **argv) {
-  const char *topo = NULL, *coll_s = NULL, *size_s = NULL, *out = NULL;
+  const char *topo = NULL, *coll_s = NULL, *size_s = NULL, *out = NULL, *chan_s = NULL;
   bool help_f = false, exact = false, no_fuse = false, json = false;
   tn_err_t err = {0};
   const char *pos[2] = {NULL, NULL};
@@ -81,7 +84,7 @@ int cmd_export(int argc, char **argv) {
   const cli_opt_t opts[] = {
       {"topo", 't', &topo, NULL},     {"coll", 'c', &coll_s, NULL}, {"size", 's', &size_s, NULL},
       {"out", 'o', &out, NULL},       {"help", 'h', NULL, &help_f}, {"exact", 0, NULL, &exact},
-      {"no-fuse", 0, NULL, &no_fuse}, {"json", 0, NULL, &json},
+      {"no-fuse", 0, NULL, &no_fuse}, {"json", 0, NULL, &json},     {"channels", 0, &chan_s, NULL},
   };
   if (cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], pos, 2, &npos, &err) != TN_OK)
     return cli_report("export", &err);
@@ -96,8 +99,13 @@ int cmd_export(int argc, char **argv) {
     return cli_usage("export", "-t TOPO, -c COLL, -s SIZE and -o FILE.xml are required");
   tn_coll_t coll = TN_ALLGATHER;
   uint64_t size = 0;
-  if (tn_coll_parse(coll_s, &coll, &err) != TN_OK || tn_parse_size(size_s, &size, &err) != TN_OK)
+  uint64_t nch = 0;
+  if (tn_coll_parse(coll_s, &coll, &err) != TN_OK || tn_parse_size(size_s, &size, &err) != TN_OK ||
+      (chan_s &&
+       tn_parse_u64(chan_s, 1, EMIT_MSCCL_MAX_CHANNELS, "--channels", &nch, &err) != TN_OK))
     return cli_report("export", &err);
+  if (chan_s && exact)
+    return cli_usage("export", "--channels is for the runtime-fit form, not --exact");
   topo_t *t = NULL;
   algo_t *a = NULL;
   algo_verify_report_t rep = {0};
@@ -109,7 +117,7 @@ int cmd_export(int argc, char **argv) {
     tn_err_prefix(&err, "%s does not verify", pos[1]);
     goto fail;
   }
-  emit_msccl_export_opts_t eo = {exact, no_fuse, {0, 0, 0, 0, 0}};
+  emit_msccl_export_opts_t eo = {exact, no_fuse, {0, 0, 0, 0, 0}, (uint32_t)nch};
   emit_msccl_export_stats_t st = {0};
   if (emit_msccl_export_opts(a, &eo, out, &st, &err) != TN_OK) {
     tn_err_prefix(&err, "%s", exact ? "exact" : "runtime-fit");

@@ -140,6 +140,7 @@ typedef struct emit_msccl_export_opts {
   bool exact;                 /* one tb per node (exact round trip) instead of runtime-fit */
   bool no_fuse;               /* runtime-fit without rcs / rrc / rrcs */
   emit_msccl_limits_t limits; /* runtime-fit only; 0 fields: the defaults above */
+  uint32_t channels;          /* runtime-fit: 0 the fewest that fit, else exactly this many */
 } emit_msccl_export_opts_t;
 typedef struct emit_msccl_export_stats {
   uint32_t channels;           /* nchannels written */
@@ -156,7 +157,7 @@ tn_status_t emit_msccl_export_opts(const algo_t *a, const emit_msccl_export_opts
                                    const char *path, emit_msccl_export_stats_t *stats,
                                    tn_err_t *err);
 tn_status_t emit_msccl_export_mem_opts(const algo_t *a, const emit_msccl_export_opts_t *opts,
-                                       char **xml, size_t *len,
-                                       emit_msccl_export_stats_t *stats, tn_err_t *err);
+                                       char **xml, size_t *len, emit_msccl_export_stats_t *stats,
+                                       tn_err_t *err);
 
 #endif

@@ -45,10 +45,9 @@ bool emit_i_msccl_idle_rank(const algo_t *a, uint32_t r);
 /* The collective's name in MSCCL-IR's coll attribute. */
 const char *emit_i_msccl_coll_name(const algo_t *a);
 
-/* The runtime-fit writer (emit/msccl_pack.c): emit_msccl_export_mem_opts with exact false.
- * limits NULL or zero fields: the EMIT_MSCCL_MAX_* defaults. */
-tn_status_t emit_i_msccl_pack(const algo_t *a, const emit_msccl_limits_t *limits, bool fuse,
-                              char **xml, size_t *len, emit_msccl_export_stats_t *stats,
-                              tn_err_t *err);
+/* The runtime-fit writer (emit/msccl_pack.c): emit_msccl_export_mem_opts with exact false
+ * (zero limits: the EMIT_MSCCL_MAX_* defaults). */
+tn_status_t emit_i_msccl_pack(const algo_t *a, const emit_msccl_export_opts_t *opts, char **xml,
+                              size_t *len, emit_msccl_export_stats_t *stats, tn_err_t *err);
 
 #endif

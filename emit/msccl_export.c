@@ -385,8 +385,7 @@ static void exact_stats(const algo_t *a, const char *xml, size_t len,
 tn_status_t emit_msccl_export_mem_opts(const algo_t *a, const emit_msccl_export_opts_t *opts,
                                        char **xml, size_t *len, emit_msccl_export_stats_t *stats,
                                        tn_err_t *err) {
-  if (opts && !opts->exact)
-    return emit_i_msccl_pack(a, &opts->limits, !opts->no_fuse, xml, len, stats, err);
+  if (opts && !opts->exact) return emit_i_msccl_pack(a, opts, xml, len, stats, err);
   tn_status_t rc = emit_msccl_export_mem(a, xml, len, err);
   if (rc == TN_OK && stats) exact_stats(a, *xml, *len, stats);
   return rc;

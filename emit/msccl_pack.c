@@ -1044,9 +1044,8 @@ static tn_status_t build(pk_t *P, bool fuse, tn_err_t *err) {
   return TN_OK;
 }
 
-tn_status_t emit_i_msccl_pack(const algo_t *a, const emit_msccl_limits_t *limits, bool fuse,
-                              char **xml, size_t *len, emit_msccl_export_stats_t *stats,
-                              tn_err_t *err) {
+tn_status_t emit_i_msccl_pack(const algo_t *a, const emit_msccl_export_opts_t *opts, char **xml,
+                              size_t *len, emit_msccl_export_stats_t *stats, tn_err_t *err) {
   *xml = NULL;
   *len = 0;
   if (!a->has_coll)
@@ -1056,13 +1055,18 @@ tn_status_t emit_i_msccl_pack(const algo_t *a, const emit_msccl_limits_t *limits
   emit_msccl_limits_t lim = {EMIT_MSCCL_MAX_CHANNELS, EMIT_MSCCL_MAX_TBS,
                              EMIT_MSCCL_MAX_TBS_PER_CHANNEL, EMIT_MSCCL_MAX_STEPS,
                              EMIT_MSCCL_MAX_CNT};
-  if (limits) {
+  const emit_msccl_limits_t *limits = &opts->limits;
+  bool fuse = !opts->no_fuse;
+  {
     if (limits->channels) lim.channels = limits->channels;
     if (limits->tbs) lim.tbs = limits->tbs;
     if (limits->tbs_per_channel) lim.tbs_per_channel = limits->tbs_per_channel;
     if (limits->steps) lim.steps = limits->steps;
     if (limits->cnt) lim.cnt = limits->cnt;
   }
+  if (opts->channels > lim.channels)
+    return tn_err_set(err, TN_INVAL, "%u channels asked for; MSCCL has at most %u", opts->channels,
+                      lim.channels);
   pk_t P;
   memset(&P, 0, sizeof P);
   P.a = a;
@@ -1122,7 +1126,8 @@ tn_status_t emit_i_msccl_pack(const algo_t *a, const emit_msccl_limits_t *limits
     if ((rc = build(&P, form == 0, err)) != TN_OK) goto fail;
     uint32_t maxc = lim.channels < P.nchains ? lim.channels : P.nchains;
     if (maxc == 0) maxc = 1;
-    for (C = 1; C <= maxc && !fits; C++) {
+    if (opts->channels) maxc = opts->channels;
+    for (C = opts->channels ? opts->channels : 1; C <= maxc && !fits; C++) {
       rc = layout(&P, C, err);
       if (rc == TN_INFEASIBLE) {
         snprintf(msg, sizeof msg, "%s", err->msg);
@@ -1134,20 +1139,20 @@ tn_status_t emit_i_msccl_pack(const algo_t *a, const emit_msccl_limits_t *limits
       }
       fits = !msg[0];
       if (!fits && !first_msg[0])
-        snprintf(first_msg, sizeof first_msg, "with 1 channel%s: %s", form == 0 ? "" : " unfused",
-                 msg);
+        snprintf(first_msg, sizeof first_msg, "with %u channel%s%s: %s", C, C > 1 ? "s" : "",
+                 form == 0 ? "" : " unfused", msg);
     }
     C--;
   }
   if (!fits) {
+    size_t lf = strlen(first_msg), lm = strlen(msg);
     if (strstr(msg, "deadlock"))
-      rc = tn_err_set(err, TN_INFEASIBLE, "%s (tried 1..%u channels, fused and unfused)", msg, C);
-    else if (strcmp(first_msg + strlen(first_msg) - strlen(msg), msg) == 0)
-      rc = tn_err_set(err, TN_LIMIT, "does not fit MSCCL's limits with 1..%u channels: %s", C,
-                      first_msg);
+      rc = tn_err_set(err, TN_INFEASIBLE, "%s (with up to %u channels, fused and unfused)", msg,
+                      C);
+    else if (lf >= lm && strcmp(first_msg + lf - lm, msg) == 0)
+      rc = tn_err_set(err, TN_LIMIT, "does not fit MSCCL's limits: %s", first_msg);
     else
-      rc = tn_err_set(err, TN_LIMIT,
-                      "does not fit MSCCL's limits with 1..%u channels: %s; with %u unfused: %s", C,
+      rc = tn_err_set(err, TN_LIMIT, "does not fit MSCCL's limits: %s; with %u channels: %s",
                       first_msg, C, msg);
     goto fail;
   }

@@ -141,6 +141,18 @@ for algo in ring direct greedy; do
     fi
   done
 done
+# --channels N forces the channel count (more tbs, same verified result); out of range or
+# with --exact: exit 1.
+p="$S/rt/ring-allreduce"
+if [ -e "$p.0.et" ]; then
+  "$T" export msccl --channels 4 --json -t "$S/ring8.json" -c allreduce -s 8MiB "$p" -o "$p.c4.xml" >"$S/c4.json" 2>"$S/err.txt" &&
+    [ "$(json_get "$S/c4.json" channels)" = 4 ] && ok || bad "--channels 4: $(cat "$S/err.txt")"
+  "$T" import msccl "$p.c4.xml" -s 8MiB -o "$p.c4back" >/dev/null 2>"$S/err.txt" && ok || bad "re-import --channels 4: $(cat "$S/err.txt")"
+  "$T" export msccl --channels 33 -t "$S/ring8.json" -c allreduce -s 8MiB "$p" -o "$p.c33.xml" 2>/dev/null
+  [ $? = 1 ] && [ ! -e "$p.c33.xml" ] && ok || bad "--channels 33 accepted"
+  "$T" export msccl --channels 2 --exact -t "$S/ring8.json" -c allreduce -s 8MiB "$p" -o "$p.c2.xml" 2>/dev/null
+  [ $? = 1 ] && ok || bad "--channels with --exact accepted"
+fi
 # A limit the algorithm cannot meet (Direct on 128 GPUs: 127 peers, 108 threadblocks):
 # refused with exit 2, the limit named on one line, no file written.
 "$T" topo gen fc 128 --bandwidth 50 --latency 500 -o "$S/fc128.json" >/dev/null

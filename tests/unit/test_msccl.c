@@ -469,7 +469,7 @@ static void check_runtime_limits(const char *xml, uint32_t *max_tbs, uint32_t *m
 /* Runtime-fit export of a: deterministic, within the limits, imports, verifies on t and
  * simulates; returns the simulated time of the import (0 when the simulator is missing). */
 static uint64_t runtime_round(const algo_t *a, const topo_t *t, emit_msccl_export_stats_t *st) {
-  emit_msccl_export_opts_t o = {false, false, {0, 0, 0, 0, 0}};
+  emit_msccl_export_opts_t o = {false, false, {0, 0, 0, 0, 0}, 0};
   char *x1 = NULL, *x2 = NULL;
   size_t l1 = 0, l2 = 0;
   tn_err_clear(&tu_err_);
@@ -569,7 +569,7 @@ static void msccl_runtime_export_uses_far_fewer_threadblocks_than_exact(void **s
   tn_status_t st = algo_ring(TN_ALLREDUCE, 8, 8 * MiB, 1, &a, &err);
   if (st == TN_INTERNAL && strstr(err.msg, "not implemented")) skip();
   TU_OK(st);
-  emit_msccl_export_opts_t ex = {true, false, {0, 0, 0, 0, 0}};
+  emit_msccl_export_opts_t ex = {true, false, {0, 0, 0, 0, 0}, 0};
   emit_msccl_export_stats_t se = {0}, sr = {0};
   char *x = NULL;
   size_t l = 0;
@@ -594,7 +594,7 @@ static void msccl_runtime_export_refuses_what_exceeds_the_limits(void **state) {
   char *x = NULL;
   size_t l = 0;
   /* Direct needs 7 tbs per GPU (one per peer). */
-  emit_msccl_export_opts_t o = {false, false, {0, 6, 0, 0, 0}};
+  emit_msccl_export_opts_t o = {false, false, {0, 6, 0, 0, 0}, 0};
   assert_int_equal(emit_msccl_export_mem_opts(a, &o, &x, &l, NULL, &err), TN_LIMIT);
   assert_non_null(strstr(err.msg, "threadblocks (limit 6)"));
   assert_null(x);
@@ -602,13 +602,13 @@ static void msccl_runtime_export_refuses_what_exceeds_the_limits(void **state) {
   algo_free(a);
   a = NULL;
   TU_OK(algo_ring(TN_ALLREDUCE, 8, 8 * MiB, 2, &a, &tu_err_));
-  emit_msccl_export_opts_t o2 = {false, false, {1, 0, 0, 3, 0}};
+  emit_msccl_export_opts_t o2 = {false, false, {1, 0, 0, 3, 0}, 0};
   tn_err_clear(&err);
   assert_int_equal(emit_msccl_export_mem_opts(a, &o2, &x, &l, NULL, &err), TN_LIMIT);
   assert_non_null(strstr(err.msg, "steps (limit 3 per threadblock)"));
   assert_null(x);
   /* Chunks per step. */
-  emit_msccl_export_opts_t o3 = {false, false, {0, 0, 0, 0, 1}};
+  emit_msccl_export_opts_t o3 = {false, false, {0, 0, 0, 0, 1}, 0};
   algo_free(a);
   a = NULL;
   tn_err_clear(&err);
@@ -642,12 +642,12 @@ static void msccl_runtime_export_refuses_what_could_deadlock(void **state) {
   TU_OK(algo_add_send(a, 1, 0, 1, MiB, NULL, 0, c3, 1, NULL, &tu_err_));
   char *x = NULL;
   size_t l = 0;
-  emit_msccl_export_opts_t one = {false, false, {1, 0, 0, 0, 0}};
+  emit_msccl_export_opts_t one = {false, false, {1, 0, 0, 0, 0}, 0};
   assert_int_equal(emit_msccl_export_mem_opts(a, &one, &x, &l, NULL, &err), TN_INFEASIBLE);
   assert_non_null(strstr(err.msg, "deadlock"));
   assert_non_null(strstr(err.msg, "rank 0 node 1: never runs"));
   assert_null(x);
-  emit_msccl_export_opts_t two = {false, false, {0, 0, 0, 0, 0}};
+  emit_msccl_export_opts_t two = {false, false, {0, 0, 0, 0, 0}, 0};
   emit_msccl_export_stats_t st = {0};
   TU_OK(emit_msccl_export_mem_opts(a, &two, &x, &l, &st, &tu_err_));
   assert_int_equal(st.channels, 2);
