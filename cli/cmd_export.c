@@ -9,10 +9,11 @@
 #include <cjson/cJSON.h>
 
 #include "emit/emit.h"
+#include "sim/sim.h"
 
 static const char help[] =
     "usage: tenet export msccl -t TOPO -c COLL -s SIZE PREFIX -o FILE.xml [--exact | --channels "
-    "N]\n"
+    "N|best]\n"
     "\n"
     "Reads PREFIX.0.et ... (a set tenet wrote, with its chunk bookkeeping), verifies it on\n"
     "TOPO and writes it as MSCCL-IR XML (msccl-tools dialect, in place) for the MSCCL executor\n"
@@ -40,6 +41,8 @@ static const char help[] =
     "      --no-fuse         runtime-fit without fused rcs / rrc / rrcs steps\n"
     "      --channels N      runtime-fit on exactly N channels (1..32) instead of the fewest\n"
     "                        that fit; more channels, more threadblocks, less serialisation\n"
+    "      --channels best   the count whose file, imported back, simulates fastest on TOPO\n"
+    "                        (ties: fewer threadblocks); tries 1..32\n"
     "      --json            print one JSON object (mode, channels, threadblocks per GPU,\n"
     "                        steps) instead of a summary\n"
     "  -h, --help            this help\n";
@@ -75,6 +78,47 @@ static tn_status_t set_header(algo_t *a, tn_coll_t coll, uint64_t size, tn_err_t
   return TN_OK;
 }
 
+/* --channels best: the channel count (1..32) whose runtime-fit form, imported back with the
+ * set's COMP duration, simulates fastest on t (ties: fewer threadblocks, then fewer
+ * channels). Counts that do not fit are skipped; none fits: the default's refusal. */
+static tn_status_t best_channels(const algo_t *a, const topo_t *t, bool no_fuse, uint64_t *best,
+                                 tn_err_t *err) {
+  uint64_t comp_us = 0, best_ps = UINT64_MAX;
+  uint32_t best_tbs = UINT32_MAX;
+  for (uint32_t r = 0; r < a->npus && comp_us == 0; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
+      if (algo_node(a, r, i)->op == ALGO_COMP) comp_us = algo_node(a, r, i)->duration_us;
+  *best = 0;
+  for (uint32_t c = 1; c <= EMIT_MSCCL_MAX_CHANNELS; c++) {
+    emit_msccl_export_opts_t eo = {false, no_fuse, {0, 0, 0, 0, 0}, c};
+    emit_msccl_export_stats_t st = {0};
+    emit_msccl_opts_t io = {comp_us, NULL};
+    char *xml = NULL;
+    size_t len = 0;
+    algo_t *b = NULL;
+    sim_result_t sr = {0};
+    tn_err_t e = {0};
+    tn_status_t rc = emit_msccl_export_mem_opts(a, &eo, &xml, &len, &st, &e);
+    if (rc == TN_LIMIT || rc == TN_INFEASIBLE) continue;
+    if (rc == TN_OK)
+      rc = emit_msccl_import_mem_opts(xml, len, "runtime-fit", a->size_bytes, &io, &b, &e);
+    if (rc == TN_OK) rc = sim_run(t, b, NULL, &sr, &e);
+    free(xml);
+    algo_free(b);
+    if (rc != TN_OK) {
+      tn_err_set(err, e.status, "%u channels: %s", c, e.msg);
+      return rc;
+    }
+    if (sr.time_ps < best_ps || (sr.time_ps == best_ps && st.tbs_max < best_tbs)) {
+      best_ps = sr.time_ps;
+      best_tbs = st.tbs_max;
+      *best = c;
+    }
+    sim_result_free(&sr);
+  }
+  return TN_OK;
+}
+
 int cmd_export(int argc, char **argv) {
   const char *topo = NULL, *coll_s = NULL, *size_s = NULL, *out = NULL, *chan_s = NULL;
   bool help_f = false, exact = false, no_fuse = false, json = false;
@@ -101,7 +145,7 @@ int cmd_export(int argc, char **argv) {
   uint64_t size = 0;
   uint64_t nch = 0;
   if (tn_coll_parse(coll_s, &coll, &err) != TN_OK || tn_parse_size(size_s, &size, &err) != TN_OK ||
-      (chan_s &&
+      (chan_s && strcmp(chan_s, "best") != 0 &&
        tn_parse_u64(chan_s, 1, EMIT_MSCCL_MAX_CHANNELS, "--channels", &nch, &err) != TN_OK))
     return cli_report("export", &err);
   if (chan_s && exact)
@@ -117,6 +161,8 @@ int cmd_export(int argc, char **argv) {
     tn_err_prefix(&err, "%s does not verify", pos[1]);
     goto fail;
   }
+  if (chan_s && strcmp(chan_s, "best") == 0 && best_channels(a, t, no_fuse, &nch, &err) != TN_OK)
+    goto fail;
   emit_msccl_export_opts_t eo = {exact, no_fuse, {0, 0, 0, 0, 0}, (uint32_t)nch};
   emit_msccl_export_stats_t st = {0};
   if (emit_msccl_export_opts(a, &eo, out, &st, &err) != TN_OK) {

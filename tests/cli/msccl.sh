@@ -148,6 +148,9 @@ if [ -e "$p.0.et" ]; then
   "$T" export msccl --channels 4 --json -t "$S/ring8.json" -c allreduce -s 8MiB "$p" -o "$p.c4.xml" >"$S/c4.json" 2>"$S/err.txt" &&
     [ "$(json_get "$S/c4.json" channels)" = 4 ] && ok || bad "--channels 4: $(cat "$S/err.txt")"
   "$T" import msccl "$p.c4.xml" -s 8MiB -o "$p.c4back" >/dev/null 2>"$S/err.txt" && ok || bad "re-import --channels 4: $(cat "$S/err.txt")"
+  "$T" export msccl --channels best --json -t "$S/ring8.json" -c allreduce -s 8MiB "$p" -o "$p.best.xml" >"$S/best.json" 2>"$S/err.txt" &&
+    "$T" import msccl "$p.best.xml" -s 8MiB -t "$S/ring8.json" -o "$p.bestback" --json >"$S/imp.json" 2>>"$S/err.txt" &&
+    [ "$(json_get "$S/best.json" tbs_per_gpu_max)" -le 108 ] && ok || bad "--channels best: $(cat "$S/err.txt")"
   "$T" export msccl --channels 33 -t "$S/ring8.json" -c allreduce -s 8MiB "$p" -o "$p.c33.xml" 2>/dev/null
   [ $? = 1 ] && [ ! -e "$p.c33.xml" ] && ok || bad "--channels 33 accepted"
   "$T" export msccl --channels 2 --exact -t "$S/ring8.json" -c allreduce -s 8MiB "$p" -o "$p.c2.xml" 2>/dev/null
