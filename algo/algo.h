@@ -128,6 +128,15 @@ tn_status_t algo_direct(tn_coll_t coll, uint32_t npus, uint64_t size_bytes,
 tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *name,
                                algo_t **out, tn_err_t *err);
 
+/* All-Reduce from two All-Gather schedules with the same npus, chunks_per_npu and size:
+ * rs_ag is time-reversed into the Reduce-Scatter half and ag is the All-Gather half. A
+ * reversed schedule runs on the transposed links, so on an asymmetric fabric plan rs_ag on
+ * topo_transpose(t) and ag on t (on a symmetric one both may be the same schedule, which
+ * is what algo_from_schedule(s, TN_ALLREDUCE) does). The owner's All-Gather sends of a
+ * chunk wait for the Reduce-Scatter's last reductions of it. O(T log T) in transfers. */
+tn_status_t algo_allreduce_from_schedules(const schedule_t *rs_ag, const schedule_t *ag,
+                                          const char *name, algo_t **out, tn_err_t *err);
+
 /* ---- the verifier ------------------------------------------------------ */
 
 typedef struct algo_verify_report {

@@ -3,10 +3,12 @@
 #ifndef TENET_CLI_H
 #define TENET_CLI_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "algo/algo.h"
 #include "common/common.h"
+#include "sim/sim.h"
 #include "topo/topo.h"
 
 /* Entry point: returns the process exit code (ARCHITECTURE.md §6). */
@@ -77,5 +79,179 @@ typedef struct cli_synth_out {
 /* Refuses disconnected fabrics (TN_INFEASIBLE), then builds the algorithm. */
 tn_status_t cli_synthesize(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
                            const cli_synth_opts_t *opts, cli_synth_out_t *out, tn_err_t *err);
+
+
+/* ---- aligned tables (cli/table.c) --------------------------------------- */
+#define CLI_TABLE_MAX_COLS 32
+typedef struct cli_table {
+  size_t ncols, nrows;
+  const char *const *headers; /* borrowed, ncols entries */
+  const char *align;          /* borrowed: one 'l' or 'r' per column */
+  tn_vec_t cells;             /* char *, owned, row-major */
+} cli_table_t;
+/* Starts an empty table (TN_INVAL when align does not have ncols letters or ncols is 0 or
+ * above CLI_TABLE_MAX_COLS). Free with cli_table_free even on failure. */
+tn_status_t cli_table_init(cli_table_t *t, const char *const *headers, const char *align,
+                           size_t ncols, tn_err_t *err);
+/* Appends a row of ncols cells (copied; NULL prints as ""). */
+tn_status_t cli_table_add(cli_table_t *t, const char *const *cells, tn_err_t *err);
+const char *cli_table_cell(const cli_table_t *t, size_t row, size_t col);
+/* Width of a column: the longest of its header and cells. O(rows). */
+size_t cli_table_width(const cli_table_t *t, size_t col);
+/* Header, a rule of dashes, then the rows; columns separated by two blanks. */
+void cli_table_print(const cli_table_t *t, FILE *f);
+void cli_table_free(cli_table_t *t);
+
+/* ---- argument lists (cli/lists.c) ----------------------------------------- */
+/* Splits "a,b,c" (blanks around items ignored) into malloc'ed strings; empty items and
+ * repeats are TN_INVAL naming `what` (the flag). Free with cli_list_free. */
+tn_status_t cli_split_list(const char *s, const char *what, char ***items, size_t *n,
+                           tn_err_t *err);
+void cli_list_free(char **items, size_t n);
+/* --algos: a list of greedy, ring, direct, milp. */
+tn_status_t cli_parse_algos(const char *s, char ***items, size_t *n, tn_err_t *err);
+/* --colls: a list of collective names (tn_coll_parse); *colls is malloc'ed. */
+tn_status_t cli_parse_colls(const char *s, tn_coll_t **colls, size_t *n, tn_err_t *err);
+/* --sizes: tn_parse_size_list plus: sizes > 0, no repeats. *sizes is malloc'ed. */
+tn_status_t cli_parse_sizes(const char *s, uint64_t **sizes, size_t *n, tn_err_t *err);
+/* --shard I/N with 0 <= I < N. */
+tn_status_t cli_parse_shard(const char *s, uint32_t *index, uint32_t *count, tn_err_t *err);
+
+/* ---- topology arguments (cli/run.c) ----------------------------------- */
+/* Figures of fabrics generated from a KIND-DIMS argument (the paper's setup). */
+#define CLI_GEN_BANDWIDTH_GBPS 50.0
+#define CLI_GEN_LATENCY_NS 500.0
+/* Loads TOPO: a file, a shipped name, or — when neither exists — a generator spec
+ * KIND-DIMS ("ring-8", "fc-8", "mesh-8x8", "mesh3d-4x4x4", "torus-4x4", "hypercube-16";
+ * mesh2d/mesh3d/torus2d/torus3d are aliases of mesh/torus) at CLI_GEN_BANDWIDTH_GBPS and
+ * CLI_GEN_LATENCY_NS. Caller frees. */
+tn_status_t cli_load_topo_spec(const char *arg, topo_t **out, tn_err_t *err);
+/* Checks that TOPO names a file, a shipped name or a valid generator spec (without
+ * parsing the file). */
+tn_status_t cli_topo_spec_check(const char *arg, tn_err_t *err);
+/* The name results show for TOPO: its file name without folder and .json/.yml/.yaml. */
+void cli_topo_label(const char *arg, char *label, size_t len);
+
+/* ---- results of (fabric, collective, size, algorithm) runs (cli/report.c) ----- */
+typedef struct cli_result {
+  char topology[128];
+  uint32_t npus;
+  tn_coll_t coll;
+  char algorithm[16];
+  uint64_t size_bytes;
+  bool ok;                /* false: error holds the one-line reason */
+  tn_status_t status;     /* why it failed (TN_OK when ok) */
+  char error[512];
+  uint64_t time_ps;       /* simulated collective time */
+  uint64_t lower_bound_ps; /* topo_lower_bound_ps */
+  double algbw_GBps, busbw_GBps, ratio_to_bound;
+  double speedup_vs_ring; /* Ring's time / this time; < 0 when unknown */
+  double synth_ms;
+} cli_result_t;
+
+/* cli_synthesize under a process-wide lock: safe to call from several threads at once
+ * (igraph, used by the connectivity check, is not thread-safe in Debian's build). */
+tn_status_t cli_synthesize_serial(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
+                                  const cli_synth_opts_t *opts, cli_synth_out_t *out,
+                                  tn_err_t *err);
+/* One run: cli_synthesize, then (when chakra_prefix is non-NULL) emit_chakra_write, then
+ * sim_run, and fills r (metrics from the simulated time; speedup unknown). On failure r->ok
+ * is false, r->error holds the message and the status is returned. t is borrowed and only
+ * read; the call is re-entrant (each thread passes its own topology). */
+tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll,
+                        uint64_t size_bytes, const char *algo, uint64_t seed,
+                        const char *chakra_prefix, cli_result_t *r, tn_err_t *err);
+/* Sets speedup_vs_ring of every ok row from the ok "ring" row of the same topology,
+ * collective and size. O(n^2). */
+void cli_results_set_speedups(cli_result_t *rows, size_t n);
+/* busbw the lower bound allows for a row (S / bound x busbw factor), GB/s. */
+double cli_result_bound_busbw(const cli_result_t *r);
+/* {"rows":[...]} with keys topology, npus, collective, algorithm, size_bytes, time_ns,
+ * algbw_GBps, busbw_GBps, lower_bound_ns, ratio_to_bound, speedup_vs_ring (null when
+ * unknown). *out is malloc'ed (caller frees). */
+tn_status_t cli_results_json(const cli_result_t *rows, size_t n, char **out, tn_err_t *err);
+/* The same columns as CSV with a header line, written all-or-nothing to path. */
+tn_status_t cli_results_csv(const cli_result_t *rows, size_t n, const char *path,
+                            tn_err_t *err);
+/* The human table (size, algorithm, time, algbw, busbw, bound, ratio, vs ring) to f. */
+tn_status_t cli_results_table(const cli_result_t *rows, size_t n, FILE *f, tn_err_t *err);
+/* Formats ns compactly ("812 ns", "12.35 us", "3.10 ms", "1.204 s"). */
+const char *cli_fmt_time_ns(double ns, char *buf, size_t len);
+
+/* ---- the comparison behind compare and demo (cli/cmd_compare.c) --------- */
+typedef struct cli_compare_spec {
+  const topo_t *topo;        /* borrowed; each worker runs on its own copy */
+  const char *label;         /* topology name shown in results */
+  tn_coll_t coll;
+  const uint64_t *sizes;
+  size_t nsizes;
+  const char *const *algos;
+  size_t nalgos;
+  uint64_t seed;
+  unsigned jobs;             /* 0 = all cores */
+  bool progress;             /* bar on stderr when it is a terminal */
+  bool stop_on_error;        /* first failure (in row order) fails the call */
+  const char *chakra_dir;    /* non-NULL: write the sets of size chakra_size to */
+  uint64_t chakra_size;      /* <dir>/<label>/<coll>-<size>/<algo>.<rank>.et */
+} cli_compare_spec_t;
+/* Runs every (size, algorithm) pair — rows in size-major order, algorithms as listed —
+ * and sets the speed-ups over Ring. *rows is malloc'ed (caller frees). With
+ * stop_on_error the first failed row gives TN_INFEASIBLE naming the run. */
+tn_status_t cli_compare_run(const cli_compare_spec_t *spec, cli_result_t **rows,
+                            size_t *nrows, tn_err_t *err);
+
+/* ---- running many independent jobs on threads (cli/pool.c) --------------- */
+typedef void (*cli_job_fn)(void *ctx, size_t index, unsigned worker);
+/* Calls fn(ctx, i, worker) for i = 0..n-1 on `jobs` POSIX threads (worker in
+ * 0..jobs-1), handing out indices in increasing order; once *stop (may be NULL) is
+ * nonzero no new index is handed out. Returns when every started job has finished. fn
+ * must be thread-safe across distinct indices. TN_NOMEM/TN_INTERNAL if threads cannot be
+ * started (then nothing ran). */
+tn_status_t cli_parallel(size_t n, unsigned jobs, cli_job_fn fn, void *ctx,
+                         volatile sig_atomic_t *stop, tn_err_t *err);
+/* Online processors (>= 1). */
+unsigned cli_cores(void);
+/* Parses a --jobs value: 1..1024. */
+tn_status_t cli_parse_jobs(const char *s, unsigned *jobs, tn_err_t *err);
+
+/* ---- progress on stderr (cli/progress.c) -------------------------------- */
+typedef struct cli_progress {
+  const char *cmd;
+  size_t total, done, failed, skipped;
+  double start_s;
+  bool tty;   /* redraw a bar in place */
+  bool lines; /* when not a terminal: one line per item (else silent) */
+  bool drawn;
+} cli_progress_t;
+void cli_progress_init(cli_progress_t *p, const char *cmd, size_t total, bool tty, bool lines);
+/* Counts one finished item (skipped: complete before this run) and shows it. Not
+ * thread-safe: callers serialize. */
+void cli_progress_step(cli_progress_t *p, const char *item, bool ok, bool skipped,
+                       double seconds);
+/* Erases the bar (terminal). */
+void cli_progress_finish(cli_progress_t *p);
+/* "[#####...] 12/40, 1 failed  ETA 0:42" as of now_s (tn_wall_seconds). */
+void cli_progress_bar(const cli_progress_t *p, double now_s, char *buf, size_t len);
+/* "m:ss" or "h:mm:ss". */
+const char *cli_fmt_duration(double seconds, char *buf, size_t len);
+
+/* ---- pictures (cli/plot.c, cli/heatmap.c; PLplot with its cairo driver) ----
+ * PLplot keeps global state: call these from one thread at a time. Files are written
+ * to a temporary name and renamed (all or nothing); PLplot prints nothing. */
+/* The PLplot device for path: "pngcairo" for .png, "svgcairo" for .svg, else TN_INVAL. */
+tn_status_t cli_plot_device(const char *path, const char **device, tn_err_t *err);
+/* busbw (GB/s) against size (log2 axis): one line per algorithm over the ok rows (in
+ * their order) and the lower bound's busbw as a dashed line; title on top. */
+tn_status_t cli_plot_busbw(const cli_result_t *rows, size_t n, const char *title,
+                           const char *path, tn_err_t *err);
+/* Per-link utilization (busy time / collective time) as a bar chart of the busiest
+ * links (at most 48, labelled src>dst), from a finished simulation of t. */
+tn_status_t cli_heatmap_write(const topo_t *t, const sim_result_t *r, const char *title,
+                              const char *path, tn_err_t *err);
+/* Synthesizes algo for (coll, size_bytes) on t, simulates it and draws its heatmap to
+ * path (what demo shows for greedy and Ring). */
+tn_status_t cli_heatmap_run(const topo_t *t, const char *label, tn_coll_t coll,
+                            uint64_t size_bytes, const char *algo, uint64_t seed,
+                            const char *path, tn_err_t *err);
 
 #endif

@@ -1,9 +1,160 @@
-/* cli/cmd_batch.c — `tenet batch` (not finished: not listed in --help). */
-#include "cli/cli.h"
+/* cli/cmd_batch.c — `tenet batch`: many fabrics x collectives x sizes x algorithms on
+ * all cores, resumable, shardable, with summaries; and `tenet batch merge`. The sweep
+ * itself lives in cli/batch.c. */
+#include "cli/batch.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const batch_help =
+    "usage: tenet batch --topos LIST --colls LIST --sizes LIST [--algos LIST]\n"
+    "                   [-j N] [--shard I/N] [--seed N] -o DIR\n"
+    "       tenet batch --manifest FILE [-j N] [--shard I/N] -o DIR\n"
+    "       tenet batch merge DIR... -o DIR\n\n"
+    "Runs every case of fabrics x collectives x sizes x algorithms (in that order,\n"
+    "numbered from 0): synthesizes, writes the Chakra set to\n"
+    "DIR/cases/<topo>/<coll>/<size>/<algo>/chakra.<rank>.et, simulates, and writes the\n"
+    "case's result.json last (atomically): a case with an ok result.json is complete and\n"
+    "is skipped when the command is run again (resume). Failed cases are recorded and\n"
+    "retried on the next run. At the end DIR/summary.json ({\"rows\":[...]}, one row per\n"
+    "case: case, topology, npus, collective, algorithm, size_bytes, time_ns, algbw_GBps,\n"
+    "busbw_GBps, lower_bound_ns, ratio_to_bound, status, error) and DIR/summary.csv are\n"
+    "written in case order.\n\n"
+    "  --topos LIST      topology files, shipped names or KIND-DIMS (ring-8, mesh-8x8,\n"
+    "                    mesh3d-4x4x4: generated at 50 GB/s, 500 ns), comma-separated\n"
+    "  --colls LIST      allgather, reducescatter, allreduce\n"
+    "  --sizes LIST      1MiB,64MiB,1GiB or a power-of-two range 1KiB..1GiB\n"
+    "  --algos LIST      greedy, ring, direct, milp (default greedy,ring,direct)\n"
+    "  --seed N          greedy tie-breaking seed (default 1)\n"
+    "  --manifest FILE   the sweep from a text file instead of the four lists:\n"
+    "                      # comment\n"
+    "                      topos  mesh-8x8, fabrics/my.json   (relative to FILE's folder)\n"
+    "                      colls  allgather, allreduce\n"
+    "                      sizes  1MiB,64MiB,1GiB\n"
+    "                      algos  greedy,ring,direct\n"
+    "                      seed   1\n"
+    "                    (KEY VALUE, KEY: VALUE or KEY = VALUE; a list key may repeat\n"
+    "                    to extend its list)\n"
+    "  -j, --jobs N      cases in parallel (default: all cores); results do not depend on N\n"
+    "  --shard I/N       only cases whose number %% N == I (e.g. a Slurm array task:\n"
+    "                    --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT); join the\n"
+    "                    shard folders with 'tenet batch merge'\n"
+    "  -o, --output DIR  output folder (created; batch.json records the sweep)\n\n"
+    "merge: reads the shard folders' batch.json (same sweep) and per-case results and\n"
+    "writes summary.json, summary.csv and batch.json into -o DIR: the same summary one\n"
+    "run of the whole sweep writes. The Chakra sets stay in the shard folders.\n\n"
+    "Progress goes to stderr: a bar with counts and ETA on a terminal, one line per case\n"
+    "otherwise. Ctrl-C (SIGINT) or SIGTERM stops scheduling, lets running cases finish and\n"
+    "leaves no half-written case; run the same command again to resume.\n"
+    "Exit: 0 all cases ok, 1 bad arguments, 2 some cases failed, 3 internal error,\n"
+    "130/143 interrupted by SIGINT/SIGTERM.\n";
+
+static volatile sig_atomic_t batch_signal;
+
+static void on_signal(int sig) {
+  batch_signal = sig;
+}
+
+static int batch_merge(int argc, char **argv) {
+  const char *out = NULL;
+  bool help = false;
+  const cli_opt_t opts[] = {{"output", 'o', &out, NULL}, {"help", 'h', NULL, &help}};
+  tn_err_t err = {0};
+  const char **pos = NULL;
+  size_t npos = 0, failed = 0;
+  if (tn_calloc((size_t)argc + 1, sizeof *pos, &pos, &err) != TN_OK)
+    return cli_report("batch", &err);
+  int rc = 0;
+  if (cli_parse(argc, argv, opts, 2, pos, (size_t)argc, &npos, &err) != TN_OK) {
+    rc = cli_usage("batch", "merge: %s", err.msg);
+  } else if (help) {
+    fputs(batch_help, stdout);
+  } else if (out == NULL) {
+    rc = cli_usage("batch", "merge: missing -o DIR");
+  } else if (npos == 0) {
+    rc = cli_usage("batch", "merge: give the shard folders to merge");
+  } else if (cli_batch_merge(pos, npos, out, &failed, &err) != TN_OK) {
+    rc = cli_report("batch", &err);
+  } else {
+    fprintf(stderr, "tenet batch: merged %zu folder%s into %s/summary.json (%zu case%s failed)\n",
+            npos, npos == 1 ? "" : "s", out, failed, failed == 1 ? "" : "s");
+    rc = failed ? 2 : 0;
+  }
+  free(pos);
+  return rc;
+}
 
 int cmd_batch(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "tenet batch: not implemented yet\n");
-  return 3;
+  if (argc >= 2 && strcmp(argv[1], "merge") == 0) return batch_merge(argc - 1, argv + 1);
+  const char *topos = NULL, *colls = NULL, *sizes = NULL, *algos = "greedy,ring,direct";
+  const char *manifest = NULL, *jobs_s = NULL, *shard_s = NULL, *out = NULL, *seed_s = NULL;
+  bool help = false;
+  const cli_opt_t opts[] = {
+      {"topos", 0, &topos, NULL},   {"colls", 0, &colls, NULL},       {"sizes", 0, &sizes, NULL},
+      {"algos", 0, &algos, NULL},   {"manifest", 0, &manifest, NULL}, {"jobs", 'j', &jobs_s, NULL},
+      {"shard", 0, &shard_s, NULL}, {"output", 'o', &out, NULL},      {"seed", 0, &seed_s, NULL},
+      {"help", 'h', NULL, &help},
+  };
+  tn_err_t err = {0};
+  const char *pos[1];
+  size_t npos = 0;
+  if (cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], pos, 0, &npos, &err) != TN_OK)
+    return cli_usage("batch", "%s", err.msg);
+  if (help) {
+    fputs(batch_help, stdout);
+    return 0;
+  }
+  cli_batch_opts_t o = {
+      .out_dir = out, .nshards = 1, .stop = &batch_signal, .tty = isatty(STDERR_FILENO) == 1};
+  uint64_t seed = 1;
+  if (out == NULL) return cli_usage("batch", "missing -o DIR");
+  if (manifest && (topos || colls || sizes || seed_s))
+    return cli_usage("batch", "--manifest replaces --topos, --colls, --sizes and --seed");
+  if (!manifest && (!topos || !colls || !sizes))
+    return cli_usage("batch", "give --topos, --colls and --sizes (or --manifest FILE)");
+  if ((jobs_s && cli_parse_jobs(jobs_s, &o.jobs, &err) != TN_OK) ||
+      (shard_s && cli_parse_shard(shard_s, &o.shard, &o.nshards, &err) != TN_OK) ||
+      (seed_s && tn_parse_u64(seed_s, 0, UINT64_MAX, "--seed", &seed, &err) != TN_OK))
+    return cli_usage("batch", "%s", err.msg);
+  const char *delay = getenv("TENET_BATCH_TEST_DELAY_MS"); /* tests only */
+  if (delay && *delay) o.test_delay_ms = (unsigned)strtoul(delay, NULL, 10);
+
+  cli_batch_plan_t plan;
+  tn_status_t st = manifest
+                       ? cli_batch_manifest_load(manifest, &plan, &err)
+                       : cli_batch_plan_from_lists(topos, colls, sizes, algos, seed, &plan, &err);
+  if (st != TN_OK)
+    return st == TN_PARSE || st == TN_INVAL ? cli_usage("batch", "%s", err.msg)
+                                            : cli_report("batch", &err);
+  struct sigaction sa, old_int, old_term;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  batch_signal = 0;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  cli_batch_stats_t stats;
+  double t0 = tn_wall_seconds();
+  st = cli_batch_run(&plan, &o, &stats, &err);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  cli_batch_plan_free(&plan);
+  if (st != TN_OK) return cli_report("batch", &err);
+  char dur[32];
+  cli_fmt_duration(tn_wall_seconds() - t0, dur, sizeof dur);
+  if (stats.interrupted) {
+    fprintf(stderr,
+            "tenet batch: interrupted: %zu of %zu cases complete, none half-written; run the "
+            "same command to resume\n",
+            stats.ran + stats.skipped - stats.failed, stats.cases);
+    return batch_signal == SIGTERM ? 143 : 130;
+  }
+  fprintf(stderr,
+          "tenet batch: %zu cases (%zu run, %zu done before, %zu failed) in %s; "
+          "summary in %s/summary.json and %s/summary.csv\n",
+          stats.cases, stats.ran, stats.skipped, stats.failed, dur, out, out);
+  return stats.failed ? 2 : 0;
 }

@@ -18,6 +18,9 @@ static const command_t commands[] = {
     {"et", cmd_et, "look inside a Chakra ET set (dump as JSON, dot of one rank)"},
     {"import", cmd_import, "convert an MSCCL-IR XML algorithm to a Chakra ET set (msccl)"},
     {"export", cmd_export, "write a Chakra ET set tenet produced as MSCCL-IR XML (msccl)"},
+    {"compare", cmd_compare, "score algorithms across sizes: table, JSON, CSV, plot"},
+    {"batch", cmd_batch, "sweep fabrics x collectives x sizes x algorithms (resumable)"},
+    {"demo", cmd_demo, "the paper's 64-NPU comparison: tables, plots, Chakra sets"},
 };
 
 static void usage(FILE *f) {

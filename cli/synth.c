@@ -10,47 +10,78 @@
 #include "milp/milp.h"
 #endif
 
-static tn_status_t plan_greedy(const topo_t *t, uint64_t size, const cli_synth_opts_t *o,
-                               schedule_t *s, tn_err_t *err) {
-  greedy_opts_t g = {.seed = o->seed, .chunks_per_npu = o->chunks_per_npu};
-  return greedy_run(t, size, &g, s, err);
+/* Plans an All-Gather schedule on t (the fabric itself, or its transpose for the
+ * Reduce-Scatter half on an asymmetric fabric) with the greedy, or with the MILP warm
+ * started by the greedy. coll is what the schedule will be lowered to. */
+static tn_status_t plan(const topo_t *t, tn_coll_t coll, uint64_t size, const cli_synth_opts_t *o,
+                        schedule_t *s, cli_synth_out_t *out, tn_err_t *err) {
+  bool milp = strcmp(o->algo, "milp") == 0;
+  /* The MILP solves one chunk per NPU unless told otherwise; its warm start is the
+   * greedy's plan with the same chunking. */
+  greedy_opts_t g = {.seed = o->seed,
+                     .chunks_per_npu = milp && o->chunks_per_npu == 0 ? 1 : o->chunks_per_npu};
+  if (!milp) return greedy_run_for(t, coll, size, &g, s, err);
+#ifdef TENET_HAVE_MILP
+  schedule_t warm;
+  tn_status_t st = greedy_run_for(t, coll, size, &g, &warm, err);
+  if (st != TN_OK) return st;
+  milp_opts_t m;
+  milp_opts_init(&m);
+  if (o->time_limit_s > 0) m.time_limit_s = o->time_limit_s;
+  m.chunks_per_npu = g.chunks_per_npu;
+  m.warm = &warm;
+  m.verbose = o->verbose;
+  /* Timing-only dependencies keep the replay at the MILP's objective; the Reduce-Scatter
+   * reversal reads every dependency as data, so they are for All-Gather only. */
+  m.gate_sends = coll == TN_ALLGATHER;
+  milp_result_t res;
+  st = milp_solve(t, size, &m, s, &res, err);
+  schedule_free(&warm);
+  if (st == TN_OK) out->milp_status = milp_status_name(res.status);
+  return st;
+#else
+  (void)coll, (void)size, (void)s, (void)out;
+  return tn_err_set(err, TN_INVAL, "this build of tenet has no MILP (TENET_WITH_MILP=OFF)");
+#endif
 }
 
+/* Greedy and MILP: plan All-Gather schedules and lower them. A reversed schedule runs on
+ * the transposed links, so on an asymmetric fabric the Reduce-Scatter half is planned on
+ * the transposed fabric; an All-Reduce then joins that half with an All-Gather planned on
+ * the fabric itself, with the same chunking. */
 static tn_status_t synth_planned(const topo_t *t, tn_coll_t coll, uint64_t size,
                                  const cli_synth_opts_t *o, cli_synth_out_t *out,
                                  tn_err_t *err) {
-  schedule_t warm;
-  cli_synth_opts_t g = *o;
-  /* The MILP solves one chunk per NPU unless told otherwise; its warm start is the
-   * greedy's plan with the same chunking. */
-  if (strcmp(o->algo, "milp") == 0 && g.chunks_per_npu == 0) g.chunks_per_npu = 1;
-  tn_status_t st = plan_greedy(t, size, &g, &warm, err);
-  if (st != TN_OK) return st;
-  if (strcmp(o->algo, "greedy") == 0) {
-    out->predicted_ps = warm.time_ps;
-    st = algo_from_schedule(&warm, coll, "greedy", &out->algo, err);
-    schedule_free(&warm);
-    return st;
+  schedule_t rs, ag;
+  schedule_init(&rs, TN_ALLGATHER, 0, 1, 0);
+  schedule_init(&ag, TN_ALLGATHER, 0, 1, 0);
+  topo_t *tt = NULL;
+  tn_status_t st;
+  if (coll == TN_ALLGATHER || topo_is_symmetric(t)) {
+    schedule_free(&ag);
+    st = plan(t, coll, size, o, &ag, out, err);
+    if (st == TN_OK) st = algo_from_schedule(&ag, coll, o->algo, &out->algo, err);
+    /* The plan's time is the All-Gather's; the other two are timed by simulation. */
+    if (st == TN_OK && coll == TN_ALLGATHER) out->predicted_ps = ag.time_ps;
+    goto done;
   }
-#ifdef TENET_HAVE_MILP
-  schedule_t best;
-  milp_result_t res;
-  milp_opts_t m = {.time_limit_s = o->time_limit_s > 0 ? o->time_limit_s : 60.0,
-                   .chunks_per_npu = g.chunks_per_npu,
-                   .warm = &warm,
-                   .verbose = o->verbose};
-  st = milp_solve(t, size, &m, &best, &res, err);
-  schedule_free(&warm);
-  if (st != TN_OK) return st;
-  out->milp_status = milp_status_name(res.status);
-  out->predicted_ps = best.time_ps;
-  st = algo_from_schedule(&best, coll, "milp", &out->algo, err);
-  schedule_free(&best);
+  schedule_free(&rs);
+  if ((st = topo_transpose(t, &tt, err)) != TN_OK) goto done;
+  if ((st = plan(tt, coll, size, o, &rs, out, err)) != TN_OK) goto done;
+  if (coll == TN_REDUCESCATTER) {
+    st = algo_from_schedule(&rs, coll, o->algo, &out->algo, err);
+    goto done;
+  }
+  cli_synth_opts_t same = *o;
+  same.chunks_per_npu = rs.chunks_per_npu;
+  schedule_free(&ag);
+  if ((st = plan(t, TN_ALLGATHER, size, &same, &ag, out, err)) != TN_OK) goto done;
+  st = algo_allreduce_from_schedules(&rs, &ag, o->algo, &out->algo, err);
+done:
+  schedule_free(&rs);
+  schedule_free(&ag);
+  topo_free(tt);
   return st;
-#else
-  schedule_free(&warm);
-  return tn_err_set(err, TN_INVAL, "this build of tenet has no MILP (TENET_WITH_MILP=OFF)");
-#endif
 }
 
 tn_status_t cli_synthesize(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,

@@ -3,6 +3,11 @@
  * ASTRA-sim; the reader turns any producer's set back into an algo_t for tenet sim and
  * tenet verify. Pipeline: algo → emit → files (and files → emit → algo).
  *
+ * Speed (chakra_internal.h): Nodes go through protobuf-c pack/unpack with their attributes
+ * as bytes; each distinct attribute is packed or unpacked by protobuf-c once per write or
+ * read and reused, a Node is unpacked into an arena reset per node, and locations in
+ * messages are formatted only when an error is reported.
+ *
  * tenet's own attributes (integer members only, ignored by every other reader):
  *   GlobalMetadata  tenet_npus            int64_val  ranks in the set
  *                   tenet_nodes           int64_val  nodes in this file (catches truncation
@@ -17,18 +22,22 @@
  *   Node            tenet_chunks          int64_list chunk ids the node carries or reduces
  *                   tenet_reduce          int32_val  1 on a RECV that lands in scratch for a
  *                                                    later COMP reduction (absent = copy) */
+#define _DEFAULT_SOURCE /* MAP_POPULATE */
 #define ZLIB_CONST
 #include "emit/emit.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
-#include "et_def.pb-c.h"
+#include "emit/chakra_internal.h"
 
 typedef ChakraProtoMsg__AttributeProto attr_t;
 typedef ChakraProtoMsg__Node pbnode_t;
@@ -77,10 +86,24 @@ static char *rank_path(const char *prefix, uint32_t rank, const char *suffix, tn
 
 /* ======================================================================== writer */
 
+/* Kinds of node attribute the writer caches packed, one entry per (kind, value). */
+enum { W_SRC, W_DST, W_SIZE, W_TAG, W_TYPE, W_CPU, W_CHUNK, W_REDUCE };
+
+typedef struct wattr {
+  uint64_t value;
+  uint32_t kind, off, len; /* the packed AttributeProto is pool[off, off + len) */
+} wattr_t;
+
 typedef struct writer {
-  tn_vec_t buf;    /* uint8_t: one file's bytes */
-  tn_vec_t deps;   /* uint64_t scratch for one node's data_deps */
-  tn_vec_t chunks; /* int64_t scratch for one node's tenet_chunks */
+  tn_vec_t buf;        /* uint8_t: one file's bytes */
+  tn_vec_t deps;       /* uint64_t scratch for one node's data_deps */
+  tn_vec_t chunks;     /* int64_t scratch for one node's tenet_chunks */
+  tn_vec_t list;       /* uint8_t: a multi-chunk tenet_chunks packed for one node */
+  tn_vec_t pool;       /* uint8_t: packed attributes of the cache */
+  tn_vec_t entries;    /* wattr_t */
+  emit_i_map_t map;    /* hash of (kind, value) → 1 + index into entries */
+  uint32_t last[3][8]; /* 1 + the entry last used for (node op, kind): most repeat */
+  emit_i_lazy_desc_t lazy;
 } writer_t;
 
 static tn_status_t put_varint(tn_vec_t *b, uint64_t v, tn_err_t *err) {
@@ -108,12 +131,25 @@ static tn_status_t put_record(tn_vec_t *b, const ProtobufCMessage *m, tn_err_t *
   return TN_OK;
 }
 
-static attr_t *attr_i32(attr_t *at, char *name, int32_t v) {
-  chakra_proto_msg__attribute_proto__init(at);
-  at->name = name;
-  at->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL;
-  at->int32_val = v;
-  return at;
+/* Appends varint32 length + the packed message m, whose packed size is at most bound:
+ * protobuf-c packs it once, 5 bytes ahead (the longest varint32), and the bytes then move
+ * up to the length; no separate sizing pass. */
+static tn_status_t put_record_within(tn_vec_t *b, const ProtobufCMessage *m, uint64_t bound,
+                                     tn_err_t *err) {
+  if (bound > UINT32_MAX) return put_record(b, m, err);
+  tn_status_t st = tn_vec_reserve(b, b->len + 5 + (size_t)bound, err);
+  if (st != TN_OK) return st;
+  uint8_t *at = (uint8_t *)b->data + b->len;
+  size_t n = protobuf_c_message_pack(m, at + 5);
+  assert(n <= bound);
+  uint8_t len[5];
+  size_t k = 0;
+  for (size_t v = n; k == 0 || v; v >>= 7)
+    len[k++] = (uint8_t)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
+  memcpy(at, len, k);
+  memmove(at + k, at + 5, n);
+  b->len += k + n;
+  return TN_OK;
 }
 
 static attr_t *attr_i64(attr_t *at, char *name, int64_t v) {
@@ -149,31 +185,56 @@ static tn_status_t put_metadata(writer_t *w, const algo_t *a, uint32_t rank, tn_
   return put_record(&w->buf, &md.base, err);
 }
 
-/* "chunk 5", "chunks 4..7" (consecutive) or "3 chunks"; "" when there is none. */
-static void chunk_words(const uint32_t *c, uint32_t n, char *buf, size_t len) {
+/* Appends v in decimal at p; returns the new end. Names are formatted by hand: snprintf
+ * per node was a tenth of the writer's time. */
+static char *put_dec(char *p, uint32_t v) {
+  char tmp[10];
+  int n = 0;
+  do
+    tmp[n++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  while (n > 0)
+    *p++ = tmp[--n];
+  return p;
+}
+
+static inline char *put_str(char *p, const char *s) {
+  size_t n = strlen(s); /* folded for literals */
+  memcpy(p, s, n);
+  return p + n;
+}
+
+/* " chunk 5", " chunks 4..7" (consecutive) or " 3 chunks"; nothing when there is none. */
+static char *chunk_words(char *p, const uint32_t *c, uint32_t n) {
   bool run = n > 1;
   for (uint32_t i = 1; i < n && run; i++)
     run = c[i] == c[i - 1] + 1;
-  if (n == 0)
-    buf[0] = '\0';
-  else if (n == 1)
-    snprintf(buf, len, " chunk %" PRIu32, c[0]);
-  else if (run)
-    snprintf(buf, len, " chunks %" PRIu32 "..%" PRIu32, c[0], c[n - 1]);
-  else
-    snprintf(buf, len, " %" PRIu32 " chunks", n);
+  if (n == 1) return put_dec(put_str(p, " chunk "), c[0]);
+  if (run) return put_dec(put_str(put_dec(put_str(p, " chunks "), c[0]), ".."), c[n - 1]);
+  if (n > 1) return put_str(put_dec(put_str(p, " "), n), " chunks");
+  return p;
 }
 
-static void node_name(const algo_t *a, uint32_t r, const algo_node_t *x, char *buf, size_t len) {
-  char ch[48];
-  chunk_words(algo_node_chunks(a, r, x), x->nchunks, ch, sizeof ch);
-  if (x->op == ALGO_SEND)
-    snprintf(buf, len, "send r%" PRIu32 "->r%" PRId32 " tag %" PRId32 "%s", r, x->peer, x->tag, ch);
-  else if (x->op == ALGO_RECV)
-    snprintf(buf, len, "recv r%" PRIu32 "<-r%" PRId32 " tag %" PRId32 "%s%s", r, x->peer, x->tag,
-             ch, x->reduce ? " reduce" : "");
-  else
-    snprintf(buf, len, "comp r%" PRIu32 "%s%s", r, x->nchunks ? " reduce" : " idle", ch);
+/* "send r0->r1 tag 3 chunk 5", "recv r1<-r0 tag 3 chunks 4..7 reduce", "comp r2 idle".
+ * buf holds at least 160 bytes (the longest name is under 100). Peers and tags are
+ * non-negative here (check_node ran first). */
+static size_t node_name(const algo_t *a, uint32_t r, const algo_node_t *x, char *buf) {
+  char *p = buf;
+  const uint32_t *ch = algo_node_chunks(a, r, x);
+  if (x->op == ALGO_COMP) {
+    p = put_dec(put_str(p, "comp r"), r);
+    p = put_str(p, x->nchunks ? " reduce" : " idle");
+    p = chunk_words(p, ch, x->nchunks);
+  } else {
+    bool send = x->op == ALGO_SEND;
+    p = put_dec(put_str(p, send ? "send r" : "recv r"), r);
+    p = put_dec(put_str(p, send ? "->r" : "<-r"), (uint32_t)x->peer);
+    p = put_dec(put_str(p, " tag "), (uint32_t)x->tag);
+    p = chunk_words(p, ch, x->nchunks);
+    if (!send && x->reduce) p = put_str(p, " reduce");
+  }
+  *p = '\0';
+  return (size_t)(p - buf);
 }
 
 /* The writer refuses what the reader would reject, so every set it writes reads back. */
@@ -199,28 +260,113 @@ static tn_status_t check_node(const algo_t *a, uint32_t r, uint32_t i, tn_err_t 
   return TN_OK;
 }
 
+/* Fills at (and l, v for a list) with attribute kind holding value. */
+static void build_attr(uint32_t kind, uint64_t value, attr_t *at, ChakraProtoMsg__Int64List *l,
+                       int64_t *v) {
+  static char *const names[] = {k_comm_src,  k_comm_dst,  k_comm_size, k_comm_tag,
+                                k_comm_type, k_is_cpu_op, k_chunks,    k_reduce};
+  chakra_proto_msg__attribute_proto__init(at);
+  at->name = names[kind];
+  switch (kind) {
+  case W_SIZE:
+  case W_TYPE:
+    at->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+    at->int64_val = (int64_t)value;
+    break;
+  case W_CPU:
+    at->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL;
+    at->bool_val = 0;
+    break;
+  case W_CHUNK:
+    chakra_proto_msg__int64_list__init(l);
+    *v = (int64_t)value;
+    l->n_values = 1;
+    l->values = v;
+    at->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST;
+    at->int64_list = l;
+    break;
+  default:
+    at->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL;
+    at->int32_val = (int32_t)value;
+  }
+}
+
+/* Appends message m packed by protobuf-c to b; *len receives its size. */
+static tn_status_t pack_into(tn_vec_t *b, const ProtobufCMessage *m, size_t *len, tn_err_t *err) {
+  size_t n = protobuf_c_message_get_packed_size(m);
+  if (n > UINT32_MAX) return tn_err_set(err, TN_LIMIT, "a record of %zu bytes is too large", n);
+  tn_status_t st = tn_vec_reserve(b, b->len + n, err);
+  if (st != TN_OK) return st;
+  *len = protobuf_c_message_pack(m, (uint8_t *)b->data + b->len);
+  b->len += *len;
+  return TN_OK;
+}
+
+/* Index into w->entries of attribute (kind, value), packing it on first use. Most nodes
+ * share their attributes (the same peers, sizes, tags and chunk ids recur across a
+ * set), so protobuf-c packs each distinct one once. */
+static tn_status_t find_attr(writer_t *w, uint32_t kind, uint64_t value, uint32_t *idx,
+                             tn_err_t *err) {
+  uint64_t h = emit_i_hash_u64(value * 0x9e3779b97f4a7c15ull + kind);
+  size_t pos;
+  for (uint32_t v = emit_i_map_first(&w->map, h, &pos); v; v = emit_i_map_next(&w->map, h, &pos)) {
+    const wattr_t *e = &TN_VEC_AT(&w->entries, wattr_t, v - 1);
+    if (e->kind == kind && e->value == value) {
+      *idx = v - 1;
+      return TN_OK;
+    }
+  }
+  attr_t at;
+  ChakraProtoMsg__Int64List l;
+  int64_t one;
+  build_attr(kind, value, &at, &l, &one);
+  wattr_t e = {value, kind, (uint32_t)w->pool.len, 0};
+  size_t len = 0;
+  if (w->entries.len >= UINT32_MAX - 1 || w->pool.len > UINT32_MAX - 4096)
+    return tn_err_set(err, TN_LIMIT, "too many distinct node attributes");
+  tn_status_t st = pack_into(&w->pool, &at.base, &len, err);
+  e.len = (uint32_t)len;
+  if (st == TN_OK) st = tn_vec_push(&w->entries, &e, err);
+  if (st == TN_OK) st = emit_i_map_put(&w->map, h, (uint32_t)w->entries.len, err);
+  *idx = (uint32_t)w->entries.len - 1;
+  return st;
+}
+
+/* The same, first trying the entry last used for this kind on a node of this op. */
+static tn_status_t cached_attr(writer_t *w, algo_op_t op, uint32_t kind, uint64_t value,
+                               uint32_t *idx, tn_err_t *err) {
+  uint32_t *last = &w->last[op][kind];
+  if (*last && TN_VEC_AT(&w->entries, wattr_t, *last - 1).value == value) {
+    *idx = *last - 1;
+    return TN_OK;
+  }
+  tn_status_t st = find_attr(w, kind, value, idx, err);
+  if (st == TN_OK) *last = *idx + 1;
+  return st;
+}
+
 static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i, tn_err_t *err) {
   const algo_node_t *x = algo_node(a, r, i);
   tn_status_t st = check_node(a, r, i, err);
   if (st == TN_OK) st = tn_vec_reserve(&w->deps, x->ndeps, err);
-  if (st == TN_OK) st = tn_vec_reserve(&w->chunks, x->nchunks, err);
   if (st != TN_OK) return st;
   uint64_t *deps = w->deps.data;
-  int64_t *chunks = w->chunks.data;
+  const uint32_t *d = algo_node_deps(a, r, x);
   for (uint32_t k = 0; k < x->ndeps; k++)
-    deps[k] = algo_node_deps(a, r, x)[k];
-  for (uint32_t k = 0; k < x->nchunks; k++)
-    chunks[k] = algo_node_chunks(a, r, x)[k];
+    deps[k] = d[k];
 
   char name[160];
-  node_name(a, r, x, name, sizeof name);
-  pbnode_t node;
-  chakra_proto_msg__node__init(&node);
+  size_t name_len = node_name(a, r, x, name);
+  emit_i_lazy_node_t node;
+  emit_i_lazy_node_init(&node, &w->lazy);
   node.id = i;
   node.name = name;
   node.n_data_deps = x->ndeps;
   node.data_deps = deps;
-  attr_t at[9], *ap[9];
+  /* The attributes in the order the schema-level writer always used: comm_src,
+   * comm_dst (SEND), comm_size, comm_tag, comm_type, is_cpu_op, tenet_chunks,
+   * tenet_reduce. idx[k] is a cache entry, or UINT32_MAX for the multi-chunk list. */
+  uint32_t idx[9];
   size_t n = 0;
   if (x->op == ALGO_COMP) {
     node.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE;
@@ -229,32 +375,51 @@ static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i
     bool send = x->op == ALGO_SEND;
     node.type = send ? CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE
                      : CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
-    ap[n] = attr_i32(&at[n], k_comm_src, send ? (int32_t)r : x->peer), n++;
-    if (send) ap[n] = attr_i32(&at[n], k_comm_dst, x->peer), n++;
-    ap[n] = attr_i64(&at[n], k_comm_size, (int64_t)x->bytes), n++;
-    ap[n] = attr_i32(&at[n], k_comm_tag, x->tag), n++;
-    ap[n] = attr_i64(&at[n], k_comm_type, node.type), n++;
+    const uint64_t vals[5] = {send ? r : (uint32_t)x->peer, (uint32_t)x->peer, x->bytes,
+                              (uint32_t)x->tag, (uint64_t)node.type};
+    for (uint32_t k = W_SRC; k <= W_TYPE && st == TN_OK; k++)
+      if (k != W_DST || send) st = cached_attr(w, x->op, k, vals[k], &idx[n++], err);
   }
-  chakra_proto_msg__attribute_proto__init(&at[n]);
-  at[n].name = k_is_cpu_op;
-  at[n].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL;
-  at[n].bool_val = 0;
-  ap[n] = &at[n], n++;
-  ChakraProtoMsg__Int64List list;
-  chakra_proto_msg__int64_list__init(&list);
-  if (x->nchunks) {
-    list.n_values = x->nchunks;
-    list.values = chunks;
-    chakra_proto_msg__attribute_proto__init(&at[n]);
-    at[n].name = k_chunks;
-    at[n].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST;
-    at[n].int64_list = &list;
-    ap[n] = &at[n], n++;
+  if (st == TN_OK) st = cached_attr(w, x->op, W_CPU, 0, &idx[n++], err);
+  const uint32_t *ch = algo_node_chunks(a, r, x);
+  if (st == TN_OK && x->nchunks == 1) st = cached_attr(w, x->op, W_CHUNK, ch[0], &idx[n++], err);
+  if (st == TN_OK && x->nchunks > 1) {
+    if ((st = tn_vec_reserve(&w->chunks, x->nchunks, err)) != TN_OK) return st;
+    int64_t *chunks = w->chunks.data;
+    for (uint32_t k = 0; k < x->nchunks; k++)
+      chunks[k] = ch[k];
+    attr_t at;
+    ChakraProtoMsg__Int64List l;
+    int64_t one;
+    build_attr(W_CHUNK, 0, &at, &l, &one);
+    l.n_values = x->nchunks;
+    l.values = chunks;
+    size_t len = 0;
+    w->list.len = 0;
+    st = pack_into(&w->list, &at.base, &len, err);
+    idx[n++] = UINT32_MAX;
   }
-  if (x->op == ALGO_RECV && x->reduce) ap[n] = attr_i32(&at[n], k_reduce, 1), n++;
+  if (st == TN_OK && x->op == ALGO_RECV && x->reduce)
+    st = cached_attr(w, x->op, W_REDUCE, 1, &idx[n++], err);
+  if (st != TN_OK) return st;
+  /* Pointers into the pool only now: caching may have moved it. */
+  ProtobufCBinaryData attrs[9];
+  /* A bound on the packed size: a key byte and the longest varint per field. */
+  uint64_t bound = 11 + (6 + name_len) + 11 + (6 + 10 * (uint64_t)x->ndeps) + 11;
+  for (size_t k = 0; k < n; k++) {
+    if (idx[k] == UINT32_MAX) {
+      attrs[k].len = w->list.len;
+      attrs[k].data = w->list.data;
+    } else {
+      const wattr_t *e = &TN_VEC_AT(&w->entries, wattr_t, idx[k]);
+      attrs[k].len = e->len;
+      attrs[k].data = (uint8_t *)w->pool.data + e->off;
+    }
+    bound += 6 + attrs[k].len;
+  }
   node.n_attr = n;
-  node.attr = ap;
-  return put_record(&w->buf, &node.base, err);
+  node.attr = attrs;
+  return put_record_within(&w->buf, &node.base, bound, err);
 }
 
 static tn_status_t write_file(const char *path, const tn_vec_t *b, tn_err_t *err) {
@@ -291,9 +456,14 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
   char tmp_suffix[48];
   snprintf(tmp_suffix, sizeof tmp_suffix, ".tmp.%ld", (long)getpid());
   writer_t w;
+  memset(&w, 0, sizeof w);
   tn_vec_init(&w.buf, 1);
   tn_vec_init(&w.deps, sizeof(uint64_t));
   tn_vec_init(&w.chunks, sizeof(int64_t));
+  tn_vec_init(&w.list, 1);
+  tn_vec_init(&w.pool, 1);
+  tn_vec_init(&w.entries, sizeof(wattr_t));
+  emit_i_lazy_desc_init(&w.lazy);
   uint32_t written = 0, renamed = 0;
   char *path = NULL, *tmp = NULL;
   for (; written < a->npus; written++) {
@@ -339,13 +509,17 @@ fail:
   tn_vec_free(&w.buf);
   tn_vec_free(&w.deps);
   tn_vec_free(&w.chunks);
+  tn_vec_free(&w.list);
+  tn_vec_free(&w.pool);
+  tn_vec_free(&w.entries);
+  emit_i_map_free(&w.map);
   return st;
 }
 
 /* ======================================================================== reader */
 
 /* Reads a varint of at most 10 bytes at *pos; false when it is truncated or overlong. */
-static bool get_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v) {
+static bool get_varint_long(const uint8_t *p, size_t n, size_t *pos, uint64_t *v) {
   uint64_t x = 0;
   for (unsigned k = 0; k < 10; k++) {
     if (*pos >= n) return false;
@@ -357,6 +531,14 @@ static bool get_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v) {
     }
   }
   return false;
+}
+
+static inline bool get_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v) {
+  if (*pos < n && p[*pos] < 0x80) { /* one byte: most keys and lengths */
+    *v = p[(*pos)++];
+    return true;
+  }
+  return get_varint_long(p, n, pos, v);
 }
 
 /* Finds a Node's id (field 1) by walking the wire format without decoding; the full
@@ -460,31 +642,66 @@ typedef struct frame {
   size_t seq; /* record number, 1-based for nodes (for messages) */
 } frame_t;
 
+/* Names record seq in messages: "GlobalMetadata record" or "node record 5". */
+static void record_name(size_t seq, char *rec, size_t len) {
+  if (seq == 0)
+    snprintf(rec, len, "GlobalMetadata record");
+  else
+    snprintf(rec, len, "node record %zu", seq);
+}
+
 static tn_status_t next_frame(const uint8_t *p, size_t n, size_t *pos, const char *what, size_t seq,
                               frame_t *f, tn_err_t *err) {
-  char rec[48]; /* "GlobalMetadata record" or "node record 5" */
-  if (seq == 0)
-    snprintf(rec, sizeof rec, "GlobalMetadata record");
-  else
-    snprintf(rec, sizeof rec, "node record %zu", seq);
   size_t at = *pos;
   uint64_t len;
-  if (!get_varint(p, n, pos, &len))
+  bool ok = get_varint(p, n, pos, &len);
+  if (ok && len <= n - *pos) { /* len <= UINT32_MAX too: n is at most 1 GiB */
+    f->off = *pos;
+    f->len = (size_t)len;
+    f->seq = seq;
+    *pos += (size_t)len;
+    return TN_OK;
+  }
+  char rec[48];
+  record_name(seq, rec, sizeof rec);
+  if (!ok)
     return tn_err_set(err, TN_PARSE, "%s: byte %zu: %s: %s length prefix", what, at, rec,
                       n - at < 10 ? "truncated" : "overlong");
   if (len > UINT32_MAX)
     return tn_err_set(err, TN_PARSE, "%s: byte %zu: %s: length %" PRIu64 " is not a varint32", what,
                       at, rec, len);
-  if (len > n - *pos)
-    return tn_err_set(err, TN_PARSE,
-                      "%s: byte %zu: %s: length %" PRIu64
-                      " runs past the end of the file (%zu bytes)",
-                      what, at, rec, len, n);
-  f->off = *pos;
-  f->len = (size_t)len;
-  f->seq = seq;
-  *pos += (size_t)len;
-  return TN_OK;
+  return tn_err_set(err, TN_PARSE,
+                    "%s: byte %zu: %s: length %" PRIu64
+                    " runs past the end of the file (%zu bytes)",
+                    what, at, rec, len, n);
+}
+
+/* Where a message points: "<file>: GlobalMetadata" or "<file>: node <id>". Formatted
+ * only when an error is reported. */
+typedef struct loc {
+  const char *what;
+  bool header;
+  uint64_t id;
+} loc_t;
+
+static tn_status_t loc_err(const loc_t *l, tn_err_t *err, tn_status_t st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static tn_status_t loc_err(const loc_t *l, tn_err_t *err, tn_status_t st, const char *fmt, ...) {
+  char where[600];
+  if (l->header)
+    snprintf(where, sizeof where, "%s: GlobalMetadata", l->what);
+  else
+    snprintf(where, sizeof where, "%s: node %" PRIu64, l->what, l->id);
+  char msg[sizeof err->msg];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return tn_err_set(err, st, "%s: %s", where, msg);
 }
 
 /* Integer value of an attribute held in any integer member (CHAKRA.md: ASTRA-sim reads
@@ -518,21 +735,21 @@ static const char *member_name(const attr_t *at) {
 }
 
 /* Reads an integer attribute into *v within [lo, hi]; `where` names file and node. */
-static tn_status_t int_attr(const attr_t *at, int64_t lo, int64_t hi, const char *where, int64_t *v,
-                            tn_err_t *err) {
+static tn_status_t int_attr(const attr_t *at, int64_t lo, int64_t hi, const loc_t *where,
+                            int64_t *v, tn_err_t *err) {
   if (at->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE__NOT_SET)
-    return tn_err_set(err, TN_PARSE,
-                      "%s: %s has no value (a oneof member must be set, even "
-                      "to 0)",
-                      where, at->name);
+    return loc_err(where, err, TN_PARSE,
+                   "%s has no value (a oneof member must be set, even "
+                   "to 0)",
+                   at->name);
   if (!attr_int(at, v))
-    return tn_err_set(err, TN_PARSE,
-                      "%s: %s must hold an integer (int32_val or int64_val), "
-                      "not %s",
-                      where, at->name, member_name(at));
+    return loc_err(where, err, TN_PARSE,
+                   "%s must hold an integer (int32_val or int64_val), "
+                   "not %s",
+                   at->name, member_name(at));
   if (*v < lo || *v > hi)
-    return tn_err_set(err, TN_PARSE, "%s: %s = %" PRId64 " is outside %" PRId64 "..%" PRId64, where,
-                      at->name, *v, lo, hi);
+    return loc_err(where, err, TN_PARSE, "%s = %" PRId64 " is outside %" PRId64 "..%" PRId64,
+                   at->name, *v, lo, hi);
   return TN_OK;
 }
 
@@ -553,8 +770,7 @@ static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *w
                       "%s: byte %zu: the first record does not decode as a "
                       "Chakra GlobalMetadata",
                       what, f->off);
-  char where[600];
-  snprintf(where, sizeof where, "%s: GlobalMetadata", what);
+  const loc_t loc = {what, true, 0}, *where = &loc;
   tn_status_t st = TN_OK;
   for (size_t i = 0; i < md->n_attr && st == TN_OK; i++) {
     const attr_t *at = md->attr[i];
@@ -573,7 +789,7 @@ static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *w
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
       if (strcmp(at->name, keys[k].name) != 0) continue;
       if (*keys[k].has)
-        st = tn_err_set(err, TN_PARSE, "%s: %s appears twice", where, at->name);
+        st = loc_err(where, err, TN_PARSE, "%s appears twice", at->name);
       else
         st = int_attr(at, keys[k].lo, keys[k].hi, where, keys[k].v, err);
       *keys[k].has = true;
@@ -590,15 +806,14 @@ static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *w
   if (st != TN_OK) return st;
   tn_coll_t c;
   if (h->has_coll && !coll_from_code(h->coll, &c))
-    return tn_err_set(err, TN_PARSE,
-                      "%s: tenet_coll = %" PRId64 " is not All-Gather (2), "
-                      "Reduce-Scatter (7) or All-Reduce (0)",
-                      where, h->coll);
+    return loc_err(where, err, TN_PARSE,
+                   "tenet_coll = %" PRId64 " is not All-Gather (2), "
+                   "Reduce-Scatter (7) or All-Reduce (0)",
+                   h->coll);
   if (h->has_coll && (!h->has_cpn || !h->has_size))
-    return tn_err_set(err, TN_PARSE,
-                      "%s: tenet_coll needs tenet_chunks_per_npu and "
-                      "tenet_size_bytes",
-                      where);
+    return loc_err(where, err, TN_PARSE,
+                   "tenet_coll needs tenet_chunks_per_npu and "
+                   "tenet_size_bytes");
   return TN_OK;
 }
 
@@ -665,21 +880,23 @@ typedef struct dec {
   uint32_t rank;
   const frame_t *frames; /* sorted by id */
   size_t n;
+  bool dense;      /* frames[i].id == i for every i (tenet's own files): no search needed */
   uint32_t *seen;  /* per node index: 1 + the index of the node that last listed it */
   tn_vec_t deps;   /* uint32_t scratch */
   tn_vec_t chunks; /* uint32_t scratch */
 } dec_t;
 
 static tn_status_t add_deps(dec_t *d, const uint64_t *ids, size_t n, uint32_t self,
-                            const char *where, tn_err_t *err) {
+                            const loc_t *where, tn_err_t *err) {
   for (size_t k = 0; k < n; k++) {
-    int64_t j = find_id(d->frames, d->n, ids[k]);
+    int64_t j =
+        d->dense ? (ids[k] < d->n ? (int64_t)ids[k] : -1) : find_id(d->frames, d->n, ids[k]);
     if (j < 0)
-      return tn_err_set(err, TN_PARSE,
-                        "%s: depends on node %" PRIu64 ", which is not in the "
-                        "file",
-                        where, ids[k]);
-    if ((uint32_t)j == self) return tn_err_set(err, TN_PARSE, "%s: depends on itself", where);
+      return loc_err(where, err, TN_PARSE,
+                     "depends on node %" PRIu64 ", which is not in the "
+                     "file",
+                     ids[k]);
+    if ((uint32_t)j == self) return loc_err(where, err, TN_PARSE, "depends on itself");
     if (d->seen[j] == self + 1) continue; /* listed twice (or in data and ctrl deps) */
     d->seen[j] = self + 1;
     uint32_t dep = (uint32_t)j;
@@ -689,17 +906,17 @@ static tn_status_t add_deps(dec_t *d, const uint64_t *ids, size_t n, uint32_t se
   return TN_OK;
 }
 
-static tn_status_t read_chunks(dec_t *d, const attr_t *at, const char *where, tn_err_t *err) {
+static tn_status_t read_chunks(dec_t *d, const attr_t *at, const loc_t *where, tn_err_t *err) {
   if (at->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST)
-    return tn_err_set(err, TN_PARSE, "%s: tenet_chunks must be an int64_list, not %s", where,
-                      member_name(at));
+    return loc_err(where, err, TN_PARSE, "tenet_chunks must be an int64_list, not %s",
+                   member_name(at));
   uint64_t limit = d->a->has_coll ? (uint64_t)d->a->npus * d->a->chunks_per_npu : UINT32_MAX;
   const ChakraProtoMsg__Int64List *l = at->int64_list;
-  if (l->n_values == 0) return tn_err_set(err, TN_PARSE, "%s: tenet_chunks is empty", where);
+  if (l->n_values == 0) return loc_err(where, err, TN_PARSE, "tenet_chunks is empty");
   for (size_t k = 0; k < l->n_values; k++) {
     if (l->values[k] < 0 || (uint64_t)l->values[k] >= limit)
-      return tn_err_set(err, TN_PARSE, "%s: chunk %" PRId64 " is outside 0..%" PRIu64, where,
-                        l->values[k], limit - 1);
+      return loc_err(where, err, TN_PARSE, "chunk %" PRId64 " is outside 0..%" PRIu64, l->values[k],
+                     limit - 1);
     uint32_t c = (uint32_t)l->values[k];
     tn_status_t st = tn_vec_push(&d->chunks, &c, err);
     if (st != TN_OK) return st;
@@ -709,10 +926,22 @@ static tn_status_t read_chunks(dec_t *d, const attr_t *at, const char *where, tn
 
 enum { A_SRC, A_DST, A_SIZE, A_TAG, A_CHUNKS, A_REDUCE, A_COUNT };
 
-/* Converts one decoded node (index self in id order) and appends it to the rank. */
-static tn_status_t convert(dec_t *d, const pbnode_t *pn, uint32_t self, tn_err_t *err) {
-  char where[600];
-  snprintf(where, sizeof where, "%s: node %" PRIu64, d->what, pn->id);
+static const char *const attr_names[A_COUNT] = {"comm_src", "comm_dst",     "comm_size",
+                                                "comm_tag", "tenet_chunks", "tenet_reduce"};
+
+/* Which of attr_names name is, or -1. */
+static int attr_kind(const char *name) {
+  for (int k = 0; k < A_COUNT; k++)
+    if (strcmp(name, attr_names[k]) == 0) return k;
+  return -1;
+}
+
+/* Converts one decoded node (index self in id order) and appends it to the rank. Its
+ * attributes are ats[0..pn->n_attr), kinds[i] = attr_kind(ats[i]->name). */
+static tn_status_t convert(dec_t *d, const emit_i_lazy_node_t *pn, const attr_t *const *ats,
+                           const int *kinds, uint32_t self, tn_err_t *err) {
+  const loc_t loc = {d->what, false, pn->id}, *where = &loc;
+  const char *const *names = attr_names;
   algo_node_t x = {ALGO_COMP, false, -1, 0, 0, 0, 0, 0, 0, 0};
   switch (pn->type) {
   case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE: x.op = ALGO_COMP; break;
@@ -721,22 +950,19 @@ static tn_status_t convert(dec_t *d, const pbnode_t *pn, uint32_t self, tn_err_t
   default: {
     const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(
         &chakra_proto_msg__node_type__descriptor, (int)pn->type);
-    return tn_err_set(err, TN_PARSE,
-                      "%s: unsupported node type %d (%s); a collective's "
-                      "files hold only COMP_NODE, COMM_SEND_NODE and COMM_RECV_NODE",
-                      where, (int)pn->type, ev ? ev->name : "unknown");
+    return loc_err(where, err, TN_PARSE,
+                   "unsupported node type %d (%s); a collective's "
+                   "files hold only COMP_NODE, COMM_SEND_NODE and COMM_RECV_NODE",
+                   (int)pn->type, ev ? ev->name : "unknown");
   }
   }
-  static const char *const names[A_COUNT] = {"comm_src", "comm_dst",     "comm_size",
-                                             "comm_tag", "tenet_chunks", "tenet_reduce"};
   const attr_t *found[A_COUNT] = {NULL};
-  for (size_t i = 0; i < pn->n_attr; i++)
-    for (int k = 0; k < A_COUNT; k++) {
-      if (strcmp(pn->attr[i]->name, names[k]) != 0) continue;
-      if (found[k])
-        return tn_err_set(err, TN_PARSE, "%s: attribute %s appears twice", where, names[k]);
-      found[k] = pn->attr[i];
-    }
+  for (size_t i = 0; i < pn->n_attr; i++) {
+    int k = kinds[i];
+    if (k < 0) continue;
+    if (found[k]) return loc_err(where, err, TN_PARSE, "attribute %s appears twice", names[k]);
+    found[k] = ats[i];
+  }
   d->deps.len = d->chunks.len = 0;
   tn_status_t st = add_deps(d, pn->data_deps, pn->n_data_deps, self, where, err);
   if (st == TN_OK) st = add_deps(d, pn->ctrl_deps, pn->n_ctrl_deps, self, where, err);
@@ -745,15 +971,15 @@ static tn_status_t convert(dec_t *d, const pbnode_t *pn, uint32_t self, tn_err_t
   int64_t v, npus = d->a->npus, me = d->rank;
   if (found[A_REDUCE]) {
     if (x.op != ALGO_RECV)
-      return tn_err_set(err, TN_PARSE, "%s: tenet_reduce on a node that is not a RECV", where);
+      return loc_err(where, err, TN_PARSE, "tenet_reduce on a node that is not a RECV");
     if ((st = int_attr(found[A_REDUCE], 0, 1, where, &v, err)) != TN_OK) return st;
     x.reduce = v == 1;
   }
   if (x.op == ALGO_COMP) {
     if (pn->duration_micros > EMIT_CHAKRA_MAX_DURATION_US)
-      return tn_err_set(err, TN_PARSE,
-                        "%s: duration_micros %" PRIu64 " is absurd (over %" PRIu64 ")", where,
-                        pn->duration_micros, (uint64_t)EMIT_CHAKRA_MAX_DURATION_US);
+      return loc_err(where, err, TN_PARSE,
+                     "duration_micros %" PRIu64 " is absurd (over %" PRIu64 ")",
+                     pn->duration_micros, (uint64_t)EMIT_CHAKRA_MAX_DURATION_US);
     x.duration_us = pn->duration_micros;
   } else {
     bool send = x.op == ALGO_SEND;
@@ -762,18 +988,18 @@ static tn_status_t convert(dec_t *d, const pbnode_t *pn, uint32_t self, tn_err_t
     const int need[3] = {peer_k, A_SIZE, A_TAG};
     for (int k = 0; k < 3; k++)
       if (found[need[k]] == NULL)
-        return tn_err_set(err, TN_PARSE, "%s: %s lacks the required attribute %s", where, kind,
-                          names[need[k]]);
+        return loc_err(where, err, TN_PARSE, "%s lacks the required attribute %s", kind,
+                       names[need[k]]);
     if ((st = int_attr(found[peer_k], 0, npus - 1, where, &v, err)) != TN_OK) return st;
     if (v == me)
-      return tn_err_set(err, TN_PARSE, "%s: %s = %" PRId64 " is the node's own rank", where,
-                        names[peer_k], v);
+      return loc_err(where, err, TN_PARSE, "%s = %" PRId64 " is the node's own rank", names[peer_k],
+                     v);
     x.peer = (int32_t)v;
     if (found[self_k]) {
       if ((st = int_attr(found[self_k], 0, npus - 1, where, &v, err)) != TN_OK) return st;
       if (v != me)
-        return tn_err_set(err, TN_PARSE, "%s: %s = %" PRId64 " on a %s of rank %" PRId64, where,
-                          names[self_k], v, kind, me);
+        return loc_err(where, err, TN_PARSE, "%s = %" PRId64 " on a %s of rank %" PRId64,
+                       names[self_k], v, kind, me);
     }
     if ((st = int_attr(found[A_SIZE], 1, (int64_t)EMIT_CHAKRA_MAX_MSG_BYTES, where, &v, err)) !=
         TN_OK)
@@ -787,15 +1013,156 @@ static tn_status_t convert(dec_t *d, const pbnode_t *pn, uint32_t self, tn_err_t
   return algo_add(d->a, d->rank, &x, d->deps.data, d->chunks.data, NULL, err);
 }
 
-static tn_status_t decode_nodes(const uint8_t *p, size_t len, size_t pos, const char *what,
-                                const header_t *h, algo_t *a, uint32_t rank, tn_err_t *err) {
+/* A decoded attribute kept by the reader's cache: the bytes it was decoded from are
+ * keys[off, off + len). */
+typedef struct rattr {
+  const attr_t *at;
+  int kind;
+  uint32_t off, len;
+} rattr_t;
+
+enum {
+  READER_MAX_KEY = 64,           /* longer attributes are decoded every time */
+  READER_MAX_ENTRIES = 1u << 18, /* bounds the cache on files of unique attributes */
+};
+
+/* What the reader keeps across nodes (and across the files of a set). Attributes repeat
+ * (the same peers, sizes, tags and chunk ids recur), so protobuf-c decodes each distinct
+ * attribute encoding once; a node is decoded into an arena that is reset per node, so
+ * unpack does no malloc or free. */
+typedef struct reader {
+  emit_i_lazy_desc_t lazy;
+  emit_i_arena_t node; /* the current node; reset per node */
+  emit_i_arena_t keep; /* the cache's decoded attributes */
+  tn_vec_t keys;       /* uint8_t */
+  tn_vec_t entries;    /* rattr_t */
+  emit_i_map_t map;    /* hash of the bytes → 1 + index into entries */
+  tn_vec_t ats;        /* const attr_t *: the current node's attributes */
+  tn_vec_t kinds;      /* int */
+  /* 1 + the entry last found for attribute position j of a node of type t: consecutive
+   * nodes of one type mostly repeat most attributes, so one memcmp finds them. */
+  uint32_t last[8][16];
+} reader_t;
+
+static void reader_init(reader_t *rd) {
+  memset(rd, 0, sizeof *rd);
+  emit_i_lazy_desc_init(&rd->lazy);
+  emit_i_arena_init(&rd->node);
+  emit_i_arena_init(&rd->keep);
+  tn_vec_init(&rd->keys, 1);
+  tn_vec_init(&rd->entries, sizeof(rattr_t));
+  tn_vec_init(&rd->ats, sizeof(const attr_t *));
+  tn_vec_init(&rd->kinds, sizeof(int));
+}
+
+static void reader_free(reader_t *rd) {
+  emit_i_arena_free(&rd->node);
+  emit_i_arena_free(&rd->keep);
+  tn_vec_free(&rd->keys);
+  tn_vec_free(&rd->entries);
+  emit_i_map_free(&rd->map);
+  tn_vec_free(&rd->ats);
+  tn_vec_free(&rd->kinds);
+}
+
+/* memcmp(x, y, n) == 0 for the short keys of the cache, without a call. */
+static inline bool same_bytes(const uint8_t *x, const uint8_t *y, size_t n) {
+  uint64_t u, v;
+  if (n < 8) return n == 0 || memcmp(x, y, n) == 0;
+  for (size_t i = 0; i + 8 < n; i += 8) {
+    memcpy(&u, x + i, 8);
+    memcpy(&v, y + i, 8);
+    if (u != v) return false;
+  }
+  memcpy(&u, x + n - 8, 8); /* the last 8 bytes (overlapping the loop's last word) */
+  memcpy(&v, y + n - 8, 8);
+  return u == v;
+}
+
+/* Decodes one attribute's bytes with protobuf-c (through the cache); *at is NULL when
+ * they do not decode as an AttributeProto. */
+static tn_status_t decode_attr(reader_t *rd, const ProtobufCBinaryData *b, uint32_t *last,
+                               const attr_t **at, int *kind, tn_err_t *err) {
+  *at = NULL;
+  if (last && *last) {
+    const rattr_t *e = &TN_VEC_AT(&rd->entries, rattr_t, *last - 1);
+    if (e->len == b->len && same_bytes((uint8_t *)rd->keys.data + e->off, b->data, b->len)) {
+      *at = e->at;
+      *kind = e->kind;
+      return TN_OK;
+    }
+  }
+  bool cache = b->len <= READER_MAX_KEY;
+  uint64_t h = 0;
+  if (cache) {
+    h = emit_i_hash_bytes(b->data, b->len);
+    size_t pos;
+    for (uint32_t v = emit_i_map_first(&rd->map, h, &pos); v;
+         v = emit_i_map_next(&rd->map, h, &pos)) {
+      const rattr_t *e = &TN_VEC_AT(&rd->entries, rattr_t, v - 1);
+      if (e->len == b->len && same_bytes((uint8_t *)rd->keys.data + e->off, b->data, b->len)) {
+        *at = e->at;
+        *kind = e->kind;
+        if (last) *last = v;
+        return TN_OK;
+      }
+    }
+    cache = rd->entries.len < READER_MAX_ENTRIES;
+  }
+  emit_i_arena_t *ar = cache ? &rd->keep : &rd->node;
+  *at = chakra_proto_msg__attribute_proto__unpack(&ar->pb, b->len, b->data);
+  if (*at == NULL) return TN_OK;
+  *kind = attr_kind((*at)->name);
+  if (!cache) return TN_OK;
+  rattr_t e = {*at, *kind, (uint32_t)rd->keys.len, (uint32_t)b->len};
+  tn_status_t st = tn_vec_reserve(&rd->keys, rd->keys.len + b->len, err);
+  if (st != TN_OK) return st;
+  if (b->len) memcpy((uint8_t *)rd->keys.data + rd->keys.len, b->data, b->len);
+  rd->keys.len += b->len;
+  if ((st = tn_vec_push(&rd->entries, &e, err)) != TN_OK) return st;
+  if (last) *last = (uint32_t)rd->entries.len;
+  return emit_i_map_put(&rd->map, h, (uint32_t)rd->entries.len, err);
+}
+
+/* Decodes record f as a Node: protobuf-c unpacks the Node with its attributes left as
+ * bytes, then each attribute (decode_attr). *pn is NULL when the record does not decode
+ * (the Node, or any of its attributes) or its id is not the one scan_id found. */
+static tn_status_t decode_node(reader_t *rd, const uint8_t *p, const frame_t *f,
+                               emit_i_lazy_node_t **pn, tn_err_t *err) {
+  emit_i_arena_reset(&rd->node);
+  emit_i_lazy_node_t *n = (emit_i_lazy_node_t *)protobuf_c_message_unpack(
+      &rd->lazy.desc, &rd->node.pb, f->len, p + f->off);
+  *pn = NULL;
+  if (n == NULL || n->id != f->id) return TN_OK;
+  tn_status_t st = tn_vec_reserve(&rd->ats, n->n_attr, err);
+  if (st == TN_OK) st = tn_vec_reserve(&rd->kinds, n->n_attr, err);
+  const attr_t **ats = rd->ats.data;
+  int *kinds = rd->kinds.data;
+  uint32_t *last = rd->last[(unsigned)n->type < 8 ? (unsigned)n->type : 0];
+  for (size_t i = 0; i < n->n_attr && st == TN_OK; i++) {
+    st = decode_attr(rd, &n->attr[i], i < 16 ? &last[i] : NULL, &ats[i], &kinds[i], err);
+    if (st == TN_OK && ats[i] == NULL) return TN_OK;
+  }
+  if (st == TN_OK) *pn = n;
+  return st;
+}
+
+static tn_status_t decode_nodes(reader_t *rd, const uint8_t *p, size_t len, size_t pos,
+                                const char *what, const header_t *h, algo_t *a, uint32_t rank,
+                                tn_err_t *err) {
   tn_vec_t frames;
   tn_vec_init(&frames, sizeof(frame_t));
-  dec_t d = {what, a, rank, NULL, 0, NULL, {0}, {0}};
+  dec_t d = {what, a, rank, NULL, 0, false, NULL, {0}, {0}};
   tn_vec_init(&d.deps, sizeof(uint32_t));
   tn_vec_init(&d.chunks, sizeof(uint32_t));
-  pbnode_t *pn = NULL;
   tn_status_t st = TN_OK;
+  /* Count the records first (a length walk), so the frames are allocated once. */
+  size_t count = 0;
+  uint64_t rl;
+  for (size_t q = pos; q < len && get_varint(p, len, &q, &rl) && rl <= len - q; q += (size_t)rl)
+    count++;
+  if ((st = tn_vec_reserve(&frames, count < EMIT_CHAKRA_MAX_NODES ? count + 1 : 1, err)) != TN_OK)
+    goto fail;
   for (size_t seq = 1; pos < len; seq++) {
     frame_t f;
     if ((st = next_frame(p, len, &pos, what, seq, &f, err)) != TN_OK) goto fail;
@@ -823,29 +1190,39 @@ static tn_status_t decode_nodes(const uint8_t *p, size_t len, size_t pos, const 
   }
   d.frames = frames.data;
   d.n = frames.len;
-  qsort(frames.data, d.n, sizeof(frame_t), frame_cmp);
+  /* Files normally list their nodes in id order: sort only when they do not. */
+  bool sorted = true;
+  for (size_t i = 1; i < d.n && sorted; i++)
+    sorted = d.frames[i - 1].id <= d.frames[i].id;
+  if (!sorted) qsort(frames.data, d.n, sizeof(frame_t), frame_cmp);
   for (size_t i = 1; i < d.n; i++)
     if (d.frames[i].id == d.frames[i - 1].id) {
       st = tn_err_set(err, TN_PARSE, "%s: node id %" PRIu64 " appears twice", what, d.frames[i].id);
       goto fail;
     }
+  d.dense = d.frames[d.n - 1].id == d.n - 1; /* ids unique and ascending from 0 */
+  /* Room for the rank's nodes at once (and a dependency and a chunk per node, the usual
+   * case), instead of growing by doubling. */
+  algo_rank_t *R = &a->ranks[rank];
+  if ((st = tn_vec_reserve(&R->nodes, R->nodes.len + d.n, err)) != TN_OK ||
+      (st = tn_vec_reserve(&R->deps, R->deps.len + d.n, err)) != TN_OK ||
+      (st = tn_vec_reserve(&R->chunks, R->chunks.len + d.n, err)) != TN_OK)
+    goto fail;
   if ((st = tn_calloc(d.n, sizeof *d.seen, &d.seen, err)) != TN_OK) goto fail;
   for (size_t i = 0; i < d.n; i++) {
     const frame_t *f = &d.frames[i];
-    pn = chakra_proto_msg__node__unpack(NULL, f->len, p + f->off);
-    if (pn == NULL || pn->id != f->id) {
+    emit_i_lazy_node_t *pn = NULL;
+    if ((st = decode_node(rd, p, f, &pn, err)) != TN_OK) goto fail;
+    if (pn == NULL) {
       st = tn_err_set(err, TN_PARSE,
                       "%s: byte %zu: node record %zu does not decode as a "
                       "Chakra Node",
                       what, f->off, f->seq);
       goto fail;
     }
-    if ((st = convert(&d, pn, (uint32_t)i, err)) != TN_OK) goto fail;
-    chakra_proto_msg__node__free_unpacked(pn, NULL);
-    pn = NULL;
+    if ((st = convert(&d, pn, rd->ats.data, rd->kinds.data, (uint32_t)i, err)) != TN_OK) goto fail;
   }
 fail:
-  if (pn) chakra_proto_msg__node__free_unpacked(pn, NULL);
   free(d.seen);
   tn_vec_free(&d.deps);
   tn_vec_free(&d.chunks);
@@ -853,8 +1230,10 @@ fail:
   return st;
 }
 
-tn_status_t emit_chakra_decode(const uint8_t *data, size_t len, const char *what, algo_t *a,
-                               uint32_t rank, tn_err_t *err) {
+/* emit_chakra_decode with the reader's caches kept by the caller (across a set). */
+static tn_status_t decode_file(reader_t *rd, const uint8_t *data, size_t len, const char *what,
+                               algo_t *a, uint32_t rank, tn_err_t *err) {
+
   if (rank >= a->npus || algo_rank_len(a, rank) > 0)
     return tn_err_set(err, TN_INVAL, "%s: rank %" PRIu32 " is out of range or already read", what,
                       rank);
@@ -885,9 +1264,65 @@ tn_status_t emit_chakra_decode(const uint8_t *data, size_t len, const char *what
   tn_status_t st = next_frame(data, len, &pos, what, 0, &f, err);
   if (st == TN_OK) st = read_header(data, &f, what, &h, err);
   if (st == TN_OK) st = apply_header(&h, what, a, rank, err);
-  if (st == TN_OK) st = decode_nodes(data, len, pos, what, &h, a, rank, err);
+  if (st == TN_OK) st = decode_nodes(rd, data, len, pos, what, &h, a, rank, err);
   free(plain);
   return st;
+}
+
+tn_status_t emit_chakra_decode(const uint8_t *data, size_t len, const char *what, algo_t *a,
+                               uint32_t rank, tn_err_t *err) {
+  reader_t rd;
+  reader_init(&rd);
+  tn_status_t st = decode_file(&rd, data, len, what, a, rank, err);
+  reader_free(&rd);
+  return st;
+}
+
+/* Reads the file at path into b (replacing its contents), as tn_read_file does but into
+ * a buffer reused across the files of a set. */
+static tn_status_t read_whole(const char *path, tn_vec_t *b, tn_err_t *err) {
+  b->len = 0;
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return tn_err_set(err, TN_IO, "%s: cannot open: %s", path, strerror(errno));
+  struct stat sb;
+  size_t want = fstat(fileno(f), &sb) == 0 && sb.st_size > 0 ? (size_t)sb.st_size + 1 : 65536;
+  if (want > (size_t)EMIT_CHAKRA_MAX_FILE_BYTES + 1) want = (size_t)EMIT_CHAKRA_MAX_FILE_BYTES + 1;
+  tn_status_t st = tn_vec_reserve(b, want, err);
+  while (st == TN_OK) {
+    if (b->len == b->cap && (st = tn_vec_reserve(b, b->cap + 1, err)) != TN_OK) break;
+    size_t got = fread((uint8_t *)b->data + b->len, 1, b->cap - b->len, f);
+    if (got == 0) break;
+    b->len += got;
+    if (b->len > EMIT_CHAKRA_MAX_FILE_BYTES)
+      st = tn_err_set(err, TN_LIMIT, "%s: larger than the %zu-byte limit", path,
+                      (size_t)EMIT_CHAKRA_MAX_FILE_BYTES);
+  }
+  if (st == TN_OK && ferror(f))
+    st = tn_err_set(err, TN_IO, "%s: read error: %s", path, strerror(errno));
+  fclose(f);
+  return st;
+}
+
+/* Maps a regular, non-empty file within the size limit read-only into memory (the reader
+ * then never copies it); false when that is not possible, and the caller reads it. */
+static bool map_whole(const char *path, const uint8_t **data, size_t *len) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return false;
+  struct stat sb;
+  void *m = MAP_FAILED;
+  if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
+      (uint64_t)sb.st_size <= EMIT_CHAKRA_MAX_FILE_BYTES) {
+    *len = (size_t)sb.st_size;
+#ifdef MAP_POPULATE /* Linux: fault the pages in at once */
+    m = mmap(NULL, *len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+#else
+    m = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
+#endif
+  }
+  close(fd);
+  if (m == MAP_FAILED) return false;
+  *data = m;
+  return true;
 }
 
 static bool file_exists(const char *path) {
@@ -926,18 +1361,28 @@ tn_status_t emit_chakra_read(const char *prefix, uint32_t npus, algo_t **out, tn
   }
   algo_t *a = NULL;
   tn_status_t st = algo_create_unknown("chakra", n, &a, err);
-  char *data = NULL;
+  tn_vec_t buf; /* uint8_t: one file at a time, reused */
+  tn_vec_init(&buf, 1);
+  reader_t rd;
+  reader_init(&rd);
   for (uint32_t r = 0; st == TN_OK && r < n; r++) {
-    size_t len = 0;
     if ((path = rank_path(prefix, r, "", err)) == NULL) {
       st = TN_NOMEM;
       break;
     }
-    st = tn_read_file(path, EMIT_CHAKRA_MAX_FILE_BYTES, &data, &len, err);
-    if (st == TN_OK) st = emit_chakra_decode((const uint8_t *)data, len, path, a, r, err);
-    free(data), data = NULL;
+    const uint8_t *mapped = NULL;
+    size_t len = 0;
+    if (map_whole(path, &mapped, &len)) {
+      st = decode_file(&rd, mapped, len, path, a, r, err);
+      munmap((void *)(uintptr_t)mapped, len);
+    } else {
+      st = read_whole(path, &buf, err);
+      if (st == TN_OK) st = decode_file(&rd, buf.data, buf.len, path, a, r, err);
+    }
     free(path), path = NULL;
   }
+  reader_free(&rd);
+  tn_vec_free(&buf);
   if (st != TN_OK) {
     algo_free(a);
     return st;

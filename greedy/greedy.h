@@ -15,10 +15,31 @@ typedef struct greedy_opts {
 } greedy_opts_t;
 
 /* Plans an All-Gather of size_bytes (gathered output) on t and fills *out (initialised
- * here; caller frees with schedule_free). Refuses a disconnected fabric (TN_INFEASIBLE)
- * and one too large for the memory cap (TN_LIMIT, with the figure). out->time_ps is the
- * predicted time, equal to what the simulator measures on the lowered algorithm. */
+ * here; caller frees with schedule_free; left empty on failure). Refuses a disconnected
+ * fabric (TN_INFEASIBLE), a size below one byte per chunk (TN_INVAL) and a fabric too large
+ * for the 4 GiB memory cap of planning plus lowering (TN_LIMIT, with the figure).
+ * out->time_ps is the predicted All-Gather time, equal to what the simulator measures on
+ * algo_from_schedule(out, TN_ALLGATHER); a Reduce-Scatter or All-Reduce lowered from it is
+ * timed by simulating it. For a Reduce-Scatter on an asymmetric fabric plan on
+ * topo_transpose(t) (see algo_allreduce_from_schedules).
+ *
+ * The plan (TACOS-style link-chunk matching on ten/'s engine): at every instant, after all
+ * deliveries of that instant are known, each idle link out of an NPU takes the chunk that
+ * arrived earliest at its sender among those its far end neither holds nor awaits; chunks
+ * that arrived at the same instant go rarest first (fewest NPUs hold or await them), then
+ * by a hash seeded with opts->seed. A link into a switch carries one routed message to an
+ * NPU beyond it: the earliest-arrived chunk some NPU there lacks, to the one whose last
+ * link frees first. With chunks_per_npu 0 the chunking is chosen among 1, 2, 4, ... 32 by
+ * predicted time under a deterministic work budget. O(n^2 k (degree + log n)) per try. */
 tn_status_t greedy_run(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,
                        schedule_t *out, tn_err_t *err);
+
+/* greedy_run for a plan that will be lowered to coll. The same All-Gather planner; with
+ * automatic chunking a Reduce-Scatter or All-Reduce plan uses at least 2 chunks per NPU
+ * when the size allows (their halves overlap chunk by chunk, which one chunk per NPU
+ * prevents), and the memory cap counts coll's larger lowering. greedy_run is this with
+ * TN_ALLGATHER. */
+tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
+                           const greedy_opts_t *opts, schedule_t *out, tn_err_t *err);
 
 #endif

@@ -86,6 +86,15 @@ void topo_free(topo_t *t);
 /* Deep copy. */
 tn_status_t topo_clone(const topo_t *t, topo_t **out, tn_err_t *err);
 
+/* True when every link src -> dst has a link dst -> src with the same bandwidth and
+ * latency (then the transposed fabric is the fabric itself). O(L log degree). */
+bool topo_is_symmetric(const topo_t *t);
+
+/* The transposed fabric: every link reversed with its figures, same NPUs and switches,
+ * explicit (no shape, so routed by lowest-id shortest paths). A Reduce-Scatter is an
+ * All-Gather planned on it, run backwards (algo_from_schedule). Caller frees. O(L log L). */
+tn_status_t topo_transpose(const topo_t *t, topo_t **out, tn_err_t *err);
+
 /* True when a and b have the same npus, switches, links (with figures) and name. */
 bool topo_equal(const topo_t *a, const topo_t *b);
 

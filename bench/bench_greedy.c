@@ -1,0 +1,204 @@
+/* bench/bench_greedy.c — issue 5's figures for the greedy synthesizer: All-Gather and
+ * All-Reduce busbw against the bound on mesh-8x8, mesh3d-4x4x4 and torus-8x8 (with Ring's
+ * All-Reduce for comparison), the 128-NPU All-Reduce synthesis time, and how synthesis
+ * time and peak memory grow from 64 to 4096 NPUs. Prints figures; not a test.
+ *
+ * Usage: bench_greedy [quality|speed|scale] [max_npus]   (default: all, up to 4096) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "algo/algo.h"
+#include "greedy/greedy.h"
+#include "sim/sim.h"
+#include "topo/topo.h"
+
+static const uint64_t MiB = 1u << 20;
+
+/* CPU seconds of this process: the machine is shared, so wall time alone overstates. */
+static double cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static topo_t *gen(const char *kind, const char *dims) {
+  tn_err_t err = {0};
+  topo_t *t = NULL;
+  if (topo_gen_kind(kind, dims, 50.0, 500.0, &t, &err) != TN_OK) {
+    fprintf(stderr, "bench_greedy: %s %s: %s\n", kind, dims, err.msg);
+    exit(1);
+  }
+  return t;
+}
+
+/* Simulated time of a on t in ps, or 0 when the simulator is unavailable or fails. */
+static uint64_t simulate(const topo_t *t, const algo_t *a) {
+  tn_err_t err = {0};
+  sim_result_t res;
+  memset(&res, 0, sizeof res);
+  if (sim_run(t, a, NULL, &res, &err) != TN_OK) return 0;
+  uint64_t time = res.time_ps;
+  sim_result_free(&res);
+  return time;
+}
+
+static void die(const char *what, const tn_err_t *err) {
+  fprintf(stderr, "bench_greedy: %s: %s\n", what, err->msg);
+  exit(1);
+}
+
+static void all_gather_row(const char *name, const topo_t *t, uint64_t size) {
+  tn_err_t err = {0};
+  greedy_opts_t o = {.seed = 1, .chunks_per_npu = 0};
+  schedule_t s;
+  double t0 = tn_wall_seconds();
+  if (greedy_run(t, size, &o, &s, &err) != TN_OK) die(name, &err);
+  double ms = (tn_wall_seconds() - t0) * 1e3;
+  algo_t *a = NULL;
+  if (algo_from_schedule(&s, TN_ALLGATHER, "greedy", &a, &err) != TN_OK) die(name, &err);
+  uint64_t lb = topo_lower_bound_ps(t, TN_ALLGATHER, size), sim = simulate(t, a);
+  char sz[32];
+  printf("  %-14s allgather %6s  K=%-2u time %12.3f us  bound %12.3f us  busbw/bound %.4f  "
+         "sim %s  synth %7.1f ms\n",
+         name, tn_fmt_size(size, sz, sizeof sz), s.chunks_per_npu, (double)s.time_ps / 1e6,
+         (double)lb / 1e6, (double)lb / (double)s.time_ps,
+         sim == 0           ? "n/a"
+         : sim == s.time_ps ? "== plan"
+                            : "DIFFERS",
+         ms);
+  algo_free(a);
+  schedule_free(&s);
+}
+
+static void all_reduce_row(const char *name, const topo_t *t, uint64_t size) {
+  tn_err_t err = {0};
+  greedy_opts_t o = {.seed = 1, .chunks_per_npu = 0};
+  schedule_t s;
+  if (greedy_run_for(t, TN_ALLREDUCE, size, &o, &s, &err) != TN_OK) die(name, &err);
+  algo_t *a = NULL, *ring = NULL;
+  if (algo_from_schedule(&s, TN_ALLREDUCE, "greedy", &a, &err) != TN_OK) die(name, &err);
+  uint64_t lb = topo_lower_bound_ps(t, TN_ALLREDUCE, size), sim = simulate(t, a);
+  uint64_t ring_ps = 0;
+  if (algo_ring(TN_ALLREDUCE, t->npus, size, 1, &ring, &err) == TN_OK) ring_ps = simulate(t, ring);
+  char sz[32];
+  printf("  %-14s allreduce %6s  K=%-2u ", name, tn_fmt_size(size, sz, sizeof sz),
+         s.chunks_per_npu);
+  if (sim == 0) {
+    printf("(simulator not available)\n");
+  } else {
+    printf("time %12.3f us  bound %12.3f us  busbw/bound %.4f", (double)sim / 1e6, (double)lb / 1e6,
+           (double)lb / (double)sim);
+    if (ring_ps) printf("  ring busbw x%.2f", (double)ring_ps / (double)sim);
+    printf("\n");
+  }
+  algo_free(ring);
+  algo_free(a);
+  schedule_free(&s);
+}
+
+static void quality(void) {
+  static const struct {
+    const char *name, *kind, *dims;
+  } f[] = {{"mesh-8x8", "mesh", "8x8"},
+           {"mesh3d-4x4x4", "mesh", "4x4x4"},
+           {"torus-8x8", "torus", "8x8"}};
+  printf("quality (50 GB/s links, 500 ns; busbw/bound = bound time / time)\n");
+  for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+    topo_t *t = gen(f[i].kind, f[i].dims);
+    all_gather_row(f[i].name, t, 1 * MiB);
+    all_gather_row(f[i].name, t, 64 * MiB);
+    all_gather_row(f[i].name, t, 1024 * MiB);
+    all_reduce_row(f[i].name, t, 64 * MiB);
+    all_reduce_row(f[i].name, t, 1024 * MiB);
+    topo_free(t);
+  }
+}
+
+/* Wall time of planning plus lowering, best of reps. */
+static void speed_row(const char *kind, const char *dims, tn_coll_t coll, uint64_t size,
+                      uint32_t chunks, int reps) {
+  tn_err_t err = {0};
+  topo_t *t = gen(kind, dims);
+  double best = 1e30, best_cpu = 1e30;
+  uint32_t k = 0;
+  for (int r = 0; r < reps; r++) {
+    double t0 = tn_wall_seconds(), c0 = cpu_seconds();
+    greedy_opts_t o = {.seed = 1, .chunks_per_npu = chunks};
+    schedule_t s;
+    algo_t *a = NULL;
+    if (greedy_run_for(t, coll, size, &o, &s, &err) != TN_OK) die(dims, &err);
+    if (algo_from_schedule(&s, coll, "greedy", &a, &err) != TN_OK) die(dims, &err);
+    double ms = (tn_wall_seconds() - t0) * 1e3, cpu_ms = (cpu_seconds() - c0) * 1e3;
+    if (ms < best) best = ms;
+    if (cpu_ms < best_cpu) best_cpu = cpu_ms;
+    k = s.chunks_per_npu;
+    algo_free(a);
+    schedule_free(&s);
+  }
+  char sz[32];
+  printf("  %-6s %-6s %4u NPUs %-13s %6s  K=%-2u plan+lower wall %8.1f ms  cpu %8.1f ms (best of "
+         "%d)\n",
+         kind, dims, t->npus, tn_coll_name(coll), tn_fmt_size(size, sz, sizeof sz), k, best,
+         best_cpu, reps);
+  topo_free(t);
+}
+
+/* One scale point in a child process, so its peak RSS is its own. */
+static void scale_row(const char *dims) {
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    tn_err_t err = {0};
+    topo_t *t = gen("mesh", dims);
+    greedy_opts_t o = {.seed = 1, .chunks_per_npu = 1};
+    schedule_t s;
+    double t0 = tn_wall_seconds(), c0 = cpu_seconds();
+    if (greedy_run(t, 64 * MiB, &o, &s, &err) != TN_OK) die(dims, &err);
+    double t1 = tn_wall_seconds(), c1 = cpu_seconds();
+    algo_t *a = NULL;
+    if (algo_from_schedule(&s, TN_ALLGATHER, "greedy", &a, &err) != TN_OK) die(dims, &err);
+    double t2 = tn_wall_seconds(), c2 = cpu_seconds();
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    uint64_t lb = topo_lower_bound_ps(t, TN_ALLGATHER, 64 * MiB);
+    printf("  mesh %-6s %5u NPUs  transfers %9u  plan %9.1f ms  lower %8.1f ms  total wall "
+           "%9.1f ms  cpu %9.1f ms  peak RSS %7.1f MiB  busbw/bound %.4f\n",
+           dims, t->npus, schedule_len(&s), (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t2 - t0) * 1e3,
+           (c2 - c0) * 1e3, (double)ru.ru_maxrss / 1024.0, (double)lb / (double)s.time_ps);
+    (void)c1;
+    fflush(stdout);
+    algo_free(a);
+    schedule_free(&s);
+    topo_free(t);
+    _exit(0);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+    printf("  mesh %s: failed\n", dims);
+}
+
+int main(int argc, char **argv) {
+  const char *what = argc > 1 ? argv[1] : "all";
+  uint32_t max_npus = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 10) : 4096;
+  bool all = strcmp(what, "all") == 0;
+  if (all || strcmp(what, "quality") == 0) quality();
+  if (all || strcmp(what, "speed") == 0) {
+    printf("speed (wall, planning + lowering)\n");
+    speed_row("mesh", "16x8", TN_ALLREDUCE, 64 * MiB, 0, 5);
+    speed_row("torus", "16x8", TN_ALLREDUCE, 64 * MiB, 0, 5);
+    speed_row("mesh", "32x32", TN_ALLGATHER, 64 * MiB, 1, 1);
+  }
+  if (all || strcmp(what, "scale") == 0) {
+    printf("scale (All-Gather 64 MiB, one chunk per NPU)\n");
+    static const char *dims[] = {"8x8", "16x16", "32x32", "64x64"};
+    static const uint32_t npus[] = {64, 256, 1024, 4096};
+    for (size_t i = 0; i < 4; i++)
+      if (npus[i] <= max_npus) scale_row(dims[i]);
+  }
+  return 0;
+}

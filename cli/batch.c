@@ -1,0 +1,805 @@
+/* cli/batch.c — the sweep behind `tenet batch`: plans (flags, manifest, batch.json),
+ * per-case runs whose result.json (written last, atomically) marks them complete, resume,
+ * shards, summaries in case order, and merging shard folders. */
+#include "cli/batch.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define BATCH_MAX_CASES 10000000u
+#define BATCH_MAX_JSON (64u << 20)
+
+void cli_batch_plan_free(cli_batch_plan_t *p) {
+  if (p == NULL) return;
+  cli_list_free(p->topos, p->ntopos);
+  cli_list_free(p->labels, p->ntopos);
+  cli_list_free(p->algos, p->nalgos);
+  free(p->colls);
+  free(p->sizes);
+  memset(p, 0, sizeof *p);
+}
+
+tn_status_t cli_batch_count(const cli_batch_plan_t *p, size_t *n, tn_err_t *err) {
+  uint64_t v = 1;
+  const size_t dims[] = {p->ntopos, p->ncolls, p->nsizes, p->nalgos};
+  for (size_t i = 0; i < 4; i++) {
+    if (dims[i] == 0) return tn_err_set(err, TN_INVAL, "the sweep is empty");
+    if (!tn_mul_u64(v, dims[i], &v) || v > BATCH_MAX_CASES)
+      return tn_err_set(err, TN_LIMIT, "the sweep has more than %u cases", BATCH_MAX_CASES);
+  }
+  *n = (size_t)v;
+  return TN_OK;
+}
+
+cli_batch_case_t cli_batch_case(const cli_batch_plan_t *p, size_t i) {
+  cli_batch_case_t c = {.index = i};
+  c.algo = i % p->nalgos;
+  i /= p->nalgos;
+  c.size = i % p->nsizes;
+  i /= p->nsizes;
+  c.coll = i % p->ncolls;
+  c.topo = i / p->ncolls;
+  return c;
+}
+
+void cli_batch_case_dir(const cli_batch_plan_t *p, const cli_batch_case_t *c, char *buf,
+                        size_t len) {
+  char size[32];
+  snprintf(buf, len, "cases/%s/%s/%s/%s", p->labels[c->topo], tn_coll_name(p->colls[c->coll]),
+           tn_fmt_size(p->sizes[c->size], size, sizeof size), p->algos[c->algo]);
+}
+
+/* Appends the items of a comma list to a growing list (names checked for repeats). */
+static tn_status_t append_items(char ***list, size_t *n, const char *s, const char *what,
+                                tn_err_t *err) {
+  char **items = NULL;
+  size_t m = 0;
+  tn_status_t st = cli_split_list(s, what, &items, &m, err);
+  if (st != TN_OK) return st;
+  for (size_t i = 0; st == TN_OK && i < m; i++)
+    for (size_t j = 0; st == TN_OK && j < *n; j++)
+      if (strcmp(items[i], (*list)[j]) == 0)
+        st = tn_err_set(err, TN_INVAL, "%s: '%s' is listed twice", what, items[i]);
+  if (st == TN_OK) st = tn_realloc(list, *n, *n + m, sizeof **list, err);
+  if (st != TN_OK) {
+    cli_list_free(items, m);
+    return st;
+  }
+  memcpy(*list + *n, items, m * sizeof *items);
+  *n += m;
+  free(items);
+  return TN_OK;
+}
+
+/* Labels from the topology arguments; checks they name something and are distinct. */
+static tn_status_t finish_topos(cli_batch_plan_t *p, tn_err_t *err) {
+  tn_status_t st = tn_calloc(p->ntopos ? p->ntopos : 1, sizeof *p->labels, &p->labels, err);
+  for (size_t i = 0; st == TN_OK && i < p->ntopos; i++) {
+    char label[128];
+    cli_topo_label(p->topos[i], label, sizeof label);
+    if (label[0] == '\0' || label[0] == '.')
+      st = tn_err_set(err, TN_INVAL, "--topos: '%s' does not give a usable folder name",
+                      p->topos[i]);
+    for (size_t j = 0; st == TN_OK && j < i; j++)
+      if (strcmp(p->labels[j], label) == 0)
+        st = tn_err_set(err, TN_INVAL, "--topos: '%s' and '%s' would share the folder '%s'",
+                        p->topos[j], p->topos[i], label);
+    if (st == TN_OK) st = tn_strdup(label, &p->labels[i], err);
+  }
+  for (size_t i = 0; st == TN_OK && i < p->ntopos; i++) {
+    st = cli_topo_spec_check(p->topos[i], err);
+    if (st != TN_OK) tn_err_prefix(err, "--topos: '%s'", p->topos[i]);
+  }
+  return st;
+}
+
+tn_status_t cli_batch_plan_from_lists(const char *topos, const char *colls, const char *sizes,
+                                      const char *algos, uint64_t seed, cli_batch_plan_t *p,
+                                      tn_err_t *err) {
+  memset(p, 0, sizeof *p);
+  p->seed = seed;
+  tn_status_t st = append_items(&p->topos, &p->ntopos, topos, "--topos", err);
+  if (st == TN_OK) st = cli_parse_colls(colls, &p->colls, &p->ncolls, err);
+  if (st == TN_OK) st = cli_parse_sizes(sizes, &p->sizes, &p->nsizes, err);
+  if (st == TN_OK) st = cli_parse_algos(algos, &p->algos, &p->nalgos, err);
+  if (st == TN_OK) st = finish_topos(p, err);
+  if (st != TN_OK) cli_batch_plan_free(p);
+  return st;
+}
+
+/* ---- manifest ------------------------------------------------------------ */
+
+static char *trim(char *s) {
+  while (*s == ' ' || *s == '\t' || *s == '\r')
+    s++;
+  size_t n = strlen(s);
+  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+    s[--n] = '\0';
+  return s;
+}
+
+/* Joins two comma lists (a may be NULL) into a new malloc'ed string. */
+static tn_status_t join_list(char **acc, const char *more, tn_err_t *err) {
+  size_t a = *acc ? strlen(*acc) : 0, b = strlen(more);
+  char *s = NULL;
+  tn_status_t st = tn_calloc(a + b + 2, 1, &s, err);
+  if (st != TN_OK) return st;
+  if (*acc) memcpy(s, *acc, a), s[a++] = ',';
+  memcpy(s + a, more, b);
+  free(*acc);
+  *acc = s;
+  return TN_OK;
+}
+
+/* Rewrites relative topology paths that exist under base (the manifest's folder). */
+static tn_status_t rebase_topos(char **list, const char *base, tn_err_t *err) {
+  char **items = NULL, *out = NULL;
+  size_t n = 0;
+  tn_status_t st = cli_split_list(*list, "topos", &items, &n, err);
+  for (size_t i = 0; st == TN_OK && i < n; i++) {
+    char path[4096];
+    struct stat sb;
+    const char *item = items[i];
+    if (item[0] != '/' && strchr(item, '/') != NULL) {
+      snprintf(path, sizeof path, "%s/%s", base, item);
+      if (stat(path, &sb) == 0) item = path;
+    }
+    st = join_list(&out, item, err);
+  }
+  cli_list_free(items, n);
+  if (st == TN_OK) {
+    free(*list);
+    *list = out;
+  } else {
+    free(out);
+  }
+  return st;
+}
+
+static tn_status_t unknown_key(const char *what, unsigned lineno, const char *key,
+                               const char *const *keys, size_t nkeys, tn_err_t *err) {
+  const char *best = NULL;
+  size_t bd = SIZE_MAX;
+  for (size_t j = 0; j < nkeys; j++) {
+    size_t d = cli_edit_distance(key, keys[j]);
+    if (d < bd) bd = d, best = keys[j];
+  }
+  if (bd <= 2)
+    return tn_err_set(err, TN_PARSE, "%s:%u: unknown key '%s' (did you mean '%s'?)", what, lineno,
+                      key, best);
+  return tn_err_set(err, TN_PARSE, "%s:%u: unknown key '%s' (use topos, colls, sizes, algos, seed)",
+                    what, lineno, key);
+}
+
+static tn_status_t manifest_parse_in(const char *text, const char *what, const char *base,
+                                     cli_batch_plan_t *p, tn_err_t *err) {
+  static const char *const keys[] = {"topos", "colls", "sizes", "algos", "seed"};
+  enum { NKEYS = 5 };
+  memset(p, 0, sizeof *p);
+  char *copy = NULL, *vals[NKEYS] = {NULL};
+  unsigned seed_line = 0;
+  uint64_t seed = 1;
+  tn_status_t st = tn_strdup(text, &copy, err);
+  char *line = copy;
+  for (unsigned lineno = 1; st == TN_OK && line != NULL; lineno++) {
+    char *next = strchr(line, '\n');
+    if (next) *next++ = '\0';
+    char *hash = strchr(line, '#');
+    if (hash) *hash = '\0';
+    char *s = trim(line);
+    line = next;
+    if (*s == '\0') continue;
+    /* KEY VALUE, KEY: VALUE or KEY = VALUE */
+    char *key = s;
+    while (*s && *s != ' ' && *s != '\t' && *s != '=' && *s != ':')
+      s++;
+    bool sep_done = *s == '=' || *s == ':';
+    if (*s) *s++ = '\0';
+    s = trim(s);
+    if (!sep_done && (*s == '=' || *s == ':')) s = trim(s + 1);
+    size_t k = 0;
+    while (k < NKEYS && strcmp(keys[k], key) != 0)
+      k++;
+    if (k == NKEYS) {
+      st = unknown_key(what, lineno, key, keys, NKEYS, err);
+    } else if (*s == '\0') {
+      st = tn_err_set(err, TN_PARSE, "%s:%u: '%s' needs a value", what, lineno, key);
+    } else if (k == 4) {
+      tn_err_t e = {0};
+      if (seed_line != 0)
+        st = tn_err_set(err, TN_PARSE, "%s:%u: seed is given twice", what, lineno);
+      else if (tn_parse_u64(s, 0, UINT64_MAX, "seed", &seed, &e) != TN_OK)
+        st = tn_err_set(err, TN_PARSE, "%s:%u: %s", what, lineno, e.msg);
+      seed_line = lineno;
+    } else {
+      st = join_list(&vals[k], s, err);
+    }
+  }
+  for (size_t k = 0; st == TN_OK && k < 4; k++)
+    if (vals[k] == NULL) st = tn_err_set(err, TN_PARSE, "%s: no '%s' line", what, keys[k]);
+  if (st == TN_OK && base != NULL) st = rebase_topos(&vals[0], base, err);
+  if (st == TN_OK) {
+    tn_err_t e = {0};
+    st = cli_batch_plan_from_lists(vals[0], vals[1], vals[2], vals[3], seed, p, &e);
+    if (st != TN_OK) st = tn_err_set(err, TN_PARSE, "%s: %s", what, e.msg);
+  }
+  for (size_t k = 0; k < NKEYS; k++)
+    free(vals[k]);
+  free(copy);
+  return st;
+}
+
+tn_status_t cli_batch_manifest_parse(const char *text, const char *what, cli_batch_plan_t *p,
+                                     tn_err_t *err) {
+  return manifest_parse_in(text, what, NULL, p, err);
+}
+
+tn_status_t cli_batch_manifest_load(const char *path, cli_batch_plan_t *p, tn_err_t *err) {
+  char *text = NULL;
+  size_t len = 0;
+  memset(p, 0, sizeof *p);
+  tn_status_t st = tn_read_file(path, 1u << 20, &text, &len, err);
+  if (st != TN_OK) return st;
+  if (strlen(text) != len) {
+    free(text);
+    return tn_err_set(err, TN_PARSE, "%s: not a text file", path);
+  }
+  /* Relative topology paths with a folder are relative to the manifest's folder. */
+  char base[4096];
+  const char *slash = strrchr(path, '/');
+  snprintf(base, sizeof base, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+  st = manifest_parse_in(text, path, base, p, err);
+  free(text);
+  return st;
+}
+/* ---- batch.json ------------------------------------------------------------ */
+
+static cJSON *string_array(char **items, size_t n) {
+  cJSON *a = cJSON_CreateArray();
+  for (size_t i = 0; a != NULL && i < n; i++) {
+    cJSON *s = cJSON_CreateString(items[i]);
+    if (s == NULL || !cJSON_AddItemToArray(a, s)) {
+      cJSON_Delete(s);
+      cJSON_Delete(a);
+      a = NULL;
+    }
+  }
+  return a;
+}
+
+static cJSON *plan_to_cjson(const cli_batch_plan_t *p) {
+  cJSON *o = cJSON_CreateObject(), *colls = cJSON_CreateArray(), *sizes = cJSON_CreateArray();
+  cJSON *topos = string_array(p->topos, p->ntopos), *labels = string_array(p->labels, p->ntopos);
+  cJSON *algos = string_array(p->algos, p->nalgos);
+  bool ok = o && colls && sizes && topos && labels && algos;
+  for (size_t i = 0; ok && i < p->ncolls; i++)
+    ok = cJSON_AddItemToArray(colls, cJSON_CreateString(tn_coll_name(p->colls[i])));
+  for (size_t i = 0; ok && i < p->nsizes; i++)
+    ok = cJSON_AddItemToArray(sizes, cJSON_CreateNumber((double)p->sizes[i]));
+  char seed[32];
+  snprintf(seed, sizeof seed, "%llu", (unsigned long long)p->seed);
+  if (ok) {
+    ok = cJSON_AddNumberToObject(o, "version", 1) &&
+         cJSON_AddItemToObject(o, "topologies", topos) &&
+         (topos = NULL, cJSON_AddItemToObject(o, "labels", labels)) &&
+         (labels = NULL, cJSON_AddItemToObject(o, "collectives", colls)) &&
+         (colls = NULL, cJSON_AddItemToObject(o, "sizes", sizes)) &&
+         (sizes = NULL, cJSON_AddItemToObject(o, "algorithms", algos)) &&
+         (algos = NULL, cJSON_AddStringToObject(o, "seed", seed) != NULL);
+  }
+  cJSON_Delete(topos);
+  cJSON_Delete(labels);
+  cJSON_Delete(colls);
+  cJSON_Delete(sizes);
+  cJSON_Delete(algos);
+  if (!ok) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  return o;
+}
+
+tn_status_t cli_batch_plan_json(const cli_batch_plan_t *p, char **out, tn_err_t *err) {
+  cJSON *o = plan_to_cjson(p);
+  *out = o ? cJSON_Print(o) : NULL;
+  cJSON_Delete(o);
+  return *out ? TN_OK : tn_err_set(err, TN_NOMEM, "out of memory writing the plan");
+}
+
+static tn_status_t get_strings(const cJSON *o, const char *key, const char *what, char ***items,
+                               size_t *n, tn_err_t *err) {
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+  *items = NULL;
+  *n = 0;
+  if (!cJSON_IsArray(a)) return tn_err_set(err, TN_PARSE, "%s: '%s' must be an array", what, key);
+  size_t m = (size_t)cJSON_GetArraySize(a);
+  tn_status_t st = tn_calloc(m ? m : 1, sizeof **items, items, err);
+  size_t i = 0;
+  const cJSON *e = NULL;
+  cJSON_ArrayForEach(e, a) {
+    if (st != TN_OK) break;
+    if (!cJSON_IsString(e))
+      st = tn_err_set(err, TN_PARSE, "%s: %s[%zu] must be a string", what, key, i);
+    else
+      st = tn_strdup(e->valuestring, &(*items)[i++], err);
+  }
+  *n = i;
+  return st;
+}
+
+tn_status_t cli_batch_plan_parse_json(const char *text, const char *what, cli_batch_plan_t *p,
+                                      tn_err_t *err) {
+  memset(p, 0, sizeof *p);
+  cJSON *o = cJSON_Parse(text);
+  tn_status_t st = o ? TN_OK : tn_err_set(err, TN_PARSE, "%s: not valid JSON", what);
+  if (st == TN_OK) st = get_strings(o, "topologies", what, &p->topos, &p->ntopos, err);
+  size_t nlabels = 0;
+  if (st == TN_OK) st = get_strings(o, "labels", what, &p->labels, &nlabels, err);
+  if (st == TN_OK && nlabels != p->ntopos)
+    st = tn_err_set(err, TN_PARSE, "%s: labels and topologies differ in length", what);
+  if (st == TN_OK) st = get_strings(o, "algorithms", what, &p->algos, &p->nalgos, err);
+  char **colls = NULL;
+  size_t ncolls = 0;
+  if (st == TN_OK) st = get_strings(o, "collectives", what, &colls, &ncolls, err);
+  if (st == TN_OK) st = tn_calloc(ncolls ? ncolls : 1, sizeof *p->colls, &p->colls, err);
+  for (size_t i = 0; st == TN_OK && i < ncolls; i++)
+    if ((st = tn_coll_parse(colls[i], &p->colls[i], err)) == TN_OK) p->ncolls++;
+  cli_list_free(colls, ncolls);
+  const cJSON *sizes = o ? cJSON_GetObjectItemCaseSensitive(o, "sizes") : NULL;
+  if (st == TN_OK && !cJSON_IsArray(sizes))
+    st = tn_err_set(err, TN_PARSE, "%s: 'sizes' must be an array", what);
+  if (st == TN_OK)
+    st = tn_calloc((size_t)cJSON_GetArraySize(sizes) + 1, sizeof *p->sizes, &p->sizes, err);
+  const cJSON *e = NULL;
+  if (st == TN_OK) {
+    cJSON_ArrayForEach(e, sizes) {
+      if (!cJSON_IsNumber(e) || e->valuedouble < 1 || e->valuedouble > 9.0e15) {
+        st = tn_err_set(err, TN_PARSE, "%s: sizes[%zu] is not a size", what, p->nsizes);
+        break;
+      }
+      p->sizes[p->nsizes++] = (uint64_t)e->valuedouble;
+    }
+  }
+  const cJSON *seed = o ? cJSON_GetObjectItemCaseSensitive(o, "seed") : NULL;
+  if (st == TN_OK && !cJSON_IsString(seed))
+    st = tn_err_set(err, TN_PARSE, "%s: 'seed' must be a string", what);
+  if (st == TN_OK) st = tn_parse_u64(seed->valuestring, 0, UINT64_MAX, "seed", &p->seed, err);
+  cJSON_Delete(o);
+  if (st != TN_OK) cli_batch_plan_free(p);
+  return st;
+}
+
+/* ---- one case ------------------------------------------------------------ */
+
+static cJSON *result_json(const cli_batch_plan_t *p, const cli_batch_case_t *c,
+                          const cli_result_t *r) {
+  cJSON *o = cJSON_CreateObject();
+  if (o == NULL) return NULL;
+  bool ok =
+      cJSON_AddNumberToObject(o, "case", (double)c->index) &&
+      cJSON_AddStringToObject(o, "topology", p->labels[c->topo]) &&
+      (r->npus ? cJSON_AddNumberToObject(o, "npus", r->npus) : cJSON_AddNullToObject(o, "npus")) &&
+      cJSON_AddStringToObject(o, "collective", tn_coll_name(p->colls[c->coll])) &&
+      cJSON_AddStringToObject(o, "algorithm", p->algos[c->algo]) &&
+      cJSON_AddNumberToObject(o, "size_bytes", (double)p->sizes[c->size]);
+  if (ok && r->ok) {
+    ok = cJSON_AddNumberToObject(o, "time_ns", (double)r->time_ps / 1000.0) &&
+         cJSON_AddNumberToObject(o, "algbw_GBps", (double)llround(r->algbw_GBps * 1e6) / 1e6) &&
+         cJSON_AddNumberToObject(o, "busbw_GBps", (double)llround(r->busbw_GBps * 1e6) / 1e6) &&
+         cJSON_AddNumberToObject(o, "lower_bound_ns", (double)r->lower_bound_ps / 1000.0) &&
+         cJSON_AddNumberToObject(o, "ratio_to_bound",
+                                 (double)llround(r->ratio_to_bound * 1e6) / 1e6) &&
+         cJSON_AddStringToObject(o, "status", "ok") && cJSON_AddNullToObject(o, "error");
+  } else if (ok) {
+    static const char *const nulls[] = {"time_ns", "algbw_GBps", "busbw_GBps", "lower_bound_ns",
+                                        "ratio_to_bound"};
+    for (size_t i = 0; ok && i < sizeof nulls / sizeof nulls[0]; i++)
+      ok = cJSON_AddNullToObject(o, nulls[i]) != NULL;
+    ok = ok && cJSON_AddStringToObject(o, "status", "error") &&
+         cJSON_AddStringToObject(o, "error", r->error);
+  }
+  if (!ok) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  return o;
+}
+
+/* Reads DIR/<case dir>/result.json; NULL when absent or not this case's valid result. */
+static cJSON *read_result(const char *dir, const cli_batch_plan_t *p, const cli_batch_case_t *c) {
+  char path[4096], cdir[1024];
+  cli_batch_case_dir(p, c, cdir, sizeof cdir);
+  snprintf(path, sizeof path, "%s/%s/result.json", dir, cdir);
+  char *text = NULL;
+  size_t len = 0;
+  tn_err_t e = {0};
+  if (tn_read_file(path, BATCH_MAX_JSON, &text, &len, &e) != TN_OK) return NULL;
+  cJSON *o = cJSON_ParseWithLength(text, len);
+  free(text);
+  const cJSON *idx = cJSON_GetObjectItemCaseSensitive(o, "case");
+  const cJSON *topo = cJSON_GetObjectItemCaseSensitive(o, "topology");
+  const cJSON *alg = cJSON_GetObjectItemCaseSensitive(o, "algorithm");
+  const cJSON *status = cJSON_GetObjectItemCaseSensitive(o, "status");
+  bool ok = cJSON_IsNumber(idx) && idx->valuedouble == (double)c->index && cJSON_IsString(topo) &&
+            strcmp(topo->valuestring, p->labels[c->topo]) == 0 && cJSON_IsString(alg) &&
+            strcmp(alg->valuestring, p->algos[c->algo]) == 0 && cJSON_IsString(status);
+  if (!ok) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  return o;
+}
+
+static bool result_ok(const cJSON *o) {
+  const cJSON *status = cJSON_GetObjectItemCaseSensitive(o, "status");
+  return cJSON_IsString(status) && strcmp(status->valuestring, "ok") == 0;
+}
+
+/* Runs one case into DIR/<case dir>/: the Chakra set, then result.json (last, atomic). */
+static tn_status_t run_case(const cli_batch_plan_t *p, const cli_batch_case_t *c,
+                            const char *out_dir, cli_result_t *r, tn_err_t *err) {
+  char cdir[1024], prefix[4096], path[4096];
+  cli_batch_case_dir(p, c, cdir, sizeof cdir);
+  snprintf(prefix, sizeof prefix, "%s/%s/chakra", out_dir, cdir);
+  snprintf(path, sizeof path, "%s/%s/result.json", out_dir, cdir);
+  topo_t *t = NULL;
+  tn_err_t e = {0};
+  memset(r, 0, sizeof *r);
+  if (cli_load_topo_spec(p->topos[c->topo], &t, &e) == TN_OK) {
+    cli_run_one(t, p->labels[c->topo], p->colls[c->coll], p->sizes[c->size], p->algos[c->algo],
+                p->seed, prefix, r, &e);
+  } else {
+    r->ok = false;
+    r->status = e.status;
+    snprintf(r->error, sizeof r->error, "%s", e.msg);
+  }
+  topo_free(t);
+  cJSON *o = result_json(p, c, r);
+  char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+  cJSON_Delete(o);
+  tn_status_t st = text ? tn_mkdir_parents(path, err)
+                        : tn_err_set(err, TN_NOMEM, "out of memory writing %s", path);
+  tn_outfile_t f;
+  if (st == TN_OK && (st = tn_outfile_open(&f, path, err)) == TN_OK) {
+    fprintf(f.f, "%s\n", text);
+    st = tn_outfile_commit(&f, err);
+  }
+  free(text);
+  return st;
+}
+
+/* ---- summaries ----------------------------------------------------------- */
+
+static const char *const summary_keys[] = {
+    "case",           "topology", "npus",       "collective", "algorithm",
+    "size_bytes",     "time_ns",  "algbw_GBps", "busbw_GBps", "lower_bound_ns",
+    "ratio_to_bound", "status",   "error"};
+#define NSUMMARY_KEYS (sizeof summary_keys / sizeof summary_keys[0])
+
+/* A summary row: the result's keys in the fixed order (missing ones null). */
+static cJSON *summary_row(const cJSON *res) {
+  cJSON *row = cJSON_CreateObject();
+  for (size_t k = 0; row != NULL && k < NSUMMARY_KEYS; k++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(res, summary_keys[k]);
+    cJSON *copy = v ? cJSON_Duplicate(v, true) : cJSON_CreateNull();
+    if (copy == NULL || !cJSON_AddItemToObject(row, summary_keys[k], copy)) {
+      cJSON_Delete(copy);
+      cJSON_Delete(row);
+      row = NULL;
+    }
+  }
+  return row;
+}
+
+static void csv_value(FILE *f, const cJSON *v) {
+  if (v == NULL || cJSON_IsNull(v)) return;
+  if (cJSON_IsString(v)) {
+    fputc('"', f);
+    for (const char *s = v->valuestring; *s; s++) {
+      if (*s == '"') fputc('"', f);
+      fputc(*s == '\n' ? ' ' : *s, f);
+    }
+    fputc('"', f);
+    return;
+  }
+  char *num = cJSON_PrintUnformatted(v); /* the JSON spelling: identical in both files */
+  if (num) fputs(num, f);
+  free(num);
+}
+
+/* Streams rows into the two summary files. */
+typedef struct summary_writer {
+  tn_outfile_t json, csv;
+  size_t rows;
+  bool open_json, open_csv;
+} summary_writer_t;
+
+static tn_status_t summary_open(summary_writer_t *w, const char *dir, tn_err_t *err) {
+  char path[4096];
+  memset(w, 0, sizeof *w);
+  snprintf(path, sizeof path, "%s/summary.json", dir);
+  tn_status_t st = tn_outfile_open(&w->json, path, err);
+  w->open_json = st == TN_OK;
+  snprintf(path, sizeof path, "%s/summary.csv", dir);
+  if (st == TN_OK) st = tn_outfile_open(&w->csv, path, err);
+  w->open_csv = st == TN_OK && w->open_json;
+  if (st != TN_OK) {
+    if (w->open_json) tn_outfile_abort(&w->json);
+    w->open_json = false;
+    return st;
+  }
+  fputs("{\"rows\":[", w->json.f);
+  for (size_t k = 0; k < NSUMMARY_KEYS; k++)
+    fprintf(w->csv.f, "%s%s", k ? "," : "", summary_keys[k]);
+  fputc('\n', w->csv.f);
+  return TN_OK;
+}
+
+static tn_status_t summary_add(summary_writer_t *w, const cJSON *res, tn_err_t *err) {
+  cJSON *row = summary_row(res);
+  char *text = row ? cJSON_PrintUnformatted(row) : NULL;
+  if (text == NULL) {
+    cJSON_Delete(row);
+    return tn_err_set(err, TN_NOMEM, "out of memory writing the summary");
+  }
+  fprintf(w->json.f, "%s\n%s", w->rows ? "," : "", text);
+  for (size_t k = 0; k < NSUMMARY_KEYS; k++) {
+    if (k) fputc(',', w->csv.f);
+    csv_value(w->csv.f, cJSON_GetObjectItemCaseSensitive(row, summary_keys[k]));
+  }
+  fputc('\n', w->csv.f);
+  w->rows++;
+  free(text);
+  cJSON_Delete(row);
+  return TN_OK;
+}
+
+static tn_status_t summary_close(summary_writer_t *w, tn_status_t st, tn_err_t *err) {
+  if (!w->open_csv) return st;
+  if (st != TN_OK) {
+    tn_outfile_abort(&w->json);
+    tn_outfile_abort(&w->csv);
+    return st;
+  }
+  fputs("\n]}\n", w->json.f);
+  st = tn_outfile_commit(&w->json, err);
+  if (st == TN_OK) return tn_outfile_commit(&w->csv, err);
+  tn_outfile_abort(&w->csv);
+  return st;
+}
+
+/* Writes batch.json (the plan and the shard) into dir, or checks that the one there
+ * describes the same sweep. */
+static tn_status_t plan_file(const cli_batch_plan_t *p, const char *dir, const char *shard,
+                             tn_err_t *err) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/batch.json", dir);
+  char *text = NULL, *old = NULL;
+  size_t len = 0;
+  tn_err_t e = {0};
+  cJSON *o = plan_to_cjson(p);
+  tn_status_t st = o ? TN_OK : tn_err_set(err, TN_NOMEM, "out of memory writing the plan");
+  if (st == TN_OK && tn_read_file(path, BATCH_MAX_JSON, &old, &len, &e) == TN_OK) {
+    cli_batch_plan_t prev;
+    char *a = NULL, *b = NULL;
+    if (cli_batch_plan_parse_json(old, path, &prev, &e) == TN_OK) {
+      cli_batch_plan_json(&prev, &a, &e);
+      cli_batch_plan_json(p, &b, &e);
+      cli_batch_plan_free(&prev);
+    }
+    if (a == NULL || b == NULL || strcmp(a, b) != 0)
+      st =
+          tn_err_set(err, TN_INVAL,
+                     "%s holds a different sweep (see its batch.json); use another -o folder", dir);
+    free(a);
+    free(b);
+  }
+  if (st == TN_OK && shard) {
+    if (!cJSON_AddStringToObject(o, "shard", shard))
+      st = tn_err_set(err, TN_NOMEM, "out of memory writing the plan");
+  }
+  if (st == TN_OK) text = cJSON_Print(o);
+  tn_outfile_t f;
+  if (st == TN_OK && text && (st = tn_mkdir_parents(path, err)) == TN_OK &&
+      (st = tn_outfile_open(&f, path, err)) == TN_OK) {
+    fprintf(f.f, "%s\n", text);
+    st = tn_outfile_commit(&f, err);
+  }
+  free(text);
+  free(old);
+  cJSON_Delete(o);
+  return st;
+}
+
+/* ---- running ------------------------------------------------------------- */
+
+typedef struct batch_ctx {
+  const cli_batch_plan_t *plan;
+  const cli_batch_opts_t *opts;
+  size_t *index; /* the shard's case indices */
+  pthread_mutex_t mu;
+  cli_progress_t progress;
+  size_t ran, skipped, failed;
+  volatile sig_atomic_t halt; /* an output error: stop everything */
+  tn_err_t err;               /* the first such error */
+} batch_ctx_t;
+
+static void batch_job(void *arg, size_t k, unsigned worker) {
+  (void)worker;
+  batch_ctx_t *b = arg;
+  const cli_batch_plan_t *p = b->plan;
+  /* After SIGINT/SIGTERM the pool may still hand out indices: leave them untouched. */
+  if (b->opts->stop != NULL && *b->opts->stop != 0) return;
+  cli_batch_case_t c = cli_batch_case(p, b->index[k]);
+  cJSON *prev = read_result(b->opts->out_dir, p, &c);
+  bool skip = prev != NULL && result_ok(prev);
+  cJSON_Delete(prev);
+  cli_result_t r;
+  memset(&r, 0, sizeof r);
+  tn_err_t e = {0};
+  tn_status_t st = TN_OK;
+  double t0 = tn_wall_seconds();
+  if (!skip) {
+    if (b->opts->test_delay_ms) {
+      struct timespec ts = {(time_t)(b->opts->test_delay_ms / 1000),
+                            (long)(b->opts->test_delay_ms % 1000) * 1000000L};
+      nanosleep(&ts, NULL);
+    }
+    st = run_case(p, &c, b->opts->out_dir, &r, &e);
+  }
+  char item[256], cdir[1024];
+  cli_batch_case_dir(p, &c, cdir, sizeof cdir);
+  snprintf(item, sizeof item, "%s", cdir + strlen("cases/"));
+  pthread_mutex_lock(&b->mu);
+  if (st != TN_OK) {
+    tn_err_set(&b->err, st, "%s", e.msg);
+    b->halt = 1;
+  }
+  if (skip)
+    b->skipped++;
+  else
+    b->ran++;
+  if (!skip && !r.ok) b->failed++;
+  /* On a terminal a failure is printed above the bar; otherwise under its case line. */
+  if (!skip && !r.ok && b->opts->tty)
+    fprintf(stderr, "\r\033[Ktenet batch: FAILED %s: %s\n", item, r.error);
+  cli_progress_step(&b->progress, item, skip || r.ok, skip, tn_wall_seconds() - t0);
+  if (!skip && !r.ok && !b->opts->tty) fprintf(stderr, "tenet batch:   %s\n", r.error);
+  pthread_mutex_unlock(&b->mu);
+}
+
+tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
+                          cli_batch_stats_t *stats, tn_err_t *err) {
+  memset(stats, 0, sizeof *stats);
+  size_t n = 0;
+  char shard[64];
+  snprintf(shard, sizeof shard, "%u/%u", o->shard, o->nshards);
+  tn_status_t st = cli_batch_count(p, &n, err);
+  if (st == TN_OK) st = plan_file(p, o->out_dir, o->nshards > 1 ? shard : NULL, err);
+  if (st != TN_OK) return st;
+  batch_ctx_t b = {.plan = p, .opts = o};
+  size_t m = 0;
+  if ((st = tn_calloc(n / o->nshards + 1, sizeof *b.index, &b.index, err)) != TN_OK) return st;
+  for (size_t i = o->shard; i < n; i += o->nshards)
+    b.index[m++] = i;
+  stats->cases = m;
+  pthread_mutex_init(&b.mu, NULL);
+  cli_progress_init(&b.progress, "batch", m, o->tty, true);
+  st = cli_parallel(m, o->jobs ? o->jobs : cli_cores(), batch_job, &b, &b.halt, err);
+  cli_progress_finish(&b.progress);
+  pthread_mutex_destroy(&b.mu);
+  stats->ran = b.ran;
+  stats->skipped = b.skipped;
+  stats->failed = b.failed;
+  if (st == TN_OK && b.err.status != TN_OK) st = tn_err_set(err, b.err.status, "%s", b.err.msg);
+  stats->interrupted = st == TN_OK && b.ran + b.skipped < m;
+  if (st == TN_OK && !stats->interrupted) {
+    /* The summary comes from the files on disk (the truth a later merge reads too). */
+    summary_writer_t w;
+    st = summary_open(&w, o->out_dir, err);
+    stats->failed = 0;
+    for (size_t k = 0; st == TN_OK && k < m; k++) {
+      cli_batch_case_t c = cli_batch_case(p, b.index[k]);
+      cJSON *res = read_result(o->out_dir, p, &c);
+      if (res == NULL) {
+        char cdir[1024];
+        cli_batch_case_dir(p, &c, cdir, sizeof cdir);
+        st = tn_err_set(err, TN_IO, "%s/%s/result.json: missing or unreadable", o->out_dir, cdir);
+      } else {
+        stats->failed += !result_ok(res);
+        st = summary_add(&w, res, err);
+      }
+      cJSON_Delete(res);
+    }
+    st = summary_close(&w, st, err);
+  }
+  free(b.index);
+  return st;
+}
+
+/* ---- merge ------------------------------------------------------------------ */
+
+static tn_status_t load_plan(const char *dir, cli_batch_plan_t *p, tn_err_t *err) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/batch.json", dir);
+  char *text = NULL;
+  size_t len = 0;
+  tn_status_t st = tn_read_file(path, BATCH_MAX_JSON, &text, &len, err);
+  if (st == TN_OK) st = cli_batch_plan_parse_json(text, path, p, err);
+  free(text);
+  return st;
+}
+
+tn_status_t cli_batch_merge(const char *const *dirs, size_t ndirs, const char *out_dir,
+                            size_t *failed, tn_err_t *err) {
+  *failed = 0;
+  cli_batch_plan_t plan, other;
+  char *a = NULL, *b = NULL;
+  size_t n = 0;
+  memset(&plan, 0, sizeof plan);
+  tn_status_t st =
+      ndirs ? load_plan(dirs[0], &plan, err) : tn_err_set(err, TN_INVAL, "no folder to merge");
+  if (st == TN_OK) st = cli_batch_plan_json(&plan, &a, err);
+  for (size_t d = 1; st == TN_OK && d < ndirs; d++) {
+    if ((st = load_plan(dirs[d], &other, err)) != TN_OK) break;
+    st = cli_batch_plan_json(&other, &b, err);
+    cli_batch_plan_free(&other);
+    if (st == TN_OK && strcmp(a, b) != 0)
+      st = tn_err_set(err, TN_INVAL, "%s and %s hold different sweeps (compare their batch.json)",
+                      dirs[0], dirs[d]);
+    free(b);
+    b = NULL;
+  }
+  if (st == TN_OK) st = cli_batch_count(&plan, &n, err);
+  /* Check completeness first so that nothing is written for an incomplete merge. */
+  for (size_t i = 0; st == TN_OK && i < n; i++) {
+    cli_batch_case_t c = cli_batch_case(&plan, i);
+    bool found = false;
+    for (size_t d = 0; !found && d < ndirs; d++) {
+      cJSON *res = read_result(dirs[d], &plan, &c);
+      found = res != NULL;
+      cJSON_Delete(res);
+    }
+    if (!found) {
+      char cdir[1024];
+      cli_batch_case_dir(&plan, &c, cdir, sizeof cdir);
+      st = tn_err_set(err, TN_INFEASIBLE, "case %zu (%s) has no result in any of the folders", i,
+                      cdir);
+    }
+  }
+  if (st == TN_OK) st = plan_file(&plan, out_dir, NULL, err);
+  summary_writer_t w;
+  if (st == TN_OK && (st = summary_open(&w, out_dir, err)) == TN_OK) {
+    for (size_t i = 0; st == TN_OK && i < n; i++) {
+      cli_batch_case_t c = cli_batch_case(&plan, i);
+      /* Prefer an ok result; otherwise the first folder's failure. */
+      cJSON *pick = NULL;
+      for (size_t d = 0; d < ndirs && !(pick && result_ok(pick)); d++) {
+        cJSON *res = read_result(dirs[d], &plan, &c);
+        if (res && (pick == NULL || result_ok(res))) {
+          cJSON_Delete(pick);
+          pick = res;
+        } else {
+          cJSON_Delete(res);
+        }
+      }
+      if (pick == NULL) {
+        st = tn_err_set(err, TN_IO, "case %zu: result vanished while merging", i);
+      } else {
+        *failed += !result_ok(pick);
+        st = summary_add(&w, pick, err);
+      }
+      cJSON_Delete(pick);
+    }
+    st = summary_close(&w, st, err);
+  }
+  free(a);
+  cli_batch_plan_free(&plan);
+  return st;
+}

@@ -1,0 +1,84 @@
+/* cli/batch.h — private to cli/: the sweep behind `tenet batch` (plan, manifest, per-case
+ * results, summaries, merge). Declared here rather than in cli.h because only
+ * cli/batch.c, cli/cmd_batch.c and the unit tests use it. */
+#ifndef TENET_CLI_BATCH_H
+#define TENET_CLI_BATCH_H
+
+#include "cli/cli.h"
+
+/* A sweep: fabrics x collectives x sizes x algorithms, in that nesting order. */
+typedef struct cli_batch_plan {
+  char **topos;  /* TOPO arguments as given (files, shipped names or KIND-DIMS) */
+  char **labels; /* folder names: cli_topo_label of each, distinct */
+  size_t ntopos;
+  tn_coll_t *colls;
+  size_t ncolls;
+  uint64_t *sizes;
+  size_t nsizes;
+  char **algos;
+  size_t nalgos;
+  uint64_t seed;
+} cli_batch_plan_t;
+
+typedef struct cli_batch_case {
+  size_t index;
+  size_t topo, coll, size, algo; /* indices into the plan's lists */
+} cli_batch_case_t;
+
+void cli_batch_plan_free(cli_batch_plan_t *p);
+/* Number of cases: the product of the four list lengths (TN_LIMIT above 10^7). */
+tn_status_t cli_batch_count(const cli_batch_plan_t *p, size_t *n, tn_err_t *err);
+/* Case i of the fixed order (topology slowest, algorithm fastest). */
+cli_batch_case_t cli_batch_case(const cli_batch_plan_t *p, size_t i);
+/* Folder of a case relative to the output folder:
+ * "cases/<label>/<coll>/<size>/<algo>". */
+void cli_batch_case_dir(const cli_batch_plan_t *p, const cli_batch_case_t *c, char *buf,
+                        size_t len);
+/* Builds a plan from the flag values (each a comma list); checks every topology names
+ * something loadable and labels are distinct. TN_INVAL naming the flag. */
+tn_status_t cli_batch_plan_from_lists(const char *topos, const char *colls, const char *sizes,
+                                      const char *algos, uint64_t seed, cli_batch_plan_t *p,
+                                      tn_err_t *err);
+/* Parses a manifest (text; see cmd_batch's --help): lines "KEY VALUE" with keys topos,
+ * colls, sizes, algos (comma lists; a key may repeat to extend its list) and seed; '#'
+ * starts a comment. Relative topology paths with a '/' are taken relative to the
+ * manifest's folder when they exist there. what names the file in messages
+ * ("sweep.txt:3: unknown key 'topo' (did you mean 'topos'?)"). */
+tn_status_t cli_batch_manifest_parse(const char *text, const char *what, cli_batch_plan_t *p,
+                                     tn_err_t *err);
+tn_status_t cli_batch_manifest_load(const char *path, cli_batch_plan_t *p, tn_err_t *err);
+
+/* The plan as the JSON of DIR/batch.json (without the shard), malloc'ed; and back. */
+tn_status_t cli_batch_plan_json(const cli_batch_plan_t *p, char **out, tn_err_t *err);
+tn_status_t cli_batch_plan_parse_json(const char *text, const char *what, cli_batch_plan_t *p,
+                                      tn_err_t *err);
+
+/* Options of one batch run. */
+typedef struct cli_batch_opts {
+  const char *out_dir;
+  unsigned jobs;               /* 0 = all cores */
+  uint32_t shard, nshards;     /* cases with index % nshards == shard (nshards >= 1) */
+  volatile sig_atomic_t *stop; /* set (to the signal number) to stop scheduling */
+  bool tty;                    /* progress bar (else one line per case) */
+  unsigned test_delay_ms;      /* tests only: sleep this long before each case */
+} cli_batch_opts_t;
+
+typedef struct cli_batch_stats {
+  size_t cases; /* of this shard */
+  size_t ran, skipped, failed;
+  bool interrupted; /* stopped before every case of the shard was complete */
+} cli_batch_stats_t;
+
+/* Runs the shard's cases (skipping complete ones), then writes summary.csv and
+ * summary.json of the shard's cases in case order (not when interrupted). A failing case
+ * is counted in stats->failed; the return value is only for errors that stop the batch
+ * (output folder unusable, a different sweep already in it). */
+tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
+                          cli_batch_stats_t *stats, tn_err_t *err);
+
+/* Joins shard folders (same sweep) into out_dir's summary.csv, summary.json and
+ * batch.json; every case must have a result in one of them. */
+tn_status_t cli_batch_merge(const char *const *dirs, size_t ndirs, const char *out_dir,
+                            size_t *failed, tn_err_t *err);
+
+#endif

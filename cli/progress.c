@@ -1,0 +1,73 @@
+/* cli/progress.c — progress on stderr for long runs (batch, compare, demo): a bar with
+ * counts and ETA redrawn in place on a terminal, plain lines (or nothing) otherwise. */
+#include "cli/cli.h"
+
+#include <string.h>
+
+void cli_progress_init(cli_progress_t *p, const char *cmd, size_t total, bool tty, bool lines) {
+  memset(p, 0, sizeof *p);
+  p->cmd = cmd;
+  p->total = total;
+  p->tty = tty;
+  p->lines = lines;
+  p->start_s = tn_wall_seconds();
+}
+
+const char *cli_fmt_duration(double s, char *buf, size_t len) {
+  if (s < 0 || s != s) s = 0;
+  unsigned long t = (unsigned long)(s + 0.5);
+  if (t >= 3600)
+    snprintf(buf, len, "%lu:%02lu:%02lu", t / 3600, t / 60 % 60, t % 60);
+  else
+    snprintf(buf, len, "%lu:%02lu", t / 60, t % 60);
+  return buf;
+}
+
+void cli_progress_bar(const cli_progress_t *p, double now_s, char *buf, size_t len) {
+  enum { WIDTH = 24 };
+  size_t fill = p->total ? p->done * WIDTH / p->total : WIDTH;
+  char bar[WIDTH + 1];
+  for (size_t i = 0; i < WIDTH; i++)
+    bar[i] = i < fill ? '#' : '.';
+  bar[WIDTH] = '\0';
+  char eta[32] = "-:--";
+  size_t ran = p->done - p->skipped;
+  if (ran > 0 && p->done < p->total) {
+    double per = (now_s - p->start_s) / (double)ran;
+    cli_fmt_duration(per * (double)(p->total - p->done), eta, sizeof eta);
+  } else if (p->done == p->total) {
+    snprintf(eta, sizeof eta, "0:00");
+  }
+  char extra[64] = "";
+  if (p->failed) snprintf(extra, sizeof extra, ", %zu failed", p->failed);
+  snprintf(buf, len, "[%s] %zu/%zu%s  ETA %s", bar, p->done, p->total, extra, eta);
+}
+
+void cli_progress_step(cli_progress_t *p, const char *item, bool ok, bool skipped, double seconds) {
+  p->done++;
+  if (!ok) p->failed++;
+  if (skipped) p->skipped++;
+  if (p->tty) {
+    char line[160];
+    cli_progress_bar(p, tn_wall_seconds(), line, sizeof line);
+    fprintf(stderr, "\r\033[K%s %s", line, item ? item : "");
+    fflush(stderr);
+    p->drawn = true;
+  } else if (p->lines) {
+    fprintf(stderr, "tenet %s: [%zu/%zu] %s %s", p->cmd, p->done, p->total,
+            skipped ? "done-before"
+            : ok    ? "ok"
+                    : "FAILED",
+            item ? item : "");
+    if (!skipped) fprintf(stderr, " (%.2f s)", seconds);
+    fputc('\n', stderr);
+  }
+}
+
+void cli_progress_finish(cli_progress_t *p) {
+  if (p->tty && p->drawn) {
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+  }
+  p->drawn = false;
+}

@@ -1,0 +1,139 @@
+/* cli/run.c — one (fabric, collective, size, algorithm) run end to end: synthesize, write
+ * the Chakra set when asked, simulate, and derive the reported figures. Shared by compare,
+ * batch and demo. */
+#include "cli/cli.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit/emit.h"
+#include "sim/sim.h"
+
+/* cli_synthesize starts with topo_check_connected, which runs igraph, and Debian's igraph
+ * is built without thread-local storage (IGRAPH_THREAD_SAFE 0): two threads inside it at
+ * once corrupt its global "finally" stack and abort the process. Until topo/ serializes
+ * its igraph calls itself, runs that may overlap (compare, batch, demo with -j > 1) take
+ * this lock around synthesis; simulation and Chakra writing still run in parallel. */
+static pthread_mutex_t synth_mu = PTHREAD_MUTEX_INITIALIZER;
+
+tn_status_t cli_synthesize_serial(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
+                                  const cli_synth_opts_t *opts, cli_synth_out_t *out,
+                                  tn_err_t *err) {
+  pthread_mutex_lock(&synth_mu);
+  tn_status_t st = cli_synthesize(t, coll, size_bytes, opts, out, err);
+  pthread_mutex_unlock(&synth_mu);
+  return st;
+}
+
+static void fill_metrics(cli_result_t *r, const topo_t *t, uint64_t time_ps) {
+  r->time_ps = time_ps;
+  r->lower_bound_ps = topo_lower_bound_ps(t, r->coll, r->size_bytes);
+  r->algbw_GBps = tn_gbps(r->size_bytes, time_ps);
+  r->busbw_GBps = r->algbw_GBps * tn_coll_busbw_factor(r->coll, r->npus);
+  r->ratio_to_bound = r->lower_bound_ps > 0 ? (double)time_ps / (double)r->lower_bound_ps : 0.0;
+  r->speedup_vs_ring = -1.0;
+}
+
+tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, uint64_t size_bytes,
+                        const char *algo, uint64_t seed, const char *chakra_prefix, cli_result_t *r,
+                        tn_err_t *err) {
+  memset(r, 0, sizeof *r);
+  snprintf(r->topology, sizeof r->topology, "%s", topo_name);
+  snprintf(r->algorithm, sizeof r->algorithm, "%s", algo);
+  r->npus = t->npus;
+  r->coll = coll;
+  r->size_bytes = size_bytes;
+  r->speedup_vs_ring = -1.0;
+  tn_err_t e = {0};
+  cli_synth_opts_t so = {.algo = algo, .seed = seed};
+  cli_synth_out_t out = {0};
+  sim_opts_t sopt = {0};
+  sim_result_t res = {0};
+  tn_status_t st = cli_synthesize_serial(t, coll, size_bytes, &so, &out, &e);
+  if (st == TN_OK && out.algo == NULL)
+    st = tn_err_set(&e, TN_INTERNAL, "synthesis returned no algorithm");
+  if (st == TN_OK && chakra_prefix != NULL) st = emit_chakra_write(out.algo, chakra_prefix, &e);
+  if (st == TN_OK) st = sim_run(t, out.algo, &sopt, &res, &e);
+  if (st == TN_OK) {
+    r->ok = true;
+    r->synth_ms = out.synth_ms;
+    fill_metrics(r, t, res.time_ps);
+  } else {
+    r->status = st;
+    snprintf(r->error, sizeof r->error, "%s", e.msg[0] ? e.msg : tn_status_str(st));
+    tn_err_set(err, st, "%s", r->error);
+  }
+  sim_result_free(&res);
+  algo_free(out.algo);
+  return st;
+}
+
+/* Splits "mesh3d-4x4x4" into kind "mesh" and dims "4x4x4"; false when arg does not start
+ * with a known kind followed by '-'. */
+static bool split_gen_spec(const char *arg, char *kind, size_t klen, const char **dims) {
+  static const char *const kinds[] = {"ring",      "fc",     "switch", "mesh",    "torus",
+                                      "hypercube", "mesh2d", "mesh3d", "torus2d", "torus3d"};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    size_t n = strlen(kinds[i]);
+    if (strncmp(arg, kinds[i], n) == 0 && arg[n] == '-' && arg[n + 1] != '\0') {
+      /* mesh2d/mesh3d and torus2d/torus3d name the same generators as mesh and torus. */
+      int keep = strncmp(kinds[i], "mesh", 4) == 0    ? 4
+                 : strncmp(kinds[i], "torus", 5) == 0 ? 5
+                                                      : (int)n;
+      snprintf(kind, klen, "%.*s", keep, kinds[i]);
+      *dims = arg + n + 1;
+      return true;
+    }
+  }
+  return false;
+}
+
+void cli_topo_label(const char *arg, char *label, size_t len) {
+  const char *base = strrchr(arg, '/');
+  base = base ? base + 1 : arg;
+  size_t n = strlen(base);
+  static const char *const exts[] = {".json", ".yml", ".yaml"};
+  for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+    size_t e = strlen(exts[i]);
+    if (n > e && strcmp(base + n - e, exts[i]) == 0) {
+      n -= e;
+      break;
+    }
+  }
+  snprintf(label, len, "%.*s", (int)n, base);
+}
+
+tn_status_t cli_load_topo_spec(const char *arg, topo_t **out, tn_err_t *err) {
+  *out = NULL;
+  tn_err_t e = {0};
+  char *path = NULL;
+  tn_status_t st = topo_resolve(arg, cli_topology_dir(), &path, &e);
+  if (st == TN_OK) {
+    st = topo_load(path, out, err);
+    free(path);
+    return st;
+  }
+  char kind[16];
+  const char *dims = NULL;
+  if (strchr(arg, '/') == NULL && split_gen_spec(arg, kind, sizeof kind, &dims))
+    return topo_gen_kind(kind, dims, CLI_GEN_BANDWIDTH_GBPS, CLI_GEN_LATENCY_NS, out, err);
+  return tn_err_set(err, st, "%s", e.msg);
+}
+
+tn_status_t cli_topo_spec_check(const char *arg, tn_err_t *err) {
+  topo_t *t = NULL;
+  tn_err_t e = {0};
+  char *path = NULL;
+  tn_status_t st = topo_resolve(arg, cli_topology_dir(), &path, &e);
+  free(path);
+  if (st == TN_OK) return TN_OK;
+  char kind[16];
+  const char *dims = NULL;
+  if (strchr(arg, '/') == NULL && split_gen_spec(arg, kind, sizeof kind, &dims)) {
+    st = topo_gen_kind(kind, dims, CLI_GEN_BANDWIDTH_GBPS, CLI_GEN_LATENCY_NS, &t, err);
+    topo_free(t);
+    return st;
+  }
+  return tn_err_set(err, st, "%s", e.msg);
+}

@@ -1,0 +1,474 @@
+/* greedy/plan.c — one pass of the greedy link–chunk matching at a fixed chunking: it drives
+ * ten/'s engine and, whenever a link out of an NPU is idle, sends the earliest-arrived chunk
+ * its far end still lacks. Called by greedy.c; its schedule_t is lowered by algo/.
+ *
+ * Why the simulator reproduces the plan exactly: a link only ever carries chunks in the
+ * order they arrived at its sender (ties at one instant broken by the planner), and the
+ * planner sends the moment both the chunk is there and the link is idle. The lowered DAG
+ * makes each SEND depend on the RECV that brought its chunk and numbers SENDs by (ready
+ * time, issue order), so the simulator's per-link FIFO sees the same messages in the same
+ * order at the same times.
+ *
+ * Messages carry one chunk. Bundling the chunks that leave on one link at one decision
+ * cannot help in this model: a link has no per-message cost and latency does not occupy
+ * it, so a bundle only delays its first chunk by the others' serialisation at every hop.
+ * The latency cost at small sizes is cut instead by finer chunks, which pipeline it
+ * (greedy.c's search picks the chunking). */
+#include "greedy/greedy_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* What the planner does with a link leaving an NPU. */
+enum {
+  LK_UNUSED = 0, /* switch-to-anything links, or an NPU link its own route does not use */
+  LK_DIRECT = 1, /* NPU -> NPU, and the route between them is this link */
+  LK_SWITCH = 2, /* NPU -> switch: one routed message per chunk to a chosen NPU beyond */
+};
+
+/* How far into a group of equal-arrival candidates a decision looks for the best one. */
+#define GROUP_SCAN 64u
+
+/* A candidate on a link's queue: chunk, the transfer that brought it to the sender
+ * (SCHED_NONE for the sender's own chunks) and the instant it arrived (a counter of the
+ * planner's instants, 0 for own chunks: equal epochs mean equal arrival times). */
+typedef struct cand {
+  uint32_t chunk, xfer, epoch;
+} cand_t;
+
+/* Candidates in arrival order; entries before head are consumed. */
+typedef struct queue {
+  cand_t *e;
+  uint32_t head, len, cap;
+} queue_t;
+
+/* A pending look at a link once it is idle again. */
+typedef struct wake_ev {
+  uint64_t time_ps;
+  uint32_t link;
+} wake_ev_t;
+
+/* An NPU reachable through a switch link: the NPU and the last link into it. */
+typedef struct dest {
+  uint32_t npu, last_link;
+} dest_t;
+
+typedef struct plan {
+  const topo_t *t;
+  topo_routes_t *routes;
+  ten_engine_t *eng;
+  schedule_t *s;
+  uint32_t n, k, nchunks;
+  uint64_t size;
+  size_t words;          /* 64-bit words per row of claimed */
+  uint64_t *claimed;     /* n rows of nchunks bits: NPU holds the chunk or has it in flight */
+  uint32_t *count;       /* per chunk: how many NPUs claimed it */
+  uint64_t *prio;        /* per chunk: seeded tie-breaking key */
+  uint8_t *kind;         /* per link: LK_* */
+  queue_t *q;            /* per link */
+  uint32_t *dbeg, *dend; /* per link: its range of dests (switch links) */
+  dest_t *dests;
+  uint32_t *dirty; /* links to look at this instant, in the order they got dirty */
+  uint8_t *is_dirty;
+  uint32_t ndirty;
+  uint8_t *timer_set; /* per link: a wake-up at its free time is pending */
+  /* Wake-ups live in the planner's own min-heap; the engine holds one timer (the alarm)
+   * per distinct wake time instead of one per busy link, which keeps its queue small. */
+  wake_ev_t *wakes;
+  size_t nwakes, wakes_cap;
+  uint64_t armed; /* earliest alarm pending in the engine, UINT64_MAX if none */
+  uint32_t epoch; /* instants processed so far */
+  uint64_t owed;  /* (NPU, chunk) deliveries still to plan */
+} plan_t;
+
+static bool claimed(const plan_t *p, uint32_t v, uint32_t c) {
+  return (p->claimed[(size_t)v * p->words + c / 64u] >> (c % 64u)) & 1u;
+}
+
+static void claim(plan_t *p, uint32_t v, uint32_t c) {
+  p->claimed[(size_t)v * p->words + c / 64u] |= (uint64_t)1 << (c % 64u);
+  p->count[c]++;
+}
+
+/* The documented priority among candidates that arrived at the same instant: the chunk
+ * fewest NPUs hold or await (rarest first), then the seeded hash. */
+static bool better(const plan_t *p, uint32_t a, uint32_t b) {
+  if (p->count[a] != p->count[b]) return p->count[a] < p->count[b];
+  return p->prio[a] < p->prio[b];
+}
+
+static tn_status_t push(queue_t *q, cand_t c, tn_err_t *err) {
+  if (q->len == q->cap) {
+    if (q->head > 0 && q->head >= q->len / 2) {
+      memmove(q->e, q->e + q->head, (q->len - q->head) * sizeof *q->e);
+      q->len -= q->head;
+      q->head = 0;
+    } else {
+      uint32_t ncap = q->cap ? q->cap * 2 : 8;
+      tn_status_t st = tn_realloc(&q->e, q->cap, ncap, sizeof *q->e, err);
+      if (st != TN_OK) return st;
+      q->cap = ncap;
+    }
+  }
+  q->e[q->len++] = c;
+  return TN_OK;
+}
+
+static void mark_dirty(plan_t *p, uint32_t l) {
+  if (p->is_dirty[l]) return;
+  p->is_dirty[l] = 1;
+  p->dirty[p->ndirty++] = l;
+}
+
+static bool wake_less(const wake_ev_t *a, const wake_ev_t *b) {
+  return a->time_ps != b->time_ps ? a->time_ps < b->time_ps : a->link < b->link;
+}
+
+static tn_status_t wake_push(plan_t *p, wake_ev_t w, tn_err_t *err) {
+  if (p->nwakes == p->wakes_cap) {
+    size_t ncap = p->wakes_cap ? p->wakes_cap * 2 : 256;
+    tn_status_t st = tn_realloc(&p->wakes, p->wakes_cap, ncap, sizeof *p->wakes, err);
+    if (st != TN_OK) return st;
+    p->wakes_cap = ncap;
+  }
+  size_t i = p->nwakes++;
+  while (i > 0 && wake_less(&w, &p->wakes[(i - 1) / 2])) {
+    p->wakes[i] = p->wakes[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  p->wakes[i] = w;
+  return TN_OK;
+}
+
+static void wake_pop(plan_t *p) {
+  wake_ev_t last = p->wakes[--p->nwakes];
+  size_t i = 0, n = p->nwakes;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && wake_less(&p->wakes[c + 1], &p->wakes[c])) c++;
+    if (!wake_less(&p->wakes[c], &last)) break;
+    p->wakes[i] = p->wakes[c];
+    i = c;
+  }
+  if (n > 0) p->wakes[i] = last;
+}
+
+/* Keeps an engine timer pending at the earliest wake-up. */
+static tn_status_t arm(plan_t *p, tn_err_t *err) {
+  if (p->nwakes == 0 || p->wakes[0].time_ps >= p->armed) return TN_OK;
+  p->armed = p->wakes[0].time_ps;
+  return ten_timer(p->eng, p->armed - ten_now(p->eng), 0, err);
+}
+
+/* An alarm fired: every link whose wake-up is due is looked at in this instant. */
+static tn_status_t on_alarm(plan_t *p, uint64_t now, tn_err_t *err) {
+  if (now >= p->armed) p->armed = UINT64_MAX;
+  while (p->nwakes > 0 && p->wakes[0].time_ps <= now) {
+    uint32_t l = p->wakes[0].link;
+    wake_pop(p);
+    p->timer_set[l] = 0;
+    mark_dirty(p, l);
+  }
+  return arm(p, err);
+}
+
+/* Makes sure the planner looks at link l again when it is idle: at once if it is idle now,
+ * else by a timer at its free time (one pending timer per link at most). */
+static tn_status_t wake(plan_t *p, uint32_t l, tn_err_t *err) {
+  uint64_t now = ten_now(p->eng), free_ps = ten_link_free_ps(p->eng, l);
+  if (free_ps <= now) {
+    mark_dirty(p, l);
+    return TN_OK;
+  }
+  if (p->timer_set[l]) return TN_OK;
+  p->timer_set[l] = 1;
+  tn_status_t st = wake_push(p, (wake_ev_t){free_ps, l}, err);
+  return st == TN_OK ? arm(p, err) : st;
+}
+
+/* Offers chunk c, just arrived at NPU v by transfer xfer, to every link out of v whose far
+ * end may still lack it. */
+static tn_status_t offer(plan_t *p, uint32_t v, uint32_t c, uint32_t xfer, tn_err_t *err) {
+  const topo_t *t = p->t;
+  for (uint32_t i = t->out_off[v]; i < t->out_off[v + 1]; i++) {
+    uint32_t l = t->out_link[i];
+    if (p->kind[l] == LK_UNUSED) continue;
+    if (p->kind[l] == LK_DIRECT && claimed(p, t->links[l].dst, c)) continue;
+    if (p->kind[l] == LK_SWITCH && p->count[c] == p->n) continue;
+    tn_status_t st = push(&p->q[l], (cand_t){c, xfer, p->epoch}, err);
+    if (st == TN_OK) st = wake(p, l, err);
+    if (st != TN_OK) return st;
+  }
+  return TN_OK;
+}
+
+/* Sends chunk cand from u to NPU w over link l (the first hop) now, records the transfer
+ * and wakes the planner when l is idle again. */
+static tn_status_t send(plan_t *p, uint32_t u, uint32_t w, uint32_t l, const cand_t *cand,
+                        tn_err_t *err) {
+  uint64_t now = ten_now(p->eng);
+  uint64_t bytes = ten_chunk_bytes(p->size, p->n, p->k, cand->chunk);
+  uint32_t index = schedule_len(p->s);
+  sched_xfer_t x = {.src = u,
+                    .dst = w,
+                    .bytes = bytes,
+                    .start_ps = now,
+                    .end_ps = 0,
+                    .nchunks = 1,
+                    .ndeps = cand->xfer == SCHED_NONE ? 0u : 1u};
+  tn_status_t st = schedule_add(p->s, &x, &cand->chunk, &cand->xfer, NULL, err);
+  if (st == TN_OK) st = ten_send(p->eng, u, w, bytes, index, err);
+  if (st != TN_OK) return st;
+  claim(p, w, cand->chunk);
+  /* Wake at the free time only if something is already waiting; a later offer wakes it
+   * otherwise. */
+  const queue_t *q = &p->q[l];
+  return q->head < q->len ? wake(p, l, err) : TN_OK;
+}
+
+/* An idle NPU -> NPU link: the earliest-arrived chunk the far end lacks; among those that
+ * arrived at the same instant, the best by priority. Stale entries are dropped lazily. */
+static tn_status_t decide_direct(plan_t *p, uint32_t l, tn_err_t *err) {
+  queue_t *q = &p->q[l];
+  uint32_t u = p->t->links[l].src, v = p->t->links[l].dst;
+  while (q->head < q->len && claimed(p, v, q->e[q->head].chunk))
+    q->head++;
+  if (q->head == q->len) {
+    q->head = q->len = 0;
+    return TN_OK;
+  }
+  uint32_t a0 = q->e[q->head].epoch;
+  uint32_t best = q->head;
+  for (uint32_t i = q->head + 1; i < q->len && i < q->head + GROUP_SCAN; i++) {
+    if (q->e[i].epoch != a0) break;
+    if (!claimed(p, v, q->e[i].chunk) && better(p, q->e[i].chunk, q->e[best].chunk)) best = i;
+  }
+  cand_t c = q->e[best];
+  q->e[best] = q->e[q->head];
+  q->head++;
+  return send(p, u, v, l, &c, err);
+}
+
+/* An idle NPU -> switch link: the earliest-arrived chunk some NPU beyond the switch lacks
+ * (it stays at the head until all have it), sent to the one among those whose last link
+ * frees first (ties: the next NPU after u in id order, cyclically, which spreads a star's
+ * traffic like Direct does). */
+static tn_status_t decide_switch(plan_t *p, uint32_t l, tn_err_t *err) {
+  queue_t *q = &p->q[l];
+  uint32_t u = p->t->links[l].src;
+  while (q->head < q->len) {
+    /* The head stays while some NPU beyond still lacks it: one chunk, many messages. */
+    cand_t c = q->e[q->head];
+    if (p->count[c.chunk] == p->n) {
+      q->head++;
+      continue;
+    }
+    uint32_t best = UINT32_MAX;
+    uint64_t best_free = 0, best_rot = 0;
+    for (uint32_t i = p->dbeg[l]; i < p->dend[l]; i++) {
+      const dest_t *d = &p->dests[i];
+      if (claimed(p, d->npu, c.chunk)) continue;
+      uint64_t f = ten_link_free_ps(p->eng, d->last_link);
+      uint64_t rot = (d->npu + p->n - u) % p->n;
+      if (best == UINT32_MAX || f < best_free || (f == best_free && rot < best_rot)) {
+        best = d->npu;
+        best_free = f;
+        best_rot = rot;
+      }
+    }
+    if (best != UINT32_MAX) return send(p, u, best, l, &c, err);
+    q->head++;
+  }
+  q->head = q->len = 0;
+  return TN_OK;
+}
+
+static tn_status_t decide_all(plan_t *p, tn_err_t *err) {
+  uint64_t now = ten_now(p->eng);
+  tn_status_t st = TN_OK;
+  for (uint32_t i = 0; i < p->ndirty && st == TN_OK; i++) {
+    uint32_t l = p->dirty[i];
+    p->is_dirty[l] = 0;
+    if (ten_link_free_ps(p->eng, l) > now) continue; /* its timer will wake it */
+    st = p->kind[l] == LK_DIRECT ? decide_direct(p, l, err) : decide_switch(p, l, err);
+  }
+  p->ndirty = 0;
+  return st;
+}
+
+static tn_status_t on_event(plan_t *p, const ten_event_t *ev, tn_err_t *err) {
+  if (ev->kind == TEN_EV_TIMER) return on_alarm(p, ev->time_ps, err);
+  uint32_t index = (uint32_t)ev->cookie;
+  sched_xfer_t *x = &TN_VEC_AT(&p->s->xfers, sched_xfer_t, index);
+  x->end_ps = ev->time_ps;
+  if (ev->time_ps > p->s->time_ps) p->s->time_ps = ev->time_ps;
+  const uint32_t *chunks = &TN_VEC_AT(&p->s->chunks, uint32_t, x->chunk_off);
+  uint32_t dst = x->dst, nchunks = x->nchunks;
+  p->owed -= nchunks;
+  for (uint32_t i = 0; i < nchunks; i++) {
+    tn_status_t st = offer(p, dst, chunks[i], index, err);
+    if (st != TN_OK) return st;
+  }
+  return TN_OK;
+}
+
+/* Lists, for every NPU -> switch link, the NPUs whose route starts with it and then
+ * crosses switches only: dests[dbeg[l] .. dend[l]). O(n * hops) per NPU that has a
+ * switch link; nothing for fabrics without switches. */
+static tn_status_t build_dests(plan_t *p, tn_err_t *err) {
+  const topo_t *t = p->t;
+  uint32_t n = p->n;
+  tn_vec_t v;
+  tn_vec_init(&v, sizeof(dest_t));
+  tn_status_t st = tn_calloc(t->nlinks, sizeof *p->dbeg, &p->dbeg, err);
+  if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->dend, &p->dend, err);
+  for (uint32_t i = 0; i < t->out_off[n] && st == TN_OK; i++) {
+    uint32_t l0 = t->out_link[i], u = t->links[l0].src;
+    if (t->links[l0].dst < n) continue;
+    p->dbeg[l0] = (uint32_t)v.len;
+    for (uint32_t w = 0; w < n && st == TN_OK; w++) {
+      if (w == u || topo_route_next(p->routes, u, w) != l0) continue;
+      uint32_t node = t->links[l0].dst, last = l0, hops = 0;
+      while (node >= n && hops++ <= topo_nodes(t)) {
+        last = topo_route_next(p->routes, node, w);
+        if (last == TOPO_NO_LINK) break;
+        node = t->links[last].dst;
+      }
+      if (node == w) st = tn_vec_push(&v, &(dest_t){w, last}, err);
+    }
+    p->dend[l0] = (uint32_t)v.len;
+    if (p->dend[l0] > p->dbeg[l0]) p->kind[l0] = LK_SWITCH;
+  }
+  if (st == TN_OK) {
+    p->dests = v.data; /* ownership moves to p */
+    return TN_OK;
+  }
+  tn_vec_free(&v);
+  return st;
+}
+
+static tn_status_t setup(plan_t *p, tn_err_t *err) {
+  const topo_t *t = p->t;
+  p->words = ((size_t)p->nchunks + 63u) / 64u;
+  tn_status_t st = tn_calloc((size_t)p->n * p->words, sizeof *p->claimed, &p->claimed, err);
+  if (st == TN_OK) st = tn_calloc(p->nchunks, sizeof *p->count, &p->count, err);
+  if (st == TN_OK) st = tn_calloc(p->nchunks, sizeof *p->prio, &p->prio, err);
+  if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->kind, &p->kind, err);
+  if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->q, &p->q, err);
+  if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->dirty, &p->dirty, err);
+  if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->is_dirty, &p->is_dirty, err);
+  if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->timer_set, &p->timer_set, err);
+  if (st != TN_OK) return st;
+  for (uint32_t l = 0; l < t->nlinks; l++) {
+    const topo_link_t *lk = &t->links[l];
+    if (lk->src < p->n && lk->dst < p->n && topo_route_next(p->routes, lk->src, lk->dst) == l)
+      p->kind[l] = LK_DIRECT;
+  }
+  return build_dests(p, err);
+}
+
+static void teardown(plan_t *p) {
+  if (p->q)
+    for (uint32_t l = 0; l < p->t->nlinks; l++)
+      free(p->q[l].e);
+  free(p->q);
+  free(p->claimed);
+  free(p->count);
+  free(p->prio);
+  free(p->kind);
+  free(p->dbeg);
+  free(p->dend);
+  free(p->dests);
+  free(p->dirty);
+  free(p->is_dirty);
+  free(p->timer_set);
+  free(p->wakes);
+  ten_engine_free(p->eng);
+}
+
+/* Every NPU starts holding its own chunks, offered to all its links at time 0. */
+static tn_status_t seed_chunks(plan_t *p, uint64_t seed, tn_err_t *err) {
+  for (uint32_t c = 0; c < p->nchunks; c++) {
+    tn_rng_t r;
+    tn_rng_seed(&r, seed ^ ((uint64_t)c * 0x9E3779B97F4A7C15ull));
+    p->prio[c] = tn_rng_next(&r);
+  }
+  for (uint32_t u = 0; u < p->n; u++)
+    for (uint32_t j = 0; j < p->k; j++)
+      claim(p, u, u * p->k + j);
+  for (uint32_t u = 0; u < p->n; u++)
+    for (uint32_t j = 0; j < p->k; j++) {
+      tn_status_t st = offer(p, u, u * p->k + j, SCHED_NONE, err);
+      if (st != TN_OK) return st;
+    }
+  return TN_OK;
+}
+
+/* Names one (NPU, chunk) pair the plan never delivered. */
+static tn_status_t report_unreached(const plan_t *p, tn_err_t *err) {
+  for (uint32_t v = 0; v < p->n; v++)
+    for (uint32_t c = 0; c < p->nchunks; c++)
+      if (!claimed(p, v, c))
+        return tn_err_set(err, TN_INFEASIBLE,
+                          "greedy: NPU %u cannot receive chunk %u of NPU %u (no route that "
+                          "avoids relaying through other NPUs)",
+                          v, c, c / p->k);
+  return tn_err_set(err, TN_INTERNAL, "greedy: %llu deliveries unaccounted for",
+                    (unsigned long long)p->owed);
+}
+
+tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_bytes, uint32_t k,
+                          uint64_t seed, schedule_t *out, tn_err_t *err) {
+  uint32_t n = t->npus;
+  schedule_init(out, TN_ALLGATHER, n, k, size_bytes);
+  plan_t p = {.t = t,
+              .routes = routes,
+              .s = out,
+              .n = n,
+              .k = k,
+              .nchunks = n * k,
+              .size = size_bytes,
+              .armed = UINT64_MAX};
+  p.owed = (uint64_t)n * (n - 1u) * k;
+  /* One transfer, one chunk and at most one dependency per (NPU, foreign chunk): reserve
+   * exactly (tn_vec_reserve would round up to a power of two). */
+  tn_vec_t *v[3] = {&out->xfers, &out->chunks, &out->deps};
+  tn_status_t st = TN_OK;
+  for (int i = 0; i < 3 && st == TN_OK; i++) {
+    st = tn_realloc(&v[i]->data, 0, (size_t)p.owed + 1, v[i]->elem_size, err);
+    if (st == TN_OK) v[i]->cap = (size_t)p.owed + 1;
+  }
+  if (st == TN_OK) st = setup(&p, err);
+  if (st == TN_OK) st = ten_engine_create(t, routes, &p.eng, err);
+  if (st == TN_OK) st = seed_chunks(&p, seed, err);
+  if (st == TN_OK) st = decide_all(&p, err);
+  ten_event_t ev;
+  while (st == TN_OK && ten_next(p.eng, &ev)) {
+    p.epoch++;
+    /* Drain the whole instant first: every delivery of this time is known before any
+     * link decides, exactly as the simulator issues nodes only after draining. */
+    st = on_event(&p, &ev, err);
+    while (st == TN_OK && ten_peek_time(p.eng) == ev.time_ps && ten_next(p.eng, &ev))
+      st = on_event(&p, &ev, err);
+    if (st == TN_OK) st = decide_all(&p, err);
+  }
+  if (st == TN_OK) st = ten_engine_status(p.eng, err);
+  if (st == TN_OK && p.owed != 0) st = report_unreached(&p, err);
+  teardown(&p);
+  return st;
+}
+
+uint64_t greedy_i_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll) {
+  uint64_t n = t->npus, xfers = n * (n > 0 ? n - 1 : 0) * k;
+  uint64_t bits = n * ((n * k + 63) / 64) * 8;
+  /* Per transfer: the schedule (transfer, chunk id, dep id: 56 B); its lowering as measured
+   * on the 32x32 mesh: All-Gather a SEND and a RECV node (2 x 48 B) with their chunk and
+   * dep ids (12 B) plus the lowering's sort items and ids (36 B); Reduce-Scatter adds a
+   * COMP per transfer and its sort item; All-Reduce is both. Link queues and the engine
+   * stay below the lowering's share. */
+  uint64_t per = 56 + 144;
+  if (coll == TN_REDUCESCATTER) per = 56 + 260;
+  if (coll == TN_ALLREDUCE) per = 56 + 420;
+  return bits + xfers * per + (uint64_t)t->nlinks * 64;
+}

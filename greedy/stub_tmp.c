@@ -1,2 +1,0 @@
-/* greedy/stub_tmp.c — placeholder until the greedy lands (deleted then). */
-#include "greedy/greedy.h"

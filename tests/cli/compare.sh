@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# tests/cli/compare.sh — `tenet compare`: table, --json, --csv, --plot, determinism and
+# errors. Usage: bash compare.sh TENET_BIN SCRATCH_DIR SOURCE_DIR
+set -u
+T=$1; S=$2; SRC=$3
+rm -rf "$S"; mkdir -p "$S"; cd "$S" || exit 1
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
+# A command that must fail with exit code $1 and exactly one line on stderr.
+fails_with() {
+  local code=$1; shift
+  "$@" >out.txt 2>err.txt; local rc=$?
+  if [ "$rc" -ne "$code" ]; then bad "'$*' exit $rc, wanted $code"; return; fi
+  if [ "$(wc -l <err.txt)" -ne 1 ]; then bad "'$*' printed $(wc -l <err.txt) lines on stderr"; return; fi
+  if ! grep -q '^tenet compare: ' err.txt; then bad "'$*' message lacks the prefix"; return; fi
+  ok
+}
+json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null; }
+
+# Builds without the greedy synthesizer yet (placeholder) test the baselines only.
+ALGOS=greedy,ring,direct; NA=3
+if ! "$T" compare -t ring-8 -c allgather --sizes 1MiB --algos greedy --json >/dev/null 2>&1; then
+  echo "SKIP: greedy is not in this build; testing ring and direct only"
+  ALGOS=ring,direct; NA=2
+fi
+
+check "help" "$T" compare --help >/dev/null
+"$T" compare --help | grep -q -- '--plot' && ok || bad "help mentions --plot"
+
+# Table on stdout.
+"$T" compare -t ring-8 -c allgather --sizes 1MiB,4MiB --algos $ALGOS >table.txt 2>err.txt
+check "table run" test $? -eq 0
+check "table header" grep -q 'busbw GB/s' table.txt
+check "table rows" test "$(grep -cE '^(1MiB|4MiB) +(greedy|ring|direct) ' table.txt)" -eq $((2 * NA))
+check "ring is 1.00x" grep -qE '^1MiB +ring .* 1\.00x$' table.txt
+
+# JSON: exactly one object with rows and the contract keys.
+"$T" compare -t ring-8 -c allreduce --sizes 64KiB..256KiB --algos ${ALGOS%,direct} --json >a.json
+check "json run" test $? -eq 0
+check "json valid" json_ok a.json
+python3 - a.json $((NA - 1)) <<'PY' && ok || bad "json rows and keys"
+import json, sys
+d = json.load(open(sys.argv[1]))
+na = int(sys.argv[2])
+assert list(d) == ["rows"], d.keys()
+rows = d["rows"]
+assert len(rows) == 3 * na, len(rows)
+keys = ["npus", "collective", "algorithm", "size_bytes", "time_ns", "algbw_GBps", "busbw_GBps",
+        "lower_bound_ns", "ratio_to_bound", "speedup_vs_ring"]
+for r in rows:
+    for k in keys:
+        assert k in r, k
+    assert r["collective"] == "allreduce" and r["npus"] == 8
+    assert r["time_ns"] >= r["lower_bound_ns"] > 0
+    assert abs(r["ratio_to_bound"] - r["time_ns"] / r["lower_bound_ns"]) < 1e-3
+    if r["algorithm"] == "ring":
+        assert abs(r["speedup_vs_ring"] - 1) < 1e-9
+assert [r["size_bytes"] for r in rows] == [s for s in (65536, 131072, 262144) for _ in range(na)]
+PY
+"$T" compare -t ring-8 -c allreduce --sizes 64KiB..256KiB --algos ${ALGOS%,direct} --json --seed 1 -j 1 >b.json
+check "json deterministic across -j" cmp -s a.json b.json
+
+# CSV and plots, all or nothing.
+"$T" compare -t fc-8 -c allgather --sizes 1KiB..64KiB --algos $ALGOS --csv r.csv --plot p.png >/dev/null
+check "csv+png run" test $? -eq 0
+check "csv lines" test "$(wc -l <r.csv)" -eq $((1 + 7 * NA))
+check "csv header" grep -q '^topology,npus,collective,algorithm,size_bytes,time_ns' r.csv
+check "png magic" test "$(head -c 8 p.png | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a"
+"$T" compare -t fc-8 -c allgather --sizes 1KiB..64KiB --algos $ALGOS --plot p.svg >/dev/null
+check "svg written" grep -q '<svg' p.svg
+check "no temp files" test -z "$(ls | grep '\.tmp\.')"
+
+# Errors: one line, exit code.
+fails_with 1 "$T" compare -c allgather
+fails_with 1 "$T" compare -t ring-8
+fails_with 1 "$T" compare -t ring-8 -c allgather --algos greedy,tacos
+fails_with 1 "$T" compare -t ring-8 -c allgather --sizes 1XB
+fails_with 1 "$T" compare -t ring-8 -c allgather --plot p.pdf
+fails_with 1 "$T" compare -t ring-8 -c allgather --sise 1MiB
+fails_with 1 "$T" compare -t no-such-fabric -c allgather
+check "no pdf" test ! -e p.pdf
+cat >split.json <<'JSON'
+{"name": "split", "npus": 4, "switches": 0,
+ "links": [{"src": 0, "dst": 1, "bandwidth": 50, "latency": 500},
+           {"src": 2, "dst": 3, "bandwidth": 50, "latency": 500}]}
+JSON
+fails_with 2 "$T" compare -t split.json -c allgather --sizes 1MiB --csv never.csv
+check "no csv on failure" test ! -e never.csv
+grep -q 'disconnected' err.txt && ok || bad "disconnected message"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

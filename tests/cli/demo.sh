@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# tests/cli/demo.sh — `tenet demo --quick` into a scratch folder: tables printed, plots
+# are valid PNG/SVG, Chakra sets and results written, the closing two lines.
+# Usage: bash demo.sh TENET_BIN SCRATCH_DIR SOURCE_DIR
+set -u
+T=$1; S=$2; SRC=$3
+rm -rf "$S"; mkdir -p "$S"; cd "$S" || exit 1
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
+is_png() { test "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a"; }
+is_svg() { head -c 200 "$1" | grep -q '<?xml' && grep -q '</svg>' "$1"; }
+
+check "help" "$T" demo --help >/dev/null
+if ! "$T" compare -t ring-8 -c allgather --sizes 1MiB --algos greedy --json >/dev/null 2>&1; then
+  echo "SKIP: the demo needs the greedy synthesizer, not in this build"
+  echo "$pass passed, $fail failed"
+  exit 0
+fi
+"$T" demo --quick -o out >stdout.txt 2>stderr.txt
+rc=$?
+check "demo exit 0 (got $rc: $(head -c 300 stderr.txt))" test $rc -eq 0
+for f in mesh-8x8 mesh3d-4x4x4; do
+  for c in allgather allreduce; do
+    check "table $f $c" grep -q "^$f, $c, 64 NPUs" stdout.txt
+    check "png $f-$c" is_png out/$f-$c.png
+    check "svg $f-$c" is_svg out/$f-$c.svg
+    for a in greedy ring direct; do
+      check "chakra $f $c $a" test -s out/chakra/$f/$c-16MiB/$a.0.et -a -s out/chakra/$f/$c-16MiB/$a.63.et
+    done
+  done
+done
+for a in greedy ring; do
+  check "link heatmap $a" is_png out/mesh-8x8-allgather-16MiB-$a-links.png
+done
+check "table header" grep -q 'busbw GB/s' stdout.txt
+check "36 rows" test "$(grep -cE '^(4KiB|256KiB|16MiB) +(greedy|ring|direct) ' stdout.txt)" -eq 36
+check "results.csv" test "$(wc -l <out/results.csv)" -eq 37
+check "results.json" python3 -c 'import json,sys; assert len(json.load(open(sys.argv[1]))["rows"]) == 36' out/results.json
+check "next-to-last line: what to open" test "$(tail -n 2 stdout.txt | head -n 1 | cut -c1-5)" = "Open "
+last=$(tail -n 1 stdout.txt)
+check "last line: ASTRA-sim" test "${last:0:10}" = "ASTRA-sim:"
+check "last line: custom implementation" grep -q '"all-gather-implementation-custom": \["/' <<<"$last"
+check "last line: dataset splits" grep -q '"preferred-dataset-splits": 1' <<<"$last"
+check "no temp files" test -z "$(find out -name '*.tmp.*')"
+# greedy beats ring on the 8x8 mesh at 16 MiB
+check "greedy beats ring at 16MiB" awk '/^mesh-8x8, allgather/{on=1} on && $1=="16MiB" && $2=="greedy" { if ($NF+0 > 1.0) found=1 } END { exit !found }' stdout.txt
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
