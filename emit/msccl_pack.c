@@ -1141,14 +1141,17 @@ tn_status_t emit_i_msccl_pack(const algo_t *a, const emit_msccl_export_opts_t *o
       if (!fits && !first_msg[0])
         snprintf(first_msg, sizeof first_msg, "with %u channel%s%s: %s", C, C > 1 ? "s" : "",
                  form == 0 ? "" : " unfused", msg);
+      /* One channel gives every shape one tb, the fewest any count can: too many tbs
+       * there means too many for every count. */
+      if (!fits && C == 1 && strstr(msg, " needs ") && strstr(msg, " threadblocks (limit"))
+        C = maxc;
     }
     C--;
   }
   if (!fits) {
     size_t lf = strlen(first_msg), lm = strlen(msg);
     if (strstr(msg, "deadlock"))
-      rc = tn_err_set(err, TN_INFEASIBLE, "%s (with up to %u channels, fused and unfused)", msg,
-                      C);
+      rc = tn_err_set(err, TN_INFEASIBLE, "%s (with up to %u channels, fused and unfused)", msg, C);
     else if (lf >= lm && strcmp(first_msg + lf - lm, msg) == 0)
       rc = tn_err_set(err, TN_LIMIT, "does not fit MSCCL's limits: %s", first_msg);
     else
