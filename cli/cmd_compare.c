@@ -180,7 +180,7 @@ int cmd_compare(int argc, char **argv) {
     st = cli_results_json(rows, nrows, &out, &err);
     if (st == TN_OK) printf("%s\n", out);
   } else if (st == TN_OK) {
-    printf("%s, %s, %u NPUs (lower bound: bandwidth into the slowest NPU)\n", label,
+    printf("%s, %s, %u NPUs (lower bound: bytes that must cross the weakest NPU's links)\n", label,
            tn_coll_name(sp.coll), t->npus);
     st = cli_results_table(rows, nrows, stdout, &err);
   }

@@ -6,21 +6,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "emit/emit.h"
+#include "sim/sim.h"
 
 static const char help[] =
-    "usage: tenet export msccl -t TOPO -c COLL -s SIZE PREFIX -o FILE.xml\n"
+    "usage: tenet export msccl -t TOPO -c COLL -s SIZE PREFIX -o FILE.xml [--exact | --channels "
+    "N|best]\n"
     "\n"
     "Reads PREFIX.0.et ... (a set tenet wrote, with its chunk bookkeeping), verifies it on\n"
-    "TOPO and writes it as MSCCL-IR XML (msccl-tools / MSCCL runtime dialect: in place, one\n"
-    "threadblock per node, channel k for the k-th message of a pair, nop steps for extra\n"
-    "dependencies, re steps for reductions through scratch). 'tenet import msccl' reads the\n"
-    "file back to the same DAG.\n"
+    "TOPO and writes it as MSCCL-IR XML (msccl-tools dialect, in place) for the MSCCL executor\n"
+    "of NCCL / RCCL. 'tenet import msccl' reads the file back.\n"
+    "\n"
+    "Default (runtime-fit): nodes packed into few threadblocks, one per (channel, send peer,\n"
+    "receive peer); a receive that feeds a send or a reduction becomes one rcs / rrc / rrcs\n"
+    "step; steps ordered so that no threadblock can deadlock even when every send waits for\n"
+    "its receiver; cross-threadblock waits as depid/deps (nop steps for extra ones); the\n"
+    "fewest channels that keep within the runtime's limits: at most 32 channels, 108\n"
+    "threadblocks per GPU, 32 sending and 32 receiving threadblocks per channel, 64 steps per\n"
+    "threadblock, 71 chunks per step. Refused (exit 2, naming the limit) when nothing fits.\n"
+    "The import verifies and simulates; the time may differ from the set's (a threadblock\n"
+    "runs its steps one after another).\n"
+    "\n"
+    "--exact: one threadblock per node, channel k for the k-th message of a pair, tenet's tag\n"
+    "attribute on every message: the import gives back the same DAG and the same simulated\n"
+    "time, but large algorithms exceed what a runtime runs.\n"
     "\n"
     "  -t, --topo TOPO       topology file or shipped name (its NPU count is the rank count)\n"
     "  -c, --coll COLL       allgather | reducescatter | allreduce\n"
     "  -s, --size SIZE       the NCCL size the set was written for\n"
     "  -o, --out FILE.xml    output file\n"
+    "      --exact           exact round-trip form instead of runtime-fit\n"
+    "      --no-fuse         runtime-fit without fused rcs / rrc / rrcs steps\n"
+    "      --channels N      runtime-fit on exactly N channels (1..32) instead of the fewest\n"
+    "                        that fit; more channels, more threadblocks, less serialisation\n"
+    "      --channels best   the count whose file, imported back, simulates fastest on TOPO\n"
+    "                        (ties: fewer threadblocks); tries 1..32\n"
+    "      --json            print one JSON object (mode, channels, threadblocks per GPU,\n"
+    "                        steps) instead of a summary\n"
     "  -h, --help            this help\n";
 
 /* Files carry chunk ids but maybe not the header: fill it from -c/-s and the ids. */
@@ -54,15 +78,57 @@ static tn_status_t set_header(algo_t *a, tn_coll_t coll, uint64_t size, tn_err_t
   return TN_OK;
 }
 
+/* --channels best: the channel count (1..32) whose runtime-fit form, imported back with the
+ * set's COMP duration, simulates fastest on t (ties: fewer threadblocks, then fewer
+ * channels). Counts that do not fit are skipped; none fits: the default's refusal. */
+static tn_status_t best_channels(const algo_t *a, const topo_t *t, bool no_fuse, uint64_t *best,
+                                 tn_err_t *err) {
+  uint64_t comp_us = 0, best_ps = UINT64_MAX;
+  uint32_t best_tbs = UINT32_MAX;
+  for (uint32_t r = 0; r < a->npus && comp_us == 0; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
+      if (algo_node(a, r, i)->op == ALGO_COMP) comp_us = algo_node(a, r, i)->duration_us;
+  *best = 0;
+  for (uint32_t c = 1; c <= EMIT_MSCCL_MAX_CHANNELS; c++) {
+    emit_msccl_export_opts_t eo = {false, no_fuse, {0, 0, 0, 0, 0}, c};
+    emit_msccl_export_stats_t st = {0};
+    emit_msccl_opts_t io = {comp_us, NULL};
+    char *xml = NULL;
+    size_t len = 0;
+    algo_t *b = NULL;
+    sim_result_t sr = {0};
+    tn_err_t e = {0};
+    tn_status_t rc = emit_msccl_export_mem_opts(a, &eo, &xml, &len, &st, &e);
+    if (rc == TN_LIMIT || rc == TN_INFEASIBLE) continue;
+    if (rc == TN_OK)
+      rc = emit_msccl_import_mem_opts(xml, len, "runtime-fit", a->size_bytes, &io, &b, &e);
+    if (rc == TN_OK) rc = sim_run(t, b, NULL, &sr, &e);
+    free(xml);
+    algo_free(b);
+    if (rc != TN_OK) {
+      tn_err_set(err, e.status, "%u channels: %s", c, e.msg);
+      return rc;
+    }
+    if (sr.time_ps < best_ps || (sr.time_ps == best_ps && st.tbs_max < best_tbs)) {
+      best_ps = sr.time_ps;
+      best_tbs = st.tbs_max;
+      *best = c;
+    }
+    sim_result_free(&sr);
+  }
+  return TN_OK;
+}
+
 int cmd_export(int argc, char **argv) {
-  const char *topo = NULL, *coll_s = NULL, *size_s = NULL, *out = NULL;
-  bool help_f = false;
+  const char *topo = NULL, *coll_s = NULL, *size_s = NULL, *out = NULL, *chan_s = NULL;
+  bool help_f = false, exact = false, no_fuse = false, json = false;
   tn_err_t err = {0};
   const char *pos[2] = {NULL, NULL};
   size_t npos = 0;
   const cli_opt_t opts[] = {
-      {"topo", 't', &topo, NULL}, {"coll", 'c', &coll_s, NULL}, {"size", 's', &size_s, NULL},
-      {"out", 'o', &out, NULL},   {"help", 'h', NULL, &help_f},
+      {"topo", 't', &topo, NULL},     {"coll", 'c', &coll_s, NULL}, {"size", 's', &size_s, NULL},
+      {"out", 'o', &out, NULL},       {"help", 'h', NULL, &help_f}, {"exact", 0, NULL, &exact},
+      {"no-fuse", 0, NULL, &no_fuse}, {"json", 0, NULL, &json},     {"channels", 0, &chan_s, NULL},
   };
   if (cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], pos, 2, &npos, &err) != TN_OK)
     return cli_report("export", &err);
@@ -77,8 +143,13 @@ int cmd_export(int argc, char **argv) {
     return cli_usage("export", "-t TOPO, -c COLL, -s SIZE and -o FILE.xml are required");
   tn_coll_t coll = TN_ALLGATHER;
   uint64_t size = 0;
-  if (tn_coll_parse(coll_s, &coll, &err) != TN_OK || tn_parse_size(size_s, &size, &err) != TN_OK)
+  uint64_t nch = 0;
+  if (tn_coll_parse(coll_s, &coll, &err) != TN_OK || tn_parse_size(size_s, &size, &err) != TN_OK ||
+      (chan_s && strcmp(chan_s, "best") != 0 &&
+       tn_parse_u64(chan_s, 1, EMIT_MSCCL_MAX_CHANNELS, "--channels", &nch, &err) != TN_OK))
     return cli_report("export", &err);
+  if (chan_s && exact)
+    return cli_usage("export", "--channels is for the runtime-fit form, not --exact");
   topo_t *t = NULL;
   algo_t *a = NULL;
   algo_verify_report_t rep = {0};
@@ -90,10 +161,47 @@ int cmd_export(int argc, char **argv) {
     tn_err_prefix(&err, "%s does not verify", pos[1]);
     goto fail;
   }
-  if (emit_msccl_export(a, out, &err) != TN_OK) goto fail;
-  printf("wrote %s: %s, %u ranks, %llu nodes, %llu messages (MSCCL-IR, msccl-tools dialect)\n", out,
-         tn_coll_name(a->coll), a->npus, (unsigned long long)algo_node_count(a),
-         (unsigned long long)algo_send_count(a));
+  if (chan_s && strcmp(chan_s, "best") == 0 && best_channels(a, t, no_fuse, &nch, &err) != TN_OK)
+    goto fail;
+  emit_msccl_export_opts_t eo = {exact, no_fuse, {0, 0, 0, 0, 0}, (uint32_t)nch};
+  emit_msccl_export_stats_t st = {0};
+  if (emit_msccl_export_opts(a, &eo, out, &st, &err) != TN_OK) {
+    tn_err_prefix(&err, "%s", exact ? "exact" : "runtime-fit");
+    goto fail;
+  }
+  if (json) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "file", out);
+    cJSON_AddStringToObject(o, "mode", exact ? "exact" : "runtime-fit");
+    cJSON_AddStringToObject(o, "collective", tn_coll_name(a->coll));
+    cJSON_AddNumberToObject(o, "npus", a->npus);
+    cJSON_AddNumberToObject(o, "nodes", (double)algo_node_count(a));
+    cJSON_AddNumberToObject(o, "messages", (double)algo_send_count(a));
+    cJSON_AddNumberToObject(o, "channels", st.channels);
+    cJSON_AddNumberToObject(o, "tbs_per_gpu_min", st.tbs_min);
+    cJSON_AddNumberToObject(o, "tbs_per_gpu_max", st.tbs_max);
+    cJSON_AddNumberToObject(o, "steps_per_tb_max", st.steps_max);
+    cJSON_AddNumberToObject(o, "steps", (double)st.steps);
+    cJSON_AddNumberToObject(o, "nop_steps", (double)st.nops);
+    cJSON_AddNumberToObject(o, "fused_steps", (double)st.fused);
+    char *txt = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!txt) {
+      tn_err_set(&err, TN_NOMEM, "out of memory printing JSON");
+      goto fail;
+    }
+    puts(txt);
+    free(txt);
+  } else {
+    printf("wrote %s: %s, %u ranks, %llu nodes, %llu messages (MSCCL-IR, msccl-tools dialect, "
+           "%s)\n",
+           out, tn_coll_name(a->coll), a->npus, (unsigned long long)algo_node_count(a),
+           (unsigned long long)algo_send_count(a), exact ? "exact" : "runtime-fit");
+    printf("%u channels, %u..%u threadblocks per GPU, at most %u steps per threadblock "
+           "(%llu steps, %llu nop, %llu fused)\n",
+           st.channels, st.tbs_min, st.tbs_max, st.steps_max, (unsigned long long)st.steps,
+           (unsigned long long)st.nops, (unsigned long long)st.fused);
+  }
   goto done;
 fail:
   code = cli_report("export", &err);

@@ -117,4 +117,47 @@ tn_status_t emit_msccl_import_mem_opts(const char *xml, size_t len, const char *
  * form emit_msccl_export writes exactly these bytes. */
 tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_err_t *err);
 
+
+/* ---- MSCCL-IR export modes -------------------------------------------------
+ * Exact (emit_msccl_export, _mem): one threadblock per node, so that the import gives back
+ * an algo_equal DAG. Runtime-fit (opts->exact false): nodes packed into threadblocks that
+ * a real MSCCL runtime loads, one send peer and one receive peer per threadblock, fused
+ * rcs / rrc / rrcs steps, cross-threadblock dependencies through depid/deps/hasdep and nop
+ * steps, channels bounded; the import still verifies and simulates (tb serialisation may
+ * change the time). The rules and the deadlock-freedom argument are at the top of
+ * emit/msccl_pack.c. Limits (zero fields take these defaults) follow the MSCCL executor of
+ * NCCL and RCCL (Azure/msccl-executor-nccl, ROCm/rccl src/include/msccl/msccl_struct.h and
+ * msccl_parser.cc). */
+#define EMIT_MSCCL_MAX_CHANNELS 32        /* MAXCHANNELS */
+#define EMIT_MSCCL_MAX_TBS 108            /* per GPU: co-resident blocks (A100 SMs) */
+#define EMIT_MSCCL_MAX_TBS_PER_CHANNEL 32 /* sending (and receiving) tbs per channel */
+#define EMIT_MSCCL_MAX_STEPS 64           /* per tb, nops included (s < MSCCL_MAX_NUM_STEPS) */
+#define EMIT_MSCCL_MAX_CNT 71             /* chunks per step (cnt < MSCCL_MAX_COUNT) */
+typedef struct emit_msccl_limits {
+  uint32_t channels, tbs, tbs_per_channel, steps, cnt;
+} emit_msccl_limits_t;
+typedef struct emit_msccl_export_opts {
+  bool exact;                 /* one tb per node (exact round trip) instead of runtime-fit */
+  bool no_fuse;               /* runtime-fit without rcs / rrc / rrcs */
+  emit_msccl_limits_t limits; /* runtime-fit only; 0 fields: the defaults above */
+  uint32_t channels;          /* runtime-fit: 0 the fewest that fit, else exactly this many */
+} emit_msccl_export_opts_t;
+typedef struct emit_msccl_export_stats {
+  uint32_t channels;           /* nchannels written */
+  uint32_t tbs_min, tbs_max;   /* threadblocks per GPU (GPUs with work) */
+  uint32_t steps_max;          /* steps of the longest tb, nops included */
+  uint64_t steps, nops, fused; /* all steps, nop steps, fused (rcs/rrc/rrcs) steps */
+} emit_msccl_export_stats_t;
+/* Export in either mode (opts NULL: exact); stats (may be NULL) filled on success.
+ * Runtime-fit errors: TN_LIMIT naming the limit when no channel count 1..limits.channels
+ * fits; TN_INFEASIBLE naming rank and node when the DAG would deadlock once sends wait for
+ * their receivers (a runtime's connection buffers are finite); otherwise as exact.
+ * Deterministic. Runtime-fit is O(C * N log N) for N nodes and C channel counts tried. */
+tn_status_t emit_msccl_export_opts(const algo_t *a, const emit_msccl_export_opts_t *opts,
+                                   const char *path, emit_msccl_export_stats_t *stats,
+                                   tn_err_t *err);
+tn_status_t emit_msccl_export_mem_opts(const algo_t *a, const emit_msccl_export_opts_t *opts,
+                                       char **xml, size_t *len, emit_msccl_export_stats_t *stats,
+                                       tn_err_t *err);
+
 #endif

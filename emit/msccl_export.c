@@ -18,27 +18,19 @@
  * unambiguous; the channel count is the largest number of messages between one pair.
  * Tags: s and r steps carry tenet's extra attribute tag="N" (MSCCL runtimes ignore it;
  * their parsers accept up to 16 attributes per element) so that the importer restores
- * the Chakra tags exactly. Limits of the runtimes (MSCCL: 32 channels, 32 tbs per
- * channel, about 216 tbs, 256 steps per tb) are not checked: one tb per node fits small
- * algorithms (tenet's Ring All-Reduce on 8 NPUs: 35 tbs, 14 channels per GPU) but not
- * large synthesized ones. Exactness: importing the result with
- * comp_us equal to the COMPs' duration gives back an algo_t that algo_equal accepts. */
+ * the Chakra tags exactly. The runtimes' limits (EMIT_MSCCL_MAX_* in emit.h) are not
+ * checked here: one tb per node fits small algorithms (tenet's Ring All-Reduce on 8 NPUs:
+ * 35 tbs, 14 channels per GPU) but not large synthesized ones; emit/msccl_pack.c writes
+ * the runtime-fit form (emit_msccl_export_opts with exact false). Exactness: importing the
+ * result with comp_us equal to the COMPs' duration gives back an algo_t that algo_equal
+ * accepts. */
 #include "emit/emit.h"
+#include "emit/emit_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct sb {
-  tn_vec_t v; /* char */
-  tn_status_t st;
-} sb_t;
-
-static void sb_printf(sb_t *b, tn_err_t *err, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static void sb_printf(sb_t *b, tn_err_t *err, const char *fmt, ...) {
+void emit_i_msccl_sb_printf(emit_i_msccl_sb_t *b, tn_err_t *err, const char *fmt, ...) {
   if (b->st != TN_OK) return;
   char tmp[512];
   va_list ap;
@@ -53,13 +45,6 @@ static void sb_printf(sb_t *b, tn_err_t *err, const char *fmt, ...) {
   memcpy((char *)b->v.data + b->v.len, tmp, (size_t)n + 1);
   b->v.len += (size_t)n;
 }
-
-/* Per node of a rank: the message channel, the partner (rank, node), scratch offset. */
-typedef struct xnode {
-  uint32_t chan;
-  uint32_t prank, pnode; /* SEND/RECV partner */
-  uint32_t scratch;      /* reduce RECV: its scratch offset */
-} xnode_t;
 
 typedef struct msg {
   uint32_t src, dst, node;
@@ -77,8 +62,8 @@ static int cmp_msg(const void *x, const void *y) {
 }
 
 /* Chunks of node n must be a contiguous ascending range; *first gets its start. */
-static tn_status_t contiguous(const algo_t *a, uint32_t r, uint32_t i, uint32_t *first,
-                              tn_err_t *err) {
+tn_status_t emit_i_msccl_contiguous(const algo_t *a, uint32_t r, uint32_t i, uint32_t *first,
+                                    tn_err_t *err) {
   const algo_node_t *n = algo_node(a, r, i);
   const uint32_t *c = algo_node_chunks(a, r, n);
   if (n->nchunks == 0)
@@ -98,7 +83,7 @@ static tn_status_t contiguous(const algo_t *a, uint32_t r, uint32_t i, uint32_t 
 
 /* Pairs every SEND with its RECV (FIFO per (src, dst, tag, bytes)) and numbers the
  * messages of each (src, dst) pair in sender id order: that number is the channel. */
-static tn_status_t pair_messages(const algo_t *a, xnode_t **x, tn_err_t *err) {
+tn_status_t emit_i_msccl_pair_messages(const algo_t *a, emit_i_msccl_xnode_t **x, tn_err_t *err) {
   size_t ns = 0, nr = 0;
   for (uint32_t r = 0; r < a->npus; r++)
     for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
@@ -161,14 +146,14 @@ fail:
 }
 
 /* The buffer holding slot c: "o" for All-Gather, "i" otherwise. */
-static const char *slot_buf(const algo_t *a) {
+const char *emit_i_msccl_slot_buf(const algo_t *a) {
   return a->coll == TN_ALLGATHER ? "o" : "i";
 }
 
 typedef struct wstate {
   const algo_t *a;
-  xnode_t **x;
-  sb_t *b;
+  emit_i_msccl_xnode_t **x;
+  emit_i_msccl_sb_t *b;
   uint32_t *nsteps; /* per node of the current rank: steps of its tb */
   bool *hasdep;     /* per node of the current rank: some step waits on its last step */
 } wstate_t;
@@ -179,11 +164,12 @@ static void step(wstate_t *w, tn_err_t *err, uint32_t s, const char *type, const
                  bool hasdep, int32_t tag) {
   char tagattr[32] = "";
   if (tag >= 0) snprintf(tagattr, sizeof tagattr, " tag=\"%d\"", tag);
-  sb_printf(w->b, err,
-            "      <step s=\"%u\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%lld\" dstbuf=\"%s\" "
-            "dstoff=\"%lld\" cnt=\"%lld\" depid=\"%lld\" deps=\"%lld\" hasdep=\"%d\"%s/>\n",
-            s, type, sb, (long long)so, db, (long long)doff, (long long)cnt, (long long)depid,
-            (long long)deps, hasdep ? 1 : 0, tagattr);
+  emit_i_msccl_sb_printf(
+      w->b, err,
+      "      <step s=\"%u\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%lld\" dstbuf=\"%s\" "
+      "dstoff=\"%lld\" cnt=\"%lld\" depid=\"%lld\" deps=\"%lld\" hasdep=\"%d\"%s/>\n",
+      s, type, sb, (long long)so, db, (long long)doff, (long long)cnt, (long long)depid,
+      (long long)deps, hasdep ? 1 : 0, tagattr);
 }
 
 /* Steps of node i (its tb) on rank r: nops for all but the last dependency, then the op. */
@@ -191,15 +177,15 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
   const algo_t *a = w->a;
   const algo_node_t *n = algo_node(a, r, i);
   const uint32_t *d = algo_node_deps(a, r, n);
-  const xnode_t *xn = &w->x[r][i];
-  const char *slot = slot_buf(a);
+  const emit_i_msccl_xnode_t *xn = &w->x[r][i];
+  const char *slot = emit_i_msccl_slot_buf(a);
   uint32_t first = 0, s = 0;
   tn_status_t rc = TN_OK;
   int32_t send = -1, recv = -1;
   if (n->op == ALGO_SEND) send = n->peer;
   if (n->op == ALGO_RECV) recv = n->peer;
-  sb_printf(w->b, err, "    <tb id=\"%u\" send=\"%d\" recv=\"%d\" chan=\"%u\">\n", i, send, recv,
-            n->op == ALGO_COMP ? 0 : xn->chan);
+  emit_i_msccl_sb_printf(w->b, err, "    <tb id=\"%u\" send=\"%d\" recv=\"%d\" chan=\"%u\">\n", i,
+                         send, recv, n->op == ALGO_COMP ? 0 : xn->chan);
   /* Reduce-RECV dependencies of a COMP become its re steps. */
   uint32_t nre = 0;
   if (n->op == ALGO_COMP)
@@ -214,15 +200,15 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
   bool hd = w->hasdep[i];
   switch (n->op) {
   case ALGO_SEND: {
-    if ((rc = contiguous(a, r, i, &first, err)) != TN_OK) return rc;
+    if ((rc = emit_i_msccl_contiguous(a, r, i, &first, err)) != TN_OK) return rc;
     const algo_node_t *rn = algo_node(a, xn->prank, xn->pnode);
-    const xnode_t *rx = &w->x[xn->prank][xn->pnode];
+    const emit_i_msccl_xnode_t *rx = &w->x[xn->prank][xn->pnode];
     step(w, err, s++, "s", slot, first, rn->reduce ? "s" : slot, rn->reduce ? rx->scratch : first,
          n->nchunks, depid, deps, hd, n->tag);
     break;
   }
   case ALGO_RECV:
-    if ((rc = contiguous(a, r, i, &first, err)) != TN_OK) return rc;
+    if ((rc = emit_i_msccl_contiguous(a, r, i, &first, err)) != TN_OK) return rc;
     step(w, err, s++, "r", slot, first, n->reduce ? "s" : slot, n->reduce ? xn->scratch : first,
          n->nchunks, depid, deps, hd, n->tag);
     break;
@@ -232,7 +218,7 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
                         "rank %u node %u: a COMP that reduces nothing "
                         "(pure time, e.g. an imported cpy) has no MSCCL-IR form",
                         r, i);
-    if ((rc = contiguous(a, r, i, &first, err)) != TN_OK) return rc;
+    if ((rc = emit_i_msccl_contiguous(a, r, i, &first, err)) != TN_OK) return rc;
     if (nre == 0)
       return tn_err_set(err, TN_INFEASIBLE,
                         "rank %u node %u: a COMP that reduces no received "
@@ -257,7 +243,7 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
     break;
   }
   }
-  sb_printf(w->b, err, "    </tb>\n");
+  emit_i_msccl_sb_printf(w->b, err, "    </tb>\n");
   return w->b->st;
 }
 
@@ -275,7 +261,13 @@ static uint32_t count_steps(const algo_t *a, uint32_t r, uint32_t i) {
   return nops + ops;
 }
 
-static bool idle_rank(const algo_t *a, uint32_t r) {
+const char *emit_i_msccl_coll_name(const algo_t *a) {
+  return a->coll == TN_ALLGATHER   ? "allgather"
+         : a->coll == TN_ALLREDUCE ? "allreduce"
+                                   : "reduce_scatter";
+}
+
+bool emit_i_msccl_idle_rank(const algo_t *a, uint32_t r) {
   if (algo_rank_len(a, r) != 1) return algo_rank_len(a, r) == 0;
   const algo_node_t *n = algo_node(a, r, 0);
   return n->op == ALGO_COMP && n->ndeps == 0 && n->nchunks == 0 && n->duration_us == 0;
@@ -289,9 +281,9 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
                       "MSCCL-IR export needs the collective and its chunk "
                       "bookkeeping (tenet's own algorithms)");
   uint32_t total = a->npus * a->chunks_per_npu;
-  sb_t b = {{0}, TN_OK};
+  emit_i_msccl_sb_t b = {{0}, TN_OK};
   tn_vec_init(&b.v, 1);
-  xnode_t **x = NULL;
+  emit_i_msccl_xnode_t **x = NULL;
   uint32_t *nsteps = NULL;
   bool *hasdep = NULL;
   uint32_t maxlen = 1;
@@ -303,23 +295,22 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
   }
   if (rc == TN_OK) rc = tn_calloc(maxlen, sizeof *nsteps, &nsteps, err);
   if (rc == TN_OK) rc = tn_calloc(maxlen, sizeof *hasdep, &hasdep, err);
-  if (rc == TN_OK) rc = pair_messages(a, x, err);
+  if (rc == TN_OK) rc = emit_i_msccl_pair_messages(a, x, err);
   if (rc != TN_OK) goto fail;
   uint32_t nch = 1;
   for (uint32_t r = 0; r < a->npus; r++)
     for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
       if (algo_node(a, r, i)->op != ALGO_COMP && x[r][i].chan + 1 > nch) nch = x[r][i].chan + 1;
-  const char *cname = a->coll == TN_ALLGATHER   ? "allgather"
-                      : a->coll == TN_ALLREDUCE ? "allreduce"
-                                                : "reduce_scatter";
-  sb_printf(&b, err,
-            "<!-- MSCCL-IR written by tenet from a %s algorithm: %s, %u ranks, %u "
-            "chunks per rank -->\n",
-            a->name, cname, a->npus, a->chunks_per_npu);
-  sb_printf(&b, err,
-            "<algo name=\"tenet_%s_%s\" proto=\"Simple\" nchannels=\"%u\" "
-            "nchunksperloop=\"%u\" ngpus=\"%u\" coll=\"%s\" inplace=\"1\" outofplace=\"0\">\n",
-            a->name, cname, nch, total, a->npus, cname);
+  const char *cname = emit_i_msccl_coll_name(a);
+  emit_i_msccl_sb_printf(&b, err,
+                         "<!-- MSCCL-IR written by tenet from a %s algorithm: %s, %u ranks, %u "
+                         "chunks per rank -->\n",
+                         a->name, cname, a->npus, a->chunks_per_npu);
+  emit_i_msccl_sb_printf(
+      &b, err,
+      "<algo name=\"tenet_%s_%s\" proto=\"Simple\" nchannels=\"%u\" "
+      "nchunksperloop=\"%u\" ngpus=\"%u\" coll=\"%s\" inplace=\"1\" outofplace=\"0\">\n",
+      a->name, cname, nch, total, a->npus, cname);
   wstate_t w = {a, x, &b, nsteps, hasdep};
   for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++) {
     uint32_t l = algo_rank_len(a, r), scratch = 0;
@@ -343,14 +334,15 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
         hasdep[d[k]] = true;
       }
     }
-    sb_printf(&b, err, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n", r,
-              a->coll == TN_ALLGATHER ? 0 : total, a->coll == TN_ALLGATHER ? total : 0, scratch);
-    if (!idle_rank(a, r))
+    emit_i_msccl_sb_printf(
+        &b, err, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n", r,
+        a->coll == TN_ALLGATHER ? 0 : total, a->coll == TN_ALLGATHER ? total : 0, scratch);
+    if (!emit_i_msccl_idle_rank(a, r))
       for (uint32_t i = 0; i < l && rc == TN_OK; i++)
         rc = write_node(&w, r, i, err);
-    sb_printf(&b, err, "  </gpu>\n");
+    emit_i_msccl_sb_printf(&b, err, "  </gpu>\n");
   }
-  sb_printf(&b, err, "</algo>\n");
+  emit_i_msccl_sb_printf(&b, err, "</algo>\n");
   if (rc == TN_OK) rc = b.st;
   if (rc != TN_OK) goto fail;
   *xml = b.v.data;
@@ -367,10 +359,48 @@ fail:
   return rc;
 }
 
+/* Exact mode's figures: one tb per node, channels as written. */
+static void exact_stats(const algo_t *a, const char *xml, size_t len,
+                        emit_msccl_export_stats_t *st) {
+  memset(st, 0, sizeof *st);
+  st->tbs_min = UINT32_MAX;
+  for (uint32_t r = 0; r < a->npus; r++) {
+    if (emit_i_msccl_idle_rank(a, r)) continue;
+    uint32_t l = algo_rank_len(a, r);
+    if (l < st->tbs_min) st->tbs_min = l;
+    if (l > st->tbs_max) st->tbs_max = l;
+    for (uint32_t i = 0; i < l; i++) {
+      uint32_t s = count_steps(a, r, i);
+      st->steps += s;
+      if (s > st->steps_max) st->steps_max = s;
+    }
+  }
+  if (st->tbs_min == UINT32_MAX) st->tbs_min = 0;
+  const char *p = strstr(xml, "nchannels=\"");
+  if (p && (size_t)(p - xml) < len) st->channels = (uint32_t)strtoul(p + 11, NULL, 10);
+  for (p = xml; (p = strstr(p, "type=\"nop\"")) != NULL; p++)
+    st->nops++;
+}
+
+tn_status_t emit_msccl_export_mem_opts(const algo_t *a, const emit_msccl_export_opts_t *opts,
+                                       char **xml, size_t *len, emit_msccl_export_stats_t *stats,
+                                       tn_err_t *err) {
+  if (opts && !opts->exact) return emit_i_msccl_pack(a, opts, xml, len, stats, err);
+  tn_status_t rc = emit_msccl_export_mem(a, xml, len, err);
+  if (rc == TN_OK && stats) exact_stats(a, *xml, *len, stats);
+  return rc;
+}
+
 tn_status_t emit_msccl_export(const algo_t *a, const char *path, tn_err_t *err) {
+  return emit_msccl_export_opts(a, NULL, path, NULL, err);
+}
+
+tn_status_t emit_msccl_export_opts(const algo_t *a, const emit_msccl_export_opts_t *opts,
+                                   const char *path, emit_msccl_export_stats_t *stats,
+                                   tn_err_t *err) {
   char *xml = NULL;
   size_t len = 0;
-  tn_status_t rc = emit_msccl_export_mem(a, &xml, &len, err);
+  tn_status_t rc = emit_msccl_export_mem_opts(a, opts, &xml, &len, stats, err);
   if (rc != TN_OK) return rc;
   tn_outfile_t o = {0};
   if ((rc = tn_mkdir_parents(path, err)) == TN_OK &&

@@ -70,9 +70,9 @@ for algo in ring direct greedy; do
       fi
       continue
     fi
-    "$T" export msccl -t "$S/ring8.json" -c $coll -s 8MiB "$p" -o "$p.xml" >/dev/null 2>"$S/err.txt" ||
+    "$T" export msccl --exact -t "$S/ring8.json" -c $coll -s 8MiB "$p" -o "$p.xml" >/dev/null 2>"$S/err.txt" ||
       { bad "export $algo $coll: $(cat "$S/err.txt")"; continue; }
-    "$T" export msccl -t "$S/ring8.json" -c $coll -s 8MiB "$p" -o "$p.again.xml" >/dev/null
+    "$T" export msccl --exact -t "$S/ring8.json" -c $coll -s 8MiB "$p" -o "$p.again.xml" >/dev/null
     cmp -s "$p.xml" "$p.again.xml" && ok || bad "export $algo $coll not deterministic"
     "$T" import msccl "$p.xml" -s 8MiB -t "$S/ring8.json" -o "$p.back" --json >"$S/imp.json" 2>"$S/err.txt" ||
       { bad "re-import $algo $coll: $(cat "$S/err.txt")"; continue; }
@@ -104,6 +104,69 @@ rc=$?
 [ $? = 1 ] && grep -q "missing.xml" "$S/err.txt" && ok || bad "missing file: $(cat "$S/err.txt")"
 "$T" export msccl -t "$S/ring8.json" -c allgather -s 8MiB "$S/nothing/here" -o "$S/n.xml" 2>"$S/err.txt"
 [ $? != 0 ] && [ ! -e "$S/n.xml" ] && ok || bad "export of a missing set"
+
+# Runtime-fit export (the default) vs --exact: both re-import and verify; the runtime-fit
+# file fits MSCCL's limits (channels, threadblocks per GPU, steps per threadblock) and is
+# deterministic; the exact one is what the round trip above compares; --json reports the
+# layout. Ring fuses every forward and keeps its time.
+"$T" export --help | grep -q -- "--exact" && ok || bad "export --help does not mention --exact"
+for algo in ring direct greedy; do
+  for coll in allgather allreduce; do
+    p="$S/rt/$algo-$coll"
+    if ! "$T" synth -t "$S/ring8.json" -c $coll -s 8MiB -a $algo -o "$p" --json >"$S/syn.json" 2>"$S/err.txt"; then
+      grep -q "not implemented" "$S/err.txt" && echo "skipped $algo $coll (runtime-fit)" ||
+        bad "synth $algo $coll: $(cat "$S/err.txt")"
+      continue
+    fi
+    "$T" export msccl -t "$S/ring8.json" -c $coll -s 8MiB "$p" -o "$p.rt.xml" >"$S/out.txt" 2>"$S/err.txt" &&
+      grep -q "runtime-fit" "$S/out.txt" && grep -q "threadblocks per GPU" "$S/out.txt" && ok ||
+      { bad "runtime-fit export $algo $coll: $(cat "$S/err.txt")"; continue; }
+    "$T" export msccl -t "$S/ring8.json" -c $coll -s 8MiB "$p" -o "$p.rt2.xml" --json >"$S/rt.json" 2>"$S/err.txt" ||
+      bad "runtime-fit --json $algo $coll: $(cat "$S/err.txt")"
+    cmp -s "$p.rt.xml" "$p.rt2.xml" && ok || bad "runtime-fit export $algo $coll not deterministic"
+    [ "$(json_get "$S/rt.json" mode)" = runtime-fit ] && [ "$(json_get "$S/rt.json" channels)" -le 32 ] &&
+      [ "$(json_get "$S/rt.json" tbs_per_gpu_max)" -le 108 ] &&
+      [ "$(json_get "$S/rt.json" steps_per_tb_max)" -le 64 ] && ok || bad "runtime-fit limits $algo $coll: $(cat "$S/rt.json")"
+    "$T" export msccl --exact --json -t "$S/ring8.json" -c $coll -s 8MiB "$p" -o "$p.ex.xml" >"$S/ex.json" 2>"$S/err.txt" ||
+      bad "exact --json $algo $coll: $(cat "$S/err.txt")"
+    [ "$(json_get "$S/ex.json" mode)" = exact ] && ! cmp -s "$p.rt.xml" "$p.ex.xml" &&
+      [ "$(json_get "$S/ex.json" tbs_per_gpu_max)" -gt "$(json_get "$S/rt.json" tbs_per_gpu_max)" ] &&
+      ok || bad "exact vs runtime-fit $algo $coll: $(cat "$S/ex.json") vs $(cat "$S/rt.json")"
+    "$T" import msccl "$p.rt.xml" -s 8MiB -t "$S/ring8.json" -o "$p.rtback" --json >"$S/imp.json" 2>"$S/err.txt" &&
+      [ "$(json_get "$S/imp.json" verified)" = True ] && ok ||
+      { bad "re-import runtime-fit $algo $coll: $(cat "$S/err.txt")"; continue; }
+    if [ $algo = ring ]; then
+      [ "$(json_get "$S/imp.json" time_ns)" = "$(json_get "$S/syn.json" time_ns)" ] && ok ||
+        bad "ring $coll runtime-fit time $(json_get "$S/imp.json" time_ns) vs $(json_get "$S/syn.json" time_ns)"
+    fi
+  done
+done
+# --channels N forces the channel count (more tbs, same verified result); out of range or
+# with --exact: exit 1.
+p="$S/rt/ring-allreduce"
+if [ -e "$p.0.et" ]; then
+  "$T" export msccl --channels 4 --json -t "$S/ring8.json" -c allreduce -s 8MiB "$p" -o "$p.c4.xml" >"$S/c4.json" 2>"$S/err.txt" &&
+    [ "$(json_get "$S/c4.json" channels)" = 4 ] && ok || bad "--channels 4: $(cat "$S/err.txt")"
+  "$T" import msccl "$p.c4.xml" -s 8MiB -o "$p.c4back" >/dev/null 2>"$S/err.txt" && ok || bad "re-import --channels 4: $(cat "$S/err.txt")"
+  "$T" export msccl --channels best --json -t "$S/ring8.json" -c allreduce -s 8MiB "$p" -o "$p.best.xml" >"$S/best.json" 2>"$S/err.txt" &&
+    "$T" import msccl "$p.best.xml" -s 8MiB -t "$S/ring8.json" -o "$p.bestback" --json >"$S/imp.json" 2>>"$S/err.txt" &&
+    [ "$(json_get "$S/best.json" tbs_per_gpu_max)" -le 108 ] && ok || bad "--channels best: $(cat "$S/err.txt")"
+  "$T" export msccl --channels 33 -t "$S/ring8.json" -c allreduce -s 8MiB "$p" -o "$p.c33.xml" 2>/dev/null
+  [ $? = 1 ] && [ ! -e "$p.c33.xml" ] && ok || bad "--channels 33 accepted"
+  "$T" export msccl --channels 2 --exact -t "$S/ring8.json" -c allreduce -s 8MiB "$p" -o "$p.c2.xml" 2>/dev/null
+  [ $? = 1 ] && ok || bad "--channels with --exact accepted"
+fi
+# A limit the algorithm cannot meet (Direct on 128 GPUs: 127 peers, 108 threadblocks):
+# refused with exit 2, the limit named on one line, no file written.
+"$T" topo gen fc 128 --bandwidth 50 --latency 500 -o "$S/fc128.json" >/dev/null
+if "$T" synth -t "$S/fc128.json" -c allgather -s 128MiB -a direct -o "$S/rt/big" >/dev/null 2>&1; then
+  "$T" export msccl -t "$S/fc128.json" -c allgather -s 128MiB "$S/rt/big" -o "$S/rt/big.xml" 2>"$S/err.txt"
+  rc=$?
+  [ $rc = 2 ] && [ ! -e "$S/rt/big.xml" ] && grep -q "gpu 0 needs 127 threadblocks (limit 108)" "$S/err.txt" &&
+    [ "$(wc -l <"$S/err.txt")" = 1 ] && ok || bad "over the limits: rc $rc, $(cat "$S/err.txt")"
+  "$T" export msccl --exact -t "$S/fc128.json" -c allgather -s 128MiB "$S/rt/big" -o "$S/rt/big.xml" >/dev/null 2>&1 &&
+    ok || bad "--exact refused what it can write"
+fi
 
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

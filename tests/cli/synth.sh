@@ -46,6 +46,23 @@ t_sim=$(flat | sed 's/.*"time_ns":\([0-9.e+]*\).*/\1/')
 case "$t_synth" in [0-9]*) ok ;; *) bad "$desc: synth printed no time" ;; esac
 [ "$t_synth" = "$t_sim" ] && ok || bad "$desc: synth $t_synth ns, sim $t_sim ns"
 
+# ---- the MILP ----------------------------------------------------------------------
+for coll in allgather reducescatter allreduce; do
+  desc="milp $coll on ring-8"
+  run "$TENET" synth -t ring-8 -c $coll -s 1MiB -a milp -o milp/$coll --json --time-limit 30
+  expect_rc 0
+  expect_key milp_status '"optimal"'
+  run "$TENET" verify -t ring-8 -c $coll -s 1MiB milp/$coll
+  expect_rc 0
+done
+desc="milp all-gather time equals its prediction"
+run "$TENET" synth -t mesh-2x4 -c allgather -s 1MiB -a milp -o milp/m --json
+t_pred=$(flat | sed 's/.*"predicted_ns":\([0-9.e+]*\).*/\1/')
+t_sim=$(flat | sed 's/.*"time_ns":\([0-9.e+]*\).*/\1/')
+[ -n "$t_pred" ] && [ "$t_pred" = "$t_sim" ] && ok || bad "$desc: predicted $t_pred, simulated $t_sim"
+expect_fail 1 "milp time limit 0" "$TENET" synth -t ring-8 -c allgather -s 1MiB -a milp --time-limit 0 -o bad/x
+expect_fail 2 "milp fabric too large" "$TENET" synth -t ring-64 -c allgather -s 1MiB -a milp --chunks 16 -o bad/x
+
 # ---- determinism ---------------------------------------------------------------------
 desc="determinism"
 for algo in greedy ring direct; do

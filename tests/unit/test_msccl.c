@@ -406,6 +406,258 @@ static void msccl_export_writes_the_file_all_or_nothing(void **state) {
   algo_free(b);
 }
 
+/* ---- runtime-fit export ------------------------------------------------------ */
+
+/* What a runtime checks of a tb layout, read back from the XML: tb ids 0..n-1 per GPU, at
+ * most lim tbs per GPU, channels < 32, steps numbered 0..k-1 and at most 64 per tb, one tb
+ * per (channel, send peer) and per (channel, receive peer), sends only in tbs with a send
+ * peer, receives only in tbs with a receive peer, at most 32 sending (and receiving) tbs
+ * per channel. *max_tbs gets the most tbs of a GPU. */
+static void check_runtime_limits(const char *xml, uint32_t *max_tbs, uint32_t *max_chan) {
+  enum { MAXT = 256 };
+  int send[MAXT], recv[MAXT], chan[MAXT];
+  int ntb = 0, nsteps = 0, cur_send = -1, cur_recv = -1, id = 0, s = 0;
+  *max_tbs = 0;
+  *max_chan = 0;
+  for (const char *p = xml; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+    while (*p == ' ')
+      p++;
+    if (strncmp(p, "<gpu ", 5) == 0) ntb = 0;
+    if (strncmp(p, "</gpu>", 6) == 0) {
+      /* one tb per (channel, peer) and direction; at most 32 per channel and direction */
+      for (int i = 0; i < ntb; i++) {
+        int ns = 0, nr = 0;
+        for (int j = 0; j < ntb; j++) {
+          if (chan[j] != chan[i]) continue;
+          ns += send[j] >= 0;
+          nr += recv[j] >= 0;
+          if (j != i && send[i] >= 0) assert_false(send[j] == send[i]);
+          if (j != i && recv[i] >= 0) assert_false(recv[j] == recv[i]);
+        }
+        assert_true(ns <= EMIT_MSCCL_MAX_TBS_PER_CHANNEL && nr <= EMIT_MSCCL_MAX_TBS_PER_CHANNEL);
+      }
+      if ((uint32_t)ntb > *max_tbs) *max_tbs = (uint32_t)ntb;
+    }
+    if (strncmp(p, "<tb ", 4) == 0) {
+      assert_int_equal(sscanf(p, "<tb id=\"%d\" send=\"%d\" recv=\"%d\" chan=\"%d\"", &id,
+                              &cur_send, &cur_recv, &chan[ntb]),
+                       4);
+      assert_int_equal(id, ntb);
+      assert_true(ntb < MAXT && chan[ntb] >= 0 && chan[ntb] < EMIT_MSCCL_MAX_CHANNELS);
+      if ((uint32_t)chan[ntb] > *max_chan) *max_chan = (uint32_t)chan[ntb];
+      send[ntb] = cur_send;
+      recv[ntb] = cur_recv;
+      ntb++;
+      nsteps = 0;
+    }
+    if (strncmp(p, "<step ", 6) == 0) {
+      char type[8] = "";
+      assert_int_equal(sscanf(p, "<step s=\"%d\" type=\"%7[a-z]\"", &s, type), 2);
+      assert_int_equal(s, nsteps);
+      nsteps++;
+      assert_true(nsteps <= EMIT_MSCCL_MAX_STEPS);
+      bool sends = strcmp(type, "s") == 0 || strcmp(type, "rcs") == 0 || strcmp(type, "rrs") == 0 ||
+                   strcmp(type, "rrcs") == 0;
+      bool recvs = type[0] == 'r' && strcmp(type, "re") != 0;
+      if (sends) assert_true(cur_send >= 0);
+      if (recvs) assert_true(cur_recv >= 0);
+    }
+  }
+  assert_true(*max_tbs <= EMIT_MSCCL_MAX_TBS);
+}
+
+/* Runtime-fit export of a: deterministic, within the limits, imports, verifies on t and
+ * simulates; returns the simulated time of the import (0 when the simulator is missing). */
+static uint64_t runtime_round(const algo_t *a, const topo_t *t, emit_msccl_export_stats_t *st) {
+  emit_msccl_export_opts_t o = {false, false, {0, 0, 0, 0, 0}, 0};
+  char *x1 = NULL, *x2 = NULL;
+  size_t l1 = 0, l2 = 0;
+  tn_err_clear(&tu_err_);
+  TU_OK(emit_msccl_export_mem_opts(a, &o, &x1, &l1, st, &tu_err_));
+  TU_OK(emit_msccl_export_mem_opts(a, &o, &x2, &l2, NULL, &tu_err_));
+  assert_int_equal(l1, l2);
+  assert_memory_equal(x1, x2, l1);
+  uint32_t tbs = 0, ch = 0;
+  check_runtime_limits(x1, &tbs, &ch);
+  assert_int_equal(tbs, st->tbs_max);
+  assert_true(ch < st->channels && st->channels <= EMIT_MSCCL_MAX_CHANNELS);
+  assert_true(st->steps_max <= EMIT_MSCCL_MAX_STEPS);
+  algo_t *b = NULL;
+  TU_OK(emit_msccl_import_mem(x1, l1, "rt.xml", a->size_bytes, &b, &tu_err_));
+  verify_or_skip(b, t);
+  uint64_t ps = sim_or_skip(t, b);
+  free(x1);
+  free(x2);
+  algo_free(b);
+  return ps;
+}
+
+static void msccl_runtime_export_of_baselines_fits_imports_and_verifies(void **state) {
+  (void)state;
+  const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE};
+  unsigned done = 0;
+  for (int which = 0; which < 2; which++)
+    for (size_t c = 0; c < 3; c++)
+      for (uint32_t k = 1; k <= 2; k++) {
+        algo_t *a = NULL;
+        tn_err_t err = {0};
+        tn_status_t st = which == 0 ? algo_ring(colls[c], 8, 8 * MiB, k, &a, &err)
+                                    : algo_direct(colls[c], 8, 8 * MiB, k, &a, &err);
+        if (st == TN_INTERNAL && strstr(err.msg, "not implemented")) {
+          print_message("(%s)\n", err.msg);
+          continue;
+        }
+        if (st != TN_OK) fail_msg("baseline: %s", err.msg);
+        topo_t *t = which == 0 ? ring(8) : fc(8);
+        emit_msccl_export_stats_t rs = {0};
+        uint64_t rt = runtime_round(a, t, &rs);
+        /* Ring: one tb per GPU and direction pair, every forward fused, same time as the
+         * set; Direct: one tb per peer, no fusion possible. */
+        if (which == 0) {
+          assert_true(rs.tbs_max <= 2 * rs.channels);
+          assert_true(rs.fused > 0);
+          assert_int_equal(rt, sim_or_skip(t, a));
+        } else {
+          assert_int_equal(rs.tbs_max, 7);
+        }
+        topo_free(t);
+        algo_free(a);
+        done++;
+      }
+  if (done == 0) skip();
+}
+
+static void msccl_runtime_export_of_greedy_fits_imports_and_verifies(void **state) {
+  (void)state;
+  const char *kinds[][2] = {{"ring", "8"}, {"mesh", "2x4"}, {"torus", "4x4"}, {"fc", "8"}};
+  const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE};
+  unsigned done = 0;
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    topo_t *t = NULL;
+    TU_OK(topo_gen_kind(kinds[k][0], kinds[k][1], 50.0, 500.0, &t, &tu_err_));
+    schedule_t sch;
+    greedy_opts_t go = {7, 0};
+    tn_err_t err = {0};
+    tn_status_t st = greedy_run(t, (uint64_t)t->npus * MiB, &go, &sch, &err);
+    if (st == TN_INTERNAL && strstr(err.msg, "not implemented")) {
+      print_message("(%s)\n", err.msg);
+      schedule_free(&sch);
+      topo_free(t);
+      continue;
+    }
+    if (st != TN_OK) fail_msg("greedy: %s", err.msg);
+    for (size_t c = 0; c < 3; c++) {
+      algo_t *a = NULL;
+      TU_OK(algo_from_schedule(&sch, colls[c], "greedy", &a, &tu_err_));
+      emit_msccl_export_stats_t rs = {0};
+      runtime_round(a, t, &rs);
+      algo_free(a);
+      done++;
+    }
+    schedule_free(&sch);
+    topo_free(t);
+  }
+  if (done == 0) skip();
+}
+
+/* The exact form needs one tb per node; the runtime-fit form of the same Ring All-Reduce
+ * has a few, and both import to algorithms that verify. */
+static void msccl_runtime_export_uses_far_fewer_threadblocks_than_exact(void **state) {
+  (void)state;
+  algo_t *a = NULL;
+  tn_err_t err = {0};
+  tn_status_t st = algo_ring(TN_ALLREDUCE, 8, 8 * MiB, 1, &a, &err);
+  if (st == TN_INTERNAL && strstr(err.msg, "not implemented")) skip();
+  TU_OK(st);
+  emit_msccl_export_opts_t ex = {true, false, {0, 0, 0, 0, 0}, 0};
+  emit_msccl_export_stats_t se = {0}, sr = {0};
+  char *x = NULL;
+  size_t l = 0;
+  TU_OK(emit_msccl_export_mem_opts(a, &ex, &x, &l, &se, &tu_err_));
+  free(x);
+  topo_t *t = ring(8);
+  runtime_round(a, t, &sr);
+  assert_int_equal(se.tbs_max, 35); /* the exact form: one tb per node */
+  assert_int_equal(se.channels, 14);
+  assert_true(sr.tbs_max <= 4 && sr.channels <= 2);
+  topo_free(t);
+  algo_free(a);
+}
+
+static void msccl_runtime_export_refuses_what_exceeds_the_limits(void **state) {
+  (void)state;
+  algo_t *a = NULL;
+  tn_err_t err = {0};
+  tn_status_t st = algo_direct(TN_ALLGATHER, 8, 8 * MiB, 1, &a, &err);
+  if (st == TN_INTERNAL && strstr(err.msg, "not implemented")) skip();
+  TU_OK(st);
+  char *x = NULL;
+  size_t l = 0;
+  /* Direct needs 7 tbs per GPU (one per peer). */
+  emit_msccl_export_opts_t o = {false, false, {0, 6, 0, 0, 0}, 0};
+  assert_int_equal(emit_msccl_export_mem_opts(a, &o, &x, &l, NULL, &err), TN_LIMIT);
+  assert_non_null(strstr(err.msg, "threadblocks (limit 6)"));
+  assert_null(x);
+  /* Ring All-Reduce with K = 2 has 28 steps on one tb with 1 channel, 14 with 2. */
+  algo_free(a);
+  a = NULL;
+  TU_OK(algo_ring(TN_ALLREDUCE, 8, 8 * MiB, 2, &a, &tu_err_));
+  emit_msccl_export_opts_t o2 = {false, false, {1, 0, 0, 3, 0}, 0};
+  tn_err_clear(&err);
+  assert_int_equal(emit_msccl_export_mem_opts(a, &o2, &x, &l, NULL, &err), TN_LIMIT);
+  assert_non_null(strstr(err.msg, "steps (limit 3 per threadblock)"));
+  assert_null(x);
+  /* Chunks per step. */
+  emit_msccl_export_opts_t o3 = {false, false, {0, 0, 0, 0, 1}, 0};
+  algo_free(a);
+  a = NULL;
+  tn_err_clear(&err);
+  TU_OK(algo_create("t", TN_ALLGATHER, 2, 2, 4 * MiB, &a, &tu_err_));
+  const uint32_t c01[] = {0, 1}, c23[] = {2, 3};
+  TU_OK(algo_add_send(a, 0, 1, 0, 2 * MiB, NULL, 0, c01, 2, NULL, &tu_err_));
+  TU_OK(algo_add_recv(a, 1, 0, 0, 2 * MiB, false, NULL, 0, c01, 2, NULL, &tu_err_));
+  TU_OK(algo_add_send(a, 1, 0, 0, 2 * MiB, NULL, 0, c23, 2, NULL, &tu_err_));
+  TU_OK(algo_add_recv(a, 0, 1, 0, 2 * MiB, false, NULL, 0, c23, 2, NULL, &tu_err_));
+  assert_int_equal(emit_msccl_export_mem_opts(a, &o3, &x, &l, NULL, &err), TN_LIMIT);
+  assert_non_null(strstr(err.msg, "rank 0 node 0: moves 2 chunks"));
+  algo_free(a);
+}
+
+/* Rank 1 takes the second message before the first: with one buffered message per
+ * connection that deadlocks on one channel (refused, naming the second send, which never
+ * runs), and fits on two. */
+static void msccl_runtime_export_refuses_what_could_deadlock(void **state) {
+  (void)state;
+  algo_t *a = NULL;
+  tn_err_t err = {0};
+  TU_OK(algo_create("t", TN_ALLGATHER, 2, 2, 4 * MiB, &a, &tu_err_));
+  const uint32_t c0[] = {0}, c1[] = {1}, c2[] = {2}, c3[] = {3}, d0[] = {0};
+  TU_OK(algo_add_send(a, 0, 1, 0, MiB, NULL, 0, c0, 1, NULL, &tu_err_));
+  TU_OK(algo_add_send(a, 0, 1, 1, MiB, NULL, 0, c1, 1, NULL, &tu_err_));
+  TU_OK(algo_add_recv(a, 0, 1, 0, MiB, false, NULL, 0, c2, 1, NULL, &tu_err_));
+  TU_OK(algo_add_recv(a, 0, 1, 1, MiB, false, NULL, 0, c3, 1, NULL, &tu_err_));
+  TU_OK(algo_add_recv(a, 1, 0, 1, MiB, false, NULL, 0, c1, 1, NULL, &tu_err_));
+  TU_OK(algo_add_recv(a, 1, 0, 0, MiB, false, d0, 1, c0, 1, NULL, &tu_err_));
+  TU_OK(algo_add_send(a, 1, 0, 0, MiB, NULL, 0, c2, 1, NULL, &tu_err_));
+  TU_OK(algo_add_send(a, 1, 0, 1, MiB, NULL, 0, c3, 1, NULL, &tu_err_));
+  char *x = NULL;
+  size_t l = 0;
+  emit_msccl_export_opts_t one = {false, false, {1, 0, 0, 0, 0}, 0};
+  assert_int_equal(emit_msccl_export_mem_opts(a, &one, &x, &l, NULL, &err), TN_INFEASIBLE);
+  assert_non_null(strstr(err.msg, "deadlock"));
+  assert_non_null(strstr(err.msg, "rank 0 node 1: never runs"));
+  assert_null(x);
+  emit_msccl_export_opts_t two = {false, false, {0, 0, 0, 0, 0}, 0};
+  emit_msccl_export_stats_t st = {0};
+  TU_OK(emit_msccl_export_mem_opts(a, &two, &x, &l, &st, &tu_err_));
+  assert_int_equal(st.channels, 2);
+  algo_t *b = NULL;
+  TU_OK(emit_msccl_import_mem(x, l, "rt.xml", a->size_bytes, &b, &tu_err_));
+  free(x);
+  algo_free(b);
+  algo_free(a);
+}
+
 /* ---- hand-written programs ------------------------------------------------------ */
 
 /* A 2-GPU Reduce-Scatter (1 chunk each): each GPU sends the other's chunk and reduces the
@@ -655,6 +907,11 @@ int main(void) {
       cmocka_unit_test(msccl_export_round_trip_is_exact_on_greedy),
       cmocka_unit_test(msccl_export_rejects_foreign_sets_without_bookkeeping),
       cmocka_unit_test(msccl_export_writes_the_file_all_or_nothing),
+      cmocka_unit_test(msccl_runtime_export_of_baselines_fits_imports_and_verifies),
+      cmocka_unit_test(msccl_runtime_export_of_greedy_fits_imports_and_verifies),
+      cmocka_unit_test(msccl_runtime_export_uses_far_fewer_threadblocks_than_exact),
+      cmocka_unit_test(msccl_runtime_export_refuses_what_exceeds_the_limits),
+      cmocka_unit_test(msccl_runtime_export_refuses_what_could_deadlock),
       cmocka_unit_test(msccl_import_accepts_both_reduce_scatter_spellings),
       cmocka_unit_test(msccl_import_reads_out_of_place_reduce_scatter),
       cmocka_unit_test(msccl_import_rejects_malformed_xml),

@@ -1,0 +1,53 @@
+/* emit/emit_internal.h — private to the emit module (not part of its API): what the two
+ * MSCCL-IR writers share (emit/msccl_export.c: exact, one threadblock per node;
+ * emit/msccl_pack.c: runtime-fit, nodes packed into few threadblocks). */
+#ifndef TENET_EMIT_INTERNAL_H
+#define TENET_EMIT_INTERNAL_H
+
+#include "emit/emit.h"
+
+/* A growing string; the first failure sticks in st and later appends do nothing. */
+typedef struct emit_i_msccl_sb {
+  tn_vec_t v; /* char */
+  tn_status_t st;
+} emit_i_msccl_sb_t;
+
+void emit_i_msccl_sb_printf(emit_i_msccl_sb_t *b, tn_err_t *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Per node of a rank: the exact writer's message channel, the partner (rank, node) of a
+ * SEND or RECV, and a reduce RECV's scratch offset. */
+typedef struct emit_i_msccl_xnode {
+  uint32_t chan;
+  uint32_t prank, pnode;
+  uint32_t scratch;
+} emit_i_msccl_xnode_t;
+
+/* Pairs every SEND with its RECV (FIFO per (src, dst, tag, bytes)) into x[r][i] (prank,
+ * pnode; chan = the message's number within its (src, dst) pair in sender id order).
+ * TN_PARSE naming rank and node for an unmatched one, TN_INVAL for a bad peer. */
+tn_status_t emit_i_msccl_pair_messages(const algo_t *a, emit_i_msccl_xnode_t **x, tn_err_t *err);
+
+/* The chunks of node i of rank r as one ascending range (*first its start); TN_INVAL for a
+ * node without bookkeeping, TN_INFEASIBLE for a scattered list. */
+tn_status_t emit_i_msccl_contiguous(const algo_t *a, uint32_t r, uint32_t i, uint32_t *first,
+                                    tn_err_t *err);
+
+/* The buffer holding chunk c in slot c: "o" for All-Gather, "i" otherwise. */
+const char *emit_i_msccl_slot_buf(const algo_t *a);
+
+/* A rank with nothing to do (no node, or the lone 0 µs filler COMP of an idle rank). */
+bool emit_i_msccl_idle_rank(const algo_t *a, uint32_t r);
+
+/* The collective's name in MSCCL-IR's coll attribute. */
+const char *emit_i_msccl_coll_name(const algo_t *a);
+
+/* The runtime-fit writer (emit/msccl_pack.c): emit_msccl_export_mem_opts with exact false
+ * (zero limits: the EMIT_MSCCL_MAX_* defaults). */
+tn_status_t emit_i_msccl_pack(const algo_t *a, const emit_msccl_export_opts_t *opts, char **xml,
+                              size_t *len, emit_msccl_export_stats_t *stats, tn_err_t *err);
+
+#endif

@@ -1,0 +1,1166 @@
+/* emit/msccl_pack.c — algo_t → MSCCL-IR XML that a real MSCCL runtime can load
+ * ("runtime-fit" export): nodes packed into few threadblocks. Pipeline: algo_t (tenet's
+ * own, with chunk bookkeeping) → this packer → MSCCL executor, or back through
+ * emit/msccl_import.c. The exact writer (one tb per node) is emit/msccl_export.c.
+ *
+ * Steps. A node becomes one step, except fused ones: a copy RECV from q with a dependent
+ * SEND to p (that SEND's only dependency, same chunks) is one rcs; a reduce RECV with the
+ * one COMP that reduces it (same chunks, no other reduce RECV) is one rrc, and with a SEND
+ * of the result as above one rrcs. Fusion pairs receive peers with send peers per rank (a
+ * greedy matching, most candidates first); only pairs of the matching are fused. Layout as
+ * in the exact writer: in place, chunk c in slot c; an unfused reduce RECV lands in its own
+ * scratch range and the COMP's re steps add it into the slot; rrc/rrcs reduce in the slot.
+ * No tag attribute (a fused step carries two messages): the import numbers messages per
+ * connection, so the imported DAG differs from the set but verifies.
+ *
+ * Threadblocks. Per rank a shape (send peer, receive peer): one per matched pair, then a
+ * send peer and an unmatched receive from the same peer share one, the rest are alone. A
+ * tb is (channel, shape), so one tb per GPU owns each (peer, channel) in each direction, as
+ * the runtime's connections require. A COMP's re steps run on the tb of the reduce RECV it
+ * waits for last. Channels: messages linked by fused steps form chains that share a
+ * channel; chain k (numbered by first message) gets channel k mod C. C is the smallest
+ * count 1..32 for which the order below exists and every limit holds, fused first, then
+ * unfused; nothing fits: refused, naming the limit or the node that never runs.
+ *
+ * Order and deadlock freedom. The runtime model is the strictest one: a connection
+ * (sender, receiver, channel) buffers one message, so a send waits until the previous
+ * message on its connection was received; a receive waits for its message; a fused step
+ * does both at once; a step waits for its dependencies (depid/deps, nops when it has more
+ * than one other tb to wait for: the latest step of each). A witness run fires ready steps
+ * one at a time, earliest estimated start first (an eager run of the DAG without
+ * contention), and every tb lists its steps in firing order L. The witness is a run of the
+ * written program; all waits are monotone, so no run of the program can get stuck (in a
+ * stuck state the first witness step not yet done would be the next step of its tb with
+ * all its waits met). One message in flight per connection also makes the k-th receive
+ * meet the k-th send: the FIFO pairing is the DAG's. Before writing, every wait is checked
+ * to point earlier in L (the premise of the argument). A message larger than the
+ * connection buffer streams and needs its receiver; that stricter case is not modelled. */
+#include "emit/emit_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+enum { U_S, U_R, U_RE, U_RCS, U_RRC, U_RRCS };
+
+typedef struct unit {
+  uint8_t kind;
+  bool hasdep;               /* another tb waits on its last step */
+  uint32_t rank;             /* its GPU */
+  uint32_t recv, comp, send; /* node ids in the rank, NONE when absent */
+  uint32_t head;             /* its lowest node id */
+  uint32_t tb;               /* tb index in its rank */
+  uint32_t chan;
+  uint32_t step, nsteps;   /* first step index in its tb; nops + ops */
+  uint32_t dep_off, ndeps; /* into pk.udeps: the latest unit of each other tb it waits on */
+} unit_t;
+
+typedef struct shape {
+  int32_t send, recv;
+} shape_t;
+
+typedef struct tbinfo {
+  uint32_t chan, shape, nsteps, first, n; /* units: order[first .. first+n) */
+} tbinfo_t;
+
+typedef struct pk {
+  const algo_t *a;
+  emit_i_msccl_xnode_t **x;
+  uint32_t *base;            /* per rank: first global node index */
+  uint32_t nn;               /* nodes in all */
+  uint32_t *unit;            /* per global node: its unit or NONE (idle ranks) */
+  uint32_t *succ_off, *succ; /* dependents (global ids), CSR */
+  tn_vec_t units;            /* unit_t */
+  uint32_t *L;               /* per unit: position of its event in the order */
+  uint32_t *chain;           /* per global node (SEND: its message): union-find parent */
+  uint32_t nchains;
+  uint32_t *chain_ord; /* per global node that roots a chain: its number */
+  /* per rank shapes */
+  tn_vec_t shapes;           /* shape_t of all ranks */
+  uint32_t *shape_off;       /* per rank + 1 */
+  uint32_t *sshape, *rshape; /* npus * npus: rank r, peer p → shape index (global) */
+  /* per attempt */
+  tn_vec_t tbs;                /* tbinfo_t, all ranks, ranks in order */
+  uint32_t *tb_off;            /* per rank + 1 */
+  uint32_t *order;             /* units sorted by (rank, tb, L) */
+  tn_vec_t udeps;              /* uint32_t units */
+  uint32_t *usucc_off, *usucc; /* unit dependency graph, CSR */
+  uint64_t *start;             /* per global node: estimated start (see estimate) */
+} pk_t;
+
+#define UN(P, k) TN_VEC_AT(&(P)->units, unit_t, k)
+#define TBI(P, k) TN_VEC_AT(&(P)->tbs, tbinfo_t, k)
+#define SH(P, k) TN_VEC_AT(&(P)->shapes, shape_t, k)
+
+static uint32_t uf_find(uint32_t *par, uint32_t i) {
+  while (par[i] != i) {
+    par[i] = par[par[i]];
+    i = par[i];
+  }
+  return i;
+}
+
+static void uf_union(uint32_t *par, uint32_t i, uint32_t j) {
+  i = uf_find(par, i);
+  j = uf_find(par, j);
+  if (i == j) return;
+  if (i < j)
+    par[j] = i;
+  else
+    par[i] = j;
+}
+
+static const algo_node_t *nd(const pk_t *P, uint32_t r, uint32_t i) {
+  return algo_node(P->a, r, i);
+}
+
+static bool same_chunks(const pk_t *P, uint32_t r, uint32_t i, uint32_t j) {
+  const algo_node_t *n = nd(P, r, i), *m = nd(P, r, j);
+  if (n->nchunks != m->nchunks || n->nchunks == 0) return false;
+  return memcmp(algo_node_chunks(P->a, r, n), algo_node_chunks(P->a, r, m),
+                n->nchunks * sizeof(uint32_t)) == 0;
+}
+
+/* Reduce-RECV dependencies of COMP i. */
+static uint32_t reduce_deps(const pk_t *P, uint32_t r, uint32_t i) {
+  const algo_node_t *n = nd(P, r, i);
+  const uint32_t *d = algo_node_deps(P->a, r, n);
+  uint32_t k = 0;
+  for (uint32_t j = 0; j < n->ndeps; j++)
+    k += nd(P, r, d[j])->op == ALGO_RECV && nd(P, r, d[j])->reduce;
+  return k;
+}
+
+/* Dependents (same rank) of every node, CSR over global ids. */
+static tn_status_t build_succ(pk_t *P, tn_err_t *err) {
+  const algo_t *a = P->a;
+  size_t ne = 0;
+  tn_status_t rc = tn_calloc(P->nn + 2, sizeof *P->succ_off, &P->succ_off, err);
+  if (rc != TN_OK) return rc;
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      const algo_node_t *n = nd(P, r, i);
+      const uint32_t *d = algo_node_deps(a, r, n);
+      for (uint32_t k = 0; k < n->ndeps; k++) {
+        if (d[k] >= algo_rank_len(a, r))
+          return tn_err_set(err, TN_INVAL, "rank %u node %u: dependency %u out of range", r, i,
+                            d[k]);
+        P->succ_off[P->base[r] + d[k] + 1]++;
+        ne++;
+      }
+    }
+  for (uint32_t g = 0; g < P->nn; g++)
+    P->succ_off[g + 1] += P->succ_off[g];
+  if ((rc = tn_calloc(ne + 1, sizeof *P->succ, &P->succ, err)) != TN_OK) return rc;
+  uint32_t *fill = NULL;
+  if ((rc = tn_calloc(P->nn + 1, sizeof *fill, &fill, err)) != TN_OK) return rc;
+  memcpy(fill, P->succ_off, P->nn * sizeof *fill);
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      const algo_node_t *n = nd(P, r, i);
+      const uint32_t *d = algo_node_deps(a, r, n);
+      for (uint32_t k = 0; k < n->ndeps; k++)
+        P->succ[fill[P->base[r] + d[k]]++] = P->base[r] + i;
+    }
+  free(fill);
+  return TN_OK;
+}
+
+static tn_status_t new_unit(pk_t *P, uint8_t kind, uint32_t r, uint32_t rv, uint32_t cp,
+                            uint32_t sd, tn_err_t *err) {
+  unit_t u = {kind, false, r, rv, cp, sd, NONE, NONE, 0, 0, 0, 0, 0};
+  uint32_t id = (uint32_t)P->units.len;
+  uint32_t parts[3] = {rv, cp, sd};
+  for (int k = 0; k < 3; k++)
+    if (parts[k] != NONE) {
+      if (parts[k] < u.head || u.head == NONE) u.head = parts[k];
+      P->unit[P->base[r] + parts[k]] = id;
+    }
+  return tn_vec_push(&P->units, &u, err);
+}
+
+/* A SEND dependent of node h (rank r) that fuses after it: its only dependency is h and
+ * it carries the chunks of RECV rv; with peer p (NONE: any), not taken. */
+static uint32_t fusable_send(const pk_t *P, uint32_t r, uint32_t h, uint32_t rv, uint32_t p) {
+  uint32_t g = P->base[r] + h;
+  for (uint32_t e = P->succ_off[g]; e < P->succ_off[g + 1]; e++) {
+    uint32_t s = P->succ[e] - P->base[r];
+    const algo_node_t *n = nd(P, r, s);
+    if (n->op != ALGO_SEND || n->ndeps != 1 || P->unit[P->succ[e]] != NONE) continue;
+    if (p != NONE && (uint32_t)n->peer != p) continue;
+    if (same_chunks(P, r, s, rv)) return s;
+  }
+  return NONE;
+}
+
+/* The one COMP that reduces reduce-RECV rv alone with the same chunks, or NONE. */
+static uint32_t fusable_comp(const pk_t *P, uint32_t r, uint32_t rv) {
+  uint32_t g = P->base[r] + rv, c = NONE, ncomp = 0;
+  for (uint32_t e = P->succ_off[g]; e < P->succ_off[g + 1]; e++) {
+    uint32_t d = P->succ[e] - P->base[r];
+    if (nd(P, r, d)->op != ALGO_COMP) continue;
+    ncomp++;
+    if (reduce_deps(P, r, d) == 1 && same_chunks(P, r, d, rv)) c = d;
+  }
+  return ncomp == 1 ? c : NONE;
+}
+
+typedef struct qp {
+  uint32_t q, p, n;
+} qp_t;
+
+static int cmp_qp(const void *x, const void *y) {
+  const qp_t *s = x, *t = y;
+  if (s->q != t->q) return s->q < t->q ? -1 : 1;
+  return (s->p > t->p) - (s->p < t->p);
+}
+
+static int cmp_qp_count(const void *x, const void *y) {
+  const qp_t *s = x, *t = y;
+  if (s->n != t->n) return s->n > t->n ? -1 : 1;
+  return cmp_qp(x, y);
+}
+
+/* Units of rank r: fused ones first (when fuse), then one per remaining node. smate[q]:
+ * the send peer matched with receive peer q (NONE). */
+static tn_status_t rank_units(pk_t *P, uint32_t r, bool fuse, uint32_t *smate, uint32_t *rmate,
+                              tn_err_t *err) {
+  const algo_t *a = P->a;
+  uint32_t len = algo_rank_len(a, r);
+  tn_status_t rc = TN_OK;
+  qp_t *cand = NULL;
+  for (uint32_t p = 0; p < a->npus; p++)
+    smate[p] = rmate[p] = NONE;
+  if (fuse) {
+    size_t nc = 0;
+    if ((rc = tn_calloc(len + 1, sizeof *cand, &cand, err)) != TN_OK) return rc;
+    for (uint32_t i = 0; i < len; i++) {
+      const algo_node_t *n = nd(P, r, i);
+      if (n->op != ALGO_RECV) continue;
+      uint32_t h = n->reduce ? fusable_comp(P, r, i) : i;
+      uint32_t s = h == NONE ? NONE : fusable_send(P, r, h, i, NONE);
+      if (s != NONE) cand[nc++] = (qp_t){(uint32_t)n->peer, (uint32_t)nd(P, r, s)->peer, 1};
+    }
+    qsort(cand, nc, sizeof *cand, cmp_qp);
+    size_t m = 0;
+    for (size_t k = 0; k < nc; k++) {
+      if (m > 0 && cand[m - 1].q == cand[k].q && cand[m - 1].p == cand[k].p)
+        cand[m - 1].n++;
+      else
+        cand[m++] = cand[k];
+    }
+    qsort(cand, m, sizeof *cand, cmp_qp_count);
+    for (size_t k = 0; k < m; k++)
+      if (smate[cand[k].q] == NONE && rmate[cand[k].p] == NONE) {
+        smate[cand[k].q] = cand[k].p;
+        rmate[cand[k].p] = cand[k].q;
+      }
+    free(cand);
+    for (uint32_t i = 0; i < len && rc == TN_OK; i++) {
+      const algo_node_t *n = nd(P, r, i);
+      if (n->op != ALGO_RECV || P->unit[P->base[r] + i] != NONE) continue;
+      uint32_t q = (uint32_t)n->peer;
+      if (n->reduce) {
+        uint32_t c = fusable_comp(P, r, i);
+        if (c == NONE || P->unit[P->base[r] + c] != NONE) continue;
+        uint32_t s = smate[q] == NONE ? NONE : fusable_send(P, r, c, i, smate[q]);
+        rc = new_unit(P, s == NONE ? U_RRC : U_RRCS, r, i, c, s, err);
+      } else {
+        uint32_t s = smate[q] == NONE ? NONE : fusable_send(P, r, i, i, smate[q]);
+        if (s != NONE) rc = new_unit(P, U_RCS, r, i, NONE, s, err);
+      }
+    }
+  }
+  for (uint32_t i = 0; i < len && rc == TN_OK; i++) {
+    if (P->unit[P->base[r] + i] != NONE) continue;
+    const algo_node_t *n = nd(P, r, i);
+    if (n->op == ALGO_SEND)
+      rc = new_unit(P, U_S, r, NONE, NONE, i, err);
+    else if (n->op == ALGO_RECV)
+      rc = new_unit(P, U_R, r, i, NONE, NONE, err);
+    else
+      rc = new_unit(P, U_RE, r, NONE, i, NONE, err);
+  }
+  return rc;
+}
+
+/* Shapes of rank r from its units (see the top). */
+static tn_status_t rank_shapes(pk_t *P, uint32_t r, tn_err_t *err) {
+  const algo_t *a = P->a;
+  uint32_t *ss = P->sshape + (size_t)r * a->npus, *rs = P->rshape + (size_t)r * a->npus;
+  bool *su = NULL, *ru = NULL;
+  tn_status_t rc = tn_calloc(a->npus, sizeof *su, &su, err);
+  if (rc == TN_OK) rc = tn_calloc(a->npus, sizeof *ru, &ru, err);
+  for (uint32_t p = 0; p < a->npus; p++)
+    ss[p] = rs[p] = NONE;
+  for (uint32_t i = 0; i < algo_rank_len(a, r) && rc == TN_OK; i++) {
+    uint32_t u = P->unit[P->base[r] + i];
+    if (u == NONE) continue;
+    const unit_t *U = &UN(P, u);
+    const algo_node_t *n = nd(P, r, i);
+    if (n->op == ALGO_SEND) su[n->peer] = true;
+    if (n->op == ALGO_RECV) ru[n->peer] = true;
+    if (U->send == NONE || U->recv == NONE || i != U->head) continue;
+    uint32_t p = (uint32_t)nd(P, r, U->send)->peer, q = (uint32_t)nd(P, r, U->recv)->peer;
+    if (ss[p] != NONE) continue; /* the matching makes (p, q) the only shape with p */
+    ss[p] = rs[q] = (uint32_t)P->shapes.len;
+    rc = tn_vec_push(&P->shapes, &(shape_t){(int32_t)p, (int32_t)q}, err);
+  }
+  for (uint32_t p = 0; p < a->npus && rc == TN_OK; p++)
+    if (su[p] && ss[p] == NONE) {
+      bool pair = ru[p] && rs[p] == NONE;
+      ss[p] = (uint32_t)P->shapes.len;
+      if (pair) rs[p] = ss[p];
+      rc = tn_vec_push(&P->shapes, &(shape_t){(int32_t)p, pair ? (int32_t)p : -1}, err);
+    }
+  for (uint32_t q = 0; q < a->npus && rc == TN_OK; q++)
+    if (ru[q] && rs[q] == NONE) {
+      rs[q] = (uint32_t)P->shapes.len;
+      rc = tn_vec_push(&P->shapes, &(shape_t){-1, (int32_t)q}, err);
+    }
+  P->shape_off[r + 1] = (uint32_t)P->shapes.len;
+  free(su);
+  free(ru);
+  return rc;
+}
+
+/* ---- events and their order ------------------------------------------------ */
+
+static uint64_t ukey(const unit_t *u) {
+  return ((uint64_t)u->head << 32) | u->rank;
+}
+
+typedef struct heap {
+  uint32_t *v;
+  size_t n;
+  const uint64_t *key, *key2;
+} heap_t;
+
+static bool hless(const heap_t *h, uint32_t x, uint32_t y) {
+  if (h->key[x] != h->key[y]) return h->key[x] < h->key[y];
+  return h->key2[x] < h->key2[y];
+}
+
+static void hpush(heap_t *h, uint32_t x) {
+  size_t i = h->n++;
+  h->v[i] = x;
+  while (i > 0 && hless(h, h->v[i], h->v[(i - 1) / 2])) {
+    uint32_t t = h->v[i];
+    h->v[i] = h->v[(i - 1) / 2];
+    h->v[(i - 1) / 2] = t;
+    i = (i - 1) / 2;
+  }
+}
+
+static uint32_t hpop(heap_t *h) {
+  uint32_t top = h->v[0];
+  h->v[0] = h->v[--h->n];
+  size_t i = 0;
+  for (;;) {
+    size_t l = 2 * i + 1, r = l + 1, m = i;
+    if (l < h->n && hless(h, h->v[l], h->v[m])) m = l;
+    if (r < h->n && hless(h, h->v[r], h->v[m])) m = r;
+    if (m == i) break;
+    uint32_t t = h->v[i];
+    h->v[i] = h->v[m];
+    h->v[m] = t;
+    i = m;
+  }
+  return top;
+}
+
+/* Every dependency (node d of rank r → node i) between different units, as unit ids. */
+#define FOR_UNIT_DEPS(P, u, dv, BODY)                                                              \
+  do {                                                                                             \
+    const unit_t *U_ = &UN(P, u);                                                                  \
+    uint32_t parts_[3] = {U_->recv, U_->comp, U_->send};                                           \
+    for (int k_ = 0; k_ < 3; k_++) {                                                               \
+      if (parts_[k_] == NONE) continue;                                                            \
+      const algo_node_t *n_ = nd(P, U_->rank, parts_[k_]);                                         \
+      const uint32_t *d_ = algo_node_deps((P)->a, U_->rank, n_);                                   \
+      for (uint32_t j_ = 0; j_ < n_->ndeps; j_++) {                                                \
+        uint32_t dv = (P)->unit[(P)->base[U_->rank] + d_[j_]];                                     \
+        if (dv == (u) || dv == NONE) continue;                                                     \
+        BODY;                                                                                      \
+      }                                                                                            \
+    }                                                                                              \
+  } while (0)
+
+/* Estimated start of every node in an eager run without contention, time in bytes: a SEND
+ * starts when its dependencies are done and takes its bytes, a RECV is done (and
+ * "starts") when its message arrived and its dependencies are done, a COMP takes 1. The
+ * witness below fires ready steps earliest estimate first, so each tb lists its steps
+ * roughly in the order the algorithm meant them to run. Nodes on a cycle keep 0 (the
+ * witness reports the deadlock). */
+static tn_status_t estimate(pk_t *P, tn_err_t *err) {
+  const algo_t *a = P->a;
+  uint32_t *indeg = NULL, *queue = NULL;
+  uint64_t *done = NULL;
+  tn_status_t rc = tn_calloc(P->nn + 1, sizeof *P->start, &P->start, err);
+  if (rc == TN_OK) rc = tn_calloc(P->nn + 1, sizeof *indeg, &indeg, err);
+  if (rc == TN_OK) rc = tn_calloc(P->nn + 1, sizeof *queue, &queue, err);
+  if (rc == TN_OK) rc = tn_calloc(P->nn + 1, sizeof *done, &done, err);
+  if (rc != TN_OK) goto fail;
+  uint32_t head = 0, tail = 0;
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      const algo_node_t *n = nd(P, r, i);
+      indeg[P->base[r] + i] = n->ndeps + (n->op == ALGO_RECV);
+      if (indeg[P->base[r] + i] == 0) queue[tail++] = P->base[r] + i;
+    }
+  uint32_t r = 0;
+  while (head < tail) {
+    uint32_t g = queue[head++];
+    while (g >= P->base[r + 1])
+      r++;
+    while (g < P->base[r])
+      r--;
+    const algo_node_t *n = nd(P, r, g - P->base[r]);
+    done[g] = P->start[g] + (n->op == ALGO_SEND ? n->bytes : n->op == ALGO_COMP ? 1 : 0);
+    if (n->op == ALGO_SEND) {
+      const emit_i_msccl_xnode_t *xs = &P->x[r][g - P->base[r]];
+      uint32_t v = P->base[xs->prank] + xs->pnode;
+      if (done[g] > P->start[v]) P->start[v] = done[g];
+      if (--indeg[v] == 0) queue[tail++] = v;
+    }
+    for (uint32_t e = P->succ_off[g]; e < P->succ_off[g + 1]; e++) {
+      uint32_t v = P->succ[e];
+      if (done[g] > P->start[v]) P->start[v] = done[g];
+      if (--indeg[v] == 0) queue[tail++] = v;
+    }
+  }
+fail:
+  free(indeg);
+  free(queue);
+  free(done);
+  return rc;
+}
+
+/* Unit-level dependency graph (edges v → u for every node dependency across units). */
+static tn_status_t build_unit_graph(pk_t *P, tn_err_t *err) {
+  uint32_t nu = (uint32_t)P->units.len;
+  free(P->usucc_off);
+  free(P->usucc);
+  P->usucc_off = P->usucc = NULL;
+  tn_status_t rc = tn_calloc(nu + 2, sizeof *P->usucc_off, &P->usucc_off, err);
+  if (rc != TN_OK) return rc;
+  size_t ne = 0;
+  for (uint32_t u = 0; u < nu; u++)
+    FOR_UNIT_DEPS(P, u, v, {
+      P->usucc_off[v + 1]++;
+      ne++;
+    });
+  for (uint32_t u = 0; u < nu; u++)
+    P->usucc_off[u + 1] += P->usucc_off[u];
+  if ((rc = tn_calloc(ne + 1, sizeof *P->usucc, &P->usucc, err)) != TN_OK) return rc;
+  uint32_t *fill = NULL;
+  if ((rc = tn_calloc(nu + 1, sizeof *fill, &fill, err)) != TN_OK) return rc;
+  memcpy(fill, P->usucc_off, nu * sizeof *fill);
+  for (uint32_t u = 0; u < nu; u++)
+    FOR_UNIT_DEPS(P, u, v, { P->usucc[fill[v]++] = u; });
+  free(fill);
+  return TN_OK;
+}
+
+typedef struct ckey {
+  uint64_t key;
+  uint32_t unit;
+} ckey_t;
+
+static int cmp_ckey(const void *x, const void *y) {
+  const ckey_t *s = x, *t = y;
+  if (s->key != t->key) return s->key < t->key ? -1 : 1;
+  return (s->unit > t->unit) - (s->unit < t->unit);
+}
+
+/* The unit that holds the SEND matching the receive of unit u. */
+static uint32_t in_unit(const pk_t *P, const unit_t *U) {
+  const emit_i_msccl_xnode_t *xr = &P->x[U->rank][U->recv];
+  return P->unit[P->base[xr->prank] + xr->pnode];
+}
+
+/* A witness run of the packed program (channels already assigned) in the strictest
+ * runtime model: a connection (sender, receiver, channel) buffers one message, so a send
+ * waits until the previous message on its connection was received; a receive waits for its
+ * message; a fused step does both at once; every step waits for its dependencies. Units
+ * fire one at a time, the ready one with the lowest (node id, rank) first; the firing
+ * position is L. Every tb will list its steps in L order, so this run is a run of the
+ * written program; since all waits are monotone, no run of it can get stuck (the first
+ * step of the witness not done in a stuck state would be enabled). One buffered message
+ * per connection also makes receives meet their sends in order (FIFO pairing). A unit
+ * left over means the program could deadlock: TN_INFEASIBLE naming it. */
+static tn_status_t simulate(pk_t *P, tn_err_t *err) {
+  const algo_t *a = P->a;
+  uint32_t nu = (uint32_t)P->units.len, nconn = 0;
+  uint32_t *left = NULL, *sconn = NULL, *wnext = NULL, *whead = NULL, *heapv = NULL;
+  uint8_t *st = NULL; /* bit 0 fired, bit 1 queued, bit 2 waiting on its connection */
+  bool *busy = NULL;
+  uint64_t *key = NULL, *key2 = NULL;
+  ckey_t *ck = NULL;
+  size_t nck = 0;
+  tn_status_t rc = tn_calloc(nu + 1, sizeof *left, &left, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *sconn, &sconn, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *wnext, &wnext, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *heapv, &heapv, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *st, &st, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *key, &key, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *key2, &key2, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *ck, &ck, err);
+  if (rc != TN_OK) goto fail;
+  /* Connections of the send parts. */
+  for (uint32_t u = 0; u < nu; u++) {
+    const unit_t *U = &UN(P, u);
+    uint32_t lead = U->recv != NONE ? U->recv : U->comp != NONE ? U->comp : U->send;
+    key[u] = P->start[P->base[U->rank] + lead];
+    key2[u] = ukey(U);
+    sconn[u] = NONE;
+    if (U->send == NONE) continue;
+    uint64_t k = ((uint64_t)U->rank * a->npus + (uint32_t)nd(P, U->rank, U->send)->peer) *
+                     EMIT_MSCCL_MAX_CHANNELS * 64u +
+                 U->chan;
+    ck[nck++] = (ckey_t){k, u};
+  }
+  qsort(ck, nck, sizeof *ck, cmp_ckey);
+  for (size_t k = 0; k < nck; k++) {
+    if (k > 0 && ck[k].key != ck[k - 1].key) nconn++;
+    sconn[ck[k].unit] = nconn;
+  }
+  nconn += nck > 0;
+  if ((rc = tn_calloc(nconn + 1, sizeof *busy, &busy, err)) != TN_OK) goto fail;
+  if ((rc = tn_calloc(nconn + 1, sizeof *whead, &whead, err)) != TN_OK) goto fail;
+  for (uint32_t c = 0; c < nconn; c++)
+    whead[c] = NONE;
+  for (uint32_t u = 0; u < nu; u++)
+    for (uint32_t e = P->usucc_off[u]; e < P->usucc_off[u + 1]; e++)
+      left[P->usucc[e]]++;
+  heap_t h = {heapv, 0, key, key2};
+  for (uint32_t u = 0; u < nu; u++)
+    if (left[u] == 0 && UN(P, u).recv == NONE) {
+      st[u] |= 2;
+      hpush(&h, u);
+    }
+  uint32_t done = 0;
+  while (h.n > 0) {
+    uint32_t u = hpop(&h);
+    st[u] &= (uint8_t)~2u;
+    const unit_t *U = &UN(P, u);
+    /* Queued units have their dependencies and message; the connection may be busy. */
+    if (U->send != NONE && busy[sconn[u]]) {
+      wnext[u] = whead[sconn[u]];
+      whead[sconn[u]] = u;
+      st[u] |= 4;
+      continue;
+    }
+    st[u] |= 1;
+    P->L[u] = done++;
+    uint32_t wake[3] = {NONE, NONE, NONE};
+    if (U->recv != NONE) { /* its connection is free again: wake the waiting senders */
+      uint32_t c = sconn[in_unit(P, U)];
+      busy[c] = false;
+      for (uint32_t w = whead[c]; w != NONE; w = wnext[w]) {
+        st[w] &= (uint8_t)~4u;
+        st[w] |= 2;
+        hpush(&h, w);
+      }
+      whead[c] = NONE;
+    }
+    if (U->send != NONE) { /* its message is there: the receiver may go */
+      busy[sconn[u]] = true;
+      const emit_i_msccl_xnode_t *xs = &P->x[U->rank][U->send];
+      wake[0] = P->unit[P->base[xs->prank] + xs->pnode];
+    }
+    for (uint32_t e = P->usucc_off[u]; e < P->usucc_off[u + 1]; e++) {
+      uint32_t v = P->usucc[e];
+      if (--left[v] == 0 && (UN(P, v).recv == NONE || (st[in_unit(P, &UN(P, v))] & 1)) &&
+          !(st[v] & 7)) {
+        st[v] |= 2;
+        hpush(&h, v);
+      }
+    }
+    for (int k = 0; k < 3; k++) {
+      uint32_t v = wake[k];
+      if (v == NONE || left[v] != 0 || (st[v] & 7)) continue;
+      st[v] |= 2;
+      hpush(&h, v);
+    }
+  }
+  if (done < nu) {
+    uint32_t u = 0;
+    while (u < nu && (st[u] & 1))
+      u++;
+    rc = tn_err_set(err, TN_INFEASIBLE,
+                    "rank %u node %u: never runs once each connection buffers only one "
+                    "message; the runtime could deadlock",
+                    UN(P, u).rank, UN(P, u).head);
+  }
+fail:
+  free(left);
+  free(sconn);
+  free(wnext);
+  free(whead);
+  free(heapv);
+  free(st);
+  free(busy);
+  free(key);
+  free(key2);
+  free(ck);
+  return rc;
+}
+
+/* Chains: messages joined by fused steps (union-find over SEND nodes' global ids). */
+static void build_chains(pk_t *P) {
+  const algo_t *a = P->a;
+  for (uint32_t g = 0; g < P->nn; g++)
+    P->chain[g] = g;
+  for (size_t u = 0; u < P->units.len; u++) {
+    const unit_t *U = &UN(P, u);
+    if (U->send == NONE || U->recv == NONE) continue;
+    const emit_i_msccl_xnode_t *xr = &P->x[U->rank][U->recv];
+    uf_union(P->chain, P->base[U->rank] + U->send, P->base[xr->prank] + xr->pnode);
+  }
+  P->nchains = 0;
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      uint32_t g = P->base[r] + i;
+      if (nd(P, r, i)->op != ALGO_SEND || P->unit[g] == NONE) continue;
+      if (uf_find(P->chain, g) == g) P->chain_ord[g] = P->nchains++;
+    }
+}
+
+/* Channel of the message SEND node s of rank r carries, with C channels. */
+static uint32_t msg_chan(pk_t *P, uint32_t r, uint32_t s, uint32_t C) {
+  return P->chain_ord[uf_find(P->chain, P->base[r] + s)] % C;
+}
+
+/* ---- threadblocks for C channels ------------------------------------------- */
+
+static const pk_t *sort_ctx;
+static int cmp_order(const void *x, const void *y) {
+  const unit_t *s = &UN(sort_ctx, *(const uint32_t *)x), *t = &UN(sort_ctx, *(const uint32_t *)y);
+  if (s->rank != t->rank) return s->rank < t->rank ? -1 : 1;
+  if (s->tb != t->tb) return s->tb < t->tb ? -1 : 1;
+  uint32_t ls = sort_ctx->L[*(const uint32_t *)x], lt = sort_ctx->L[*(const uint32_t *)y];
+  return (ls > lt) - (ls < lt);
+}
+
+/* Assigns channels and tbs for C channels, orders each tb, computes the waits and step
+ * numbers, and checks the premises of the deadlock-freedom argument. */
+static tn_status_t layout(pk_t *P, uint32_t C, tn_err_t *err) {
+  const algo_t *a = P->a;
+  uint32_t nu = (uint32_t)P->units.len, nsh = (uint32_t)P->shapes.len;
+  uint32_t *tbid = NULL, *lastpos = NULL;
+  tn_status_t rc = tn_calloc((size_t)C * nsh + 1, sizeof *tbid, &tbid, err);
+  if (rc != TN_OK) return rc;
+  P->tbs.len = 0;
+  P->udeps.len = 0;
+  /* Channels and shapes of units with a connection. */
+  for (uint32_t u = 0; u < nu; u++) {
+    unit_t *U = &UN(P, u);
+    uint32_t r = U->rank, *ss = P->sshape + (size_t)r * a->npus,
+             *rs = P->rshape + (size_t)r * a->npus;
+    if (U->send != NONE) {
+      U->chan = msg_chan(P, r, U->send, C);
+      U->tb = ss[nd(P, r, U->send)->peer];
+    } else if (U->recv != NONE) {
+      const emit_i_msccl_xnode_t *xr = &P->x[r][U->recv];
+      U->chan = msg_chan(P, xr->prank, xr->pnode, C);
+      U->tb = rs[nd(P, r, U->recv)->peer];
+    } else {
+      U->tb = NONE;
+    }
+  }
+  if ((rc = simulate(P, err)) != TN_OK) goto fail;
+  /* COMP units: on the tb of the reduce RECV they wait for last (in L). */
+  for (uint32_t u = 0; u < nu; u++) {
+    unit_t *U = &UN(P, u);
+    if (U->kind != U_RE) continue;
+    const algo_node_t *n = nd(P, U->rank, U->comp);
+    const uint32_t *d = algo_node_deps(a, U->rank, n);
+    uint32_t best = NONE;
+    for (uint32_t k = 0; k < n->ndeps; k++) {
+      const algo_node_t *dn = nd(P, U->rank, d[k]);
+      if (dn->op != ALGO_RECV || !dn->reduce) continue;
+      uint32_t v = P->unit[P->base[U->rank] + d[k]];
+      if (best == NONE || P->L[v] > P->L[best]) best = v;
+    }
+    if (best == NONE) {
+      rc = tn_err_set(err, TN_INFEASIBLE,
+                      "rank %u node %u: a COMP that reduces no received data has no "
+                      "MSCCL-IR form",
+                      U->rank, U->comp);
+      goto fail;
+    }
+    U->chan = UN(P, best).chan;
+    U->tb = UN(P, best).tb; /* still a shape index here */
+  }
+  /* tb ids per rank: (channel, shape) in that order, used ones only. */
+  for (uint32_t r = 0; r < a->npus; r++) {
+    P->tb_off[r] = (uint32_t)P->tbs.len;
+    uint32_t s0 = P->shape_off[r], s1 = P->shape_off[r + 1];
+    for (uint32_t c = 0; c < C; c++)
+      for (uint32_t s = s0; s < s1; s++)
+        tbid[(size_t)c * nsh + s] = NONE;
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      uint32_t u = P->unit[P->base[r] + i];
+      if (u != NONE) tbid[(size_t)UN(P, u).chan * nsh + UN(P, u).tb] = 0;
+    }
+    for (uint32_t c = 0; c < C && rc == TN_OK; c++)
+      for (uint32_t s = s0; s < s1 && rc == TN_OK; s++) {
+        uint32_t *t = &tbid[(size_t)c * nsh + s];
+        if (*t == NONE) continue;
+        *t = (uint32_t)P->tbs.len - P->tb_off[r];
+        rc = tn_vec_push(&P->tbs, &(tbinfo_t){c, s, 0, 0, 0}, err);
+      }
+    if (rc != TN_OK) goto fail;
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      uint32_t u = P->unit[P->base[r] + i];
+      if (u != NONE && UN(P, u).head == i)
+        UN(P, u).tb = tbid[(size_t)UN(P, u).chan * nsh + UN(P, u).tb];
+    }
+  }
+  P->tb_off[a->npus] = (uint32_t)P->tbs.len;
+  /* Steps of each tb in L order. */
+  for (uint32_t u = 0; u < nu; u++)
+    P->order[u] = u;
+  sort_ctx = P;
+  qsort(P->order, nu, sizeof *P->order, cmp_order);
+  if ((rc = tn_calloc(nu + 1, sizeof *lastpos, &lastpos, err)) != TN_OK) goto fail;
+  for (uint32_t k = 0; k < nu; k++) {
+    const unit_t *U = &UN(P, P->order[k]);
+    tbinfo_t *T = &TBI(P, P->tb_off[U->rank] + U->tb);
+    if (T->n == 0)
+      T->first = k;
+    else if (P->L[P->order[k - 1]] >= P->L[P->order[k]]) {
+      rc = tn_err_set(err, TN_INTERNAL, "rank %u node %u: two steps at one position (packer bug)",
+                      U->rank, U->head);
+      goto fail;
+    }
+    T->n++;
+  }
+  /* Waits: per unit, the latest unit of each other tb it depends on (by position in that
+   * tb); every dependency must come earlier in L (the premise of the argument above). */
+  uint32_t *upos = lastpos; /* position of each unit in its tb */
+  for (size_t t = 0; t < P->tbs.len; t++)
+    for (uint32_t k = 0; k < TBI(P, t).n; k++)
+      upos[P->order[TBI(P, t).first + k]] = k;
+  for (uint32_t k = 0; k < nu && rc == TN_OK; k++) {
+    uint32_t u = P->order[k];
+    unit_t *U = &UN(P, u);
+    size_t start = P->udeps.len;
+    FOR_UNIT_DEPS(P, u, v, {
+      if (rc != TN_OK) break;
+      if (P->L[v] >= P->L[u]) {
+        rc = tn_err_set(err, TN_INTERNAL,
+                        "rank %u node %u: waits for a step later in the order (packer bug)",
+                        U_->rank, U_->head);
+        break;
+      }
+      if (UN(P, v).tb == U_->tb) continue; /* earlier in its own tb */
+      bool seen = false;
+      for (size_t j = start; j < P->udeps.len; j++) {
+        uint32_t *w = &TN_VEC_AT(&P->udeps, uint32_t, j);
+        if (UN(P, *w).tb != UN(P, v).tb) continue;
+        seen = true;
+        if (upos[v] > upos[*w]) *w = v;
+      }
+      if (!seen) rc = tn_vec_push(&P->udeps, &v, err);
+    });
+    if (rc != TN_OK) break;
+    U = &UN(P, u);
+    U->dep_off = (uint32_t)start;
+    U->ndeps = (uint32_t)(P->udeps.len - start);
+    /* deterministic: the waits sorted by tb */
+    uint32_t *w = &TN_VEC_AT(&P->udeps, uint32_t, start);
+    for (uint32_t i = 1; i < U->ndeps; i++)
+      for (uint32_t j = i; j > 0 && UN(P, w[j - 1]).tb > UN(P, w[j]).tb; j--) {
+        uint32_t t = w[j];
+        w[j] = w[j - 1];
+        w[j - 1] = t;
+      }
+    uint32_t ops = U->kind == U_RE ? reduce_deps(P, U->rank, U->comp) : 1;
+    U->nsteps = (U->ndeps ? U->ndeps - 1 : 0) + ops;
+  }
+  if (rc != TN_OK) goto fail;
+  for (uint32_t u = 0; u < nu; u++)
+    UN(P, u).hasdep = false;
+  for (size_t j = 0; j < P->udeps.len; j++)
+    UN(P, TN_VEC_AT(&P->udeps, uint32_t, j)).hasdep = true;
+  for (size_t t = 0; t < P->tbs.len; t++) {
+    tbinfo_t *T = &TBI(P, t);
+    uint32_t s = 0;
+    for (uint32_t k = 0; k < T->n; k++) {
+      unit_t *U = &UN(P, P->order[T->first + k]);
+      U->step = s;
+      s += U->nsteps;
+    }
+    T->nsteps = s;
+  }
+fail:
+  free(tbid);
+  free(lastpos);
+  return rc;
+}
+
+/* The first limit the layout breaks, as a message in msg (empty: fits). */
+static void check_limits(const pk_t *P, const emit_msccl_limits_t *lim, uint32_t C, char *msg,
+                         size_t cap) {
+  const algo_t *a = P->a;
+  msg[0] = 0;
+  for (uint32_t r = 0; r < a->npus; r++) {
+    uint32_t t0 = P->tb_off[r], t1 = P->tb_off[r + 1];
+    if (t1 - t0 > lim->tbs) {
+      snprintf(msg, cap, "gpu %u needs %u threadblocks (limit %u)", r, t1 - t0, lim->tbs);
+      return;
+    }
+    for (uint32_t c = 0; c < C; c++) {
+      uint32_t ns = 0, nr = 0;
+      for (uint32_t t = t0; t < t1; t++) {
+        const tbinfo_t *T = &TBI(P, t);
+        if (T->chan != c) continue;
+        ns += SH(P, T->shape).send >= 0;
+        nr += SH(P, T->shape).recv >= 0;
+      }
+      if (ns > lim->tbs_per_channel || nr > lim->tbs_per_channel) {
+        snprintf(msg, cap,
+                 "gpu %u channel %u has %u sending and %u receiving threadblocks "
+                 "(limit %u each)",
+                 r, c, ns, nr, lim->tbs_per_channel);
+        return;
+      }
+    }
+    for (uint32_t t = t0; t < t1; t++)
+      if (TBI(P, t).nsteps > lim->steps) {
+        snprintf(msg, cap, "gpu %u tb %u has %u steps (limit %u per threadblock)", r, t - t0,
+                 TBI(P, t).nsteps, lim->steps);
+        return;
+      }
+  }
+}
+
+/* ---- writing ----------------------------------------------------------------- */
+
+static void wstep(emit_i_msccl_sb_t *b, tn_err_t *err, uint32_t s, const char *type, const char *sb,
+                  int64_t so, const char *db, int64_t doff, int64_t cnt, int64_t depid,
+                  int64_t deps, bool hasdep) {
+  emit_i_msccl_sb_printf(b, err,
+                         "      <step s=\"%u\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%lld\" "
+                         "dstbuf=\"%s\" dstoff=\"%lld\" cnt=\"%lld\" depid=\"%lld\" "
+                         "deps=\"%lld\" hasdep=\"%d\"/>\n",
+                         s, type, sb, (long long)so, db, (long long)doff, (long long)cnt,
+                         (long long)depid, (long long)deps, hasdep ? 1 : 0);
+}
+
+/* The last step index of unit v in its tb. */
+static int64_t last_step(const pk_t *P, uint32_t v) {
+  return (int64_t)UN(P, v).step + UN(P, v).nsteps - 1;
+}
+
+static tn_status_t write_unit(const pk_t *P, emit_i_msccl_sb_t *b, uint32_t u,
+                              const uint32_t *scratch, tn_err_t *err) {
+  const algo_t *a = P->a;
+  const unit_t *U = &UN(P, u);
+  uint32_t r = U->rank, s = U->step, first = 0;
+  const char *slot = emit_i_msccl_slot_buf(a);
+  const uint32_t *w = &TN_VEC_AT(&P->udeps, uint32_t, U->dep_off);
+  for (uint32_t k = 0; k + 1 < U->ndeps; k++)
+    wstep(b, err, s++, "nop", "i", -1, "o", -1, 0, UN(P, w[k]).tb, last_step(P, w[k]), false);
+  int64_t depid = U->ndeps ? (int64_t)UN(P, w[U->ndeps - 1]).tb : -1;
+  int64_t deps = U->ndeps ? last_step(P, w[U->ndeps - 1]) : -1;
+  uint32_t lead = U->recv != NONE ? U->recv : U->send != NONE ? U->send : U->comp;
+  tn_status_t rc = emit_i_msccl_contiguous(a, r, lead, &first, err);
+  if (rc != TN_OK) return rc;
+  int64_t cnt = nd(P, r, lead)->nchunks;
+  switch (U->kind) {
+  case U_S: {
+    const emit_i_msccl_xnode_t *xs = &P->x[r][U->send];
+    const algo_node_t *rn = nd(P, xs->prank, xs->pnode);
+    uint32_t ru = P->unit[P->base[xs->prank] + xs->pnode];
+    bool scr = rn->reduce && UN(P, ru).kind == U_R;
+    wstep(b, err, s, "s", slot, first, scr ? "s" : slot,
+          scr ? scratch[P->base[xs->prank] + xs->pnode] : first, cnt, depid, deps, U->hasdep);
+    break;
+  }
+  case U_R: {
+    bool scr = nd(P, r, U->recv)->reduce;
+    wstep(b, err, s, "r", slot, first, scr ? "s" : slot,
+          scr ? scratch[P->base[r] + U->recv] : first, cnt, depid, deps, U->hasdep);
+    break;
+  }
+  case U_RCS: wstep(b, err, s, "rcs", slot, first, slot, first, cnt, depid, deps, U->hasdep); break;
+  case U_RRC: wstep(b, err, s, "rrc", slot, first, slot, first, cnt, depid, deps, U->hasdep); break;
+  case U_RRCS:
+    wstep(b, err, s, "rrcs", slot, first, slot, first, cnt, depid, deps, U->hasdep);
+    break;
+  default: { /* U_RE: one re per reduce RECV; the wait rides on the first */
+    const algo_node_t *n = nd(P, r, U->comp);
+    const uint32_t *d = algo_node_deps(a, r, n);
+    uint32_t left = reduce_deps(P, r, U->comp);
+    bool firstre = true;
+    for (uint32_t k = 0; k < n->ndeps; k++) {
+      const algo_node_t *dn = nd(P, r, d[k]);
+      if (dn->op != ALGO_RECV || !dn->reduce) continue;
+      if (dn->nchunks != n->nchunks || algo_node_chunks(a, r, dn)[0] != first)
+        return tn_err_set(err, TN_INFEASIBLE,
+                          "rank %u node %u: reduces RECV %u whose chunks differ from its own", r,
+                          U->comp, d[k]);
+      uint32_t du = P->unit[P->base[r] + d[k]];
+      if (UN(P, du).kind != U_R)
+        return tn_err_set(err, TN_INTERNAL, "rank %u node %u: fused reduce RECV %u (packer bug)", r,
+                          U->comp, d[k]);
+      left--;
+      wstep(b, err, s++, "re", "s", scratch[P->base[r] + d[k]], slot, first, cnt,
+            firstre ? depid : -1, firstre ? deps : -1, U->hasdep && left == 0);
+      firstre = false;
+    }
+    break;
+  }
+  }
+  return b->st;
+}
+
+static tn_status_t write_xml(const pk_t *P, uint32_t C, char **xml, size_t *len,
+                             emit_msccl_export_stats_t *stats, tn_err_t *err) {
+  const algo_t *a = P->a;
+  uint32_t total = a->npus * a->chunks_per_npu;
+  const char *cname = emit_i_msccl_coll_name(a);
+  emit_i_msccl_sb_t b = {{0}, TN_OK};
+  tn_vec_init(&b.v, 1);
+  uint32_t *scratch = NULL;
+  tn_status_t rc = tn_calloc(P->nn + 1, sizeof *scratch, &scratch, err);
+  if (rc != TN_OK) return rc;
+  emit_msccl_export_stats_t st = {C, UINT32_MAX, 0, 0, 0, 0, 0};
+  emit_i_msccl_sb_printf(&b, err,
+                         "<!-- MSCCL-IR written by tenet (runtime-fit) from a %s algorithm: %s, "
+                         "%u ranks, %u chunks per rank -->\n",
+                         a->name, cname, a->npus, a->chunks_per_npu);
+  emit_i_msccl_sb_printf(&b, err,
+                         "<algo name=\"tenet_%s_%s\" proto=\"Simple\" nchannels=\"%u\" "
+                         "nchunksperloop=\"%u\" ngpus=\"%u\" coll=\"%s\" inplace=\"1\" "
+                         "outofplace=\"0\">\n",
+                         a->name, cname, C, total, a->npus, cname);
+  for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++) {
+    uint32_t sc = 0;
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      uint32_t u = P->unit[P->base[r] + i];
+      if (u != NONE && UN(P, u).kind == U_R && nd(P, r, i)->reduce) {
+        scratch[P->base[r] + i] = sc;
+        sc += nd(P, r, i)->nchunks;
+      }
+    }
+    emit_i_msccl_sb_printf(
+        &b, err, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n", r,
+        a->coll == TN_ALLGATHER ? 0 : total, a->coll == TN_ALLGATHER ? total : 0, sc);
+    uint32_t t0 = P->tb_off[r], t1 = P->tb_off[r + 1];
+    if (t1 > t0) {
+      if (t1 - t0 < st.tbs_min) st.tbs_min = t1 - t0;
+      if (t1 - t0 > st.tbs_max) st.tbs_max = t1 - t0;
+    }
+    for (uint32_t t = t0; t < t1 && rc == TN_OK; t++) {
+      const tbinfo_t *T = &TBI(P, t);
+      const shape_t *S = &SH(P, T->shape);
+      emit_i_msccl_sb_printf(&b, err, "    <tb id=\"%u\" send=\"%d\" recv=\"%d\" chan=\"%u\">\n",
+                             t - t0, S->send, S->recv, T->chan);
+      for (uint32_t k = 0; k < T->n && rc == TN_OK; k++) {
+        uint32_t u = P->order[T->first + k];
+        rc = write_unit(P, &b, u, scratch, err);
+        const unit_t *U = &UN(P, u);
+        st.nops += U->ndeps ? U->ndeps - 1 : 0;
+        st.fused += U->kind == U_RCS || U->kind == U_RRC || U->kind == U_RRCS;
+      }
+      emit_i_msccl_sb_printf(&b, err, "    </tb>\n");
+      st.steps += T->nsteps;
+      if (T->nsteps > st.steps_max) st.steps_max = T->nsteps;
+    }
+    emit_i_msccl_sb_printf(&b, err, "  </gpu>\n");
+  }
+  emit_i_msccl_sb_printf(&b, err, "</algo>\n");
+  if (rc == TN_OK) rc = b.st;
+  if (rc == TN_OK) {
+    if (st.tbs_min == UINT32_MAX) st.tbs_min = 0;
+    *xml = b.v.data;
+    *len = b.v.len;
+    b.v.data = NULL;
+    if (stats) *stats = st;
+  }
+  tn_vec_free(&b.v);
+  free(scratch);
+  return rc;
+}
+
+/* ---- driver -------------------------------------------------------------------- */
+
+static void pk_free(pk_t *P) {
+  if (P->x)
+    for (uint32_t r = 0; r < P->a->npus; r++)
+      free(P->x[r]);
+  free(P->x);
+  free(P->base);
+  free(P->unit);
+  free(P->succ_off);
+  free(P->succ);
+  tn_vec_free(&P->units);
+  free(P->L);
+  free(P->chain);
+  free(P->chain_ord);
+  tn_vec_free(&P->shapes);
+  free(P->shape_off);
+  free(P->sshape);
+  free(P->rshape);
+  tn_vec_free(&P->tbs);
+  free(P->tb_off);
+  free(P->order);
+  tn_vec_free(&P->udeps);
+  free(P->usucc_off);
+  free(P->usucc);
+  free(P->start);
+}
+
+/* Units, shapes, the unit graph and chains, with or without fusion. */
+static tn_status_t build(pk_t *P, bool fuse, tn_err_t *err) {
+  const algo_t *a = P->a;
+  uint32_t *smate = NULL, *rmate = NULL;
+  P->units.len = 0;
+  P->shapes.len = 0;
+  for (uint32_t g = 0; g < P->nn; g++)
+    P->unit[g] = NONE;
+  tn_status_t rc = tn_calloc(a->npus, sizeof *smate, &smate, err);
+  if (rc == TN_OK) rc = tn_calloc(a->npus, sizeof *rmate, &rmate, err);
+  for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++)
+    if (!emit_i_msccl_idle_rank(a, r)) rc = rank_units(P, r, fuse, smate, rmate, err);
+  P->shape_off[0] = 0;
+  for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++)
+    rc = rank_shapes(P, r, err);
+  free(smate);
+  free(rmate);
+  if (rc != TN_OK) return rc;
+  free(P->L);
+  free(P->order);
+  P->L = P->order = NULL;
+  if ((rc = tn_calloc(P->units.len + 1, sizeof *P->L, &P->L, err)) != TN_OK) return rc;
+  if ((rc = tn_calloc(P->units.len + 1, sizeof *P->order, &P->order, err)) != TN_OK) return rc;
+  if ((rc = build_unit_graph(P, err)) != TN_OK) return rc;
+  build_chains(P);
+  return TN_OK;
+}
+
+tn_status_t emit_i_msccl_pack(const algo_t *a, const emit_msccl_export_opts_t *opts, char **xml,
+                              size_t *len, emit_msccl_export_stats_t *stats, tn_err_t *err) {
+  *xml = NULL;
+  *len = 0;
+  if (!a->has_coll)
+    return tn_err_set(err, TN_INVAL,
+                      "MSCCL-IR export needs the collective and its chunk "
+                      "bookkeeping (tenet's own algorithms)");
+  emit_msccl_limits_t lim = {EMIT_MSCCL_MAX_CHANNELS, EMIT_MSCCL_MAX_TBS,
+                             EMIT_MSCCL_MAX_TBS_PER_CHANNEL, EMIT_MSCCL_MAX_STEPS,
+                             EMIT_MSCCL_MAX_CNT};
+  const emit_msccl_limits_t *limits = &opts->limits;
+  bool fuse = !opts->no_fuse;
+  {
+    if (limits->channels) lim.channels = limits->channels;
+    if (limits->tbs) lim.tbs = limits->tbs;
+    if (limits->tbs_per_channel) lim.tbs_per_channel = limits->tbs_per_channel;
+    if (limits->steps) lim.steps = limits->steps;
+    if (limits->cnt) lim.cnt = limits->cnt;
+  }
+  if (opts->channels > lim.channels)
+    return tn_err_set(err, TN_INVAL, "%u channels asked for; MSCCL has at most %u", opts->channels,
+                      lim.channels);
+  pk_t P;
+  memset(&P, 0, sizeof P);
+  P.a = a;
+  tn_vec_init(&P.units, sizeof(unit_t));
+  tn_vec_init(&P.shapes, sizeof(shape_t));
+  tn_vec_init(&P.tbs, sizeof(tbinfo_t));
+  tn_vec_init(&P.udeps, sizeof(uint32_t));
+  tn_status_t rc = tn_calloc(a->npus, sizeof *P.x, &P.x, err);
+  if (rc == TN_OK) rc = tn_calloc(a->npus + 1, sizeof *P.base, &P.base, err);
+  for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++) {
+    rc = tn_calloc(algo_rank_len(a, r) + 1, sizeof **P.x, &P.x[r], err);
+    P.base[r + 1] = P.base[r] + algo_rank_len(a, r);
+  }
+  if (rc != TN_OK) goto fail;
+  P.nn = P.base[a->npus];
+  if ((rc = emit_i_msccl_pair_messages(a, P.x, err)) != TN_OK) goto fail;
+  /* Every node must move one contiguous range of at most lim.cnt chunks. */
+  for (uint32_t r = 0; r < a->npus; r++) {
+    if (emit_i_msccl_idle_rank(a, r)) continue;
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      uint32_t first = 0;
+      const algo_node_t *n = algo_node(a, r, i);
+      if (n->op == ALGO_COMP && n->nchunks == 0) {
+        rc = tn_err_set(err, TN_INFEASIBLE,
+                        "rank %u node %u: a COMP that reduces nothing (pure time, e.g. an "
+                        "imported cpy) has no MSCCL-IR form",
+                        r, i);
+        goto fail;
+      }
+      if ((rc = emit_i_msccl_contiguous(a, r, i, &first, err)) != TN_OK) goto fail;
+      if (n->nchunks > lim.cnt) {
+        rc = tn_err_set(err, TN_LIMIT,
+                        "rank %u node %u: moves %u chunks in one step; MSCCL allows %u "
+                        "(cnt < MSCCL_MAX_COUNT)",
+                        r, i, n->nchunks, lim.cnt);
+        goto fail;
+      }
+    }
+  }
+  if ((rc = tn_calloc(P.nn + 1, sizeof *P.unit, &P.unit, err)) != TN_OK) goto fail;
+  if ((rc = tn_calloc(P.nn + 1, sizeof *P.chain, &P.chain, err)) != TN_OK) goto fail;
+  if ((rc = tn_calloc(P.nn + 1, sizeof *P.chain_ord, &P.chain_ord, err)) != TN_OK) goto fail;
+  if ((rc = tn_calloc(a->npus + 1, sizeof *P.shape_off, &P.shape_off, err)) != TN_OK) goto fail;
+  if ((rc = tn_calloc((size_t)a->npus * a->npus, sizeof *P.sshape, &P.sshape, err)) != TN_OK)
+    goto fail;
+  if ((rc = tn_calloc((size_t)a->npus * a->npus, sizeof *P.rshape, &P.rshape, err)) != TN_OK)
+    goto fail;
+  if ((rc = tn_calloc(a->npus + 1, sizeof *P.tb_off, &P.tb_off, err)) != TN_OK) goto fail;
+  if ((rc = build_succ(&P, err)) != TN_OK) goto fail;
+  if ((rc = estimate(&P, err)) != TN_OK) goto fail;
+  /* Fused first, then without fusion; per form the fewest channels that fit. A form that
+   * could deadlock with C channels may not with more (fewer messages per connection). */
+  char first_msg[240] = "", msg[240] = "";
+  uint32_t C = 0;
+  bool fits = false;
+  for (int form = fuse ? 0 : 1; form < 2 && !fits; form++) {
+    if ((rc = build(&P, form == 0, err)) != TN_OK) goto fail;
+    uint32_t maxc = lim.channels < P.nchains ? lim.channels : P.nchains;
+    if (maxc == 0) maxc = 1;
+    if (opts->channels) maxc = opts->channels;
+    for (C = opts->channels ? opts->channels : 1; C <= maxc && !fits; C++) {
+      rc = layout(&P, C, err);
+      if (rc == TN_INFEASIBLE) {
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        tn_err_clear(err);
+      } else if (rc != TN_OK) {
+        goto fail;
+      } else {
+        check_limits(&P, &lim, C, msg, sizeof msg);
+      }
+      fits = !msg[0];
+      if (!fits && !first_msg[0])
+        snprintf(first_msg, sizeof first_msg, "with %u channel%s%s: %s", C, C > 1 ? "s" : "",
+                 form == 0 ? "" : " unfused", msg);
+      /* One channel gives every shape one tb, the fewest any count can: too many tbs
+       * there means too many for every count. */
+      if (!fits && C == 1 && strstr(msg, " needs ") && strstr(msg, " threadblocks (limit"))
+        C = maxc;
+    }
+    C--;
+  }
+  if (!fits) {
+    size_t lf = strlen(first_msg), lm = strlen(msg);
+    if (strstr(msg, "deadlock"))
+      rc = tn_err_set(err, TN_INFEASIBLE, "%s (with up to %u channels, fused and unfused)", msg, C);
+    else if (lf >= lm && strcmp(first_msg + lf - lm, msg) == 0)
+      rc = tn_err_set(err, TN_LIMIT, "does not fit MSCCL's limits: %s", first_msg);
+    else
+      rc = tn_err_set(err, TN_LIMIT, "does not fit MSCCL's limits: %s; with %u channels: %s",
+                      first_msg, C, msg);
+    goto fail;
+  }
+  rc = write_xml(&P, C, xml, len, stats, err);
+fail:
+  pk_free(&P);
+  return rc;
+}
