@@ -173,12 +173,34 @@ static tn_status_t build_own(lower_t *L, const phase_t *p, tn_err_t *err) {
   return TN_OK;
 }
 
-static int rec_cmp(const void *pa, const void *pb) {
-  const sortrec_t *a = pa, *b = pb;
-  if (a->key != b->key) return a->key < b->key ? -1 : 1;
-  if (a->ord != b->ord) return a->ord < b->ord ? -1 : 1;
-  if (a->idx == b->idx) return 0;
-  return ((a->idx < b->idx) != ((a->ord & 1u) != 0)) ? -1 : 1;
+static inline bool rec_less(const sortrec_t *a, const sortrec_t *b) {
+  if (a->key != b->key) return a->key < b->key;
+  if (a->ord != b->ord) return a->ord < b->ord;
+  return (a->idx < b->idx) != ((a->ord & 1u) != 0);
+}
+
+/* Sorts a[0..n) by rec_less (a total order: idx is unique in a rank) with tmp (n long)
+ * as scratch: a merge sort with the comparison inlined, insertion sort on short runs, and
+ * no merge where two halves are already in order (a rank's items mostly are, so this is
+ * close to linear). Any correct sort gives the same result, as the order is total. */
+static void sort_recs(sortrec_t *a, uint32_t n, sortrec_t *tmp) {
+  if (n <= 16) {
+    for (uint32_t i = 1; i < n; i++) {
+      sortrec_t x = a[i];
+      uint32_t j = i;
+      for (; j > 0 && rec_less(&x, &a[j - 1]); j--) a[j] = a[j - 1];
+      a[j] = x;
+    }
+    return;
+  }
+  uint32_t h = n / 2;
+  sort_recs(a, h, tmp);
+  sort_recs(a + h, n - h, tmp);
+  if (!rec_less(&a[h], &a[h - 1])) return;
+  memcpy(tmp, a, h * sizeof *a);
+  uint32_t i = 0, j = h, o = 0;
+  while (i < h && j < n) a[o++] = rec_less(&a[j], &tmp[i]) ? a[j++] : tmp[i++];
+  while (i < h) a[o++] = tmp[i++];
 }
 
 /* Ordering key of a phase's SEND (and COMP) of transfer x: forward, the arrival of its
@@ -202,6 +224,7 @@ static uint64_t item_key(const phase_t *p, uint32_t xi, int kind) {
 static tn_status_t assign_ids(lower_t *L, tn_err_t *err) {
   uint32_t n = L->a->npus;
   uint32_t *next = NULL, *fill = NULL;
+  sortrec_t *tmp = NULL;
   tn_status_t st = tn_calloc(n, sizeof *next, &next, err);
   if (st == TN_OK) st = tn_calloc(n, sizeof *fill, &fill, err);
   if (st == TN_OK) st = tn_calloc((size_t)n + 1, sizeof *L->item_off, &L->item_off, err);
@@ -240,11 +263,15 @@ static tn_status_t assign_ids(lower_t *L, tn_err_t *err) {
       fill[r]++;
     }
   }
+  uint32_t most = 0;
+  for (uint32_t r = 0; r < n; r++)
+    if (L->item_off[r + 1] - L->item_off[r] > most) most = L->item_off[r + 1] - L->item_off[r];
+  if ((st = tn_calloc((size_t)most / 2 + 1, sizeof *tmp, &tmp, err)) != TN_OK) goto fail;
   for (uint32_t r = 0; r < n; r++) {
     sortrec_t *rec = L->recs + L->item_off[r];
     const item_t *it = L->items + L->item_off[r];
     uint32_t m = L->item_off[r + 1] - L->item_off[r];
-    qsort(rec, m, sizeof *rec, rec_cmp);
+    sort_recs(rec, m, tmp);
     for (uint32_t i = 0; i < m; i++) {
       const item_t *t = &it[rec[i].idx];
       if (item_is_comp(t)) L->ph[item_phase(t)].comp_id[t->x] = next[r] + i;
@@ -253,6 +280,7 @@ static tn_status_t assign_ids(lower_t *L, tn_err_t *err) {
 fail:
   free(next);
   free(fill);
+  free(tmp);
   return st;
 }
 

@@ -203,6 +203,24 @@ static tn_status_t offer(plan_t *p, uint32_t v, uint32_t c, uint32_t xfer, tn_er
   return TN_OK;
 }
 
+/* schedule_add for a transfer of one chunk with at most one dependency (dep SCHED_NONE:
+ * none): greedy_i_plan reserved room for one per (NPU, foreign chunk), which is every
+ * transfer the plan can make, so this is a plain store (schedule_add if room ran out). */
+static tn_status_t append(schedule_t *s, const sched_xfer_t *x, uint32_t chunk, uint32_t dep,
+                          tn_err_t *err) {
+  if (s->xfers.len == s->xfers.cap || s->chunks.len == s->chunks.cap ||
+      s->deps.len == s->deps.cap)
+    return schedule_add(s, x, &chunk, &dep, NULL, err);
+  sched_xfer_t y = *x;
+  y.chunk_off = (uint32_t)s->chunks.len;
+  y.dep_off = (uint32_t)s->deps.len;
+  TN_VEC_AT(&s->chunks, uint32_t, s->chunks.len++) = chunk;
+  if (y.ndeps) TN_VEC_AT(&s->deps, uint32_t, s->deps.len++) = dep;
+  TN_VEC_AT(&s->xfers, sched_xfer_t, s->xfers.len++) = y;
+  if (y.end_ps > s->time_ps) s->time_ps = y.end_ps;
+  return TN_OK;
+}
+
 /* Sends chunk cand from u to NPU w over link l (the first hop) now, records the transfer
  * and wakes the planner when l is idle again. */
 static tn_status_t send(plan_t *p, uint32_t u, uint32_t w, uint32_t l, const cand_t *cand,
@@ -217,7 +235,7 @@ static tn_status_t send(plan_t *p, uint32_t u, uint32_t w, uint32_t l, const can
                     .end_ps = 0,
                     .nchunks = 1,
                     .ndeps = cand->xfer == SCHED_NONE ? 0u : 1u};
-  tn_status_t st = schedule_add(p->s, &x, &cand->chunk, &cand->xfer, NULL, err);
+  tn_status_t st = append(p->s, &x, cand->chunk, cand->xfer, err);
   if (st == TN_OK) st = ten_send(p->eng, u, w, bytes, index, err);
   if (st != TN_OK) return st;
   claim(p, w, cand->chunk);

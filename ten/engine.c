@@ -13,26 +13,34 @@ enum { CLS_HOP = 0, CLS_DELIVER = 1, CLS_TIMER = 2 };
  * happened to inject. Arrivals on one link come out in FIFO order (each starts after the
  * previous one ends and the latency is the link's), so the heap holds only the oldest
  * message in flight on each link: it stays as small as the number of busy links, not the
- * number of messages, and the order is the same as with one entry per message. */
+ * number of messages, and the order is the same as with one entry per message.
+ *
+ * Because a link has at most one entry in the heap, b (the FIFO position) never decides
+ * between two link entries, so the order packs into two words: time, then key = cls in
+ * the top 2 bits and the link id (hops, deliveries) or the creation number (timers) below.
+ * Keys are unique, so the pop order does not depend on the heap's internal layout.
+ * 24-byte entries keep the heap small in cache (it is the engine's hot loop). */
+#define KEY_CLS_SHIFT 62
 typedef struct ev {
   uint64_t time;
-  uint32_t cls;
-  uint32_t a;
-  uint64_t b;
-  uint32_t msg; /* message slot (hop, deliver) */
-  uint64_t cookie; /* timer */
+  uint64_t key;
+  uint64_t val; /* hop, deliver: message slot; timer: the caller's cookie */
 } ev_t;
+
+static inline uint32_t ev_cls(const ev_t *v) { return (uint32_t)(v->key >> KEY_CLS_SHIFT); }
+static inline uint32_t ev_link(const ev_t *v) {
+  return (uint32_t)(v->key & (((uint64_t)1 << KEY_CLS_SHIFT) - 1));
+}
 
 typedef struct msg {
   uint32_t src, dst, at; /* at: node the message currently sits on (or is heading to) */
   uint64_t bytes, cookie;
-  uint64_t arrive_ps, seq; /* arrival at `at` and position in the current link's FIFO */
-  uint32_t next;           /* free list, or the next message in flight on the same link */
+  uint64_t arrive_ps; /* arrival at `at` */
+  uint32_t next;      /* free list, or the next message in flight on the same link */
 } msg_t;
 
 typedef struct link_state {
   uint64_t free_ps;
-  uint64_t seq;
   uint32_t head, tail; /* messages in flight on this link, oldest first (UINT32_MAX: none) */
   ten_link_stats_t stats;
 } link_state_t;
@@ -53,11 +61,8 @@ struct ten_engine {
   tn_err_t sticky; /* first failure while forwarding inside ten_next */
 };
 
-static bool ev_less(const ev_t *x, const ev_t *y) {
-  if (x->time != y->time) return x->time < y->time;
-  if (x->cls != y->cls) return x->cls < y->cls;
-  if (x->a != y->a) return x->a < y->a;
-  return x->b < y->b;
+static inline bool ev_less(const ev_t *x, const ev_t *y) {
+  return x->time != y->time ? x->time < y->time : x->key < y->key;
 }
 
 static tn_status_t heap_push(ten_engine_t *e, const ev_t *v, tn_err_t *err) {
@@ -78,20 +83,24 @@ static tn_status_t heap_push(ten_engine_t *e, const ev_t *v, tn_err_t *err) {
   return TN_OK;
 }
 
-static ev_t heap_pop(ten_engine_t *e) {
-  ev_t top = e->heap[0];
-  ev_t last = e->heap[--e->heap_len];
+/* Puts v at the root in place of the current top and restores the heap. */
+static void heap_replace_top(ten_engine_t *e, const ev_t *v) {
   size_t i = 0, n = e->heap_len;
   for (;;) {
     size_t c = 2 * i + 1;
     if (c >= n) break;
     if (c + 1 < n && ev_less(&e->heap[c + 1], &e->heap[c])) c++;
-    if (!ev_less(&e->heap[c], &last)) break;
+    if (!ev_less(&e->heap[c], v)) break;
     e->heap[i] = e->heap[c];
     i = c;
   }
-  if (n > 0) e->heap[i] = last;
-  return top;
+  e->heap[i] = *v;
+}
+
+/* Removes the top (the heap is not empty). */
+static void heap_pop(ten_engine_t *e) {
+  ev_t last = e->heap[--e->heap_len];
+  if (e->heap_len > 0) heap_replace_top(e, &last);
 }
 
 tn_status_t ten_engine_create(const topo_t *t, topo_routes_t *routes, ten_engine_t **out,
@@ -138,15 +147,16 @@ const ten_link_stats_t *ten_link_stats(const ten_engine_t *e, uint32_t link) {
 /* The heap entry for message m arriving over link l. */
 static ev_t arrival(const ten_engine_t *e, uint32_t l, uint32_t m) {
   const msg_t *msg = &e->msgs[m];
-  ev_t v = {msg->arrive_ps, msg->at == msg->dst ? CLS_DELIVER : CLS_HOP, l, msg->seq, m, 0};
+  uint64_t cls = msg->at == msg->dst ? CLS_DELIVER : CLS_HOP;
+  ev_t v = {msg->arrive_ps, cls << KEY_CLS_SHIFT | l, m};
   return v;
 }
 
-/* Puts message m (sitting at its current node) on the next link of its route at time
- * now and schedules its arrival at the link's far end. */
-static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, tn_err_t *err) {
+/* Puts message m (sitting at its current node) on link l, the next link of its route
+ * (TOPO_NO_LINK: look it up), at time now and schedules its arrival at the link's far end. */
+static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, uint32_t l, tn_err_t *err) {
   msg_t *msg = &e->msgs[m];
-  uint32_t l = topo_route_next(e->routes, msg->at, msg->dst);
+  if (l == TOPO_NO_LINK) l = topo_route_next(e->routes, msg->at, msg->dst);
   if (l == TOPO_NO_LINK)
     return tn_err_set(err, TN_INFEASIBLE, "no route from node %u to NPU %u", msg->at,
                       msg->dst);
@@ -162,7 +172,6 @@ static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, tn_err_t *err) {
   if (e->observer) e->observer(e->observer_ctx, l, start, start + busy, msg->bytes, msg->cookie);
   msg->at = lk->dst;
   msg->arrive_ps = start + busy + lk->latency_ps;
-  msg->seq = ls->seq++;
   msg->next = UINT32_MAX;
   if (ls->tail != UINT32_MAX) {
     e->msgs[ls->tail].next = m; /* its arrival is scheduled when the ones before it are done */
@@ -175,18 +184,29 @@ static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, tn_err_t *err) {
   return st;
 }
 
-/* Message m, the oldest in flight on link l, has arrived: the next one on l (if any) is
- * now the link's entry in the heap. */
+/* The top of the heap is message m, the oldest in flight on link l, which has arrived:
+ * it leaves the heap and the next one on l (if any) takes its place, in one sift. */
 static void link_pop(ten_engine_t *e, uint32_t l, uint32_t m) {
   link_state_t *ls = &e->links[l];
   ls->head = e->msgs[m].next;
   if (ls->head == UINT32_MAX) {
     ls->tail = UINT32_MAX;
+    heap_pop(e);
     return;
   }
   ev_t v = arrival(e, l, ls->head);
-  /* The heap just lost an entry, so it has room: this push cannot fail. */
-  (void)heap_push(e, &v, &e->sticky);
+  heap_replace_top(e, &v);
+}
+
+/* Whether dst is reachable from src along the routes; *first is the route's first link.
+ * A route of one hop (every message a planner sends over a direct link) is checked by
+ * that one lookup, which enqueue_hop then reuses; a longer one is walked to the end,
+ * which costs no more than the hops the message will make anyway. */
+static bool route_ok(ten_engine_t *e, uint32_t src, uint32_t dst, uint32_t *first) {
+  *first = topo_route_next(e->routes, src, dst);
+  if (*first == TOPO_NO_LINK) return false;
+  if (e->t->links[*first].dst == dst) return true;
+  return topo_route_hops(e->routes, src, dst) != UINT32_MAX;
 }
 
 tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes,
@@ -194,7 +214,8 @@ tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes
   if (src >= e->t->npus || dst >= e->t->npus || src == dst || bytes == 0)
     return tn_err_set(err, TN_INVAL, "bad message %u -> %u of %llu bytes", src, dst,
                       (unsigned long long)bytes);
-  if (topo_route_hops(e->routes, src, dst) == UINT32_MAX)
+  uint32_t first;
+  if (!route_ok(e, src, dst, &first))
     return tn_err_set(err, TN_INFEASIBLE, "NPU %u cannot reach NPU %u", src, dst);
   uint32_t m;
   if (e->free_msg != UINT32_MAX) {
@@ -209,8 +230,8 @@ tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes
     }
     m = (uint32_t)e->msgs_len++;
   }
-  e->msgs[m] = (msg_t){src, dst, src, bytes, cookie, 0, 0, UINT32_MAX};
-  tn_status_t st = enqueue_hop(e, m, err);
+  e->msgs[m] = (msg_t){src, dst, src, bytes, cookie, 0, UINT32_MAX};
+  tn_status_t st = enqueue_hop(e, m, first, err);
   if (st != TN_OK) {
     e->msgs[m].next = e->free_msg;
     e->free_msg = m;
@@ -219,7 +240,7 @@ tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes
 }
 
 tn_status_t ten_timer(ten_engine_t *e, uint64_t delay_ps, uint64_t cookie, tn_err_t *err) {
-  ev_t v = {e->now + delay_ps, CLS_TIMER, 0, e->timer_seq++, 0, cookie};
+  ev_t v = {e->now + delay_ps, (uint64_t)CLS_TIMER << KEY_CLS_SHIFT | e->timer_seq++, cookie};
   return heap_push(e, &v, err);
 }
 
@@ -229,23 +250,26 @@ uint64_t ten_peek_time(const ten_engine_t *e) {
 
 bool ten_next(ten_engine_t *e, ten_event_t *out) {
   while (e->heap_len > 0) {
-    ev_t v = heap_pop(e);
+    ev_t v = e->heap[0];
     e->now = v.time;
-    if (v.cls == CLS_TIMER) {
-      *out = (ten_event_t){TEN_EV_TIMER, v.time, v.cookie, 0, 0, 0};
+    uint32_t cls = ev_cls(&v);
+    if (cls == CLS_TIMER) {
+      heap_pop(e);
+      *out = (ten_event_t){TEN_EV_TIMER, v.time, v.val, 0, 0, 0};
       return true;
     }
-    link_pop(e, v.a, v.msg);
-    msg_t *msg = &e->msgs[v.msg];
-    if (v.cls == CLS_HOP) {
+    uint32_t m = (uint32_t)v.val;
+    link_pop(e, ev_link(&v), m);
+    msg_t *msg = &e->msgs[m];
+    if (cls == CLS_HOP) {
       /* The whole route was checked when the message entered the network, so only
        * memory can fail here; the failure is kept for ten_engine_status. */
-      (void)enqueue_hop(e, v.msg, &e->sticky);
+      (void)enqueue_hop(e, m, TOPO_NO_LINK, &e->sticky);
       continue;
     }
     *out = (ten_event_t){TEN_EV_DELIVER, v.time, msg->cookie, msg->src, msg->dst, msg->bytes};
     msg->next = e->free_msg;
-    e->free_msg = v.msg;
+    e->free_msg = m;
     return true;
   }
   return false;
