@@ -296,6 +296,16 @@ static void msccl_export_round_trip_is_exact_on_imported_files(void **state) {
   }
 }
 
+/* Ring (which == 0) or Direct baseline of coll on n ranks; fails the test on error. */
+static algo_t *baseline(int which, tn_coll_t coll, uint32_t n, uint64_t size, uint32_t k) {
+  algo_t *a = NULL;
+  tn_err_t err = {0};
+  tn_status_t st = which == 0 ? algo_ring(coll, n, size, k, &a, &err)
+                              : algo_direct(coll, n, size, k, &a, &err);
+  if (st != TN_OK) fail_msg("baseline: %s", err.msg);
+  return a;
+}
+
 static void msccl_export_round_trip_is_exact_on_baselines(void **state) {
   (void)state;
   const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE};
@@ -303,15 +313,7 @@ static void msccl_export_round_trip_is_exact_on_baselines(void **state) {
   for (int which = 0; which < 2; which++)
     for (size_t c = 0; c < 3; c++)
       for (uint32_t k = 1; k <= 2; k++) {
-        algo_t *a = NULL;
-        tn_err_t err = {0};
-        tn_status_t st = which == 0 ? algo_ring(colls[c], 6, 6 * MiB, k, &a, &err)
-                                    : algo_direct(colls[c], 6, 6 * MiB, k, &a, &err);
-        if (st == TN_INTERNAL && strstr(err.msg, "not implemented")) {
-          print_message("(%s)\n", err.msg);
-          continue;
-        }
-        if (st != TN_OK) fail_msg("baseline: %s", err.msg);
+        algo_t *a = baseline(which, colls[c], 6, 6 * MiB, k);
         uint64_t comp = 0;
         for (uint32_t i = 0; i < algo_rank_len(a, 0); i++)
           if (algo_node(a, 0, i)->op == ALGO_COMP) comp = algo_node(a, 0, i)->duration_us;
@@ -499,15 +501,7 @@ static void msccl_runtime_export_of_baselines_fits_imports_and_verifies(void **s
   for (int which = 0; which < 2; which++)
     for (size_t c = 0; c < 3; c++)
       for (uint32_t k = 1; k <= 2; k++) {
-        algo_t *a = NULL;
-        tn_err_t err = {0};
-        tn_status_t st = which == 0 ? algo_ring(colls[c], 8, 8 * MiB, k, &a, &err)
-                                    : algo_direct(colls[c], 8, 8 * MiB, k, &a, &err);
-        if (st == TN_INTERNAL && strstr(err.msg, "not implemented")) {
-          print_message("(%s)\n", err.msg);
-          continue;
-        }
-        if (st != TN_OK) fail_msg("baseline: %s", err.msg);
+        algo_t *a = baseline(which, colls[c], 8, 8 * MiB, k);
         topo_t *t = which == 0 ? ring(8) : fc(8);
         emit_msccl_export_stats_t rs = {0};
         uint64_t rt = runtime_round(a, t, &rs);
