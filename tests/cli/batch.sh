@@ -19,12 +19,7 @@ no_half_cases() {
     fi
   done
 }
-# Builds without the greedy synthesizer yet (placeholder) sweep the baselines only.
 ALGOS=greedy,ring,direct; NA=3
-if ! have_greedy; then
-  skip "greedy is not in this build; sweeping ring and direct only"
-  ALGOS=ring,direct; NA=2
-fi
 N=$((4 * NA))
 A=(--topos ring-8,fc-8 --colls allgather,allreduce --sizes 1MiB --algos $ALGOS)
 

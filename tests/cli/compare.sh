@@ -5,12 +5,7 @@ set -u
 . "$(dirname "$0")/lib/testlib.bash"
 testlib_init "$@" compare
 
-# Builds without the greedy synthesizer yet (placeholder) test the baselines only.
 ALGOS=greedy,ring,direct; NA=3
-if ! have_greedy; then
-  skip "greedy is not in this build; testing ring and direct only"
-  ALGOS=ring,direct; NA=2
-fi
 
 check "help" "$TENET" compare --help >/dev/null
 "$TENET" compare --help | grep -q -- '--plot' && ok || bad "help mentions --plot"

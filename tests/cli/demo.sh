@@ -8,7 +8,6 @@ testlib_init "$@" demo
 is_svg() { head -c 200 "$1" | grep -q '<?xml' && grep -q '</svg>' "$1"; }
 
 check "help" "$TENET" demo --help >/dev/null
-have_greedy || testlib_skip_rest "the demo needs the greedy synthesizer, not in this build"
 "$TENET" demo --quick -o out >stdout.txt 2>stderr.txt
 rc=$?
 check "demo exit 0 (got $rc: $(head -c 300 stderr.txt))" test $rc -eq 0

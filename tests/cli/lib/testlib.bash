@@ -81,11 +81,6 @@ fails_with() {
   expect_fail "$code" "'$*'" "$@"
 }
 
-# have_greedy: this build has the greedy synthesizer (early builds had a placeholder).
-have_greedy() {
-  "$TENET" compare -t ring-8 -c allgather --sizes 1MiB --algos greedy --json >/dev/null 2>&1
-}
-
 # json_ok FILE: FILE holds valid JSON.
 json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null; }
 
