@@ -107,12 +107,7 @@ static uint64_t check_schedule(const topo_t *t, const schedule_t *s) {
   return s->time_ps;
 }
 
-/* True when st is a link placeholder of a module not merged yet (the check is skipped). */
-static bool placeholder(tn_status_t st, const tn_err_t *e) {
-  return st == TN_INTERNAL && strstr(e->msg, "not implemented") != NULL;
-}
-
-/* Once lowering, verifier and simulator are merged: the schedule lowers to an All-Gather
+/* The schedule lowers to an All-Gather
  * that verifies and simulates to exactly s->time_ps; without gates, Reduce-Scatter and
  * All-Reduce lower and verify too. */
 static void check_pipeline(const topo_t *t, const schedule_t *s, bool gated) {
@@ -121,27 +116,23 @@ static void check_pipeline(const topo_t *t, const schedule_t *s, bool gated) {
     algo_t *a = NULL;
     tn_err_t e = {0};
     tn_status_t st = algo_from_schedule(s, colls[i], "milp", &a, &e);
-    if (placeholder(st, &e)) return;
     if (st != TN_OK) fail_msg("lowering %s: %s", tn_coll_name(colls[i]), e.msg);
     algo_verify_report_t rep;
     st = algo_verify(a, t, &rep, &e);
-    if (!placeholder(st, &e) && st != TN_OK)
-      fail_msg("verify %s: %s", tn_coll_name(colls[i]), e.msg);
+    if (st != TN_OK) fail_msg("verify %s: %s", tn_coll_name(colls[i]), e.msg);
     if (colls[i] == TN_ALLGATHER) {
       sim_opts_t so = {0};
       sim_result_t res = {0};
       st = sim_run(t, a, &so, &res, &e);
-      if (!placeholder(st, &e)) {
-        if (st != TN_OK) fail_msg("sim: %s", e.msg);
-        assert_int_equal(res.time_ps, s->time_ps);
-        sim_result_free(&res);
-      }
+      if (st != TN_OK) fail_msg("sim: %s", e.msg);
+      assert_int_equal(res.time_ps, s->time_ps);
+      sim_result_free(&res);
     }
     algo_free(a);
   }
 }
 
-/* Once the greedy is merged: its time on t (0 while it is a placeholder). */
+/* The greedy's time on t. */
 static uint64_t greedy_time(const topo_t *t, uint64_t size, uint32_t k) {
   greedy_opts_t g = {.seed = 1, .chunks_per_npu = k};
   schedule_t s;
@@ -149,7 +140,6 @@ static uint64_t greedy_time(const topo_t *t, uint64_t size, uint32_t k) {
   tn_status_t st = greedy_run(t, size, &g, &s, &e);
   uint64_t time = s.time_ps;
   schedule_free(&s);
-  if (placeholder(st, &e)) return 0;
   if (st != TN_OK) fail_msg("greedy: %s", e.msg);
   return time;
 }
@@ -187,7 +177,7 @@ static void expect_optimal(const char *kind, const char *dims, uint32_t k, uint3
   assert_int_equal(check_schedule(t, &s), res.objective_ps);
   assert_int_equal(s.time_ps, res.objective_ps);
   uint64_t g = greedy_time(t, size, k);
-  if (g) assert_true(s.time_ps <= g);
+  assert_true(s.time_ps <= g);
   check_pipeline(t, &s, res.gated);
   schedule_free(&s);
   topo_free(t);
@@ -260,7 +250,7 @@ static void milp_with_latency_replays_no_slower_than_its_objective(void **st) {
   assert_int_equal(check_schedule(t, &s), s.time_ps);
   assert_true(s.time_ps <= res.objective_ps);
   uint64_t g = greedy_time(t, 4 * 65536, 1);
-  if (g) assert_true(s.time_ps <= g);
+  assert_true(s.time_ps <= g);
   check_pipeline(t, &s, res.gated);
   schedule_free(&s);
   topo_free(t);
@@ -298,11 +288,6 @@ static void milp_takes_the_greedy_as_warm_start(void **st) {
     schedule_t g, s;
     tn_err_t e = {0};
     tn_status_t rc = greedy_run(t, size, &go, &g, &e);
-    if (placeholder(rc, &e)) {
-      schedule_free(&g);
-      topo_free(t);
-      return;
-    }
     TU_OK(rc);
     milp_result_t res;
     TU_OK(solve(t, size, k, 10.0, &g, &s, &res));
@@ -363,7 +348,7 @@ static void milp_schedules_random_fabrics_validly(void **st) {
     /* MILP <= greedy is a promise of the discrete model: checked where it is exact
      * (bench_milp shows the real-time ratios on the yardstick fabrics) */
     uint64_t g = greedy_time(t, size, k);
-    if (g && res.status == MILP_OPTIMAL && exact_steps(t, size, k, res.step_ps))
+    if (res.status == MILP_OPTIMAL && exact_steps(t, size, k, res.step_ps))
       assert_true(s.time_ps <= g);
     check_pipeline(t, &s, res.gated);
     schedule_free(&s);

@@ -57,29 +57,21 @@ static topo_t *fc(uint32_t n) {
   return t;
 }
 
-/* Runs the verifier; false (after printing why) when it is still a placeholder. */
-static bool verify_or_skip(const algo_t *a, const topo_t *t) {
+/* Runs the verifier; the test fails unless a verifies with its semantics checked. */
+static bool verify_ok(const algo_t *a, const topo_t *t) {
   algo_verify_report_t rep = {0};
   tn_err_t err = {0};
   tn_status_t st = algo_verify(a, t, &rep, &err);
-  if (st == TN_INTERNAL && strstr(err.msg, "not implemented")) {
-    print_message("(verifier not merged yet: %s)\n", err.msg);
-    return false;
-  }
   if (st != TN_OK) fail_msg("verify: %s", err.msg);
   assert_true(rep.semantics_checked);
   return true;
 }
 
-/* Simulated time in ps, or 0 (after printing why) when the simulator is a placeholder. */
-static uint64_t sim_or_skip(const topo_t *t, const algo_t *a) {
+/* Simulated time in ps; the test fails when a does not simulate. */
+static uint64_t sim_ps(const topo_t *t, const algo_t *a) {
   sim_result_t r = {0};
   tn_err_t err = {0};
   tn_status_t st = sim_run(t, a, NULL, &r, &err);
-  if (st == TN_INTERNAL && strstr(err.msg, "not implemented")) {
-    print_message("(simulator not merged yet: %s)\n", err.msg);
-    return 0;
-  }
   if (st != TN_OK) fail_msg("sim: %s", err.msg);
   uint64_t ps = r.time_ps;
   sim_result_free(&r);
@@ -116,8 +108,8 @@ static void msccl_import_reads_verifies_and_simulates_every_shipped_file(void **
         assert_true(n->tag >= 0 && n->tag <= ALGO_MAX_TAG);
       }
     topo_t *t = fc(a->npus);
-    if (verify_or_skip(a, t)) print_message("%s verifies\n", e->d_name);
-    uint64_t ps = sim_or_skip(t, a);
+    if (verify_ok(a, t)) print_message("%s verifies\n", e->d_name);
+    uint64_t ps = sim_ps(t, a);
     if (ps) print_message("%s: %.3f us on fc-%u\n", e->d_name, (double)ps / 1e6, a->npus);
     topo_free(t);
     algo_free(a);
@@ -225,13 +217,9 @@ static void msccl_ring_allgather_import_times_like_the_ring_baseline(void **stat
   algo_t *m = import_file("mscclang_allgather_ring_8gpu_1ch_1inst.xml", size, 0);
   algo_t *b = NULL;
   tn_err_t err = {0};
-  if (algo_ring(TN_ALLGATHER, 8, size, 1, &b, &err) != TN_OK) {
-    print_message("(ring baseline not merged yet: %s)\n", err.msg);
-    algo_free(m);
-    skip();
-  }
+  if (algo_ring(TN_ALLGATHER, 8, size, 1, &b, &err) != TN_OK) fail_msg("ring: %s", err.msg);
   topo_t *t = ring(8);
-  uint64_t pm = sim_or_skip(t, m), pb = sim_or_skip(t, b);
+  uint64_t pm = sim_ps(t, m), pb = sim_ps(t, b);
   if (pm && pb) {
     print_message("MSCCLang ring AG %.3f us, tenet Ring %.3f us\n", (double)pm / 1e6,
                   (double)pb / 1e6);
@@ -249,7 +237,7 @@ static void msccl_ring_allreduce_collectiveapi_way_matches_astrasim(void **state
   const char *files[] = {"mscclang_allreduce_ring_8gpu_1ch_1inst.xml"};
   algo_t *a = import_file(files[0], MiB, 7);
   topo_t *t = ring(8);
-  uint64_t ps = sim_or_skip(t, a);
+  uint64_t ps = sim_ps(t, a);
   if (ps) {
     double ns = (double)ps / 1e3;
     print_message("ring All-Reduce (7 us COMP, 1 MiB) on ring-8: %.1f ns (ASTRA-sim 90,174)\n", ns);
@@ -309,7 +297,6 @@ static algo_t *baseline(int which, tn_coll_t coll, uint32_t n, uint64_t size, ui
 static void msccl_export_round_trip_is_exact_on_baselines(void **state) {
   (void)state;
   const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE};
-  unsigned done = 0;
   for (int which = 0; which < 2; which++)
     for (size_t c = 0; c < 3; c++)
       for (uint32_t k = 1; k <= 2; k++) {
@@ -325,21 +312,18 @@ static void msccl_export_round_trip_is_exact_on_baselines(void **state) {
         emit_msccl_opts_t o = {comp, NULL};
         TU_OK(emit_msccl_export_mem(a, &x, &l, &tu_err_));
         TU_OK(emit_msccl_import_mem_opts(x, l, "rt.xml", a->size_bytes, &o, &b, &tu_err_));
-        assert_int_equal(sim_or_skip(t, a), sim_or_skip(t, b));
+        assert_int_equal(sim_ps(t, a), sim_ps(t, b));
         free(x);
         algo_free(b);
         topo_free(t);
         algo_free(a);
-        done++;
       }
-  if (done == 0) skip();
 }
 
 static void msccl_export_round_trip_is_exact_on_greedy(void **state) {
   (void)state;
   const char *kinds[][2] = {{"ring", "6"}, {"fc", "5"}, {"mesh", "3x3"}, {"torus", "3x3"}};
   const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE};
-  unsigned done = 0;
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
     for (uint32_t cpn = 0; cpn <= 2; cpn += 2) {
       topo_t *t = NULL;
@@ -349,12 +333,6 @@ static void msccl_export_round_trip_is_exact_on_greedy(void **state) {
       tn_err_t err = {0};
       uint64_t size = (uint64_t)t->npus * 4 * MiB;
       tn_status_t st = greedy_run(t, size, &go, &sch, &err);
-      if (st == TN_INTERNAL && strstr(err.msg, "not implemented")) {
-        print_message("(%s)\n", err.msg);
-        schedule_free(&sch);
-        topo_free(t);
-        continue;
-      }
       if (st != TN_OK) fail_msg("greedy: %s", err.msg);
       for (size_t c = 0; c < 3; c++) {
         algo_t *a = NULL;
@@ -365,17 +343,15 @@ static void msccl_export_round_trip_is_exact_on_greedy(void **state) {
         algo_t *b = NULL;
         TU_OK(emit_msccl_export_mem(a, &x, &l, &tu_err_));
         TU_OK(emit_msccl_import_mem(x, l, "rt.xml", a->size_bytes, &b, &tu_err_));
-        verify_or_skip(b, t);
-        assert_int_equal(sim_or_skip(t, a), sim_or_skip(t, b));
+        verify_ok(b, t);
+        assert_int_equal(sim_ps(t, a), sim_ps(t, b));
         free(x);
         algo_free(b);
         algo_free(a);
-        done++;
       }
       schedule_free(&sch);
       topo_free(t);
     }
-  if (done == 0) skip();
 }
 
 static void msccl_export_rejects_foreign_sets_without_bookkeeping(void **state) {
@@ -486,8 +462,8 @@ static uint64_t runtime_round(const algo_t *a, const topo_t *t, emit_msccl_expor
   assert_true(st->steps_max <= EMIT_MSCCL_MAX_STEPS);
   algo_t *b = NULL;
   TU_OK(emit_msccl_import_mem(x1, l1, "rt.xml", a->size_bytes, &b, &tu_err_));
-  verify_or_skip(b, t);
-  uint64_t ps = sim_or_skip(t, b);
+  verify_ok(b, t);
+  uint64_t ps = sim_ps(t, b);
   free(x1);
   free(x2);
   algo_free(b);
@@ -497,7 +473,6 @@ static uint64_t runtime_round(const algo_t *a, const topo_t *t, emit_msccl_expor
 static void msccl_runtime_export_of_baselines_fits_imports_and_verifies(void **state) {
   (void)state;
   const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE};
-  unsigned done = 0;
   for (int which = 0; which < 2; which++)
     for (size_t c = 0; c < 3; c++)
       for (uint32_t k = 1; k <= 2; k++) {
@@ -510,22 +485,19 @@ static void msccl_runtime_export_of_baselines_fits_imports_and_verifies(void **s
         if (which == 0) {
           assert_true(rs.tbs_max <= 2 * rs.channels);
           assert_true(rs.fused > 0);
-          assert_int_equal(rt, sim_or_skip(t, a));
+          assert_int_equal(rt, sim_ps(t, a));
         } else {
           assert_int_equal(rs.tbs_max, 7);
         }
         topo_free(t);
         algo_free(a);
-        done++;
       }
-  if (done == 0) skip();
 }
 
 static void msccl_runtime_export_of_greedy_fits_imports_and_verifies(void **state) {
   (void)state;
   const char *kinds[][2] = {{"ring", "8"}, {"mesh", "2x4"}, {"torus", "4x4"}, {"fc", "8"}};
   const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE};
-  unsigned done = 0;
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     topo_t *t = NULL;
     TU_OK(topo_gen_kind(kinds[k][0], kinds[k][1], 50.0, 500.0, &t, &tu_err_));
@@ -533,12 +505,6 @@ static void msccl_runtime_export_of_greedy_fits_imports_and_verifies(void **stat
     greedy_opts_t go = {7, 0};
     tn_err_t err = {0};
     tn_status_t st = greedy_run(t, (uint64_t)t->npus * MiB, &go, &sch, &err);
-    if (st == TN_INTERNAL && strstr(err.msg, "not implemented")) {
-      print_message("(%s)\n", err.msg);
-      schedule_free(&sch);
-      topo_free(t);
-      continue;
-    }
     if (st != TN_OK) fail_msg("greedy: %s", err.msg);
     for (size_t c = 0; c < 3; c++) {
       algo_t *a = NULL;
@@ -546,12 +512,10 @@ static void msccl_runtime_export_of_greedy_fits_imports_and_verifies(void **stat
       emit_msccl_export_stats_t rs = {0};
       runtime_round(a, t, &rs);
       algo_free(a);
-      done++;
     }
     schedule_free(&sch);
     topo_free(t);
   }
-  if (done == 0) skip();
 }
 
 /* The exact form needs one tb per node; the runtime-fit form of the same Ring All-Reduce
@@ -561,7 +525,6 @@ static void msccl_runtime_export_uses_far_fewer_threadblocks_than_exact(void **s
   algo_t *a = NULL;
   tn_err_t err = {0};
   tn_status_t st = algo_ring(TN_ALLREDUCE, 8, 8 * MiB, 1, &a, &err);
-  if (st == TN_INTERNAL && strstr(err.msg, "not implemented")) skip();
   TU_OK(st);
   emit_msccl_export_opts_t ex = {true, false, {0, 0, 0, 0, 0}, 0};
   emit_msccl_export_stats_t se = {0}, sr = {0};
@@ -583,7 +546,6 @@ static void msccl_runtime_export_refuses_what_exceeds_the_limits(void **state) {
   algo_t *a = NULL;
   tn_err_t err = {0};
   tn_status_t st = algo_direct(TN_ALLGATHER, 8, 8 * MiB, 1, &a, &err);
-  if (st == TN_INTERNAL && strstr(err.msg, "not implemented")) skip();
   TU_OK(st);
   char *x = NULL;
   size_t l = 0;
@@ -686,7 +648,7 @@ static void msccl_import_accepts_both_reduce_scatter_spellings(void **state) {
   assert_int_equal(algo_node(a, 0, 0)->bytes, 1000);
   assert_true(algo_node(a, 0, 1)->reduce);
   topo_t *t = ring(2);
-  verify_or_skip(a, t);
+  verify_ok(a, t);
   round_trip(a, 0);
   topo_free(t);
   algo_free(a);
@@ -738,7 +700,7 @@ static void msccl_import_reads_out_of_place_reduce_scatter(void **state) {
   algo_t *a = import_str(xml, 2000, &st);
   TU_OK(st);
   topo_t *t = ring(2);
-  verify_or_skip(a, t);
+  verify_ok(a, t);
   topo_free(t);
   algo_free(a);
   /* Out of place with no output buffer declared. */
