@@ -124,7 +124,11 @@ tn_status_t algo_direct(tn_coll_t coll, uint32_t npus, uint64_t size_bytes,
  * one RECV per transfer, deps = the transfer that brought the chunks), Reduce-Scatter as
  * the time-reversed schedule on the transposed links (COMP reductions), All-Reduce as
  * Reduce-Scatter then All-Gather. Node ids are assigned in (ready time, issue order) so
- * the simulator issues sends in the order the planner did. name is the producer. */
+ * the simulator issues sends in the order the planner did. name is the producer.
+ * TN_INVAL naming the transfer when the schedule is malformed (NPUs or chunks out of
+ * range, bytes not those of its chunks, a dependency on a later transfer or on one that
+ * does not deliver to the sender, no dependency but a chunk the sender does not own).
+ * Big schedules are lowered on two threads; the result is the same. O(T log T). */
 tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *name,
                                algo_t **out, tn_err_t *err);
 

@@ -9,13 +9,22 @@
  * injects every link's messages in the planner's order and reproduces the plan's times
  * exactly. For the reversed phase the key is the mirrored time (T - end of the transfer);
  * its simulated time is not predicted by the plan and must be measured by running the
- * lowered DAG (sim_run). */
+ * lowered DAG (sim_run).
+ *
+ * Speed. Every id a rank's nodes refer to is the rank's own (a dependency is a delivery to
+ * the sender), so ranks are lowered independently: big schedules on two threads, each
+ * taking half the ranks start to end (count, reserve exactly, write RECVs, sort and write
+ * SENDs and COMPs straight into the reserved pools). The output does not depend on it. */
 #include "algo/algo.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { K_SEND = 0, K_COMP = 1 };
+/* Lowerings with fewer transfers than this run on one thread (starting a second costs more
+ * than it saves). */
+#define PAR_MIN_TRANSFERS 8192u
+#define NO_ITEM UINT32_MAX
 
 /* One phase of the lowered algorithm: a schedule run forward (All-Gather) or reversed
  * (Reduce-Scatter). */
@@ -29,32 +38,30 @@ typedef struct phase {
   uint32_t *kid_off, *kids; /* reverse: CSR of the transfers that depend on each one */
 } phase_t;
 
-/* A SEND or COMP waiting for its id in its rank. ord is phase << 2 | (SEND ? 2 : 0) |
- * (reversed phase ? 1 : 0). The fast path serves a forward SEND of one chunk with at most
- * one dependency (every greedy transfer): what emitting it needs is copied while the
- * schedule is read in order, so the per-rank pass never reads the schedule at random;
- * chunk is NO_ITEM otherwise. */
+/* A SEND or COMP waiting for its id in its rank: transfer x, the SEND's receiver, and what
+ * emitting it needs, copied while the schedule is read in order so that the per-rank pass
+ * rarely reads the schedule at random. chunk is the transfer's only chunk, or NO_ITEM when
+ * it has several (or, for a forward SEND, when its dependencies are not just dep). dep is
+ * a forward SEND's one dependency (its chunk's RECV, NO_ITEM for none) or a COMP's RECV. */
 typedef struct item {
-  uint32_t x, ord;
-  uint32_t peer, chunk, dep;
+  uint32_t x, peer, chunk, dep;
 } item_t;
 
-/* What a rank's items are sorted by: (key, ord, transfer order), where transfer order is
- * the item's index in its rank (items are appended in transfer order), reversed for a
- * reversed phase. So COMPs go before SENDs at one instant and a reversed phase takes its
- * transfers in reverse issue order. Kept apart from the items to sort 16-byte records. */
+/* What a rank's items are sorted by: (key, ord, transfer order), where ord is
+ * phase << 2 | (SEND ? 2 : 0) | (reversed phase ? 1 : 0) and the transfer order is the
+ * item's index in its rank (items are appended in transfer order), reversed for a reversed
+ * phase. So COMPs go before SENDs at one instant and a reversed phase takes its transfers
+ * in reverse issue order. Kept apart from the items to sort 16-byte records. */
 typedef struct sortrec {
   uint64_t key;
   uint32_t ord, idx;
 } sortrec_t;
 
-#define NO_ITEM UINT32_MAX
-
-static uint32_t item_phase(const item_t *it) {
-  return it->ord >> 2;
+static uint32_t ord_phase(uint32_t ord) {
+  return ord >> 2;
 }
-static bool item_is_comp(const item_t *it) {
-  return (it->ord & 2u) == 0;
+static bool ord_is_comp(uint32_t ord) {
+  return (ord & 2u) == 0;
 }
 
 typedef struct lower {
@@ -64,11 +71,24 @@ typedef struct lower {
   const phase_t *final;    /* All-Reduce: the reduce phase whose COMPs own sends wait for */
   uint32_t *own_off, *own; /* All-Reduce: per chunk, transfers of the reduce phase leaving
                               its owner with it (their COMPs complete the chunk there) */
-  item_t *items;
-  sortrec_t *recs;    /* parallel to items until sorted, then each rank's order */
-  uint32_t *item_off; /* per rank + 1 */
-  tn_vec_t deps;      /* scratch */
+  uint64_t chunk_base, chunk_rem; /* chunk c has chunk_base + (c < chunk_rem) bytes */
 } lower_t;
+
+/* One thread's share of the lowering: ranks r0..r1-1, done start to end by that thread
+ * alone (a rank's nodes depend only on ids within the rank), so the result does not depend
+ * on how ranks are split. */
+typedef struct worker {
+  lower_t *L;
+  uint32_t r0, r1;
+  uint32_t *nrecv, *nitem;  /* per rank of the share: RECVs and items, then fill cursors */
+  uint64_t *ndep, *nrchunk, *nichunk; /* deps, chunks of RECVs, chunks of items */
+  uint32_t *item_off;       /* per rank of the share + 1 */
+  item_t *items;
+  sortrec_t *recs, *tmp;
+  uint32_t *last, *last_rank; /* reverse: per chunk, the rank's last COMP on it */
+  tn_status_t st;
+  tn_err_t err;
+} worker_t;
 
 static const uint32_t *xchunks(const schedule_t *s, const sched_xfer_t *x) {
   return &TN_VEC_AT(&s->chunks, uint32_t, x->chunk_off);
@@ -92,6 +112,7 @@ static tn_status_t check_schedule(const schedule_t *s, tn_err_t *err) {
     return tn_err_set(err, TN_INVAL, "lowering: schedule has %u NPUs and %u chunks per NPU",
                       s->npus, s->chunks_per_npu);
   uint64_t nchunks = (uint64_t)s->npus * s->chunks_per_npu;
+  uint64_t base = s->size_bytes / nchunks, rem = s->size_bytes % nchunks;
   for (uint32_t i = 0; i < schedule_len(s); i++) {
     const sched_xfer_t *x = schedule_xfer(s, i);
     if (x->src >= s->npus || x->dst >= s->npus || x->src == x->dst || x->bytes == 0 ||
@@ -106,15 +127,30 @@ static tn_status_t check_schedule(const schedule_t *s, tn_err_t *err) {
       if (c >= nchunks)
         return tn_err_set(err, TN_INVAL, "lowering: transfer %u carries chunk %u of %llu", i, c,
                           (unsigned long long)nchunks);
-      bytes += ten_chunk_bytes(s->size_bytes, s->npus, s->chunks_per_npu, c);
+      bytes += base + (c < rem ? 1u : 0u); /* ten_chunk_bytes without its division */
+      /* Without a dependency the sender starts with the data: its own chunks only. */
+      if (x->ndeps == 0 && c / s->chunks_per_npu != x->src)
+        return tn_err_set(err, TN_INVAL,
+                          "lowering: transfer %u from NPU %u has no dependency but carries chunk "
+                          "%u of NPU %u",
+                          i, x->src, c, c / s->chunks_per_npu);
     }
     if (bytes != x->bytes)
       return tn_err_set(err, TN_INVAL, "lowering: transfer %u has %llu B, its chunks %llu B", i,
                         (unsigned long long)x->bytes, (unsigned long long)bytes);
-    for (uint32_t j = 0; j < x->ndeps; j++)
-      if (xdeps(s, x)[j] >= i)
+    for (uint32_t j = 0; j < x->ndeps; j++) {
+      uint32_t d = xdeps(s, x)[j];
+      if (d >= i)
         return tn_err_set(err, TN_INVAL, "lowering: transfer %u depends on later transfer %u", i,
-                          xdeps(s, x)[j]);
+                          d);
+      /* A dependency is a delivery to the sender (its data, or a gate): the node ids it
+       * becomes are the sender's, which also lets every rank be lowered on its own. */
+      if (schedule_xfer(s, d)->dst != x->src)
+        return tn_err_set(err, TN_INVAL,
+                          "lowering: transfer %u (from NPU %u) depends on transfer %u, which "
+                          "delivers to NPU %u",
+                          i, x->src, d, schedule_xfer(s, d)->dst);
+    }
   }
   return TN_OK;
 }
@@ -179,9 +215,9 @@ static inline bool rec_less(const sortrec_t *a, const sortrec_t *b) {
   return (a->idx < b->idx) != ((a->ord & 1u) != 0);
 }
 
-/* Sorts a[0..n) by rec_less (a total order: idx is unique in a rank) with tmp (n long)
- * as scratch: a merge sort with the comparison inlined, insertion sort on short runs, and
- * no merge where two halves are already in order (a rank's items mostly are, so this is
+/* Sorts a[0..n) by rec_less (a total order: idx is unique in a rank) with tmp (n/2 + 1
+ * long) as scratch: a merge sort with the comparison inlined, insertion sort on short runs,
+ * and no merge where two halves are already in order (a rank's items mostly are, so this is
  * close to linear). Any correct sort gives the same result, as the order is total. */
 static void sort_recs(sortrec_t *a, uint32_t n, sortrec_t *tmp) {
   if (n <= 16) {
@@ -203,15 +239,90 @@ static void sort_recs(sortrec_t *a, uint32_t n, sortrec_t *tmp) {
   while (i < h) a[o++] = tmp[i++];
 }
 
-/* Ordering key of a phase's SEND (and COMP) of transfer x: forward, the arrival of its
- * chunks at the sender; reversed, the mirrored start and arrival. */
-static uint64_t item_key(const phase_t *p, uint32_t xi, int kind) {
-  const schedule_t *s = p->s;
-  const sched_xfer_t *x = schedule_xfer(s, xi);
-  if (p->reverse) {
-    uint64_t t = s->time_ps;
-    return p->key_base + (kind == K_COMP ? t - x->start_ps : t - x->end_ps);
+static bool mine(const worker_t *w, uint32_t r) {
+  return r >= w->r0 && r < w->r1;
+}
+
+/* Dependencies a forward SEND gets beyond its schedule deps: with an All-Reduce, the
+ * owner's first sends of its chunks wait for the reduce phase's COMPs of them. */
+static uint64_t own_deps(const lower_t *L, const phase_t *p, const sched_xfer_t *x) {
+  uint64_t d = 0;
+  if (x->ndeps == 0 && L->final)
+    for (uint32_t j = 0; j < x->nchunks; j++) {
+      uint32_t c = xchunks(p->s, x)[j];
+      d += L->own_off[c + 1] - L->own_off[c];
+    }
+  return d;
+}
+
+/* Pass 1: numbers the RECVs of the share's ranks (transfer order) and counts every rank's
+ * nodes, deps and chunks, so storage is reserved exactly (no doubling slack, up to 2x the
+ * memory on a 4096-NPU All-Gather). */
+static void count(worker_t *w) {
+  const lower_t *L = w->L;
+  for (uint32_t q = 0; q < L->nph; q++) {
+    const phase_t *p = &L->ph[q];
+    for (uint32_t xi = 0; xi < schedule_len(p->s); xi++) {
+      const sched_xfer_t *x = schedule_xfer(p->s, xi);
+      uint32_t s = sender(p, x), d = receiver(p, x);
+      if (mine(w, d)) {
+        uint32_t i = d - w->r0;
+        p->recv_id[xi] = w->nrecv[i]++;
+        w->nrchunk[i] += x->nchunks;
+        if (p->reverse) { /* the COMP: its RECV and the previous COMPs of its chunks */
+          w->nitem[i]++;
+          w->ndep[i] += 1u + x->nchunks;
+          w->nichunk[i] += x->nchunks;
+        }
+      }
+      if (mine(w, s)) {
+        uint32_t i = s - w->r0;
+        w->nitem[i]++;
+        w->nichunk[i] += x->nchunks;
+        w->ndep[i] += p->reverse ? p->kid_off[xi + 1] - p->kid_off[xi]
+                                 : x->ndeps + own_deps(L, p, x);
+      }
+    }
   }
+}
+
+/* Gives rank r's node, dep and chunk pools exactly the counted room. */
+static tn_status_t reserve_rank(worker_t *w, uint32_t r) {
+  uint32_t i = r - w->r0;
+  algo_rank_t *R = &w->L->a->ranks[r];
+  uint64_t nodes = (uint64_t)w->nrecv[i] + w->nitem[i], chunks = w->nrchunk[i] + w->nichunk[i];
+  if (nodes >= UINT32_MAX - 1 || w->ndep[i] >= UINT32_MAX || chunks >= UINT32_MAX)
+    return tn_err_set(&w->err, TN_LIMIT, "rank %u has too many nodes", r);
+  tn_vec_t *v[3] = {&R->nodes, &R->deps, &R->chunks};
+  uint64_t cap[3] = {nodes, w->ndep[i], chunks};
+  for (int k = 0; k < 3; k++) {
+    tn_status_t st = tn_calloc((size_t)cap[k], v[k]->elem_size, &v[k]->data, &w->err);
+    if (st != TN_OK) return st;
+    v[k]->cap = (size_t)cap[k];
+    v[k]->len = 0;
+  }
+  return TN_OK;
+}
+
+/* Appends a node to R, whose pools were reserved to fit (no check, no growth). deps may
+ * already sit where they go (built in place at the end of the pool). */
+static void put(algo_rank_t *R, algo_node_t n, const uint32_t *deps, const uint32_t *chunks) {
+  n.dep_off = (uint32_t)R->deps.len;
+  n.chunk_off = (uint32_t)R->chunks.len;
+  uint32_t *at = (uint32_t *)R->deps.data + R->deps.len;
+  if (n.ndeps && deps != at) memcpy(at, deps, n.ndeps * sizeof *deps);
+  if (n.nchunks)
+    memcpy((uint32_t *)R->chunks.data + R->chunks.len, chunks, n.nchunks * sizeof *chunks);
+  R->deps.len += n.ndeps;
+  R->chunks.len += n.nchunks;
+  TN_VEC_AT(&R->nodes, algo_node_t, R->nodes.len++) = n;
+}
+
+/* Ordering key of a phase's SEND or COMP of transfer x: forward, the arrival of its chunks
+ * at the sender; reversed, the mirrored start (COMP) or arrival (SEND). */
+static uint64_t item_key(const phase_t *p, const sched_xfer_t *x, bool comp) {
+  const schedule_t *s = p->s;
+  if (p->reverse) return p->key_base + (comp ? s->time_ps - x->start_ps : s->time_ps - x->end_ps);
   uint64_t ready = 0;
   for (uint32_t j = 0; j < x->ndeps; j++) {
     uint64_t e = schedule_xfer(s, xdeps(s, x)[j])->end_ps;
@@ -220,215 +331,189 @@ static uint64_t item_key(const phase_t *p, uint32_t xi, int kind) {
   return p->key_base + ready;
 }
 
-/* Numbers every rank's RECVs, then collects, sorts and numbers its SENDs and COMPs. */
-static tn_status_t assign_ids(lower_t *L, tn_err_t *err) {
-  uint32_t n = L->a->npus;
-  uint32_t *next = NULL, *fill = NULL;
-  sortrec_t *tmp = NULL;
-  tn_status_t st = tn_calloc(n, sizeof *next, &next, err);
-  if (st == TN_OK) st = tn_calloc(n, sizeof *fill, &fill, err);
-  if (st == TN_OK) st = tn_calloc((size_t)n + 1, sizeof *L->item_off, &L->item_off, err);
-  if (st != TN_OK) goto fail;
-  for (uint32_t q = 0; q < L->nph; q++) {
-    phase_t *p = &L->ph[q];
-    for (uint32_t xi = 0; xi < schedule_len(p->s); xi++) {
-      const sched_xfer_t *x = schedule_xfer(p->s, xi);
-      p->recv_id[xi] = next[receiver(p, x)]++;
-      L->item_off[sender(p, x) + 1]++;
-      if (p->reverse) L->item_off[receiver(p, x) + 1]++;
-    }
-  }
-  for (uint32_t r = 0; r < n; r++)
-    L->item_off[r + 1] += L->item_off[r];
-  if ((st = tn_calloc(L->item_off[n] + 1, sizeof *L->items, &L->items, err)) != TN_OK ||
-      (st = tn_calloc(L->item_off[n] + 1, sizeof *L->recs, &L->recs, err)) != TN_OK)
-    goto fail;
-  for (uint32_t q = 0; q < L->nph; q++) {
-    const phase_t *p = &L->ph[q];
-    for (uint32_t xi = 0; xi < schedule_len(p->s); xi++) {
-      const sched_xfer_t *x = schedule_xfer(p->s, xi);
-      uint32_t r = sender(p, x), ord = q << 2 | (p->reverse ? 1u : 0u);
-      item_t it = {xi, ord | 2u, receiver(p, x), NO_ITEM, NO_ITEM};
-      if (!p->reverse && x->nchunks == 1 && x->ndeps <= 1 && !(x->ndeps == 0 && L->final)) {
-        it.chunk = xchunks(p->s, x)[0];
-        if (x->ndeps) it.dep = p->recv_id[xdeps(p->s, x)[0]];
-      }
-      L->items[L->item_off[r] + fill[r]] = it;
-      L->recs[L->item_off[r] + fill[r]] = (sortrec_t){item_key(p, xi, K_SEND), it.ord, fill[r]};
-      fill[r]++;
-      if (!p->reverse) continue;
-      r = receiver(p, x);
-      L->items[L->item_off[r] + fill[r]] = (item_t){xi, ord, 0, NO_ITEM, NO_ITEM};
-      L->recs[L->item_off[r] + fill[r]] = (sortrec_t){item_key(p, xi, K_COMP), ord, fill[r]};
-      fill[r]++;
-    }
-  }
-  uint32_t most = 0;
-  for (uint32_t r = 0; r < n; r++)
-    if (L->item_off[r + 1] - L->item_off[r] > most) most = L->item_off[r + 1] - L->item_off[r];
-  if ((st = tn_calloc((size_t)most / 2 + 1, sizeof *tmp, &tmp, err)) != TN_OK) goto fail;
-  for (uint32_t r = 0; r < n; r++) {
-    sortrec_t *rec = L->recs + L->item_off[r];
-    const item_t *it = L->items + L->item_off[r];
-    uint32_t m = L->item_off[r + 1] - L->item_off[r];
-    sort_recs(rec, m, tmp);
-    for (uint32_t i = 0; i < m; i++) {
-      const item_t *t = &it[rec[i].idx];
-      if (item_is_comp(t)) L->ph[item_phase(t)].comp_id[t->x] = next[r] + i;
-    }
-  }
-fail:
-  free(next);
-  free(fill);
-  free(tmp);
-  return st;
-}
-
-static tn_status_t dep(lower_t *L, uint32_t id, tn_err_t *err) {
-  return tn_vec_push(&L->deps, &id, err);
-}
-
-/* Dependencies of the SEND of transfer xi in phase q. */
-static tn_status_t send_deps(lower_t *L, uint32_t q, uint32_t xi, tn_err_t *err) {
-  const phase_t *p = &L->ph[q];
-  const sched_xfer_t *x = schedule_xfer(p->s, xi);
-  tn_status_t st = TN_OK;
-  L->deps.len = 0;
-  if (p->reverse) {
-    /* Everything the sender reduced for these chunks: the partials that flowed back from
-     * every transfer that forwarded them in the All-Gather. */
-    for (uint32_t j = p->kid_off[xi]; j < p->kid_off[xi + 1] && st == TN_OK; j++)
-      st = dep(L, p->comp_id[p->kids[j]], err);
-    return st;
-  }
-  for (uint32_t j = 0; j < x->ndeps && st == TN_OK; j++)
-    st = dep(L, p->recv_id[xdeps(p->s, x)[j]], err);
-  if (x->ndeps == 0 && L->final) {
-    /* All-Reduce: the owner sends its chunks once the reduce phase completed them. */
-    for (uint32_t j = 0; j < x->nchunks && st == TN_OK; j++) {
-      uint32_t c = xchunks(p->s, x)[j];
-      for (uint32_t i = L->own_off[c]; i < L->own_off[c + 1] && st == TN_OK; i++)
-        st = dep(L, L->final->comp_id[L->own[i]], err);
-    }
-  }
-  return st;
-}
-
-/* Dependencies of the COMP of transfer xi in reverse phase q, numbered id in rank r: its
- * reduce RECV, and the previous COMP of the rank on each of its chunks (reductions into one
- * slot are serialised, in mirrored arrival order). last/last_rank track those per chunk. */
-static tn_status_t comp_deps(lower_t *L, uint32_t q, uint32_t xi, uint32_t r, uint32_t id,
-                             uint32_t *last, uint32_t *last_rank, tn_err_t *err) {
-  const phase_t *p = &L->ph[q];
-  const sched_xfer_t *x = schedule_xfer(p->s, xi);
-  L->deps.len = 0;
-  tn_status_t st = dep(L, p->recv_id[xi], err);
-  for (uint32_t j = 0; j < x->nchunks && st == TN_OK; j++) {
-    uint32_t c = xchunks(p->s, x)[j];
-    if (last_rank[c] == r + 1) {
-      bool seen = false;
-      for (size_t i = 0; i < L->deps.len; i++)
-        if (TN_VEC_AT(&L->deps, uint32_t, i) == last[c]) seen = true;
-      if (!seen) st = dep(L, last[c], err);
-    }
-    last[c] = id;
-    last_rank[c] = r + 1;
-  }
-  return st;
-}
-
-static tn_status_t emit_nodes(lower_t *L, tn_err_t *err) {
+/* Pass 2: writes the share's RECVs (in transfer order, so their ids are recv_id) and
+ * collects its SENDs and COMPs with their sort keys. nitem is reused as the fill cursor. */
+static void collect(worker_t *w) {
+  const lower_t *L = w->L;
   algo_t *a = L->a;
-  uint32_t *last = NULL, *last_rank = NULL;
-  uint64_t nchunks = (uint64_t)a->npus * a->chunks_per_npu;
-  tn_status_t st = TN_OK;
-  bool any_reverse = L->ph[0].reverse;
-  if (any_reverse) {
-    st = tn_calloc(nchunks, sizeof *last, &last, err);
-    if (st == TN_OK) st = tn_calloc(nchunks, sizeof *last_rank, &last_rank, err);
-  }
-  for (uint32_t q = 0; q < L->nph && st == TN_OK; q++) {
+  memset(w->nitem, 0, (w->r1 - w->r0) * sizeof *w->nitem);
+  for (uint32_t q = 0; q < L->nph; q++) {
     const phase_t *p = &L->ph[q];
-    for (uint32_t xi = 0; xi < schedule_len(p->s) && st == TN_OK; xi++) {
+    uint32_t ord = q << 2 | (p->reverse ? 1u : 0u);
+    for (uint32_t xi = 0; xi < schedule_len(p->s); xi++) {
       const sched_xfer_t *x = schedule_xfer(p->s, xi);
-      st = algo_add_recv(a, receiver(p, x), sender(p, x), (int32_t)(p->tag_base + xi), x->bytes,
-                         p->reverse, NULL, 0, xchunks(p->s, x), x->nchunks, NULL, err);
+      uint32_t s = sender(p, x), d = receiver(p, x);
+      const uint32_t *ch = xchunks(p->s, x);
+      uint32_t one = x->nchunks == 1 ? ch[0] : NO_ITEM;
+      if (mine(w, d)) {
+        uint32_t i = d - w->r0;
+        algo_node_t n = {ALGO_RECV, p->reverse, (int32_t)s, (int32_t)(p->tag_base + xi),
+                         x->bytes, 0, 0, 0, 0, x->nchunks};
+        put(&a->ranks[d], n, NULL, ch);
+        if (p->reverse) {
+          uint32_t at = w->item_off[i] + w->nitem[i];
+          w->items[at] = (item_t){xi, 0, one, p->recv_id[xi]};
+          w->recs[at] = (sortrec_t){item_key(p, x, true), ord, w->nitem[i]++};
+        }
+      }
+      if (mine(w, s)) {
+        uint32_t i = s - w->r0, at = w->item_off[i] + w->nitem[i];
+        item_t it = {xi, d, one, NO_ITEM};
+        if (!p->reverse) {
+          if (x->ndeps > 1 || (x->ndeps == 0 && L->final)) it.chunk = NO_ITEM;
+          if (x->ndeps == 1) it.dep = p->recv_id[xdeps(p->s, x)[0]];
+        }
+        w->items[at] = it;
+        w->recs[at] = (sortrec_t){item_key(p, x, false), ord | 2u, w->nitem[i]++};
+      }
     }
   }
-  for (uint32_t r = 0; r < a->npus && st == TN_OK; r++) {
-    for (uint32_t i = L->item_off[r]; i < L->item_off[r + 1] && st == TN_OK; i++) {
-      const item_t *it = &L->items[L->item_off[r] + L->recs[i].idx];
-      uint32_t q = item_phase(it);
-      const phase_t *p = &L->ph[q];
-      if (it->chunk != NO_ITEM) {
-        uint64_t bytes = ten_chunk_bytes(a->size_bytes, a->npus, a->chunks_per_npu, it->chunk);
-        st = algo_add_send(a, r, it->peer, (int32_t)(p->tag_base + it->x), bytes, &it->dep,
-                           it->dep == NO_ITEM ? 0u : 1u, &it->chunk, 1, NULL, err);
-        continue;
-      }
+}
+
+/* Emits rank r's SENDs and COMPs after its RECVs, in sorted order. */
+static void emit_rank(worker_t *w, uint32_t r) {
+  lower_t *L = w->L;
+  algo_t *a = L->a;
+  algo_rank_t *R = &a->ranks[r];
+  uint32_t i0 = r - w->r0, base = w->item_off[i0], m = w->item_off[i0 + 1] - base;
+  sortrec_t *rec = w->recs + base;
+  const item_t *items = w->items + base;
+  sort_recs(rec, m, w->tmp);
+  uint32_t first = (uint32_t)R->nodes.len;
+  for (uint32_t i = 0; i < m; i++)
+    if (ord_is_comp(rec[i].ord)) L->ph[ord_phase(rec[i].ord)].comp_id[items[rec[i].idx].x] =
+        first + i;
+  for (uint32_t i = 0; i < m; i++) {
+    const item_t *it = &items[rec[i].idx];
+    const phase_t *p = &L->ph[ord_phase(rec[i].ord)];
+    const uint32_t *ch = &it->chunk;
+    uint32_t nch = 1;
+    uint64_t bytes = 0;
+    if (it->chunk == NO_ITEM) { /* the general path reads the schedule */
       const sched_xfer_t *x = schedule_xfer(p->s, it->x);
-      if (item_is_comp(it)) {
-        st = comp_deps(L, q, it->x, r, algo_rank_len(a, r), last, last_rank, err);
-        if (st == TN_OK)
-          st = algo_add_comp(a, r, 0, L->deps.data, (uint32_t)L->deps.len, xchunks(p->s, x),
-                             x->nchunks, NULL, err);
-        continue;
-      }
-      st = send_deps(L, q, it->x, err);
-      if (st == TN_OK)
-        st = algo_add_send(a, r, receiver(p, x), (int32_t)(p->tag_base + it->x), x->bytes,
-                           L->deps.data, (uint32_t)L->deps.len, xchunks(p->s, x), x->nchunks, NULL,
-                           err);
+      ch = xchunks(p->s, x);
+      nch = x->nchunks;
+      bytes = x->bytes;
+    } else {
+      bytes = L->chunk_base + (it->chunk < L->chunk_rem ? 1u : 0u);
     }
+    uint32_t *deps = (uint32_t *)R->deps.data + R->deps.len, nd = 0;
+    int32_t tag = (int32_t)(p->tag_base + it->x);
+    if (ord_is_comp(rec[i].ord)) {
+      /* Its reduce RECV, and the previous COMP of the rank on each of its chunks
+       * (reductions into one slot are serialised, in mirrored arrival order). */
+      deps[nd++] = it->dep;
+      for (uint32_t j = 0; j < nch; j++) {
+        uint32_t c = ch[j];
+        if (w->last_rank[c] == r + 1) {
+          bool seen = false;
+          for (uint32_t k = 0; k < nd; k++) seen = seen || deps[k] == w->last[c];
+          if (!seen) deps[nd++] = w->last[c];
+        }
+        w->last[c] = first + i;
+        w->last_rank[c] = r + 1;
+      }
+      put(R, (algo_node_t){ALGO_COMP, false, -1, 0, 0, 0, 0, nd, 0, nch}, deps, ch);
+      continue;
+    }
+    if (p->reverse) {
+      /* Everything the sender reduced for these chunks: the partials that flowed back from
+       * every transfer that forwarded them in the All-Gather. */
+      for (uint32_t j = p->kid_off[it->x]; j < p->kid_off[it->x + 1]; j++)
+        deps[nd++] = p->comp_id[p->kids[j]];
+    } else if (it->chunk != NO_ITEM) {
+      if (it->dep != NO_ITEM) deps[nd++] = it->dep;
+    } else {
+      const sched_xfer_t *x = schedule_xfer(p->s, it->x);
+      for (uint32_t j = 0; j < x->ndeps; j++)
+        deps[nd++] = p->recv_id[xdeps(p->s, x)[j]];
+      if (x->ndeps == 0 && L->final) /* the owner sends once the reduce phase completed */
+        for (uint32_t j = 0; j < nch; j++)
+          for (uint32_t k = L->own_off[ch[j]]; k < L->own_off[ch[j] + 1]; k++)
+            deps[nd++] = L->final->comp_id[L->own[k]];
+    }
+    put(R, (algo_node_t){ALGO_SEND, false, (int32_t)it->peer, tag, bytes, 0, 0, nd, 0, nch},
+        deps, ch);
   }
-  free(last);
-  free(last_rank);
-  return st;
 }
 
-/* Grows v to exactly cap elements (tn_vec_reserve would round up to a power of two). */
-static tn_status_t reserve_exact(tn_vec_t *v, uint64_t cap, tn_err_t *err) {
-  if (cap <= v->cap) return TN_OK;
-  tn_status_t st = tn_realloc(&v->data, v->cap, (size_t)cap, v->elem_size, err);
-  if (st == TN_OK) v->cap = (size_t)cap;
-  return st;
+static void worker_free(worker_t *w) {
+  free(w->nrecv);
+  free(w->nitem);
+  free(w->ndep);
+  free(w->nrchunk);
+  free(w->nichunk);
+  free(w->item_off);
+  free(w->items);
+  free(w->recs);
+  free(w->tmp);
+  free(w->last);
+  free(w->last_rank);
 }
 
-/* Reserves every rank's node, dep and chunk storage exactly, so big algorithms do not pay
- * for doubling slack (up to 2x the memory on a 4096-NPU All-Gather). */
-static tn_status_t reserve(lower_t *L, tn_err_t *err) {
-  algo_t *a = L->a;
+/* Lowers the share's ranks start to end; the outcome is in w->st / w->err. */
+static void *work(void *arg) {
+  worker_t *w = arg;
+  lower_t *L = w->L;
+  uint32_t n = w->r1 - w->r0;
+  tn_err_t *err = &w->err;
+  tn_status_t st = tn_calloc(n, sizeof *w->nrecv, &w->nrecv, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *w->nitem, &w->nitem, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *w->ndep, &w->ndep, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *w->nrchunk, &w->nrchunk, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *w->nichunk, &w->nichunk, err);
+  if (st == TN_OK) st = tn_calloc((size_t)n + 1, sizeof *w->item_off, &w->item_off, err);
+  if (st != TN_OK) goto done;
+  count(w);
+  uint32_t most = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    w->item_off[i + 1] = w->item_off[i] + w->nitem[i];
+    if (w->nitem[i] > most) most = w->nitem[i];
+  }
+  for (uint32_t r = w->r0; r < w->r1 && st == TN_OK; r++)
+    st = reserve_rank(w, r);
+  if (st == TN_OK) st = tn_calloc((size_t)w->item_off[n] + 1, sizeof *w->items, &w->items, err);
+  if (st == TN_OK) st = tn_calloc((size_t)w->item_off[n] + 1, sizeof *w->recs, &w->recs, err);
+  if (st == TN_OK) st = tn_calloc((size_t)most / 2 + 1, sizeof *w->tmp, &w->tmp, err);
+  if (st == TN_OK && L->ph[0].reverse) {
+    uint64_t nchunks = (uint64_t)L->a->npus * L->a->chunks_per_npu;
+    st = tn_calloc(nchunks, sizeof *w->last, &w->last, err);
+    if (st == TN_OK) st = tn_calloc(nchunks, sizeof *w->last_rank, &w->last_rank, err);
+  }
+  if (st != TN_OK) goto done;
+  collect(w);
+  for (uint32_t r = w->r0; r < w->r1; r++)
+    emit_rank(w, r);
+done:
+  w->st = st;
+  return NULL;
+}
+
+/* Runs the workers, the first on this thread and the second on its own (or after the
+ * first when no thread can be started); the first failure by rank order wins. */
+static tn_status_t run_workers(lower_t *L, tn_err_t *err) {
+  uint32_t n = L->a->npus, nw = 1;
+  uint64_t transfers = 0;
+  for (uint32_t q = 0; q < L->nph; q++)
+    transfers += schedule_len(L->ph[q].s);
+  if (n >= 2 && transfers >= PAR_MIN_TRANSFERS) nw = 2;
+  worker_t w[2];
+  memset(w, 0, sizeof w);
+  for (uint32_t i = 0; i < nw; i++)
+    w[i] = (worker_t){.L = L, .r0 = (uint32_t)((uint64_t)n * i / nw),
+                      .r1 = (uint32_t)((uint64_t)n * (i + 1) / nw)};
+  pthread_t th;
+  bool threaded = nw == 2 && pthread_create(&th, NULL, work, &w[1]) == 0;
+  work(&w[0]);
+  if (threaded)
+    pthread_join(th, NULL);
+  else if (nw == 2)
+    work(&w[1]);
   tn_status_t st = TN_OK;
-  uint64_t *cnt = NULL;
-  if ((st = tn_calloc((size_t)a->npus * 3, sizeof *cnt, &cnt, err)) != TN_OK) return st;
-  for (uint32_t q = 0; q < L->nph; q++) {
-    const phase_t *p = &L->ph[q];
-    for (uint32_t xi = 0; xi < schedule_len(p->s); xi++) {
-      const sched_xfer_t *x = schedule_xfer(p->s, xi);
-      uint32_t s = sender(p, x), d = receiver(p, x), m = p->reverse ? 2u : 1u;
-      cnt[3 * s]++;
-      cnt[3 * d] += m;
-      cnt[3 * s + 2] += x->nchunks;
-      cnt[3 * d + 2] += (uint64_t)m * x->nchunks;
-      if (p->reverse) {
-        cnt[3 * s + 1] += p->kid_off[xi + 1] - p->kid_off[xi];
-        cnt[3 * d + 1] += 1u + x->nchunks; /* COMP: its RECV and the previous COMPs */
-      } else {
-        cnt[3 * s + 1] += x->ndeps;
-        if (x->ndeps == 0 && L->final)
-          for (uint32_t j = 0; j < x->nchunks; j++) {
-            uint32_t c = xchunks(p->s, x)[j];
-            cnt[3 * s + 1] += L->own_off[c + 1] - L->own_off[c];
-          }
-      }
-    }
+  for (uint32_t i = 0; i < nw; i++) {
+    if (st == TN_OK && w[i].st != TN_OK) st = tn_err_set(err, w[i].st, "%s", w[i].err.msg);
+    worker_free(&w[i]);
   }
-  for (uint32_t r = 0; r < a->npus && st == TN_OK; r++) {
-    st = reserve_exact(&a->ranks[r].nodes, cnt[3 * r], err);
-    if (st == TN_OK) st = reserve_exact(&a->ranks[r].deps, cnt[3 * r + 1], err);
-    if (st == TN_OK) st = reserve_exact(&a->ranks[r].chunks, cnt[3 * r + 2], err);
-  }
-  free(cnt);
   return st;
 }
 
@@ -457,10 +542,6 @@ static void lower_free(lower_t *L) {
   }
   free(L->own_off);
   free(L->own);
-  free(L->items);
-  free(L->recs);
-  free(L->item_off);
-  tn_vec_free(&L->deps);
 }
 
 static tn_status_t lower(const schedule_t *rs, const schedule_t *ag, tn_coll_t coll,
@@ -478,7 +559,9 @@ static tn_status_t lower(const schedule_t *rs, const schedule_t *ag, tn_coll_t c
   }
   if (st != TN_OK) return st;
   lower_t L = {0};
-  tn_vec_init(&L.deps, sizeof(uint32_t));
+  uint64_t total = (uint64_t)s->npus * s->chunks_per_npu;
+  L.chunk_base = s->size_bytes / total;
+  L.chunk_rem = s->size_bytes % total;
   st = algo_create(name, coll, s->npus, s->chunks_per_npu, s->size_bytes, &L.a, err);
   if (st == TN_OK && rs) st = add_phase(&L, rs, true, 0, err);
   if (st == TN_OK && ag) st = add_phase(&L, ag, false, rs ? rs->time_ps + 1 : 0, err);
@@ -486,9 +569,7 @@ static tn_status_t lower(const schedule_t *rs, const schedule_t *ag, tn_coll_t c
     L.final = &L.ph[0];
     st = build_own(&L, &L.ph[0], err);
   }
-  if (st == TN_OK) st = assign_ids(&L, err);
-  if (st == TN_OK) st = reserve(&L, err);
-  if (st == TN_OK) st = emit_nodes(&L, err);
+  if (st == TN_OK) st = run_workers(&L, err);
   lower_free(&L);
   if (st != TN_OK) {
     algo_free(L.a);

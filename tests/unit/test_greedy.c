@@ -371,6 +371,35 @@ static void lowering_rejects_malformed_schedule_naming_transfer(void **state) {
   schedule_free(&s);
 }
 
+/* A dependency must be a delivery to the sender, and a transfer without one carries the
+ * sender's own chunks: otherwise node ids would point into another rank. */
+static void lowering_rejects_dependency_that_does_not_reach_the_sender(void **state) {
+  (void)state;
+  schedule_t s;
+  schedule_init(&s, TN_ALLGATHER, 3, 1, 96);
+  uint32_t c0 = 0, c2 = 2, dep = 0;
+  sched_xfer_t x = {.src = 0, .dst = 1, .bytes = 32, .start_ps = 0, .end_ps = 10, .nchunks = 1};
+  TU_OK(schedule_add(&s, &x, &c0, NULL, NULL, &tu_err_));
+  sched_xfer_t y = {.src = 2, .dst = 0, .bytes = 32, .start_ps = 10, .end_ps = 20, .nchunks = 1,
+                    .ndeps = 1};
+  TU_OK(schedule_add(&s, &y, &c0, &dep, NULL, &tu_err_));
+  for (int coll = 0; coll < 3; coll++) {
+    tn_err_t err = {0};
+    algo_t *a = NULL;
+    assert_int_equal(algo_from_schedule(&s, (tn_coll_t)coll, "greedy", &a, &err), TN_INVAL);
+    assert_null(a);
+    assert_non_null(strstr(err.msg, "transfer 1 (from NPU 2) depends on transfer 0"));
+  }
+  schedule_free(&s);
+  schedule_init(&s, TN_ALLGATHER, 3, 1, 96);
+  TU_OK(schedule_add(&s, &x, &c2, NULL, NULL, &tu_err_));
+  tn_err_t err = {0};
+  algo_t *a = NULL;
+  assert_int_equal(algo_from_schedule(&s, TN_ALLREDUCE, "greedy", &a, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "transfer 0 from NPU 0 has no dependency but carries chunk 2"));
+  schedule_free(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(greedy_schedules_verify_and_match_simulation_on_generated_fabrics),
@@ -386,6 +415,7 @@ int main(void) {
       cmocka_unit_test(greedy_is_never_slower_than_ring_or_direct),
       cmocka_unit_test(topo_transpose_reverses_every_link_with_its_figures),
       cmocka_unit_test(lowering_rejects_malformed_schedule_naming_transfer),
+      cmocka_unit_test(lowering_rejects_dependency_that_does_not_reach_the_sender),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
