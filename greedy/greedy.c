@@ -1,21 +1,27 @@
 /* greedy/greedy.c — greedy_run: checks the fabric and the memory the plan will need, then
  * plans the All-Gather at the requested chunking or, when asked to choose, at a few
- * candidate chunkings, keeping the fastest predicted (plan.c does one pass). */
+ * candidate chunkings (two at a time on two threads, the choice as a sequential search
+ * makes it), keeping the coarsest that finer ones do not beat by 1% (plan.c does one pass). */
 #include "greedy/greedy_internal.h"
 
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Peak memory greedy_run accepts (plan plus its lowering), refused above with the figure. */
 #define GREEDY_MEM_CAP ((uint64_t)4 << 30)
 /* Candidate chunkings tried when chunks_per_npu is 0, finest last. */
 static const uint32_t k_candidates[] = {1, 2, 4, 8, 16, 32};
+#define NCAND (sizeof k_candidates / sizeof *k_candidates)
 /* Work budget of the automatic search, in planned (NPU, chunk) deliveries summed over the
  * candidates tried: a deterministic stand-in for a time budget (about 0.5 us each). */
 #define GREEDY_SEARCH_BUDGET ((uint64_t)1 << 21)
-/* The search stops once a plan is within this factor of the bandwidth bound, or when a
- * finer chunking gained less than this fraction. */
+/* The search stops once a plan is within this factor of the bandwidth bound. */
 #define GREEDY_GOOD_ENOUGH 1.002
-#define GREEDY_MIN_GAIN 0.005
+/* A finer chunking is kept only when its predicted time is at least this many thousandths
+ * shorter than the best so far: each doubling doubles the nodes that lowering, the Chakra
+ * files, verification and simulation pay for, so a gain below 1% is not worth it. */
+#define GREEDY_MIN_GAIN_PERMILLE 10u
 /* A chunking is only tried when its chunks are at least this big (finer cuts only add
  * events once latency is pipelined away). */
 #define GREEDY_MIN_CHUNK_BYTES 1024u
@@ -29,52 +35,150 @@ static tn_status_t check_memory(const topo_t *t, uint32_t k, tn_coll_t coll, tn_
                     t->npus, k, (double)need / TN_GIB, (double)GREEDY_MEM_CAP / TN_GIB);
 }
 
-/* Tries the candidate chunkings in order and keeps the fastest predicted (ties: fewer
- * chunks). Stops when the next candidate would exceed the work budget, the memory cap or
- * the minimum chunk size, when a finer cut did not help twice in a row or helped less
- * than 0.5%, or once the best is within 0.2% of the bandwidth bound. Every rule depends on the
- * inputs only, so the choice is deterministic. */
-static tn_status_t search(const topo_t *t, topo_routes_t *routes, tn_coll_t coll, uint64_t size,
-                          uint64_t seed, schedule_t *out, tn_err_t *err) {
+/* One candidate chunking of the search and its outcome. */
+typedef struct try {
+  uint32_t k;
+  bool done, gave_up;
+  tn_status_t st;
+  tn_err_t err;
+  schedule_t s;
+} try_t;
+
+/* The search, shared by its (at most two) threads under mu. Candidates are planned in
+ * order, up to two at once, and their outcomes are applied strictly in order, so the
+ * choice is the one a sequential search makes; a candidate started on speculation is
+ * cancelled, its work thrown away, when an earlier outcome ends the search. */
+typedef struct search {
+  const topo_t *t;
+  uint64_t size, seed;
+  try_t tries[NCAND];
+  uint32_t ntries;
+  pthread_mutex_t mu;
+  uint32_t next;           /* next candidate to start */
+  uint32_t applied;        /* outcomes applied so far */
+  int best;                /* index of the kept plan, -1 before the first */
+  uint64_t good_ps;        /* stop once the best is this fast */
+  _Atomic uint64_t limit_ps; /* a candidate slower than this cannot be kept */
+  atomic_bool over;        /* the search has ended */
+  tn_status_t st;
+  tn_err_t err;
+} search_t;
+
+/* Applies finished outcomes in candidate order (under mu): the first plan is kept; a
+ * later one replaces it only when faster by GREEDY_MIN_GAIN_PERMILLE, else the search
+ * ends; it also ends at the first failure or once the best is good enough. */
+static void apply(search_t *S) {
+  while (!atomic_load(&S->over) && S->applied < S->ntries && S->tries[S->applied].done) {
+    try_t *c = &S->tries[S->applied];
+    uint64_t limit = atomic_load(&S->limit_ps);
+    if (c->st != TN_OK) {
+      S->st = tn_err_set(&S->err, c->st, "%s", c->err.msg);
+      atomic_store(&S->over, true);
+    } else if (c->gave_up || c->s.time_ps > limit) {
+      atomic_store(&S->over, true);
+    } else {
+      S->best = (int)S->applied;
+      /* time * 1000 <= best * (1000 - gain) for integers is time <= this floor */
+      atomic_store(&S->limit_ps, c->s.time_ps / 1000u * (1000u - GREEDY_MIN_GAIN_PERMILLE) +
+                                     c->s.time_ps % 1000u * (1000u - GREEDY_MIN_GAIN_PERMILLE) /
+                                         1000u);
+      if (c->s.time_ps <= S->good_ps) atomic_store(&S->over, true);
+    }
+    S->applied++;
+  }
+  if (S->applied == S->ntries) atomic_store(&S->over, true);
+}
+
+/* A search thread: takes the next candidate, plans it, applies what finished. */
+static void *search_worker(void *arg) {
+  search_t *S = arg;
+  topo_routes_t *routes = NULL; /* per thread: routes cache lazily */
+  tn_err_t rerr = {0};
+  tn_status_t rst = topo_routes_create(S->t, &routes, &rerr);
+  greedy_i_stop_t stop = {&S->limit_ps, &S->over};
+  for (;;) {
+    pthread_mutex_lock(&S->mu);
+    if (atomic_load(&S->over) || S->next == S->ntries) {
+      pthread_mutex_unlock(&S->mu);
+      break;
+    }
+    try_t *c = &S->tries[S->next++];
+    pthread_mutex_unlock(&S->mu);
+    if (rst != TN_OK) {
+      c->st = rst;
+      c->err = rerr;
+    } else {
+      /* The first candidate is kept whatever its time: no limit, no cancel. */
+      c->st = greedy_i_plan(S->t, routes, S->size, c->k, S->seed, c == S->tries ? NULL : &stop,
+                            &c->gave_up, &c->s, &c->err);
+    }
+    pthread_mutex_lock(&S->mu);
+    c->done = true;
+    apply(S);
+    pthread_mutex_unlock(&S->mu);
+  }
+  topo_routes_free(routes);
+  return NULL;
+}
+
+/* Chooses the chunking among k_candidates by predicted time. Which candidates may be tried
+ * depends on the inputs only: in order, while their summed work stays within the budget
+ * (the first is always tried), their chunks are at least GREEDY_MIN_CHUNK_BYTES and their
+ * memory within the cap; a Reduce-Scatter or All-Reduce skips one chunk per NPU when 2
+ * are possible. The first is kept; each next one replaces it only when at least 1%
+ * faster, and the search ends at the first that is not, or once the best is within 0.2%
+ * of the bandwidth bound. Planned two at a time on two threads with the outcomes applied
+ * in order, so the choice is exactly the sequential one (a candidate that can no longer be
+ * kept gives up early). */
+static tn_status_t search(const topo_t *t, tn_coll_t coll, uint64_t size, uint64_t seed,
+                          schedule_t *out, tn_err_t *err) {
   bool reduces = coll != TN_ALLGATHER;
   uint64_t n = t->npus, spent = 0;
-  double good = GREEDY_GOOD_ENOUGH * (double)topo_lower_bound_ps(t, TN_ALLGATHER, size);
-  uint32_t worse = 0;
-  bool have = false;
-  for (size_t i = 0; i < sizeof k_candidates / sizeof *k_candidates; i++) {
+  search_t S;
+  memset(&S, 0, sizeof S);
+  S.t = t;
+  S.size = size;
+  S.seed = seed;
+  S.best = -1;
+  S.good_ps = (uint64_t)(GREEDY_GOOD_ENOUGH * (double)topo_lower_bound_ps(t, TN_ALLGATHER, size));
+  atomic_init(&S.limit_ps, UINT64_MAX);
+  atomic_init(&S.over, false);
+  for (size_t i = 0; i < NCAND; i++) {
     uint32_t k = k_candidates[i];
     uint64_t work = n * (n - 1) * k;
-    /* Reduce-Scatter and All-Reduce skip one chunk per NPU if 2 are possible. */
     if (reduces && k == 1 && size / (n * 2) >= GREEDY_MIN_CHUNK_BYTES &&
         greedy_i_mem_estimate(t, 2, coll) <= GREEDY_MEM_CAP)
       continue;
-    if (have && (spent + work > GREEDY_SEARCH_BUDGET || size / (n * k) < GREEDY_MIN_CHUNK_BYTES ||
-                 size < n * k || greedy_i_mem_estimate(t, k, coll) > GREEDY_MEM_CAP))
+    if (S.ntries > 0 && (spent + work > GREEDY_SEARCH_BUDGET ||
+                         size / (n * k) < GREEDY_MIN_CHUNK_BYTES || size < n * k ||
+                         greedy_i_mem_estimate(t, k, coll) > GREEDY_MEM_CAP))
       break;
-    if (!have) {
+    if (S.ntries == 0) {
       tn_status_t st = check_memory(t, k, coll, err);
       if (st != TN_OK) return st;
     }
-    schedule_t s;
-    tn_status_t st = greedy_i_plan(t, routes, size, k, seed, &s, err);
-    if (st != TN_OK) {
-      schedule_free(&s);
-      return st;
-    }
+    try_t *c = &S.tries[S.ntries++];
+    c->k = k;
+    schedule_init(&c->s, TN_ALLGATHER, t->npus, k, size);
     spent += work;
-    if (!have || s.time_ps < out->time_ps) {
-      double gain = have ? (double)(out->time_ps - s.time_ps) / (double)out->time_ps : 1.0;
-      if (have) schedule_free(out);
-      *out = s;
-      have = true;
-      worse = 0;
-      if ((double)out->time_ps <= good || gain < GREEDY_MIN_GAIN) break;
+  }
+  if (pthread_mutex_init(&S.mu, NULL) != 0)
+    return tn_err_set(err, TN_INTERNAL, "greedy: cannot create the search's mutex");
+  pthread_t th;
+  bool threaded = S.ntries > 1 && pthread_create(&th, NULL, search_worker, &S) == 0;
+  search_worker(&S);
+  if (threaded) pthread_join(th, NULL);
+  pthread_mutex_destroy(&S.mu);
+  for (uint32_t i = 0; i < S.ntries; i++) {
+    if ((int)i == S.best && S.st == TN_OK) {
+      schedule_free(out);
+      *out = S.tries[i].s;
     } else {
-      schedule_free(&s);
-      if (++worse == 2) break;
+      schedule_free(&S.tries[i].s);
     }
   }
-  return TN_OK;
+  if (S.st != TN_OK) return tn_err_set(err, S.st, "%s", S.err.msg);
+  return S.best >= 0 ? TN_OK : tn_err_set(err, TN_INTERNAL, "greedy: the search kept no plan");
 }
 
 tn_status_t greedy_run(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,
@@ -99,16 +203,16 @@ tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
     return tn_err_set(err, TN_LIMIT, "greedy: %u NPUs x %u chunks is too many chunks", t->npus, k);
   if (t->npus == 1) return TN_OK; /* nothing to move */
   if (k != 0 && (st = check_memory(t, k, coll, err)) != TN_OK) return st;
-  topo_routes_t *routes = NULL;
-  if ((st = topo_routes_create(t, &routes, err)) != TN_OK) return st;
   schedule_free(out);
   if (k != 0) {
-    st = greedy_i_plan(t, routes, size_bytes, k, seed, out, err);
+    topo_routes_t *routes = NULL;
+    if ((st = topo_routes_create(t, &routes, err)) == TN_OK)
+      st = greedy_i_plan(t, routes, size_bytes, k, seed, NULL, NULL, out, err);
+    topo_routes_free(routes);
   } else {
     schedule_init(out, TN_ALLGATHER, t->npus, 1, size_bytes);
-    st = search(t, routes, coll, size_bytes, seed, out, err);
+    st = search(t, coll, size_bytes, seed, out, err);
   }
-  topo_routes_free(routes);
   if (st != TN_OK) { /* leave *out empty so a caller that frees or not is right */
     schedule_free(out);
     schedule_init(out, TN_ALLGATHER, t->npus, k ? k : 1, size_bytes);

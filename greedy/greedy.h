@@ -30,7 +30,11 @@ typedef struct greedy_opts {
  * by a hash seeded with opts->seed. A link into a switch carries one routed message to an
  * NPU beyond it: the earliest-arrived chunk some NPU there lacks, to the one whose last
  * link frees first. With chunks_per_npu 0 the chunking is chosen among 1, 2, 4, ... 32 by
- * predicted time under a deterministic work budget. O(n^2 k (degree + log n)) per try. */
+ * predicted time under a deterministic work budget: coarsest first, a finer one is kept
+ * only when at least 1% faster than the best so far (finer means proportionally more
+ * nodes to lower, write, verify and simulate), and the search ends at the first that is
+ * not, or within 0.2% of the bound. Candidates are planned two at a time on two threads;
+ * the choice does not depend on it. O(n^2 k (degree + log n)) per try. */
 tn_status_t greedy_run(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,
                        schedule_t *out, tn_err_t *err);
 

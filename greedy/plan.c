@@ -436,8 +436,18 @@ static tn_status_t report_unreached(const plan_t *p, tn_err_t *err) {
                     (unsigned long long)p->owed);
 }
 
+/* True when the pass should give up at time now (see greedy_i_stop_t). */
+static bool give_up(const greedy_i_stop_t *stop, uint64_t now) {
+  if (stop == NULL) return false;
+  if (stop->limit_ps && now > atomic_load_explicit(stop->limit_ps, memory_order_relaxed))
+    return true;
+  return stop->cancel && atomic_load_explicit(stop->cancel, memory_order_relaxed);
+}
+
 tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_bytes, uint32_t k,
-                          uint64_t seed, schedule_t *out, tn_err_t *err) {
+                          uint64_t seed, const greedy_i_stop_t *stop, bool *gave_up,
+                          schedule_t *out, tn_err_t *err) {
+  if (gave_up) *gave_up = false;
   uint32_t n = t->npus;
   schedule_init(out, TN_ALLGATHER, n, k, size_bytes);
   plan_t p = {.t = t,
@@ -463,6 +473,10 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
   if (st == TN_OK) st = decide_all(&p, err);
   ten_event_t ev;
   while (st == TN_OK && ten_next(p.eng, &ev)) {
+    if (give_up(stop, ev.time_ps)) {
+      if (gave_up) *gave_up = true;
+      break;
+    }
     p.epoch++;
     /* Drain the whole instant first: every delivery of this time is known before any
      * link decides, exactly as the simulator issues nodes only after draining. */
@@ -472,8 +486,13 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
     if (st == TN_OK) st = decide_all(&p, err);
   }
   if (st == TN_OK) st = ten_engine_status(p.eng, err);
-  if (st == TN_OK && p.owed != 0) st = report_unreached(&p, err);
+  bool quit = gave_up && *gave_up;
+  if (st == TN_OK && !quit && p.owed != 0) st = report_unreached(&p, err);
   teardown(&p);
+  if (quit) { /* an unfinished plan is of no use: leave *out empty */
+    schedule_free(out);
+    schedule_init(out, TN_ALLGATHER, n, k, size_bytes);
+  }
   return st;
 }
 
