@@ -16,8 +16,6 @@ static const uint32_t k_candidates[] = {1, 2, 4, 8, 16, 32};
 /* Work budget of the automatic search, in planned (NPU, chunk) deliveries summed over the
  * candidates tried: a deterministic stand-in for a time budget (about 0.5 us each). */
 #define GREEDY_SEARCH_BUDGET ((uint64_t)1 << 21)
-/* The search stops once a plan is within this factor of the bandwidth bound. */
-#define GREEDY_GOOD_ENOUGH 1.002
 /* A finer chunking is kept only when its predicted time is at least this many thousandths
  * shorter than the best so far: each doubling doubles the nodes that lowering, the Chakra
  * files, verification and simulation pay for, so a gain below 1% is not worth it. */
@@ -57,7 +55,7 @@ typedef struct search {
   uint32_t next;           /* next candidate to start */
   uint32_t applied;        /* outcomes applied so far */
   int best;                /* index of the kept plan, -1 before the first */
-  uint64_t good_ps;        /* stop once the best is this fast */
+  uint64_t bound_ps;       /* the All-Gather bandwidth bound: no plan is faster */
   _Atomic uint64_t limit_ps; /* a candidate slower than this cannot be kept */
   atomic_bool over;        /* the search has ended */
   tn_status_t st;
@@ -66,7 +64,8 @@ typedef struct search {
 
 /* Applies finished outcomes in candidate order (under mu): the first plan is kept; a
  * later one replaces it only when faster by GREEDY_MIN_GAIN_PERMILLE, else the search
- * ends; it also ends at the first failure or once the best is good enough. */
+ * ends; it also ends at the first failure or once the best is so close to the bandwidth
+ * bound that no plan could beat it by that much. */
 static void apply(search_t *S) {
   while (!atomic_load(&S->over) && S->applied < S->ntries && S->tries[S->applied].done) {
     try_t *c = &S->tries[S->applied];
@@ -82,7 +81,8 @@ static void apply(search_t *S) {
       atomic_store(&S->limit_ps, c->s.time_ps / 1000u * (1000u - GREEDY_MIN_GAIN_PERMILLE) +
                                      c->s.time_ps % 1000u * (1000u - GREEDY_MIN_GAIN_PERMILLE) /
                                          1000u);
-      if (c->s.time_ps <= S->good_ps) atomic_store(&S->over, true);
+      /* Once even a plan at the bound would not be kept, no finer chunking can be. */
+      if (atomic_load(&S->limit_ps) < S->bound_ps) atomic_store(&S->over, true);
     }
     S->applied++;
   }
@@ -126,8 +126,8 @@ static void *search_worker(void *arg) {
  * (the first is always tried), their chunks are at least GREEDY_MIN_CHUNK_BYTES and their
  * memory within the cap; a Reduce-Scatter or All-Reduce skips one chunk per NPU when 2
  * are possible. The first is kept; each next one replaces it only when at least 1%
- * faster, and the search ends at the first that is not, or once the best is within 0.2%
- * of the bandwidth bound. Planned two at a time on two threads with the outcomes applied
+ * faster, and the search ends at the first that is not, or once the best is within 1% of
+ * the bandwidth bound (nothing could then be kept). Planned two at a time on two threads with the outcomes applied
  * in order, so the choice is exactly the sequential one (a candidate that can no longer be
  * kept gives up early). */
 static tn_status_t search(const topo_t *t, tn_coll_t coll, uint64_t size, uint64_t seed,
@@ -140,7 +140,7 @@ static tn_status_t search(const topo_t *t, tn_coll_t coll, uint64_t size, uint64
   S.size = size;
   S.seed = seed;
   S.best = -1;
-  S.good_ps = (uint64_t)(GREEDY_GOOD_ENOUGH * (double)topo_lower_bound_ps(t, TN_ALLGATHER, size));
+  S.bound_ps = topo_lower_bound_ps(t, TN_ALLGATHER, size);
   atomic_init(&S.limit_ps, UINT64_MAX);
   atomic_init(&S.over, false);
   for (size_t i = 0; i < NCAND; i++) {
