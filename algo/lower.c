@@ -47,11 +47,11 @@ typedef struct item {
   uint32_t x, peer, chunk, dep;
 } item_t;
 
-/* What a rank's items are sorted by: (key, ord, transfer order), where ord is
- * phase << 2 | (SEND ? 2 : 0) | (reversed phase ? 1 : 0) and the transfer order is the
- * item's index in its rank (items are appended in transfer order), reversed for a reversed
- * phase. So COMPs go before SENDs at one instant and a reversed phase takes its transfers
- * in reverse issue order. Kept apart from the items to sort 16-byte records. */
+/* What a rank's items are sorted by: (key, ord, idx), where ord is phase << 2 |
+ * (SEND ? 2 : 0) and idx is the item's index in its rank: items are appended in transfer
+ * order, last transfer first for a reversed phase. So COMPs go before SENDs at one instant
+ * and a reversed phase takes its transfers in reverse issue order. Kept apart from the
+ * items to sort 16-byte records. */
 typedef struct sortrec {
   uint64_t key;
   uint32_t ord, idx;
@@ -212,7 +212,7 @@ static tn_status_t build_own(lower_t *L, const phase_t *p, tn_err_t *err) {
 static inline bool rec_less(const sortrec_t *a, const sortrec_t *b) {
   if (a->key != b->key) return a->key < b->key;
   if (a->ord != b->ord) return a->ord < b->ord;
-  return (a->idx < b->idx) != ((a->ord & 1u) != 0);
+  return a->idx < b->idx;
 }
 
 /* Sorts a[0..n) by rec_less (a total order: idx is unique in a rank) with tmp (n/2 + 1
@@ -336,25 +336,32 @@ static uint64_t item_key(const phase_t *p, const sched_xfer_t *x, bool comp) {
 static void collect(worker_t *w) {
   const lower_t *L = w->L;
   algo_t *a = L->a;
+  for (uint32_t q = 0; q < L->nph; q++) {
+    const phase_t *p = &L->ph[q];
+    for (uint32_t xi = 0; xi < schedule_len(p->s); xi++) {
+      const sched_xfer_t *x = schedule_xfer(p->s, xi);
+      uint32_t d = receiver(p, x);
+      if (!mine(w, d)) continue;
+      algo_node_t n = {ALGO_RECV, p->reverse, (int32_t)sender(p, x), (int32_t)(p->tag_base + xi),
+                       x->bytes, 0, 0, 0, 0, x->nchunks};
+      put(&a->ranks[d], n, NULL, xchunks(p->s, x));
+    }
+  }
   memset(w->nitem, 0, (w->r1 - w->r0) * sizeof *w->nitem);
   for (uint32_t q = 0; q < L->nph; q++) {
     const phase_t *p = &L->ph[q];
-    uint32_t ord = q << 2 | (p->reverse ? 1u : 0u);
-    for (uint32_t xi = 0; xi < schedule_len(p->s); xi++) {
+    uint32_t ord = q << 2, len = schedule_len(p->s);
+    /* A reversed phase is collected last transfer first: its items then come nearly in
+     * key order (the sort has little to do), and ties go to the later transfer. */
+    for (uint32_t j = 0; j < len; j++) {
+      uint32_t xi = p->reverse ? len - 1 - j : j;
       const sched_xfer_t *x = schedule_xfer(p->s, xi);
       uint32_t s = sender(p, x), d = receiver(p, x);
-      const uint32_t *ch = xchunks(p->s, x);
-      uint32_t one = x->nchunks == 1 ? ch[0] : NO_ITEM;
-      if (mine(w, d)) {
-        uint32_t i = d - w->r0;
-        algo_node_t n = {ALGO_RECV, p->reverse, (int32_t)s, (int32_t)(p->tag_base + xi),
-                         x->bytes, 0, 0, 0, 0, x->nchunks};
-        put(&a->ranks[d], n, NULL, ch);
-        if (p->reverse) {
-          uint32_t at = w->item_off[i] + w->nitem[i];
-          w->items[at] = (item_t){xi, 0, one, p->recv_id[xi]};
-          w->recs[at] = (sortrec_t){item_key(p, x, true), ord, w->nitem[i]++};
-        }
+      uint32_t one = x->nchunks == 1 ? xchunks(p->s, x)[0] : NO_ITEM;
+      if (p->reverse && mine(w, d)) {
+        uint32_t i = d - w->r0, at = w->item_off[i] + w->nitem[i];
+        w->items[at] = (item_t){xi, 0, one, p->recv_id[xi]};
+        w->recs[at] = (sortrec_t){item_key(p, x, true), ord, w->nitem[i]++};
       }
       if (mine(w, s)) {
         uint32_t i = s - w->r0, at = w->item_off[i] + w->nitem[i];
