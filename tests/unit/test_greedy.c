@@ -153,6 +153,32 @@ static void greedy_schedules_verify_and_match_simulation_on_generated_fabrics(vo
     }
 }
 
+/* 128 NPUs: big enough that the lowering runs on two threads (and the search plans two
+ * chunkings at once); the result must verify, time as planned and not vary. */
+static void lowering_on_two_threads_verifies_matches_simulation_and_is_stable(void **state) {
+  (void)state;
+  check_kind("mesh", "16x8", 1u << 20, 1, 1);
+  topo_t *t = NULL;
+  TU_OK(topo_gen_kind("torus", "16x8", 50.0, 500.0, &t, &tu_err_));
+  greedy_opts_t o = {.seed = 3, .chunks_per_npu = 0};
+  schedule_t s;
+  TU_OK(greedy_run_for(t, TN_ALLREDUCE, 1u << 22, &o, &s, &tu_err_));
+  algo_t *a = NULL, *b = NULL;
+  TU_OK(algo_from_schedule(&s, TN_ALLREDUCE, "greedy", &a, &tu_err_));
+  TU_OK(algo_from_schedule(&s, TN_ALLREDUCE, "greedy", &b, &tu_err_));
+  assert_true(algo_equal(a, b));
+  verify(a, t);
+  algo_free(a);
+  algo_free(b);
+  schedule_t s2;
+  TU_OK(greedy_run_for(t, TN_ALLREDUCE, 1u << 22, &o, &s2, &tu_err_));
+  assert_int_equal(s2.chunks_per_npu, s.chunks_per_npu);
+  assert_int_equal(s2.time_ps, s.time_ps);
+  schedule_free(&s2);
+  schedule_free(&s);
+  topo_free(t);
+}
+
 static void greedy_schedules_verify_and_match_simulation_on_random_fabrics(void **state) {
   (void)state;
   for (uint64_t seed = 1; seed <= 12; seed++) {
@@ -404,6 +430,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(greedy_schedules_verify_and_match_simulation_on_generated_fabrics),
       cmocka_unit_test(greedy_schedules_verify_and_match_simulation_on_random_fabrics),
+      cmocka_unit_test(lowering_on_two_threads_verifies_matches_simulation_and_is_stable),
       cmocka_unit_test(greedy_handles_heterogeneous_composed_fabrics),
       cmocka_unit_test(greedy_runs_are_byte_identical_and_seed_dependent),
       cmocka_unit_test(greedy_all_gather_delivers_every_chunk_once),
