@@ -34,13 +34,13 @@ static tn_status_t check_memory(const topo_t *t, uint32_t k, tn_coll_t coll, tn_
 }
 
 /* One candidate chunking of the search and its outcome. */
-typedef struct try {
+typedef struct attempt {
   uint32_t k;
   bool done, gave_up;
   tn_status_t st;
   tn_err_t err;
   schedule_t s;
-} try_t;
+} attempt_t;
 
 /* The search, shared by its (at most two) threads under mu. Candidates are planned in
  * order, up to two at once, and their outcomes are applied strictly in order, so the
@@ -49,15 +49,15 @@ typedef struct try {
 typedef struct search {
   const topo_t *t;
   uint64_t size, seed;
-  try_t tries[NCAND];
+  attempt_t tries[NCAND];
   uint32_t ntries;
   pthread_mutex_t mu;
-  uint32_t next;           /* next candidate to start */
-  uint32_t applied;        /* outcomes applied so far */
-  int best;                /* index of the kept plan, -1 before the first */
-  uint64_t bound_ps;       /* the All-Gather bandwidth bound: no plan is faster */
+  uint32_t next;             /* next candidate to start */
+  uint32_t applied;          /* outcomes applied so far */
+  int best;                  /* index of the kept plan, -1 before the first */
+  uint64_t bound_ps;         /* the All-Gather bandwidth bound: no plan is faster */
   _Atomic uint64_t limit_ps; /* a candidate slower than this cannot be kept */
-  atomic_bool over;        /* the search has ended */
+  atomic_bool over;          /* the search has ended */
   tn_status_t st;
   tn_err_t err;
 } search_t;
@@ -68,7 +68,7 @@ typedef struct search {
  * bound that no plan could beat it by that much. */
 static void apply(search_t *S) {
   while (!atomic_load(&S->over) && S->applied < S->ntries && S->tries[S->applied].done) {
-    try_t *c = &S->tries[S->applied];
+    attempt_t *c = &S->tries[S->applied];
     uint64_t limit = atomic_load(&S->limit_ps);
     if (c->st != TN_OK) {
       S->st = tn_err_set(&S->err, c->st, "%s", c->err.msg);
@@ -78,9 +78,9 @@ static void apply(search_t *S) {
     } else {
       S->best = (int)S->applied;
       /* time * 1000 <= best * (1000 - gain) for integers is time <= this floor */
-      atomic_store(&S->limit_ps, c->s.time_ps / 1000u * (1000u - GREEDY_MIN_GAIN_PERMILLE) +
-                                     c->s.time_ps % 1000u * (1000u - GREEDY_MIN_GAIN_PERMILLE) /
-                                         1000u);
+      atomic_store(&S->limit_ps,
+                   c->s.time_ps / 1000u * (1000u - GREEDY_MIN_GAIN_PERMILLE) +
+                       c->s.time_ps % 1000u * (1000u - GREEDY_MIN_GAIN_PERMILLE) / 1000u);
       /* Once even a plan at the bound would not be kept, no finer chunking can be. */
       if (atomic_load(&S->limit_ps) < S->bound_ps) atomic_store(&S->over, true);
     }
@@ -102,7 +102,7 @@ static void *search_worker(void *arg) {
       pthread_mutex_unlock(&S->mu);
       break;
     }
-    try_t *c = &S->tries[S->next++];
+    attempt_t *c = &S->tries[S->next++];
     pthread_mutex_unlock(&S->mu);
     if (rst != TN_OK) {
       c->st = rst;
@@ -127,9 +127,9 @@ static void *search_worker(void *arg) {
  * memory within the cap; a Reduce-Scatter or All-Reduce skips one chunk per NPU when 2
  * are possible. The first is kept; each next one replaces it only when at least 1%
  * faster, and the search ends at the first that is not, or once the best is within 1% of
- * the bandwidth bound (nothing could then be kept). Planned two at a time on two threads with the outcomes applied
- * in order, so the choice is exactly the sequential one (a candidate that can no longer be
- * kept gives up early). */
+ * the bandwidth bound (nothing could then be kept). Planned two at a time on two threads
+ * with the outcomes applied in order, so the choice is exactly the sequential one (a
+ * candidate that can no longer be kept gives up early). */
 static tn_status_t search(const topo_t *t, tn_coll_t coll, uint64_t size, uint64_t seed,
                           schedule_t *out, tn_err_t *err) {
   bool reduces = coll != TN_ALLGATHER;
@@ -146,18 +146,19 @@ static tn_status_t search(const topo_t *t, tn_coll_t coll, uint64_t size, uint64
   for (size_t i = 0; i < NCAND; i++) {
     uint32_t k = k_candidates[i];
     uint64_t work = n * (n - 1) * k;
+    /* Reduce-Scatter and All-Reduce skip one chunk per NPU if 2 are possible. */
     if (reduces && k == 1 && size / (n * 2) >= GREEDY_MIN_CHUNK_BYTES &&
         greedy_i_mem_estimate(t, 2, coll) <= GREEDY_MEM_CAP)
       continue;
-    if (S.ntries > 0 && (spent + work > GREEDY_SEARCH_BUDGET ||
-                         size / (n * k) < GREEDY_MIN_CHUNK_BYTES || size < n * k ||
-                         greedy_i_mem_estimate(t, k, coll) > GREEDY_MEM_CAP))
+    if (S.ntries > 0 &&
+        (spent + work > GREEDY_SEARCH_BUDGET || size / (n * k) < GREEDY_MIN_CHUNK_BYTES ||
+         size < n * k || greedy_i_mem_estimate(t, k, coll) > GREEDY_MEM_CAP))
       break;
     if (S.ntries == 0) {
       tn_status_t st = check_memory(t, k, coll, err);
       if (st != TN_OK) return st;
     }
-    try_t *c = &S.tries[S.ntries++];
+    attempt_t *c = &S.tries[S.ntries++];
     c->k = k;
     schedule_init(&c->s, TN_ALLGATHER, t->npus, k, size);
     spent += work;

@@ -33,8 +33,9 @@ typedef struct greedy_opts {
  * predicted time under a deterministic work budget: coarsest first, a finer one is kept
  * only when at least 1% faster than the best so far (finer means proportionally more
  * nodes to lower, write, verify and simulate), and the search ends at the first that is
- * not, or within 1% of the bound (when no finer one could be kept). Candidates are planned two at a time on two threads;
- * the choice does not depend on it. O(n^2 k (degree + log n)) per try. */
+ * not, or within 1% of the bound (when no finer one could be kept). Candidates are
+ * planned two at a time on two threads; the choice does not depend on it.
+ * O(n^2 k (degree + log n)) per try. */
 tn_status_t greedy_run(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,
                        schedule_t *out, tn_err_t *err);
 
