@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Lowerings with fewer transfers than this run on one thread (starting a second costs more
  * than it saves). */
@@ -503,7 +504,7 @@ static tn_status_t run_workers(lower_t *L, tn_err_t *err) {
   uint64_t transfers = 0;
   for (uint32_t q = 0; q < L->nph; q++)
     transfers += schedule_len(L->ph[q].s);
-  if (n >= 2 && transfers >= PAR_MIN_TRANSFERS) nw = 2;
+  if (n >= 2 && transfers >= PAR_MIN_TRANSFERS && sysconf(_SC_NPROCESSORS_ONLN) > 1) nw = 2;
   worker_t w[2];
   memset(w, 0, sizeof w);
   for (uint32_t i = 0; i < nw; i++)
