@@ -713,6 +713,84 @@ static void emit_read_rejects_disagreeing_headers(void **state) {
   algo_free(b);
 }
 
+/* Truncates the file at path to half its length. */
+static void cut_in_half(const char *path) {
+  size_t len;
+  uint8_t *d = slurp(path, &len);
+  spit(path, d, len / 2);
+  free(d);
+}
+
+/* The reader decodes the ranks' files on several threads; whatever the thread count, the
+ * error it reports is the one of the lowest rank that fails, as a rank-by-rank reader's. */
+static void emit_read_reports_the_lowest_failing_rank_on_any_thread_count(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_first_fail");
+  char p[1100], other[1100], q[1200];
+  snprintf(p, sizeof p, "%s/ag", dir);
+  snprintf(other, sizeof other, "%s/other", dir);
+  static const char *const threads[] = {"1", "2", "3", "8"};
+  for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
+    setenv("TENET_THREADS", threads[t], 1);
+    algo_t *a = ring_allgather(9, 64), *b = ring_allgather(9, 128), *c = NULL;
+    tn_err_t err = {0};
+    /* Nodes broken in ranks 6 and 2: rank 2 is reported. */
+    TU_OK(emit_chakra_write(a, p, &tu_err_));
+    cut_in_half(path_of(p, 6));
+    cut_in_half(path_of(p, 2));
+    assert_int_equal(emit_chakra_read(p, 9, &c, &err), TN_PARSE);
+    assert_null(c);
+    if (strstr(err.msg, "ag.2.et") == NULL) fail_msg("%s threads: %s", threads[t], err.msg);
+    /* A header that disagrees with rank 0's in rank 3 and broken nodes in rank 5: rank 3. */
+    TU_OK(emit_chakra_write(a, p, &tu_err_));
+    TU_OK(emit_chakra_write(b, other, &tu_err_));
+    snprintf(q, sizeof q, "%s", path_of(other, 3));
+    assert_int_equal(rename(q, path_of(p, 3)), 0);
+    cut_in_half(path_of(p, 5));
+    tn_err_clear(&err);
+    assert_int_equal(emit_chakra_read(p, 9, &c, &err), TN_PARSE);
+    if (strstr(err.msg, "ag.3.et: its collective header") == NULL)
+      fail_msg("%s threads: %s", threads[t], err.msg);
+    /* The same two faults the other way round: broken nodes in rank 3 come first. */
+    TU_OK(emit_chakra_write(a, p, &tu_err_));
+    snprintf(q, sizeof q, "%s", path_of(other, 5));
+    assert_int_equal(rename(q, path_of(p, 5)), 0);
+    cut_in_half(path_of(p, 3));
+    tn_err_clear(&err);
+    assert_int_equal(emit_chakra_read(p, 9, &c, &err), TN_PARSE);
+    if (strstr(err.msg, "ag.3.et") == NULL || strstr(err.msg, "collective header"))
+      fail_msg("%s threads: %s", threads[t], err.msg);
+    /* And a whole set reads back equal. */
+    TU_OK(emit_chakra_write(a, p, &tu_err_));
+    TU_OK(emit_chakra_read(p, 0, &c, &tu_err_));
+    assert_true(algo_equal(a, c));
+    algo_free(c);
+    algo_free(a);
+    algo_free(b);
+  }
+  unsetenv("TENET_THREADS");
+}
+
+/* The bytes written do not depend on how many threads wrote them. */
+static void emit_write_is_byte_identical_on_any_thread_count(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_bytes_threads");
+  char p1[1100], p2[1100], q[1200];
+  snprintf(p1, sizeof p1, "%s/one", dir);
+  snprintf(p2, sizeof p2, "%s/many", dir);
+  algo_t *a = ring_reduce(13, 13u << 20, true);
+  setenv("TENET_THREADS", "1", 1);
+  TU_OK(emit_chakra_write(a, p1, &tu_err_));
+  setenv("TENET_THREADS", "5", 1);
+  TU_OK(emit_chakra_write(a, p2, &tu_err_));
+  unsetenv("TENET_THREADS");
+  for (uint32_t r = 0; r < 13; r++) {
+    snprintf(q, sizeof q, "%s", path_of(p1, r));
+    assert_true(same_file(q, path_of(p2, r)));
+  }
+  algo_free(a);
+}
+
 /* ---- writer contract ------------------------------------------------------- */
 
 static void emit_write_is_all_or_nothing(void **state) {
@@ -827,6 +905,8 @@ int main(void) {
       cmocka_unit_test(emit_read_rejects_bad_values),
       cmocka_unit_test(emit_read_accepts_gzip),
       cmocka_unit_test(emit_read_rejects_disagreeing_headers),
+      cmocka_unit_test(emit_read_reports_the_lowest_failing_rank_on_any_thread_count),
+      cmocka_unit_test(emit_write_is_byte_identical_on_any_thread_count),
       cmocka_unit_test(emit_write_is_all_or_nothing),
       cmocka_unit_test(emit_write_replaces_a_larger_set_and_refuses_empty_ranks),
       cmocka_unit_test(emit_json_dump_is_one_valid_object),
