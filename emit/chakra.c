@@ -344,8 +344,24 @@ static tn_status_t cached_attr(writer_t *w, algo_op_t op, uint32_t kind, uint64_
   return st;
 }
 
+/* The cache is emptied when it holds this many attributes (between nodes: a node's
+ * entries must stay put until it is packed), so that on sets whose tags never repeat the
+ * map stays small enough for the CPU cache and the recurring attributes are packed again
+ * once. */
+enum { WRITER_MAX_ENTRIES = 1u << 12 };
+
+static void writer_cache_clear(writer_t *w) {
+  w->pool.len = w->entries.len = 0;
+  if (w->map.cap) {
+    memset(w->map.val, 0, w->map.cap * sizeof *w->map.val);
+    w->map.len = 0;
+  }
+  memset(w->last, 0, sizeof w->last);
+}
+
 static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i, tn_err_t *err) {
   const algo_node_t *x = algo_node(a, r, i);
+  if (w->entries.len >= WRITER_MAX_ENTRIES) writer_cache_clear(w);
   tn_status_t st = check_node(a, r, i, err);
   if (st == TN_OK) st = tn_vec_reserve(&w->deps, x->ndeps, err);
   if (st != TN_OK) return st;
@@ -1117,7 +1133,7 @@ typedef struct rattr {
 
 enum {
   READER_MAX_KEY = 64,           /* longer attributes are decoded every time */
-  READER_MAX_ENTRIES = 1u << 18, /* bounds the cache on files of unique attributes */
+  READER_MAX_ENTRIES = 1u << 12, /* emptied when this full (between nodes): stays in cache */
 };
 
 /* What the reader keeps across nodes (and across the files of a set). Attributes repeat
@@ -1201,7 +1217,6 @@ static tn_status_t decode_attr(reader_t *rd, const ProtobufCBinaryData *b, uint3
         return TN_OK;
       }
     }
-    cache = rd->entries.len < READER_MAX_ENTRIES;
   }
   emit_i_arena_t *ar = cache ? &rd->keep : &rd->node;
   *at = chakra_proto_msg__attribute_proto__unpack(&ar->pb, b->len, b->data);
@@ -1224,6 +1239,13 @@ static tn_status_t decode_attr(reader_t *rd, const ProtobufCBinaryData *b, uint3
 static tn_status_t decode_node(reader_t *rd, const uint8_t *p, const frame_t *f,
                                emit_i_lazy_node_t **pn, tn_err_t *err) {
   emit_i_arena_reset(&rd->node);
+  if (rd->entries.len >= READER_MAX_ENTRIES) { /* files whose tags never repeat */
+    emit_i_arena_reset(&rd->keep);
+    rd->keys.len = rd->entries.len = 0;
+    if (rd->map.cap) memset(rd->map.val, 0, rd->map.cap * sizeof *rd->map.val);
+    rd->map.len = 0;
+    memset(rd->last, 0, sizeof rd->last);
+  }
   emit_i_lazy_node_t *n = (emit_i_lazy_node_t *)protobuf_c_message_unpack(
       &rd->lazy.desc, &rd->node.pb, f->len, p + f->off);
   *pn = NULL;

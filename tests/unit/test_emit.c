@@ -152,6 +152,22 @@ static bool same_file(const char *p, const char *q) {
   return same;
 }
 
+/* Sets whose tags and sizes never repeat overflow the writer's and the reader's attribute
+ * caches, which are then emptied between nodes: the round trip stays exact. */
+static void emit_round_trip_survives_attribute_cache_resets(void **state) {
+  (void)state;
+  algo_t *a = NULL;
+  TU_OK(algo_create_unknown("chakra", 3, &a, &tu_err_));
+  for (uint32_t m = 0; m < 6000; m++) {
+    uint32_t from = m % 3, to = (m + 1) % 3, c = m % 7;
+    uint64_t bytes = 1000 + m;
+    TU_OK(algo_add_send(a, from, to, (int32_t)m, bytes, NULL, 0, &c, 1, NULL, &tu_err_));
+    TU_OK(algo_add_recv(a, to, from, (int32_t)m, bytes, m % 2 == 0, NULL, 0, &c, 1, NULL,
+                        &tu_err_));
+  }
+  round_trip(a, "emit_cache_reset");
+}
+
 static void emit_write_is_byte_identical_across_runs(void **state) {
   (void)state;
   const char *dir = tu_tmpdir("emit_bytes");
@@ -892,6 +908,7 @@ int main(void) {
       cmocka_unit_test(emit_round_trip_ring_reducescatter_with_reduce_recvs),
       cmocka_unit_test(emit_round_trip_ring_allreduce),
       cmocka_unit_test(emit_round_trip_multi_chunk_nodes_and_unknown_collective),
+      cmocka_unit_test(emit_round_trip_survives_attribute_cache_resets),
       cmocka_unit_test(emit_write_is_byte_identical_across_runs),
       cmocka_unit_test(emit_write_follows_the_chakra_wire_contract),
       cmocka_unit_test(emit_read_rejects_truncation_at_every_byte),
