@@ -149,13 +149,27 @@ static tn_status_t serr(const imp_t *I, tn_err_t *err, uint32_t si, const char *
 /* ---- attribute parsing ------------------------------------------------------ */
 
 /* The XML is read with libxml2's SAX2 interface: no tree is built and attribute values
- * are parsed in place, which keeps a 128-rank file well under the time budget. */
+ * are parsed in place. Element and attribute names are recognised by pointer: libxml2
+ * interns every name it parses in the parser's dictionary, so the names this importer
+ * knows are looked up in that dictionary once (parse_xml) and each attribute of an
+ * element is matched by comparing pointers, in one pass over the attributes. */
 
+enum {
+  A_S, A_TYPE, A_SRCBUF, A_SRCOFF, A_DSTBUF, A_DSTOFF, A_CNT, A_DEPID, A_DEPS, A_HASDEP, A_TAG,
+  A_ID, A_SEND, A_RECV, A_CHAN, A_I_CHUNKS, A_O_CHUNKS, A_S_CHUNKS, A_NGPUS, A_COLL, A_INPLACE,
+  A_COUNT
+};
+static const char *const attr_names[A_COUNT] = {
+    "s",    "type", "srcbuf",   "srcoff",   "dstbuf",   "dstoff", "cnt",  "depid",  "deps",
+    "hasdep", "tag", "id",      "send",     "recv",     "chan",   "i_chunks", "o_chunks",
+    "s_chunks", "ngpus", "coll", "inplace"};
+
+/* The known attributes of one element: value and length of each one present. */
 typedef struct attrs {
-  const xmlChar **v; /* libxml2's 5-tuples: name, prefix, URI, value, value end */
-  int n;
+  uint32_t present; /* bit A_x */
   long line;
-  int hint; /* where the next lookup starts: files list attributes in a fixed order */
+  const char *v[A_COUNT];
+  uint32_t len[A_COUNT];
 } attrs_t;
 
 /* Names the element in messages; formatted only when an error is reported. */
@@ -181,67 +195,82 @@ static const char *fmt_where(const where_t *w, char *buf, size_t len) {
   return buf;
 }
 
-static bool attr_get(attrs_t *a, const char *name, const char **val, size_t *len) {
-  for (int j = 0; j < a->n; j++) {
-    int k = (a->hint + j) % a->n;
-    const xmlChar **t = a->v + 5 * k;
-    if (t[1] == NULL && t[0][0] == (xmlChar)name[0] && strcmp((const char *)t[0], name) == 0) {
-      *val = (const char *)t[3];
-      *len = (size_t)(t[4] - t[3]);
-      a->hint = k + 1;
-      return true;
-    }
-  }
-  return false;
+static bool attr_get(const attrs_t *a, int id, const char **val, size_t *len) {
+  if (!(a->present >> id & 1u)) return false;
+  *val = a->v[id];
+  *len = a->len[id];
+  return true;
 }
 
-static tn_status_t attr_int(const imp_t *I, attrs_t *a, const char *name, bool required,
-                            int64_t def, int64_t min, int64_t max, int64_t *out, const where_t *wh,
-                            tn_err_t *err) {
+/* Decimal integer with an optional '-', at most 12 digits. */
+static inline bool parse_int(const char *s, size_t len, int64_t *out) {
+  size_t k = len > 0 && s[0] == '-';
+  if (k >= len || len - k > 12) return false;
+  int64_t val = 0;
+  for (; k < len; k++) {
+    unsigned dig = (unsigned)(unsigned char)s[k] - '0';
+    if (dig > 9) return false;
+    val = val * 10 + (int64_t)dig;
+  }
+  *out = s[0] == '-' ? -val : val;
+  return true;
+}
+
+/* The message for an attribute attr_int rejects (kept out of the fast path). */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static tn_status_t attr_bad(const imp_t *I, const attrs_t *a, int id, int64_t min, int64_t max,
+                            const where_t *wh, tn_err_t *err) {
   char where[96];
-  const char *s = NULL;
-  size_t len = 0;
-  if (!attr_get(a, name, &s, &len)) {
-    if (required)
-      return tn_err_set(err, TN_PARSE, "%s:%ld: %s: missing attribute '%s'", I->what, a->line,
-                        fmt_where(wh, where, sizeof where), name);
+  if (!(a->present >> id & 1u))
+    return tn_err_set(err, TN_PARSE, "%s:%ld: %s: missing attribute '%s'", I->what, a->line,
+                      fmt_where(wh, where, sizeof where), attr_names[id]);
+  size_t len = a->len[id];
+  return tn_err_set(err, TN_PARSE,
+                    "%s:%ld: %s: attribute %s=\"%.*s\" is not an integer in "
+                    "[%lld, %lld]",
+                    I->what, a->line, fmt_where(wh, where, sizeof where), attr_names[id],
+                    (int)(len > 40 ? 40 : len), a->v[id], (long long)min, (long long)max);
+}
+
+/* Attribute id as an integer in [min, max]; def when absent and not required. */
+static inline tn_status_t attr_int(const imp_t *I, const attrs_t *a, int id, bool required,
+                                   int64_t def, int64_t min, int64_t max, int64_t *out,
+                                   const where_t *wh, tn_err_t *err) {
+  int64_t val = def;
+  if (a->present >> id & 1u) {
+    if (parse_int(a->v[id], a->len[id], &val) && val >= min && val <= max) {
+      *out = val;
+      return TN_OK;
+    }
+  } else if (!required) {
     *out = def;
     return TN_OK;
   }
-  size_t k = 0;
-  bool neg = len > 0 && s[0] == '-';
-  k += neg;
-  int64_t val = 0;
-  bool ok = k < len && len - k <= 12;
-  for (; ok && k < len; k++) {
-    if (s[k] < '0' || s[k] > '9')
-      ok = false;
-    else
-      val = val * 10 + (s[k] - '0');
-  }
-  if (neg) val = -val;
-  if (!ok || val < min || val > max)
-    return tn_err_set(err, TN_PARSE,
-                      "%s:%ld: %s: attribute %s=\"%.*s\" is not an integer in "
-                      "[%lld, %lld]",
-                      I->what, a->line, fmt_where(wh, where, sizeof where), name,
-                      (int)(len > 40 ? 40 : len), s, (long long)min, (long long)max);
-  *out = val;
-  return TN_OK;
+  return attr_bad(I, a, id, min, max, wh, err);
 }
 
 static bool attr_is(const char *s, size_t len, const char *want) {
   return strlen(want) == len && memcmp(s, want, len) == 0;
 }
 
-static int parse_buf(attrs_t *a, const char *name) {
+static int parse_buf(const attrs_t *a, int id) {
   const char *s = NULL;
   size_t len = 0;
-  if (!attr_get(a, name, &s, &len)) return -1;
-  if (attr_is(s, len, "i") || attr_is(s, len, "input")) return BUF_I;
-  if (attr_is(s, len, "o") || attr_is(s, len, "output")) return BUF_O;
-  if (attr_is(s, len, "s") || attr_is(s, len, "scratch")) return BUF_S;
+  if (!attr_get(a, id, &s, &len)) return -1;
+  if (len == 1) return s[0] == 'i' ? BUF_I : s[0] == 'o' ? BUF_O : s[0] == 's' ? BUF_S : -2;
+  if (attr_is(s, len, "input")) return BUF_I;
+  if (attr_is(s, len, "output")) return BUF_O;
+  if (attr_is(s, len, "scratch")) return BUF_S;
   return -2;
+}
+
+/* The op named by type="...", or -1. */
+static int parse_op(const char *s, size_t len) {
+  for (int k = 0; k <= OP_NOP; k++)
+    if (op_names[k][0] == s[0] && attr_is(s, len, op_names[k])) return k;
+  return -1;
 }
 
 static tn_status_t parse_step(imp_t *I, attrs_t *x, uint32_t tbi, int64_t gpu, int64_t tb,
@@ -254,17 +283,15 @@ static tn_status_t parse_step(imp_t *I, attrs_t *x, uint32_t tbi, int64_t gpu, i
   tn_status_t rc = TN_OK;
   where_t wh = {3, gpu, tb, -1};
   char w[96];
-  if ((rc = attr_int(I, x, "s", true, 0, 0, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, A_S, true, 0, 0, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
   st.s = (int32_t)v;
   wh.step = v;
   const char *type = NULL;
   size_t tlen = 0;
-  if (!attr_get(x, "type", &type, &tlen))
+  if (!attr_get(x, A_TYPE, &type, &tlen))
     return tn_err_set(err, TN_PARSE, "%s:%ld: %s: missing attribute 'type'", I->what, st.line,
                       fmt_where(&wh, w, sizeof w));
-  int op = -1;
-  for (int k = 0; k <= OP_NOP; k++)
-    if (attr_is(type, tlen, op_names[k])) op = k;
+  int op = tlen ? parse_op(type, tlen) : -1;
   if (op < 0)
     return tn_err_set(err, TN_PARSE,
                       "%s:%ld: %s: unknown op type '%.*s' (known: s r rcs rrc rrs rrcs cpy re "
@@ -273,19 +300,19 @@ static tn_status_t parse_step(imp_t *I, attrs_t *x, uint32_t tbi, int64_t gpu, i
                       type);
   st.op = (mop_t)op;
   bool nop = st.op == OP_NOP;
-  if ((rc = attr_int(I, x, "srcoff", !nop, -1, -1, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, A_SRCOFF, !nop, -1, -1, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
   st.srcoff = (int32_t)v;
-  if ((rc = attr_int(I, x, "dstoff", !nop, -1, -1, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, A_DSTOFF, !nop, -1, -1, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
   st.dstoff = (int32_t)v;
-  if ((rc = attr_int(I, x, "cnt", !nop, 0, nop ? -1 : 1, MAX_CHUNKS, &v, &wh, err)) != TN_OK)
+  if ((rc = attr_int(I, x, A_CNT, !nop, 0, nop ? -1 : 1, MAX_CHUNKS, &v, &wh, err)) != TN_OK)
     return rc;
   st.cnt = (int32_t)v;
-  if ((rc = attr_int(I, x, "depid", false, -1, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, A_DEPID, false, -1, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
   st.depid = (int32_t)v;
-  if ((rc = attr_int(I, x, "deps", false, -1, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, A_DEPS, false, -1, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
   st.deps = (int32_t)v;
-  if ((rc = attr_int(I, x, "hasdep", false, 0, 0, 1, &v, &wh, err)) != TN_OK) return rc;
-  if ((rc = attr_int(I, x, "tag", false, -1, 0, ALGO_MAX_TAG, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, A_HASDEP, false, 0, 0, 1, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, A_TAG, false, -1, 0, ALGO_MAX_TAG, &v, &wh, err)) != TN_OK) return rc;
   st.tag = (int32_t)v;
   if ((st.depid < 0) != (st.deps < 0))
     return tn_err_set(err, TN_PARSE, "%s:%ld: %s: depid and deps must both be -1 or both set",
@@ -293,7 +320,7 @@ static tn_status_t parse_step(imp_t *I, attrs_t *x, uint32_t tbi, int64_t gpu, i
   const char *bn[2] = {"srcbuf", "dstbuf"};
   int32_t *bv[2] = {&st.srcbuf, &st.dstbuf};
   for (int k = 0; k < 2; k++) {
-    int r = parse_buf(x, bn[k]);
+    int r = parse_buf(x, k ? A_DSTBUF : A_SRCBUF);
     if (r == -1 && nop) r = BUF_I;
     if (r < 0)
       return tn_err_set(err, TN_PARSE, "%s:%ld: %s: %s must be i, o or s", I->what, st.line,
@@ -321,7 +348,31 @@ typedef struct sax {
   int64_t inplace;
   char xml_msg[200]; /* libxml2's first error */
   int xml_line;
+  const xmlChar *elem[4];        /* "algo" "gpu" "tb" "step" in the parser's dictionary */
+  const xmlChar *aname[A_COUNT]; /* attr_names in the parser's dictionary */
+  uint8_t guess[16];             /* per attribute position: the name last seen there */
 } sax_t;
+
+/* Fills a with the known attributes of one element. Files list attributes in a fixed
+ * order, so the name last seen at the same position is tried first. Prefixed and
+ * unknown attributes are skipped. */
+static void collect(sax_t *S, const xmlChar **attr, int nattr, attrs_t *a) {
+  a->present = 0;
+  for (int k = 0; k < nattr; k++) {
+    const xmlChar **t = attr + 5 * k;
+    if (t[1] != NULL) continue;
+    int id = k < 16 ? S->guess[k] : 0;
+    if (S->aname[id] != t[0]) {
+      for (id = 0; id < A_COUNT && S->aname[id] != t[0]; id++)
+        ;
+      if (id == A_COUNT) continue;
+      if (k < 16) S->guess[k] = (uint8_t)id;
+    }
+    a->present |= 1u << id;
+    a->v[id] = (const char *)t[3];
+    a->len[id] = (uint32_t)(t[4] - t[3]);
+  }
+}
 
 static tn_status_t start_algo(sax_t *S, attrs_t *a) {
   imp_t *I = S->I;
@@ -329,11 +380,11 @@ static tn_status_t start_algo(sax_t *S, attrs_t *a) {
   int64_t v = 0;
   tn_status_t rc;
   const where_t wh = {0, -1, -1, -1};
-  if ((rc = attr_int(I, a, "ngpus", true, 0, 1, TOPO_MAX_NPUS, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_NGPUS, true, 0, 1, TOPO_MAX_NPUS, &v, &wh, err)) != TN_OK) return rc;
   I->n = (uint32_t)v;
   const char *cs = NULL;
   size_t cl = 0;
-  if (!attr_get(a, "coll", &cs, &cl))
+  if (!attr_get(a, A_COLL, &cs, &cl))
     return tn_err_set(err, TN_PARSE, "%s:%ld: algo: missing attribute 'coll'", I->what, a->line);
   if (attr_is(cs, cl, "allgather"))
     I->coll = TN_ALLGATHER;
@@ -346,7 +397,7 @@ static tn_status_t start_algo(sax_t *S, attrs_t *a) {
                       "%s:%ld: algo: collective '%.*s' is not supported "
                       "(allgather, allreduce, reduce_scatter)",
                       I->what, a->line, (int)(cl > 40 ? 40 : cl), cs);
-  if ((rc = attr_int(I, a, "inplace", false, -1, 0, 1, &S->inplace, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_INPLACE, false, -1, 0, 1, &S->inplace, &wh, err)) != TN_OK) return rc;
   if ((rc = tn_calloc(I->n, sizeof *I->gpus, &I->gpus, err)) != TN_OK) return rc;
   return tn_calloc(I->n, sizeof *S->seen, &S->seen, err);
 }
@@ -357,7 +408,7 @@ static tn_status_t start_gpu(sax_t *S, attrs_t *a) {
   int64_t v = 0;
   tn_status_t rc;
   where_t wh = {1, -1, -1, -1};
-  if ((rc = attr_int(I, a, "id", true, 0, 0, (int64_t)I->n - 1, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_ID, true, 0, 0, (int64_t)I->n - 1, &v, &wh, err)) != TN_OK) return rc;
   if (S->seen[v])
     return tn_err_set(err, TN_PARSE, "%s:%ld: gpu %lld appears twice", I->what, a->line,
                       (long long)v);
@@ -366,11 +417,11 @@ static tn_status_t start_gpu(sax_t *S, attrs_t *a) {
   S->gid = (uint32_t)v;
   mgpu_t *G = &I->gpus[v];
   wh.gpu = S->gid;
-  if ((rc = attr_int(I, a, "i_chunks", true, 0, 0, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_I_CHUNKS, true, 0, 0, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
   G->ic = (int32_t)v;
-  if ((rc = attr_int(I, a, "o_chunks", true, 0, 0, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_O_CHUNKS, true, 0, 0, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
   G->oc = (int32_t)v;
-  if ((rc = attr_int(I, a, "s_chunks", false, 0, 0, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_S_CHUNKS, false, 0, 0, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
   G->sc = (int32_t)v;
   G->tb_off = (uint32_t)I->tbs.len;
   return TN_OK;
@@ -386,14 +437,14 @@ static tn_status_t start_tb(sax_t *S, attrs_t *a) {
   where_t wh = {2, S->gid, -1, -1};
   tb.gpu = S->gid;
   tb.line = a->line;
-  if ((rc = attr_int(I, a, "id", true, 0, 0, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_ID, true, 0, 0, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
   tb.id = (int32_t)v;
   wh.tb = v;
-  if ((rc = attr_int(I, a, "send", true, 0, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_SEND, true, 0, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
   tb.send = (int32_t)v;
-  if ((rc = attr_int(I, a, "recv", true, 0, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_RECV, true, 0, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
   tb.recv = (int32_t)v;
-  if ((rc = attr_int(I, a, "chan", false, 0, 0, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_CHAN, false, 0, 0, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
   tb.chan = (int32_t)v;
   for (int32_t p = tb.send, k = 0; k < 2; k++, p = tb.recv)
     if (p >= (int32_t)I->n || p == (int32_t)S->gid)
@@ -429,13 +480,14 @@ static void on_start(void *ctx, const xmlChar *name, const xmlChar *prefix, cons
   sax_t *S = ctx;
   if (S->rc != TN_OK) return;
   imp_t *I = S->I;
-  attrs_t a = {attr, nattr, (long)xmlSAX2GetLineNumber(S->ctxt), 0};
+  attrs_t a;
+  a.line = (long)xmlSAX2GetLineNumber(S->ctxt);
   const char *n = (const char *)name;
-  static const char *const want[] = {"algo", "gpu", "tb", "step"};
   static const char *const where[] = {"document", "algo", "gpu", "tb", "step"};
   int d = S->depth;
   tn_status_t rc = TN_OK;
-  if (d >= 4 || strcmp(n, want[d]) != 0) {
+  if (d < 4 && name == S->elem[d]) collect(S, attr, nattr, &a);
+  if (d >= 4 || name != S->elem[d]) {
     if (d == 0)
       rc = tn_err_set(S->err, TN_PARSE, "%s: the root element must be <algo>, not <%.40s>", I->what,
                       n);
@@ -516,8 +568,14 @@ static tn_status_t parse_xml(imp_t *I, const char *xml, size_t len, tn_err_t *er
   ctxt->userData = &S;
   S.ctxt = ctxt;
   xmlCtxtUseOptions(ctxt, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-  xmlParseDocument(ctxt);
-  tn_status_t rc = S.rc;
+  static const char *const elems[4] = {"algo", "gpu", "tb", "step"};
+  bool interned = true;
+  for (int k = 0; k < 4; k++)
+    interned &= (S.elem[k] = xmlDictLookup(ctxt->dict, (const xmlChar *)elems[k], -1)) != NULL;
+  for (int k = 0; k < A_COUNT; k++)
+    interned &= (S.aname[k] = xmlDictLookup(ctxt->dict, (const xmlChar *)attr_names[k], -1)) != NULL;
+  if (interned) xmlParseDocument(ctxt);
+  tn_status_t rc = interned ? S.rc : tn_err_set(err, TN_NOMEM, "%s: out of memory", I->what);
   if (rc == TN_OK && !ctxt->wellFormed)
     rc = tn_err_set(err, TN_PARSE, "%s:%d: malformed XML: %s", I->what, S.xml_line,
                     S.xml_msg[0] ? S.xml_msg : "not well-formed");
