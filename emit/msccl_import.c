@@ -688,27 +688,63 @@ static void init_content(imp_t *I) {
 
 /* ---- nodes ----------------------------------------------------------------- */
 
-static tn_status_t add_node(imp_t *I, uint8_t kind, uint32_t g, uint32_t si, int32_t peer,
-                            const uint32_t *deps, uint32_t ndeps, uint32_t *idx, tn_err_t *err) {
-  inode_t n = {0};
-  n.kind = kind;
-  n.gpu = g;
-  n.step = si;
-  n.peer = peer;
-  n.dep_off = (uint32_t)I->deps.len;
-  n.ndeps = 0;
-  n.extra = NONE;
-  n.partner = NONE;
-  for (uint32_t k = 0; k < ndeps; k++) {
-    if (deps[k] == NONE) continue;
-    tn_status_t rc = tn_vec_push(&I->deps, &deps[k], err);
-    if (rc != TN_OK) return rc;
-    n.ndeps++;
-  }
+/* Appends x to a uint32_t pool (inline when it has room). */
+static inline tn_status_t push_u32(tn_vec_t *v, uint32_t x, tn_err_t *err) {
+  if (v->len == v->cap) return tn_vec_push(v, &x, err);
+  ((uint32_t *)v->data)[v->len++] = x;
+  return TN_OK;
+}
+
+/* Grows v to exactly cap elements (tn_vec_reserve would round up to a power of two). */
+static tn_status_t reserve_exact(tn_vec_t *v, size_t cap, tn_err_t *err) {
+  if (cap <= v->cap) return TN_OK;
+  tn_status_t rc = tn_realloc(&v->data, v->cap, cap, v->elem_size, err);
+  if (rc == TN_OK) v->cap = cap;
+  return rc;
+}
+
+/* Appends a node depending on dep (none when NONE); *idx receives its index. */
+static inline tn_status_t add_node(imp_t *I, uint8_t kind, uint32_t g, uint32_t si, int32_t peer,
+                                   uint32_t dep, uint32_t *idx, tn_err_t *err) {
+  tn_status_t rc = TN_OK;
   if (I->nodes.len >= UINT32_MAX / 2)
     return tn_err_set(err, TN_LIMIT, "%s: too many steps", I->what);
-  *idx = (uint32_t)I->nodes.len;
-  return tn_vec_push(&I->nodes, &n, err);
+  if (I->nodes.len == I->nodes.cap &&
+      (rc = tn_vec_reserve(&I->nodes, I->nodes.len + 1, err)) != TN_OK)
+    return rc;
+  if (dep != NONE && (rc = push_u32(&I->deps, dep, err)) != TN_OK) return rc;
+  inode_t *n = &ND(I, I->nodes.len);
+  memset(n, 0, sizeof *n);
+  n->kind = kind;
+  n->gpu = g;
+  n->step = si;
+  n->peer = peer;
+  n->ndeps = dep != NONE;
+  n->dep_off = (uint32_t)I->deps.len - n->ndeps;
+  n->extra = NONE;
+  n->partner = NONE;
+  *idx = (uint32_t)I->nodes.len++;
+  return TN_OK;
+}
+
+/* Nodes a step of op makes (a nop makes a virtual one). */
+static uint32_t nodes_of(mop_t op) {
+  static const uint8_t n[] = {[OP_S] = 1,   [OP_R] = 1,   [OP_RCS] = 2, [OP_RRC] = 2, [OP_RRS] = 3,
+                              [OP_RRCS] = 3, [OP_CPY] = 1, [OP_RE] = 1,  [OP_NOP] = 1};
+  return n[op];
+}
+
+/* Sizes the node, dependency and chunk pools for the steps at once: at most nodes_of
+ * nodes per step, one dependency per node plus the cross-tb one of its first node, and
+ * (the usual case) one chunk per node; they grow if a program needs more. */
+static tn_status_t reserve_pools(imp_t *I, tn_err_t *err) {
+  size_t nodes = 0;
+  for (size_t k = 0; k < I->steps.len; k++)
+    nodes += nodes_of(ST(I, k).op);
+  tn_status_t rc = reserve_exact(&I->nodes, nodes + 1, err);
+  if (rc == TN_OK) rc = reserve_exact(&I->deps, nodes + I->steps.len + 1, err);
+  if (rc == TN_OK) rc = reserve_exact(&I->chunks, nodes + 1, err);
+  return rc;
 }
 
 /* The cross-tb dependency of step si: the step it names (validated). */
@@ -760,21 +796,21 @@ static tn_status_t build_nodes(imp_t *I, tn_err_t *err) {
           }
         }
         if (is_recv_op(st->op)) {
-          if ((rc = add_node(I, K_RECV, g, si, tb->recv, &d, 0, &idx, err)) != TN_OK) return rc;
+          if ((rc = add_node(I, K_RECV, g, si, tb->recv, NONE, &idx, err)) != TN_OK) return rc;
           ND(I, idx).reduce = st->op == OP_RRC || st->op == OP_RRS || st->op == OP_RRCS;
           d = idx;
         }
         if (st->op == OP_RRC || st->op == OP_RRS || st->op == OP_RRCS || st->op == OP_RE ||
             st->op == OP_CPY) {
-          if ((rc = add_node(I, K_COMP, g, si, -1, &d, d != NONE, &idx, err)) != TN_OK) return rc;
+          if ((rc = add_node(I, K_COMP, g, si, -1, d, &idx, err)) != TN_OK) return rc;
           ND(I, idx).dur = st->op == OP_CPY ? 0 : I->comp_us;
           d = idx;
         }
         if (is_send_op(st->op)) {
-          if ((rc = add_node(I, K_SEND, g, si, tb->send, &d, d != NONE, &idx, err)) != TN_OK)
+          if ((rc = add_node(I, K_SEND, g, si, tb->send, d, &idx, err)) != TN_OK)
             return rc;
         }
-        if (st->op == OP_NOP && (rc = add_node(I, K_VIRT, g, si, -1, &d, 0, &idx, err)) != TN_OK)
+        if (st->op == OP_NOP && (rc = add_node(I, K_VIRT, g, si, -1, NONE, &idx, err)) != TN_OK)
           return rc;
         st->last = idx;
       }
@@ -803,8 +839,7 @@ static tn_status_t build_nodes(imp_t *I, tn_err_t *err) {
     n->ndeps = 0;
     for (int k = 0; k < 2; k++) {
       if (d[k] == NONE) continue;
-      if ((rc = tn_vec_push(&I->deps, &d[k], err)) != TN_OK) return rc;
-      n = &ND(I, i);
+      if ((rc = push_u32(&I->deps, d[k], err)) != TN_OK) return rc;
       n->ndeps++;
     }
   }
@@ -956,18 +991,22 @@ static const char *bufname(int32_t b) {
 
 static tn_status_t set_chunks(imp_t *I, uint32_t node, const uint32_t *src, uint32_t cnt,
                               tn_err_t *err) {
-  /* src may point into the pool itself (a RECV copies its send's list): keep its index
-   * across the reallocation. */
-  const uint32_t *pool = I->chunks.data;
-  bool inside = pool && src >= pool && src < pool + I->chunks.len;
-  size_t at = inside ? (size_t)(src - pool) : 0;
-  tn_status_t rc = tn_vec_reserve(&I->chunks, I->chunks.len + cnt, err);
-  if (rc != TN_OK) return rc;
-  if (inside) src = (const uint32_t *)I->chunks.data + at;
+  if (I->chunks.len + cnt > I->chunks.cap) {
+    /* src may point into the pool itself (a RECV copies its send's list): keep its index
+     * across the reallocation. */
+    const uint32_t *pool = I->chunks.data;
+    bool inside = pool && src >= pool && src < pool + I->chunks.len;
+    size_t at = inside ? (size_t)(src - pool) : 0;
+    tn_status_t rc = tn_vec_reserve(&I->chunks, I->chunks.len + cnt, err);
+    if (rc != TN_OK) return rc;
+    if (inside) src = (const uint32_t *)I->chunks.data + at;
+  }
   inode_t *n = &ND(I, node);
   n->chunk_off = (uint32_t)I->chunks.len;
   n->nchunks = cnt;
-  memcpy((uint32_t *)I->chunks.data + I->chunks.len, src, cnt * sizeof *src);
+  uint32_t *dst = (uint32_t *)I->chunks.data + I->chunks.len;
+  for (uint32_t k = 0; k < cnt; k++)
+    dst[k] = src[k];
   I->chunks.len += cnt;
   return TN_OK;
 }
@@ -1227,24 +1266,45 @@ static tn_status_t fill_origin(const imp_t *I, const algo_t *a, emit_msccl_origi
 static tn_status_t emit_algo(imp_t *I, algo_t **out, tn_err_t *err) {
   uint32_t nn = (uint32_t)I->nodes.len;
   uint32_t *count = NULL, *stamp = NULL;
+  size_t *ndeps = NULL, *nchunks = NULL;
   tn_vec_t stack, deps;
   tn_vec_init(&stack, sizeof(uint32_t));
   tn_vec_init(&deps, sizeof(uint32_t));
   algo_t *a = NULL;
   tn_status_t rc = tn_calloc(I->n, sizeof *count, &count, err);
   if (rc == TN_OK) rc = tn_calloc(nn + 1, sizeof *stamp, &stamp, err);
+  if (rc == TN_OK) rc = tn_calloc(I->n, sizeof *ndeps, &ndeps, err);
+  if (rc == TN_OK) rc = tn_calloc(I->n, sizeof *nchunks, &nchunks, err);
   if (rc != TN_OK) goto fail;
   /* Ids per gpu in creation order (tb id, step, RECV < COMP < SEND); nodes were created
-   * gpu by gpu. */
+   * gpu by gpu. Each rank's pools are sized at once (dependencies: before nop folding). */
   for (uint32_t i = 0; i < nn; i++) {
     inode_t *n = &ND(I, i);
-    if (n->kind != K_VIRT) n->id = count[n->gpu]++;
+    if (n->kind == K_VIRT) continue;
+    n->id = count[n->gpu]++;
+    ndeps[n->gpu] += n->ndeps;
+    for (uint32_t e = n->extra; e != NONE; e = TN_VEC_AT(&I->extras, extra_dep_t, e).next)
+      ndeps[n->gpu]++;
+    nchunks[n->gpu] += n->nchunks;
   }
   if ((rc = algo_create("msccl", I->coll, I->n, I->K, I->size, &a, err)) != TN_OK) goto fail;
+  for (uint32_t g = 0; g < I->n; g++)
+    if ((rc = algo_reserve(a, g, count[g], ndeps[g], nchunks[g], err)) != TN_OK) goto fail;
   for (uint32_t i = 0; i < nn; i++) {
     const inode_t *n = &ND(I, i);
     if (n->kind == K_VIRT) continue;
-    if ((rc = final_deps(I, i, stamp, &stack, &deps, err)) != TN_OK) goto fail;
+    /* The usual node (no extra dependency, no nop among its own) needs no folding. */
+    const uint32_t *sd = &TN_VEC_AT(&I->deps, uint32_t, n->dep_off);
+    uint32_t direct[2], nd = 0;
+    bool simple = n->extra == NONE && n->ndeps <= 2;
+    for (uint32_t k = 0; simple && k < n->ndeps; k++)
+      simple = ND(I, sd[k]).kind != K_VIRT;
+    if (simple) {
+      for (uint32_t k = 0; k < n->ndeps; k++)
+        if (k == 0 || sd[k] != sd[0]) direct[nd++] = ND(I, sd[k]).id;
+    } else if ((rc = final_deps(I, i, stamp, &stack, &deps, err)) != TN_OK) {
+      goto fail;
+    }
     algo_node_t an = {0};
     an.op = n->kind == K_SEND ? ALGO_SEND : n->kind == K_RECV ? ALGO_RECV : ALGO_COMP;
     an.reduce = n->kind == K_RECV && n->reduce;
@@ -1252,11 +1312,11 @@ static tn_status_t emit_algo(imp_t *I, algo_t **out, tn_err_t *err) {
     an.tag = n->kind == K_COMP ? 0 : n->tag;
     an.bytes = n->kind == K_COMP ? 0 : n->bytes;
     an.duration_us = n->kind == K_COMP ? n->dur : 0;
-    an.ndeps = (uint32_t)deps.len;
+    an.ndeps = simple ? nd : (uint32_t)deps.len;
     an.nchunks = n->nchunks;
     const uint32_t *ch = n->nchunks ? &TN_VEC_AT(&I->chunks, uint32_t, n->chunk_off) : NULL;
-    if ((rc = algo_add(a, n->gpu, &an, (const uint32_t *)deps.data, ch, NULL, err)) != TN_OK)
-      goto fail;
+    const uint32_t *dl = simple ? direct : (const uint32_t *)deps.data;
+    if ((rc = algo_add(a, n->gpu, &an, dl, ch, NULL, err)) != TN_OK) goto fail;
   }
   if ((rc = algo_fill_idle(a, err)) != TN_OK) goto fail;
   *out = a;
@@ -1265,6 +1325,8 @@ fail:
   algo_free(a);
   free(count);
   free(stamp);
+  free(ndeps);
+  free(nchunks);
   tn_vec_free(&stack);
   tn_vec_free(&deps);
   return rc;
@@ -1309,12 +1371,7 @@ tn_status_t emit_msccl_import_mem_opts(const char *xml, size_t len, const char *
                     what, (unsigned long long)size_bytes, I.n * I.K);
     goto fail;
   }
-  /* Typical programs make about 2.5 nodes, deps and chunk ids per step. */
-  size_t guess = I.steps.len * 3 + 16;
-  if ((rc = tn_vec_reserve(&I.nodes, guess, err)) != TN_OK ||
-      (rc = tn_vec_reserve(&I.deps, guess, err)) != TN_OK ||
-      (rc = tn_vec_reserve(&I.chunks, guess, err)) != TN_OK)
-    goto fail;
+  if ((rc = reserve_pools(&I, err)) != TN_OK) goto fail;
   if ((rc = build_nodes(&I, err)) != TN_OK) goto fail;
   if ((rc = pair(&I, err)) != TN_OK) goto fail;
   init_content(&I);
