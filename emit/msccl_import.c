@@ -63,8 +63,9 @@ enum { BUF_I = 0, BUF_O = 1, BUF_S = 2 };
 enum { K_SEND, K_RECV, K_COMP, K_VIRT };
 
 typedef struct mstep {
-  mop_t op;
-  int32_t srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps, s;
+  uint8_t op;             /* mop_t */
+  uint8_t srcbuf, dstbuf; /* BUF_* */
+  int32_t srcoff, dstoff, cnt, depid, deps, s;
   int32_t tag; /* tenet's optional tag="..." (exact round trip), -1 when absent */
   long line;
   uint32_t tb;   /* index into tbs */
@@ -89,17 +90,16 @@ typedef struct mgpu {
 typedef struct inode {
   uint8_t kind;
   bool reduce;
+  uint16_t ndeps; /* static deps (internal indices): at most 2 */
   uint32_t gpu, step;
-  int32_t peer;
-  uint32_t dep_off, ndeps; /* static deps (internal indices) */
-  uint32_t extra;          /* head of extra-deps list or NONE */
+  uint32_t dep_off;
+  uint32_t extra; /* head of extra-deps list or NONE */
   uint32_t partner;
   uint32_t chunk_off, nchunks;
-  uint64_t bytes;
   int32_t tag;
   uint32_t id;
-  uint64_t dur;
-} inode_t;
+  uint64_t bytes;
+} inode_t; /* its peer is its tb's send or recv peer; a COMP's duration follows its op */
 
 typedef struct extra_dep {
   uint32_t dep, next;
@@ -125,6 +125,23 @@ typedef struct imp {
 #define TB(I, k) TN_VEC_AT(&(I)->tbs, mtb_t, k)
 #define ST(I, k) TN_VEC_AT(&(I)->steps, mstep_t, k)
 #define ND(I, k) TN_VEC_AT(&(I)->nodes, inode_t, k)
+
+/* Appends x to a uint32_t pool (inline when it has room). */
+static inline tn_status_t push_u32(tn_vec_t *v, uint32_t x, tn_err_t *err) {
+  if (v->len == v->cap) return tn_vec_push(v, &x, err);
+  ((uint32_t *)v->data)[v->len++] = x;
+  return TN_OK;
+}
+
+/* Grows v to exactly cap elements (tn_vec_reserve would round up to a power of two). */
+static tn_status_t reserve_exact(tn_vec_t *v, size_t cap, tn_err_t *err) {
+  if (cap <= v->cap) return TN_OK;
+  /* calloc leaves fresh pages untouched until used (realloc would clear them here). */
+  tn_status_t rc = v->data == NULL ? tn_calloc(cap, v->elem_size, &v->data, err)
+                                   : tn_realloc(&v->data, v->cap, cap, v->elem_size, err);
+  if (rc == TN_OK) v->cap = cap;
+  return rc;
+}
 
 /* ---- errors ------------------------------------------------------------- */
 
@@ -155,14 +172,33 @@ static tn_status_t serr(const imp_t *I, tn_err_t *err, uint32_t si, const char *
  * element is matched by comparing pointers, in one pass over the attributes. */
 
 enum {
-  A_S, A_TYPE, A_SRCBUF, A_SRCOFF, A_DSTBUF, A_DSTOFF, A_CNT, A_DEPID, A_DEPS, A_HASDEP, A_TAG,
-  A_ID, A_SEND, A_RECV, A_CHAN, A_I_CHUNKS, A_O_CHUNKS, A_S_CHUNKS, A_NGPUS, A_COLL, A_INPLACE,
+  A_S,
+  A_TYPE,
+  A_SRCBUF,
+  A_SRCOFF,
+  A_DSTBUF,
+  A_DSTOFF,
+  A_CNT,
+  A_DEPID,
+  A_DEPS,
+  A_HASDEP,
+  A_TAG,
+  A_ID,
+  A_SEND,
+  A_RECV,
+  A_CHAN,
+  A_I_CHUNKS,
+  A_O_CHUNKS,
+  A_S_CHUNKS,
+  A_NGPUS,
+  A_COLL,
+  A_INPLACE,
   A_COUNT
 };
 static const char *const attr_names[A_COUNT] = {
-    "s",    "type", "srcbuf",   "srcoff",   "dstbuf",   "dstoff", "cnt",  "depid",  "deps",
-    "hasdep", "tag", "id",      "send",     "recv",     "chan",   "i_chunks", "o_chunks",
-    "s_chunks", "ngpus", "coll", "inplace"};
+    "s",     "type",     "srcbuf",   "srcoff",   "dstbuf", "dstoff", "cnt",
+    "depid", "deps",     "hasdep",   "tag",      "id",     "send",   "recv",
+    "chan",  "i_chunks", "o_chunks", "s_chunks", "ngpus",  "coll",   "inplace"};
 
 /* The known attributes of one element: value and length of each one present. */
 typedef struct attrs {
@@ -220,8 +256,9 @@ static inline bool parse_int(const char *s, size_t len, int64_t *out) {
 #if defined(__GNUC__)
 __attribute__((noinline, cold))
 #endif
-static tn_status_t attr_bad(const imp_t *I, const attrs_t *a, int id, int64_t min, int64_t max,
-                            const where_t *wh, tn_err_t *err) {
+static tn_status_t
+attr_bad(const imp_t *I, const attrs_t *a, int id, int64_t min, int64_t max, const where_t *wh,
+         tn_err_t *err) {
   char where[96];
   if (!(a->present >> id & 1u))
     return tn_err_set(err, TN_PARSE, "%s:%ld: %s: missing attribute '%s'", I->what, a->line,
@@ -268,8 +305,13 @@ static int parse_buf(const attrs_t *a, int id) {
 
 /* The op named by type="...", or -1. */
 static int parse_op(const char *s, size_t len) {
-  for (int k = 0; k <= OP_NOP; k++)
-    if (op_names[k][0] == s[0] && attr_is(s, len, op_names[k])) return k;
+  if (len == 1) return s[0] == 's' ? OP_S : s[0] == 'r' ? OP_R : -1;
+  if (len == 2) return s[0] == 'r' && s[1] == 'e' ? OP_RE : -1;
+  if (len == 4) return memcmp(s, "rrcs", 4) == 0 ? OP_RRCS : -1;
+  if (len != 3) return -1;
+  static const mop_t three[] = {OP_RCS, OP_RRC, OP_RRS, OP_CPY, OP_NOP};
+  for (size_t k = 0; k < sizeof three / sizeof *three; k++)
+    if (memcmp(s, op_names[three[k]], 3) == 0) return (int)three[k];
   return -1;
 }
 
@@ -298,7 +340,7 @@ static tn_status_t parse_step(imp_t *I, attrs_t *x, uint32_t tbi, int64_t gpu, i
                       "nop)",
                       I->what, st.line, fmt_where(&wh, w, sizeof w), (int)(tlen > 20 ? 20 : tlen),
                       type);
-  st.op = (mop_t)op;
+  st.op = (uint8_t)op;
   bool nop = st.op == OP_NOP;
   if ((rc = attr_int(I, x, A_SRCOFF, !nop, -1, -1, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
   st.srcoff = (int32_t)v;
@@ -318,16 +360,18 @@ static tn_status_t parse_step(imp_t *I, attrs_t *x, uint32_t tbi, int64_t gpu, i
     return tn_err_set(err, TN_PARSE, "%s:%ld: %s: depid and deps must both be -1 or both set",
                       I->what, st.line, fmt_where(&wh, w, sizeof w));
   const char *bn[2] = {"srcbuf", "dstbuf"};
-  int32_t *bv[2] = {&st.srcbuf, &st.dstbuf};
+  uint8_t *bv[2] = {&st.srcbuf, &st.dstbuf};
   for (int k = 0; k < 2; k++) {
     int r = parse_buf(x, k ? A_DSTBUF : A_SRCBUF);
     if (r == -1 && nop) r = BUF_I;
     if (r < 0)
       return tn_err_set(err, TN_PARSE, "%s:%ld: %s: %s must be i, o or s", I->what, st.line,
                         fmt_where(&wh, w, sizeof w), bn[k]);
-    *bv[k] = r;
+    *bv[k] = (uint8_t)r;
   }
-  return tn_vec_push(&I->steps, &st, err);
+  if (I->steps.len == I->steps.cap) return tn_vec_push(&I->steps, &st, err);
+  TN_VEC_AT(&I->steps, mstep_t, I->steps.len++) = st;
+  return TN_OK;
 }
 
 static int cmp_tb(const void *a, const void *b) {
@@ -573,9 +617,15 @@ static tn_status_t parse_xml(imp_t *I, const char *xml, size_t len, tn_err_t *er
   for (int k = 0; k < 4; k++)
     interned &= (S.elem[k] = xmlDictLookup(ctxt->dict, (const xmlChar *)elems[k], -1)) != NULL;
   for (int k = 0; k < A_COUNT; k++)
-    interned &= (S.aname[k] = xmlDictLookup(ctxt->dict, (const xmlChar *)attr_names[k], -1)) != NULL;
-  if (interned) xmlParseDocument(ctxt);
-  tn_status_t rc = interned ? S.rc : tn_err_set(err, TN_NOMEM, "%s: out of memory", I->what);
+    interned &=
+        (S.aname[k] = xmlDictLookup(ctxt->dict, (const xmlChar *)attr_names[k], -1)) != NULL;
+  tn_status_t rc = interned ? TN_OK : tn_err_set(err, TN_NOMEM, "%s: out of memory", I->what);
+  /* A step element takes about 100 bytes in the files the tools write. */
+  if (rc == TN_OK) rc = reserve_exact(&I->steps, len / 100 + 16, err);
+  if (rc == TN_OK) {
+    xmlParseDocument(ctxt);
+    rc = S.rc;
+  }
   if (rc == TN_OK && !ctxt->wellFormed)
     rc = tn_err_set(err, TN_PARSE, "%s:%d: malformed XML: %s", I->what, S.xml_line,
                     S.xml_msg[0] ? S.xml_msg : "not well-formed");
@@ -688,24 +738,9 @@ static void init_content(imp_t *I) {
 
 /* ---- nodes ----------------------------------------------------------------- */
 
-/* Appends x to a uint32_t pool (inline when it has room). */
-static inline tn_status_t push_u32(tn_vec_t *v, uint32_t x, tn_err_t *err) {
-  if (v->len == v->cap) return tn_vec_push(v, &x, err);
-  ((uint32_t *)v->data)[v->len++] = x;
-  return TN_OK;
-}
-
-/* Grows v to exactly cap elements (tn_vec_reserve would round up to a power of two). */
-static tn_status_t reserve_exact(tn_vec_t *v, size_t cap, tn_err_t *err) {
-  if (cap <= v->cap) return TN_OK;
-  tn_status_t rc = tn_realloc(&v->data, v->cap, cap, v->elem_size, err);
-  if (rc == TN_OK) v->cap = cap;
-  return rc;
-}
-
 /* Appends a node depending on dep (none when NONE); *idx receives its index. */
-static inline tn_status_t add_node(imp_t *I, uint8_t kind, uint32_t g, uint32_t si, int32_t peer,
-                                   uint32_t dep, uint32_t *idx, tn_err_t *err) {
+static inline tn_status_t add_node(imp_t *I, uint8_t kind, uint32_t g, uint32_t si, uint32_t dep,
+                                   uint32_t *idx, tn_err_t *err) {
   tn_status_t rc = TN_OK;
   if (I->nodes.len >= UINT32_MAX / 2)
     return tn_err_set(err, TN_LIMIT, "%s: too many steps", I->what);
@@ -718,7 +753,6 @@ static inline tn_status_t add_node(imp_t *I, uint8_t kind, uint32_t g, uint32_t 
   n->kind = kind;
   n->gpu = g;
   n->step = si;
-  n->peer = peer;
   n->ndeps = dep != NONE;
   n->dep_off = (uint32_t)I->deps.len - n->ndeps;
   n->extra = NONE;
@@ -727,9 +761,15 @@ static inline tn_status_t add_node(imp_t *I, uint8_t kind, uint32_t g, uint32_t 
   return TN_OK;
 }
 
+/* The peer of a SEND or RECV: its tb's send or recv peer. */
+static int32_t node_peer(const imp_t *I, const inode_t *n) {
+  const mtb_t *tb = &TB(I, ST(I, n->step).tb);
+  return n->kind == K_SEND ? tb->send : tb->recv;
+}
+
 /* Nodes a step of op makes (a nop makes a virtual one). */
 static uint32_t nodes_of(mop_t op) {
-  static const uint8_t n[] = {[OP_S] = 1,   [OP_R] = 1,   [OP_RCS] = 2, [OP_RRC] = 2, [OP_RRS] = 3,
+  static const uint8_t n[] = {[OP_S] = 1,    [OP_R] = 1,   [OP_RCS] = 2, [OP_RRC] = 2, [OP_RRS] = 3,
                               [OP_RRCS] = 3, [OP_CPY] = 1, [OP_RE] = 1,  [OP_NOP] = 1};
   return n[op];
 }
@@ -796,21 +836,19 @@ static tn_status_t build_nodes(imp_t *I, tn_err_t *err) {
           }
         }
         if (is_recv_op(st->op)) {
-          if ((rc = add_node(I, K_RECV, g, si, tb->recv, NONE, &idx, err)) != TN_OK) return rc;
+          if ((rc = add_node(I, K_RECV, g, si, NONE, &idx, err)) != TN_OK) return rc;
           ND(I, idx).reduce = st->op == OP_RRC || st->op == OP_RRS || st->op == OP_RRCS;
           d = idx;
         }
         if (st->op == OP_RRC || st->op == OP_RRS || st->op == OP_RRCS || st->op == OP_RE ||
             st->op == OP_CPY) {
-          if ((rc = add_node(I, K_COMP, g, si, -1, d, &idx, err)) != TN_OK) return rc;
-          ND(I, idx).dur = st->op == OP_CPY ? 0 : I->comp_us;
+          if ((rc = add_node(I, K_COMP, g, si, d, &idx, err)) != TN_OK) return rc;
           d = idx;
         }
         if (is_send_op(st->op)) {
-          if ((rc = add_node(I, K_SEND, g, si, tb->send, d, &idx, err)) != TN_OK)
-            return rc;
+          if ((rc = add_node(I, K_SEND, g, si, d, &idx, err)) != TN_OK) return rc;
         }
-        if (st->op == OP_NOP && (rc = add_node(I, K_VIRT, g, si, -1, NONE, &idx, err)) != TN_OK)
+        if (st->op == OP_NOP && (rc = add_node(I, K_VIRT, g, si, NONE, &idx, err)) != TN_OK)
           return rc;
         st->last = idx;
       }
@@ -889,11 +927,12 @@ static tn_status_t check_connections(const imp_t *I, const pkey_t *keys, size_t 
 static tn_status_t unmatched(const imp_t *I, uint32_t node, tn_err_t *err) {
   const inode_t *n = &ND(I, node);
   uint32_t chan = (uint32_t)TB(I, ST(I, n->step).tb).chan;
+  int32_t peer = node_peer(I, n);
   if (n->kind == K_SEND)
     return serr(I, err, n->step, "send to gpu %d on channel %u has no matching receive at gpu %d",
-                n->peer, chan, n->peer);
+                peer, chan, peer);
   return serr(I, err, n->step, "receive from gpu %d on channel %u has no matching send at gpu %d",
-              n->peer, chan, n->peer);
+              peer, chan, peer);
 }
 
 /* Pairs the k-th send of each (a, b, channel) with the k-th receive: connections are
@@ -1129,7 +1168,7 @@ static tn_status_t execute(imp_t *I, tn_err_t *err) {
     for (uint32_t k = 0; k < n->ndeps; k++)
       off[TN_VEC_AT(&I->deps, uint32_t, n->dep_off + k) + 1]++;
     if (n->kind == K_RECV) off[n->partner + 1]++;
-    indeg[i] = n->ndeps + (n->kind == K_RECV);
+    indeg[i] = (uint32_t)n->ndeps + (n->kind == K_RECV);
     ne += indeg[i];
   }
   for (uint32_t i = 0; i < nn; i++)
@@ -1308,10 +1347,10 @@ static tn_status_t emit_algo(imp_t *I, algo_t **out, tn_err_t *err) {
     algo_node_t an = {0};
     an.op = n->kind == K_SEND ? ALGO_SEND : n->kind == K_RECV ? ALGO_RECV : ALGO_COMP;
     an.reduce = n->kind == K_RECV && n->reduce;
-    an.peer = n->kind == K_COMP ? -1 : n->peer;
+    an.peer = n->kind == K_COMP ? -1 : node_peer(I, n);
     an.tag = n->kind == K_COMP ? 0 : n->tag;
     an.bytes = n->kind == K_COMP ? 0 : n->bytes;
-    an.duration_us = n->kind == K_COMP ? n->dur : 0;
+    an.duration_us = n->kind == K_COMP && ST(I, n->step).op != OP_CPY ? I->comp_us : 0;
     an.ndeps = simple ? nd : (uint32_t)deps.len;
     an.nchunks = n->nchunks;
     const uint32_t *ch = n->nchunks ? &TN_VEC_AT(&I->chunks, uint32_t, n->chunk_off) : NULL;
