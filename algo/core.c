@@ -32,8 +32,9 @@ static tn_status_t create(const char *name, bool has_coll, tn_coll_t coll, uint3
   return TN_OK;
 }
 
-tn_status_t algo_create(const char *name, tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu,
-                        uint64_t size_bytes, algo_t **out, tn_err_t *err) {
+tn_status_t algo_create(const char *name, tn_coll_t coll, uint32_t npus,
+                        uint32_t chunks_per_npu, uint64_t size_bytes, algo_t **out,
+                        tn_err_t *err) {
   if (chunks_per_npu == 0) {
     *out = NULL;
     return tn_err_set(err, TN_INVAL, "chunks per NPU must be at least 1");
@@ -71,7 +72,8 @@ tn_status_t algo_add(algo_t *a, uint32_t rank, const algo_node_t *node, const ui
   if (st == TN_OK) st = tn_vec_reserve(&R->chunks, R->chunks.len + n.nchunks, err);
   if (st != TN_OK) return st;
   /* The NULL tests let GCC -O2 see that inlined calls with NULL lists never copy. */
-  if (n.ndeps && deps) memcpy((uint32_t *)R->deps.data + R->deps.len, deps, n.ndeps * sizeof *deps);
+  if (n.ndeps && deps)
+    memcpy((uint32_t *)R->deps.data + R->deps.len, deps, n.ndeps * sizeof *deps);
   if (n.nchunks && chunks)
     memcpy((uint32_t *)R->chunks.data + R->chunks.len, chunks, n.nchunks * sizeof *chunks);
   if ((st = tn_vec_push(&R->nodes, &n, err)) != TN_OK) return st;
@@ -109,23 +111,23 @@ tn_status_t algo_add_send(algo_t *a, uint32_t rank, uint32_t dst, int32_t tag, u
 }
 
 tn_status_t algo_add_recv(algo_t *a, uint32_t rank, uint32_t src, int32_t tag, uint64_t bytes,
-                          bool reduce, const uint32_t *deps, uint32_t ndeps, const uint32_t *chunks,
-                          uint32_t nchunks, uint32_t *id, tn_err_t *err) {
+                          bool reduce, const uint32_t *deps, uint32_t ndeps,
+                          const uint32_t *chunks, uint32_t nchunks, uint32_t *id,
+                          tn_err_t *err) {
   algo_node_t n = {ALGO_RECV, reduce, (int32_t)src, tag, bytes, 0, 0, ndeps, 0, nchunks};
   return algo_add(a, rank, &n, deps, chunks, id, err);
 }
 
 tn_status_t algo_add_comp(algo_t *a, uint32_t rank, uint64_t duration_us, const uint32_t *deps,
-                          uint32_t ndeps, const uint32_t *chunks, uint32_t nchunks, uint32_t *id,
-                          tn_err_t *err) {
+                          uint32_t ndeps, const uint32_t *chunks, uint32_t nchunks,
+                          uint32_t *id, tn_err_t *err) {
   algo_node_t n = {ALGO_COMP, false, -1, 0, 0, duration_us, 0, ndeps, 0, nchunks};
   return algo_add(a, rank, &n, deps, chunks, id, err);
 }
 
 uint64_t algo_node_count(const algo_t *a) {
   uint64_t n = 0;
-  for (uint32_t r = 0; r < a->npus; r++)
-    n += a->ranks[r].nodes.len;
+  for (uint32_t r = 0; r < a->npus; r++) n += a->ranks[r].nodes.len;
   return n;
 }
 
@@ -143,8 +145,8 @@ static bool node_equal(const algo_t *x, const algo_t *y, uint32_t r, uint32_t i)
       p->bytes != q->bytes || p->duration_us != q->duration_us || p->ndeps != q->ndeps ||
       p->nchunks != q->nchunks)
     return false;
-  if (p->ndeps &&
-      memcmp(algo_node_deps(x, r, p), algo_node_deps(y, r, q), p->ndeps * sizeof(uint32_t)) != 0)
+  if (p->ndeps && memcmp(algo_node_deps(x, r, p), algo_node_deps(y, r, q),
+                         p->ndeps * sizeof(uint32_t)) != 0)
     return false;
   return p->nchunks == 0 || memcmp(algo_node_chunks(x, r, p), algo_node_chunks(y, r, q),
                                    p->nchunks * sizeof(uint32_t)) == 0;
