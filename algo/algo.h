@@ -74,6 +74,12 @@ void algo_free(algo_t *a);
 tn_status_t algo_add(algo_t *a, uint32_t rank, const algo_node_t *node, const uint32_t *deps,
                      const uint32_t *chunks, uint32_t *id, tn_err_t *err);
 
+/* Makes room for rank to hold nodes nodes, deps dependency ids and chunks chunk ids in
+ * all (exactly that capacity, no rounding up), so that algo_add does not reallocate
+ * before then. A hint for producers that know their sizes; never shrinks. */
+tn_status_t algo_reserve(algo_t *a, uint32_t rank, size_t nodes, size_t deps, size_t chunks,
+                         tn_err_t *err);
+
 /* Convenience wrappers around algo_add. */
 tn_status_t algo_add_send(algo_t *a, uint32_t rank, uint32_t dst, int32_t tag, uint64_t bytes,
                           const uint32_t *deps, uint32_t ndeps, const uint32_t *chunks,

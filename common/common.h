@@ -151,6 +151,18 @@ double tn_coll_busbw_factor(tn_coll_t c, uint32_t npus);
  * O(len(a) * len(b)) time, no allocation. */
 size_t tn_edit_distance(const char *a, const char *b);
 
+/* ---- parallel work ----------------------------------------------------- */
+/* Worker threads for per-rank stages: TENET_THREADS when set (1..64), else the online
+ * CPUs, at most 8. */
+unsigned tn_thread_count(void);
+/* Calls fn(ctx, i, worker) once for every i in [0, n), on up to `threads` workers
+ * (worker ids 0..threads-1; worker 0 is the calling thread), which claim items in
+ * ascending order. fn must write only item i's results or its worker's own scratch, so
+ * what comes out does not depend on the scheduling. A thread that cannot be created is
+ * simply not used. Returns the number of workers that ran. */
+typedef void (*tn_parallel_fn)(void *ctx, size_t i, unsigned worker);
+unsigned tn_parallel_for(size_t n, unsigned threads, tn_parallel_fn fn, void *ctx);
+
 /* Monotonic wall clock in seconds (for reporting synthesis time only). */
 double tn_wall_seconds(void);
 

@@ -22,17 +22,16 @@
  *   Node            tenet_chunks          int64_list chunk ids the node carries or reduces
  *                   tenet_reduce          int32_val  1 on a RECV that lands in scratch for a
  *                                                    later COMP reduction (absent = copy) */
-#define _DEFAULT_SOURCE /* MAP_POPULATE */
 #define ZLIB_CONST
 #include "emit/emit.h"
 
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -345,8 +344,24 @@ static tn_status_t cached_attr(writer_t *w, algo_op_t op, uint32_t kind, uint64_
   return st;
 }
 
+/* The cache is emptied when it holds this many attributes (between nodes: a node's
+ * entries must stay put until it is packed), so that on sets whose tags never repeat the
+ * map stays small enough for the CPU cache and the recurring attributes are packed again
+ * once. */
+enum { WRITER_MAX_ENTRIES = 1u << 12 };
+
+static void writer_cache_clear(writer_t *w) {
+  w->pool.len = w->entries.len = 0;
+  if (w->map.cap) {
+    memset(w->map.val, 0, w->map.cap * sizeof *w->map.val);
+    w->map.len = 0;
+  }
+  memset(w->last, 0, sizeof w->last);
+}
+
 static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i, tn_err_t *err) {
   const algo_node_t *x = algo_node(a, r, i);
+  if (w->entries.len >= WRITER_MAX_ENTRIES) writer_cache_clear(w);
   tn_status_t st = check_node(a, r, i, err);
   if (st == TN_OK) st = tn_vec_reserve(&w->deps, x->ndeps, err);
   if (st != TN_OK) return st;
@@ -422,22 +437,118 @@ static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i
   return put_record_within(&w->buf, &node.base, bound, err);
 }
 
+/* Writes b to a new file at path (plain write(2): the bytes are already in one buffer). */
 static tn_status_t write_file(const char *path, const tn_vec_t *b, tn_err_t *err) {
-  FILE *f = fopen(path, "wb");
-  if (f == NULL) return tn_err_set(err, TN_IO, "%s: cannot write: %s", path, strerror(errno));
-  size_t put = b->len ? fwrite(b->data, 1, b->len, f) : 0;
-  int bad = put != b->len || ferror(f);
-  if (fclose(f) != 0 || bad) {
-    tn_err_set(err, TN_IO, "%s: write failed: %s", path, strerror(errno));
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return tn_err_set(err, TN_IO, "%s: cannot write: %s", path, strerror(errno));
+  const uint8_t *p = b->data;
+  size_t left = b->len;
+  while (left > 0) {
+    ssize_t put = write(fd, p, left);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) break;
+    p += put;
+    left -= (size_t)put;
+  }
+  int saved = left ? (errno ? errno : EIO) : 0;
+  if (close(fd) != 0 && saved == 0) saved = errno;
+  if (saved != 0) {
+    tn_err_set(err, TN_IO, "%s: write failed: %s", path, strerror(saved));
     remove(path);
     return TN_IO;
   }
   return TN_OK;
 }
 
-/* Removes the temporaries of ranks [from, to) and the final files of ranks [0, renamed). */
-static void undo(const char *prefix, const char *tmp_suffix, uint32_t renamed, uint32_t to) {
-  for (uint32_t r = 0; r < to; r++) {
+static void writer_init(writer_t *w) {
+  memset(w, 0, sizeof *w);
+  tn_vec_init(&w->buf, 1);
+  tn_vec_init(&w->deps, sizeof(uint64_t));
+  tn_vec_init(&w->chunks, sizeof(int64_t));
+  tn_vec_init(&w->list, 1);
+  tn_vec_init(&w->pool, 1);
+  tn_vec_init(&w->entries, sizeof(wattr_t));
+  emit_i_lazy_desc_init(&w->lazy);
+}
+
+static void writer_free(writer_t *w) {
+  tn_vec_free(&w->buf);
+  tn_vec_free(&w->deps);
+  tn_vec_free(&w->chunks);
+  tn_vec_free(&w->list);
+  tn_vec_free(&w->pool);
+  tn_vec_free(&w->entries);
+  emit_i_map_free(&w->map);
+}
+
+/* The first failure (lowest rank) among the ranks a parallel stage ran: each worker keeps
+ * the lowest it met, and a rank above the lowest failure known so far is skipped, so the
+ * error reported is the one a rank-by-rank loop would report. */
+typedef struct first_fail {
+  atomic_uint_fast32_t rank; /* lowest failed rank so far, UINT32_MAX when none */
+} first_fail_t;
+
+typedef struct worker_fail {
+  uint32_t rank;
+  tn_err_t err;
+} worker_fail_t;
+
+static bool skip_rank(first_fail_t *f, uint32_t r) {
+  return r > atomic_load_explicit(&f->rank, memory_order_relaxed);
+}
+
+static void note_fail(first_fail_t *f, worker_fail_t *w, uint32_t r, const tn_err_t *err) {
+  if (r < w->rank) {
+    w->rank = r;
+    w->err = *err;
+  }
+  uint_fast32_t cur = atomic_load(&f->rank);
+  while (r < cur && !atomic_compare_exchange_weak(&f->rank, &cur, r)) {
+  }
+}
+
+/* The lowest-rank failure of all workers, copied into err; TN_OK when none. */
+static tn_status_t first_failure(const worker_fail_t *w, unsigned n, tn_err_t *err) {
+  const worker_fail_t *best = NULL;
+  for (unsigned i = 0; i < n; i++)
+    if (w[i].rank != UINT32_MAX && (best == NULL || w[i].rank < best->rank)) best = &w[i];
+  if (best == NULL) return TN_OK;
+  if (err && err->status == TN_OK) *err = best->err;
+  return best->err.status;
+}
+
+typedef struct write_job {
+  const algo_t *a;
+  const char *prefix, *tmp_suffix;
+  writer_t *writers;     /* one per worker */
+  worker_fail_t *fails;  /* one per worker */
+  uint8_t *written;      /* per rank: its temporary file exists */
+  first_fail_t first;
+} write_job_t;
+
+/* One rank: encode its file into the worker's buffer and write it as a temporary. */
+static void write_rank(void *ctx, size_t item, unsigned worker) {
+  write_job_t *j = ctx;
+  uint32_t r = (uint32_t)item;
+  if (skip_rank(&j->first, r)) return;
+  writer_t *w = &j->writers[worker];
+  tn_err_t err = {0};
+  w->buf.len = 0;
+  tn_status_t st = put_metadata(w, j->a, r, &err);
+  for (uint32_t i = 0; st == TN_OK && i < algo_rank_len(j->a, r); i++)
+    st = put_node(w, j->a, r, i, &err);
+  char *tmp = st == TN_OK ? rank_path(j->prefix, r, j->tmp_suffix, &err) : NULL;
+  if (st == TN_OK && tmp == NULL) st = TN_NOMEM;
+  if (st == TN_OK && (st = write_file(tmp, &w->buf, &err)) == TN_OK) j->written[r] = 1;
+  free(tmp);
+  if (st != TN_OK) note_fail(&j->first, &j->fails[worker], r, &err);
+}
+
+/* Removes the temporaries written and the final files of ranks [0, renamed). */
+static void undo(const char *prefix, const char *tmp_suffix, const uint8_t *written,
+                 uint32_t renamed, uint32_t npus) {
+  for (uint32_t r = 0; r < npus; r++) {
+    if (r >= renamed && !written[r]) continue;
     char *p = rank_path(prefix, r, r < renamed ? "" : tmp_suffix, NULL);
     if (p) remove(p);
     free(p);
@@ -455,30 +566,27 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
   if (st != TN_OK) return st;
   char tmp_suffix[48];
   snprintf(tmp_suffix, sizeof tmp_suffix, ".tmp.%ld", (long)getpid());
-  writer_t w;
-  memset(&w, 0, sizeof w);
-  tn_vec_init(&w.buf, 1);
-  tn_vec_init(&w.deps, sizeof(uint64_t));
-  tn_vec_init(&w.chunks, sizeof(int64_t));
-  tn_vec_init(&w.list, 1);
-  tn_vec_init(&w.pool, 1);
-  tn_vec_init(&w.entries, sizeof(wattr_t));
-  emit_i_lazy_desc_init(&w.lazy);
-  uint32_t written = 0, renamed = 0;
-  char *path = NULL, *tmp = NULL;
-  for (; written < a->npus; written++) {
-    uint32_t r = written;
-    w.buf.len = 0;
-    if ((st = put_metadata(&w, a, r, err)) != TN_OK) goto fail;
-    for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
-      if ((st = put_node(&w, a, r, i, err)) != TN_OK) goto fail;
-    if ((tmp = rank_path(prefix, r, tmp_suffix, err)) == NULL) {
-      st = TN_NOMEM;
-      goto fail;
-    }
-    if ((st = write_file(tmp, &w.buf, err)) != TN_OK) goto fail;
-    free(tmp), tmp = NULL;
+  unsigned workers = tn_thread_count();
+  if (workers > a->npus) workers = a->npus;
+  write_job_t j = {a, prefix, tmp_suffix, NULL, NULL, NULL, {0}};
+  atomic_init(&j.first.rank, UINT32_MAX);
+  if ((st = tn_calloc(workers, sizeof *j.writers, &j.writers, err)) != TN_OK ||
+      (st = tn_calloc(workers, sizeof *j.fails, &j.fails, err)) != TN_OK ||
+      (st = tn_calloc(a->npus, 1, &j.written, err)) != TN_OK) {
+    free(j.writers);
+    free(j.fails);
+    return st;
   }
+  for (unsigned k = 0; k < workers; k++) {
+    writer_init(&j.writers[k]);
+    j.fails[k].rank = UINT32_MAX;
+  }
+  tn_parallel_for(a->npus, workers, write_rank, &j);
+  for (unsigned k = 0; k < workers; k++)
+    writer_free(&j.writers[k]);
+  uint32_t renamed = 0;
+  char *path = NULL, *tmp = NULL;
+  if ((st = first_failure(j.fails, workers, err)) != TN_OK) goto fail;
   for (; renamed < a->npus; renamed++) {
     tmp = rank_path(prefix, renamed, tmp_suffix, err);
     path = rank_path(prefix, renamed, "", err);
@@ -486,6 +594,11 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
       st = TN_NOMEM;
       goto fail;
     }
+    /* Remove the old file first: ext4 flushes a file renamed over another one to disk
+     * (auto_da_alloc), which made rewriting a set several times slower. The name holds
+     * the old file, no file, or the new one; never a partial one. (unlink, not remove:
+     * a directory in the way must make the rename fail, not be deleted.) */
+    unlink(path);
     if (rename(tmp, path) != 0) {
       st = tn_err_set(err, TN_IO, "%s: cannot rename into place: %s", path, strerror(errno));
       goto fail;
@@ -503,16 +616,12 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
   }
   st = TN_OK;
 fail:
-  if (st != TN_OK) undo(prefix, tmp_suffix, renamed, written);
+  if (st != TN_OK) undo(prefix, tmp_suffix, j.written, renamed, a->npus);
   free(tmp);
   free(path);
-  tn_vec_free(&w.buf);
-  tn_vec_free(&w.deps);
-  tn_vec_free(&w.chunks);
-  tn_vec_free(&w.list);
-  tn_vec_free(&w.pool);
-  tn_vec_free(&w.entries);
-  emit_i_map_free(&w.map);
+  free(j.writers);
+  free(j.fails);
+  free(j.written);
   return st;
 }
 
@@ -881,6 +990,7 @@ typedef struct dec {
   const frame_t *frames; /* sorted by id */
   size_t n;
   bool dense;      /* frames[i].id == i for every i (tenet's own files): no search needed */
+  uint64_t chunk_limit; /* chunk ids must be below it (from the file's own header) */
   uint32_t *seen;  /* per node index: 1 + the index of the node that last listed it */
   tn_vec_t deps;   /* uint32_t scratch */
   tn_vec_t chunks; /* uint32_t scratch */
@@ -910,7 +1020,7 @@ static tn_status_t read_chunks(dec_t *d, const attr_t *at, const loc_t *where, t
   if (at->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST)
     return loc_err(where, err, TN_PARSE, "tenet_chunks must be an int64_list, not %s",
                    member_name(at));
-  uint64_t limit = d->a->has_coll ? (uint64_t)d->a->npus * d->a->chunks_per_npu : UINT32_MAX;
+  uint64_t limit = d->chunk_limit;
   const ChakraProtoMsg__Int64List *l = at->int64_list;
   if (l->n_values == 0) return loc_err(where, err, TN_PARSE, "tenet_chunks is empty");
   for (size_t k = 0; k < l->n_values; k++) {
@@ -1023,7 +1133,7 @@ typedef struct rattr {
 
 enum {
   READER_MAX_KEY = 64,           /* longer attributes are decoded every time */
-  READER_MAX_ENTRIES = 1u << 18, /* bounds the cache on files of unique attributes */
+  READER_MAX_ENTRIES = 1u << 12, /* emptied when this full (between nodes): stays in cache */
 };
 
 /* What the reader keeps across nodes (and across the files of a set). Attributes repeat
@@ -1107,7 +1217,6 @@ static tn_status_t decode_attr(reader_t *rd, const ProtobufCBinaryData *b, uint3
         return TN_OK;
       }
     }
-    cache = rd->entries.len < READER_MAX_ENTRIES;
   }
   emit_i_arena_t *ar = cache ? &rd->keep : &rd->node;
   *at = chakra_proto_msg__attribute_proto__unpack(&ar->pb, b->len, b->data);
@@ -1130,6 +1239,13 @@ static tn_status_t decode_attr(reader_t *rd, const ProtobufCBinaryData *b, uint3
 static tn_status_t decode_node(reader_t *rd, const uint8_t *p, const frame_t *f,
                                emit_i_lazy_node_t **pn, tn_err_t *err) {
   emit_i_arena_reset(&rd->node);
+  if (rd->entries.len >= READER_MAX_ENTRIES) { /* files whose tags never repeat */
+    emit_i_arena_reset(&rd->keep);
+    rd->keys.len = rd->entries.len = 0;
+    if (rd->map.cap) memset(rd->map.val, 0, rd->map.cap * sizeof *rd->map.val);
+    rd->map.len = 0;
+    memset(rd->last, 0, sizeof rd->last);
+  }
   emit_i_lazy_node_t *n = (emit_i_lazy_node_t *)protobuf_c_message_unpack(
       &rd->lazy.desc, &rd->node.pb, f->len, p + f->off);
   *pn = NULL;
@@ -1152,7 +1268,10 @@ static tn_status_t decode_nodes(reader_t *rd, const uint8_t *p, size_t len, size
                                 tn_err_t *err) {
   tn_vec_t frames;
   tn_vec_init(&frames, sizeof(frame_t));
-  dec_t d = {what, a, rank, NULL, 0, false, NULL, {0}, {0}};
+  /* Chunk ids are checked against this file's header: the caller checks that it agrees
+   * with rank 0's (apply_header) before it uses the result. */
+  uint64_t limit = h->has_coll && h->has_cpn ? (uint64_t)a->npus * (uint64_t)h->cpn : UINT32_MAX;
+  dec_t d = {what, a, rank, NULL, 0, false, limit, NULL, {0}, {0}};
   tn_vec_init(&d.deps, sizeof(uint32_t));
   tn_vec_init(&d.chunks, sizeof(uint32_t));
   tn_status_t st = TN_OK;
@@ -1230,42 +1349,38 @@ fail:
   return st;
 }
 
-/* emit_chakra_decode with the reader's caches kept by the caller (across a set). */
-static tn_status_t decode_file(reader_t *rd, const uint8_t *data, size_t len, const char *what,
-                               algo_t *a, uint32_t rank, tn_err_t *err) {
-
+/* The first part of reading one rank's file: checks its size, gunzips it when it is
+ * gzip'd (*plain then owns the bytes; free it) and reads its header. *data, *len and *pos
+ * then give the nodes still to decode. */
+static tn_status_t open_file(const uint8_t **data, size_t *len, const char *what, algo_t *a,
+                             uint32_t rank, uint8_t **plain, size_t *pos, header_t *h,
+                             tn_err_t *err) {
+  *plain = NULL;
+  *pos = 0;
   if (rank >= a->npus || algo_rank_len(a, rank) > 0)
     return tn_err_set(err, TN_INVAL, "%s: rank %" PRIu32 " is out of range or already read", what,
                       rank);
-  if (len == 0)
+  if (*len == 0)
     return tn_err_set(err, TN_PARSE,
                       "%s: empty file (a Chakra ET file holds a GlobalMetadata "
                       "record and at least one node)",
                       what);
-  if (len > EMIT_CHAKRA_MAX_FILE_BYTES)
+  if (*len > EMIT_CHAKRA_MAX_FILE_BYTES)
     return tn_err_set(err, TN_LIMIT, "%s: larger than the %u-byte limit", what,
                       EMIT_CHAKRA_MAX_FILE_BYTES);
-  uint8_t *plain = NULL;
   /* gzip magic 1f 8b and method 8 (deflate). A plain file cannot start so: its first
    * byte is a length, and 8b 08 would be the metadata's first tag, a group of field 129,
    * which the schema has not. */
-  if (len >= 3 && data[0] == 0x1f && data[1] == 0x8b && data[2] == 8) {
-    tn_status_t st = gunzip(data, len, what, &plain, &len, err);
+  const uint8_t *p = *data;
+  if (*len >= 3 && p[0] == 0x1f && p[1] == 0x8b && p[2] == 8) {
+    tn_status_t st = gunzip(p, *len, what, plain, len, err);
     if (st != TN_OK) return st;
-    data = plain;
-    if (len == 0) {
-      free(plain);
-      return tn_err_set(err, TN_PARSE, "%s: empty file once gunzipped", what);
-    }
+    *data = *plain;
+    if (*len == 0) return tn_err_set(err, TN_PARSE, "%s: empty file once gunzipped", what);
   }
-  size_t pos = 0;
   frame_t f;
-  header_t h;
-  tn_status_t st = next_frame(data, len, &pos, what, 0, &f, err);
-  if (st == TN_OK) st = read_header(data, &f, what, &h, err);
-  if (st == TN_OK) st = apply_header(&h, what, a, rank, err);
-  if (st == TN_OK) st = decode_nodes(rd, data, len, pos, what, &h, a, rank, err);
-  free(plain);
+  tn_status_t st = next_frame(*data, *len, pos, what, 0, &f, err);
+  if (st == TN_OK) st = read_header(*data, &f, what, h, err);
   return st;
 }
 
@@ -1273,7 +1388,13 @@ tn_status_t emit_chakra_decode(const uint8_t *data, size_t len, const char *what
                                uint32_t rank, tn_err_t *err) {
   reader_t rd;
   reader_init(&rd);
-  tn_status_t st = decode_file(&rd, data, len, what, a, rank, err);
+  uint8_t *plain = NULL;
+  size_t pos = 0;
+  header_t h;
+  tn_status_t st = open_file(&data, &len, what, a, rank, &plain, &pos, &h, err);
+  if (st == TN_OK) st = apply_header(&h, what, a, rank, err);
+  if (st == TN_OK) st = decode_nodes(&rd, data, len, pos, what, &h, a, rank, err);
+  free(plain);
   reader_free(&rd);
   return st;
 }
@@ -1303,31 +1424,52 @@ static tn_status_t read_whole(const char *path, tn_vec_t *b, tn_err_t *err) {
   return st;
 }
 
-/* Maps a regular, non-empty file within the size limit read-only into memory (the reader
- * then never copies it); false when that is not possible, and the caller reads it. */
-static bool map_whole(const char *path, const uint8_t **data, size_t *len) {
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) return false;
-  struct stat sb;
-  void *m = MAP_FAILED;
-  if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
-      (uint64_t)sb.st_size <= EMIT_CHAKRA_MAX_FILE_BYTES) {
-    *len = (size_t)sb.st_size;
-#ifdef MAP_POPULATE /* Linux: fault the pages in at once */
-    m = mmap(NULL, *len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-#else
-    m = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
-#endif
-  }
-  close(fd);
-  if (m == MAP_FAILED) return false;
-  *data = m;
-  return true;
-}
-
 static bool file_exists(const char *path) {
   struct stat sb;
   return stat(path, &sb) == 0;
+}
+
+/* Reading a set: every rank's file is decoded on its own (in parallel) against its own
+ * header; then, rank by rank, each header is checked against rank 0's (apply_header) and
+ * the first failure in rank order is the one reported, as a rank-by-rank loop would. */
+typedef struct read_job {
+  const char *prefix;
+  algo_t *a;
+  reader_t *readers;    /* one per worker */
+  tn_vec_t *bufs;       /* uint8_t, one per worker: a file that could not be mapped */
+  worker_fail_t *fails; /* one per worker */
+  header_t *headers;    /* per rank */
+  uint8_t *header_ok;   /* per rank: headers[r] was read */
+  first_fail_t first;
+} read_job_t;
+
+static void read_rank(void *ctx, size_t item, unsigned worker) {
+  read_job_t *j = ctx;
+  uint32_t r = (uint32_t)item;
+  if (skip_rank(&j->first, r)) return;
+  tn_err_t err = {0};
+  char *path = rank_path(j->prefix, r, "", &err);
+  tn_status_t st = path ? TN_OK : TN_NOMEM;
+  const uint8_t *data = NULL;
+  size_t len = 0;
+  /* read(2) into the worker's buffer rather than mmap: unmapping on one thread stops the
+   * others (TLB shootdown), which cost more than the copy. */
+  if (st == TN_OK) {
+    if ((st = read_whole(path, &j->bufs[worker], &err)) == TN_OK) {
+      data = j->bufs[worker].data;
+      len = j->bufs[worker].len;
+    }
+  }
+  uint8_t *plain = NULL;
+  size_t pos = 0;
+  if (st == TN_OK) st = open_file(&data, &len, path, j->a, r, &plain, &pos, &j->headers[r], &err);
+  if (st == TN_OK) {
+    j->header_ok[r] = 1;
+    st = decode_nodes(&j->readers[worker], data, len, pos, path, &j->headers[r], j->a, r, &err);
+  }
+  free(plain);
+  if (st != TN_OK) note_fail(&j->first, &j->fails[worker], r, &err);
+  free(path);
 }
 
 tn_status_t emit_chakra_read(const char *prefix, uint32_t npus, algo_t **out, tn_err_t *err) {
@@ -1361,28 +1503,41 @@ tn_status_t emit_chakra_read(const char *prefix, uint32_t npus, algo_t **out, tn
   }
   algo_t *a = NULL;
   tn_status_t st = algo_create_unknown("chakra", n, &a, err);
-  tn_vec_t buf; /* uint8_t: one file at a time, reused */
-  tn_vec_init(&buf, 1);
-  reader_t rd;
-  reader_init(&rd);
-  for (uint32_t r = 0; st == TN_OK && r < n; r++) {
-    if ((path = rank_path(prefix, r, "", err)) == NULL) {
-      st = TN_NOMEM;
-      break;
-    }
-    const uint8_t *mapped = NULL;
-    size_t len = 0;
-    if (map_whole(path, &mapped, &len)) {
-      st = decode_file(&rd, mapped, len, path, a, r, err);
-      munmap((void *)(uintptr_t)mapped, len);
-    } else {
-      st = read_whole(path, &buf, err);
-      if (st == TN_OK) st = decode_file(&rd, buf.data, buf.len, path, a, r, err);
-    }
-    free(path), path = NULL;
+  if (st != TN_OK) return st;
+  unsigned workers = tn_thread_count();
+  if (workers > n) workers = n;
+  read_job_t j = {prefix, a, NULL, NULL, NULL, NULL, NULL, {0}};
+  atomic_init(&j.first.rank, UINT32_MAX);
+  if ((st = tn_calloc(workers, sizeof *j.readers, &j.readers, err)) != TN_OK ||
+      (st = tn_calloc(workers, sizeof *j.bufs, &j.bufs, err)) != TN_OK ||
+      (st = tn_calloc(workers, sizeof *j.fails, &j.fails, err)) != TN_OK ||
+      (st = tn_calloc(n, sizeof *j.headers, &j.headers, err)) != TN_OK ||
+      (st = tn_calloc(n, 1, &j.header_ok, err)) != TN_OK)
+    goto done;
+  for (unsigned k = 0; k < workers; k++) {
+    reader_init(&j.readers[k]);
+    tn_vec_init(&j.bufs[k], 1);
+    j.fails[k].rank = UINT32_MAX;
   }
-  reader_free(&rd);
-  tn_vec_free(&buf);
+  tn_parallel_for(n, workers, read_rank, &j);
+  for (unsigned k = 0; k < workers; k++) {
+    reader_free(&j.readers[k]);
+    tn_vec_free(&j.bufs[k]);
+  }
+  uint32_t failed = (uint32_t)atomic_load(&j.first.rank);
+  for (uint32_t r = 0; r < n && r <= failed && st == TN_OK; r++) {
+    if (r == failed && !j.header_ok[r]) break; /* its file or header did not read */
+    char *what = rank_path(prefix, r, "", err);
+    st = what ? apply_header(&j.headers[r], what, a, r, err) : TN_NOMEM;
+    free(what);
+  }
+  if (st == TN_OK) st = first_failure(j.fails, workers, err);
+done:
+  free(j.readers);
+  free(j.bufs);
+  free(j.fails);
+  free(j.headers);
+  free(j.header_ok);
   if (st != TN_OK) {
     algo_free(a);
     return st;

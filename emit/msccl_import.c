@@ -63,8 +63,9 @@ enum { BUF_I = 0, BUF_O = 1, BUF_S = 2 };
 enum { K_SEND, K_RECV, K_COMP, K_VIRT };
 
 typedef struct mstep {
-  mop_t op;
-  int32_t srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps, s;
+  uint8_t op;             /* mop_t */
+  uint8_t srcbuf, dstbuf; /* BUF_* */
+  int32_t srcoff, dstoff, cnt, depid, deps, s;
   int32_t tag; /* tenet's optional tag="..." (exact round trip), -1 when absent */
   long line;
   uint32_t tb;   /* index into tbs */
@@ -89,17 +90,16 @@ typedef struct mgpu {
 typedef struct inode {
   uint8_t kind;
   bool reduce;
+  uint16_t ndeps; /* static deps (internal indices): at most 2 */
   uint32_t gpu, step;
-  int32_t peer;
-  uint32_t dep_off, ndeps; /* static deps (internal indices) */
-  uint32_t extra;          /* head of extra-deps list or NONE */
+  uint32_t dep_off;
+  uint32_t extra; /* head of extra-deps list or NONE */
   uint32_t partner;
   uint32_t chunk_off, nchunks;
-  uint64_t bytes;
   int32_t tag;
   uint32_t id;
-  uint64_t dur;
-} inode_t;
+  uint64_t bytes;
+} inode_t; /* its peer is its tb's send or recv peer; a COMP's duration follows its op */
 
 typedef struct extra_dep {
   uint32_t dep, next;
@@ -126,6 +126,23 @@ typedef struct imp {
 #define ST(I, k) TN_VEC_AT(&(I)->steps, mstep_t, k)
 #define ND(I, k) TN_VEC_AT(&(I)->nodes, inode_t, k)
 
+/* Appends x to a uint32_t pool (inline when it has room). */
+static inline tn_status_t push_u32(tn_vec_t *v, uint32_t x, tn_err_t *err) {
+  if (v->len == v->cap) return tn_vec_push(v, &x, err);
+  ((uint32_t *)v->data)[v->len++] = x;
+  return TN_OK;
+}
+
+/* Grows v to exactly cap elements (tn_vec_reserve would round up to a power of two). */
+static tn_status_t reserve_exact(tn_vec_t *v, size_t cap, tn_err_t *err) {
+  if (cap <= v->cap) return TN_OK;
+  /* calloc leaves fresh pages untouched until used (realloc would clear them here). */
+  tn_status_t rc = v->data == NULL ? tn_calloc(cap, v->elem_size, &v->data, err)
+                                   : tn_realloc(&v->data, v->cap, cap, v->elem_size, err);
+  if (rc == TN_OK) v->cap = cap;
+  return rc;
+}
+
 /* ---- errors ------------------------------------------------------------- */
 
 /* Formats a step error into err. */
@@ -149,13 +166,46 @@ static tn_status_t serr(const imp_t *I, tn_err_t *err, uint32_t si, const char *
 /* ---- attribute parsing ------------------------------------------------------ */
 
 /* The XML is read with libxml2's SAX2 interface: no tree is built and attribute values
- * are parsed in place, which keeps a 128-rank file well under the time budget. */
+ * are parsed in place. Element and attribute names are recognised by pointer: libxml2
+ * interns every name it parses in the parser's dictionary, so the names this importer
+ * knows are looked up in that dictionary once (parse_xml) and each attribute of an
+ * element is matched by comparing pointers, in one pass over the attributes. */
 
+enum {
+  A_S,
+  A_TYPE,
+  A_SRCBUF,
+  A_SRCOFF,
+  A_DSTBUF,
+  A_DSTOFF,
+  A_CNT,
+  A_DEPID,
+  A_DEPS,
+  A_HASDEP,
+  A_TAG,
+  A_ID,
+  A_SEND,
+  A_RECV,
+  A_CHAN,
+  A_I_CHUNKS,
+  A_O_CHUNKS,
+  A_S_CHUNKS,
+  A_NGPUS,
+  A_COLL,
+  A_INPLACE,
+  A_COUNT
+};
+static const char *const attr_names[A_COUNT] = {
+    "s",     "type",     "srcbuf",   "srcoff",   "dstbuf", "dstoff", "cnt",
+    "depid", "deps",     "hasdep",   "tag",      "id",     "send",   "recv",
+    "chan",  "i_chunks", "o_chunks", "s_chunks", "ngpus",  "coll",   "inplace"};
+
+/* The known attributes of one element: value and length of each one present. */
 typedef struct attrs {
-  const xmlChar **v; /* libxml2's 5-tuples: name, prefix, URI, value, value end */
-  int n;
+  uint32_t present; /* bit A_x */
   long line;
-  int hint; /* where the next lookup starts: files list attributes in a fixed order */
+  const char *v[A_COUNT];
+  uint32_t len[A_COUNT];
 } attrs_t;
 
 /* Names the element in messages; formatted only when an error is reported. */
@@ -181,67 +231,88 @@ static const char *fmt_where(const where_t *w, char *buf, size_t len) {
   return buf;
 }
 
-static bool attr_get(attrs_t *a, const char *name, const char **val, size_t *len) {
-  for (int j = 0; j < a->n; j++) {
-    int k = (a->hint + j) % a->n;
-    const xmlChar **t = a->v + 5 * k;
-    if (t[1] == NULL && t[0][0] == (xmlChar)name[0] && strcmp((const char *)t[0], name) == 0) {
-      *val = (const char *)t[3];
-      *len = (size_t)(t[4] - t[3]);
-      a->hint = k + 1;
-      return true;
-    }
-  }
-  return false;
+static bool attr_get(const attrs_t *a, int id, const char **val, size_t *len) {
+  if (!(a->present >> id & 1u)) return false;
+  *val = a->v[id];
+  *len = a->len[id];
+  return true;
 }
 
-static tn_status_t attr_int(const imp_t *I, attrs_t *a, const char *name, bool required,
-                            int64_t def, int64_t min, int64_t max, int64_t *out, const where_t *wh,
-                            tn_err_t *err) {
+/* Decimal integer with an optional '-', at most 12 digits. */
+static inline bool parse_int(const char *s, size_t len, int64_t *out) {
+  size_t k = len > 0 && s[0] == '-';
+  if (k >= len || len - k > 12) return false;
+  int64_t val = 0;
+  for (; k < len; k++) {
+    unsigned dig = (unsigned)(unsigned char)s[k] - '0';
+    if (dig > 9) return false;
+    val = val * 10 + (int64_t)dig;
+  }
+  *out = s[0] == '-' ? -val : val;
+  return true;
+}
+
+/* The message for an attribute attr_int rejects (kept out of the fast path). */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static tn_status_t
+attr_bad(const imp_t *I, const attrs_t *a, int id, int64_t min, int64_t max, const where_t *wh,
+         tn_err_t *err) {
   char where[96];
-  const char *s = NULL;
-  size_t len = 0;
-  if (!attr_get(a, name, &s, &len)) {
-    if (required)
-      return tn_err_set(err, TN_PARSE, "%s:%ld: %s: missing attribute '%s'", I->what, a->line,
-                        fmt_where(wh, where, sizeof where), name);
+  if (!(a->present >> id & 1u))
+    return tn_err_set(err, TN_PARSE, "%s:%ld: %s: missing attribute '%s'", I->what, a->line,
+                      fmt_where(wh, where, sizeof where), attr_names[id]);
+  size_t len = a->len[id];
+  return tn_err_set(err, TN_PARSE,
+                    "%s:%ld: %s: attribute %s=\"%.*s\" is not an integer in "
+                    "[%lld, %lld]",
+                    I->what, a->line, fmt_where(wh, where, sizeof where), attr_names[id],
+                    (int)(len > 40 ? 40 : len), a->v[id], (long long)min, (long long)max);
+}
+
+/* Attribute id as an integer in [min, max]; def when absent and not required. */
+static inline tn_status_t attr_int(const imp_t *I, const attrs_t *a, int id, bool required,
+                                   int64_t def, int64_t min, int64_t max, int64_t *out,
+                                   const where_t *wh, tn_err_t *err) {
+  int64_t val = def;
+  if (a->present >> id & 1u) {
+    if (parse_int(a->v[id], a->len[id], &val) && val >= min && val <= max) {
+      *out = val;
+      return TN_OK;
+    }
+  } else if (!required) {
     *out = def;
     return TN_OK;
   }
-  size_t k = 0;
-  bool neg = len > 0 && s[0] == '-';
-  k += neg;
-  int64_t val = 0;
-  bool ok = k < len && len - k <= 12;
-  for (; ok && k < len; k++) {
-    if (s[k] < '0' || s[k] > '9')
-      ok = false;
-    else
-      val = val * 10 + (s[k] - '0');
-  }
-  if (neg) val = -val;
-  if (!ok || val < min || val > max)
-    return tn_err_set(err, TN_PARSE,
-                      "%s:%ld: %s: attribute %s=\"%.*s\" is not an integer in "
-                      "[%lld, %lld]",
-                      I->what, a->line, fmt_where(wh, where, sizeof where), name,
-                      (int)(len > 40 ? 40 : len), s, (long long)min, (long long)max);
-  *out = val;
-  return TN_OK;
+  return attr_bad(I, a, id, min, max, wh, err);
 }
 
 static bool attr_is(const char *s, size_t len, const char *want) {
   return strlen(want) == len && memcmp(s, want, len) == 0;
 }
 
-static int parse_buf(attrs_t *a, const char *name) {
+static int parse_buf(const attrs_t *a, int id) {
   const char *s = NULL;
   size_t len = 0;
-  if (!attr_get(a, name, &s, &len)) return -1;
-  if (attr_is(s, len, "i") || attr_is(s, len, "input")) return BUF_I;
-  if (attr_is(s, len, "o") || attr_is(s, len, "output")) return BUF_O;
-  if (attr_is(s, len, "s") || attr_is(s, len, "scratch")) return BUF_S;
+  if (!attr_get(a, id, &s, &len)) return -1;
+  if (len == 1) return s[0] == 'i' ? BUF_I : s[0] == 'o' ? BUF_O : s[0] == 's' ? BUF_S : -2;
+  if (attr_is(s, len, "input")) return BUF_I;
+  if (attr_is(s, len, "output")) return BUF_O;
+  if (attr_is(s, len, "scratch")) return BUF_S;
   return -2;
+}
+
+/* The op named by type="...", or -1. */
+static int parse_op(const char *s, size_t len) {
+  if (len == 1) return s[0] == 's' ? OP_S : s[0] == 'r' ? OP_R : -1;
+  if (len == 2) return s[0] == 'r' && s[1] == 'e' ? OP_RE : -1;
+  if (len == 4) return memcmp(s, "rrcs", 4) == 0 ? OP_RRCS : -1;
+  if (len != 3) return -1;
+  static const mop_t three[] = {OP_RCS, OP_RRC, OP_RRS, OP_CPY, OP_NOP};
+  for (size_t k = 0; k < sizeof three / sizeof *three; k++)
+    if (memcmp(s, op_names[three[k]], 3) == 0) return (int)three[k];
+  return -1;
 }
 
 static tn_status_t parse_step(imp_t *I, attrs_t *x, uint32_t tbi, int64_t gpu, int64_t tb,
@@ -254,53 +325,53 @@ static tn_status_t parse_step(imp_t *I, attrs_t *x, uint32_t tbi, int64_t gpu, i
   tn_status_t rc = TN_OK;
   where_t wh = {3, gpu, tb, -1};
   char w[96];
-  if ((rc = attr_int(I, x, "s", true, 0, 0, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, A_S, true, 0, 0, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
   st.s = (int32_t)v;
   wh.step = v;
   const char *type = NULL;
   size_t tlen = 0;
-  if (!attr_get(x, "type", &type, &tlen))
+  if (!attr_get(x, A_TYPE, &type, &tlen))
     return tn_err_set(err, TN_PARSE, "%s:%ld: %s: missing attribute 'type'", I->what, st.line,
                       fmt_where(&wh, w, sizeof w));
-  int op = -1;
-  for (int k = 0; k <= OP_NOP; k++)
-    if (attr_is(type, tlen, op_names[k])) op = k;
+  int op = tlen ? parse_op(type, tlen) : -1;
   if (op < 0)
     return tn_err_set(err, TN_PARSE,
                       "%s:%ld: %s: unknown op type '%.*s' (known: s r rcs rrc rrs rrcs cpy re "
                       "nop)",
                       I->what, st.line, fmt_where(&wh, w, sizeof w), (int)(tlen > 20 ? 20 : tlen),
                       type);
-  st.op = (mop_t)op;
+  st.op = (uint8_t)op;
   bool nop = st.op == OP_NOP;
-  if ((rc = attr_int(I, x, "srcoff", !nop, -1, -1, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, A_SRCOFF, !nop, -1, -1, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
   st.srcoff = (int32_t)v;
-  if ((rc = attr_int(I, x, "dstoff", !nop, -1, -1, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, A_DSTOFF, !nop, -1, -1, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
   st.dstoff = (int32_t)v;
-  if ((rc = attr_int(I, x, "cnt", !nop, 0, nop ? -1 : 1, MAX_CHUNKS, &v, &wh, err)) != TN_OK)
+  if ((rc = attr_int(I, x, A_CNT, !nop, 0, nop ? -1 : 1, MAX_CHUNKS, &v, &wh, err)) != TN_OK)
     return rc;
   st.cnt = (int32_t)v;
-  if ((rc = attr_int(I, x, "depid", false, -1, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, A_DEPID, false, -1, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
   st.depid = (int32_t)v;
-  if ((rc = attr_int(I, x, "deps", false, -1, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, A_DEPS, false, -1, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
   st.deps = (int32_t)v;
-  if ((rc = attr_int(I, x, "hasdep", false, 0, 0, 1, &v, &wh, err)) != TN_OK) return rc;
-  if ((rc = attr_int(I, x, "tag", false, -1, 0, ALGO_MAX_TAG, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, A_HASDEP, false, 0, 0, 1, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, x, A_TAG, false, -1, 0, ALGO_MAX_TAG, &v, &wh, err)) != TN_OK) return rc;
   st.tag = (int32_t)v;
   if ((st.depid < 0) != (st.deps < 0))
     return tn_err_set(err, TN_PARSE, "%s:%ld: %s: depid and deps must both be -1 or both set",
                       I->what, st.line, fmt_where(&wh, w, sizeof w));
   const char *bn[2] = {"srcbuf", "dstbuf"};
-  int32_t *bv[2] = {&st.srcbuf, &st.dstbuf};
+  uint8_t *bv[2] = {&st.srcbuf, &st.dstbuf};
   for (int k = 0; k < 2; k++) {
-    int r = parse_buf(x, bn[k]);
+    int r = parse_buf(x, k ? A_DSTBUF : A_SRCBUF);
     if (r == -1 && nop) r = BUF_I;
     if (r < 0)
       return tn_err_set(err, TN_PARSE, "%s:%ld: %s: %s must be i, o or s", I->what, st.line,
                         fmt_where(&wh, w, sizeof w), bn[k]);
-    *bv[k] = r;
+    *bv[k] = (uint8_t)r;
   }
-  return tn_vec_push(&I->steps, &st, err);
+  if (I->steps.len == I->steps.cap) return tn_vec_push(&I->steps, &st, err);
+  TN_VEC_AT(&I->steps, mstep_t, I->steps.len++) = st;
+  return TN_OK;
 }
 
 static int cmp_tb(const void *a, const void *b) {
@@ -321,7 +392,31 @@ typedef struct sax {
   int64_t inplace;
   char xml_msg[200]; /* libxml2's first error */
   int xml_line;
+  const xmlChar *elem[4];        /* "algo" "gpu" "tb" "step" in the parser's dictionary */
+  const xmlChar *aname[A_COUNT]; /* attr_names in the parser's dictionary */
+  uint8_t guess[16];             /* per attribute position: the name last seen there */
 } sax_t;
+
+/* Fills a with the known attributes of one element. Files list attributes in a fixed
+ * order, so the name last seen at the same position is tried first. Prefixed and
+ * unknown attributes are skipped. */
+static void collect(sax_t *S, const xmlChar **attr, int nattr, attrs_t *a) {
+  a->present = 0;
+  for (int k = 0; k < nattr; k++) {
+    const xmlChar **t = attr + 5 * k;
+    if (t[1] != NULL) continue;
+    int id = k < 16 ? S->guess[k] : 0;
+    if (S->aname[id] != t[0]) {
+      for (id = 0; id < A_COUNT && S->aname[id] != t[0]; id++)
+        ;
+      if (id == A_COUNT) continue;
+      if (k < 16) S->guess[k] = (uint8_t)id;
+    }
+    a->present |= 1u << id;
+    a->v[id] = (const char *)t[3];
+    a->len[id] = (uint32_t)(t[4] - t[3]);
+  }
+}
 
 static tn_status_t start_algo(sax_t *S, attrs_t *a) {
   imp_t *I = S->I;
@@ -329,11 +424,11 @@ static tn_status_t start_algo(sax_t *S, attrs_t *a) {
   int64_t v = 0;
   tn_status_t rc;
   const where_t wh = {0, -1, -1, -1};
-  if ((rc = attr_int(I, a, "ngpus", true, 0, 1, TOPO_MAX_NPUS, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_NGPUS, true, 0, 1, TOPO_MAX_NPUS, &v, &wh, err)) != TN_OK) return rc;
   I->n = (uint32_t)v;
   const char *cs = NULL;
   size_t cl = 0;
-  if (!attr_get(a, "coll", &cs, &cl))
+  if (!attr_get(a, A_COLL, &cs, &cl))
     return tn_err_set(err, TN_PARSE, "%s:%ld: algo: missing attribute 'coll'", I->what, a->line);
   if (attr_is(cs, cl, "allgather"))
     I->coll = TN_ALLGATHER;
@@ -346,7 +441,7 @@ static tn_status_t start_algo(sax_t *S, attrs_t *a) {
                       "%s:%ld: algo: collective '%.*s' is not supported "
                       "(allgather, allreduce, reduce_scatter)",
                       I->what, a->line, (int)(cl > 40 ? 40 : cl), cs);
-  if ((rc = attr_int(I, a, "inplace", false, -1, 0, 1, &S->inplace, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_INPLACE, false, -1, 0, 1, &S->inplace, &wh, err)) != TN_OK) return rc;
   if ((rc = tn_calloc(I->n, sizeof *I->gpus, &I->gpus, err)) != TN_OK) return rc;
   return tn_calloc(I->n, sizeof *S->seen, &S->seen, err);
 }
@@ -357,7 +452,7 @@ static tn_status_t start_gpu(sax_t *S, attrs_t *a) {
   int64_t v = 0;
   tn_status_t rc;
   where_t wh = {1, -1, -1, -1};
-  if ((rc = attr_int(I, a, "id", true, 0, 0, (int64_t)I->n - 1, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_ID, true, 0, 0, (int64_t)I->n - 1, &v, &wh, err)) != TN_OK) return rc;
   if (S->seen[v])
     return tn_err_set(err, TN_PARSE, "%s:%ld: gpu %lld appears twice", I->what, a->line,
                       (long long)v);
@@ -366,11 +461,11 @@ static tn_status_t start_gpu(sax_t *S, attrs_t *a) {
   S->gid = (uint32_t)v;
   mgpu_t *G = &I->gpus[v];
   wh.gpu = S->gid;
-  if ((rc = attr_int(I, a, "i_chunks", true, 0, 0, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_I_CHUNKS, true, 0, 0, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
   G->ic = (int32_t)v;
-  if ((rc = attr_int(I, a, "o_chunks", true, 0, 0, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_O_CHUNKS, true, 0, 0, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
   G->oc = (int32_t)v;
-  if ((rc = attr_int(I, a, "s_chunks", false, 0, 0, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_S_CHUNKS, false, 0, 0, MAX_CHUNKS, &v, &wh, err)) != TN_OK) return rc;
   G->sc = (int32_t)v;
   G->tb_off = (uint32_t)I->tbs.len;
   return TN_OK;
@@ -386,14 +481,14 @@ static tn_status_t start_tb(sax_t *S, attrs_t *a) {
   where_t wh = {2, S->gid, -1, -1};
   tb.gpu = S->gid;
   tb.line = a->line;
-  if ((rc = attr_int(I, a, "id", true, 0, 0, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_ID, true, 0, 0, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
   tb.id = (int32_t)v;
   wh.tb = v;
-  if ((rc = attr_int(I, a, "send", true, 0, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_SEND, true, 0, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
   tb.send = (int32_t)v;
-  if ((rc = attr_int(I, a, "recv", true, 0, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_RECV, true, 0, -1, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
   tb.recv = (int32_t)v;
-  if ((rc = attr_int(I, a, "chan", false, 0, 0, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
+  if ((rc = attr_int(I, a, A_CHAN, false, 0, 0, INT32_MAX, &v, &wh, err)) != TN_OK) return rc;
   tb.chan = (int32_t)v;
   for (int32_t p = tb.send, k = 0; k < 2; k++, p = tb.recv)
     if (p >= (int32_t)I->n || p == (int32_t)S->gid)
@@ -429,13 +524,14 @@ static void on_start(void *ctx, const xmlChar *name, const xmlChar *prefix, cons
   sax_t *S = ctx;
   if (S->rc != TN_OK) return;
   imp_t *I = S->I;
-  attrs_t a = {attr, nattr, (long)xmlSAX2GetLineNumber(S->ctxt), 0};
+  attrs_t a;
+  a.line = (long)xmlSAX2GetLineNumber(S->ctxt);
   const char *n = (const char *)name;
-  static const char *const want[] = {"algo", "gpu", "tb", "step"};
   static const char *const where[] = {"document", "algo", "gpu", "tb", "step"};
   int d = S->depth;
   tn_status_t rc = TN_OK;
-  if (d >= 4 || strcmp(n, want[d]) != 0) {
+  if (d < 4 && name == S->elem[d]) collect(S, attr, nattr, &a);
+  if (d >= 4 || name != S->elem[d]) {
     if (d == 0)
       rc = tn_err_set(S->err, TN_PARSE, "%s: the root element must be <algo>, not <%.40s>", I->what,
                       n);
@@ -516,8 +612,20 @@ static tn_status_t parse_xml(imp_t *I, const char *xml, size_t len, tn_err_t *er
   ctxt->userData = &S;
   S.ctxt = ctxt;
   xmlCtxtUseOptions(ctxt, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-  xmlParseDocument(ctxt);
-  tn_status_t rc = S.rc;
+  static const char *const elems[4] = {"algo", "gpu", "tb", "step"};
+  bool interned = true;
+  for (int k = 0; k < 4; k++)
+    interned &= (S.elem[k] = xmlDictLookup(ctxt->dict, (const xmlChar *)elems[k], -1)) != NULL;
+  for (int k = 0; k < A_COUNT; k++)
+    interned &=
+        (S.aname[k] = xmlDictLookup(ctxt->dict, (const xmlChar *)attr_names[k], -1)) != NULL;
+  tn_status_t rc = interned ? TN_OK : tn_err_set(err, TN_NOMEM, "%s: out of memory", I->what);
+  /* A step element takes about 100 bytes in the files the tools write. */
+  if (rc == TN_OK) rc = reserve_exact(&I->steps, len / 100 + 16, err);
+  if (rc == TN_OK) {
+    xmlParseDocument(ctxt);
+    rc = S.rc;
+  }
   if (rc == TN_OK && !ctxt->wellFormed)
     rc = tn_err_set(err, TN_PARSE, "%s:%d: malformed XML: %s", I->what, S.xml_line,
                     S.xml_msg[0] ? S.xml_msg : "not well-formed");
@@ -630,27 +738,53 @@ static void init_content(imp_t *I) {
 
 /* ---- nodes ----------------------------------------------------------------- */
 
-static tn_status_t add_node(imp_t *I, uint8_t kind, uint32_t g, uint32_t si, int32_t peer,
-                            const uint32_t *deps, uint32_t ndeps, uint32_t *idx, tn_err_t *err) {
-  inode_t n = {0};
-  n.kind = kind;
-  n.gpu = g;
-  n.step = si;
-  n.peer = peer;
-  n.dep_off = (uint32_t)I->deps.len;
-  n.ndeps = 0;
-  n.extra = NONE;
-  n.partner = NONE;
-  for (uint32_t k = 0; k < ndeps; k++) {
-    if (deps[k] == NONE) continue;
-    tn_status_t rc = tn_vec_push(&I->deps, &deps[k], err);
-    if (rc != TN_OK) return rc;
-    n.ndeps++;
-  }
+/* Appends a node depending on dep (none when NONE); *idx receives its index. */
+static inline tn_status_t add_node(imp_t *I, uint8_t kind, uint32_t g, uint32_t si, uint32_t dep,
+                                   uint32_t *idx, tn_err_t *err) {
+  tn_status_t rc = TN_OK;
   if (I->nodes.len >= UINT32_MAX / 2)
     return tn_err_set(err, TN_LIMIT, "%s: too many steps", I->what);
-  *idx = (uint32_t)I->nodes.len;
-  return tn_vec_push(&I->nodes, &n, err);
+  if (I->nodes.len == I->nodes.cap &&
+      (rc = tn_vec_reserve(&I->nodes, I->nodes.len + 1, err)) != TN_OK)
+    return rc;
+  if (dep != NONE && (rc = push_u32(&I->deps, dep, err)) != TN_OK) return rc;
+  inode_t *n = &ND(I, I->nodes.len);
+  memset(n, 0, sizeof *n);
+  n->kind = kind;
+  n->gpu = g;
+  n->step = si;
+  n->ndeps = dep != NONE;
+  n->dep_off = (uint32_t)I->deps.len - n->ndeps;
+  n->extra = NONE;
+  n->partner = NONE;
+  *idx = (uint32_t)I->nodes.len++;
+  return TN_OK;
+}
+
+/* The peer of a SEND or RECV: its tb's send or recv peer. */
+static int32_t node_peer(const imp_t *I, const inode_t *n) {
+  const mtb_t *tb = &TB(I, ST(I, n->step).tb);
+  return n->kind == K_SEND ? tb->send : tb->recv;
+}
+
+/* Nodes a step of op makes (a nop makes a virtual one). */
+static uint32_t nodes_of(mop_t op) {
+  static const uint8_t n[] = {[OP_S] = 1,    [OP_R] = 1,   [OP_RCS] = 2, [OP_RRC] = 2, [OP_RRS] = 3,
+                              [OP_RRCS] = 3, [OP_CPY] = 1, [OP_RE] = 1,  [OP_NOP] = 1};
+  return n[op];
+}
+
+/* Sizes the node, dependency and chunk pools for the steps at once: at most nodes_of
+ * nodes per step, one dependency per node plus the cross-tb one of its first node, and
+ * (the usual case) one chunk per node; they grow if a program needs more. */
+static tn_status_t reserve_pools(imp_t *I, tn_err_t *err) {
+  size_t nodes = 0;
+  for (size_t k = 0; k < I->steps.len; k++)
+    nodes += nodes_of(ST(I, k).op);
+  tn_status_t rc = reserve_exact(&I->nodes, nodes + 1, err);
+  if (rc == TN_OK) rc = reserve_exact(&I->deps, nodes + I->steps.len + 1, err);
+  if (rc == TN_OK) rc = reserve_exact(&I->chunks, nodes + 1, err);
+  return rc;
 }
 
 /* The cross-tb dependency of step si: the step it names (validated). */
@@ -702,21 +836,19 @@ static tn_status_t build_nodes(imp_t *I, tn_err_t *err) {
           }
         }
         if (is_recv_op(st->op)) {
-          if ((rc = add_node(I, K_RECV, g, si, tb->recv, &d, 0, &idx, err)) != TN_OK) return rc;
+          if ((rc = add_node(I, K_RECV, g, si, NONE, &idx, err)) != TN_OK) return rc;
           ND(I, idx).reduce = st->op == OP_RRC || st->op == OP_RRS || st->op == OP_RRCS;
           d = idx;
         }
         if (st->op == OP_RRC || st->op == OP_RRS || st->op == OP_RRCS || st->op == OP_RE ||
             st->op == OP_CPY) {
-          if ((rc = add_node(I, K_COMP, g, si, -1, &d, d != NONE, &idx, err)) != TN_OK) return rc;
-          ND(I, idx).dur = st->op == OP_CPY ? 0 : I->comp_us;
+          if ((rc = add_node(I, K_COMP, g, si, d, &idx, err)) != TN_OK) return rc;
           d = idx;
         }
         if (is_send_op(st->op)) {
-          if ((rc = add_node(I, K_SEND, g, si, tb->send, &d, d != NONE, &idx, err)) != TN_OK)
-            return rc;
+          if ((rc = add_node(I, K_SEND, g, si, d, &idx, err)) != TN_OK) return rc;
         }
-        if (st->op == OP_NOP && (rc = add_node(I, K_VIRT, g, si, -1, &d, 0, &idx, err)) != TN_OK)
+        if (st->op == OP_NOP && (rc = add_node(I, K_VIRT, g, si, NONE, &idx, err)) != TN_OK)
           return rc;
         st->last = idx;
       }
@@ -745,8 +877,7 @@ static tn_status_t build_nodes(imp_t *I, tn_err_t *err) {
     n->ndeps = 0;
     for (int k = 0; k < 2; k++) {
       if (d[k] == NONE) continue;
-      if ((rc = tn_vec_push(&I->deps, &d[k], err)) != TN_OK) return rc;
-      n = &ND(I, i);
+      if ((rc = push_u32(&I->deps, d[k], err)) != TN_OK) return rc;
       n->ndeps++;
     }
   }
@@ -796,11 +927,12 @@ static tn_status_t check_connections(const imp_t *I, const pkey_t *keys, size_t 
 static tn_status_t unmatched(const imp_t *I, uint32_t node, tn_err_t *err) {
   const inode_t *n = &ND(I, node);
   uint32_t chan = (uint32_t)TB(I, ST(I, n->step).tb).chan;
+  int32_t peer = node_peer(I, n);
   if (n->kind == K_SEND)
     return serr(I, err, n->step, "send to gpu %d on channel %u has no matching receive at gpu %d",
-                n->peer, chan, n->peer);
+                peer, chan, peer);
   return serr(I, err, n->step, "receive from gpu %d on channel %u has no matching send at gpu %d",
-              n->peer, chan, n->peer);
+              peer, chan, peer);
 }
 
 /* Pairs the k-th send of each (a, b, channel) with the k-th receive: connections are
@@ -898,18 +1030,22 @@ static const char *bufname(int32_t b) {
 
 static tn_status_t set_chunks(imp_t *I, uint32_t node, const uint32_t *src, uint32_t cnt,
                               tn_err_t *err) {
-  /* src may point into the pool itself (a RECV copies its send's list): keep its index
-   * across the reallocation. */
-  const uint32_t *pool = I->chunks.data;
-  bool inside = pool && src >= pool && src < pool + I->chunks.len;
-  size_t at = inside ? (size_t)(src - pool) : 0;
-  tn_status_t rc = tn_vec_reserve(&I->chunks, I->chunks.len + cnt, err);
-  if (rc != TN_OK) return rc;
-  if (inside) src = (const uint32_t *)I->chunks.data + at;
+  if (I->chunks.len + cnt > I->chunks.cap) {
+    /* src may point into the pool itself (a RECV copies its send's list): keep its index
+     * across the reallocation. */
+    const uint32_t *pool = I->chunks.data;
+    bool inside = pool && src >= pool && src < pool + I->chunks.len;
+    size_t at = inside ? (size_t)(src - pool) : 0;
+    tn_status_t rc = tn_vec_reserve(&I->chunks, I->chunks.len + cnt, err);
+    if (rc != TN_OK) return rc;
+    if (inside) src = (const uint32_t *)I->chunks.data + at;
+  }
   inode_t *n = &ND(I, node);
   n->chunk_off = (uint32_t)I->chunks.len;
   n->nchunks = cnt;
-  memcpy((uint32_t *)I->chunks.data + I->chunks.len, src, cnt * sizeof *src);
+  uint32_t *dst = (uint32_t *)I->chunks.data + I->chunks.len;
+  for (uint32_t k = 0; k < cnt; k++)
+    dst[k] = src[k];
   I->chunks.len += cnt;
   return TN_OK;
 }
@@ -1032,7 +1168,7 @@ static tn_status_t execute(imp_t *I, tn_err_t *err) {
     for (uint32_t k = 0; k < n->ndeps; k++)
       off[TN_VEC_AT(&I->deps, uint32_t, n->dep_off + k) + 1]++;
     if (n->kind == K_RECV) off[n->partner + 1]++;
-    indeg[i] = n->ndeps + (n->kind == K_RECV);
+    indeg[i] = (uint32_t)n->ndeps + (n->kind == K_RECV);
     ne += indeg[i];
   }
   for (uint32_t i = 0; i < nn; i++)
@@ -1169,36 +1305,57 @@ static tn_status_t fill_origin(const imp_t *I, const algo_t *a, emit_msccl_origi
 static tn_status_t emit_algo(imp_t *I, algo_t **out, tn_err_t *err) {
   uint32_t nn = (uint32_t)I->nodes.len;
   uint32_t *count = NULL, *stamp = NULL;
+  size_t *ndeps = NULL, *nchunks = NULL;
   tn_vec_t stack, deps;
   tn_vec_init(&stack, sizeof(uint32_t));
   tn_vec_init(&deps, sizeof(uint32_t));
   algo_t *a = NULL;
   tn_status_t rc = tn_calloc(I->n, sizeof *count, &count, err);
   if (rc == TN_OK) rc = tn_calloc(nn + 1, sizeof *stamp, &stamp, err);
+  if (rc == TN_OK) rc = tn_calloc(I->n, sizeof *ndeps, &ndeps, err);
+  if (rc == TN_OK) rc = tn_calloc(I->n, sizeof *nchunks, &nchunks, err);
   if (rc != TN_OK) goto fail;
   /* Ids per gpu in creation order (tb id, step, RECV < COMP < SEND); nodes were created
-   * gpu by gpu. */
+   * gpu by gpu. Each rank's pools are sized at once (dependencies: before nop folding). */
   for (uint32_t i = 0; i < nn; i++) {
     inode_t *n = &ND(I, i);
-    if (n->kind != K_VIRT) n->id = count[n->gpu]++;
+    if (n->kind == K_VIRT) continue;
+    n->id = count[n->gpu]++;
+    ndeps[n->gpu] += n->ndeps;
+    for (uint32_t e = n->extra; e != NONE; e = TN_VEC_AT(&I->extras, extra_dep_t, e).next)
+      ndeps[n->gpu]++;
+    nchunks[n->gpu] += n->nchunks;
   }
   if ((rc = algo_create("msccl", I->coll, I->n, I->K, I->size, &a, err)) != TN_OK) goto fail;
+  for (uint32_t g = 0; g < I->n; g++)
+    if ((rc = algo_reserve(a, g, count[g], ndeps[g], nchunks[g], err)) != TN_OK) goto fail;
   for (uint32_t i = 0; i < nn; i++) {
     const inode_t *n = &ND(I, i);
     if (n->kind == K_VIRT) continue;
-    if ((rc = final_deps(I, i, stamp, &stack, &deps, err)) != TN_OK) goto fail;
+    /* The usual node (no extra dependency, no nop among its own) needs no folding. */
+    const uint32_t *sd = &TN_VEC_AT(&I->deps, uint32_t, n->dep_off);
+    uint32_t direct[2], nd = 0;
+    bool simple = n->extra == NONE && n->ndeps <= 2;
+    for (uint32_t k = 0; simple && k < n->ndeps; k++)
+      simple = ND(I, sd[k]).kind != K_VIRT;
+    if (simple) {
+      for (uint32_t k = 0; k < n->ndeps; k++)
+        if (k == 0 || sd[k] != sd[0]) direct[nd++] = ND(I, sd[k]).id;
+    } else if ((rc = final_deps(I, i, stamp, &stack, &deps, err)) != TN_OK) {
+      goto fail;
+    }
     algo_node_t an = {0};
     an.op = n->kind == K_SEND ? ALGO_SEND : n->kind == K_RECV ? ALGO_RECV : ALGO_COMP;
     an.reduce = n->kind == K_RECV && n->reduce;
-    an.peer = n->kind == K_COMP ? -1 : n->peer;
+    an.peer = n->kind == K_COMP ? -1 : node_peer(I, n);
     an.tag = n->kind == K_COMP ? 0 : n->tag;
     an.bytes = n->kind == K_COMP ? 0 : n->bytes;
-    an.duration_us = n->kind == K_COMP ? n->dur : 0;
-    an.ndeps = (uint32_t)deps.len;
+    an.duration_us = n->kind == K_COMP && ST(I, n->step).op != OP_CPY ? I->comp_us : 0;
+    an.ndeps = simple ? nd : (uint32_t)deps.len;
     an.nchunks = n->nchunks;
     const uint32_t *ch = n->nchunks ? &TN_VEC_AT(&I->chunks, uint32_t, n->chunk_off) : NULL;
-    if ((rc = algo_add(a, n->gpu, &an, (const uint32_t *)deps.data, ch, NULL, err)) != TN_OK)
-      goto fail;
+    const uint32_t *dl = simple ? direct : (const uint32_t *)deps.data;
+    if ((rc = algo_add(a, n->gpu, &an, dl, ch, NULL, err)) != TN_OK) goto fail;
   }
   if ((rc = algo_fill_idle(a, err)) != TN_OK) goto fail;
   *out = a;
@@ -1207,6 +1364,8 @@ fail:
   algo_free(a);
   free(count);
   free(stamp);
+  free(ndeps);
+  free(nchunks);
   tn_vec_free(&stack);
   tn_vec_free(&deps);
   return rc;
@@ -1251,12 +1410,7 @@ tn_status_t emit_msccl_import_mem_opts(const char *xml, size_t len, const char *
                     what, (unsigned long long)size_bytes, I.n * I.K);
     goto fail;
   }
-  /* Typical programs make about 2.5 nodes, deps and chunk ids per step. */
-  size_t guess = I.steps.len * 3 + 16;
-  if ((rc = tn_vec_reserve(&I.nodes, guess, err)) != TN_OK ||
-      (rc = tn_vec_reserve(&I.deps, guess, err)) != TN_OK ||
-      (rc = tn_vec_reserve(&I.chunks, guess, err)) != TN_OK)
-    goto fail;
+  if ((rc = reserve_pools(&I, err)) != TN_OK) goto fail;
   if ((rc = build_nodes(&I, err)) != TN_OK) goto fail;
   if ((rc = pair(&I, err)) != TN_OK) goto fail;
   init_content(&I);

@@ -452,6 +452,23 @@ static tn_status_t issue_ready(sim_t *s, uint64_t now, tn_err_t *err) {
   return TN_OK;
 }
 
+/* The first instant: the nodes without dependencies, in ascending index (a sorted run,
+ * merged with the heap that collects the nodes they make ready), so a set whose nodes
+ * are mostly ready at once (Direct) does not pass them all through the heap. */
+static tn_status_t issue_initial(sim_t *s, const uint32_t *run, uint32_t n, tn_err_t *err) {
+  uint32_t i = 0;
+  while (i < n || s->nready > 0) {
+    uint32_t g;
+    if (s->nready > 0 && (i == n || s->ready[0] < run[i]))
+      g = ready_pop(s);
+    else
+      g = run[i++];
+    tn_status_t st = issue(s, g, 0, err);
+    if (st != TN_OK) return st;
+  }
+  return TN_OK;
+}
+
 /* After the queue ran dry with nodes left: some RECV is posted and waits for a message
  * whose SEND never becomes ready (counts are balanced, so that SEND exists). */
 static tn_status_t report_stuck(const sim_t *s, tn_err_t *err) {
@@ -476,9 +493,13 @@ static tn_status_t report_stuck(const sim_t *s, tn_err_t *err) {
 }
 
 static tn_status_t run(sim_t *s, tn_err_t *err) {
+  uint32_t *run = NULL, n = 0;
+  tn_status_t st = tn_calloc(s->total + 1u, sizeof *run, &run, err);
+  if (st != TN_OK) return st;
   for (uint32_t g = 0; g < s->total; g++)
-    if (s->nodes[g].pending == 0) ready_push(s, g);
-  tn_status_t st = issue_ready(s, 0, err);
+    if (s->nodes[g].pending == 0) run[n++] = g;
+  st = issue_initial(s, run, n, err);
+  free(run);
   ten_event_t ev;
   while (st == TN_OK && ten_next(s->e, &ev)) {
     uint32_t g = (uint32_t)ev.cookie;
@@ -495,10 +516,31 @@ static tn_status_t run(sim_t *s, tn_err_t *err) {
   return st;
 }
 
-static int cmp_link_use(const void *x, const void *y) {
-  const sim_link_use_t *p = x, *q = y;
-  if (p->busy_ps != q->busy_ps) return p->busy_ps > q->busy_ps ? -1 : 1;
-  return p->link < q->link ? -1 : p->link > q->link;
+/* Sorts u[0..n) by busy time, descending, keeping id order among equals (u arrives in
+ * id order): an LSD radix sort on the complemented busy time, 11 bits a pass, skipping
+ * the passes in which every key has the same digit. tmp holds n entries. */
+enum { DIGIT_BITS = 11, DIGIT_MASK = (1 << DIGIT_BITS) - 1 };
+static void sort_link_use(sim_link_use_t *u, sim_link_use_t *tmp, uint32_t n) {
+  uint32_t count[1u << DIGIT_BITS];
+  for (unsigned shift = 0; shift < 64; shift += DIGIT_BITS) {
+    uint32_t first = (uint32_t)((~u[0].busy_ps >> shift) & DIGIT_MASK);
+    bool same = true;
+    for (uint32_t i = 1; i < n && same; i++)
+      same = (uint32_t)((~u[i].busy_ps >> shift) & DIGIT_MASK) == first;
+    if (same) continue;
+    memset(count, 0, sizeof count);
+    for (uint32_t i = 0; i < n; i++)
+      count[(~u[i].busy_ps >> shift) & DIGIT_MASK]++;
+    uint32_t sum = 0;
+    for (uint32_t d = 0; d <= DIGIT_MASK; d++) {
+      uint32_t c = count[d];
+      count[d] = sum;
+      sum += c;
+    }
+    for (uint32_t i = 0; i < n; i++)
+      tmp[count[(~u[i].busy_ps >> shift) & DIGIT_MASK]++] = u[i];
+    memcpy(u, tmp, (size_t)n * sizeof *u);
+  }
 }
 
 static tn_status_t fill_result(const sim_t *s, sim_result_t *res, tn_err_t *err) {
@@ -519,7 +561,10 @@ static tn_status_t fill_result(const sim_t *s, sim_result_t *res, tn_err_t *err)
     res->links[l] = (sim_link_use_t){l, ls->bytes, ls->busy_ps, ls->messages};
     xmits += ls->messages;
   }
-  qsort(res->links, t->nlinks, sizeof *res->links, cmp_link_use);
+  sim_link_use_t *tmp = NULL;
+  if ((st = tn_calloc(t->nlinks + 1u, sizeof *tmp, &tmp, err)) != TN_OK) return st;
+  if (t->nlinks > 0) sort_link_use(res->links, tmp, t->nlinks);
+  free(tmp);
   for (uint32_t g = 0; g < s->total; g++)
     if (s->nodes[g].op == ALGO_SEND) res->messages++;
   res->events = xmits + s->timers; /* every transmission ends in one queue event */

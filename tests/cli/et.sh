@@ -42,7 +42,7 @@ if "$PY" -c 'import google.protobuf' 2>/dev/null && command -v protoc >/dev/null
     bad "protoc --python_out failed on emit/et_def.proto"
   fi
 else
-  skip "Chakra Python schema checks: needs $PY with google.protobuf and protoc"
+  bad "Chakra Python schema checks need $PY with google.protobuf and protoc (scripts/install-deps.sh installs them)"
 fi
 
 # ---- a synthesized set -------------------------------------------------------------
@@ -145,7 +145,7 @@ EOF
   expect 0 "verified: 24 nodes, 12 messages, semantics not checked" "verify a foreign set" -- \
     "$TENET" verify -t ring-4 -c allgather -s 4MiB "$SCRATCH/foreign"
 else
-  skip "foreign-set checks: need $PY with google.protobuf and protoc"
+  bad "foreign-set checks need $PY with google.protobuf and protoc (scripts/install-deps.sh installs them)"
 fi
 
 testlib_done

@@ -16,14 +16,6 @@ fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
-# The import writes Chakra files and verifies: both need other modules of this build.
-if ! "$T" import msccl "$D/mscclang_allgather_ring_4gpu_1ch_1inst.xml" -s 4KiB -o "$S/probe/p" \
-  >/dev/null 2>&1; then
-  echo "skipped: verifier or Chakra writer not in this build"
-  echo "0 passed, 0 failed"
-  exit 0
-fi
-
 json_get() { $PY -c 'import json,sys; v=json.load(open(sys.argv[1]))[sys.argv[2]]; print("null" if v is None else v)' "$1" "$2"; }
 within() { $PY -c 'import sys; g,w=float(sys.argv[1]),float(sys.argv[2]); sys.exit(0 if abs(g/w-1)<=0.005 else 1)' "$1" "$2"; }
 
@@ -164,4 +156,4 @@ if "$T" synth -t "$S/fc128.json" -c allgather -s 128MiB -a direct -o "$S/rt/big"
 fi
 
 echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+[ $fail = 0 ] && [ $pass -gt 0 ]

@@ -261,6 +261,43 @@ static void edit_distance_counts_single_edits_and_caps_long_words(void **state) 
   assert_true(tn_edit_distance(w65, "a") == SIZE_MAX);
 }
 
+/* tn_parallel_for: every item exactly once, worker ids below the count used. */
+typedef struct par_ctx {
+  unsigned hits[1000];
+  unsigned worker_of[1000];
+} par_ctx_t;
+
+static void par_item(void *ctx, size_t i, unsigned worker) {
+  par_ctx_t *c = ctx;
+  c->hits[i]++;
+  c->worker_of[i] = worker;
+}
+
+static void parallel_for_runs_every_item_once(void **state) {
+  (void)state;
+  static const unsigned threads[] = {0, 1, 2, 7, 64, 100};
+  static const size_t sizes[] = {0, 1, 3, 1000};
+  static par_ctx_t c;
+  for (size_t t = 0; t < sizeof threads / sizeof *threads; t++)
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+      memset(&c, 0, sizeof c);
+      unsigned used = tn_parallel_for(sizes[z], threads[t], par_item, &c);
+      assert_true(used >= 1 && used <= (threads[t] ? threads[t] : 1));
+      for (size_t i = 0; i < sizes[z]; i++) {
+        assert_int_equal(c.hits[i], 1);
+        assert_true(c.worker_of[i] < used);
+      }
+    }
+  setenv("TENET_THREADS", "3", 1);
+  assert_int_equal(tn_thread_count(), 3);
+  setenv("TENET_THREADS", "0", 1); /* out of range: ignored */
+  unsigned n = tn_thread_count();
+  assert_true(n >= 1 && n <= 8);
+  setenv("TENET_THREADS", "2x", 1);
+  assert_int_equal(tn_thread_count(), n);
+  unsetenv("TENET_THREADS");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(parse_size_reads_decimal_and_binary_units),
@@ -275,6 +312,7 @@ int main(void) {
       cmocka_unit_test(alloc_and_arithmetic_detect_overflow),
       cmocka_unit_test(rng_and_collectives_are_deterministic),
       cmocka_unit_test(edit_distance_counts_single_edits_and_caps_long_words),
+      cmocka_unit_test(parallel_for_runs_every_item_once),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

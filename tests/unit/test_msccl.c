@@ -655,6 +655,37 @@ static void msccl_import_accepts_both_reduce_scatter_spellings(void **state) {
   algo_free(b);
 }
 
+/* Attributes are matched by name whatever their order (the importer guesses each
+ * position from the previous element); unknown and namespace-prefixed ones are ignored. */
+static void msccl_import_reads_attributes_in_any_order(void **state) {
+  (void)state;
+  const char *xml =
+      "<algo xmlns:t=\"urn:tenet-test\" coll=\"reduce_scatter\" ngpus=\"2\" inplace=\"1\" "
+      "name=\"rs\">\n"
+      " <gpu s_chunks=\"0\" o_chunks=\"0\" i_chunks=\"2\" id=\"0\">\n"
+      "  <tb chan=\"0\" recv=\"1\" send=\"1\" id=\"0\">\n"
+      "   <step hasdep=\"0\" deps=\"-1\" depid=\"-1\" cnt=\"1\" dstoff=\"1\" dstbuf=\"i\" "
+      "srcoff=\"1\" srcbuf=\"i\" type=\"s\" s=\"0\"/>\n"
+      "   <step s=\"1\" t:cnt=\"9\" type=\"rrc\" extra=\"x\" srcbuf=\"i\" srcoff=\"0\" "
+      "dstbuf=\"i\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "  </tb>\n </gpu>\n"
+      " <gpu id=\"1\" i_chunks=\"2\" o_chunks=\"0\" s_chunks=\"0\">\n"
+      "  <tb id=\"0\" send=\"0\" recv=\"0\" chan=\"0\">\n"
+      "   <step cnt=\"1\" s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n"
+      "   <step type=\"rrc\" s=\"1\" dstoff=\"1\" dstbuf=\"i\" srcoff=\"1\" srcbuf=\"i\" "
+      "hasdep=\"0\" cnt=\"1\"/>\n"
+      "  </tb>\n </gpu>\n</algo>\n";
+  tn_status_t st;
+  algo_t *a = import_str(xml, 2000, &st);
+  TU_OK(st);
+  algo_t *b = import_str(RS2("reduce_scatter"), 2000, &st);
+  TU_OK(st);
+  assert_true(algo_equal(a, b));
+  algo_free(a);
+  algo_free(b);
+}
+
 /* Checks an import of xml fails with st and a message containing every needle. */
 static void expect_error(const char *xml, tn_status_t want, const char *n1, const char *n2) {
   tn_status_t st;
@@ -869,6 +900,7 @@ int main(void) {
       cmocka_unit_test(msccl_runtime_export_refuses_what_exceeds_the_limits),
       cmocka_unit_test(msccl_runtime_export_refuses_what_could_deadlock),
       cmocka_unit_test(msccl_import_accepts_both_reduce_scatter_spellings),
+      cmocka_unit_test(msccl_import_reads_attributes_in_any_order),
       cmocka_unit_test(msccl_import_reads_out_of_place_reduce_scatter),
       cmocka_unit_test(msccl_import_rejects_malformed_xml),
       cmocka_unit_test(msccl_import_rejects_unknown_op_naming_gpu_tb_step),

@@ -456,6 +456,14 @@ static void sim_two_runs_are_identical(void **state) {
     assert_true(
         x.links[i - 1].busy_ps > x.links[i].busy_ps ||
         (x.links[i - 1].busy_ps == x.links[i].busy_ps && x.links[i - 1].link < x.links[i].link));
+  /* Every link exactly once, and more than one busy time (the sort had work to do). */
+  uint8_t seen[64] = {0};
+  assert_true(x.nlinks <= 64);
+  for (uint32_t i = 0; i < x.nlinks; i++) {
+    assert_true(x.links[i].link < x.nlinks && !seen[x.links[i].link]);
+    seen[x.links[i].link] = 1;
+  }
+  assert_true(x.links[0].busy_ps > x.links[x.nlinks - 1].busy_ps);
   assert_true(x.time_ps > 500000u + tn_xfer_ps(100000, 50.0));
   sim_result_free(&x);
   sim_result_free(&y);

@@ -1,0 +1,69 @@
+/* common/parallel.c — a parallel for over independent items on a few POSIX threads, for
+ * the per-rank stages (Chakra files written and read one rank per item). Each item writes
+ * only its own results, so the output does not depend on which thread ran it or when. */
+#include "common/common.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+enum { TN_MAX_THREADS = 64, TN_DEFAULT_MAX_THREADS = 8 };
+
+unsigned tn_thread_count(void) {
+  const char *env = getenv("TENET_THREADS");
+  if (env && *env) {
+    char *end = NULL;
+    long v = strtol(env, &end, 10);
+    if (end && *end == '\0' && v >= 1 && v <= TN_MAX_THREADS) return (unsigned)v;
+  }
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus < 1) return 1;
+  return cpus > TN_DEFAULT_MAX_THREADS ? TN_DEFAULT_MAX_THREADS : (unsigned)cpus;
+}
+
+typedef struct job {
+  size_t n;
+  atomic_size_t next; /* the next item to claim */
+  tn_parallel_fn fn;
+  void *ctx;
+} job_t;
+
+typedef struct worker {
+  job_t *job;
+  unsigned id;
+} worker_t;
+
+static void run_items(job_t *j, unsigned id) {
+  for (;;) {
+    size_t i = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+    if (i >= j->n) return;
+    j->fn(j->ctx, i, id);
+  }
+}
+
+static void *worker_main(void *arg) {
+  worker_t *w = arg;
+  run_items(w->job, w->id);
+  return NULL;
+}
+
+unsigned tn_parallel_for(size_t n, unsigned threads, tn_parallel_fn fn, void *ctx) {
+  if (threads > TN_MAX_THREADS) threads = TN_MAX_THREADS;
+  if (threads > n) threads = (unsigned)n;
+  if (threads == 0) threads = 1;
+  job_t job = {.n = n, .fn = fn, .ctx = ctx};
+  atomic_init(&job.next, 0);
+  pthread_t th[TN_MAX_THREADS];
+  worker_t ws[TN_MAX_THREADS];
+  unsigned started = 0;
+  for (unsigned t = 1; t < threads; t++) { /* worker 0 is the caller */
+    ws[started] = (worker_t){&job, t};
+    if (pthread_create(&th[started], NULL, worker_main, &ws[started]) != 0) break;
+    started++;
+  }
+  run_items(&job, 0);
+  for (unsigned t = 0; t < started; t++)
+    pthread_join(th[t], NULL);
+  return started + 1;
+}
