@@ -12,19 +12,19 @@
  * lowered DAG (sim_run).
  *
  * Speed. Every id a rank's nodes refer to is the rank's own (a dependency is a delivery to
- * the sender), so ranks are lowered independently: big schedules on two threads, each
- * taking half the ranks start to end (count, reserve exactly, write RECVs, sort and write
+ * the sender), so ranks are lowered independently: big schedules on tn_thread_count()
+ * threads (at most 4), each taking a share of the ranks start to end (count, reserve exactly, write RECVs, sort and write
  * SENDs and COMPs straight into the reserved pools). The output does not depend on it. */
 #include "algo/algo.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Lowerings with fewer transfers than this run on one thread (starting a second costs more
  * than it saves). */
 #define PAR_MIN_TRANSFERS 8192u
+/* At most this many rank shares are lowered in parallel. */
+#define MAX_SHARES 4u
 #define NO_ITEM UINT32_MAX
 
 /* One phase of the lowered algorithm: a schedule run forward (All-Gather) or reversed
@@ -460,8 +460,7 @@ static void worker_free(worker_t *w) {
 }
 
 /* Lowers the share's ranks start to end; the outcome is in w->st / w->err. */
-static void *work(void *arg) {
-  worker_t *w = arg;
+static void work(worker_t *w) {
   lower_t *L = w->L;
   uint32_t n = w->r1 - w->r0;
   tn_err_t *err = &w->err;
@@ -494,29 +493,32 @@ static void *work(void *arg) {
     emit_rank(w, r);
 done:
   w->st = st;
-  return NULL;
 }
 
-/* Runs the workers, the first on this thread and the second on its own (or after the
- * first when no thread can be started); the first failure by rank order wins. */
+static void work_item(void *ctx, size_t i, unsigned worker) {
+  (void)worker;
+  work(&((worker_t *)ctx)[i]);
+}
+
+/* Splits the ranks into up to MAX_SHARES shares (one when the schedule is small or
+ * tn_thread_count() is 1) and lowers them in parallel; the first failure in rank order
+ * wins. Every share reads the whole schedule, hence the small cap. */
 static tn_status_t run_workers(lower_t *L, tn_err_t *err) {
   uint32_t n = L->a->npus, nw = 1;
   uint64_t transfers = 0;
   for (uint32_t q = 0; q < L->nph; q++)
     transfers += schedule_len(L->ph[q].s);
-  if (n >= 2 && transfers >= PAR_MIN_TRANSFERS && sysconf(_SC_NPROCESSORS_ONLN) > 1) nw = 2;
-  worker_t w[2];
+  if (transfers >= PAR_MIN_TRANSFERS) {
+    unsigned th = tn_thread_count();
+    nw = th < MAX_SHARES ? th : MAX_SHARES;
+    if (nw > n) nw = n;
+  }
+  worker_t w[MAX_SHARES];
   memset(w, 0, sizeof w);
   for (uint32_t i = 0; i < nw; i++)
     w[i] = (worker_t){.L = L, .r0 = (uint32_t)((uint64_t)n * i / nw),
                       .r1 = (uint32_t)((uint64_t)n * (i + 1) / nw)};
-  pthread_t th;
-  bool threaded = nw == 2 && pthread_create(&th, NULL, work, &w[1]) == 0;
-  work(&w[0]);
-  if (threaded)
-    pthread_join(th, NULL);
-  else if (nw == 2)
-    work(&w[1]);
+  tn_parallel_for(nw, nw, work_item, w);
   tn_status_t st = TN_OK;
   for (uint32_t i = 0; i < nw; i++) {
     if (st == TN_OK && w[i].st != TN_OK) st = tn_err_set(err, w[i].st, "%s", w[i].err.msg);

@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Peak memory greedy_run accepts (plan plus its lowering), refused above with the figure. */
 #define GREEDY_MEM_CAP ((uint64_t)4 << 30)
@@ -167,8 +166,9 @@ static tn_status_t search(const topo_t *t, tn_coll_t coll, uint64_t size, uint64
   if (pthread_mutex_init(&S.mu, NULL) != 0)
     return tn_err_set(err, TN_INTERNAL, "greedy: cannot create the search's mutex");
   pthread_t th;
-  /* A second thread only pays off with a second processor (the choice is the same). */
-  bool threaded = S.ntries > 1 && sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+  /* A second thread only pays off with a second processor (tn_thread_count: the online
+   * CPUs or TENET_THREADS); the choice is the same either way. */
+  bool threaded = S.ntries > 1 && tn_thread_count() > 1 &&
                   pthread_create(&th, NULL, search_worker, &S) == 0;
   search_worker(&S);
   if (threaded) pthread_join(th, NULL);
