@@ -502,10 +502,10 @@ uint64_t greedy_i_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll) {
   /* Per transfer: the schedule (transfer, chunk id, dep id: 56 B); its lowering as measured
    * on the 32x32 mesh: All-Gather a SEND and a RECV node (2 x 48 B) with their chunk and
    * dep ids (12 B) plus the lowering's sort items and ids (36 B); Reduce-Scatter adds a
-   * COMP per transfer and its sort item; All-Reduce is both. Link queues and the engine
-   * stay below the lowering's share. */
+   * COMP per transfer and its sort item, and room for a leaf's inherited dependencies;
+   * All-Reduce is both. Link queues and the engine stay below the lowering's share. */
   uint64_t per = 56 + 144;
-  if (coll == TN_REDUCESCATTER) per = 56 + 260;
+  if (coll == TN_REDUCESCATTER) per = 56 + 290;
   if (coll == TN_ALLREDUCE) per = 56 + 420;
   return bits + xfers * per + (uint64_t)t->nlinks * 64;
 }
