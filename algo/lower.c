@@ -32,7 +32,7 @@
 typedef struct phase {
   const schedule_t *s;
   bool reverse;
-  uint32_t tag_base;        /* tag of transfer x is tag_base + x */
+  uint32_t *tag;            /* per transfer: its tag, the pair's message count before it */
   uint64_t key_base;        /* added to every ordering key of the phase */
   uint32_t *recv_id;        /* per transfer: id of its RECV in the receiving rank */
   uint32_t *comp_id;        /* reverse: per transfer, id of its COMP in the receiving rank */
@@ -74,6 +74,9 @@ typedef struct lower {
   uint32_t *own_off, *own; /* All-Reduce: per chunk, transfers of the reduce phase leaving
                               its owner with it (their COMPs complete the chunk there) */
   uint64_t chunk_base, chunk_rem; /* chunk c has chunk_base + (c < chunk_rem) bytes */
+  uint64_t *pair_key;             /* number_tags: (sender, receiver) pairs seen, 0 = empty */
+  uint32_t *pair_count;           /* messages of each pair so far */
+  size_t pair_cap, npairs;
 } lower_t;
 
 /* One thread's share of the lowering: ranks r0..r1-1, done start to end by that thread
@@ -350,7 +353,7 @@ static void collect(worker_t *w) {
       const sched_xfer_t *x = schedule_xfer(p->s, xi);
       uint32_t d = receiver(p, x);
       if (!mine(w, d)) continue;
-      algo_node_t n = {ALGO_RECV, p->reverse, (int32_t)sender(p, x), (int32_t)(p->tag_base + xi),
+      algo_node_t n = {ALGO_RECV, p->reverse, (int32_t)sender(p, x), (int32_t)p->tag[xi],
                        x->bytes, 0, 0, 0, 0, x->nchunks};
       put(&a->ranks[d], n, NULL, xchunks(p->s, x));
     }
@@ -413,7 +416,7 @@ static void emit_rank(worker_t *w, uint32_t r) {
       bytes = L->chunk_base + (it->chunk < L->chunk_rem ? 1u : 0u);
     }
     uint32_t *deps = (uint32_t *)R->deps.data + R->deps.len, nd = 0;
-    int32_t tag = (int32_t)(p->tag_base + it->x);
+    int32_t tag = (int32_t)p->tag[it->x];
     if (ord_is_comp(rec[i].ord)) {
       /* Its reduce RECV, and the previous COMP of the rank on each of its chunks
        * (reductions into one slot are serialised, in mirrored arrival order). */
@@ -559,24 +562,68 @@ static tn_status_t run_workers(lower_t *L, tn_err_t *err) {
   return st;
 }
 
+/* Numbers each transfer of phase p by the messages its (sender, receiver) pair sent
+ * before it (in this and earlier phases): tags stay small and recur across pairs, which
+ * keeps Chakra files short and their attribute caches hit, and matching stays exact (a
+ * pair never reuses a tag). pairs maps a pair to its count (open addressing, keys
+ * sender * npus + receiver + 1, doubled at half load). */
+static tn_status_t number_tags(lower_t *L, phase_t *p, tn_err_t *err) {
+  const schedule_t *s = p->s;
+  for (uint32_t xi = 0; xi < schedule_len(s); xi++) {
+    const sched_xfer_t *x = schedule_xfer(s, xi);
+    if (2 * (L->npairs + 1) > L->pair_cap) {
+      size_t cap = L->pair_cap ? 2 * L->pair_cap : 1024;
+      uint64_t *keys = NULL;
+      uint32_t *counts = NULL;
+      if (tn_calloc(cap, sizeof *keys, &keys, err) != TN_OK ||
+          tn_calloc(cap, sizeof *counts, &counts, err) != TN_OK) {
+        free(keys);
+        return TN_NOMEM;
+      }
+      for (size_t i = 0; i < L->pair_cap; i++) {
+        if (L->pair_key[i] == 0) continue;
+        size_t j = (size_t)(L->pair_key[i] * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+        while (keys[j]) j = (j + 1) & (cap - 1);
+        keys[j] = L->pair_key[i];
+        counts[j] = L->pair_count[i];
+      }
+      free(L->pair_key);
+      free(L->pair_count);
+      L->pair_key = keys;
+      L->pair_count = counts;
+      L->pair_cap = cap;
+    }
+    uint64_t key = (uint64_t)sender(p, x) * s->npus + receiver(p, x) + 1;
+    size_t j = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (L->pair_cap - 1);
+    while (L->pair_key[j] && L->pair_key[j] != key) j = (j + 1) & (L->pair_cap - 1);
+    if (L->pair_key[j] == 0) L->pair_key[j] = key, L->npairs++;
+    if (L->pair_count[j] > ALGO_MAX_TAG)
+      return tn_err_set(err, TN_LIMIT, "lowering: more than %d messages from NPU %u to NPU %u",
+                        ALGO_MAX_TAG + 1, sender(p, x), receiver(p, x));
+    p->tag[xi] = L->pair_count[j]++;
+  }
+  return TN_OK;
+}
+
 static tn_status_t add_phase(lower_t *L, const schedule_t *s, bool reverse, uint64_t key_base,
                              tn_err_t *err) {
   phase_t *p = &L->ph[L->nph];
-  uint32_t tag_base = L->nph ? L->ph[0].tag_base + schedule_len(L->ph[0].s) : 0;
-  *p = (phase_t){.s = s, .reverse = reverse, .tag_base = tag_base, .key_base = key_base};
-  if ((uint64_t)tag_base + schedule_len(s) > (uint64_t)ALGO_MAX_TAG + 1)
-    return tn_err_set(err, TN_LIMIT, "lowering: %llu messages exceed the tag range",
-                      (unsigned long long)tag_base + schedule_len(s));
+  *p = (phase_t){.s = s, .reverse = reverse, .key_base = key_base};
   L->nph++;
   size_t m = (size_t)schedule_len(s) + 1;
   tn_status_t st = tn_calloc(m, sizeof *p->recv_id, &p->recv_id, err);
+  if (st == TN_OK) st = tn_calloc(m, sizeof *p->tag, &p->tag, err);
+  if (st == TN_OK) st = number_tags(L, p, err);
   if (st == TN_OK && reverse) st = tn_calloc(m, sizeof *p->comp_id, &p->comp_id, err);
   if (st == TN_OK && reverse) st = build_kids(p, err);
   return st;
 }
 
 static void lower_free(lower_t *L) {
+  free(L->pair_key);
+  free(L->pair_count);
   for (uint32_t q = 0; q < L->nph; q++) {
+    free(L->ph[q].tag);
     free(L->ph[q].recv_id);
     free(L->ph[q].comp_id);
     free(L->ph[q].kid_off);
