@@ -3,10 +3,12 @@
  * ASTRA-sim; the reader turns any producer's set back into an algo_t for tenet sim and
  * tenet verify. Pipeline: algo → emit → files (and files → emit → algo).
  *
- * Speed (chakra_internal.h): Nodes go through protobuf-c pack/unpack with their attributes
- * as bytes; each distinct attribute is packed or unpacked by protobuf-c once per write or
- * read and reused, a Node is unpacked into an arena reset per node, and locations in
- * messages are formatted only when an error is reported.
+ * Speed (chakra_internal.h): each distinct attribute is packed or unpacked by protobuf-c
+ * once per write or read and reused (caches emptied at 4096 entries); the writer frames a
+ * Node around those bytes itself (the bytes protobuf-c's pack gives, checked in test_emit),
+ * the reader unpacks each Node with protobuf-c into an arena reset per node; the ranks'
+ * files are written and read on tn_thread_count() threads; locations in messages are
+ * formatted only when an error is reported.
  *
  * tenet's own attributes (integer members only, ignored by every other reader):
  *   GlobalMetadata  tenet_npus            int64_val  ranks in the set
@@ -127,27 +129,6 @@ static tn_status_t put_record(tn_vec_t *b, const ProtobufCMessage *m, tn_err_t *
   if (st == TN_OK) st = tn_vec_reserve(b, b->len + n, err);
   if (st != TN_OK) return st;
   b->len += protobuf_c_message_pack(m, (uint8_t *)b->data + b->len);
-  return TN_OK;
-}
-
-/* Appends varint32 length + the packed message m, whose packed size is at most bound:
- * protobuf-c packs it once, 5 bytes ahead (the longest varint32), and the bytes then move
- * up to the length; no separate sizing pass. */
-static tn_status_t put_record_within(tn_vec_t *b, const ProtobufCMessage *m, uint64_t bound,
-                                     tn_err_t *err) {
-  if (bound > UINT32_MAX) return put_record(b, m, err);
-  tn_status_t st = tn_vec_reserve(b, b->len + 5 + (size_t)bound, err);
-  if (st != TN_OK) return st;
-  uint8_t *at = (uint8_t *)b->data + b->len;
-  size_t n = protobuf_c_message_pack(m, at + 5);
-  assert(n <= bound);
-  uint8_t len[5];
-  size_t k = 0;
-  for (size_t v = n; k == 0 || v; v >>= 7)
-    len[k++] = (uint8_t)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
-  memcpy(at, len, k);
-  memmove(at + k, at + 5, n);
-  b->len += k + n;
   return TN_OK;
 }
 
@@ -371,7 +352,7 @@ static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i
     deps[k] = d[k];
 
   char name[160];
-  size_t name_len = node_name(a, r, x, name);
+  node_name(a, r, x, name);
   emit_i_lazy_node_t node;
   emit_i_lazy_node_init(&node, &w->lazy);
   node.id = i;
@@ -419,8 +400,6 @@ static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i
   if (st != TN_OK) return st;
   /* Pointers into the pool only now: caching may have moved it. */
   ProtobufCBinaryData attrs[9];
-  /* A bound on the packed size: a key byte and the longest varint per field. */
-  uint64_t bound = 11 + (6 + name_len) + 11 + (6 + 10 * (uint64_t)x->ndeps) + 11;
   for (size_t k = 0; k < n; k++) {
     if (idx[k] == UINT32_MAX) {
       attrs[k].len = w->list.len;
@@ -430,11 +409,19 @@ static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i
       attrs[k].len = e->len;
       attrs[k].data = (uint8_t *)w->pool.data + e->off;
     }
-    bound += 6 + attrs[k].len;
   }
   node.n_attr = n;
   node.attr = attrs;
-  return put_record_within(&w->buf, &node.base, bound, err);
+  /* The record: its length, then the Node (emit_i_node_encode writes what protobuf-c's
+   * pack would, byte for byte). */
+  size_t len = emit_i_node_size(&node);
+  if (len > UINT32_MAX) return tn_err_set(err, TN_LIMIT, "a record of %zu bytes is too large", len);
+  if ((st = tn_vec_reserve(&w->buf, w->buf.len + 5 + len, err)) != TN_OK) return st;
+  uint8_t *at = (uint8_t *)w->buf.data + w->buf.len, *p = emit_i_put_varint(at, len);
+  uint8_t *end = emit_i_node_encode(&node, p);
+  assert((size_t)(end - p) == len);
+  w->buf.len += (size_t)(end - at);
+  return TN_OK;
 }
 
 /* Writes b to a new file at path (plain write(2): the bytes are already in one buffer). */

@@ -1,9 +1,10 @@
 /* emit/chakra_internal.h — private to emit/chakra*.c: the fast path of the Chakra ET writer
- * and reader. Both still go through protobuf-c: a Node is packed and unpacked with
- * protobuf_c_message_pack/unpack, but through a twin of the Node descriptor whose field 10
- * (attr) is `repeated bytes`, which is the same wire format as `repeated AttributeProto`.
- * Each attribute is packed or unpacked by protobuf-c with the real AttributeProto
- * descriptor once per distinct value (writer) or distinct bytes (reader) and reused. */
+ * and reader. The reader unpacks a Node with protobuf_c_message_unpack through a twin of
+ * the Node descriptor whose field 10 (attr) is `repeated bytes`, the same wire format as
+ * `repeated AttributeProto`; the writer frames the same twin itself (emit_i_node_encode,
+ * byte-identical to protobuf-c's pack). Each attribute is packed or unpacked by protobuf-c
+ * with the real AttributeProto descriptor once per distinct value (writer) or distinct
+ * bytes (reader) and reused. */
 #ifndef TENET_EMIT_CHAKRA_INTERNAL_H
 #define TENET_EMIT_CHAKRA_INTERNAL_H
 
@@ -39,6 +40,24 @@ typedef struct emit_i_lazy_desc {
 } emit_i_lazy_desc_t;
 
 void emit_i_lazy_desc_init(emit_i_lazy_desc_t *d);
+
+/* The writer's Node frame: what protobuf_c_message_pack writes for n (a lazy node without
+ * ctrl_deps, start_time_micros, inputs or outputs, which the writer never sets), byte for
+ * byte (test_emit checks it against protobuf-c on every kind of node). The fields are
+ * plain varints, one string and the attribute bytes protobuf-c packed; framing them here
+ * saves protobuf-c's descriptor walk and a sizing pass per node.
+ * emit_i_node_size: the packed size; emit_i_node_encode writes that many bytes at out. */
+size_t emit_i_node_size(const emit_i_lazy_node_t *n);
+/* Writes v as a base-128 varint at p; returns the end (at most 10 bytes). */
+static inline uint8_t *emit_i_put_varint(uint8_t *p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (uint8_t)v;
+  return p;
+}
+uint8_t *emit_i_node_encode(const emit_i_lazy_node_t *n, uint8_t *out);
 /* An empty lazy node bound to d (proto3 defaults: zeros, no name). */
 void emit_i_lazy_node_init(emit_i_lazy_node_t *n, const emit_i_lazy_desc_t *d);
 

@@ -143,6 +143,57 @@ static void emit_round_trip_multi_chunk_nodes_and_unknown_collective(void **stat
   round_trip(u, "emit_rt_unknown");
 }
 
+/* Every node record the writer frames is the bytes protobuf-c packs for the message it
+ * decodes to (Node and AttributeProto alike), on every kind of node. */
+static void check_records_repack(const char *prefix, uint32_t npus) {
+  for (uint32_t r = 0; r < npus; r++) {
+    size_t len, pos = 0;
+    uint8_t *d = slurp(path_of(prefix, r), &len);
+    pos += get_len(d, &pos); /* the GlobalMetadata record */
+    while (pos < len) {
+      size_t n = get_len(d, &pos);
+      ChakraProtoMsg__Node *m = chakra_proto_msg__node__unpack(NULL, n, d + pos);
+      assert_non_null(m);
+      assert_int_equal(chakra_proto_msg__node__get_packed_size(m), n);
+      uint8_t *again = malloc(n + 1);
+      assert_non_null(again);
+      assert_int_equal(chakra_proto_msg__node__pack(m, again), n);
+      assert_memory_equal(again, d + pos, n);
+      free(again);
+      chakra_proto_msg__node__free_unpacked(m, NULL);
+      pos += n;
+    }
+    free(d);
+  }
+}
+
+static void emit_node_records_are_what_protobuf_c_packs(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_repack");
+  char prefix[1100];
+  snprintf(prefix, sizeof prefix, "%s/x", dir);
+  algo_t *a = NULL;
+  TU_OK(algo_create("greedy", TN_ALLGATHER, 3, 300, 900000, &a, &tu_err_));
+  uint32_t ch[] = {0, 1, 2, 3}, odd[] = {899, 5, 600}, deps[200], id;
+  TU_OK(algo_add_send(a, 0, 1, 0, 4000, NULL, 0, ch, 4, &id, &tu_err_));
+  for (uint32_t k = 0; k < 200; k++) /* ids past one varint byte */
+    TU_OK(algo_add_comp(a, 0, k == 0 ? 0 : (uint64_t)k << 40, k ? &deps[k - 1] : &id, 1, NULL, 0,
+                        &deps[k], &tu_err_));
+  TU_OK(algo_add_comp(a, 0, 3, deps, 200, odd, 3, NULL, &tu_err_));
+  TU_OK(algo_add_recv(a, 1, 0, 0, 4000, false, NULL, 0, ch, 4, NULL, &tu_err_));
+  TU_OK(algo_add_send(a, 1, 2, ALGO_MAX_TAG, EMIT_CHAKRA_MAX_MSG_BYTES, NULL, 0, odd, 3, NULL,
+                      &tu_err_));
+  TU_OK(algo_add_recv(a, 2, 1, ALGO_MAX_TAG, EMIT_CHAKRA_MAX_MSG_BYTES, true, NULL, 0, odd, 3,
+                      NULL, &tu_err_));
+  TU_OK(emit_chakra_write(a, prefix, &tu_err_));
+  check_records_repack(prefix, 3);
+  algo_free(a);
+  a = ring_reduce(5, 5u << 20, true);
+  TU_OK(emit_chakra_write(a, prefix, &tu_err_));
+  check_records_repack(prefix, 5);
+  algo_free(a);
+}
+
 static bool same_file(const char *p, const char *q) {
   size_t n, m;
   uint8_t *x = slurp(p, &n), *y = slurp(q, &m);
@@ -892,6 +943,7 @@ int main(void) {
       cmocka_unit_test(emit_round_trip_ring_allreduce),
       cmocka_unit_test(emit_round_trip_multi_chunk_nodes_and_unknown_collective),
       cmocka_unit_test(emit_round_trip_survives_attribute_cache_resets),
+      cmocka_unit_test(emit_node_records_are_what_protobuf_c_packs),
       cmocka_unit_test(emit_write_is_byte_identical_across_runs),
       cmocka_unit_test(emit_write_follows_the_chakra_wire_contract),
       cmocka_unit_test(emit_read_rejects_truncation_at_every_byte),
