@@ -2,7 +2,8 @@
  * All-Reduce busbw against the bound on mesh-8x8, mesh3d-4x4x4 and torus-8x8 (with Ring's
  * All-Reduce for comparison), the 128-NPU All-Reduce synthesis time, and how synthesis
  * time and peak memory grow from 64 to 4096 NPUs. Times are wall time of planning, lowering
- * and writing the Chakra files (to /tmp/bench_greedy_w), as the issue counts them. Prints figures;
+ * and writing the Chakra files (to $TENET_BENCH_DIR/bench_greedy_w, default /tmp), as the
+ * issue counts them. Prints figures;
  * not a test.
  *
  * Usage: bench_greedy [quality|speed|scale] [max_npus]   (default: all, up to 4096) */
@@ -122,8 +123,9 @@ static void quality(void) {
   }
 }
 
-/* Where the bench writes Chakra sets (scratch; overwritten on every run). */
-#define SCRATCH "/tmp/bench_greedy_w"
+/* Where the bench writes Chakra sets (scratch; overwritten on every run): under
+ * $TENET_BENCH_DIR (default /tmp), e.g. /dev/shm to leave the disk's file system out. */
+static char scratch[400] = "/tmp/bench_greedy_w";
 
 /* One synthesis as `tenet synth` does it: plan (with the automatic chunking when chunks is
  * 0), lower (plus algo_fill_idle), write the Chakra set under prefix. Wall and CPU times. */
@@ -179,8 +181,8 @@ static void remove_set(const char *prefix, uint32_t npus) {
 static void speed_row(const char *kind, const char *dims, tn_coll_t coll, uint64_t size,
                       uint32_t chunks, int reps) {
   topo_t *t = gen(kind, dims);
-  char prefix[256], sz[32];
-  snprintf(prefix, sizeof prefix, SCRATCH "/%s-%s-%s/greedy", kind, dims, tn_coll_name(coll));
+  char prefix[512], sz[32];
+  snprintf(prefix, sizeof prefix, "%s/%s-%s-%s/greedy", scratch, kind, dims, tn_coll_name(coll));
   run_t best = {.plan = 1e30, .lower = 1e30, .write = 1e30, .total = 1e30};
   double best_cpu = 1e30;
   for (int i = 0; i < reps; i++) {
@@ -208,8 +210,8 @@ static void scale_row(const char *dims) {
   pid_t pid = fork();
   if (pid == 0) {
     topo_t *t = gen("mesh", dims);
-    char prefix[256];
-    snprintf(prefix, sizeof prefix, SCRATCH "/scale-%s/greedy", dims);
+    char prefix[512];
+    snprintf(prefix, sizeof prefix, "%s/scale-%s/greedy", scratch, dims);
     run_t r = synth_once(t, TN_ALLGATHER, 64 * MiB, 1, prefix, dims);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -230,11 +232,13 @@ static void scale_row(const char *dims) {
 
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "all";
+  const char *dir = getenv("TENET_BENCH_DIR");
+  if (dir && *dir) snprintf(scratch, sizeof scratch, "%s/bench_greedy_w", dir);
   uint32_t max_npus = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 10) : 4096;
   bool all = strcmp(what, "all") == 0;
   if (all || strcmp(what, "quality") == 0) quality();
   if (all || strcmp(what, "speed") == 0) {
-    printf("speed (wall ms: plan, lower, write Chakra to " SCRATCH ")\n");
+    printf("speed (wall ms: plan, lower, write Chakra to %s)\n", scratch);
     speed_row("mesh", "16x8", TN_ALLREDUCE, 64 * MiB, 0, 5);
     speed_row("torus", "16x8", TN_ALLREDUCE, 64 * MiB, 0, 5);
     speed_row("mesh", "32x32", TN_ALLGATHER, 64 * MiB, 1, 3);
