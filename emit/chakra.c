@@ -88,7 +88,7 @@ static char *rank_path(const char *prefix, uint32_t rank, const char *suffix, tn
 /* ======================================================================== writer */
 
 /* Kinds of node attribute the writer caches packed, one entry per (kind, value). */
-enum { W_SRC, W_DST, W_SIZE, W_TAG, W_TYPE, W_CPU, W_CHUNK, W_REDUCE };
+enum { W_SRC, W_DST, W_SIZE, W_TAG, W_TYPE, W_CPU, W_CHUNK, W_REDUCE, W_KINDS };
 
 typedef struct wattr {
   uint64_t value;
@@ -104,6 +104,7 @@ typedef struct writer {
   tn_vec_t entries;    /* wattr_t */
   emit_i_map_t map;    /* hash of (kind, value) → 1 + index into entries */
   uint32_t last[3][8]; /* 1 + the entry last used for (node op, kind): most repeat */
+  uint32_t *small;     /* [kind][value]: 1 + the entry of a value below WRITER_SMALL */
   emit_i_lazy_desc_t lazy;
 } writer_t;
 
@@ -312,9 +313,24 @@ static tn_status_t find_attr(writer_t *w, uint32_t kind, uint64_t value, uint32_
   return st;
 }
 
-/* The same, first trying the entry last used for this kind on a node of this op. */
+/* Values below this (peers, per-pair tags, chunk ids, flags) find their entry by direct
+ * index, without hashing. */
+enum { WRITER_SMALL = 1u << 12 };
+
+/* The same, first by direct index for small values, else trying the entry last used for
+ * this kind on a node of this op. */
 static tn_status_t cached_attr(writer_t *w, algo_op_t op, uint32_t kind, uint64_t value,
                                uint32_t *idx, tn_err_t *err) {
+  if (value < WRITER_SMALL) {
+    uint32_t *slot = &w->small[(size_t)kind * WRITER_SMALL + value];
+    if (*slot) {
+      *idx = *slot - 1;
+      return TN_OK;
+    }
+    tn_status_t st = find_attr(w, kind, value, idx, err);
+    if (st == TN_OK) *slot = *idx + 1;
+    return st;
+  }
   uint32_t *last = &w->last[op][kind];
   if (*last && TN_VEC_AT(&w->entries, wattr_t, *last - 1).value == value) {
     *idx = *last - 1;
@@ -338,6 +354,7 @@ static void writer_cache_clear(writer_t *w) {
     w->map.len = 0;
   }
   memset(w->last, 0, sizeof w->last);
+  memset(w->small, 0, (size_t)W_KINDS * WRITER_SMALL * sizeof *w->small);
 }
 
 static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i, tn_err_t *err) {
@@ -447,7 +464,7 @@ static tn_status_t write_file(const char *path, const tn_vec_t *b, tn_err_t *err
   return TN_OK;
 }
 
-static void writer_init(writer_t *w) {
+static tn_status_t writer_init(writer_t *w, tn_err_t *err) {
   memset(w, 0, sizeof *w);
   tn_vec_init(&w->buf, 1);
   tn_vec_init(&w->deps, sizeof(uint64_t));
@@ -456,6 +473,7 @@ static void writer_init(writer_t *w) {
   tn_vec_init(&w->pool, 1);
   tn_vec_init(&w->entries, sizeof(wattr_t));
   emit_i_lazy_desc_init(&w->lazy);
+  return tn_calloc((size_t)W_KINDS * WRITER_SMALL, sizeof *w->small, &w->small, err);
 }
 
 static void writer_free(writer_t *w) {
@@ -466,6 +484,7 @@ static void writer_free(writer_t *w) {
   tn_vec_free(&w->pool);
   tn_vec_free(&w->entries);
   emit_i_map_free(&w->map);
+  free(w->small);
 }
 
 /* The first failure (lowest rank) among the ranks a parallel stage ran: each worker keeps
@@ -565,15 +584,15 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
     return st;
   }
   for (unsigned k = 0; k < workers; k++) {
-    writer_init(&j.writers[k]);
+    if (st == TN_OK) st = writer_init(&j.writers[k], err);
     j.fails[k].rank = UINT32_MAX;
   }
-  tn_parallel_for(a->npus, workers, write_rank, &j);
+  if (st == TN_OK) tn_parallel_for(a->npus, workers, write_rank, &j);
   for (unsigned k = 0; k < workers; k++)
     writer_free(&j.writers[k]);
   uint32_t renamed = 0;
   char *path = NULL, *tmp = NULL;
-  if ((st = first_failure(j.fails, workers, err)) != TN_OK) goto fail;
+  if (st != TN_OK || (st = first_failure(j.fails, workers, err)) != TN_OK) goto fail;
   for (; renamed < a->npus; renamed++) {
     tmp = rank_path(prefix, renamed, tmp_suffix, err);
     path = rank_path(prefix, renamed, "", err);
