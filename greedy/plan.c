@@ -79,6 +79,9 @@ typedef struct plan {
   uint64_t armed; /* earliest alarm pending in the engine, UINT64_MAX if none */
   uint32_t epoch; /* instants processed so far */
   uint64_t owed;  /* (NPU, chunk) deliveries still to plan */
+  uint32_t *unclaimed; /* per NPU: chunks it neither holds nor has in flight */
+  double *ingress_Bps; /* per NPU: bytes/s its in-links carry together (searches only) */
+  uint64_t *lat_in;    /* per NPU: the smallest latency of its in-links (searches only) */
 } plan_t;
 
 static bool claimed(const plan_t *p, uint32_t v, uint32_t c) {
@@ -88,6 +91,7 @@ static bool claimed(const plan_t *p, uint32_t v, uint32_t c) {
 static void claim(plan_t *p, uint32_t v, uint32_t c) {
   p->claimed[(size_t)v * p->words + c / 64u] |= (uint64_t)1 << (c % 64u);
   p->count[c]++;
+  p->unclaimed[v]--;
 }
 
 /* The documented priority among candidates that arrived at the same instant: the chunk
@@ -371,6 +375,9 @@ static tn_status_t setup(plan_t *p, tn_err_t *err) {
   p->words = ((size_t)p->nchunks + 63u) / 64u;
   tn_status_t st = tn_calloc((size_t)p->n * p->words, sizeof *p->claimed, &p->claimed, err);
   if (st == TN_OK) st = tn_calloc(p->nchunks, sizeof *p->count, &p->count, err);
+  if (st == TN_OK) st = tn_calloc(p->n, sizeof *p->unclaimed, &p->unclaimed, err);
+  for (uint32_t v = 0; st == TN_OK && v < p->n; v++)
+    p->unclaimed[v] = p->nchunks;
   if (st == TN_OK) st = tn_calloc(p->nchunks, sizeof *p->prio, &p->prio, err);
   if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->kind, &p->kind, err);
   if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->q, &p->q, err);
@@ -393,6 +400,9 @@ static void teardown(plan_t *p) {
   free(p->q);
   free(p->claimed);
   free(p->count);
+  free(p->unclaimed);
+  free(p->ingress_Bps);
+  free(p->lat_in);
   free(p->prio);
   free(p->kind);
   free(p->dbeg);
@@ -444,6 +454,34 @@ static bool give_up(const greedy_i_stop_t *stop, uint64_t now) {
   return stop->cancel && atomic_load_explicit(stop->cancel, memory_order_relaxed);
 }
 
+/* True when the plan cannot end by limit. The U bytes of the chunks an NPU has not yet
+ * claimed must still cross its in-links, which start none of them before now and carry
+ * ingress_Bps together: the in-link that finishes last does so no earlier than
+ * now + U / ingress_Bps, and its last message arrives at least lat_in later. So the plan
+ * ends no earlier than that, for every NPU with U > 0 (1 ns plus 1 ps per chunk of slack
+ * covers the rounding of transfer times). Checked every 32 instants, O(n). */
+enum { BEHIND_EVERY = 32 };
+static bool behind(const plan_t *p, uint64_t now, uint64_t limit) {
+  if (limit <= now) return true;
+  double chunk = (double)(p->size / p->nchunks), budget = (double)(limit - now);
+  for (uint32_t v = 0; v < p->n; v++) {
+    double u = p->unclaimed[v];
+    if (u == 0 || p->ingress_Bps[v] <= 0) continue;
+    double need = u * chunk / p->ingress_Bps[v] * 1e12 + (double)p->lat_in[v];
+    if (need > budget + 1000.0 + u) return true;
+  }
+  return false;
+}
+
+/* give_up at the next event's time, or behind() at the engine's time, every BEHIND_EVERY
+ * instants. */
+static bool should_stop(const plan_t *p, const greedy_i_stop_t *stop, uint64_t next,
+                        uint64_t now) {
+  if (give_up(stop, next)) return true;
+  return p->ingress_Bps && p->epoch % BEHIND_EVERY == 0 &&
+         behind(p, now, atomic_load_explicit(stop->limit_ps, memory_order_relaxed));
+}
+
 tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_bytes, uint32_t k,
                           uint64_t seed, const greedy_i_stop_t *stop, bool *gave_up,
                           schedule_t *out, tn_err_t *err) {
@@ -460,21 +498,37 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
               .armed = UINT64_MAX};
   p.owed = (uint64_t)n * (n - 1u) * k;
   /* One transfer, one chunk and at most one dependency per (NPU, foreign chunk): reserve
-   * exactly (tn_vec_reserve would round up to a power of two). */
+   * exactly (tn_vec_reserve would round up to a power of two), and without clearing
+   * (old_n = n): entries are written whole as they are appended, and a candidate the
+   * search drops early then never touches most of the pages. */
   tn_vec_t *v[3] = {&out->xfers, &out->chunks, &out->deps};
   tn_status_t st = TN_OK;
   for (int i = 0; i < 3 && st == TN_OK; i++) {
-    st = tn_realloc(&v[i]->data, 0, (size_t)p.owed + 1, v[i]->elem_size, err);
+    st = tn_realloc(&v[i]->data, (size_t)p.owed + 1, (size_t)p.owed + 1, v[i]->elem_size, err);
     if (st == TN_OK) v[i]->cap = (size_t)p.owed + 1;
   }
   if (st == TN_OK) st = setup(&p, err);
+  if (st == TN_OK && stop && stop->limit_ps) {
+    st = tn_calloc(n, sizeof *p.ingress_Bps, &p.ingress_Bps, err);
+    if (st == TN_OK) st = tn_calloc(n, sizeof *p.lat_in, &p.lat_in, err);
+    for (uint32_t u = 0; st == TN_OK && u < n; u++) {
+      p.ingress_Bps[u] = topo_ingress_GBps(t, u) * TN_GIB;
+      p.lat_in[u] = UINT64_MAX;
+      for (uint32_t i = t->in_off[u]; i < t->in_off[u + 1]; i++)
+        if (t->links[t->in_link[i]].latency_ps < p.lat_in[u])
+          p.lat_in[u] = t->links[t->in_link[i]].latency_ps;
+      if (p.lat_in[u] == UINT64_MAX) p.lat_in[u] = 0;
+    }
+  }
   if (st == TN_OK) st = ten_engine_create(t, routes, &p.eng, err);
   if (st == TN_OK) st = seed_chunks(&p, seed, err);
-  if (st == TN_OK) st = decide_all(&p, err);
+  /* A candidate the search no longer needs stops before its first decisions too. */
+  if (st == TN_OK && should_stop(&p, stop, 0, 0)) *gave_up = true;
+  if (st == TN_OK && !(gave_up && *gave_up)) st = decide_all(&p, err);
   ten_event_t ev;
-  while (st == TN_OK && ten_next(p.eng, &ev)) {
-    if (give_up(stop, ev.time_ps)) {
-      if (gave_up) *gave_up = true;
+  while (st == TN_OK && !(gave_up && *gave_up) && ten_next(p.eng, &ev)) {
+    if (should_stop(&p, stop, ev.time_ps, ten_now(p.eng))) {
+      *gave_up = true;
       break;
     }
     p.epoch++;

@@ -219,6 +219,47 @@ static void lowering_numbers_tags_per_pair(void **state) {
   topo_free(t);
 }
 
+/* The chunking search stops a candidate early once it cannot be kept (its time is past
+ * the limit, or a lower bound on what its NPUs still have to receive says it will be).
+ * The choice must be what planning every candidate to the end gives: the chosen K plans
+ * to the same time on its own, and the next finer chunking, planned to the end, is indeed
+ * not 1% faster. */
+static void search_choice_survives_early_stops(void **state) {
+  (void)state;
+  static const char *const fab[][2] = {{"torus", "4x4"}, {"mesh", "4x4"}, {"torus", "8x8"},
+                                       {"mesh", "8x4"}, {"ring", "8"}};
+  static const uint64_t sizes[] = {1u << 20, 64u << 20};
+  static const tn_coll_t colls[] = {TN_ALLGATHER, TN_ALLREDUCE};
+  for (size_t f = 0; f < sizeof fab / sizeof *fab; f++) {
+    topo_t *t = NULL;
+    TU_OK(topo_gen_kind(fab[f][0], fab[f][1], 50.0, 500.0, &t, &tu_err_));
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
+      for (size_t c = 0; c < 2; c++) {
+        greedy_opts_t o = {.seed = 0, .chunks_per_npu = 0};
+        schedule_t best, fixed;
+        TU_OK(greedy_run_for(t, colls[c], sizes[z], &o, &best, &tu_err_));
+        uint32_t k = best.chunks_per_npu;
+        o.chunks_per_npu = k;
+        TU_OK(greedy_run_for(t, colls[c], sizes[z], &o, &fixed, &tu_err_));
+        assert_int_equal(fixed.time_ps, best.time_ps);
+        schedule_free(&fixed);
+        uint64_t limit = best.time_ps / 1000u * 990u + best.time_ps % 1000u * 990u / 1000u;
+        if (2 * k <= 32 && sizes[z] / ((uint64_t)t->npus * 2 * k) >= 1024) {
+          o.chunks_per_npu = 2 * k;
+          TU_OK(greedy_run_for(t, colls[c], sizes[z], &o, &fixed, &tu_err_));
+          if (fixed.time_ps <= limit)
+            fail_msg("%s-%s %s %llu B: K=%u (%llu ps) would have been kept over K=%u (%llu ps)",
+                     fab[f][0], fab[f][1], tn_coll_name(colls[c]), (unsigned long long)sizes[z],
+                     2 * k, (unsigned long long)fixed.time_ps, k,
+                     (unsigned long long)best.time_ps);
+          schedule_free(&fixed);
+        }
+        schedule_free(&best);
+      }
+    topo_free(t);
+  }
+}
+
 /* The time-reversed All-Gather keeps each link's mirrored order (leaf partials do not all
  * queue at time 0), so a Reduce-Scatter takes about as long as its All-Gather (within 5%
  * here; it was 13-15% slower on these meshes at one chunk per NPU). */
@@ -497,6 +538,7 @@ int main(void) {
       cmocka_unit_test(greedy_schedules_verify_and_match_simulation_on_random_fabrics),
       cmocka_unit_test(lowering_on_two_threads_verifies_matches_simulation_and_is_stable),
       cmocka_unit_test(lowering_numbers_tags_per_pair),
+      cmocka_unit_test(search_choice_survives_early_stops),
       cmocka_unit_test(reduce_scatter_takes_about_its_all_gather_time),
       cmocka_unit_test(greedy_handles_heterogeneous_composed_fabrics),
       cmocka_unit_test(greedy_runs_are_byte_identical_and_seed_dependent),
