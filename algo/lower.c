@@ -297,22 +297,14 @@ static void count(worker_t *w) {
   }
 }
 
-/* Gives rank r's node, dep and chunk pools exactly the counted room. */
+/* Gives rank r's node, dep and chunk pools exactly the counted room (a new algo's ranks
+ * are empty). */
 static tn_status_t reserve_rank(worker_t *w, uint32_t r) {
   uint32_t i = r - w->r0;
-  algo_rank_t *R = &w->L->a->ranks[r];
   uint64_t nodes = (uint64_t)w->nrecv[i] + w->nitem[i], chunks = w->nrchunk[i] + w->nichunk[i];
   if (nodes >= UINT32_MAX - 1 || w->ndep[i] >= UINT32_MAX || chunks >= UINT32_MAX)
     return tn_err_set(&w->err, TN_LIMIT, "rank %u has too many nodes", r);
-  tn_vec_t *v[3] = {&R->nodes, &R->deps, &R->chunks};
-  uint64_t cap[3] = {nodes, w->ndep[i], chunks};
-  for (int k = 0; k < 3; k++) {
-    tn_status_t st = tn_calloc((size_t)cap[k], v[k]->elem_size, &v[k]->data, &w->err);
-    if (st != TN_OK) return st;
-    v[k]->cap = (size_t)cap[k];
-    v[k]->len = 0;
-  }
-  return TN_OK;
+  return algo_reserve(w->L->a, r, (size_t)nodes, (size_t)w->ndep[i], (size_t)chunks, &w->err);
 }
 
 /* Appends a node to R, whose pools were reserved to fit (no check, no growth). deps may

@@ -75,6 +75,10 @@ void tn_vec_init(tn_vec_t *v, size_t elem_size);
 void tn_vec_free(tn_vec_t *v);
 tn_status_t tn_vec_push(tn_vec_t *v, const void *elem, tn_err_t *err);
 tn_status_t tn_vec_reserve(tn_vec_t *v, size_t cap, tn_err_t *err);
+/* Capacity of exactly cap (tn_vec_reserve rounds up to a power of two), for producers that
+ * know their sizes. New room reads as zero; a first allocation comes from calloc, whose
+ * fresh pages cost nothing until they are used. Never shrinks. */
+tn_status_t tn_vec_reserve_exact(tn_vec_t *v, size_t cap, tn_err_t *err);
 #define TN_VEC_AT(v, type, i) (((type *)(v)->data)[i])
 
 /* Overflow-checked arithmetic on sizes: returns false on overflow. */

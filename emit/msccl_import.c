@@ -133,16 +133,6 @@ static inline tn_status_t push_u32(tn_vec_t *v, uint32_t x, tn_err_t *err) {
   return TN_OK;
 }
 
-/* Grows v to exactly cap elements (tn_vec_reserve would round up to a power of two). */
-static tn_status_t reserve_exact(tn_vec_t *v, size_t cap, tn_err_t *err) {
-  if (cap <= v->cap) return TN_OK;
-  /* calloc leaves fresh pages untouched until used (realloc would clear them here). */
-  tn_status_t rc = v->data == NULL ? tn_calloc(cap, v->elem_size, &v->data, err)
-                                   : tn_realloc(&v->data, v->cap, cap, v->elem_size, err);
-  if (rc == TN_OK) v->cap = cap;
-  return rc;
-}
-
 /* ---- errors ------------------------------------------------------------- */
 
 /* Formats a step error into err. */
@@ -621,7 +611,7 @@ static tn_status_t parse_xml(imp_t *I, const char *xml, size_t len, tn_err_t *er
         (S.aname[k] = xmlDictLookup(ctxt->dict, (const xmlChar *)attr_names[k], -1)) != NULL;
   tn_status_t rc = interned ? TN_OK : tn_err_set(err, TN_NOMEM, "%s: out of memory", I->what);
   /* A step element takes about 100 bytes in the files the tools write. */
-  if (rc == TN_OK) rc = reserve_exact(&I->steps, len / 100 + 16, err);
+  if (rc == TN_OK) rc = tn_vec_reserve_exact(&I->steps, len / 100 + 16, err);
   if (rc == TN_OK) {
     xmlParseDocument(ctxt);
     rc = S.rc;
@@ -781,9 +771,9 @@ static tn_status_t reserve_pools(imp_t *I, tn_err_t *err) {
   size_t nodes = 0;
   for (size_t k = 0; k < I->steps.len; k++)
     nodes += nodes_of(ST(I, k).op);
-  tn_status_t rc = reserve_exact(&I->nodes, nodes + 1, err);
-  if (rc == TN_OK) rc = reserve_exact(&I->deps, nodes + I->steps.len + 1, err);
-  if (rc == TN_OK) rc = reserve_exact(&I->chunks, nodes + 1, err);
+  tn_status_t rc = tn_vec_reserve_exact(&I->nodes, nodes + 1, err);
+  if (rc == TN_OK) rc = tn_vec_reserve_exact(&I->deps, nodes + I->steps.len + 1, err);
+  if (rc == TN_OK) rc = tn_vec_reserve_exact(&I->chunks, nodes + 1, err);
   return rc;
 }
 

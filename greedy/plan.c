@@ -498,15 +498,11 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
               .armed = UINT64_MAX};
   p.owed = (uint64_t)n * (n - 1u) * k;
   /* One transfer, one chunk and at most one dependency per (NPU, foreign chunk): reserve
-   * exactly (tn_vec_reserve would round up to a power of two), and without clearing
-   * (old_n = n): entries are written whole as they are appended, and a candidate the
-   * search drops early then never touches most of the pages. */
+   * exactly (fresh calloc pages: a candidate the search drops early never touches most). */
   tn_vec_t *v[3] = {&out->xfers, &out->chunks, &out->deps};
   tn_status_t st = TN_OK;
-  for (int i = 0; i < 3 && st == TN_OK; i++) {
-    st = tn_realloc(&v[i]->data, (size_t)p.owed + 1, (size_t)p.owed + 1, v[i]->elem_size, err);
-    if (st == TN_OK) v[i]->cap = (size_t)p.owed + 1;
-  }
+  for (int i = 0; i < 3 && st == TN_OK; i++)
+    st = tn_vec_reserve_exact(v[i], (size_t)p.owed + 1, err);
   if (st == TN_OK) st = setup(&p, err);
   if (st == TN_OK && stop && stop->limit_ps) {
     st = tn_calloc(n, sizeof *p.ingress_Bps, &p.ingress_Bps, err);
