@@ -204,11 +204,11 @@ tn_status_t cli_compare_run(const cli_compare_spec_t *spec, cli_result_t **rows,
 
 /* ---- running many independent jobs on threads (cli/pool.c) --------------- */
 typedef void (*cli_job_fn)(void *ctx, size_t index, unsigned worker);
-/* Calls fn(ctx, i, worker) for i = 0..n-1 on `jobs` POSIX threads (worker in
- * 0..jobs-1), handing out indices in increasing order; once *stop (may be NULL) is
- * nonzero no new index is handed out. Returns when every started job has finished. fn
- * must be thread-safe across distinct indices. TN_NOMEM/TN_INTERNAL if threads cannot be
- * started (then nothing ran). */
+/* Calls fn(ctx, i, worker) for i = 0..n-1 on up to `jobs` threads (tn_parallel_for; worker
+ * in 0..jobs-1), handing out indices in increasing order; once *stop (may be NULL) is
+ * nonzero no further index runs. Returns when every started job has finished. fn must be
+ * thread-safe across distinct indices. Always TN_OK: a thread that cannot be started is
+ * not used (the caller's thread runs the jobs). */
 tn_status_t cli_parallel(size_t n, unsigned jobs, cli_job_fn fn, void *ctx,
                          volatile sig_atomic_t *stop, tn_err_t *err);
 /* Online processors (>= 1). */

@@ -156,11 +156,11 @@ double tn_coll_busbw_factor(tn_coll_t c, uint32_t npus);
 size_t tn_edit_distance(const char *a, const char *b);
 
 /* ---- parallel work ----------------------------------------------------- */
-/* Worker threads for per-rank stages: TENET_THREADS when set (1..64), else the online
+/* Worker threads for per-rank stages: TENET_THREADS when set (1..1024), else the online
  * CPUs, at most 8. */
 unsigned tn_thread_count(void);
-/* Calls fn(ctx, i, worker) once for every i in [0, n), on up to `threads` workers
- * (worker ids 0..threads-1; worker 0 is the calling thread), which claim items in
+/* Calls fn(ctx, i, worker) once for every i in [0, n), on up to `threads` workers (at most
+ * 1024; worker ids 0..threads-1; worker 0 is the calling thread), which claim items in
  * ascending order. fn must write only item i's results or its worker's own scratch, so
  * what comes out does not depend on the scheduling. A thread that cannot be created is
  * simply not used. Returns the number of workers that ran. */

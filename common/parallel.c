@@ -1,6 +1,7 @@
-/* common/parallel.c — a parallel for over independent items on a few POSIX threads, for
- * the per-rank stages (Chakra files written and read one rank per item). Each item writes
- * only its own results, so the output does not depend on which thread ran it or when. */
+/* common/parallel.c — a parallel for over independent items on POSIX threads: the per-rank
+ * stages (Chakra files written and read, lowering shares) and the CLI's job pools
+ * (compare rows, batch cases). Each item writes only its own results, so the output does
+ * not depend on which thread ran it or when. */
 #include "common/common.h"
 
 #include <pthread.h>
@@ -8,7 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-enum { TN_MAX_THREADS = 64, TN_DEFAULT_MAX_THREADS = 8 };
+enum { TN_MAX_THREADS = 1024, TN_DEFAULT_MAX_THREADS = 8 };
 
 unsigned tn_thread_count(void) {
   const char *env = getenv("TENET_THREADS");
@@ -54,16 +55,20 @@ unsigned tn_parallel_for(size_t n, unsigned threads, tn_parallel_fn fn, void *ct
   if (threads == 0) threads = 1;
   job_t job = {.n = n, .fn = fn, .ctx = ctx};
   atomic_init(&job.next, 0);
-  pthread_t th[TN_MAX_THREADS];
-  worker_t ws[TN_MAX_THREADS];
+  pthread_t *th = NULL;
+  worker_t *ws = NULL;
   unsigned started = 0;
-  for (unsigned t = 1; t < threads; t++) { /* worker 0 is the caller */
-    ws[started] = (worker_t){&job, t};
-    if (pthread_create(&th[started], NULL, worker_main, &ws[started]) != 0) break;
-    started++;
-  }
+  if (threads > 1 && tn_calloc(threads, sizeof *th, &th, NULL) == TN_OK &&
+      tn_calloc(threads, sizeof *ws, &ws, NULL) == TN_OK)
+    for (unsigned t = 1; t < threads; t++) { /* worker 0 is the caller */
+      ws[started] = (worker_t){&job, t};
+      if (pthread_create(&th[started], NULL, worker_main, &ws[started]) != 0) break;
+      started++;
+    }
   run_items(&job, 0);
   for (unsigned t = 0; t < started; t++)
     pthread_join(th[t], NULL);
+  free(th);
+  free(ws);
   return started + 1;
 }
