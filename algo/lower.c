@@ -32,7 +32,7 @@
 typedef struct phase {
   const schedule_t *s;
   bool reverse;
-  uint32_t *tag;            /* per transfer: its tag, the pair's message count before it */
+  uint32_t *tag;            /* per transfer: its tag, its sender's message count before it */
   uint64_t key_base;        /* added to every ordering key of the phase */
   uint32_t *recv_id;        /* per transfer: id of its RECV in the receiving rank */
   uint32_t *comp_id;        /* reverse: per transfer, id of its COMP in the receiving rank */
@@ -74,9 +74,7 @@ typedef struct lower {
   uint32_t *own_off, *own; /* All-Reduce: per chunk, transfers of the reduce phase leaving
                               its owner with it (their COMPs complete the chunk there) */
   uint64_t chunk_base, chunk_rem; /* chunk c has chunk_base + (c < chunk_rem) bytes */
-  uint64_t *pair_key;             /* number_tags: (sender, receiver) pairs seen, 0 = empty */
-  uint32_t *pair_count;           /* messages of each pair so far */
-  size_t pair_cap, npairs;
+  uint32_t *sent;                 /* number_tags: per NPU, messages numbered so far */
 } lower_t;
 
 /* One thread's share of the lowering: ranks r0..r1-1, done start to end by that thread
@@ -554,45 +552,17 @@ static tn_status_t run_workers(lower_t *L, tn_err_t *err) {
   return st;
 }
 
-/* Numbers each transfer of phase p by the messages its (sender, receiver) pair sent
- * before it (in this and earlier phases): tags stay small and recur across pairs, which
- * keeps Chakra files short and their attribute caches hit, and matching stays exact (a
- * pair never reuses a tag). pairs maps a pair to its count (open addressing, keys
- * sender * npus + receiver + 1, doubled at half load). */
+/* Numbers each transfer of phase p by the messages its sender sent before it (in this and
+ * earlier phases). Unique per sender, so unique per (sender, receiver) pair, which is all
+ * matching needs; and small and recurring across ranks, which keeps Chakra files short and
+ * their attribute caches hitting (global transfer numbers made every tag distinct). */
 static tn_status_t number_tags(lower_t *L, phase_t *p, tn_err_t *err) {
-  const schedule_t *s = p->s;
-  for (uint32_t xi = 0; xi < schedule_len(s); xi++) {
-    const sched_xfer_t *x = schedule_xfer(s, xi);
-    if (2 * (L->npairs + 1) > L->pair_cap) {
-      size_t cap = L->pair_cap ? 2 * L->pair_cap : 1024;
-      uint64_t *keys = NULL;
-      uint32_t *counts = NULL;
-      if (tn_calloc(cap, sizeof *keys, &keys, err) != TN_OK ||
-          tn_calloc(cap, sizeof *counts, &counts, err) != TN_OK) {
-        free(keys);
-        return TN_NOMEM;
-      }
-      for (size_t i = 0; i < L->pair_cap; i++) {
-        if (L->pair_key[i] == 0) continue;
-        size_t j = (size_t)(L->pair_key[i] * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
-        while (keys[j]) j = (j + 1) & (cap - 1);
-        keys[j] = L->pair_key[i];
-        counts[j] = L->pair_count[i];
-      }
-      free(L->pair_key);
-      free(L->pair_count);
-      L->pair_key = keys;
-      L->pair_count = counts;
-      L->pair_cap = cap;
-    }
-    uint64_t key = (uint64_t)sender(p, x) * s->npus + receiver(p, x) + 1;
-    size_t j = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (L->pair_cap - 1);
-    while (L->pair_key[j] && L->pair_key[j] != key) j = (j + 1) & (L->pair_cap - 1);
-    if (L->pair_key[j] == 0) L->pair_key[j] = key, L->npairs++;
-    if (L->pair_count[j] > ALGO_MAX_TAG)
-      return tn_err_set(err, TN_LIMIT, "lowering: more than %d messages from NPU %u to NPU %u",
-                        ALGO_MAX_TAG + 1, sender(p, x), receiver(p, x));
-    p->tag[xi] = L->pair_count[j]++;
+  for (uint32_t xi = 0; xi < schedule_len(p->s); xi++) {
+    uint32_t from = sender(p, schedule_xfer(p->s, xi));
+    if (L->sent[from] > ALGO_MAX_TAG)
+      return tn_err_set(err, TN_LIMIT, "lowering: NPU %u sends more than %d messages", from,
+                        ALGO_MAX_TAG + 1);
+    p->tag[xi] = L->sent[from]++;
   }
   return TN_OK;
 }
@@ -612,8 +582,7 @@ static tn_status_t add_phase(lower_t *L, const schedule_t *s, bool reverse, uint
 }
 
 static void lower_free(lower_t *L) {
-  free(L->pair_key);
-  free(L->pair_count);
+  free(L->sent);
   for (uint32_t q = 0; q < L->nph; q++) {
     free(L->ph[q].tag);
     free(L->ph[q].recv_id);
@@ -644,6 +613,7 @@ static tn_status_t lower(const schedule_t *rs, const schedule_t *ag, tn_coll_t c
   L.chunk_base = s->size_bytes / total;
   L.chunk_rem = s->size_bytes % total;
   st = algo_create(name, coll, s->npus, s->chunks_per_npu, s->size_bytes, &L.a, err);
+  if (st == TN_OK) st = tn_calloc(s->npus, sizeof *L.sent, &L.sent, err);
   if (st == TN_OK && rs) st = add_phase(&L, rs, true, 0, err);
   if (st == TN_OK && ag) st = add_phase(&L, ag, false, rs ? rs->time_ps + 1 : 0, err);
   if (st == TN_OK && rs && ag) {
