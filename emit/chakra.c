@@ -105,31 +105,16 @@ typedef struct writer {
   emit_i_map_t map;    /* hash of (kind, value) → 1 + index into entries */
   uint32_t last[3][8]; /* 1 + the entry last used for (node op, kind): most repeat */
   uint32_t *small;     /* [kind][value]: 1 + the entry of a value below WRITER_SMALL */
-  emit_i_lazy_desc_t lazy;
 } writer_t;
-
-static tn_status_t put_varint(tn_vec_t *b, uint64_t v, tn_err_t *err) {
-  tn_status_t st = tn_vec_reserve(b, b->len + 10, err);
-  if (st != TN_OK) return st;
-  uint8_t *p = (uint8_t *)b->data + b->len;
-  size_t n = 0;
-  do {
-    uint8_t low = (uint8_t)(v & 0x7f);
-    v >>= 7;
-    p[n++] = (uint8_t)(low | (v ? 0x80 : 0));
-  } while (v);
-  b->len += n;
-  return TN_OK;
-}
 
 /* Appends varint32 length + the packed message. */
 static tn_status_t put_record(tn_vec_t *b, const ProtobufCMessage *m, tn_err_t *err) {
   size_t n = protobuf_c_message_get_packed_size(m);
   if (n > UINT32_MAX) return tn_err_set(err, TN_LIMIT, "a record of %zu bytes is too large", n);
-  tn_status_t st = put_varint(b, n, err);
-  if (st == TN_OK) st = tn_vec_reserve(b, b->len + n, err);
+  tn_status_t st = tn_vec_reserve(b, b->len + 5 + n, err);
   if (st != TN_OK) return st;
-  b->len += protobuf_c_message_pack(m, (uint8_t *)b->data + b->len);
+  uint8_t *at = (uint8_t *)b->data + b->len, *p = emit_i_put_varint(at, n);
+  b->len += (size_t)(p - at) + protobuf_c_message_pack(m, p);
   return TN_OK;
 }
 
@@ -313,7 +298,7 @@ static tn_status_t find_attr(writer_t *w, uint32_t kind, uint64_t value, uint32_
   return st;
 }
 
-/* Values below this (peers, per-pair tags, chunk ids, flags) find their entry by direct
+/* Values below this (peers, per-sender tags, chunk ids, flags) find their entry by direct
  * index, without hashing. */
 enum { WRITER_SMALL = 1u << 12 };
 
@@ -371,7 +356,7 @@ static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i
   char name[160];
   node_name(a, r, x, name);
   emit_i_lazy_node_t node;
-  emit_i_lazy_node_init(&node, &w->lazy);
+  memset(&node, 0, sizeof node); /* proto3 defaults; no name packs like "" */
   node.id = i;
   node.name = name;
   node.n_data_deps = x->ndeps;
@@ -472,7 +457,6 @@ static tn_status_t writer_init(writer_t *w, tn_err_t *err) {
   tn_vec_init(&w->list, 1);
   tn_vec_init(&w->pool, 1);
   tn_vec_init(&w->entries, sizeof(wattr_t));
-  emit_i_lazy_desc_init(&w->lazy);
   return tn_calloc((size_t)W_KINDS * WRITER_SMALL, sizeof *w->small, &w->small, err);
 }
 

@@ -34,11 +34,6 @@ void emit_i_lazy_desc_init(emit_i_lazy_desc_t *d) {
   d->desc.message_init = NULL;
 }
 
-void emit_i_lazy_node_init(emit_i_lazy_node_t *n, const emit_i_lazy_desc_t *d) {
-  memset(n, 0, sizeof *n);
-  n->base.descriptor = &d->desc; /* name NULL packs like "" (proto3: not written) */
-}
-
 /* ------------------------------------------------------------ node frame */
 
 static inline size_t varint_size(uint64_t v) {

@@ -41,13 +41,6 @@ typedef struct emit_i_lazy_desc {
 
 void emit_i_lazy_desc_init(emit_i_lazy_desc_t *d);
 
-/* The writer's Node frame: what protobuf_c_message_pack writes for n (a lazy node without
- * ctrl_deps, start_time_micros, inputs or outputs, which the writer never sets), byte for
- * byte (test_emit checks it against protobuf-c on every kind of node). The fields are
- * plain varints, one string and the attribute bytes protobuf-c packed; framing them here
- * saves protobuf-c's descriptor walk and a sizing pass per node.
- * emit_i_node_size: the packed size; emit_i_node_encode writes that many bytes at out. */
-size_t emit_i_node_size(const emit_i_lazy_node_t *n);
 /* Writes v as a base-128 varint at p; returns the end (at most 10 bytes). */
 static inline uint8_t *emit_i_put_varint(uint8_t *p, uint64_t v) {
   while (v >= 0x80) {
@@ -57,9 +50,15 @@ static inline uint8_t *emit_i_put_varint(uint8_t *p, uint64_t v) {
   *p++ = (uint8_t)v;
   return p;
 }
+
+/* The writer's Node frame: what protobuf_c_message_pack writes for n (a lazy node without
+ * ctrl_deps, start_time_micros, inputs or outputs, which the writer never sets; base is not
+ * read), byte for byte (test_emit checks it against protobuf-c on every kind of node). The
+ * fields are plain varints, one string and the attribute bytes protobuf-c packed; framing
+ * them here saves protobuf-c's descriptor walk and a sizing pass per node.
+ * emit_i_node_size: the packed size; emit_i_node_encode writes that many bytes at out. */
+size_t emit_i_node_size(const emit_i_lazy_node_t *n);
 uint8_t *emit_i_node_encode(const emit_i_lazy_node_t *n, uint8_t *out);
-/* An empty lazy node bound to d (proto3 defaults: zeros, no name). */
-void emit_i_lazy_node_init(emit_i_lazy_node_t *n, const emit_i_lazy_desc_t *d);
 
 /* Bump allocator for protobuf-c: alloc never frees, reset makes all memory reusable
  * (keeping one block as large as everything used since the last reset). */
