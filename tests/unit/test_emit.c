@@ -863,6 +863,29 @@ static void emit_write_is_all_or_nothing(void **state) {
   algo_free(a);
 }
 
+/* A node the writer refuses in one rank, while other threads write the other ranks: the
+ * error names that rank and node, and no file (final or temporary) is left. */
+static void emit_write_refusing_a_node_leaves_no_file_on_any_thread_count(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_refuse");
+  char prefix[1100], cmd[1300];
+  snprintf(prefix, sizeof prefix, "%s/ag", dir);
+  static const char *const threads[] = {"1", "3"};
+  for (size_t t = 0; t < 2; t++) {
+    setenv("TENET_THREADS", threads[t], 1);
+    algo_t *a = ring_allgather(8, 64);
+    uint32_t c = 0;
+    TU_OK(algo_add_send(a, 5, 6, 7, 0, NULL, 0, &c, 1, NULL, &tu_err_)); /* 0 bytes */
+    tn_err_t err = {0};
+    assert_int_equal(emit_chakra_write(a, prefix, &err), TN_INVAL);
+    if (strstr(err.msg, "rank 5 node 14") == NULL) fail_msg("%s threads: %s", threads[t], err.msg);
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s')\"", dir);
+    assert_int_equal(system(cmd), 0);
+    algo_free(a);
+  }
+  unsetenv("TENET_THREADS");
+}
+
 static void emit_write_replaces_a_larger_set_and_refuses_empty_ranks(void **state) {
   (void)state;
   const char *dir = tu_tmpdir("emit_stale");
@@ -959,6 +982,7 @@ int main(void) {
       cmocka_unit_test(emit_read_reports_the_lowest_failing_rank_on_any_thread_count),
       cmocka_unit_test(emit_write_is_byte_identical_on_any_thread_count),
       cmocka_unit_test(emit_write_is_all_or_nothing),
+      cmocka_unit_test(emit_write_refusing_a_node_leaves_no_file_on_any_thread_count),
       cmocka_unit_test(emit_write_replaces_a_larger_set_and_refuses_empty_ranks),
       cmocka_unit_test(emit_json_dump_is_one_valid_object),
       cmocka_unit_test(emit_dot_draws_one_rank),
