@@ -3,10 +3,10 @@
  * ASTRA-sim; the reader turns any producer's set back into an algo_t for tenet sim and
  * tenet verify. Pipeline: algo → emit → files (and files → emit → algo).
  *
- * Speed (chakra_internal.h): each distinct attribute is packed or unpacked by protobuf-c
- * once per write or read and reused (caches emptied at 4096 entries); the writer frames a
- * Node around those bytes itself (the bytes protobuf-c's pack gives, checked in test_emit),
- * the reader unpacks each Node with protobuf-c into an arena reset per node; the ranks'
+ * Speed: the writer encodes each Node record itself (put_node: the bytes protobuf-c's pack
+ * gives, checked in test_emit) and packs only the GlobalMetadata with protobuf-c; the
+ * reader unpacks each Node with protobuf-c into an arena reset per node, each distinct
+ * attribute once per read (chakra_internal.h; cache emptied at 4096 entries); the ranks'
  * files are written and read on tn_thread_count() threads; locations in messages are
  * formatted only when an error is reported.
  *
@@ -45,12 +45,9 @@ typedef ChakraProtoMsg__Node pbnode_t;
 
 /* protobuf-c's name fields are char *: keep the names in writable arrays, so no cast
  * drops a const qualifier. protobuf-c never writes through them. */
-static char k_comm_src[] = "comm_src", k_comm_dst[] = "comm_dst", k_comm_size[] = "comm_size",
-            k_comm_tag[] = "comm_tag", k_comm_type[] = "comm_type", k_is_cpu_op[] = "is_cpu_op",
-            k_chunks[] = "tenet_chunks", k_reduce[] = "tenet_reduce", k_npus[] = "tenet_npus",
-            k_nodes[] = "tenet_nodes", k_producer[] = "tenet_producer", k_coll[] = "tenet_coll",
-            k_cpn[] = "tenet_chunks_per_npu", k_size[] = "tenet_size_bytes",
-            k_version[] = EMIT_CHAKRA_VERSION;
+static char k_npus[] = "tenet_npus", k_nodes[] = "tenet_nodes", k_producer[] = "tenet_producer",
+            k_coll[] = "tenet_coll", k_cpn[] = "tenet_chunks_per_npu",
+            k_size[] = "tenet_size_bytes", k_version[] = EMIT_CHAKRA_VERSION;
 
 static const char *const producer_names[] = {"",       "greedy", "milp",  "ring",
                                              "direct", "msccl",  "chakra"};
@@ -87,24 +84,8 @@ static char *rank_path(const char *prefix, uint32_t rank, const char *suffix, tn
 
 /* ======================================================================== writer */
 
-/* Kinds of node attribute the writer caches packed, one entry per (kind, value). */
-enum { W_SRC, W_DST, W_SIZE, W_TAG, W_TYPE, W_CPU, W_CHUNK, W_REDUCE, W_KINDS };
-
-typedef struct wattr {
-  uint64_t value;
-  uint32_t kind, off, len; /* the packed AttributeProto is pool[off, off + len) */
-} wattr_t;
-
 typedef struct writer {
-  tn_vec_t buf;        /* uint8_t: one file's bytes */
-  tn_vec_t deps;       /* uint64_t scratch for one node's data_deps */
-  tn_vec_t chunks;     /* int64_t scratch for one node's tenet_chunks */
-  tn_vec_t list;       /* uint8_t: a multi-chunk tenet_chunks packed for one node */
-  tn_vec_t pool;       /* uint8_t: packed attributes of the cache */
-  tn_vec_t entries;    /* wattr_t */
-  emit_i_map_t map;    /* hash of (kind, value) → 1 + index into entries */
-  uint32_t last[3][8]; /* 1 + the entry last used for (node op, kind): most repeat */
-  uint32_t *small;     /* [kind][value]: 1 + the entry of a value below WRITER_SMALL */
+  tn_vec_t buf; /* uint8_t: one file's bytes */
 } writer_t;
 
 /* Appends varint32 length + the packed message. */
@@ -151,17 +132,24 @@ static tn_status_t put_metadata(writer_t *w, const algo_t *a, uint32_t rank, tn_
   return put_record(&w->buf, &md.base, err);
 }
 
-/* Appends v in decimal at p; returns the new end. Names are formatted by hand: snprintf
- * per node was a tenth of the writer's time. */
+/* Appends v in decimal at p; returns the new end. Names are formatted by hand, two digits
+ * at a time: snprintf per node was a tenth of the writer's time. */
 static char *put_dec(char *p, uint32_t v) {
+  static const char pairs[] = "0001020304050607080910111213141516171819"
+                              "2021222324252627282930313233343536373839"
+                              "4041424344454647484950515253545556575859"
+                              "6061626364656667686970717273747576777879"
+                              "8081828384858687888990919293949596979899";
   char tmp[10];
-  int n = 0;
-  do
-    tmp[n++] = (char)('0' + v % 10);
-  while ((v /= 10) != 0);
-  while (n > 0)
-    *p++ = tmp[--n];
-  return p;
+  size_t n = sizeof tmp;
+  for (; v >= 100; v /= 100)
+    n -= 2, memcpy(tmp + n, pairs + 2 * (v % 100), 2);
+  if (v >= 10)
+    n -= 2, memcpy(tmp + n, pairs + 2 * v, 2);
+  else
+    tmp[--n] = (char)('0' + v);
+  memcpy(p, tmp + n, sizeof tmp - n);
+  return p + sizeof tmp - n;
 }
 
 static inline char *put_str(char *p, const char *s) {
@@ -226,203 +214,134 @@ static tn_status_t check_node(const algo_t *a, uint32_t r, uint32_t i, tn_err_t 
   return TN_OK;
 }
 
-/* Fills at (and l, v for a list) with attribute kind holding value. */
-static void build_attr(uint32_t kind, uint64_t value, attr_t *at, ChakraProtoMsg__Int64List *l,
-                       int64_t *v) {
-  static char *const names[] = {k_comm_src,  k_comm_dst,  k_comm_size, k_comm_tag,
-                                k_comm_type, k_is_cpu_op, k_chunks,    k_reduce};
-  chakra_proto_msg__attribute_proto__init(at);
-  at->name = names[kind];
-  switch (kind) {
-  case W_SIZE:
-  case W_TYPE:
-    at->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
-    at->int64_val = (int64_t)value;
-    break;
-  case W_CPU:
-    at->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL;
-    at->bool_val = 0;
-    break;
-  case W_CHUNK:
-    chakra_proto_msg__int64_list__init(l);
-    *v = (int64_t)value;
-    l->n_values = 1;
-    l->values = v;
-    at->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST;
-    at->int64_list = l;
-    break;
-  default:
-    at->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL;
-    at->int32_val = (int32_t)value;
-  }
+/* ------------------------------------------------------------ node records
+ * The writer encodes each Node record itself, straight into the file buffer: the bytes
+ * protobuf_c_message_pack gives for the same ChakraProtoMsg__Node, field order included
+ * (test_emit unpacks every record with protobuf-c, packs it again and compares the bytes;
+ * its round trips check the values). Packing through protobuf-c cost ~1,200 instructions
+ * per node, most of them in the descriptor walk and a cache of packed attributes; the
+ * fields here are a handful of varints and strings. The GlobalMetadata record is still
+ * packed by protobuf-c (once per file). */
+
+/* Keys (field number << 3 | wire type: 0 varint, 2 length-delimited) of the Node fields
+ * the writer sets, and of the AttributeProto fields it uses. */
+enum {
+  NODE_ID = 1 << 3 | 0,
+  NODE_NAME = 2 << 3 | 2,
+  NODE_TYPE = 3 << 3 | 0,
+  NODE_DATA_DEPS = 5 << 3 | 2, /* proto3 repeated scalars are packed */
+  NODE_DURATION = 7 << 3 | 0,
+  NODE_ATTR = 10 << 3 | 2,
+  ATTR_NAME = 1 << 3 | 2,
+  ATTR_INT32 = 7 << 3 | 0,
+  ATTR_INT64 = 9 << 3 | 0,
+  ATTR_INT64_LIST = 10 << 3 | 2,
+  ATTR_BOOL = 27 << 3 | 0, /* two bytes as a varint */
+  LIST_VALUES = 1 << 3 | 2,
+};
+
+/* A node's bytes beyond 5 per dependency and 5 per chunk id are fewer than this: id 11,
+ * name 2 + 160, type 2, the deps' key and length 6, duration 11, eight attributes under 30
+ * each, the chunk list's framing 30, the record length 5. */
+#define NODE_FIXED_MAX 512u
+
+static inline size_t varint_size(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80)
+    v >>= 7, n++;
+  return n;
 }
 
-/* Appends message m packed by protobuf-c to b; *len receives its size. */
-static tn_status_t pack_into(tn_vec_t *b, const ProtobufCMessage *m, size_t *len, tn_err_t *err) {
-  size_t n = protobuf_c_message_get_packed_size(m);
-  if (n > UINT32_MAX) return tn_err_set(err, TN_LIMIT, "a record of %zu bytes is too large", n);
-  tn_status_t st = tn_vec_reserve(b, b->len + n, err);
-  if (st != TN_OK) return st;
-  *len = protobuf_c_message_pack(m, (uint8_t *)b->data + b->len);
-  b->len += *len;
-  return TN_OK;
+/* An attribute name as (chars, length), for the literals below. */
+#define ANAME(s) s, sizeof s - 1
+
+/* AttributeProto {name, one varint member (key)} as a Node field. Values here are never
+ * negative (check_node), so an int32 takes at most 5 bytes, as protobuf-c writes it. */
+static uint8_t *put_attr_int(uint8_t *p, const char *name, size_t nl, uint32_t key, uint64_t v) {
+  *p++ = NODE_ATTR;
+  *p++ = (uint8_t)(2 + nl + varint_size(key) + varint_size(v)); /* under 128 */
+  *p++ = ATTR_NAME;
+  *p++ = (uint8_t)nl;
+  memcpy(p, name, nl);
+  p = emit_i_put_varint(p + nl, key);
+  return emit_i_put_varint(p, v);
 }
 
-/* Index into w->entries of attribute (kind, value), packing it on first use. Most nodes
- * share their attributes (the same peers, sizes, tags and chunk ids recur across a
- * set), so protobuf-c packs each distinct one once. */
-static tn_status_t find_attr(writer_t *w, uint32_t kind, uint64_t value, uint32_t *idx,
-                             tn_err_t *err) {
-  uint64_t h = emit_i_hash_u64(value * 0x9e3779b97f4a7c15ull + kind);
-  size_t pos;
-  for (uint32_t v = emit_i_map_first(&w->map, h, &pos); v; v = emit_i_map_next(&w->map, h, &pos)) {
-    const wattr_t *e = &TN_VEC_AT(&w->entries, wattr_t, v - 1);
-    if (e->kind == kind && e->value == value) {
-      *idx = v - 1;
-      return TN_OK;
-    }
-  }
-  attr_t at;
-  ChakraProtoMsg__Int64List l;
-  int64_t one;
-  build_attr(kind, value, &at, &l, &one);
-  wattr_t e = {value, kind, (uint32_t)w->pool.len, 0};
-  size_t len = 0;
-  if (w->entries.len >= UINT32_MAX - 1 || w->pool.len > UINT32_MAX - 4096)
-    return tn_err_set(err, TN_LIMIT, "too many distinct node attributes");
-  tn_status_t st = pack_into(&w->pool, &at.base, &len, err);
-  e.len = (uint32_t)len;
-  if (st == TN_OK) st = tn_vec_push(&w->entries, &e, err);
-  if (st == TN_OK) st = emit_i_map_put(&w->map, h, (uint32_t)w->entries.len, err);
-  *idx = (uint32_t)w->entries.len - 1;
-  return st;
+/* AttributeProto {name, int64_list {packed values}} as a Node field. */
+static uint8_t *put_attr_list(uint8_t *p, const char *name, size_t nl, const uint32_t *v,
+                              uint32_t n) {
+  size_t payload = 0;
+  for (uint32_t k = 0; k < n; k++)
+    payload += varint_size(v[k]);
+  size_t list = 1 + varint_size(payload) + payload;
+  *p++ = NODE_ATTR;
+  p = emit_i_put_varint(p, 2 + nl + 1 + varint_size(list) + list);
+  *p++ = ATTR_NAME;
+  *p++ = (uint8_t)nl;
+  memcpy(p, name, nl);
+  p += nl;
+  *p++ = ATTR_INT64_LIST;
+  p = emit_i_put_varint(p, list);
+  *p++ = LIST_VALUES;
+  p = emit_i_put_varint(p, payload);
+  for (uint32_t k = 0; k < n; k++)
+    p = emit_i_put_varint(p, v[k]);
+  return p;
 }
 
-/* Values below this (peers, per-sender tags, chunk ids, flags) find their entry by direct
- * index, without hashing. */
-enum { WRITER_SMALL = 1u << 12 };
-
-/* The same, first by direct index for small values, else trying the entry last used for
- * this kind on a node of this op. */
-static tn_status_t cached_attr(writer_t *w, algo_op_t op, uint32_t kind, uint64_t value,
-                               uint32_t *idx, tn_err_t *err) {
-  if (value < WRITER_SMALL) {
-    uint32_t *slot = &w->small[(size_t)kind * WRITER_SMALL + value];
-    if (*slot) {
-      *idx = *slot - 1;
-      return TN_OK;
-    }
-    tn_status_t st = find_attr(w, kind, value, idx, err);
-    if (st == TN_OK) *slot = *idx + 1;
-    return st;
-  }
-  uint32_t *last = &w->last[op][kind];
-  if (*last && TN_VEC_AT(&w->entries, wattr_t, *last - 1).value == value) {
-    *idx = *last - 1;
-    return TN_OK;
-  }
-  tn_status_t st = find_attr(w, kind, value, idx, err);
-  if (st == TN_OK) *last = *idx + 1;
-  return st;
-}
-
-/* The cache is emptied when it holds this many attributes (between nodes: a node's
- * entries must stay put until it is packed), so that on sets whose tags never repeat the
- * map stays small enough for the CPU cache and the recurring attributes are packed again
- * once. */
-enum { WRITER_MAX_ENTRIES = 1u << 12 };
-
-static void writer_cache_clear(writer_t *w) {
-  w->pool.len = w->entries.len = 0;
-  if (w->map.cap) {
-    memset(w->map.val, 0, w->map.cap * sizeof *w->map.val);
-    w->map.len = 0;
-  }
-  memset(w->last, 0, sizeof w->last);
-  memset(w->small, 0, (size_t)W_KINDS * WRITER_SMALL * sizeof *w->small);
-}
-
+/* Appends node i of rank r as a record: its length, then the Node. The attributes come in
+ * the order tenet has always written them: comm_src, comm_dst (SEND), comm_size, comm_tag,
+ * comm_type, is_cpu_op, tenet_chunks, tenet_reduce. */
 static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i, tn_err_t *err) {
   const algo_node_t *x = algo_node(a, r, i);
-  if (w->entries.len >= WRITER_MAX_ENTRIES) writer_cache_clear(w);
   tn_status_t st = check_node(a, r, i, err);
-  if (st == TN_OK) st = tn_vec_reserve(&w->deps, x->ndeps, err);
+  if (st == TN_OK)
+    st = tn_vec_reserve(
+        &w->buf, w->buf.len + NODE_FIXED_MAX + 5u * (size_t)x->ndeps + 5u * (size_t)x->nchunks,
+        err);
   if (st != TN_OK) return st;
-  uint64_t *deps = w->deps.data;
+  /* The Node goes 5 bytes in (room for any length) and moves down once its length is known. */
+  uint8_t *rec = (uint8_t *)w->buf.data + w->buf.len, *body = rec + 5, *p = body;
+  if (i) *p++ = NODE_ID, p = emit_i_put_varint(p, i);
+  size_t nl = node_name(a, r, x, (char *)p + 2);
+  assert(nl > 0 && nl < 128);
+  *p++ = NODE_NAME;
+  *p++ = (uint8_t)nl;
+  p += nl;
+  bool send = x->op == ALGO_SEND;
+  uint8_t type = x->op == ALGO_COMP ? CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE
+                 : send             ? CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE
+                                    : CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
+  *p++ = NODE_TYPE;
+  *p++ = type;
   const uint32_t *d = algo_node_deps(a, r, x);
-  for (uint32_t k = 0; k < x->ndeps; k++)
-    deps[k] = d[k];
-
-  char name[160];
-  node_name(a, r, x, name);
-  emit_i_lazy_node_t node;
-  memset(&node, 0, sizeof node); /* proto3 defaults; no name packs like "" */
-  node.id = i;
-  node.name = name;
-  node.n_data_deps = x->ndeps;
-  node.data_deps = deps;
-  /* The attributes in the order the schema-level writer always used: comm_src,
-   * comm_dst (SEND), comm_size, comm_tag, comm_type, is_cpu_op, tenet_chunks,
-   * tenet_reduce. idx[k] is a cache entry, or UINT32_MAX for the multi-chunk list. */
-  uint32_t idx[9];
-  size_t n = 0;
+  if (x->ndeps) {
+    size_t payload = 0;
+    for (uint32_t k = 0; k < x->ndeps; k++)
+      payload += varint_size(d[k]);
+    *p++ = NODE_DATA_DEPS;
+    p = emit_i_put_varint(p, payload);
+    for (uint32_t k = 0; k < x->ndeps; k++)
+      p = emit_i_put_varint(p, d[k]);
+  }
   if (x->op == ALGO_COMP) {
-    node.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE;
-    node.duration_micros = x->duration_us;
+    if (x->duration_us) *p++ = NODE_DURATION, p = emit_i_put_varint(p, x->duration_us);
   } else {
-    bool send = x->op == ALGO_SEND;
-    node.type = send ? CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE
-                     : CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
-    const uint64_t vals[5] = {send ? r : (uint32_t)x->peer, (uint32_t)x->peer, x->bytes,
-                              (uint32_t)x->tag, (uint64_t)node.type};
-    for (uint32_t k = W_SRC; k <= W_TYPE && st == TN_OK; k++)
-      if (k != W_DST || send) st = cached_attr(w, x->op, k, vals[k], &idx[n++], err);
+    uint32_t peer = (uint32_t)x->peer;
+    p = put_attr_int(p, ANAME("comm_src"), ATTR_INT32, send ? r : peer);
+    if (send) p = put_attr_int(p, ANAME("comm_dst"), ATTR_INT32, peer);
+    p = put_attr_int(p, ANAME("comm_size"), ATTR_INT64, x->bytes);
+    p = put_attr_int(p, ANAME("comm_tag"), ATTR_INT32, (uint32_t)x->tag);
+    p = put_attr_int(p, ANAME("comm_type"), ATTR_INT64, type);
   }
-  if (st == TN_OK) st = cached_attr(w, x->op, W_CPU, 0, &idx[n++], err);
-  const uint32_t *ch = algo_node_chunks(a, r, x);
-  if (st == TN_OK && x->nchunks == 1) st = cached_attr(w, x->op, W_CHUNK, ch[0], &idx[n++], err);
-  if (st == TN_OK && x->nchunks > 1) {
-    if ((st = tn_vec_reserve(&w->chunks, x->nchunks, err)) != TN_OK) return st;
-    int64_t *chunks = w->chunks.data;
-    for (uint32_t k = 0; k < x->nchunks; k++)
-      chunks[k] = ch[k];
-    attr_t at;
-    ChakraProtoMsg__Int64List l;
-    int64_t one;
-    build_attr(W_CHUNK, 0, &at, &l, &one);
-    l.n_values = x->nchunks;
-    l.values = chunks;
-    size_t len = 0;
-    w->list.len = 0;
-    st = pack_into(&w->list, &at.base, &len, err);
-    idx[n++] = UINT32_MAX;
-  }
-  if (st == TN_OK && x->op == ALGO_RECV && x->reduce)
-    st = cached_attr(w, x->op, W_REDUCE, 1, &idx[n++], err);
-  if (st != TN_OK) return st;
-  /* Pointers into the pool only now: caching may have moved it. */
-  ProtobufCBinaryData attrs[9];
-  for (size_t k = 0; k < n; k++) {
-    if (idx[k] == UINT32_MAX) {
-      attrs[k].len = w->list.len;
-      attrs[k].data = w->list.data;
-    } else {
-      const wattr_t *e = &TN_VEC_AT(&w->entries, wattr_t, idx[k]);
-      attrs[k].len = e->len;
-      attrs[k].data = (uint8_t *)w->pool.data + e->off;
-    }
-  }
-  node.n_attr = n;
-  node.attr = attrs;
-  /* The record: its length, then the Node (emit_i_node_encode writes what protobuf-c's
-   * pack would, byte for byte). */
-  size_t len = emit_i_node_size(&node);
-  if (len > UINT32_MAX) return tn_err_set(err, TN_LIMIT, "a record of %zu bytes is too large", len);
-  if ((st = tn_vec_reserve(&w->buf, w->buf.len + 5 + len, err)) != TN_OK) return st;
-  uint8_t *at = (uint8_t *)w->buf.data + w->buf.len, *p = emit_i_put_varint(at, len);
-  uint8_t *end = emit_i_node_encode(&node, p);
-  assert((size_t)(end - p) == len);
-  w->buf.len += (size_t)(end - at);
+  p = put_attr_int(p, ANAME("is_cpu_op"), ATTR_BOOL, 0);
+  if (x->nchunks)
+    p = put_attr_list(p, ANAME("tenet_chunks"), algo_node_chunks(a, r, x), x->nchunks);
+  if (x->op == ALGO_RECV && x->reduce) p = put_attr_int(p, ANAME("tenet_reduce"), ATTR_INT32, 1);
+  size_t len = (size_t)(p - body);
+  uint8_t *at = emit_i_put_varint(rec, len);
+  if (at != body) memmove(at, body, len);
+  w->buf.len += (size_t)(at - rec) + len;
   return TN_OK;
 }
 
@@ -447,28 +366,6 @@ static tn_status_t write_file(const char *path, const tn_vec_t *b, tn_err_t *err
     return TN_IO;
   }
   return TN_OK;
-}
-
-static tn_status_t writer_init(writer_t *w, tn_err_t *err) {
-  memset(w, 0, sizeof *w);
-  tn_vec_init(&w->buf, 1);
-  tn_vec_init(&w->deps, sizeof(uint64_t));
-  tn_vec_init(&w->chunks, sizeof(int64_t));
-  tn_vec_init(&w->list, 1);
-  tn_vec_init(&w->pool, 1);
-  tn_vec_init(&w->entries, sizeof(wattr_t));
-  return tn_calloc((size_t)W_KINDS * WRITER_SMALL, sizeof *w->small, &w->small, err);
-}
-
-static void writer_free(writer_t *w) {
-  tn_vec_free(&w->buf);
-  tn_vec_free(&w->deps);
-  tn_vec_free(&w->chunks);
-  tn_vec_free(&w->list);
-  tn_vec_free(&w->pool);
-  tn_vec_free(&w->entries);
-  emit_i_map_free(&w->map);
-  free(w->small);
 }
 
 /* The first failure (lowest rank) among the ranks a parallel stage ran: each worker keeps
@@ -510,9 +407,9 @@ static tn_status_t first_failure(const worker_fail_t *w, unsigned n, tn_err_t *e
 typedef struct write_job {
   const algo_t *a;
   const char *prefix, *tmp_suffix;
-  writer_t *writers;     /* one per worker */
-  worker_fail_t *fails;  /* one per worker */
-  uint8_t *written;      /* per rank: its temporary file exists */
+  writer_t *writers;    /* one per worker */
+  worker_fail_t *fails; /* one per worker */
+  uint8_t *written;     /* per rank: its temporary file exists */
   first_fail_t first;
 } write_job_t;
 
@@ -568,12 +465,12 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
     return st;
   }
   for (unsigned k = 0; k < workers; k++) {
-    if (st == TN_OK) st = writer_init(&j.writers[k], err);
+    tn_vec_init(&j.writers[k].buf, 1);
     j.fails[k].rank = UINT32_MAX;
   }
   if (st == TN_OK) tn_parallel_for(a->npus, workers, write_rank, &j);
   for (unsigned k = 0; k < workers; k++)
-    writer_free(&j.writers[k]);
+    tn_vec_free(&j.writers[k].buf);
   uint32_t renamed = 0;
   char *path = NULL, *tmp = NULL;
   if (st != TN_OK || (st = first_failure(j.fails, workers, err)) != TN_OK) goto fail;
@@ -979,11 +876,11 @@ typedef struct dec {
   uint32_t rank;
   const frame_t *frames; /* sorted by id */
   size_t n;
-  bool dense;      /* frames[i].id == i for every i (tenet's own files): no search needed */
+  bool dense;           /* frames[i].id == i for every i (tenet's own files): no search needed */
   uint64_t chunk_limit; /* chunk ids must be below it (from the file's own header) */
-  uint32_t *seen;  /* per node index: 1 + the index of the node that last listed it */
-  tn_vec_t deps;   /* uint32_t scratch */
-  tn_vec_t chunks; /* uint32_t scratch */
+  uint32_t *seen;       /* per node index: 1 + the index of the node that last listed it */
+  tn_vec_t deps;        /* uint32_t scratch */
+  tn_vec_t chunks;      /* uint32_t scratch */
 } dec_t;
 
 static tn_status_t add_deps(dec_t *d, const uint64_t *ids, size_t n, uint32_t self,

@@ -1,7 +1,7 @@
-/* emit/chakra_fast.c — the machinery behind the fast Chakra ET writer and reader
- * (emit/chakra.c): the lazy-attribute twin of the Node descriptor, a bump allocator for
- * protobuf-c's unpack, and a small hash map for the attribute caches. See
- * chakra_internal.h for why the bytes stay those of the Chakra schema. */
+/* emit/chakra_fast.c — the machinery behind the fast Chakra ET reader (emit/chakra.c): the
+ * lazy-attribute twin of the Node descriptor, a bump allocator for protobuf-c's unpack,
+ * and a small hash map for the attribute cache. See chakra_internal.h for why the bytes
+ * stay those of the Chakra schema. */
 #include "emit/chakra_internal.h"
 
 #include <stdlib.h>
@@ -32,74 +32,6 @@ void emit_i_lazy_desc_init(emit_i_lazy_desc_t *d) {
   /* The generated init would stamp the real descriptor into the message; protobuf-c's
    * generic init (used when this is NULL) stamps ours. */
   d->desc.message_init = NULL;
-}
-
-/* ------------------------------------------------------------ node frame */
-
-static inline size_t varint_size(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80)
-    v >>= 7, n++;
-  return n;
-}
-
-/* Keys (field number << 3 | wire type) of the Node fields the writer sets. */
-enum {
-  KEY_ID = 1 << 3 | 0,
-  KEY_NAME = 2 << 3 | 2,
-  KEY_TYPE = 3 << 3 | 0,
-  KEY_DATA_DEPS = 5 << 3 | 2, /* proto3 repeated scalars are packed */
-  KEY_DURATION = 7 << 3 | 0,
-  KEY_ATTR = 10 << 3 | 2,
-};
-
-static size_t deps_payload(const emit_i_lazy_node_t *n) {
-  size_t b = 0;
-  for (size_t k = 0; k < n->n_data_deps; k++)
-    b += varint_size(n->data_deps[k]);
-  return b;
-}
-
-size_t emit_i_node_size(const emit_i_lazy_node_t *n) {
-  size_t b = 0, name = n->name ? strlen(n->name) : 0;
-  if (n->id) b += 1 + varint_size(n->id);
-  if (name) b += 1 + varint_size(name) + name;
-  /* An enum is an int32: a negative one would take ten bytes, as protobuf-c writes it. */
-  if (n->type) b += 1 + varint_size((uint64_t)(int64_t)n->type);
-  if (n->n_data_deps) {
-    size_t d = deps_payload(n);
-    b += 1 + varint_size(d) + d;
-  }
-  if (n->duration_micros) b += 1 + varint_size(n->duration_micros);
-  for (size_t k = 0; k < n->n_attr; k++)
-    b += 1 + varint_size(n->attr[k].len) + n->attr[k].len;
-  return b;
-}
-
-uint8_t *emit_i_node_encode(const emit_i_lazy_node_t *n, uint8_t *p) {
-  size_t name = n->name ? strlen(n->name) : 0;
-  if (n->id) *p++ = KEY_ID, p = emit_i_put_varint(p, n->id);
-  if (name) {
-    *p++ = KEY_NAME;
-    p = emit_i_put_varint(p, name);
-    memcpy(p, n->name, name);
-    p += name;
-  }
-  if (n->type) *p++ = KEY_TYPE, p = emit_i_put_varint(p, (uint64_t)(int64_t)n->type);
-  if (n->n_data_deps) {
-    *p++ = KEY_DATA_DEPS;
-    p = emit_i_put_varint(p, deps_payload(n));
-    for (size_t k = 0; k < n->n_data_deps; k++)
-      p = emit_i_put_varint(p, n->data_deps[k]);
-  }
-  if (n->duration_micros) *p++ = KEY_DURATION, p = emit_i_put_varint(p, n->duration_micros);
-  for (size_t k = 0; k < n->n_attr; k++) {
-    *p++ = KEY_ATTR;
-    p = emit_i_put_varint(p, n->attr[k].len);
-    if (n->attr[k].len) memcpy(p, n->attr[k].data, n->attr[k].len);
-    p += n->attr[k].len;
-  }
-  return p;
 }
 
 /* ------------------------------------------------------------------ arena */

@@ -1,10 +1,9 @@
-/* emit/chakra_internal.h — private to emit/chakra*.c: the fast path of the Chakra ET writer
- * and reader. The reader unpacks a Node with protobuf_c_message_unpack through a twin of
- * the Node descriptor whose field 10 (attr) is `repeated bytes`, the same wire format as
- * `repeated AttributeProto`; the writer frames the same twin itself (emit_i_node_encode,
- * byte-identical to protobuf-c's pack). Each attribute is packed or unpacked by protobuf-c
- * with the real AttributeProto descriptor once per distinct value (writer) or distinct
- * bytes (reader) and reused. */
+/* emit/chakra_internal.h — private to emit/chakra*.c: the fast path of the Chakra ET
+ * reader. It unpacks a Node with protobuf_c_message_unpack through a twin of the Node
+ * descriptor whose field 10 (attr) is `repeated bytes`, the same wire format as `repeated
+ * AttributeProto`; each attribute is unpacked by protobuf-c with the real AttributeProto
+ * descriptor once per distinct bytes and reused. (The writer encodes node records itself:
+ * see put_node in chakra.c.) */
 #ifndef TENET_EMIT_CHAKRA_INTERNAL_H
 #define TENET_EMIT_CHAKRA_INTERNAL_H
 
@@ -50,15 +49,6 @@ static inline uint8_t *emit_i_put_varint(uint8_t *p, uint64_t v) {
   *p++ = (uint8_t)v;
   return p;
 }
-
-/* The writer's Node frame: what protobuf_c_message_pack writes for n (a lazy node without
- * ctrl_deps, start_time_micros, inputs or outputs, which the writer never sets; base is not
- * read), byte for byte (test_emit checks it against protobuf-c on every kind of node). The
- * fields are plain varints, one string and the attribute bytes protobuf-c packed; framing
- * them here saves protobuf-c's descriptor walk and a sizing pass per node.
- * emit_i_node_size: the packed size; emit_i_node_encode writes that many bytes at out. */
-size_t emit_i_node_size(const emit_i_lazy_node_t *n);
-uint8_t *emit_i_node_encode(const emit_i_lazy_node_t *n, uint8_t *out);
 
 /* Bump allocator for protobuf-c: alloc never frees, reset makes all memory reusable
  * (keeping one block as large as everything used since the last reset). */

@@ -183,14 +183,63 @@ static void emit_node_records_are_what_protobuf_c_packs(void **state) {
   TU_OK(algo_add_recv(a, 1, 0, 0, 4000, false, NULL, 0, ch, 4, NULL, &tu_err_));
   TU_OK(algo_add_send(a, 1, 2, ALGO_MAX_TAG, EMIT_CHAKRA_MAX_MSG_BYTES, NULL, 0, odd, 3, NULL,
                       &tu_err_));
-  TU_OK(algo_add_recv(a, 2, 1, ALGO_MAX_TAG, EMIT_CHAKRA_MAX_MSG_BYTES, true, NULL, 0, odd, 3,
-                      NULL, &tu_err_));
+  TU_OK(algo_add_recv(a, 2, 1, ALGO_MAX_TAG, EMIT_CHAKRA_MAX_MSG_BYTES, true, NULL, 0, odd, 3, NULL,
+                      &tu_err_));
   TU_OK(emit_chakra_write(a, prefix, &tu_err_));
   check_records_repack(prefix, 3);
   algo_free(a);
   a = ring_reduce(5, 5u << 20, true);
   TU_OK(emit_chakra_write(a, prefix, &tu_err_));
   check_records_repack(prefix, 5);
+  algo_free(a);
+}
+
+/* The names of rank r's nodes, in id order, as one string joined by '|'. */
+static char *node_names(const char *prefix, uint32_t r) {
+  size_t len, pos = 0, used = 0;
+  uint8_t *d = slurp(path_of(prefix, r), &len);
+  char *out = calloc(len + 1, 1);
+  assert_non_null(out);
+  pos += get_len(d, &pos); /* the GlobalMetadata record */
+  while (pos < len) {
+    size_t n = get_len(d, &pos);
+    ChakraProtoMsg__Node *m = chakra_proto_msg__node__unpack(NULL, n, d + pos);
+    assert_non_null(m);
+    used += (size_t)sprintf(out + used, "%s%s", used ? "|" : "", m->name);
+    chakra_proto_msg__node__free_unpacked(m, NULL);
+    pos += n;
+  }
+  free(d);
+  return out;
+}
+
+/* Names spell every number in plain decimal (the writer formats them by hand, two digits at
+ * a time): one, two, three, four and nine digits, at the edges of each. */
+static void emit_node_names_spell_numbers_in_decimal(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_names");
+  char prefix[1100];
+  snprintf(prefix, sizeof prefix, "%s/x", dir);
+  algo_t *a = NULL;
+  TU_OK(algo_create("greedy", TN_ALLGATHER, 3, 20000, 60000, &a, &tu_err_));
+  uint32_t c9[] = {9}, c10[] = {10}, run[] = {99, 100, 101}, odd[] = {1000, 7};
+  uint32_t c4[] = {10099}, c59999[] = {59999};
+  TU_OK(algo_add_send(a, 0, 1, 0, 1, NULL, 0, c9, 1, NULL, &tu_err_));
+  TU_OK(algo_add_send(a, 0, 2, 10, 1, NULL, 0, c10, 1, NULL, &tu_err_));
+  TU_OK(algo_add_send(a, 0, 1, 99, 1, NULL, 0, run, 3, NULL, &tu_err_));
+  TU_OK(algo_add_send(a, 0, 1, 100, 1, NULL, 0, c4, 1, NULL, &tu_err_));
+  TU_OK(algo_add_send(a, 0, 1, ALGO_MAX_TAG, 1, NULL, 0, c59999, 1, NULL, &tu_err_));
+  TU_OK(algo_add_comp(a, 0, 0, NULL, 0, odd, 2, NULL, &tu_err_));
+  TU_OK(algo_add_recv(a, 1, 0, 1234, 1, true, NULL, 0, run, 3, NULL, &tu_err_));
+  TU_OK(algo_add_comp(a, 2, 0, NULL, 0, NULL, 0, NULL, &tu_err_));
+  TU_OK(emit_chakra_write(a, prefix, &tu_err_));
+  char *r0 = node_names(prefix, 0), *r1 = node_names(prefix, 1), *r2 = node_names(prefix, 2);
+  assert_string_equal(r0, "send r0->r1 tag 0 chunk 9|send r0->r2 tag 10 chunk 10|"
+                          "send r0->r1 tag 99 chunks 99..101|send r0->r1 tag 100 chunk 10099|"
+                          "send r0->r1 tag 499999999 chunk 59999|comp r0 reduce 2 chunks");
+  assert_string_equal(r1, "recv r1<-r0 tag 1234 chunks 99..101 reduce");
+  assert_string_equal(r2, "comp r2 idle");
+  free(r0), free(r1), free(r2);
   algo_free(a);
 }
 
@@ -203,8 +252,8 @@ static bool same_file(const char *p, const char *q) {
   return same;
 }
 
-/* Sets whose tags and sizes never repeat overflow the writer's and the reader's attribute
- * caches, which are then emptied between nodes: the round trip stays exact. */
+/* Sets whose tags and sizes never repeat overflow the reader's attribute cache, which is then
+ * emptied between nodes: the round trip stays exact. */
 static void emit_round_trip_survives_attribute_cache_resets(void **state) {
   (void)state;
   algo_t *a = NULL;
@@ -213,8 +262,8 @@ static void emit_round_trip_survives_attribute_cache_resets(void **state) {
     uint32_t from = m % 3, to = (m + 1) % 3, c = m % 7;
     uint64_t bytes = 1000 + m;
     TU_OK(algo_add_send(a, from, to, (int32_t)m, bytes, NULL, 0, &c, 1, NULL, &tu_err_));
-    TU_OK(algo_add_recv(a, to, from, (int32_t)m, bytes, m % 2 == 0, NULL, 0, &c, 1, NULL,
-                        &tu_err_));
+    TU_OK(
+        algo_add_recv(a, to, from, (int32_t)m, bytes, m % 2 == 0, NULL, 0, &c, 1, NULL, &tu_err_));
   }
   round_trip(a, "emit_cache_reset");
 }
@@ -967,6 +1016,7 @@ int main(void) {
       cmocka_unit_test(emit_round_trip_multi_chunk_nodes_and_unknown_collective),
       cmocka_unit_test(emit_round_trip_survives_attribute_cache_resets),
       cmocka_unit_test(emit_node_records_are_what_protobuf_c_packs),
+      cmocka_unit_test(emit_node_names_spell_numbers_in_decimal),
       cmocka_unit_test(emit_write_is_byte_identical_across_runs),
       cmocka_unit_test(emit_write_follows_the_chakra_wire_contract),
       cmocka_unit_test(emit_read_rejects_truncation_at_every_byte),
