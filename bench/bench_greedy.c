@@ -128,9 +128,22 @@ static void quality(void) {
   }
 }
 
-/* Where the bench writes Chakra sets (scratch; overwritten on every run): under
+/* Where the bench writes Chakra sets (scratch, removed before it exits): under
  * $TENET_BENCH_DIR (default /tmp), e.g. /dev/shm to leave the disk's file system out. */
 static char scratch[400] = "/tmp/bench_greedy_w";
+
+/* The speed rows' sets, removed at exit. Each rep writes a new set, as a user's
+ * `tenet synth -o NEW/PREFIX` does, rather than replacing the previous rep's files: on an
+ * ext4 without a journal (this VM's disk) every file created skips, one by one, the inodes
+ * freed in the last 1-6 minutes, so rewriting 128 files rep after rep timed the file
+ * system's bookkeeping of our own deletions (up to 60 ms a rep, measured with perf in
+ * find_inode_bit / recently_deleted), not tenet. */
+enum { MAX_SPEED_SETS = 64 };
+static struct {
+  char prefix[512];
+  uint32_t npus;
+} speed_sets[MAX_SPEED_SETS];
+static int nspeed_sets;
 
 /* One synthesis as `tenet synth` does it: plan (with the automatic chunking when chunks is
  * 0), lower (plus algo_fill_idle), write the Chakra set under prefix. Wall and CPU times. */
@@ -151,8 +164,7 @@ static run_t synth_once(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t
   double t0 = tn_wall_seconds(), c0 = cpu_seconds();
   if (greedy_run_for(t, coll, size, &o, &s, &err) != TN_OK) die(what, &err);
   double t1 = tn_wall_seconds();
-  if (algo_from_schedule(&s, coll, "greedy", &a, &err) != TN_OK ||
-      algo_fill_idle(a, &err) != TN_OK)
+  if (algo_from_schedule(&s, coll, "greedy", &a, &err) != TN_OK || algo_fill_idle(a, &err) != TN_OK)
     die(what, &err);
   double t2 = tn_wall_seconds();
   r.k = s.chunks_per_npu;
@@ -186,11 +198,15 @@ static void remove_set(const char *prefix, uint32_t npus) {
 static void speed_row(const char *kind, const char *dims, tn_coll_t coll, uint64_t size,
                       uint32_t chunks, int reps) {
   topo_t *t = gen(kind, dims);
-  char prefix[512], sz[32];
-  snprintf(prefix, sizeof prefix, "%s/%s-%s-%s/greedy", scratch, kind, dims, tn_coll_name(coll));
+  char sz[32];
   run_t best = {.plan = 1e30, .lower = 1e30, .write = 1e30, .total = 1e30};
   double best_cpu = 1e30;
-  for (int i = 0; i < reps; i++) {
+  for (int i = 0; i < reps && nspeed_sets < MAX_SPEED_SETS; i++) {
+    char *prefix = speed_sets[nspeed_sets].prefix;
+    snprintf(prefix, sizeof speed_sets[0].prefix, "%s/%s-%s-%s-%d/greedy", scratch, kind, dims,
+             tn_coll_name(coll), i);
+    remove_set(prefix, t->npus); /* left by an interrupted run */
+    speed_sets[nspeed_sets++].npus = t->npus;
     run_t r = synth_once(t, coll, size, chunks, prefix, dims);
     best.k = r.k;
     best.nodes = r.nodes;
@@ -205,7 +221,6 @@ static void speed_row(const char *kind, const char *dims, tn_coll_t coll, uint64
          kind, dims, t->npus, tn_coll_name(coll), tn_fmt_size(size, sz, sizeof sz), best.k,
          (unsigned long long)best.nodes, best.plan, best.lower, best.write, best.total, best_cpu,
          reps);
-  remove_set(prefix, t->npus);
   topo_free(t);
 }
 
@@ -223,8 +238,8 @@ static void scale_row(const char *dims) {
     uint64_t lb = topo_lower_bound_ps(t, TN_ALLGATHER, 64 * MiB);
     printf("  mesh %-6s %5u NPUs  transfers %9llu  plan %9.1f  lower %8.1f  write %8.1f  "
            "total %9.1f ms  cpu %9.1f ms  peak RSS %7.1f MiB  busbw/bound %.4f\n",
-           dims, t->npus, (unsigned long long)r.transfers, r.plan, r.lower, r.write, r.total,
-           r.cpu, (double)ru.ru_maxrss / 1024.0, (double)lb / (double)r.time_ps);
+           dims, t->npus, (unsigned long long)r.transfers, r.plan, r.lower, r.write, r.total, r.cpu,
+           (double)ru.ru_maxrss / 1024.0, (double)lb / (double)r.time_ps);
     fflush(stdout);
     remove_set(prefix, t->npus);
     topo_free(t);
@@ -243,7 +258,7 @@ int main(int argc, char **argv) {
   bool all = strcmp(what, "all") == 0;
   if (all || strcmp(what, "quality") == 0) quality();
   if (all || strcmp(what, "speed") == 0) {
-    printf("speed (wall ms: plan, lower, write Chakra to %s)\n", scratch);
+    printf("speed (wall ms: plan, lower, write a new Chakra set under %s)\n", scratch);
     speed_row("mesh", "16x8", TN_ALLREDUCE, 64 * MiB, 0, 5);
     speed_row("torus", "16x8", TN_ALLREDUCE, 64 * MiB, 0, 5);
     speed_row("mesh", "32x32", TN_ALLGATHER, 64 * MiB, 1, 3);
@@ -255,5 +270,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof npus / sizeof *npus; i++)
       if (npus[i] <= max_npus) scale_row(dims[i]);
   }
+  for (int i = 0; i < nspeed_sets; i++)
+    remove_set(speed_sets[i].prefix, speed_sets[i].npus);
   return 0;
 }
