@@ -28,6 +28,18 @@ tn_status_t tn_calloc(size_t n, size_t size, void *out, tn_err_t *err) {
   return TN_OK;
 }
 
+tn_status_t tn_malloc(size_t n, size_t size, void *out, tn_err_t *err) {
+  void **p = out;
+  *p = NULL;
+  if (size != 0 && n > SIZE_MAX / size)
+    return tn_err_set(err, TN_NOMEM, "allocation of %zu x %zu bytes overflows", n, size);
+  if (n == 0 || size == 0) n = 1, size = 1;
+  *p = malloc(n * size);
+  if (*p == NULL)
+    return tn_err_set(err, TN_NOMEM, "out of memory allocating %zu x %zu bytes", n, size);
+  return TN_OK;
+}
+
 tn_status_t tn_realloc(void *pp, size_t old_n, size_t n, size_t size, tn_err_t *err) {
   void **p = pp;
   if (size != 0 && n > SIZE_MAX / size)
