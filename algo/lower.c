@@ -13,8 +13,10 @@
  *
  * Speed. Every id a rank's nodes refer to is the rank's own (a dependency is a delivery to
  * the sender), so ranks are lowered independently: big schedules on tn_thread_count()
- * threads (at most 4), each taking a share of the ranks start to end (count, reserve exactly, write RECVs, sort and write
- * SENDs and COMPs straight into the reserved pools). The output does not depend on it. */
+ * threads (at most 4). One pass over the schedule numbers tags and RECVs and counts every
+ * rank's nodes; then each thread takes a share of the ranks start to end (reserve exactly,
+ * write RECVs, sort and write SENDs and COMPs straight into the reserved pools). The output
+ * does not depend on the threads. */
 #include "algo/algo.h"
 
 #include <stdlib.h>
@@ -74,7 +76,10 @@ typedef struct lower {
   uint32_t *own_off, *own; /* All-Reduce: per chunk, transfers of the reduce phase leaving
                               its owner with it (their COMPs complete the chunk there) */
   uint64_t chunk_base, chunk_rem; /* chunk c has chunk_base + (c < chunk_rem) bytes */
-  uint32_t *sent;                 /* number_tags: per NPU, messages numbered so far */
+  /* Per rank, from count(): messages sent (tags numbered so far), RECVs, SENDs and COMPs,
+   * dependency ids and chunk ids. */
+  uint32_t *sent, *nrecv, *nitem;
+  uint64_t *ndep, *nchunk;
 } lower_t;
 
 /* One thread's share of the lowering: ranks r0..r1-1, done start to end by that thread
@@ -83,9 +88,8 @@ typedef struct lower {
 typedef struct worker {
   lower_t *L;
   uint32_t r0, r1;
-  uint32_t *nrecv, *nitem;  /* per rank of the share: RECVs and items, then fill cursors */
-  uint64_t *ndep, *nrchunk, *nichunk; /* deps, chunks of RECVs, chunks of items */
-  uint32_t *item_off;       /* per rank of the share + 1 */
+  uint32_t *item_off; /* per rank of the share + 1: where its items start */
+  uint32_t *fill;     /* per rank of the share: items collected so far */
   item_t *items;
   sortrec_t *recs, *tmp;
   uint32_t *last, *last_rank; /* reverse: per chunk, the rank's last COMP on it */
@@ -290,46 +294,49 @@ static uint64_t own_deps(const lower_t *L, const phase_t *p, const sched_xfer_t 
   return d;
 }
 
-/* Pass 1: numbers the RECVs of the share's ranks (transfer order) and counts every rank's
- * nodes, deps and chunks, so storage is reserved exactly (no doubling slack, up to 2x the
- * memory on a 4096-NPU All-Gather). */
-static void count(worker_t *w) {
-  const lower_t *L = w->L;
+/* Pass 1, over the whole schedule once (before the ranks are shared out): numbers each
+ * transfer's message by the ones its sender sent before it, in this and earlier phases
+ * (unique per sender, so per (sender, receiver) pair, which is all matching needs; small
+ * and recurring across ranks, which keeps Chakra files short and their attribute caches
+ * hitting), numbers the RECVs of every rank in transfer order and counts every rank's
+ * nodes, deps and chunks, so that storage is reserved exactly (no doubling slack, up to 2x
+ * the memory on a 4096-NPU All-Gather). */
+static tn_status_t count(lower_t *L, tn_err_t *err) {
   for (uint32_t q = 0; q < L->nph; q++) {
-    const phase_t *p = &L->ph[q];
+    phase_t *p = &L->ph[q];
     for (uint32_t xi = 0; xi < schedule_len(p->s); xi++) {
       const sched_xfer_t *x = schedule_xfer(p->s, xi);
       uint32_t s = sender(p, x), d = receiver(p, x);
-      if (mine(w, d)) {
-        uint32_t i = d - w->r0;
-        p->recv_id[xi] = w->nrecv[i]++;
-        w->nrchunk[i] += x->nchunks;
-        if (p->reverse) { /* the COMP: its RECV and the previous COMPs of its chunks */
-          w->nitem[i]++;
-          w->ndep[i] += 1u + x->nchunks;
-          w->nichunk[i] += x->nchunks;
-        }
+      if (L->sent[s] > ALGO_MAX_TAG)
+        return tn_err_set(err, TN_LIMIT, "lowering: NPU %u sends more than %d messages", s,
+                          ALGO_MAX_TAG + 1);
+      p->tag[xi] = L->sent[s]++;
+      p->recv_id[xi] = L->nrecv[d]++;
+      L->nchunk[d] += x->nchunks;
+      if (p->reverse) { /* the COMP: its RECV and the previous COMPs of its chunks */
+        L->nitem[d]++;
+        L->ndep[d] += 1u + x->nchunks;
+        L->nchunk[d] += x->nchunks;
       }
-      if (mine(w, s)) {
-        uint32_t i = s - w->r0;
-        w->nitem[i]++;
-        w->nichunk[i] += x->nchunks;
-        uint32_t kids = p->reverse ? p->kid_off[xi + 1] - p->kid_off[xi] : 0;
-        if (p->reverse && kids == 0 && !L->final) kids = p->max_kids; /* a leaf inherits */
-        w->ndep[i] += p->reverse ? kids : x->ndeps + own_deps(L, p, x);
-      }
+      L->nitem[s]++;
+      L->nchunk[s] += x->nchunks;
+      uint32_t kids = p->reverse ? p->kid_off[xi + 1] - p->kid_off[xi] : 0;
+      if (p->reverse && kids == 0 && !L->final) kids = p->max_kids; /* a leaf inherits */
+      L->ndep[s] += p->reverse ? kids : x->ndeps + own_deps(L, p, x);
     }
   }
+  return TN_OK;
 }
 
 /* Gives rank r's node, dep and chunk pools exactly the counted room (a new algo's ranks
  * are empty). */
 static tn_status_t reserve_rank(worker_t *w, uint32_t r) {
-  uint32_t i = r - w->r0;
-  uint64_t nodes = (uint64_t)w->nrecv[i] + w->nitem[i], chunks = w->nrchunk[i] + w->nichunk[i];
-  if (nodes >= UINT32_MAX - 1 || w->ndep[i] >= UINT32_MAX || chunks >= UINT32_MAX)
+  const lower_t *L = w->L;
+  uint64_t nodes = (uint64_t)L->nrecv[r] + L->nitem[r];
+  if (nodes >= UINT32_MAX - 1 || L->ndep[r] >= UINT32_MAX || L->nchunk[r] >= UINT32_MAX)
     return tn_err_set(&w->err, TN_LIMIT, "rank %u has too many nodes", r);
-  return algo_reserve(w->L->a, r, (size_t)nodes, (size_t)w->ndep[i], (size_t)chunks, &w->err);
+  return algo_reserve(L->a, r, (size_t)nodes, (size_t)L->ndep[r], (size_t)L->nchunk[r],
+                      &w->err);
 }
 
 /* Appends a node to R, whose pools were reserved to fit (no check, no growth). deps may
@@ -363,7 +370,7 @@ static uint64_t item_key(const phase_t *p, const sched_xfer_t *x, bool comp) {
 }
 
 /* Pass 2: writes the share's RECVs (in transfer order, so their ids are recv_id) and
- * collects its SENDs and COMPs with their sort keys. nitem is reused as the fill cursor. */
+ * collects its SENDs and COMPs with their sort keys. */
 static void collect(worker_t *w) {
   const lower_t *L = w->L;
   algo_t *a = L->a;
@@ -378,7 +385,6 @@ static void collect(worker_t *w) {
       put(&a->ranks[d], n, NULL, xchunks(p->s, x));
     }
   }
-  memset(w->nitem, 0, (w->r1 - w->r0) * sizeof *w->nitem);
   for (uint32_t q = 0; q < L->nph; q++) {
     const phase_t *p = &L->ph[q];
     uint32_t ord = q << 2, len = schedule_len(p->s);
@@ -390,19 +396,19 @@ static void collect(worker_t *w) {
       uint32_t s = sender(p, x), d = receiver(p, x);
       uint32_t one = x->nchunks == 1 ? xchunks(p->s, x)[0] : NO_ITEM;
       if (p->reverse && mine(w, d)) {
-        uint32_t i = d - w->r0, at = w->item_off[i] + w->nitem[i];
+        uint32_t i = d - w->r0, at = w->item_off[i] + w->fill[i];
         w->items[at] = (item_t){xi, 0, one, p->recv_id[xi]};
-        w->recs[at] = (sortrec_t){item_key(p, x, true), ord, w->nitem[i]++};
+        w->recs[at] = (sortrec_t){item_key(p, x, true), ord, w->fill[i]++};
       }
       if (mine(w, s)) {
-        uint32_t i = s - w->r0, at = w->item_off[i] + w->nitem[i];
+        uint32_t i = s - w->r0, at = w->item_off[i] + w->fill[i];
         item_t it = {xi, d, one, NO_ITEM};
         if (!p->reverse) {
           if (x->ndeps > 1 || (x->ndeps == 0 && L->final)) it.chunk = NO_ITEM;
           if (x->ndeps == 1) it.dep = p->recv_id[xdeps(p->s, x)[0]];
         }
         w->items[at] = it;
-        w->recs[at] = (sortrec_t){item_key(p, x, false), ord | 2u, w->nitem[i]++};
+        w->recs[at] = (sortrec_t){item_key(p, x, false), ord | 2u, w->fill[i]++};
       }
     }
   }
@@ -495,12 +501,8 @@ static void emit_rank(worker_t *w, uint32_t r) {
 }
 
 static void worker_free(worker_t *w) {
-  free(w->nrecv);
-  free(w->nitem);
-  free(w->ndep);
-  free(w->nrchunk);
-  free(w->nichunk);
   free(w->item_off);
+  free(w->fill);
   free(w->items);
   free(w->recs);
   free(w->tmp);
@@ -516,24 +518,20 @@ static void work(worker_t *w) {
   lower_t *L = w->L;
   uint32_t n = w->r1 - w->r0;
   tn_err_t *err = &w->err;
-  tn_status_t st = tn_calloc(n, sizeof *w->nrecv, &w->nrecv, err);
-  if (st == TN_OK) st = tn_calloc(n, sizeof *w->nitem, &w->nitem, err);
-  if (st == TN_OK) st = tn_calloc(n, sizeof *w->ndep, &w->ndep, err);
-  if (st == TN_OK) st = tn_calloc(n, sizeof *w->nrchunk, &w->nrchunk, err);
-  if (st == TN_OK) st = tn_calloc(n, sizeof *w->nichunk, &w->nichunk, err);
-  if (st == TN_OK) st = tn_calloc((size_t)n + 1, sizeof *w->item_off, &w->item_off, err);
+  tn_status_t st = tn_calloc((size_t)n + 1, sizeof *w->item_off, &w->item_off, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *w->fill, &w->fill, err);
   if (st != TN_OK) goto done;
-  count(w);
   uint32_t most = 0;
   for (uint32_t i = 0; i < n; i++) {
-    w->item_off[i + 1] = w->item_off[i] + w->nitem[i];
-    if (w->nitem[i] > most) most = w->nitem[i];
+    w->item_off[i + 1] = w->item_off[i] + L->nitem[w->r0 + i];
+    if (L->nitem[w->r0 + i] > most) most = L->nitem[w->r0 + i];
   }
   for (uint32_t r = w->r0; r < w->r1 && st == TN_OK; r++)
     st = reserve_rank(w, r);
-  if (st == TN_OK) st = tn_calloc((size_t)w->item_off[n] + 1, sizeof *w->items, &w->items, err);
-  if (st == TN_OK) st = tn_calloc((size_t)w->item_off[n] + 1, sizeof *w->recs, &w->recs, err);
-  if (st == TN_OK) st = tn_calloc((size_t)most / 2 + 1, sizeof *w->tmp, &w->tmp, err);
+  /* collect() writes every item and its record: no need to clear them first */
+  if (st == TN_OK) st = tn_malloc((size_t)w->item_off[n] + 1, sizeof *w->items, &w->items, err);
+  if (st == TN_OK) st = tn_malloc((size_t)w->item_off[n] + 1, sizeof *w->recs, &w->recs, err);
+  if (st == TN_OK) st = tn_malloc((size_t)most / 2 + 1, sizeof *w->tmp, &w->tmp, err);
   if (st == TN_OK && L->ph[0].reverse) {
     uint64_t nchunks = (uint64_t)L->a->npus * L->a->chunks_per_npu;
     st = tn_calloc(nchunks, sizeof *w->last, &w->last, err);
@@ -582,37 +580,27 @@ static tn_status_t run_workers(lower_t *L, tn_err_t *err) {
   return st;
 }
 
-/* Numbers each transfer of phase p by the messages its sender sent before it (in this and
- * earlier phases). Unique per sender, so unique per (sender, receiver) pair, which is all
- * matching needs; and small and recurring across ranks, which keeps Chakra files short and
- * their attribute caches hitting (global transfer numbers made every tag distinct). */
-static tn_status_t number_tags(lower_t *L, phase_t *p, tn_err_t *err) {
-  for (uint32_t xi = 0; xi < schedule_len(p->s); xi++) {
-    uint32_t from = sender(p, schedule_xfer(p->s, xi));
-    if (L->sent[from] > ALGO_MAX_TAG)
-      return tn_err_set(err, TN_LIMIT, "lowering: NPU %u sends more than %d messages", from,
-                        ALGO_MAX_TAG + 1);
-    p->tag[xi] = L->sent[from]++;
-  }
-  return TN_OK;
-}
-
 static tn_status_t add_phase(lower_t *L, const schedule_t *s, bool reverse, uint64_t key_base,
                              tn_err_t *err) {
   phase_t *p = &L->ph[L->nph];
   *p = (phase_t){.s = s, .reverse = reverse, .key_base = key_base};
   L->nph++;
+  /* Every transfer's tag and RECV id are set by count(), its COMP id (a reversed phase)
+   * by emit_rank before any node of that rank reads it: no need to clear them first. */
   size_t m = (size_t)schedule_len(s) + 1;
-  tn_status_t st = tn_calloc(m, sizeof *p->recv_id, &p->recv_id, err);
-  if (st == TN_OK) st = tn_calloc(m, sizeof *p->tag, &p->tag, err);
-  if (st == TN_OK) st = number_tags(L, p, err);
-  if (st == TN_OK && reverse) st = tn_calloc(m, sizeof *p->comp_id, &p->comp_id, err);
+  tn_status_t st = tn_malloc(m, sizeof *p->recv_id, &p->recv_id, err);
+  if (st == TN_OK) st = tn_malloc(m, sizeof *p->tag, &p->tag, err);
+  if (st == TN_OK && reverse) st = tn_malloc(m, sizeof *p->comp_id, &p->comp_id, err);
   if (st == TN_OK && reverse) st = build_kids(p, err);
   return st;
 }
 
 static void lower_free(lower_t *L) {
   free(L->sent);
+  free(L->nrecv);
+  free(L->nitem);
+  free(L->ndep);
+  free(L->nchunk);
   for (uint32_t q = 0; q < L->nph; q++) {
     free(L->ph[q].tag);
     free(L->ph[q].recv_id);
@@ -644,12 +632,17 @@ static tn_status_t lower(const schedule_t *rs, const schedule_t *ag, tn_coll_t c
   L.chunk_rem = s->size_bytes % total;
   st = algo_create(name, coll, s->npus, s->chunks_per_npu, s->size_bytes, &L.a, err);
   if (st == TN_OK) st = tn_calloc(s->npus, sizeof *L.sent, &L.sent, err);
+  if (st == TN_OK) st = tn_calloc(s->npus, sizeof *L.nrecv, &L.nrecv, err);
+  if (st == TN_OK) st = tn_calloc(s->npus, sizeof *L.nitem, &L.nitem, err);
+  if (st == TN_OK) st = tn_calloc(s->npus, sizeof *L.ndep, &L.ndep, err);
+  if (st == TN_OK) st = tn_calloc(s->npus, sizeof *L.nchunk, &L.nchunk, err);
   if (st == TN_OK && rs) st = add_phase(&L, rs, true, 0, err);
   if (st == TN_OK && ag) st = add_phase(&L, ag, false, rs ? rs->time_ps + 1 : 0, err);
   if (st == TN_OK && rs && ag) {
     L.final = &L.ph[0];
     st = build_own(&L, &L.ph[0], err);
   }
+  if (st == TN_OK) st = count(&L, err);
   if (st == TN_OK) st = run_workers(&L, err);
   lower_free(&L);
   if (st != TN_OK) {
