@@ -60,6 +60,8 @@ typedef struct plan {
   schedule_t *s;
   uint32_t n, k, nchunks;
   uint64_t size;
+  uint64_t chunk_base, chunk_rem; /* chunk c has chunk_base + (c < chunk_rem) bytes */
+  uint64_t now; /* ten_now of the engine, kept here: it is read at every decision */
   size_t words;          /* 64-bit words per row of claimed */
   uint64_t *claimed;     /* n rows of nchunks bits: NPU holds the chunk or has it in flight */
   uint32_t *count;       /* per chunk: how many NPUs claimed it */
@@ -71,7 +73,7 @@ typedef struct plan {
   uint32_t *dirty; /* links to look at this instant, in the order they got dirty */
   uint8_t *is_dirty;
   uint32_t ndirty;
-  uint8_t *timer_set; /* per link: a wake-up at its free time is pending */
+  uint64_t *wake_at; /* per link: the time of its pending wake-up (its free time), 0: none */
   /* Wake-ups live in the planner's own min-heap; the engine holds one timer (the alarm)
    * per distinct wake time instead of one per busy link, which keeps its queue small. */
   wake_ev_t *wakes;
@@ -124,8 +126,9 @@ static void mark_dirty(plan_t *p, uint32_t l) {
   p->dirty[p->ndirty++] = l;
 }
 
+/* Without branches: which of two children is smaller is a coin toss for the predictor. */
 static bool wake_less(const wake_ev_t *a, const wake_ev_t *b) {
-  return a->time_ps != b->time_ps ? a->time_ps < b->time_ps : a->link < b->link;
+  return (a->time_ps < b->time_ps) | ((a->time_ps == b->time_ps) & (a->link < b->link));
 }
 
 static tn_status_t wake_push(plan_t *p, wake_ev_t w, tn_err_t *err) {
@@ -144,25 +147,35 @@ static tn_status_t wake_push(plan_t *p, wake_ev_t w, tn_err_t *err) {
   return TN_OK;
 }
 
+/* Removes the earliest wake-up. The last entry, which takes its place, is among the
+ * latest, so the hole is first moved down along the smaller children to a leaf (one
+ * comparison per level) and the entry then rises from there (Floyd's bottom-up sift). */
 static void wake_pop(plan_t *p) {
-  wake_ev_t last = p->wakes[--p->nwakes];
+  wake_ev_t *h = p->wakes, last = h[--p->nwakes];
   size_t i = 0, n = p->nwakes;
+  if (n == 0) return;
   for (;;) {
     size_t c = 2 * i + 1;
-    if (c >= n) break;
-    if (c + 1 < n && wake_less(&p->wakes[c + 1], &p->wakes[c])) c++;
-    if (!wake_less(&p->wakes[c], &last)) break;
-    p->wakes[i] = p->wakes[c];
+    if (c + 1 < n) {
+      c += wake_less(&h[c + 1], &h[c]);
+    } else if (c >= n) {
+      break;
+    }
+    h[i] = h[c];
     i = c;
   }
-  if (n > 0) p->wakes[i] = last;
+  while (i > 0 && wake_less(&last, &h[(i - 1) / 2])) {
+    h[i] = h[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h[i] = last;
 }
 
 /* Keeps an engine timer pending at the earliest wake-up. */
 static tn_status_t arm(plan_t *p, tn_err_t *err) {
   if (p->nwakes == 0 || p->wakes[0].time_ps >= p->armed) return TN_OK;
   p->armed = p->wakes[0].time_ps;
-  return ten_timer(p->eng, p->armed - ten_now(p->eng), 0, err);
+  return ten_timer(p->eng, p->armed - p->now, 0, err);
 }
 
 /* An alarm fired: every link whose wake-up is due is looked at in this instant. */
@@ -171,7 +184,7 @@ static tn_status_t on_alarm(plan_t *p, uint64_t now, tn_err_t *err) {
   while (p->nwakes > 0 && p->wakes[0].time_ps <= now) {
     uint32_t l = p->wakes[0].link;
     wake_pop(p);
-    p->timer_set[l] = 0;
+    p->wake_at[l] = 0;
     mark_dirty(p, l);
   }
   return arm(p, err);
@@ -180,13 +193,16 @@ static tn_status_t on_alarm(plan_t *p, uint64_t now, tn_err_t *err) {
 /* Makes sure the planner looks at link l again when it is idle: at once if it is idle now,
  * else by a timer at its free time (one pending timer per link at most). */
 static tn_status_t wake(plan_t *p, uint32_t l, tn_err_t *err) {
-  uint64_t now = ten_now(p->eng), free_ps = ten_link_free_ps(p->eng, l);
-  if (free_ps <= now) {
+  /* A wake-up still ahead means l is busy until then (free times never decrease): the
+   * common case, answered without asking the engine. */
+  if (p->wake_at[l] > p->now) return TN_OK;
+  uint64_t free_ps = ten_link_free_ps(p->eng, l);
+  if (free_ps <= p->now) {
     mark_dirty(p, l);
     return TN_OK;
   }
-  if (p->timer_set[l]) return TN_OK;
-  p->timer_set[l] = 1;
+  if (p->wake_at[l] != 0) return TN_OK; /* due now; the alarm of this instant takes it */
+  p->wake_at[l] = free_ps;
   tn_status_t st = wake_push(p, (wake_ev_t){free_ps, l}, err);
   return st == TN_OK ? arm(p, err) : st;
 }
@@ -229,8 +245,8 @@ static tn_status_t append(schedule_t *s, const sched_xfer_t *x, uint32_t chunk, 
  * and wakes the planner when l is idle again. */
 static tn_status_t send(plan_t *p, uint32_t u, uint32_t w, uint32_t l, const cand_t *cand,
                         tn_err_t *err) {
-  uint64_t now = ten_now(p->eng);
-  uint64_t bytes = ten_chunk_bytes(p->size, p->n, p->k, cand->chunk);
+  uint64_t now = p->now;
+  uint64_t bytes = p->chunk_base + (cand->chunk < p->chunk_rem ? 1u : 0u); /* ten_chunk_bytes */
   uint32_t index = schedule_len(p->s);
   sched_xfer_t x = {.src = u,
                     .dst = w,
@@ -240,7 +256,8 @@ static tn_status_t send(plan_t *p, uint32_t u, uint32_t w, uint32_t l, const can
                     .nchunks = 1,
                     .ndeps = cand->xfer == SCHED_NONE ? 0u : 1u};
   tn_status_t st = append(p->s, &x, cand->chunk, cand->xfer, err);
-  if (st == TN_OK) st = ten_send(p->eng, u, w, bytes, index, err);
+  /* l is the route's first hop (setup and build_dests checked the routes) */
+  if (st == TN_OK) st = ten_send_via(p->eng, u, w, l, bytes, index, err);
   if (st != TN_OK) return st;
   claim(p, w, cand->chunk);
   /* Wake at the free time only if something is already waiting; a later offer wakes it
@@ -307,7 +324,7 @@ static tn_status_t decide_switch(plan_t *p, uint32_t l, tn_err_t *err) {
 }
 
 static tn_status_t decide_all(plan_t *p, tn_err_t *err) {
-  uint64_t now = ten_now(p->eng);
+  uint64_t now = p->now;
   tn_status_t st = TN_OK;
   for (uint32_t i = 0; i < p->ndirty && st == TN_OK; i++) {
     uint32_t l = p->dirty[i];
@@ -320,6 +337,7 @@ static tn_status_t decide_all(plan_t *p, tn_err_t *err) {
 }
 
 static tn_status_t on_event(plan_t *p, const ten_event_t *ev, tn_err_t *err) {
+  p->now = ev->time_ps; /* what ten_now(p->eng) returns until the next ten_next */
   if (ev->kind == TEN_EV_TIMER) return on_alarm(p, ev->time_ps, err);
   uint32_t index = (uint32_t)ev->cookie;
   sched_xfer_t *x = &TN_VEC_AT(&p->s->xfers, sched_xfer_t, index);
@@ -383,7 +401,7 @@ static tn_status_t setup(plan_t *p, tn_err_t *err) {
   if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->q, &p->q, err);
   if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->dirty, &p->dirty, err);
   if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->is_dirty, &p->is_dirty, err);
-  if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->timer_set, &p->timer_set, err);
+  if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->wake_at, &p->wake_at, err);
   if (st != TN_OK) return st;
   for (uint32_t l = 0; l < t->nlinks; l++) {
     const topo_link_t *lk = &t->links[l];
@@ -410,7 +428,7 @@ static void teardown(plan_t *p) {
   free(p->dests);
   free(p->dirty);
   free(p->is_dirty);
-  free(p->timer_set);
+  free(p->wake_at);
   free(p->wakes);
   ten_engine_free(p->eng);
 }
@@ -495,6 +513,8 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
               .k = k,
               .nchunks = n * k,
               .size = size_bytes,
+              .chunk_base = size_bytes / ((uint64_t)n * k),
+              .chunk_rem = size_bytes % ((uint64_t)n * k),
               .armed = UINT64_MAX};
   p.owed = (uint64_t)n * (n - 1u) * k;
   /* One transfer, one chunk and at most one dependency per (NPU, foreign chunk): reserve
@@ -523,7 +543,7 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
   if (st == TN_OK && !(gave_up && *gave_up)) st = decide_all(&p, err);
   ten_event_t ev;
   while (st == TN_OK && !(gave_up && *gave_up) && ten_next(p.eng, &ev)) {
-    if (should_stop(&p, stop, ev.time_ps, ten_now(p.eng))) {
+    if (should_stop(&p, stop, ev.time_ps, ev.time_ps)) {
       *gave_up = true;
       break;
     }
