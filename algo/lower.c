@@ -27,7 +27,6 @@
 #define PAR_MIN_TRANSFERS 8192u
 /* At most this many rank shares are lowered in parallel. */
 #define MAX_SHARES 4u
-#define NO_ITEM UINT32_MAX
 
 /* One phase of the lowered algorithm: a schedule run forward (All-Gather) or reversed
  * (Reduce-Scatter). */
@@ -42,30 +41,35 @@ typedef struct phase {
   uint32_t max_kids;        /* reverse: the most kids of any transfer */
 } phase_t;
 
-/* A SEND or COMP waiting for its id in its rank: transfer x, the SEND's receiver, and what
- * emitting it needs, copied while the schedule is read in order so that the per-rank pass
- * rarely reads the schedule at random. chunk is the transfer's only chunk, or NO_ITEM when
- * it has several (or, for a forward SEND, when its dependencies are not just dep). dep is
- * a forward SEND's one dependency (its chunk's RECV, NO_ITEM for none) or a COMP's RECV. */
-typedef struct item {
-  uint32_t x, peer, chunk, dep;
-} item_t;
-
-/* What a rank's items are sorted by: (key, ord, idx), where ord is phase << 2 |
- * (SEND ? 2 : 0) and idx is the item's index in its rank: items are appended in transfer
- * order, last transfer first for a reversed phase. So COMPs go before SENDs at one instant
- * and a reversed phase takes its transfers in reverse issue order. Kept apart from the
- * items to sort 16-byte records. */
+/* A SEND or COMP waiting for its id in its rank, with what it is sorted by: (key, ord,
+ * idx), where ord is phase << 2 | (SEND ? 2 : 0) and idx is the item's index in its rank
+ * among items of its ord. Items are collected in transfer order, last transfer first for a
+ * reversed phase, so idx is the transfer's index x, or ~x for a reversed phase: tie holds
+ * ord << 32 | idx, and the item is its transfer. So COMPs go before SENDs at one instant
+ * and a reversed phase takes its transfers in reverse issue order. 16 bytes and nothing
+ * besides: the items of a share are its biggest scratch, and fresh pages cost (a page
+ * fault, ~3 us here, per 4 KiB). */
 typedef struct sortrec {
   uint64_t key;
-  uint32_t ord, idx;
+  uint64_t tie;
 } sortrec_t;
 
+static sortrec_t make_rec(uint64_t key, uint32_t ord, bool reverse, uint32_t x) {
+  return (sortrec_t){key, (uint64_t)ord << 32 | (reverse ? ~x : x)};
+}
+static uint32_t rec_ord(const sortrec_t *r) {
+  return (uint32_t)(r->tie >> 32);
+}
 static uint32_t ord_phase(uint32_t ord) {
   return ord >> 2;
 }
 static bool ord_is_comp(uint32_t ord) {
   return (ord & 2u) == 0;
+}
+/* The transfer of item r of phase p. */
+static uint32_t rec_xfer(const sortrec_t *r, bool reverse) {
+  uint32_t idx = (uint32_t)r->tie;
+  return reverse ? ~idx : idx;
 }
 
 typedef struct lower {
@@ -75,7 +79,6 @@ typedef struct lower {
   const phase_t *final;    /* All-Reduce: the reduce phase whose COMPs own sends wait for */
   uint32_t *own_off, *own; /* All-Reduce: per chunk, transfers of the reduce phase leaving
                               its owner with it (their COMPs complete the chunk there) */
-  uint64_t chunk_base, chunk_rem; /* chunk c has chunk_base + (c < chunk_rem) bytes */
   /* Per rank, from count(): messages sent (tags numbered so far), RECVs, SENDs and COMPs,
    * dependency ids and chunk ids. */
   uint32_t *sent, *nrecv, *nitem;
@@ -90,7 +93,6 @@ typedef struct worker {
   uint32_t r0, r1;
   uint32_t *item_off; /* per rank of the share + 1: where its items start */
   uint32_t *fill;     /* per rank of the share: items collected so far */
-  item_t *items;
   sortrec_t *recs, *tmp;
   uint32_t *last, *last_rank; /* reverse: per chunk, the rank's last COMP on it */
   uint32_t *peer_off, *peer_cnt, *peer_rank; /* reverse: per peer, the deps of the rank's
@@ -222,9 +224,7 @@ static tn_status_t build_own(lower_t *L, const phase_t *p, tn_err_t *err) {
 }
 
 static inline bool rec_less(const sortrec_t *a, const sortrec_t *b) {
-  if (a->key != b->key) return a->key < b->key;
-  if (a->ord != b->ord) return a->ord < b->ord;
-  return a->idx < b->idx;
+  return a->key != b->key ? a->key < b->key : a->tie < b->tie;
 }
 
 /* A merge sort of a[0..n) by rec_less with tmp (n/2 + 1 long) as scratch: insertion sort
@@ -257,7 +257,7 @@ static void merge_sort(sortrec_t *a, uint32_t n, sortrec_t *tmp) {
  * 16x8 All-Reduce an item sits 2.5 places from its place on average and never more than
  * 20, so an insertion sort is close to linear, a third of the merge sort's cost. An input
  * far from sorted (another planner's schedule) exhausts the budget and the merge sort
- * finishes: O(n log n) at worst. rec_less is a total order (idx is unique in a rank), so
+ * finishes: O(n log n) at worst. rec_less is a total order (tie is unique in a rank), so
  * the result is the same whichever sort produced it. */
 static void sort_recs(sortrec_t *a, uint32_t n, sortrec_t *tmp) {
   uint64_t budget = (uint64_t)INSERTION_BUDGET * n;
@@ -370,7 +370,7 @@ static uint64_t item_key(const phase_t *p, const sched_xfer_t *x, bool comp) {
 }
 
 /* Pass 2: writes the share's RECVs (in transfer order, so their ids are recv_id) and
- * collects its SENDs and COMPs with their sort keys. */
+ * collects its SENDs and COMPs as sort records. */
 static void collect(worker_t *w) {
   const lower_t *L = w->L;
   algo_t *a = L->a;
@@ -394,21 +394,14 @@ static void collect(worker_t *w) {
       uint32_t xi = p->reverse ? len - 1 - j : j;
       const sched_xfer_t *x = schedule_xfer(p->s, xi);
       uint32_t s = sender(p, x), d = receiver(p, x);
-      uint32_t one = x->nchunks == 1 ? xchunks(p->s, x)[0] : NO_ITEM;
       if (p->reverse && mine(w, d)) {
-        uint32_t i = d - w->r0, at = w->item_off[i] + w->fill[i];
-        w->items[at] = (item_t){xi, 0, one, p->recv_id[xi]};
-        w->recs[at] = (sortrec_t){item_key(p, x, true), ord, w->fill[i]++};
+        uint32_t i = d - w->r0;
+        w->recs[w->item_off[i] + w->fill[i]++] = make_rec(item_key(p, x, true), ord, true, xi);
       }
       if (mine(w, s)) {
-        uint32_t i = s - w->r0, at = w->item_off[i] + w->fill[i];
-        item_t it = {xi, d, one, NO_ITEM};
-        if (!p->reverse) {
-          if (x->ndeps > 1 || (x->ndeps == 0 && L->final)) it.chunk = NO_ITEM;
-          if (x->ndeps == 1) it.dep = p->recv_id[xdeps(p->s, x)[0]];
-        }
-        w->items[at] = it;
-        w->recs[at] = (sortrec_t){item_key(p, x, false), ord | 2u, w->fill[i]++};
+        uint32_t i = s - w->r0;
+        w->recs[w->item_off[i] + w->fill[i]++] =
+            make_rec(item_key(p, x, false), ord | 2u, p->reverse, xi);
       }
     }
   }
@@ -421,32 +414,24 @@ static void emit_rank(worker_t *w, uint32_t r) {
   algo_rank_t *R = &a->ranks[r];
   uint32_t i0 = r - w->r0, base = w->item_off[i0], m = w->item_off[i0 + 1] - base;
   sortrec_t *rec = w->recs + base;
-  const item_t *items = w->items + base;
   sort_recs(rec, m, w->tmp);
   uint32_t first = (uint32_t)R->nodes.len;
-  for (uint32_t i = 0; i < m; i++)
-    if (ord_is_comp(rec[i].ord)) L->ph[ord_phase(rec[i].ord)].comp_id[items[rec[i].idx].x] =
-        first + i;
   for (uint32_t i = 0; i < m; i++) {
-    const item_t *it = &items[rec[i].idx];
-    const phase_t *p = &L->ph[ord_phase(rec[i].ord)];
-    const uint32_t *ch = &it->chunk;
-    uint32_t nch = 1;
-    uint64_t bytes = 0;
-    if (it->chunk == NO_ITEM) { /* the general path reads the schedule */
-      const sched_xfer_t *x = schedule_xfer(p->s, it->x);
-      ch = xchunks(p->s, x);
-      nch = x->nchunks;
-      bytes = x->bytes;
-    } else {
-      bytes = L->chunk_base + (it->chunk < L->chunk_rem ? 1u : 0u);
-    }
+    uint32_t ord = rec_ord(&rec[i]);
+    if (ord_is_comp(ord)) L->ph[ord_phase(ord)].comp_id[rec_xfer(&rec[i], true)] = first + i;
+  }
+  for (uint32_t i = 0; i < m; i++) {
+    uint32_t ord = rec_ord(&rec[i]);
+    const phase_t *p = &L->ph[ord_phase(ord)];
+    uint32_t xi = rec_xfer(&rec[i], p->reverse);
+    const sched_xfer_t *x = schedule_xfer(p->s, xi);
+    const uint32_t *ch = xchunks(p->s, x);
+    uint32_t nch = x->nchunks;
     uint32_t *deps = (uint32_t *)R->deps.data + R->deps.len, nd = 0;
-    int32_t tag = (int32_t)p->tag[it->x];
-    if (ord_is_comp(rec[i].ord)) {
+    if (ord_is_comp(ord)) {
       /* Its reduce RECV, and the previous COMP of the rank on each of its chunks
        * (reductions into one slot are serialised, in mirrored arrival order). */
-      deps[nd++] = it->dep;
+      deps[nd++] = p->recv_id[xi];
       for (uint32_t j = 0; j < nch; j++) {
         uint32_t c = ch[j];
         if (w->last_rank[c] == r + 1) {
@@ -460,10 +445,11 @@ static void emit_rank(worker_t *w, uint32_t r) {
       put(R, (algo_node_t){ALGO_COMP, false, -1, 0, 0, 0, 0, nd, 0, nch}, deps, ch);
       continue;
     }
+    uint32_t peer = receiver(p, x);
     if (p->reverse) {
       /* Everything the sender reduced for these chunks: the partials that flowed back from
        * every transfer that forwarded them in the All-Gather. */
-      for (uint32_t j = p->kid_off[it->x]; j < p->kid_off[it->x + 1]; j++)
+      for (uint32_t j = p->kid_off[xi]; j < p->kid_off[xi + 1]; j++)
         deps[nd++] = p->comp_id[p->kids[j]];
       /* A leaf's partial (no kids) would be ready at time 0, and all of a rank's leaves
        * would queue on their links at once, ahead of the later sends the mirrored plan
@@ -473,7 +459,6 @@ static void emit_rank(worker_t *w, uint32_t r) {
        * mirrored plan meets these extra dependencies, so they add no cycle. Not in an
        * All-Reduce: there the early partials let some chunks start their All-Gather half
        * sooner, which was worth more on the 64-NPU meshes (1.7-2.2%) than the order. */
-      uint32_t peer = it->peer;
       if (L->final) {
         /* All-Reduce: the reduce phase keeps its eager leaves */
       } else if (nd > 0) {
@@ -484,10 +469,7 @@ static void emit_rank(worker_t *w, uint32_t r) {
         nd = w->peer_cnt[peer];
         memcpy(deps, (uint32_t *)R->deps.data + w->peer_off[peer], nd * sizeof *deps);
       }
-    } else if (it->chunk != NO_ITEM) {
-      if (it->dep != NO_ITEM) deps[nd++] = it->dep;
     } else {
-      const sched_xfer_t *x = schedule_xfer(p->s, it->x);
       for (uint32_t j = 0; j < x->ndeps; j++)
         deps[nd++] = p->recv_id[xdeps(p->s, x)[j]];
       if (x->ndeps == 0 && L->final) /* the owner sends once the reduce phase completed */
@@ -495,7 +477,9 @@ static void emit_rank(worker_t *w, uint32_t r) {
           for (uint32_t k = L->own_off[ch[j]]; k < L->own_off[ch[j] + 1]; k++)
             deps[nd++] = L->final->comp_id[L->own[k]];
     }
-    put(R, (algo_node_t){ALGO_SEND, false, (int32_t)it->peer, tag, bytes, 0, 0, nd, 0, nch},
+    put(R,
+        (algo_node_t){ALGO_SEND, false, (int32_t)peer, (int32_t)p->tag[xi], x->bytes, 0, 0, nd,
+                      0, nch},
         deps, ch);
   }
 }
@@ -503,7 +487,6 @@ static void emit_rank(worker_t *w, uint32_t r) {
 static void worker_free(worker_t *w) {
   free(w->item_off);
   free(w->fill);
-  free(w->items);
   free(w->recs);
   free(w->tmp);
   free(w->last);
@@ -528,8 +511,7 @@ static void work(worker_t *w) {
   }
   for (uint32_t r = w->r0; r < w->r1 && st == TN_OK; r++)
     st = reserve_rank(w, r);
-  /* collect() writes every item and its record: no need to clear them first */
-  if (st == TN_OK) st = tn_malloc((size_t)w->item_off[n] + 1, sizeof *w->items, &w->items, err);
+  /* collect() writes every item's record: no need to clear them first */
   if (st == TN_OK) st = tn_malloc((size_t)w->item_off[n] + 1, sizeof *w->recs, &w->recs, err);
   if (st == TN_OK) st = tn_malloc((size_t)most / 2 + 1, sizeof *w->tmp, &w->tmp, err);
   if (st == TN_OK && L->ph[0].reverse) {
@@ -627,9 +609,6 @@ static tn_status_t lower(const schedule_t *rs, const schedule_t *ag, tn_coll_t c
   }
   if (st != TN_OK) return st;
   lower_t L = {0};
-  uint64_t total = (uint64_t)s->npus * s->chunks_per_npu;
-  L.chunk_base = s->size_bytes / total;
-  L.chunk_rem = s->size_bytes % total;
   st = algo_create(name, coll, s->npus, s->chunks_per_npu, s->size_bytes, &L.a, err);
   if (st == TN_OK) st = tn_calloc(s->npus, sizeof *L.sent, &L.sent, err);
   if (st == TN_OK) st = tn_calloc(s->npus, sizeof *L.nrecv, &L.nrecv, err);
