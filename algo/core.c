@@ -83,26 +83,17 @@ tn_status_t algo_add(algo_t *a, uint32_t rank, const algo_node_t *node, const ui
   return TN_OK;
 }
 
-/* Gives v room for exactly cap elements. The first allocation is left uninitialised: the
- * producers that reserve (the lowering writes a whole rank into its pools) fill every
- * element they use, and nothing reads past len, so zeroing would be a wasted pass over
- * every rank's memory. */
-static tn_status_t reserve_pool(tn_vec_t *v, size_t cap, tn_err_t *err) {
-  if (cap <= v->cap) return TN_OK;
-  if (v->data != NULL) return tn_vec_reserve_exact(v, cap, err);
-  tn_status_t st = tn_malloc(cap, v->elem_size, &v->data, err);
-  if (st == TN_OK) v->cap = cap;
-  return st;
-}
-
 tn_status_t algo_reserve(algo_t *a, uint32_t rank, size_t nodes, size_t deps, size_t chunks,
                          tn_err_t *err) {
   if (rank >= a->npus)
     return tn_err_set(err, TN_INVAL, "rank %u out of range (%u ranks)", rank, a->npus);
+  /* Not zeroed: the producers that reserve (the lowering writes a whole rank into its
+   * pools) fill every element they use, and nothing reads past len, so clearing would be
+   * a wasted pass over every rank's memory. */
   algo_rank_t *R = &a->ranks[rank];
-  tn_status_t st = reserve_pool(&R->nodes, nodes, err);
-  if (st == TN_OK) st = reserve_pool(&R->deps, deps, err);
-  if (st == TN_OK) st = reserve_pool(&R->chunks, chunks, err);
+  tn_status_t st = tn_vec_reserve_exact_uninit(&R->nodes, nodes, err);
+  if (st == TN_OK) st = tn_vec_reserve_exact_uninit(&R->deps, deps, err);
+  if (st == TN_OK) st = tn_vec_reserve_exact_uninit(&R->chunks, chunks, err);
   return st;
 }
 

@@ -94,6 +94,15 @@ tn_status_t tn_vec_reserve_exact(tn_vec_t *v, size_t cap, tn_err_t *err) {
   return st;
 }
 
+tn_status_t tn_vec_reserve_exact_uninit(tn_vec_t *v, size_t cap, tn_err_t *err) {
+  if (cap <= v->cap) return TN_OK;
+  /* tn_realloc zeroes only what lies beyond old_n: passing cap leaves the room as is */
+  tn_status_t st = v->data == NULL ? tn_malloc(cap, v->elem_size, &v->data, err)
+                                   : tn_realloc(&v->data, cap, cap, v->elem_size, err);
+  if (st == TN_OK) v->cap = cap;
+  return st;
+}
+
 tn_status_t tn_vec_push(tn_vec_t *v, const void *elem, tn_err_t *err) {
   if (v->len == v->cap) {
     tn_status_t st = tn_vec_reserve(v, v->len + 1, err);

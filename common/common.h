@@ -83,6 +83,9 @@ tn_status_t tn_vec_reserve(tn_vec_t *v, size_t cap, tn_err_t *err);
  * know their sizes. New room reads as zero; a first allocation comes from calloc, whose
  * fresh pages cost nothing until they are used. Never shrinks. */
 tn_status_t tn_vec_reserve_exact(tn_vec_t *v, size_t cap, tn_err_t *err);
+/* tn_vec_reserve_exact without zeroing the new room, for vectors whose elements are all
+ * written (pushed or stored up to len) before they are read. */
+tn_status_t tn_vec_reserve_exact_uninit(tn_vec_t *v, size_t cap, tn_err_t *err);
 #define TN_VEC_AT(v, type, i) (((type *)(v)->data)[i])
 
 /* Overflow-checked arithmetic on sizes: returns false on overflow. */

@@ -518,11 +518,13 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
               .armed = UINT64_MAX};
   p.owed = (uint64_t)n * (n - 1u) * k;
   /* One transfer, one chunk and at most one dependency per (NPU, foreign chunk): reserve
-   * exactly (fresh calloc pages: a candidate the search drops early never touches most). */
+   * exactly, and without clearing: append writes every element, and untouched pages cost
+   * nothing (a candidate the search drops early never touches most), while memory malloc
+   * reuses would otherwise be cleared for nothing. */
   tn_vec_t *v[3] = {&out->xfers, &out->chunks, &out->deps};
   tn_status_t st = TN_OK;
   for (int i = 0; i < 3 && st == TN_OK; i++)
-    st = tn_vec_reserve_exact(v[i], (size_t)p.owed + 1, err);
+    st = tn_vec_reserve_exact_uninit(v[i], (size_t)p.owed + 1, err);
   if (st == TN_OK) st = setup(&p, err);
   if (st == TN_OK && stop && stop->limit_ps) {
     st = tn_calloc(n, sizeof *p.ingress_Bps, &p.ingress_Bps, err);
