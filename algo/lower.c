@@ -350,7 +350,10 @@ static inline void put(algo_rank_t *R, algo_node_t n, const uint32_t *deps,
   n.chunk_off = (uint32_t)R->chunks.len;
   if (deps != dp)
     for (uint32_t j = 0; j < n.ndeps; j++) dp[j] = deps[j];
-  for (uint32_t j = 0; j < n.nchunks; j++) cp[j] = chunks[j];
+  if (n.nchunks == 1) /* the greedy's messages: one chunk each */
+    cp[0] = chunks[0];
+  else
+    for (uint32_t j = 0; j < n.nchunks; j++) cp[j] = chunks[j];
   R->deps.len += n.ndeps;
   R->chunks.len += n.nchunks;
   TN_VEC_AT(&R->nodes, algo_node_t, R->nodes.len++) = n;
