@@ -48,6 +48,15 @@ typedef struct wake_ev {
   uint32_t link;
 } wake_ev_t;
 
+#define NO_LINK UINT32_MAX
+
+/* Links due for a look at one time, in the order they were added (a list through
+ * plan_t.wake_next); a free bucket's head links the free list. */
+typedef struct bucket {
+  uint64_t time_ps;
+  uint32_t head, tail;
+} bucket_t;
+
 /* An NPU reachable through a switch link: the NPU and the last link into it. */
 typedef struct dest {
   uint32_t npu, last_link;
@@ -74,10 +83,20 @@ typedef struct plan {
   uint8_t *is_dirty;
   uint32_t ndirty;
   uint64_t *wake_at; /* per link: the time of its pending wake-up (its free time), 0: none */
-  /* Wake-ups live in the planner's own min-heap; the engine holds one timer (the alarm)
-   * per distinct wake time instead of one per busy link, which keeps its queue small. */
-  wake_ev_t *wakes;
-  size_t nwakes, wakes_cap;
+  /* Wake-ups live in the planner's own queue; the engine holds one timer (the alarm) per
+   * distinct wake time instead of one per busy link, which keeps its queue small. The
+   * queue is a heap of buckets by time: a send's wake-up is due one transmission after
+   * now, so the links sent on in one instant nearly always share a time and join the
+   * bucket made last (else a new one, even if an older bucket has that time: on_alarm
+   * gathers all that are due and sorts their links). One heap operation per distinct
+   * time rather than two per wake-up (a third of the plan's instructions went to them).
+   * At most one wake-up per link is pending, so nlinks buckets always suffice. */
+  bucket_t *bk;
+  uint32_t *bheap, nbheap; /* buckets in use, a min-heap by time */
+  uint32_t bk_free;        /* first free bucket */
+  uint32_t bk_last;        /* the bucket made last while it is in use, else NO_LINK */
+  uint32_t *wake_next;     /* per link: the next link in its bucket */
+  wake_ev_t *due;          /* on_alarm's scratch, nlinks long */
   uint64_t armed; /* earliest alarm pending in the engine, UINT64_MAX if none */
   uint32_t epoch; /* instants processed so far */
   uint64_t owed;  /* (NPU, chunk) deliveries still to plan */
@@ -126,66 +145,105 @@ static void mark_dirty(plan_t *p, uint32_t l) {
   p->dirty[p->ndirty++] = l;
 }
 
-/* Without branches: which of two children is smaller is a coin toss for the predictor. */
 static bool wake_less(const wake_ev_t *a, const wake_ev_t *b) {
-  return (a->time_ps < b->time_ps) | ((a->time_ps == b->time_ps) & (a->link < b->link));
+  return a->time_ps != b->time_ps ? a->time_ps < b->time_ps : a->link < b->link;
 }
 
-static tn_status_t wake_push(plan_t *p, wake_ev_t w, tn_err_t *err) {
-  if (p->nwakes == p->wakes_cap) {
-    size_t ncap = p->wakes_cap ? p->wakes_cap * 2 : 256;
-    tn_status_t st = tn_realloc(&p->wakes, p->wakes_cap, ncap, sizeof *p->wakes, err);
-    if (st != TN_OK) return st;
-    p->wakes_cap = ncap;
-  }
-  size_t i = p->nwakes++;
-  while (i > 0 && wake_less(&w, &p->wakes[(i - 1) / 2])) {
-    p->wakes[i] = p->wakes[(i - 1) / 2];
+static bool bucket_less(const plan_t *p, uint32_t a, uint32_t b) {
+  return p->bk[a].time_ps < p->bk[b].time_ps;
+}
+
+static void bheap_push(plan_t *p, uint32_t b) {
+  uint32_t i = p->nbheap++;
+  while (i > 0 && bucket_less(p, b, p->bheap[(i - 1) / 2])) {
+    p->bheap[i] = p->bheap[(i - 1) / 2];
     i = (i - 1) / 2;
   }
-  p->wakes[i] = w;
-  return TN_OK;
+  p->bheap[i] = b;
 }
 
-/* Removes the earliest wake-up. The last entry, which takes its place, is among the
- * latest, so the hole is first moved down along the smaller children to a leaf (one
- * comparison per level) and the entry then rises from there (Floyd's bottom-up sift). */
-static void wake_pop(plan_t *p) {
-  wake_ev_t *h = p->wakes, last = h[--p->nwakes];
-  size_t i = 0, n = p->nwakes;
-  if (n == 0) return;
+static void bheap_pop(plan_t *p) {
+  uint32_t last = p->bheap[--p->nbheap], i = 0, n = p->nbheap;
   for (;;) {
-    size_t c = 2 * i + 1;
-    if (c + 1 < n) {
-      c += wake_less(&h[c + 1], &h[c]);
-    } else if (c >= n) {
-      break;
-    }
-    h[i] = h[c];
+    uint32_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && bucket_less(p, p->bheap[c + 1], p->bheap[c])) c++;
+    if (!bucket_less(p, p->bheap[c], last)) break;
+    p->bheap[i] = p->bheap[c];
     i = c;
   }
-  while (i > 0 && wake_less(&last, &h[(i - 1) / 2])) {
-    h[i] = h[(i - 1) / 2];
-    i = (i - 1) / 2;
+  if (n > 0) p->bheap[i] = last;
+}
+
+/* Queues a look at link l at time_ps (l has none pending). */
+static void wake_push(plan_t *p, uint64_t time_ps, uint32_t l) {
+  uint32_t b = p->bk_last;
+  if (b == NO_LINK || p->bk[b].time_ps != time_ps) {
+    b = p->bk_free;
+    p->bk_free = p->bk[b].head;
+    p->bk[b] = (bucket_t){time_ps, NO_LINK, NO_LINK};
+    bheap_push(p, b);
+    p->bk_last = b;
   }
-  h[i] = last;
+  bucket_t *k = &p->bk[b];
+  if (k->head == NO_LINK)
+    k->head = l;
+  else
+    p->wake_next[k->tail] = l;
+  k->tail = l;
+  p->wake_next[l] = NO_LINK;
+}
+
+static int wake_cmp(const void *a, const void *b) {
+  return wake_less(a, b) ? -1 : wake_less(b, a) ? 1 : 0;
+}
+
+/* Sorts w[0..n) by (time, link), a total order (one wake-up per link). The links of a
+ * bucket come in the order the planner decided on them, mostly by link id already, so an
+ * insertion sort is nearly linear; past 8 moves per entry qsort takes over. */
+static void sort_due(wake_ev_t *w, uint32_t n) {
+  uint64_t budget = 8u * (uint64_t)n;
+  for (uint32_t i = 1; i < n; i++) {
+    if (!wake_less(&w[i], &w[i - 1])) continue;
+    wake_ev_t x = w[i];
+    uint32_t j = i;
+    do {
+      w[j] = w[j - 1];
+      j--;
+    } while (j > 0 && wake_less(&x, &w[j - 1]));
+    w[j] = x;
+    if (i - j > budget) {
+      qsort(w, n, sizeof *w, wake_cmp);
+      return;
+    }
+    budget -= i - j;
+  }
 }
 
 /* Keeps an engine timer pending at the earliest wake-up. */
 static tn_status_t arm(plan_t *p, tn_err_t *err) {
-  if (p->nwakes == 0 || p->wakes[0].time_ps >= p->armed) return TN_OK;
-  p->armed = p->wakes[0].time_ps;
+  if (p->nbheap == 0 || p->bk[p->bheap[0]].time_ps >= p->armed) return TN_OK;
+  p->armed = p->bk[p->bheap[0]].time_ps;
   return ten_timer(p->eng, p->armed - p->now, 0, err);
 }
 
 /* An alarm fired: every link whose wake-up is due is looked at in this instant. */
 static tn_status_t on_alarm(plan_t *p, uint64_t now, tn_err_t *err) {
   if (now >= p->armed) p->armed = UINT64_MAX;
-  while (p->nwakes > 0 && p->wakes[0].time_ps <= now) {
-    uint32_t l = p->wakes[0].link;
-    wake_pop(p);
-    p->wake_at[l] = 0;
-    mark_dirty(p, l);
+  uint32_t n = 0;
+  while (p->nbheap > 0 && p->bk[p->bheap[0]].time_ps <= now) {
+    uint32_t b = p->bheap[0];
+    bheap_pop(p);
+    for (uint32_t l = p->bk[b].head; l != NO_LINK; l = p->wake_next[l])
+      p->due[n++] = (wake_ev_t){p->bk[b].time_ps, l};
+    if (b == p->bk_last) p->bk_last = NO_LINK;
+    p->bk[b].head = p->bk_free;
+    p->bk_free = b;
+  }
+  sort_due(p->due, n);
+  for (uint32_t i = 0; i < n; i++) {
+    p->wake_at[p->due[i].link] = 0;
+    mark_dirty(p, p->due[i].link);
   }
   return arm(p, err);
 }
@@ -203,8 +261,8 @@ static tn_status_t wake(plan_t *p, uint32_t l, tn_err_t *err) {
   }
   if (p->wake_at[l] != 0) return TN_OK; /* due now; the alarm of this instant takes it */
   p->wake_at[l] = free_ps;
-  tn_status_t st = wake_push(p, (wake_ev_t){free_ps, l}, err);
-  return st == TN_OK ? arm(p, err) : st;
+  wake_push(p, free_ps, l);
+  return arm(p, err);
 }
 
 /* Offers chunk c, just arrived at NPU v by transfer xfer, to every link out of v whose far
@@ -402,7 +460,15 @@ static tn_status_t setup(plan_t *p, tn_err_t *err) {
   if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->dirty, &p->dirty, err);
   if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->is_dirty, &p->is_dirty, err);
   if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->wake_at, &p->wake_at, err);
+  if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->bk, &p->bk, err);
+  if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->bheap, &p->bheap, err);
+  if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->wake_next, &p->wake_next, err);
+  if (st == TN_OK) st = tn_calloc(t->nlinks, sizeof *p->due, &p->due, err);
   if (st != TN_OK) return st;
+  for (uint32_t b = 0; b < t->nlinks; b++) /* all buckets free */
+    p->bk[b].head = b + 1 < t->nlinks ? b + 1 : NO_LINK;
+  p->bk_free = 0;
+  p->bk_last = NO_LINK;
   for (uint32_t l = 0; l < t->nlinks; l++) {
     const topo_link_t *lk = &t->links[l];
     if (lk->src < p->n && lk->dst < p->n && topo_route_next(p->routes, lk->src, lk->dst) == l)
@@ -429,7 +495,10 @@ static void teardown(plan_t *p) {
   free(p->dirty);
   free(p->is_dirty);
   free(p->wake_at);
-  free(p->wakes);
+  free(p->bk);
+  free(p->bheap);
+  free(p->wake_next);
+  free(p->due);
   ten_engine_free(p->eng);
 }
 
