@@ -335,8 +335,7 @@ static tn_status_t reserve_rank(worker_t *w, uint32_t r) {
   uint64_t nodes = (uint64_t)L->nrecv[r] + L->nitem[r];
   if (nodes >= UINT32_MAX - 1 || L->ndep[r] >= UINT32_MAX || L->nchunk[r] >= UINT32_MAX)
     return tn_err_set(&w->err, TN_LIMIT, "rank %u has too many nodes", r);
-  return algo_reserve(L->a, r, (size_t)nodes, (size_t)L->ndep[r], (size_t)L->nchunk[r],
-                      &w->err);
+  return algo_reserve(L->a, r, (size_t)nodes, (size_t)L->ndep[r], (size_t)L->nchunk[r], &w->err);
 }
 
 /* Appends a node to R, whose pools were reserved to fit (no check, no growth). deps may
@@ -349,11 +348,13 @@ static inline void put(algo_rank_t *R, algo_node_t n, const uint32_t *deps,
   n.dep_off = (uint32_t)R->deps.len;
   n.chunk_off = (uint32_t)R->chunks.len;
   if (deps != dp)
-    for (uint32_t j = 0; j < n.ndeps; j++) dp[j] = deps[j];
+    for (uint32_t j = 0; j < n.ndeps; j++)
+      dp[j] = deps[j];
   if (n.nchunks == 1) /* the greedy's messages: one chunk each */
     cp[0] = chunks[0];
   else
-    for (uint32_t j = 0; j < n.nchunks; j++) cp[j] = chunks[j];
+    for (uint32_t j = 0; j < n.nchunks; j++)
+      cp[j] = chunks[j];
   R->deps.len += n.ndeps;
   R->chunks.len += n.nchunks;
   TN_VEC_AT(&R->nodes, algo_node_t, R->nodes.len++) = n;
@@ -481,8 +482,8 @@ static void emit_rank(worker_t *w, uint32_t r) {
             deps[nd++] = L->final->comp_id[L->own[k]];
     }
     put(R,
-        (algo_node_t){ALGO_SEND, false, (int32_t)peer, (int32_t)p->tag[xi], x->bytes, 0, 0, nd,
-                      0, nch},
+        (algo_node_t){ALGO_SEND, false, (int32_t)peer, (int32_t)p->tag[xi], x->bytes, 0, 0, nd, 0,
+                      nch},
         deps, ch);
   }
 }

@@ -70,7 +70,7 @@ typedef struct plan {
   uint32_t n, k, nchunks;
   uint64_t size;
   uint64_t chunk_base, chunk_rem; /* chunk c has chunk_base + (c < chunk_rem) bytes */
-  uint64_t now; /* ten_now of the engine, kept here: it is read at every decision */
+  uint64_t now;          /* ten_now of the engine, kept here: it is read at every decision */
   size_t words;          /* 64-bit words per row of claimed */
   uint64_t *claimed;     /* n rows of nchunks bits: NPU holds the chunk or has it in flight */
   uint32_t *count;       /* per chunk: how many NPUs claimed it */

@@ -179,12 +179,12 @@ static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, uint32_t l, tn_err_t
   const topo_link_t *lk = &e->t->links[l];
   link_state_t *ls = &e->links[l];
   /* A collective's messages have one or two sizes: remember the last one's busy time
-   * rather than divide and round again (bytes > 0, so the zeroed memo never matches). */
+   * rather than divide and round again (bytes > 0, so the zeroed memo never matches).
+   * Every message takes time (at least 1 ps): no zero-time event loops. */
   if (msg->bytes != ls->memo_bytes) {
     ls->memo_bytes = msg->bytes;
     ls->memo_busy_ps = tn_xfer_ps(msg->bytes, lk->bandwidth_GBps);
-    if (ls->memo_busy_ps == 0) ls->memo_busy_ps = 1; /* every message takes time: no
-                                                        zero-time event loops */
+    if (ls->memo_busy_ps == 0) ls->memo_busy_ps = 1;
   }
   uint64_t busy = ls->memo_busy_ps;
   uint64_t start = e->now > ls->free_ps ? e->now : ls->free_ps;
@@ -232,8 +232,8 @@ static bool route_ok(ten_engine_t *e, uint32_t src, uint32_t dst, uint32_t *firs
   return topo_route_hops(e->routes, src, dst) != UINT32_MAX;
 }
 
-static tn_status_t check_message(const ten_engine_t *e, uint32_t src, uint32_t dst,
-                                 uint64_t bytes, tn_err_t *err) {
+static tn_status_t check_message(const ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes,
+                                 tn_err_t *err) {
   if (src >= e->t->npus || dst >= e->t->npus || src == dst || bytes == 0)
     return tn_err_set(err, TN_INVAL, "bad message %u -> %u of %llu bytes", src, dst,
                       (unsigned long long)bytes);
@@ -265,8 +265,8 @@ static tn_status_t inject(ten_engine_t *e, uint32_t src, uint32_t dst, uint32_t 
   return st;
 }
 
-tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes,
-                     uint64_t cookie, tn_err_t *err) {
+tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t cookie,
+                     tn_err_t *err) {
   tn_status_t st = check_message(e, src, dst, bytes, err);
   if (st != TN_OK) return st;
   uint32_t first;

@@ -581,14 +581,19 @@ static void lowering_orders_sends_by_arrival_when_listed_in_reverse(void **state
   schedule_t s;
   schedule_init(&s, TN_ALLGATHER, 3, K, 3u * K * 8u); /* 8 bytes per chunk */
   for (uint32_t c = 0; c < K; c++) {
-    sched_xfer_t x = {.src = 0, .dst = 1, .bytes = 8, .start_ps = c, .end_ps = 100 + c,
-                      .nchunks = 1};
+    sched_xfer_t x = {
+        .src = 0, .dst = 1, .bytes = 8, .start_ps = c, .end_ps = 100 + c, .nchunks = 1};
     TU_OK(schedule_add(&s, &x, &c, NULL, NULL, &tu_err_));
   }
   for (uint32_t j = 0; j < K; j++) {
     uint32_t c = K - 1 - j, dep = c; /* transfer c brought chunk c to NPU 1 */
-    sched_xfer_t x = {.src = 1, .dst = 2, .bytes = 8, .start_ps = 200 + j, .end_ps = 300 + j,
-                      .nchunks = 1, .ndeps = 1};
+    sched_xfer_t x = {.src = 1,
+                      .dst = 2,
+                      .bytes = 8,
+                      .start_ps = 200 + j,
+                      .end_ps = 300 + j,
+                      .nchunks = 1,
+                      .ndeps = 1};
     TU_OK(schedule_add(&s, &x, &c, &dep, NULL, &tu_err_));
   }
   algo_t *a = NULL;
@@ -598,10 +603,10 @@ static void lowering_orders_sends_by_arrival_when_listed_in_reverse(void **state
     const algo_node_t *n = algo_node(a, 1, i);
     if (n->op != ALGO_SEND) continue;
     assert_int_equal(n->nchunks, 1);
-    assert_int_equal(algo_node_chunks(a, 1, n)[0], sends);     /* by arrival */
-    assert_int_equal(n->tag, (int32_t)(K - 1 - sends));         /* by schedule place */
+    assert_int_equal(algo_node_chunks(a, 1, n)[0], sends); /* by arrival */
+    assert_int_equal(n->tag, (int32_t)(K - 1 - sends));    /* by schedule place */
     assert_int_equal(n->ndeps, 1);
-    assert_int_equal(algo_node_deps(a, 1, n)[0], sends);        /* the RECV of chunk sends */
+    assert_int_equal(algo_node_deps(a, 1, n)[0], sends); /* the RECV of chunk sends */
     sends++;
   }
   assert_int_equal(sends, K);
