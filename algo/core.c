@@ -87,10 +87,13 @@ tn_status_t algo_reserve(algo_t *a, uint32_t rank, size_t nodes, size_t deps, si
                          tn_err_t *err) {
   if (rank >= a->npus)
     return tn_err_set(err, TN_INVAL, "rank %u out of range (%u ranks)", rank, a->npus);
+  /* Not zeroed: the producers that reserve (the lowering writes a whole rank into its
+   * pools) fill every element they use, and nothing reads past len, so clearing would be
+   * a wasted pass over every rank's memory. */
   algo_rank_t *R = &a->ranks[rank];
-  tn_status_t st = tn_vec_reserve_exact(&R->nodes, nodes, err);
-  if (st == TN_OK) st = tn_vec_reserve_exact(&R->deps, deps, err);
-  if (st == TN_OK) st = tn_vec_reserve_exact(&R->chunks, chunks, err);
+  tn_status_t st = tn_vec_reserve_exact_uninit(&R->nodes, nodes, err);
+  if (st == TN_OK) st = tn_vec_reserve_exact_uninit(&R->deps, deps, err);
+  if (st == TN_OK) st = tn_vec_reserve_exact_uninit(&R->chunks, chunks, err);
   return st;
 }
 

@@ -13,8 +13,10 @@
  *
  * Speed. Every id a rank's nodes refer to is the rank's own (a dependency is a delivery to
  * the sender), so ranks are lowered independently: big schedules on tn_thread_count()
- * threads (at most 4), each taking a share of the ranks start to end (count, reserve exactly, write RECVs, sort and write
- * SENDs and COMPs straight into the reserved pools). The output does not depend on it. */
+ * threads (at most 4). One pass over the schedule numbers tags and RECVs and counts every
+ * rank's nodes; then each thread takes a share of the ranks start to end (reserve exactly,
+ * write RECVs, sort and write SENDs and COMPs straight into the reserved pools). The output
+ * does not depend on the threads. */
 #include "algo/algo.h"
 
 #include <stdlib.h>
@@ -25,7 +27,6 @@
 #define PAR_MIN_TRANSFERS 8192u
 /* At most this many rank shares are lowered in parallel. */
 #define MAX_SHARES 4u
-#define NO_ITEM UINT32_MAX
 
 /* One phase of the lowered algorithm: a schedule run forward (All-Gather) or reversed
  * (Reduce-Scatter). */
@@ -40,30 +41,35 @@ typedef struct phase {
   uint32_t max_kids;        /* reverse: the most kids of any transfer */
 } phase_t;
 
-/* A SEND or COMP waiting for its id in its rank: transfer x, the SEND's receiver, and what
- * emitting it needs, copied while the schedule is read in order so that the per-rank pass
- * rarely reads the schedule at random. chunk is the transfer's only chunk, or NO_ITEM when
- * it has several (or, for a forward SEND, when its dependencies are not just dep). dep is
- * a forward SEND's one dependency (its chunk's RECV, NO_ITEM for none) or a COMP's RECV. */
-typedef struct item {
-  uint32_t x, peer, chunk, dep;
-} item_t;
-
-/* What a rank's items are sorted by: (key, ord, idx), where ord is phase << 2 |
- * (SEND ? 2 : 0) and idx is the item's index in its rank: items are appended in transfer
- * order, last transfer first for a reversed phase. So COMPs go before SENDs at one instant
- * and a reversed phase takes its transfers in reverse issue order. Kept apart from the
- * items to sort 16-byte records. */
+/* A SEND or COMP waiting for its id in its rank, with what it is sorted by: (key, ord,
+ * idx), where ord is phase << 2 | (SEND ? 2 : 0) and idx is the item's index in its rank
+ * among items of its ord. Items are collected in transfer order, last transfer first for a
+ * reversed phase, so idx is the transfer's index x, or ~x for a reversed phase: tie holds
+ * ord << 32 | idx, and the item is its transfer. So COMPs go before SENDs at one instant
+ * and a reversed phase takes its transfers in reverse issue order. 16 bytes and nothing
+ * besides: the items of a share are its biggest scratch, and fresh pages cost (a page
+ * fault, ~3 us here, per 4 KiB). */
 typedef struct sortrec {
   uint64_t key;
-  uint32_t ord, idx;
+  uint64_t tie;
 } sortrec_t;
 
+static sortrec_t make_rec(uint64_t key, uint32_t ord, bool reverse, uint32_t x) {
+  return (sortrec_t){key, (uint64_t)ord << 32 | (reverse ? ~x : x)};
+}
+static uint32_t rec_ord(const sortrec_t *r) {
+  return (uint32_t)(r->tie >> 32);
+}
 static uint32_t ord_phase(uint32_t ord) {
   return ord >> 2;
 }
 static bool ord_is_comp(uint32_t ord) {
   return (ord & 2u) == 0;
+}
+/* The transfer of item r of phase p. */
+static uint32_t rec_xfer(const sortrec_t *r, bool reverse) {
+  uint32_t idx = (uint32_t)r->tie;
+  return reverse ? ~idx : idx;
 }
 
 typedef struct lower {
@@ -73,8 +79,10 @@ typedef struct lower {
   const phase_t *final;    /* All-Reduce: the reduce phase whose COMPs own sends wait for */
   uint32_t *own_off, *own; /* All-Reduce: per chunk, transfers of the reduce phase leaving
                               its owner with it (their COMPs complete the chunk there) */
-  uint64_t chunk_base, chunk_rem; /* chunk c has chunk_base + (c < chunk_rem) bytes */
-  uint32_t *sent;                 /* number_tags: per NPU, messages numbered so far */
+  /* Per rank, from count(): messages sent (tags numbered so far), RECVs, SENDs and COMPs,
+   * dependency ids and chunk ids. */
+  uint32_t *sent, *nrecv, *nitem;
+  uint64_t *ndep, *nchunk;
 } lower_t;
 
 /* One thread's share of the lowering: ranks r0..r1-1, done start to end by that thread
@@ -83,10 +91,8 @@ typedef struct lower {
 typedef struct worker {
   lower_t *L;
   uint32_t r0, r1;
-  uint32_t *nrecv, *nitem;  /* per rank of the share: RECVs and items, then fill cursors */
-  uint64_t *ndep, *nrchunk, *nichunk; /* deps, chunks of RECVs, chunks of items */
-  uint32_t *item_off;       /* per rank of the share + 1 */
-  item_t *items;
+  uint32_t *item_off; /* per rank of the share + 1: where its items start */
+  uint32_t *fill;     /* per rank of the share: items collected so far */
   sortrec_t *recs, *tmp;
   uint32_t *last, *last_rank; /* reverse: per chunk, the rank's last COMP on it */
   uint32_t *peer_off, *peer_cnt, *peer_rank; /* reverse: per peer, the deps of the rank's
@@ -218,16 +224,12 @@ static tn_status_t build_own(lower_t *L, const phase_t *p, tn_err_t *err) {
 }
 
 static inline bool rec_less(const sortrec_t *a, const sortrec_t *b) {
-  if (a->key != b->key) return a->key < b->key;
-  if (a->ord != b->ord) return a->ord < b->ord;
-  return a->idx < b->idx;
+  return a->key != b->key ? a->key < b->key : a->tie < b->tie;
 }
 
-/* Sorts a[0..n) by rec_less (a total order: idx is unique in a rank) with tmp (n/2 + 1
- * long) as scratch: a merge sort with the comparison inlined, insertion sort on short runs,
- * and no merge where two halves are already in order (a rank's items mostly are, so this is
- * close to linear). Any correct sort gives the same result, as the order is total. */
-static void sort_recs(sortrec_t *a, uint32_t n, sortrec_t *tmp) {
+/* A merge sort of a[0..n) by rec_less with tmp (n/2 + 1 long) as scratch: insertion sort
+ * on short runs, and no merge where two halves are already in order. */
+static void merge_sort(sortrec_t *a, uint32_t n, sortrec_t *tmp) {
   if (n <= 16) {
     for (uint32_t i = 1; i < n; i++) {
       sortrec_t x = a[i];
@@ -238,13 +240,42 @@ static void sort_recs(sortrec_t *a, uint32_t n, sortrec_t *tmp) {
     return;
   }
   uint32_t h = n / 2;
-  sort_recs(a, h, tmp);
-  sort_recs(a + h, n - h, tmp);
+  merge_sort(a, h, tmp);
+  merge_sort(a + h, n - h, tmp);
   if (!rec_less(&a[h], &a[h - 1])) return;
   memcpy(tmp, a, h * sizeof *a);
   uint32_t i = 0, j = h, o = 0;
   while (i < h && j < n) a[o++] = rec_less(&a[j], &tmp[i]) ? a[j++] : tmp[i++];
   while (i < h) a[o++] = tmp[i++];
+}
+
+/* Moves per record the insertion sort of sort_recs may make before it hands over. */
+#define INSERTION_BUDGET 8u
+
+/* Sorts a[0..n) by rec_less with tmp (n/2 + 1 long) as scratch. A rank's items come nearly
+ * in order (collected per transfer, and a link takes its chunks in arrival order): in the
+ * 16x8 All-Reduce an item sits 2.5 places from its place on average and never more than
+ * 20, so an insertion sort is close to linear, a third of the merge sort's cost. An input
+ * far from sorted (another planner's schedule) exhausts the budget and the merge sort
+ * finishes: O(n log n) at worst. rec_less is a total order (tie is unique in a rank), so
+ * the result is the same whichever sort produced it. */
+static void sort_recs(sortrec_t *a, uint32_t n, sortrec_t *tmp) {
+  uint64_t budget = (uint64_t)INSERTION_BUDGET * n;
+  for (uint32_t i = 1; i < n; i++) {
+    if (!rec_less(&a[i], &a[i - 1])) continue;
+    sortrec_t x = a[i];
+    uint32_t j = i;
+    do {
+      a[j] = a[j - 1];
+      j--;
+    } while (j > 0 && rec_less(&x, &a[j - 1]));
+    a[j] = x;
+    if (i - j > budget) {
+      merge_sort(a, n, tmp);
+      return;
+    }
+    budget -= i - j;
+  }
 }
 
 static bool mine(const worker_t *w, uint32_t r) {
@@ -263,57 +294,67 @@ static uint64_t own_deps(const lower_t *L, const phase_t *p, const sched_xfer_t 
   return d;
 }
 
-/* Pass 1: numbers the RECVs of the share's ranks (transfer order) and counts every rank's
- * nodes, deps and chunks, so storage is reserved exactly (no doubling slack, up to 2x the
- * memory on a 4096-NPU All-Gather). */
-static void count(worker_t *w) {
-  const lower_t *L = w->L;
+/* Pass 1, over the whole schedule once (before the ranks are shared out): numbers each
+ * transfer's message by the ones its sender sent before it, in this and earlier phases
+ * (unique per sender, so per (sender, receiver) pair, which is all matching needs; small
+ * and recurring across ranks, which keeps Chakra files short and their attribute caches
+ * hitting), numbers the RECVs of every rank in transfer order and counts every rank's
+ * nodes, deps and chunks, so that storage is reserved exactly (no doubling slack, up to 2x
+ * the memory on a 4096-NPU All-Gather). */
+static tn_status_t count(lower_t *L, tn_err_t *err) {
   for (uint32_t q = 0; q < L->nph; q++) {
-    const phase_t *p = &L->ph[q];
+    phase_t *p = &L->ph[q];
     for (uint32_t xi = 0; xi < schedule_len(p->s); xi++) {
       const sched_xfer_t *x = schedule_xfer(p->s, xi);
       uint32_t s = sender(p, x), d = receiver(p, x);
-      if (mine(w, d)) {
-        uint32_t i = d - w->r0;
-        p->recv_id[xi] = w->nrecv[i]++;
-        w->nrchunk[i] += x->nchunks;
-        if (p->reverse) { /* the COMP: its RECV and the previous COMPs of its chunks */
-          w->nitem[i]++;
-          w->ndep[i] += 1u + x->nchunks;
-          w->nichunk[i] += x->nchunks;
-        }
+      if (L->sent[s] > ALGO_MAX_TAG)
+        return tn_err_set(err, TN_LIMIT, "lowering: NPU %u sends more than %d messages", s,
+                          ALGO_MAX_TAG + 1);
+      p->tag[xi] = L->sent[s]++;
+      p->recv_id[xi] = L->nrecv[d]++;
+      L->nchunk[d] += x->nchunks;
+      if (p->reverse) { /* the COMP: its RECV and the previous COMPs of its chunks */
+        L->nitem[d]++;
+        L->ndep[d] += 1u + x->nchunks;
+        L->nchunk[d] += x->nchunks;
       }
-      if (mine(w, s)) {
-        uint32_t i = s - w->r0;
-        w->nitem[i]++;
-        w->nichunk[i] += x->nchunks;
-        uint32_t kids = p->reverse ? p->kid_off[xi + 1] - p->kid_off[xi] : 0;
-        if (p->reverse && kids == 0 && !L->final) kids = p->max_kids; /* a leaf inherits */
-        w->ndep[i] += p->reverse ? kids : x->ndeps + own_deps(L, p, x);
-      }
+      L->nitem[s]++;
+      L->nchunk[s] += x->nchunks;
+      uint32_t kids = p->reverse ? p->kid_off[xi + 1] - p->kid_off[xi] : 0;
+      if (p->reverse && kids == 0 && !L->final) kids = p->max_kids; /* a leaf inherits */
+      L->ndep[s] += p->reverse ? kids : x->ndeps + own_deps(L, p, x);
     }
   }
+  return TN_OK;
 }
 
 /* Gives rank r's node, dep and chunk pools exactly the counted room (a new algo's ranks
  * are empty). */
 static tn_status_t reserve_rank(worker_t *w, uint32_t r) {
-  uint32_t i = r - w->r0;
-  uint64_t nodes = (uint64_t)w->nrecv[i] + w->nitem[i], chunks = w->nrchunk[i] + w->nichunk[i];
-  if (nodes >= UINT32_MAX - 1 || w->ndep[i] >= UINT32_MAX || chunks >= UINT32_MAX)
+  const lower_t *L = w->L;
+  uint64_t nodes = (uint64_t)L->nrecv[r] + L->nitem[r];
+  if (nodes >= UINT32_MAX - 1 || L->ndep[r] >= UINT32_MAX || L->nchunk[r] >= UINT32_MAX)
     return tn_err_set(&w->err, TN_LIMIT, "rank %u has too many nodes", r);
-  return algo_reserve(w->L->a, r, (size_t)nodes, (size_t)w->ndep[i], (size_t)chunks, &w->err);
+  return algo_reserve(L->a, r, (size_t)nodes, (size_t)L->ndep[r], (size_t)L->nchunk[r], &w->err);
 }
 
 /* Appends a node to R, whose pools were reserved to fit (no check, no growth). deps may
- * already sit where they go (built in place at the end of the pool). */
-static void put(algo_rank_t *R, algo_node_t n, const uint32_t *deps, const uint32_t *chunks) {
+ * already sit where they go (built in place at the end of the pool). The lists are a few
+ * ids long, so they are copied by plain loops rather than memcpy calls. */
+static inline void put(algo_rank_t *R, algo_node_t n, const uint32_t *deps,
+                       const uint32_t *chunks) {
+  uint32_t *dp = (uint32_t *)R->deps.data + R->deps.len;
+  uint32_t *cp = (uint32_t *)R->chunks.data + R->chunks.len;
   n.dep_off = (uint32_t)R->deps.len;
   n.chunk_off = (uint32_t)R->chunks.len;
-  uint32_t *at = (uint32_t *)R->deps.data + R->deps.len;
-  if (n.ndeps && deps != at) memcpy(at, deps, n.ndeps * sizeof *deps);
-  if (n.nchunks)
-    memcpy((uint32_t *)R->chunks.data + R->chunks.len, chunks, n.nchunks * sizeof *chunks);
+  if (deps != dp)
+    for (uint32_t j = 0; j < n.ndeps; j++)
+      dp[j] = deps[j];
+  if (n.nchunks == 1) /* the greedy's messages: one chunk each */
+    cp[0] = chunks[0];
+  else
+    for (uint32_t j = 0; j < n.nchunks; j++)
+      cp[j] = chunks[j];
   R->deps.len += n.ndeps;
   R->chunks.len += n.nchunks;
   TN_VEC_AT(&R->nodes, algo_node_t, R->nodes.len++) = n;
@@ -333,7 +374,7 @@ static uint64_t item_key(const phase_t *p, const sched_xfer_t *x, bool comp) {
 }
 
 /* Pass 2: writes the share's RECVs (in transfer order, so their ids are recv_id) and
- * collects its SENDs and COMPs with their sort keys. nitem is reused as the fill cursor. */
+ * collects its SENDs and COMPs as sort records. */
 static void collect(worker_t *w) {
   const lower_t *L = w->L;
   algo_t *a = L->a;
@@ -348,7 +389,6 @@ static void collect(worker_t *w) {
       put(&a->ranks[d], n, NULL, xchunks(p->s, x));
     }
   }
-  memset(w->nitem, 0, (w->r1 - w->r0) * sizeof *w->nitem);
   for (uint32_t q = 0; q < L->nph; q++) {
     const phase_t *p = &L->ph[q];
     uint32_t ord = q << 2, len = schedule_len(p->s);
@@ -358,21 +398,14 @@ static void collect(worker_t *w) {
       uint32_t xi = p->reverse ? len - 1 - j : j;
       const sched_xfer_t *x = schedule_xfer(p->s, xi);
       uint32_t s = sender(p, x), d = receiver(p, x);
-      uint32_t one = x->nchunks == 1 ? xchunks(p->s, x)[0] : NO_ITEM;
       if (p->reverse && mine(w, d)) {
-        uint32_t i = d - w->r0, at = w->item_off[i] + w->nitem[i];
-        w->items[at] = (item_t){xi, 0, one, p->recv_id[xi]};
-        w->recs[at] = (sortrec_t){item_key(p, x, true), ord, w->nitem[i]++};
+        uint32_t i = d - w->r0;
+        w->recs[w->item_off[i] + w->fill[i]++] = make_rec(item_key(p, x, true), ord, true, xi);
       }
       if (mine(w, s)) {
-        uint32_t i = s - w->r0, at = w->item_off[i] + w->nitem[i];
-        item_t it = {xi, d, one, NO_ITEM};
-        if (!p->reverse) {
-          if (x->ndeps > 1 || (x->ndeps == 0 && L->final)) it.chunk = NO_ITEM;
-          if (x->ndeps == 1) it.dep = p->recv_id[xdeps(p->s, x)[0]];
-        }
-        w->items[at] = it;
-        w->recs[at] = (sortrec_t){item_key(p, x, false), ord | 2u, w->nitem[i]++};
+        uint32_t i = s - w->r0;
+        w->recs[w->item_off[i] + w->fill[i]++] =
+            make_rec(item_key(p, x, false), ord | 2u, p->reverse, xi);
       }
     }
   }
@@ -385,32 +418,24 @@ static void emit_rank(worker_t *w, uint32_t r) {
   algo_rank_t *R = &a->ranks[r];
   uint32_t i0 = r - w->r0, base = w->item_off[i0], m = w->item_off[i0 + 1] - base;
   sortrec_t *rec = w->recs + base;
-  const item_t *items = w->items + base;
   sort_recs(rec, m, w->tmp);
   uint32_t first = (uint32_t)R->nodes.len;
-  for (uint32_t i = 0; i < m; i++)
-    if (ord_is_comp(rec[i].ord)) L->ph[ord_phase(rec[i].ord)].comp_id[items[rec[i].idx].x] =
-        first + i;
   for (uint32_t i = 0; i < m; i++) {
-    const item_t *it = &items[rec[i].idx];
-    const phase_t *p = &L->ph[ord_phase(rec[i].ord)];
-    const uint32_t *ch = &it->chunk;
-    uint32_t nch = 1;
-    uint64_t bytes = 0;
-    if (it->chunk == NO_ITEM) { /* the general path reads the schedule */
-      const sched_xfer_t *x = schedule_xfer(p->s, it->x);
-      ch = xchunks(p->s, x);
-      nch = x->nchunks;
-      bytes = x->bytes;
-    } else {
-      bytes = L->chunk_base + (it->chunk < L->chunk_rem ? 1u : 0u);
-    }
+    uint32_t ord = rec_ord(&rec[i]);
+    if (ord_is_comp(ord)) L->ph[ord_phase(ord)].comp_id[rec_xfer(&rec[i], true)] = first + i;
+  }
+  for (uint32_t i = 0; i < m; i++) {
+    uint32_t ord = rec_ord(&rec[i]);
+    const phase_t *p = &L->ph[ord_phase(ord)];
+    uint32_t xi = rec_xfer(&rec[i], p->reverse);
+    const sched_xfer_t *x = schedule_xfer(p->s, xi);
+    const uint32_t *ch = xchunks(p->s, x);
+    uint32_t nch = x->nchunks;
     uint32_t *deps = (uint32_t *)R->deps.data + R->deps.len, nd = 0;
-    int32_t tag = (int32_t)p->tag[it->x];
-    if (ord_is_comp(rec[i].ord)) {
+    if (ord_is_comp(ord)) {
       /* Its reduce RECV, and the previous COMP of the rank on each of its chunks
        * (reductions into one slot are serialised, in mirrored arrival order). */
-      deps[nd++] = it->dep;
+      deps[nd++] = p->recv_id[xi];
       for (uint32_t j = 0; j < nch; j++) {
         uint32_t c = ch[j];
         if (w->last_rank[c] == r + 1) {
@@ -424,10 +449,11 @@ static void emit_rank(worker_t *w, uint32_t r) {
       put(R, (algo_node_t){ALGO_COMP, false, -1, 0, 0, 0, 0, nd, 0, nch}, deps, ch);
       continue;
     }
+    uint32_t peer = receiver(p, x);
     if (p->reverse) {
       /* Everything the sender reduced for these chunks: the partials that flowed back from
        * every transfer that forwarded them in the All-Gather. */
-      for (uint32_t j = p->kid_off[it->x]; j < p->kid_off[it->x + 1]; j++)
+      for (uint32_t j = p->kid_off[xi]; j < p->kid_off[xi + 1]; j++)
         deps[nd++] = p->comp_id[p->kids[j]];
       /* A leaf's partial (no kids) would be ready at time 0, and all of a rank's leaves
        * would queue on their links at once, ahead of the later sends the mirrored plan
@@ -437,7 +463,6 @@ static void emit_rank(worker_t *w, uint32_t r) {
        * mirrored plan meets these extra dependencies, so they add no cycle. Not in an
        * All-Reduce: there the early partials let some chunks start their All-Gather half
        * sooner, which was worth more on the 64-NPU meshes (1.7-2.2%) than the order. */
-      uint32_t peer = it->peer;
       if (L->final) {
         /* All-Reduce: the reduce phase keeps its eager leaves */
       } else if (nd > 0) {
@@ -448,10 +473,7 @@ static void emit_rank(worker_t *w, uint32_t r) {
         nd = w->peer_cnt[peer];
         memcpy(deps, (uint32_t *)R->deps.data + w->peer_off[peer], nd * sizeof *deps);
       }
-    } else if (it->chunk != NO_ITEM) {
-      if (it->dep != NO_ITEM) deps[nd++] = it->dep;
     } else {
-      const sched_xfer_t *x = schedule_xfer(p->s, it->x);
       for (uint32_t j = 0; j < x->ndeps; j++)
         deps[nd++] = p->recv_id[xdeps(p->s, x)[j]];
       if (x->ndeps == 0 && L->final) /* the owner sends once the reduce phase completed */
@@ -459,19 +481,16 @@ static void emit_rank(worker_t *w, uint32_t r) {
           for (uint32_t k = L->own_off[ch[j]]; k < L->own_off[ch[j] + 1]; k++)
             deps[nd++] = L->final->comp_id[L->own[k]];
     }
-    put(R, (algo_node_t){ALGO_SEND, false, (int32_t)it->peer, tag, bytes, 0, 0, nd, 0, nch},
+    put(R,
+        (algo_node_t){ALGO_SEND, false, (int32_t)peer, (int32_t)p->tag[xi], x->bytes, 0, 0, nd, 0,
+                      nch},
         deps, ch);
   }
 }
 
 static void worker_free(worker_t *w) {
-  free(w->nrecv);
-  free(w->nitem);
-  free(w->ndep);
-  free(w->nrchunk);
-  free(w->nichunk);
   free(w->item_off);
-  free(w->items);
+  free(w->fill);
   free(w->recs);
   free(w->tmp);
   free(w->last);
@@ -486,24 +505,19 @@ static void work(worker_t *w) {
   lower_t *L = w->L;
   uint32_t n = w->r1 - w->r0;
   tn_err_t *err = &w->err;
-  tn_status_t st = tn_calloc(n, sizeof *w->nrecv, &w->nrecv, err);
-  if (st == TN_OK) st = tn_calloc(n, sizeof *w->nitem, &w->nitem, err);
-  if (st == TN_OK) st = tn_calloc(n, sizeof *w->ndep, &w->ndep, err);
-  if (st == TN_OK) st = tn_calloc(n, sizeof *w->nrchunk, &w->nrchunk, err);
-  if (st == TN_OK) st = tn_calloc(n, sizeof *w->nichunk, &w->nichunk, err);
-  if (st == TN_OK) st = tn_calloc((size_t)n + 1, sizeof *w->item_off, &w->item_off, err);
+  tn_status_t st = tn_calloc((size_t)n + 1, sizeof *w->item_off, &w->item_off, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *w->fill, &w->fill, err);
   if (st != TN_OK) goto done;
-  count(w);
   uint32_t most = 0;
   for (uint32_t i = 0; i < n; i++) {
-    w->item_off[i + 1] = w->item_off[i] + w->nitem[i];
-    if (w->nitem[i] > most) most = w->nitem[i];
+    w->item_off[i + 1] = w->item_off[i] + L->nitem[w->r0 + i];
+    if (L->nitem[w->r0 + i] > most) most = L->nitem[w->r0 + i];
   }
   for (uint32_t r = w->r0; r < w->r1 && st == TN_OK; r++)
     st = reserve_rank(w, r);
-  if (st == TN_OK) st = tn_calloc((size_t)w->item_off[n] + 1, sizeof *w->items, &w->items, err);
-  if (st == TN_OK) st = tn_calloc((size_t)w->item_off[n] + 1, sizeof *w->recs, &w->recs, err);
-  if (st == TN_OK) st = tn_calloc((size_t)most / 2 + 1, sizeof *w->tmp, &w->tmp, err);
+  /* collect() writes every item's record: no need to clear them first */
+  if (st == TN_OK) st = tn_malloc((size_t)w->item_off[n] + 1, sizeof *w->recs, &w->recs, err);
+  if (st == TN_OK) st = tn_malloc((size_t)most / 2 + 1, sizeof *w->tmp, &w->tmp, err);
   if (st == TN_OK && L->ph[0].reverse) {
     uint64_t nchunks = (uint64_t)L->a->npus * L->a->chunks_per_npu;
     st = tn_calloc(nchunks, sizeof *w->last, &w->last, err);
@@ -552,37 +566,27 @@ static tn_status_t run_workers(lower_t *L, tn_err_t *err) {
   return st;
 }
 
-/* Numbers each transfer of phase p by the messages its sender sent before it (in this and
- * earlier phases). Unique per sender, so unique per (sender, receiver) pair, which is all
- * matching needs; and small and recurring across ranks, which keeps Chakra files short and
- * their attribute caches hitting (global transfer numbers made every tag distinct). */
-static tn_status_t number_tags(lower_t *L, phase_t *p, tn_err_t *err) {
-  for (uint32_t xi = 0; xi < schedule_len(p->s); xi++) {
-    uint32_t from = sender(p, schedule_xfer(p->s, xi));
-    if (L->sent[from] > ALGO_MAX_TAG)
-      return tn_err_set(err, TN_LIMIT, "lowering: NPU %u sends more than %d messages", from,
-                        ALGO_MAX_TAG + 1);
-    p->tag[xi] = L->sent[from]++;
-  }
-  return TN_OK;
-}
-
 static tn_status_t add_phase(lower_t *L, const schedule_t *s, bool reverse, uint64_t key_base,
                              tn_err_t *err) {
   phase_t *p = &L->ph[L->nph];
   *p = (phase_t){.s = s, .reverse = reverse, .key_base = key_base};
   L->nph++;
+  /* Every transfer's tag and RECV id are set by count(), its COMP id (a reversed phase)
+   * by emit_rank before any node of that rank reads it: no need to clear them first. */
   size_t m = (size_t)schedule_len(s) + 1;
-  tn_status_t st = tn_calloc(m, sizeof *p->recv_id, &p->recv_id, err);
-  if (st == TN_OK) st = tn_calloc(m, sizeof *p->tag, &p->tag, err);
-  if (st == TN_OK) st = number_tags(L, p, err);
-  if (st == TN_OK && reverse) st = tn_calloc(m, sizeof *p->comp_id, &p->comp_id, err);
+  tn_status_t st = tn_malloc(m, sizeof *p->recv_id, &p->recv_id, err);
+  if (st == TN_OK) st = tn_malloc(m, sizeof *p->tag, &p->tag, err);
+  if (st == TN_OK && reverse) st = tn_malloc(m, sizeof *p->comp_id, &p->comp_id, err);
   if (st == TN_OK && reverse) st = build_kids(p, err);
   return st;
 }
 
 static void lower_free(lower_t *L) {
   free(L->sent);
+  free(L->nrecv);
+  free(L->nitem);
+  free(L->ndep);
+  free(L->nchunk);
   for (uint32_t q = 0; q < L->nph; q++) {
     free(L->ph[q].tag);
     free(L->ph[q].recv_id);
@@ -609,17 +613,19 @@ static tn_status_t lower(const schedule_t *rs, const schedule_t *ag, tn_coll_t c
   }
   if (st != TN_OK) return st;
   lower_t L = {0};
-  uint64_t total = (uint64_t)s->npus * s->chunks_per_npu;
-  L.chunk_base = s->size_bytes / total;
-  L.chunk_rem = s->size_bytes % total;
   st = algo_create(name, coll, s->npus, s->chunks_per_npu, s->size_bytes, &L.a, err);
   if (st == TN_OK) st = tn_calloc(s->npus, sizeof *L.sent, &L.sent, err);
+  if (st == TN_OK) st = tn_calloc(s->npus, sizeof *L.nrecv, &L.nrecv, err);
+  if (st == TN_OK) st = tn_calloc(s->npus, sizeof *L.nitem, &L.nitem, err);
+  if (st == TN_OK) st = tn_calloc(s->npus, sizeof *L.ndep, &L.ndep, err);
+  if (st == TN_OK) st = tn_calloc(s->npus, sizeof *L.nchunk, &L.nchunk, err);
   if (st == TN_OK && rs) st = add_phase(&L, rs, true, 0, err);
   if (st == TN_OK && ag) st = add_phase(&L, ag, false, rs ? rs->time_ps + 1 : 0, err);
   if (st == TN_OK && rs && ag) {
     L.final = &L.ph[0];
     st = build_own(&L, &L.ph[0], err);
   }
+  if (st == TN_OK) st = count(&L, err);
   if (st == TN_OK) st = run_workers(&L, err);
   lower_free(&L);
   if (st != TN_OK) {

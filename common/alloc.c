@@ -28,6 +28,18 @@ tn_status_t tn_calloc(size_t n, size_t size, void *out, tn_err_t *err) {
   return TN_OK;
 }
 
+tn_status_t tn_malloc(size_t n, size_t size, void *out, tn_err_t *err) {
+  void **p = out;
+  *p = NULL;
+  if (size != 0 && n > SIZE_MAX / size)
+    return tn_err_set(err, TN_NOMEM, "allocation of %zu x %zu bytes overflows", n, size);
+  if (n == 0 || size == 0) n = 1, size = 1;
+  *p = malloc(n * size);
+  if (*p == NULL)
+    return tn_err_set(err, TN_NOMEM, "out of memory allocating %zu x %zu bytes", n, size);
+  return TN_OK;
+}
+
 tn_status_t tn_realloc(void *pp, size_t old_n, size_t n, size_t size, tn_err_t *err) {
   void **p = pp;
   if (size != 0 && n > SIZE_MAX / size)
@@ -78,6 +90,15 @@ tn_status_t tn_vec_reserve_exact(tn_vec_t *v, size_t cap, tn_err_t *err) {
   if (cap <= v->cap) return TN_OK;
   tn_status_t st = v->data == NULL ? tn_calloc(cap, v->elem_size, &v->data, err)
                                    : tn_realloc(&v->data, v->cap, cap, v->elem_size, err);
+  if (st == TN_OK) v->cap = cap;
+  return st;
+}
+
+tn_status_t tn_vec_reserve_exact_uninit(tn_vec_t *v, size_t cap, tn_err_t *err) {
+  if (cap <= v->cap) return TN_OK;
+  /* tn_realloc zeroes only what lies beyond old_n: passing cap leaves the room as is */
+  tn_status_t st = v->data == NULL ? tn_malloc(cap, v->elem_size, &v->data, err)
+                                   : tn_realloc(&v->data, cap, cap, v->elem_size, err);
   if (st == TN_OK) v->cap = cap;
   return st;
 }

@@ -61,6 +61,10 @@ void tn_err_clear(tn_err_t *err);
 /* Every allocation goes through these: n*size is overflow-checked, a failure sets
  * TN_NOMEM in err. *out is NULL on failure. Memory is zeroed. Caller frees with free(). */
 tn_status_t tn_calloc(size_t n, size_t size, void *out, tn_err_t *err);
+/* tn_calloc without the zeroing, for arrays whose every element is written before it is
+ * read: clearing memory that is overwritten anyway costs a pass over it (and, for memory
+ * malloc reuses, touching every page twice). */
+tn_status_t tn_malloc(size_t n, size_t size, void *out, tn_err_t *err);
 /* Resizes *p to n elements of size bytes (new tail zeroed when old_n is given). */
 tn_status_t tn_realloc(void *p, size_t old_n, size_t n, size_t size, tn_err_t *err);
 /* Duplicates s (NULL stays NULL). */
@@ -79,6 +83,9 @@ tn_status_t tn_vec_reserve(tn_vec_t *v, size_t cap, tn_err_t *err);
  * know their sizes. New room reads as zero; a first allocation comes from calloc, whose
  * fresh pages cost nothing until they are used. Never shrinks. */
 tn_status_t tn_vec_reserve_exact(tn_vec_t *v, size_t cap, tn_err_t *err);
+/* tn_vec_reserve_exact without zeroing the new room, for vectors whose elements are all
+ * written (pushed or stored up to len) before they are read. */
+tn_status_t tn_vec_reserve_exact_uninit(tn_vec_t *v, size_t cap, tn_err_t *err);
 #define TN_VEC_AT(v, type, i) (((type *)(v)->data)[i])
 
 /* Overflow-checked arithmetic on sizes: returns false on overflow. */

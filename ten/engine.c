@@ -2,6 +2,7 @@
  * (ARCHITECTURE.md §3), shared by the planners and the simulator. */
 #include "ten/ten.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,7 @@ typedef struct msg {
 
 typedef struct link_state {
   uint64_t free_ps;
+  uint64_t memo_bytes, memo_busy_ps; /* the last message size seen and its busy time */
   uint32_t head, tail; /* messages in flight on this link, oldest first (UINT32_MAX: none) */
   ten_link_stats_t stats;
 } link_state_t;
@@ -61,8 +63,10 @@ struct ten_engine {
   tn_err_t sticky; /* first failure while forwarding inside ten_next */
 };
 
+/* Written without branches: which of two children is smaller is a coin toss the branch
+ * predictor loses, at every level of every sift. */
 static inline bool ev_less(const ev_t *x, const ev_t *y) {
-  return x->time != y->time ? x->time < y->time : x->key < y->key;
+  return (x->time < y->time) | ((x->time == y->time) & (x->key < y->key));
 }
 
 static tn_status_t heap_push(ten_engine_t *e, const ev_t *v, tn_err_t *err) {
@@ -83,18 +87,30 @@ static tn_status_t heap_push(ten_engine_t *e, const ev_t *v, tn_err_t *err) {
   return TN_OK;
 }
 
-/* Puts v at the root in place of the current top and restores the heap. */
+/* Puts v at the root in place of the current top and restores the heap. The replacement
+ * is nearly always the next arrival on the link just served, about one transmission time
+ * later, so it belongs near the bottom: the hole left at the root is moved down along the
+ * smaller children to a leaf without comparing against v (one comparison per level instead
+ * of two), and v then rises from there the level or two it must (Floyd's bottom-up
+ * sift). */
 static void heap_replace_top(ten_engine_t *e, const ev_t *v) {
+  ev_t *h = e->heap;
   size_t i = 0, n = e->heap_len;
   for (;;) {
     size_t c = 2 * i + 1;
-    if (c >= n) break;
-    if (c + 1 < n && ev_less(&e->heap[c + 1], &e->heap[c])) c++;
-    if (!ev_less(&e->heap[c], v)) break;
-    e->heap[i] = e->heap[c];
+    if (c + 1 < n) {
+      c += ev_less(&h[c + 1], &h[c]);
+    } else if (c >= n) {
+      break;
+    }
+    h[i] = h[c];
     i = c;
   }
-  e->heap[i] = *v;
+  while (i > 0 && ev_less(v, &h[(i - 1) / 2])) {
+    h[i] = h[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h[i] = *v;
 }
 
 /* Removes the top (the heap is not empty). */
@@ -162,8 +178,15 @@ static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, uint32_t l, tn_err_t
                       msg->dst);
   const topo_link_t *lk = &e->t->links[l];
   link_state_t *ls = &e->links[l];
-  uint64_t busy = tn_xfer_ps(msg->bytes, lk->bandwidth_GBps);
-  if (busy == 0) busy = 1; /* every message takes time: no zero-time event loops */
+  /* A collective's messages have one or two sizes: remember the last one's busy time
+   * rather than divide and round again (bytes > 0, so the zeroed memo never matches).
+   * Every message takes time (at least 1 ps): no zero-time event loops. */
+  if (msg->bytes != ls->memo_bytes) {
+    ls->memo_bytes = msg->bytes;
+    ls->memo_busy_ps = tn_xfer_ps(msg->bytes, lk->bandwidth_GBps);
+    if (ls->memo_busy_ps == 0) ls->memo_busy_ps = 1;
+  }
+  uint64_t busy = ls->memo_busy_ps;
   uint64_t start = e->now > ls->free_ps ? e->now : ls->free_ps;
   ls->free_ps = start + busy;
   ls->stats.bytes += msg->bytes;
@@ -209,14 +232,17 @@ static bool route_ok(ten_engine_t *e, uint32_t src, uint32_t dst, uint32_t *firs
   return topo_route_hops(e->routes, src, dst) != UINT32_MAX;
 }
 
-tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes,
-                     uint64_t cookie, tn_err_t *err) {
+static tn_status_t check_message(const ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes,
+                                 tn_err_t *err) {
   if (src >= e->t->npus || dst >= e->t->npus || src == dst || bytes == 0)
     return tn_err_set(err, TN_INVAL, "bad message %u -> %u of %llu bytes", src, dst,
                       (unsigned long long)bytes);
-  uint32_t first;
-  if (!route_ok(e, src, dst, &first))
-    return tn_err_set(err, TN_INFEASIBLE, "NPU %u cannot reach NPU %u", src, dst);
+  return TN_OK;
+}
+
+/* Puts a new message from src to dst on link first, the first hop of its route. */
+static tn_status_t inject(ten_engine_t *e, uint32_t src, uint32_t dst, uint32_t first,
+                          uint64_t bytes, uint64_t cookie, tn_err_t *err) {
   uint32_t m;
   if (e->free_msg != UINT32_MAX) {
     m = e->free_msg;
@@ -237,6 +263,24 @@ tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes
     e->free_msg = m;
   }
   return st;
+}
+
+tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t cookie,
+                     tn_err_t *err) {
+  tn_status_t st = check_message(e, src, dst, bytes, err);
+  if (st != TN_OK) return st;
+  uint32_t first;
+  if (!route_ok(e, src, dst, &first))
+    return tn_err_set(err, TN_INFEASIBLE, "NPU %u cannot reach NPU %u", src, dst);
+  return inject(e, src, dst, first, bytes, cookie, err);
+}
+
+tn_status_t ten_send_via(ten_engine_t *e, uint32_t src, uint32_t dst, uint32_t first,
+                         uint64_t bytes, uint64_t cookie, tn_err_t *err) {
+  tn_status_t st = check_message(e, src, dst, bytes, err);
+  if (st != TN_OK) return st;
+  assert(first == topo_route_next(e->routes, src, dst));
+  return inject(e, src, dst, first, bytes, cookie, err);
 }
 
 tn_status_t ten_timer(ten_engine_t *e, uint64_t delay_ps, uint64_t cookie, tn_err_t *err) {

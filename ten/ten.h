@@ -51,6 +51,13 @@ uint64_t ten_now(const ten_engine_t *e);
 tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes,
                      uint64_t cookie, tn_err_t *err);
 
+/* ten_send for a caller that knows the route from src to dst: its first hop is link first
+ * (topo_route_next(routes, src, dst) == first) and it reaches dst. Skips the route lookup
+ * and check (a planner's sends over its own links); otherwise the same as ten_send, with
+ * the same events at the same times. */
+tn_status_t ten_send_via(ten_engine_t *e, uint32_t src, uint32_t dst, uint32_t first,
+                         uint64_t bytes, uint64_t cookie, tn_err_t *err);
+
 /* Schedules a TEN_EV_TIMER at now + delay_ps. */
 tn_status_t ten_timer(ten_engine_t *e, uint64_t delay_ps, uint64_t cookie, tn_err_t *err);
 

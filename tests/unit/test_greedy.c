@@ -537,12 +537,91 @@ static void lowering_rejects_dependency_that_does_not_reach_the_sender(void **st
   schedule_free(&s);
 }
 
+/* The lowering splits the ranks among TENET_THREADS threads (at most 4 shares): every
+ * split must give the same nodes, deps and chunks. 128 NPUs at one chunk each is past the
+ * size where it goes parallel. */
+static void lowering_is_identical_for_any_thread_count(void **state) {
+  (void)state;
+  topo_t *t = NULL;
+  TU_OK(topo_gen_kind("mesh", "16x8", 50.0, 500.0, &t, &tu_err_));
+  greedy_opts_t o = {.seed = 2, .chunks_per_npu = 1};
+  schedule_t s;
+  TU_OK(greedy_run_for(t, TN_ALLREDUCE, 1u << 20, &o, &s, &tu_err_));
+  static const char *threads[] = {"1", "2", "3", "4", "7"};
+  static const tn_coll_t coll[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE};
+  for (size_t c = 0; c < 3; c++) {
+    algo_t *one = NULL;
+    for (size_t i = 0; i < sizeof threads / sizeof *threads; i++) {
+      setenv("TENET_THREADS", threads[i], 1);
+      algo_t *a = NULL;
+      TU_OK(algo_from_schedule(&s, coll[c], "greedy", &a, &tu_err_));
+      if (one == NULL) {
+        one = a;
+        continue;
+      }
+      if (!algo_equal(one, a))
+        fail_msg("%s lowered on %s threads differs from 1 thread", tn_coll_name(coll[c]),
+                 threads[i]);
+      algo_free(a);
+    }
+    algo_free(one);
+  }
+  unsetenv("TENET_THREADS");
+  schedule_free(&s);
+  topo_free(t);
+}
+
+/* A rank's SENDs are numbered by the arrival of their chunks, whatever the order of the
+ * schedule: here NPU 1 forwards 64 chunks in the reverse of their arrival, far from the
+ * nearly sorted order the greedy produces (the sort's fallback path), and its SENDs must
+ * still come out by arrival, each tagged by its place in the schedule. */
+static void lowering_orders_sends_by_arrival_when_listed_in_reverse(void **state) {
+  (void)state;
+  enum { K = 64 };
+  schedule_t s;
+  schedule_init(&s, TN_ALLGATHER, 3, K, 3u * K * 8u); /* 8 bytes per chunk */
+  for (uint32_t c = 0; c < K; c++) {
+    sched_xfer_t x = {
+        .src = 0, .dst = 1, .bytes = 8, .start_ps = c, .end_ps = 100 + c, .nchunks = 1};
+    TU_OK(schedule_add(&s, &x, &c, NULL, NULL, &tu_err_));
+  }
+  for (uint32_t j = 0; j < K; j++) {
+    uint32_t c = K - 1 - j, dep = c; /* transfer c brought chunk c to NPU 1 */
+    sched_xfer_t x = {.src = 1,
+                      .dst = 2,
+                      .bytes = 8,
+                      .start_ps = 200 + j,
+                      .end_ps = 300 + j,
+                      .nchunks = 1,
+                      .ndeps = 1};
+    TU_OK(schedule_add(&s, &x, &c, &dep, NULL, &tu_err_));
+  }
+  algo_t *a = NULL;
+  TU_OK(algo_from_schedule(&s, TN_ALLGATHER, "greedy", &a, &tu_err_));
+  uint32_t sends = 0;
+  for (uint32_t i = 0; i < algo_rank_len(a, 1); i++) {
+    const algo_node_t *n = algo_node(a, 1, i);
+    if (n->op != ALGO_SEND) continue;
+    assert_int_equal(n->nchunks, 1);
+    assert_int_equal(algo_node_chunks(a, 1, n)[0], sends); /* by arrival */
+    assert_int_equal(n->tag, (int32_t)(K - 1 - sends));    /* by schedule place */
+    assert_int_equal(n->ndeps, 1);
+    assert_int_equal(algo_node_deps(a, 1, n)[0], sends); /* the RECV of chunk sends */
+    sends++;
+  }
+  assert_int_equal(sends, K);
+  algo_free(a);
+  schedule_free(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(greedy_schedules_verify_and_match_simulation_on_generated_fabrics),
       cmocka_unit_test(greedy_schedules_verify_and_match_simulation_on_random_fabrics),
       cmocka_unit_test(lowering_on_two_threads_verifies_matches_simulation_and_is_stable),
       cmocka_unit_test(lowering_numbers_tags_per_sender),
+      cmocka_unit_test(lowering_is_identical_for_any_thread_count),
+      cmocka_unit_test(lowering_orders_sends_by_arrival_when_listed_in_reverse),
       cmocka_unit_test(search_choice_survives_early_stops),
       cmocka_unit_test(reduce_scatter_takes_about_its_all_gather_time),
       cmocka_unit_test(greedy_handles_heterogeneous_composed_fabrics),
