@@ -11,15 +11,15 @@
 #include <stdio.h>
 
 /* One status enum, generated with its strings from this X-macro (libuv's way). */
-#define TN_STATUS_MAP(X)                                   \
-  X(OK, "ok")                                              \
-  X(NOMEM, "out of memory")                                \
-  X(INVAL, "invalid argument")                             \
-  X(PARSE, "bad input")                                    \
-  X(IO, "i/o error")                                       \
-  X(INFEASIBLE, "cannot be done")                          \
-  X(LIMIT, "limit exceeded")                               \
-  X(SOLVER, "solver error")                                \
+#define TN_STATUS_MAP(X)                                                                           \
+  X(OK, "ok")                                                                                      \
+  X(NOMEM, "out of memory")                                                                        \
+  X(INVAL, "invalid argument")                                                                     \
+  X(PARSE, "bad input")                                                                            \
+  X(IO, "i/o error")                                                                               \
+  X(INFEASIBLE, "cannot be done")                                                                  \
+  X(LIMIT, "limit exceeded")                                                                       \
+  X(SOLVER, "solver error")                                                                        \
   X(INTERNAL, "internal error")
 
 typedef enum {
@@ -107,10 +107,10 @@ tn_status_t tn_parse_size_list(const char *s, uint64_t **out, size_t *n, tn_err_
 /* Prints bytes compactly: "1MiB", "64KiB", "1000B". buf needs 32 bytes. */
 const char *tn_fmt_size(uint64_t bytes, char *buf, size_t len);
 /* Parses a non-negative integer in [min, max]; what names the flag in the message. */
-tn_status_t tn_parse_u64(const char *s, uint64_t min, uint64_t max, const char *what,
-                         uint64_t *out, tn_err_t *err);
-tn_status_t tn_parse_double(const char *s, double min, double max, const char *what,
-                            double *out, tn_err_t *err);
+tn_status_t tn_parse_u64(const char *s, uint64_t min, uint64_t max, const char *what, uint64_t *out,
+                         tn_err_t *err);
+tn_status_t tn_parse_double(const char *s, double min, double max, const char *what, double *out,
+                            tn_err_t *err);
 
 /* Bytes per picosecond-free helpers: time in ps to move bytes over a link of gbps GB/s
  * (2^30 B/s), rounded to the nearest picosecond. The one definition used by ten/ and sim/. */
@@ -130,8 +130,7 @@ tn_status_t tn_outfile_open(tn_outfile_t *o, const char *path, tn_err_t *err);
 tn_status_t tn_outfile_commit(tn_outfile_t *o, tn_err_t *err);
 void tn_outfile_abort(tn_outfile_t *o);
 /* Reads a whole file into a NUL-terminated buffer (caller frees), capped at max bytes. */
-tn_status_t tn_read_file(const char *path, size_t max, char **data, size_t *len,
-                         tn_err_t *err);
+tn_status_t tn_read_file(const char *path, size_t max, char **data, size_t *len, tn_err_t *err);
 /* Creates the parent directory of path (one level of mkdir -p for every component). */
 tn_status_t tn_mkdir_parents(const char *path, tn_err_t *err);
 
@@ -166,6 +165,9 @@ size_t tn_edit_distance(const char *a, const char *b);
 /* Worker threads for per-rank stages: TENET_THREADS when set (1..1024), else the online
  * CPUs, at most 8. */
 unsigned tn_thread_count(void);
+/* TN_INVAL naming the value when TENET_THREADS is set but not a count in 1..1024 (which
+ * tn_thread_count would ignore): the CLI refuses it rather than run at another count. */
+tn_status_t tn_thread_env_check(tn_err_t *err);
 /* Calls fn(ctx, i, worker) once for every i in [0, n), on up to `threads` workers (at most
  * 1024; worker ids 0..threads-1; worker 0 is the calling thread), which claim items in
  * ascending order. fn must write only item i's results or its worker's own scratch, so

@@ -4,6 +4,7 @@
  * not depend on which thread ran it or when. */
 #include "common/common.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -11,16 +12,32 @@
 
 enum { TN_MAX_THREADS = 1024, TN_DEFAULT_MAX_THREADS = 8 };
 
+/* TENET_THREADS as a count in 1..TN_MAX_THREADS; false when it is not one. */
+static bool parse_threads(const char *env, unsigned *n) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(env, &end, 10);
+  if (errno != 0 || end == env || *end != '\0' || v < 1 || v > TN_MAX_THREADS) return false;
+  *n = (unsigned)v;
+  return true;
+}
+
 unsigned tn_thread_count(void) {
   const char *env = getenv("TENET_THREADS");
-  if (env && *env) {
-    char *end = NULL;
-    long v = strtol(env, &end, 10);
-    if (end && *end == '\0' && v >= 1 && v <= TN_MAX_THREADS) return (unsigned)v;
-  }
+  unsigned n = 0;
+  if (env && *env && parse_threads(env, &n)) return n;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   if (cpus < 1) return 1;
   return cpus > TN_DEFAULT_MAX_THREADS ? TN_DEFAULT_MAX_THREADS : (unsigned)cpus;
+}
+
+tn_status_t tn_thread_env_check(tn_err_t *err) {
+  const char *env = getenv("TENET_THREADS");
+  unsigned n = 0;
+  if (env == NULL || *env == '\0' || parse_threads(env, &n)) return TN_OK;
+  return tn_err_set(err, TN_INVAL,
+                    "TENET_THREADS='%.40s' is not a thread count (a whole number %d..%d)", env, 1,
+                    TN_MAX_THREADS);
 }
 
 typedef struct job {

@@ -92,5 +92,8 @@ expect_fail 1 "missing -o" "$TENET" synth -t ring-8 -c allgather -s 1MiB
 expect_fail 1 "unknown option" "$TENET" synth -t ring-8 -c allgather -s 1MiB -o bad/x --chunk 2
 expect_msg "did you mean '--chunks'"
 expect_fail 1 "zero chunks" "$TENET" synth -t ring-8 -c allgather -s 1MiB -o bad/x --chunks 0
+expect_fail 1 "TENET_THREADS not a count" env TENET_THREADS=two "$TENET" synth -t ring-8 -c allgather -s 1MiB -o bad/x
+expect_msg "TENET_THREADS='two' is not a thread count"
+expect_fail 1 "TENET_THREADS out of range" env TENET_THREADS=0 "$TENET" synth -t ring-8 -c allgather -s 1MiB -o bad/x
 
 testlib_done

@@ -298,6 +298,28 @@ static void parallel_for_runs_every_item_once(void **state) {
   unsetenv("TENET_THREADS");
 }
 
+/* The CLI refuses a TENET_THREADS that tn_thread_count would ignore, naming the value. */
+static void thread_env_check_names_a_bad_value(void **state) {
+  (void)state;
+  static const char *bad[] = {"0", "1025", "2x", "x", "-3", "99999999999999999999"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    tn_err_t err = {0};
+    setenv("TENET_THREADS", bad[i], 1);
+    assert_int_equal(tn_thread_env_check(&err), TN_INVAL);
+    assert_non_null(strstr(err.msg, bad[i]));
+    assert_non_null(strstr(err.msg, "1..1024"));
+  }
+  static const char *good[] = {"1", "2", "1024", ""};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    tn_err_t err = {0};
+    setenv("TENET_THREADS", good[i], 1);
+    assert_int_equal(tn_thread_env_check(&err), TN_OK);
+  }
+  unsetenv("TENET_THREADS");
+  tn_err_t err = {0};
+  assert_int_equal(tn_thread_env_check(&err), TN_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(parse_size_reads_decimal_and_binary_units),
@@ -313,6 +335,7 @@ int main(void) {
       cmocka_unit_test(rng_and_collectives_are_deterministic),
       cmocka_unit_test(edit_distance_counts_single_edits_and_caps_long_words),
       cmocka_unit_test(parallel_for_runs_every_item_once),
+      cmocka_unit_test(thread_env_check_names_a_bad_value),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
