@@ -16,28 +16,26 @@ bool tn_add_u64(uint64_t a, uint64_t b, uint64_t *out) {
   return true;
 }
 
-tn_status_t tn_calloc(size_t n, size_t size, void *out, tn_err_t *err) {
+/* tn_calloc and tn_malloc: n*size checked, a zero-size request still gets a unique
+ * pointer. */
+static tn_status_t alloc(size_t n, size_t size, bool zeroed, void *out, tn_err_t *err) {
   void **p = out;
   *p = NULL;
   if (size != 0 && n > SIZE_MAX / size)
     return tn_err_set(err, TN_NOMEM, "allocation of %zu x %zu bytes overflows", n, size);
   if (n == 0 || size == 0) n = 1, size = 1;
-  *p = calloc(n, size);
+  *p = zeroed ? calloc(n, size) : malloc(n * size);
   if (*p == NULL)
     return tn_err_set(err, TN_NOMEM, "out of memory allocating %zu x %zu bytes", n, size);
   return TN_OK;
 }
 
+tn_status_t tn_calloc(size_t n, size_t size, void *out, tn_err_t *err) {
+  return alloc(n, size, true, out, err);
+}
+
 tn_status_t tn_malloc(size_t n, size_t size, void *out, tn_err_t *err) {
-  void **p = out;
-  *p = NULL;
-  if (size != 0 && n > SIZE_MAX / size)
-    return tn_err_set(err, TN_NOMEM, "allocation of %zu x %zu bytes overflows", n, size);
-  if (n == 0 || size == 0) n = 1, size = 1;
-  *p = malloc(n * size);
-  if (*p == NULL)
-    return tn_err_set(err, TN_NOMEM, "out of memory allocating %zu x %zu bytes", n, size);
-  return TN_OK;
+  return alloc(n, size, false, out, err);
 }
 
 tn_status_t tn_realloc(void *pp, size_t old_n, size_t n, size_t size, tn_err_t *err) {

@@ -140,16 +140,17 @@ static char *put_dec(char *p, uint32_t v) {
                               "4041424344454647484950515253545556575859"
                               "6061626364656667686970717273747576777879"
                               "8081828384858687888990919293949596979899";
-  char tmp[10];
-  size_t n = sizeof tmp;
-  for (; v >= 100; v /= 100)
-    n -= 2, memcpy(tmp + n, pairs + 2 * (v % 100), 2);
+  unsigned digits = 1;
+  for (uint64_t big = 10; v >= big; big *= 10)
+    digits++;
+  char *end = p + digits;
+  for (p = end; v >= 100; v /= 100)
+    p -= 2, memcpy(p, pairs + 2 * (v % 100), 2);
   if (v >= 10)
-    n -= 2, memcpy(tmp + n, pairs + 2 * v, 2);
+    memcpy(p - 2, pairs + 2 * v, 2);
   else
-    tmp[--n] = (char)('0' + v);
-  memcpy(p, tmp + n, sizeof tmp - n);
-  return p + sizeof tmp - n;
+    p[-1] = (char)('0' + v);
+  return end;
 }
 
 static inline char *put_str(char *p, const char *s) {
