@@ -43,6 +43,14 @@
 typedef ChakraProtoMsg__AttributeProto attr_t;
 typedef ChakraProtoMsg__Node pbnode_t;
 
+/* The node attributes the writer writes and the reader looks for, spelled once. */
+#define STR_COMM_SRC "comm_src"
+#define STR_COMM_DST "comm_dst"
+#define STR_COMM_SIZE "comm_size"
+#define STR_COMM_TAG "comm_tag"
+#define STR_TENET_CHUNKS "tenet_chunks"
+#define STR_TENET_REDUCE "tenet_reduce"
+
 /* protobuf-c's name fields are char *: keep the names in writable arrays, so no cast
  * drops a const qualifier. protobuf-c never writes through them. */
 static char k_npus[] = "tenet_npus", k_nodes[] = "tenet_nodes", k_producer[] = "tenet_producer",
@@ -84,10 +92,6 @@ static char *rank_path(const char *prefix, uint32_t rank, const char *suffix, tn
 
 /* ======================================================================== writer */
 
-typedef struct writer {
-  tn_vec_t buf; /* uint8_t: one file's bytes */
-} writer_t;
-
 /* Appends varint32 length + the packed message. */
 static tn_status_t put_record(tn_vec_t *b, const ProtobufCMessage *m, tn_err_t *err) {
   size_t n = protobuf_c_message_get_packed_size(m);
@@ -107,7 +111,8 @@ static attr_t *attr_i64(attr_t *at, char *name, int64_t v) {
   return at;
 }
 
-static tn_status_t put_metadata(writer_t *w, const algo_t *a, uint32_t rank, tn_err_t *err) {
+/* Appends rank's GlobalMetadata record to buf (uint8_t: the file's bytes). */
+static tn_status_t put_metadata(tn_vec_t *buf, const algo_t *a, uint32_t rank, tn_err_t *err) {
   attr_t at[6], *ap[6];
   size_t n = 0;
   char producer[sizeof a->name];
@@ -129,7 +134,7 @@ static tn_status_t put_metadata(writer_t *w, const algo_t *a, uint32_t rank, tn_
   md.version = k_version;
   md.n_attr = n;
   md.attr = ap;
-  return put_record(&w->buf, &md.base, err);
+  return put_record(buf, &md.base, err);
 }
 
 /* Appends v in decimal at p; returns the new end. Names are formatted by hand, two digits
@@ -293,16 +298,15 @@ static uint8_t *put_attr_list(uint8_t *p, const char *name, size_t nl, const uin
 /* Appends node i of rank r as a record: its length, then the Node. The attributes come in
  * the order tenet has always written them: comm_src, comm_dst (SEND), comm_size, comm_tag,
  * comm_type, is_cpu_op, tenet_chunks, tenet_reduce. */
-static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i, tn_err_t *err) {
+static tn_status_t put_node(tn_vec_t *buf, const algo_t *a, uint32_t r, uint32_t i, tn_err_t *err) {
   const algo_node_t *x = algo_node(a, r, i);
   tn_status_t st = check_node(a, r, i, err);
   if (st == TN_OK)
     st = tn_vec_reserve(
-        &w->buf, w->buf.len + NODE_FIXED_MAX + 5u * (size_t)x->ndeps + 5u * (size_t)x->nchunks,
-        err);
+        buf, buf->len + NODE_FIXED_MAX + 5u * (size_t)x->ndeps + 5u * (size_t)x->nchunks, err);
   if (st != TN_OK) return st;
   /* The Node goes 5 bytes in (room for any length) and moves down once its length is known. */
-  uint8_t *rec = (uint8_t *)w->buf.data + w->buf.len, *body = rec + 5, *p = body;
+  uint8_t *rec = (uint8_t *)buf->data + buf->len, *body = rec + 5, *p = body;
   if (i) *p++ = NODE_ID, p = emit_i_put_varint(p, i);
   size_t nl = node_name(a, r, x, (char *)p + 2);
   assert(nl > 0 && nl < 128);
@@ -329,20 +333,20 @@ static tn_status_t put_node(writer_t *w, const algo_t *a, uint32_t r, uint32_t i
     if (x->duration_us) *p++ = NODE_DURATION, p = emit_i_put_varint(p, x->duration_us);
   } else {
     uint32_t peer = (uint32_t)x->peer;
-    p = put_attr_int(p, ANAME("comm_src"), ATTR_INT32, send ? r : peer);
-    if (send) p = put_attr_int(p, ANAME("comm_dst"), ATTR_INT32, peer);
-    p = put_attr_int(p, ANAME("comm_size"), ATTR_INT64, x->bytes);
-    p = put_attr_int(p, ANAME("comm_tag"), ATTR_INT32, (uint32_t)x->tag);
+    p = put_attr_int(p, ANAME(STR_COMM_SRC), ATTR_INT32, send ? r : peer);
+    if (send) p = put_attr_int(p, ANAME(STR_COMM_DST), ATTR_INT32, peer);
+    p = put_attr_int(p, ANAME(STR_COMM_SIZE), ATTR_INT64, x->bytes);
+    p = put_attr_int(p, ANAME(STR_COMM_TAG), ATTR_INT32, (uint32_t)x->tag);
     p = put_attr_int(p, ANAME("comm_type"), ATTR_INT64, type);
   }
   p = put_attr_int(p, ANAME("is_cpu_op"), ATTR_BOOL, 0);
   if (x->nchunks)
-    p = put_attr_list(p, ANAME("tenet_chunks"), algo_node_chunks(a, r, x), x->nchunks);
-  if (x->op == ALGO_RECV && x->reduce) p = put_attr_int(p, ANAME("tenet_reduce"), ATTR_INT32, 1);
+    p = put_attr_list(p, ANAME(STR_TENET_CHUNKS), algo_node_chunks(a, r, x), x->nchunks);
+  if (x->op == ALGO_RECV && x->reduce) p = put_attr_int(p, ANAME(STR_TENET_REDUCE), ATTR_INT32, 1);
   size_t len = (size_t)(p - body);
   uint8_t *at = emit_i_put_varint(rec, len);
   if (at != body) memmove(at, body, len);
-  w->buf.len += (size_t)(at - rec) + len;
+  buf->len += (size_t)(at - rec) + len;
   return TN_OK;
 }
 
@@ -408,7 +412,7 @@ static tn_status_t first_failure(const worker_fail_t *w, unsigned n, tn_err_t *e
 typedef struct write_job {
   const algo_t *a;
   const char *prefix, *tmp_suffix;
-  writer_t *writers;    /* one per worker */
+  tn_vec_t *bufs;       /* uint8_t, one per worker: the file being encoded */
   worker_fail_t *fails; /* one per worker */
   uint8_t *written;     /* per rank: its temporary file exists */
   first_fail_t first;
@@ -419,15 +423,15 @@ static void write_rank(void *ctx, size_t item, unsigned worker) {
   write_job_t *j = ctx;
   uint32_t r = (uint32_t)item;
   if (skip_rank(&j->first, r)) return;
-  writer_t *w = &j->writers[worker];
+  tn_vec_t *buf = &j->bufs[worker];
   tn_err_t err = {0};
-  w->buf.len = 0;
-  tn_status_t st = put_metadata(w, j->a, r, &err);
+  buf->len = 0;
+  tn_status_t st = put_metadata(buf, j->a, r, &err);
   for (uint32_t i = 0; st == TN_OK && i < algo_rank_len(j->a, r); i++)
-    st = put_node(w, j->a, r, i, &err);
+    st = put_node(buf, j->a, r, i, &err);
   char *tmp = st == TN_OK ? rank_path(j->prefix, r, j->tmp_suffix, &err) : NULL;
   if (st == TN_OK && tmp == NULL) st = TN_NOMEM;
-  if (st == TN_OK && (st = write_file(tmp, &w->buf, &err)) == TN_OK) j->written[r] = 1;
+  if (st == TN_OK && (st = write_file(tmp, buf, &err)) == TN_OK) j->written[r] = 1;
   free(tmp);
   if (st != TN_OK) note_fail(&j->first, &j->fails[worker], r, &err);
 }
@@ -458,20 +462,20 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
   if (workers > a->npus) workers = a->npus;
   write_job_t j = {a, prefix, tmp_suffix, NULL, NULL, NULL, {0}};
   atomic_init(&j.first.rank, UINT32_MAX);
-  if ((st = tn_calloc(workers, sizeof *j.writers, &j.writers, err)) != TN_OK ||
+  if ((st = tn_calloc(workers, sizeof *j.bufs, &j.bufs, err)) != TN_OK ||
       (st = tn_calloc(workers, sizeof *j.fails, &j.fails, err)) != TN_OK ||
       (st = tn_calloc(a->npus, 1, &j.written, err)) != TN_OK) {
-    free(j.writers);
+    free(j.bufs);
     free(j.fails);
     return st;
   }
   for (unsigned k = 0; k < workers; k++) {
-    tn_vec_init(&j.writers[k].buf, 1);
+    tn_vec_init(&j.bufs[k], 1);
     j.fails[k].rank = UINT32_MAX;
   }
   if (st == TN_OK) tn_parallel_for(a->npus, workers, write_rank, &j);
   for (unsigned k = 0; k < workers; k++)
-    tn_vec_free(&j.writers[k].buf);
+    tn_vec_free(&j.bufs[k]);
   uint32_t renamed = 0;
   char *path = NULL, *tmp = NULL;
   if (st != TN_OK || (st = first_failure(j.fails, workers, err)) != TN_OK) goto fail;
@@ -507,7 +511,7 @@ fail:
   if (st != TN_OK) undo(prefix, tmp_suffix, j.written, renamed, a->npus);
   free(tmp);
   free(path);
-  free(j.writers);
+  free(j.bufs);
   free(j.fails);
   free(j.written);
   return st;
@@ -924,8 +928,8 @@ static tn_status_t read_chunks(dec_t *d, const attr_t *at, const loc_t *where, t
 
 enum { A_SRC, A_DST, A_SIZE, A_TAG, A_CHUNKS, A_REDUCE, A_COUNT };
 
-static const char *const attr_names[A_COUNT] = {"comm_src", "comm_dst",     "comm_size",
-                                                "comm_tag", "tenet_chunks", "tenet_reduce"};
+static const char *const attr_names[A_COUNT] = {STR_COMM_SRC, STR_COMM_DST,     STR_COMM_SIZE,
+                                                STR_COMM_TAG, STR_TENET_CHUNKS, STR_TENET_REDUCE};
 
 /* Which of attr_names name is, or -1. */
 static int attr_kind(const char *name) {
