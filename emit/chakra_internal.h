@@ -96,13 +96,5 @@ static inline uint64_t emit_i_hash_bytes(const uint8_t *p, size_t n) {
   }
   return h ^ (h >> 32);
 }
-static inline uint64_t emit_i_hash_u64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
 
 #endif
