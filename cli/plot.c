@@ -45,10 +45,6 @@ static void on_plabort(PLCHAR_VECTOR msg) {
   plot_failed = true;
 }
 
-bool cli_i_plot_failed(void) {
-  return plot_failed;
-}
-
 tn_status_t cli_plot_device(const char *path, const char **device, tn_err_t *err) {
   const char *dot = strrchr(path, '.');
   if (dot && strcmp(dot, ".png") == 0) {

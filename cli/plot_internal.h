@@ -21,8 +21,6 @@ tn_status_t cli_i_plot_begin(plot_session_t *s, const char *path, int width, int
 /* Ends PLplot, restores stderr, renames into place (or removes the temporary file when
  * st is not TN_OK or PLplot reported an error). Returns the final status. */
 tn_status_t cli_i_plot_end(plot_session_t *s, tn_status_t st, tn_err_t *err);
-/* Non-zero after a PLplot fatal error inside the session (the drawing was cut short). */
-bool cli_i_plot_failed(void);
 
 /* Runs draw(ctx) inside a begun session, catching PLplot's fatal errors. */
 tn_status_t cli_i_plot_run(plot_session_t *s, void (*draw)(void *ctx), void *ctx, tn_err_t *err);
