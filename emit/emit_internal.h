@@ -45,6 +45,15 @@ bool emit_i_msccl_idle_rank(const algo_t *a, uint32_t r);
 /* The collective's name in MSCCL-IR's coll attribute. */
 const char *emit_i_msccl_coll_name(const algo_t *a);
 
+/* Appends the comment and <algo ...> line of a's MSCCL-IR (how: "" or " (runtime-fit)",
+ * nch channels). The producer's name is written with anything but letters, digits, '_'
+ * and '.' replaced by '_', so a name read from foreign files cannot break the XML. */
+void emit_i_msccl_header(emit_i_msccl_sb_t *b, const algo_t *a, const char *how, uint32_t nch,
+                         tn_err_t *err);
+/* Appends rank r's <gpu ...> line (scratch: its s_chunks). */
+void emit_i_msccl_gpu_open(emit_i_msccl_sb_t *b, const algo_t *a, uint32_t r, uint32_t scratch,
+                           tn_err_t *err);
+
 /* The runtime-fit writer (emit/msccl_pack.c): emit_msccl_export_mem_opts with exact false
  * (zero limits: the EMIT_MSCCL_MAX_* defaults). */
 tn_status_t emit_i_msccl_pack(const algo_t *a, const emit_msccl_export_opts_t *opts, char **xml,

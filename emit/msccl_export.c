@@ -27,6 +27,7 @@
 #include "emit/emit.h"
 #include "emit/emit_internal.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -273,6 +274,35 @@ bool emit_i_msccl_idle_rank(const algo_t *a, uint32_t r) {
   return n->op == ALGO_COMP && n->ndeps == 0 && n->nchunks == 0 && n->duration_us == 0;
 }
 
+void emit_i_msccl_header(emit_i_msccl_sb_t *b, const algo_t *a, const char *how, uint32_t nch,
+                         tn_err_t *err) {
+  /* The producer's name comes from the set's files: keep only what is safe in an XML
+   * comment and attribute (no '&', '<', '"' or "--"). */
+  char name[sizeof a->name];
+  size_t n = 0;
+  for (const char *c = a->name; *c && n + 1 < sizeof name; c++)
+    name[n++] = (isalnum((unsigned char)*c) || *c == '_' || *c == '.') ? *c : '_';
+  name[n] = '\0';
+  const char *cname = emit_i_msccl_coll_name(a);
+  emit_i_msccl_sb_printf(b, err,
+                         "<!-- MSCCL-IR written by tenet%s from a %s algorithm: %s, %u ranks, %u "
+                         "chunks per rank -->\n",
+                         how, name, cname, a->npus, a->chunks_per_npu);
+  emit_i_msccl_sb_printf(
+      b, err,
+      "<algo name=\"tenet_%s_%s\" proto=\"Simple\" nchannels=\"%u\" "
+      "nchunksperloop=\"%u\" ngpus=\"%u\" coll=\"%s\" inplace=\"1\" outofplace=\"0\">\n",
+      name, cname, nch, a->npus * a->chunks_per_npu, a->npus, cname);
+}
+
+void emit_i_msccl_gpu_open(emit_i_msccl_sb_t *b, const algo_t *a, uint32_t r, uint32_t scratch,
+                           tn_err_t *err) {
+  uint32_t total = a->npus * a->chunks_per_npu;
+  emit_i_msccl_sb_printf(
+      b, err, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n", r,
+      a->coll == TN_ALLGATHER ? 0 : total, a->coll == TN_ALLGATHER ? total : 0, scratch);
+}
+
 tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_err_t *err) {
   *xml = NULL;
   *len = 0;
@@ -280,7 +310,6 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
     return tn_err_set(err, TN_INVAL,
                       "MSCCL-IR export needs the collective and its chunk "
                       "bookkeeping (tenet's own algorithms)");
-  uint32_t total = a->npus * a->chunks_per_npu;
   emit_i_msccl_sb_t b = {{0}, TN_OK};
   tn_vec_init(&b.v, 1);
   emit_i_msccl_xnode_t **x = NULL;
@@ -301,16 +330,7 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
   for (uint32_t r = 0; r < a->npus; r++)
     for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
       if (algo_node(a, r, i)->op != ALGO_COMP && x[r][i].chan + 1 > nch) nch = x[r][i].chan + 1;
-  const char *cname = emit_i_msccl_coll_name(a);
-  emit_i_msccl_sb_printf(&b, err,
-                         "<!-- MSCCL-IR written by tenet from a %s algorithm: %s, %u ranks, %u "
-                         "chunks per rank -->\n",
-                         a->name, cname, a->npus, a->chunks_per_npu);
-  emit_i_msccl_sb_printf(
-      &b, err,
-      "<algo name=\"tenet_%s_%s\" proto=\"Simple\" nchannels=\"%u\" "
-      "nchunksperloop=\"%u\" ngpus=\"%u\" coll=\"%s\" inplace=\"1\" outofplace=\"0\">\n",
-      a->name, cname, nch, total, a->npus, cname);
+  emit_i_msccl_header(&b, a, "", nch, err);
   wstate_t w = {a, x, &b, nsteps, hasdep};
   for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++) {
     uint32_t l = algo_rank_len(a, r), scratch = 0;
@@ -334,9 +354,7 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
         hasdep[d[k]] = true;
       }
     }
-    emit_i_msccl_sb_printf(
-        &b, err, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n", r,
-        a->coll == TN_ALLGATHER ? 0 : total, a->coll == TN_ALLGATHER ? total : 0, scratch);
+    emit_i_msccl_gpu_open(&b, a, r, scratch, err);
     if (!emit_i_msccl_idle_rank(a, r))
       for (uint32_t i = 0; i < l && rc == TN_OK; i++)
         rc = write_node(&w, r, i, err);

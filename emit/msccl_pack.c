@@ -922,23 +922,13 @@ static tn_status_t write_unit(const pk_t *P, emit_i_msccl_sb_t *b, uint32_t u,
 static tn_status_t write_xml(const pk_t *P, uint32_t C, char **xml, size_t *len,
                              emit_msccl_export_stats_t *stats, tn_err_t *err) {
   const algo_t *a = P->a;
-  uint32_t total = a->npus * a->chunks_per_npu;
-  const char *cname = emit_i_msccl_coll_name(a);
   emit_i_msccl_sb_t b = {{0}, TN_OK};
   tn_vec_init(&b.v, 1);
   uint32_t *scratch = NULL;
   tn_status_t rc = tn_calloc(P->nn + 1, sizeof *scratch, &scratch, err);
   if (rc != TN_OK) return rc;
   emit_msccl_export_stats_t st = {C, UINT32_MAX, 0, 0, 0, 0, 0};
-  emit_i_msccl_sb_printf(&b, err,
-                         "<!-- MSCCL-IR written by tenet (runtime-fit) from a %s algorithm: %s, "
-                         "%u ranks, %u chunks per rank -->\n",
-                         a->name, cname, a->npus, a->chunks_per_npu);
-  emit_i_msccl_sb_printf(&b, err,
-                         "<algo name=\"tenet_%s_%s\" proto=\"Simple\" nchannels=\"%u\" "
-                         "nchunksperloop=\"%u\" ngpus=\"%u\" coll=\"%s\" inplace=\"1\" "
-                         "outofplace=\"0\">\n",
-                         a->name, cname, C, total, a->npus, cname);
+  emit_i_msccl_header(&b, a, " (runtime-fit)", C, err);
   for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++) {
     uint32_t sc = 0;
     for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
@@ -948,9 +938,7 @@ static tn_status_t write_xml(const pk_t *P, uint32_t C, char **xml, size_t *len,
         sc += nd(P, r, i)->nchunks;
       }
     }
-    emit_i_msccl_sb_printf(
-        &b, err, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n", r,
-        a->coll == TN_ALLGATHER ? 0 : total, a->coll == TN_ALLGATHER ? total : 0, sc);
+    emit_i_msccl_gpu_open(&b, a, r, sc, err);
     uint32_t t0 = P->tb_off[r], t1 = P->tb_off[r + 1];
     if (t1 > t0) {
       if (t1 - t0 < st.tbs_min) st.tbs_min = t1 - t0;

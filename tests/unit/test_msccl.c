@@ -288,8 +288,8 @@ static void msccl_export_round_trip_is_exact_on_imported_files(void **state) {
 static algo_t *baseline(int which, tn_coll_t coll, uint32_t n, uint64_t size, uint32_t k) {
   algo_t *a = NULL;
   tn_err_t err = {0};
-  tn_status_t st = which == 0 ? algo_ring(coll, n, size, k, &a, &err)
-                              : algo_direct(coll, n, size, k, &a, &err);
+  tn_status_t st =
+      which == 0 ? algo_ring(coll, n, size, k, &a, &err) : algo_direct(coll, n, size, k, &a, &err);
   if (st != TN_OK) fail_msg("baseline: %s", err.msg);
   return a;
 }
@@ -352,6 +352,26 @@ static void msccl_export_round_trip_is_exact_on_greedy(void **state) {
       schedule_free(&sch);
       topo_free(t);
     }
+}
+
+/* A producer name read from foreign files may hold XML's special characters: both export
+ * modes write it so that the XML still parses (and imports back). */
+static void msccl_export_keeps_the_xml_well_formed_whatever_the_producer_name(void **state) {
+  (void)state;
+  algo_t *a = baseline(0, TN_ALLREDUCE, 4, 4 * MiB, 1);
+  snprintf(a->name, sizeof a->name, "%s", "r&<--\"x");
+  for (int exact = 0; exact < 2; exact++) {
+    emit_msccl_export_opts_t o = {exact != 0, false, {0, 0, 0, 0, 0}, 0};
+    char *x = NULL;
+    size_t l = 0;
+    algo_t *b = NULL;
+    TU_OK(emit_msccl_export_mem_opts(a, &o, &x, &l, NULL, &tu_err_));
+    assert_non_null(strstr(x, "name=\"tenet_r_____x_allreduce\""));
+    TU_OK(emit_msccl_import_mem(x, l, "rt.xml", a->size_bytes, &b, &tu_err_));
+    free(x);
+    algo_free(b);
+  }
+  algo_free(a);
 }
 
 static void msccl_export_rejects_foreign_sets_without_bookkeeping(void **state) {
@@ -892,6 +912,7 @@ int main(void) {
       cmocka_unit_test(msccl_export_round_trip_is_exact_on_imported_files),
       cmocka_unit_test(msccl_export_round_trip_is_exact_on_baselines),
       cmocka_unit_test(msccl_export_round_trip_is_exact_on_greedy),
+      cmocka_unit_test(msccl_export_keeps_the_xml_well_formed_whatever_the_producer_name),
       cmocka_unit_test(msccl_export_rejects_foreign_sets_without_bookkeeping),
       cmocka_unit_test(msccl_export_writes_the_file_all_or_nothing),
       cmocka_unit_test(msccl_runtime_export_of_baselines_fits_imports_and_verifies),
