@@ -70,8 +70,10 @@ static double rounding_error(const topo_t *t, const milp_fab_t *f, uint64_t chun
 /* Step length: one chunk on the fastest link used, divided by the resolution (0: the
  * smallest of 1..4 whose rounding overestimates no hop by more than 5%, else the most
  * accurate of them). Then each hop's duration and start offset in whole steps, rounded
- * up (see milp.h). */
-static void discretise(const topo_t *t, milp_fab_t *f, uint32_t res) {
+ * up (see milp.h). A transfer longer than MILP_MAX_STEPS / 4 steps is refused (TN_LIMIT)
+ * before anything is narrowed to 32 bits: a long latency against a short chunk time would
+ * otherwise wrap to a small step count and a wrong model. */
+static tn_status_t discretise(const topo_t *t, milp_fab_t *f, uint32_t res, tn_err_t *err) {
   uint64_t chunk = ten_chunk_bytes(f->size_bytes, f->npus, f->k, 0); /* the largest */
   uint64_t fastest = UINT64_MAX;
   for (uint32_t i = 0; i < f->nvl; i++)
@@ -100,9 +102,17 @@ static void discretise(const topo_t *t, milp_fab_t *f, uint32_t res) {
       e->off[h] = (uint32_t)off;
       e->dur[h] = (uint32_t)ceil_div(busy, f->step_ps);
       off += ceil_div(busy + l->latency_ps, f->step_ps);
+      if (off > MILP_MAX_STEPS / 4)
+        return tn_err_set(err, TN_LIMIT,
+                          "one transfer %u -> %u takes %llu time steps of %llu ps (one chunk "
+                          "of %llu B on the fastest link; the time-indexed model's cap is %u): "
+                          "use a larger size or fewer chunks",
+                          e->src, e->dst, (unsigned long long)off, (unsigned long long)f->step_ps,
+                          (unsigned long long)chunk, MILP_MAX_STEPS / 4);
     }
     e->arrive = (uint32_t)off;
   }
+  return TN_OK;
 }
 
 static tn_status_t build_index(milp_fab_t *f, tn_err_t *err) {
@@ -293,16 +303,7 @@ tn_status_t milp_i_fab_build(const topo_t *t, uint64_t size_bytes, uint32_t k,
   f->nchunks = t->npus * k;
   f->size_bytes = size_bytes;
   tn_status_t st = collect_vlinks(t, f, err);
-  if (st == TN_OK) {
-    discretise(t, f, steps_per_xfer);
-    for (uint32_t i = 0; i < f->nvl && st == TN_OK; i++)
-      if (f->vl[i].arrive > MILP_MAX_STEPS / 4)
-        st = tn_err_set(err, TN_LIMIT,
-                        "one transfer %u -> %u takes %u time steps of %llu ps "
-                        "(links differ too much in speed for the time-indexed model, cap %u)",
-                        f->vl[i].src, f->vl[i].dst, f->vl[i].arrive, (unsigned long long)f->step_ps,
-                        MILP_MAX_STEPS / 4);
-  }
+  if (st == TN_OK) st = discretise(t, f, steps_per_xfer, err);
   if (st == TN_OK) st = build_index(f, err);
   if (st == TN_OK) st = distances(f, err);
   if (st == TN_OK) st = symmetry(t, f, err);

@@ -387,6 +387,20 @@ static void milp_rejects_fabric_above_the_cap(void **st) {
   topo_free(t);
 }
 
+/* A latency of 2^32 + 21 steps of one chunk's time must be refused, not wrap to 21 steps
+ * and be "solved" (a 4-byte All-Gather on a 4-ring: one step is 19 ps). */
+static void milp_rejects_a_latency_past_the_step_cap_without_wrapping(void **st) {
+  (void)st;
+  topo_t *t = gen("ring", "4", 81604379.0);
+  schedule_t s;
+  milp_result_t res;
+  assert_int_equal(solve(t, 4, 1, 5.0, NULL, &s, &res), TN_LIMIT);
+  assert_non_null(strstr(tu_err_.msg, "time steps of"));
+  assert_non_null(strstr(tu_err_.msg, "larger size"));
+  schedule_free(&s);
+  topo_free(t);
+}
+
 static void milp_rejects_links_too_different_in_speed(void **st) {
   (void)st;
   topo_link_t l[] = {{0, 1, 1000, 0, 0}, {1, 0, 1000, 0, 0}, {1, 2, 0.1, 0, 0}, {2, 1, 0.1, 0, 0}};
@@ -488,6 +502,7 @@ int main(void) {
       cmocka_unit_test(milp_schedules_random_fabrics_validly),
       cmocka_unit_test(milp_rejects_zero_chunks),
       cmocka_unit_test(milp_rejects_fabric_above_the_cap),
+      cmocka_unit_test(milp_rejects_a_latency_past_the_step_cap_without_wrapping),
       cmocka_unit_test(milp_rejects_links_too_different_in_speed),
       cmocka_unit_test(milp_rejects_bad_size_time_limit_and_warm_start),
       cmocka_unit_test(milp_writes_glpk_output_to_its_log),
