@@ -184,7 +184,7 @@ static tn_status_t manifest_parse_in(const char *text, const char *what, const c
   memset(p, 0, sizeof *p);
   char *copy = NULL, *vals[NKEYS] = {NULL};
   unsigned seed_line = 0;
-  uint64_t seed = 1;
+  uint64_t seed = CLI_DEFAULT_SEED;
   tn_status_t st = tn_strdup(text, &copy, err);
   char *line = copy;
   for (unsigned lineno = 1; st == TN_OK && line != NULL; lineno++) {

@@ -58,6 +58,10 @@ const char *cli_topology_dir(void);
 tn_status_t cli_load_topo(const char *arg, topo_t **out, tn_err_t *err);
 
 /* ---- synthesis pipeline (shared by synth, compare, batch, demo) ---------- */
+/* The greedy's tie-breaking seed when --seed is not given: one value for synth, compare,
+ * batch and demo, so that their figures for the same case agree. */
+#define CLI_DEFAULT_SEED 1
+
 typedef struct cli_synth_opts {
   const char *algo;        /* "greedy" (default), "milp", "ring", "direct" */
   uint64_t seed;

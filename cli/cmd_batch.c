@@ -38,7 +38,7 @@ static const char *const batch_help =
     "                    (KEY VALUE, KEY: VALUE or KEY = VALUE; a list key may repeat\n"
     "                    to extend its list)\n"
     "  -j, --jobs N      cases in parallel (default: all cores); results do not depend on N\n"
-    "  --shard I/N       only cases whose number %% N == I (e.g. a Slurm array task:\n"
+    "  --shard I/N       only cases whose number % N == I (e.g. a Slurm array task:\n"
     "                    --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT); join the\n"
     "                    shard folders with 'tenet batch merge'\n"
     "  -o, --output DIR  output folder (created; batch.json records the sweep)\n\n"
@@ -88,7 +88,7 @@ static int batch_merge(int argc, char **argv) {
 
 int cmd_batch(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "merge") == 0) return batch_merge(argc - 1, argv + 1);
-  const char *topos = NULL, *colls = NULL, *sizes = NULL, *algos = "greedy,ring,direct";
+  const char *topos = NULL, *colls = NULL, *sizes = NULL, *algos = NULL;
   const char *manifest = NULL, *jobs_s = NULL, *shard_s = NULL, *out = NULL, *seed_s = NULL;
   bool help = false;
   const cli_opt_t opts[] = {
@@ -108,10 +108,11 @@ int cmd_batch(int argc, char **argv) {
   }
   cli_batch_opts_t o = {
       .out_dir = out, .nshards = 1, .stop = &batch_signal, .tty = isatty(STDERR_FILENO) == 1};
-  uint64_t seed = 1;
+  uint64_t seed = CLI_DEFAULT_SEED;
   if (out == NULL) return cli_usage("batch", "missing -o DIR");
-  if (manifest && (topos || colls || sizes || seed_s))
-    return cli_usage("batch", "--manifest replaces --topos, --colls, --sizes and --seed");
+  if (manifest && (topos || colls || sizes || algos || seed_s))
+    return cli_usage("batch", "--manifest replaces --topos, --colls, --sizes, --algos and --seed");
+  if (algos == NULL) algos = "greedy,ring,direct";
   if (!manifest && (!topos || !colls || !sizes))
     return cli_usage("batch", "give --topos, --colls and --sizes (or --manifest FILE)");
   if ((jobs_s && cli_parse_jobs(jobs_s, &o.jobs, &err) != TN_OK) ||

@@ -141,9 +141,9 @@ int cmd_compare(int argc, char **argv) {
   }
   if (topo_arg == NULL) return cli_usage("compare", "missing -t TOPO");
   if (coll_s == NULL) return cli_usage("compare", "missing -c COLL");
-  cli_compare_spec_t sp = {.seed = 1, .stop_on_error = true};
+  cli_compare_spec_t sp = {.seed = CLI_DEFAULT_SEED, .stop_on_error = true};
   char **algos = NULL;
-  uint64_t *sizes = NULL, seed = 1;
+  uint64_t *sizes = NULL, seed = CLI_DEFAULT_SEED;
   topo_t *t = NULL;
   cli_result_t *rows = NULL;
   size_t nrows = 0;

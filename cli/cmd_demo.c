@@ -70,7 +70,7 @@ static tn_status_t demo_one(const demo_fabric_t *f, const topo_t *t, tn_coll_t c
                            .nsizes = nsizes,
                            .algos = demo_algos,
                            .nalgos = sizeof demo_algos / sizeof demo_algos[0],
-                           .seed = 1,
+                           .seed = CLI_DEFAULT_SEED,
                            .jobs = jobs,
                            .progress = true,
                            .stop_on_error = true,

@@ -22,7 +22,7 @@ static const char help[] =
     "  -a, --algo ALGO       greedy (default) | milp | ring | direct\n"
     "  -o, --out PREFIX      output prefix (its directory is created)\n"
     "      --chunks K        chunks per NPU (default: chosen by greedy; 1 for the others)\n"
-    "      --seed N          tie-breaking seed of the greedy (default 0)\n"
+    "      --seed N          tie-breaking seed of the greedy (default 1)\n"
     "      --time-limit S    MILP time limit in seconds (default 60)\n"
     "      --verbose         show the MILP solver's output\n"
     "      --json            print one JSON object instead of a summary\n"
@@ -92,6 +92,7 @@ static tn_status_t parse_args(int argc, char **argv, synth_args_t *a, tn_coll_t 
   if ((st = tn_parse_size(a->size, size, err)) != TN_OK) return st;
   if (*size == 0) return tn_err_set(err, TN_INVAL, "--size must be > 0");
   so->algo = a->algo ? a->algo : "greedy";
+  so->seed = CLI_DEFAULT_SEED;
   uint64_t v = 0;
   if (a->chunks) {
     if ((st = tn_parse_u64(a->chunks, 1, 1024, "--chunks", &v, err)) != TN_OK) return st;

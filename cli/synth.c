@@ -37,7 +37,12 @@ static tn_status_t plan(const topo_t *t, tn_coll_t coll, uint64_t size, const cl
   milp_result_t res;
   st = milp_solve(t, size, &m, s, &res, err);
   schedule_free(&warm);
-  if (st == TN_OK) out->milp_status = milp_status_name(res.status);
+  /* An All-Reduce on an asymmetric fabric solves twice: report the weaker outcome (the
+   * status names run optimal < feasible < timeout). */
+  if (st == TN_OK && (out->milp_status == NULL ||
+                      strcmp(out->milp_status, milp_status_name(MILP_OPTIMAL)) == 0 ||
+                      res.status == MILP_TIMEOUT))
+    out->milp_status = milp_status_name(res.status);
   return st;
 #else
   (void)coll, (void)size, (void)s, (void)out;

@@ -128,6 +128,10 @@ fails_with 1 "$TENET" batch --topos ring-8 --colls allgather --sizes 1MiB --algo
 printf 'topos ring-8\ncolls allgather\ntopo fc-8\nsizes 1MiB\nalgos ring\n' >badman.txt
 fails_with 1 "$TENET" batch --manifest badman.txt -o x
 check "manifest error names line" grep -q "badman.txt:3: unknown key 'topo'" err.txt
+fails_with 1 "$TENET" batch --manifest sweep.txt --algos greedy -o x
+check "--algos with a manifest is refused" grep -q -- "--manifest replaces" err.txt
+"$TENET" batch --help >help.txt
+check "help shows a plain %" grep -q 'number % N == I' help.txt
 fails_with 1 "$TENET" batch --topos ring-8 --colls allgather --sizes 4MiB -o full
 check "a different sweep is refused" grep -q 'different sweep' err.txt
 check "nothing written for bad arguments" test ! -e x
