@@ -170,12 +170,15 @@ int cmd_compare(int argc, char **argv) {
   sp.seed = seed;
   sp.progress = true;
   tn_status_t st = cli_compare_run(&sp, &rows, &nrows, &err);
-  if (st == TN_OK && csv) st = cli_results_csv(rows, nrows, csv, &err);
+  /* Both files or neither: the plot (the one more likely to fail) first, and it goes
+   * again when the CSV cannot be written. Each is written whole or not at all. */
   if (st == TN_OK && plot) {
     char title[256];
     snprintf(title, sizeof title, "%s: %s, %u NPUs", label, tn_coll_name(sp.coll), t->npus);
     st = cli_plot_busbw(rows, nrows, title, plot, &err);
   }
+  if (st == TN_OK && csv && (st = cli_results_csv(rows, nrows, csv, &err)) != TN_OK && plot)
+    remove(plot);
   if (st == TN_OK && json) {
     st = cli_results_json(rows, nrows, &out, &err);
     if (st == TN_OK) printf("%s\n", out);

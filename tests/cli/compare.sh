@@ -70,5 +70,12 @@ JSON
 fails_with 2 "$TENET" compare -t split.json -c allgather --sizes 1MiB --csv never.csv
 check "no csv on failure" test ! -e never.csv
 grep -q 'disconnected' err.txt && ok || bad "disconnected message"
+# A plot that cannot be written takes the CSV with it, and a CSV that cannot be written
+# the plot: both files or neither.
+: >plainfile
+fails_with 1 "$TENET" compare -t ring-8 -c allgather --sizes 1MiB --csv both.csv --plot plainfile/x.png
+check "no csv without its plot" test ! -e both.csv
+fails_with 1 "$TENET" compare -t ring-8 -c allgather --sizes 1MiB --csv plainfile/x.csv --plot both.png
+check "no plot without its csv" test ! -e both.png
 
 testlib_done
