@@ -92,13 +92,30 @@ static char *rank_path(const char *prefix, uint32_t rank, const char *suffix, tn
 
 /* ======================================================================== writer */
 
+/* Writes v as a base-128 varint at p; returns the end (at most 10 bytes). */
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (uint8_t)v;
+  return p;
+}
+
+static inline size_t varint_size(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80)
+    v >>= 7, n++;
+  return n;
+}
+
 /* Appends varint32 length + the packed message. */
 static tn_status_t put_record(tn_vec_t *b, const ProtobufCMessage *m, tn_err_t *err) {
   size_t n = protobuf_c_message_get_packed_size(m);
   if (n > UINT32_MAX) return tn_err_set(err, TN_LIMIT, "a record of %zu bytes is too large", n);
   tn_status_t st = tn_vec_reserve(b, b->len + 5 + n, err);
   if (st != TN_OK) return st;
-  uint8_t *at = (uint8_t *)b->data + b->len, *p = emit_i_put_varint(at, n);
+  uint8_t *at = (uint8_t *)b->data + b->len, *p = put_varint(at, n);
   b->len += (size_t)(p - at) + protobuf_c_message_pack(m, p);
   return TN_OK;
 }
@@ -176,8 +193,8 @@ static char *chunk_words(char *p, const uint32_t *c, uint32_t n) {
 }
 
 /* "send r0->r1 tag 3 chunk 5", "recv r1<-r0 tag 3 chunks 4..7 reduce", "comp r2 idle".
- * buf holds at least 160 bytes (the longest name is under 100). Peers and tags are
- * non-negative here (check_node ran first). */
+ * Returns the length, under 100 (put_node reserved room for it; no NUL is written). Peers
+ * and tags are non-negative here (check_node ran first). */
 static size_t node_name(const algo_t *a, uint32_t r, const algo_node_t *x, char *buf) {
   char *p = buf;
   const uint32_t *ch = algo_node_chunks(a, r, x);
@@ -193,7 +210,6 @@ static size_t node_name(const algo_t *a, uint32_t r, const algo_node_t *x, char 
     p = chunk_words(p, ch, x->nchunks);
     if (!send && x->reduce) p = put_str(p, " reduce");
   }
-  *p = '\0';
   return (size_t)(p - buf);
 }
 
@@ -224,9 +240,9 @@ static tn_status_t check_node(const algo_t *a, uint32_t r, uint32_t i, tn_err_t 
  * The writer encodes each Node record itself, straight into the file buffer: the bytes
  * protobuf_c_message_pack gives for the same ChakraProtoMsg__Node, field order included
  * (test_emit unpacks every record with protobuf-c, packs it again and compares the bytes;
- * its round trips check the values). Packing through protobuf-c cost ~1,200 instructions
- * per node, most of them in the descriptor walk and a cache of packed attributes; the
- * fields here are a handful of varints and strings. The GlobalMetadata record is still
+ * its round trips check the values). Packing each node through protobuf-c cost ~1,200
+ * instructions, most of them in its descriptor walk; the fields here are a handful of
+ * varints and strings. The GlobalMetadata record is still
  * packed by protobuf-c (once per file). */
 
 /* Keys (field number << 3 | wire type: 0 varint, 2 length-delimited) of the Node fields
@@ -251,13 +267,6 @@ enum {
  * each, the chunk list's framing 30, the record length 5. */
 #define NODE_FIXED_MAX 512u
 
-static inline size_t varint_size(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80)
-    v >>= 7, n++;
-  return n;
-}
-
 /* An attribute name as (chars, length), for the literals below. */
 #define ANAME(s) s, sizeof s - 1
 
@@ -269,8 +278,8 @@ static uint8_t *put_attr_int(uint8_t *p, const char *name, size_t nl, uint32_t k
   *p++ = ATTR_NAME;
   *p++ = (uint8_t)nl;
   memcpy(p, name, nl);
-  p = emit_i_put_varint(p + nl, key);
-  return emit_i_put_varint(p, v);
+  p = put_varint(p + nl, key);
+  return put_varint(p, v);
 }
 
 /* AttributeProto {name, int64_list {packed values}} as a Node field. */
@@ -281,17 +290,17 @@ static uint8_t *put_attr_list(uint8_t *p, const char *name, size_t nl, const uin
     payload += varint_size(v[k]);
   size_t list = 1 + varint_size(payload) + payload;
   *p++ = NODE_ATTR;
-  p = emit_i_put_varint(p, 2 + nl + 1 + varint_size(list) + list);
+  p = put_varint(p, 2 + nl + 1 + varint_size(list) + list);
   *p++ = ATTR_NAME;
   *p++ = (uint8_t)nl;
   memcpy(p, name, nl);
   p += nl;
   *p++ = ATTR_INT64_LIST;
-  p = emit_i_put_varint(p, list);
+  p = put_varint(p, list);
   *p++ = LIST_VALUES;
-  p = emit_i_put_varint(p, payload);
+  p = put_varint(p, payload);
   for (uint32_t k = 0; k < n; k++)
-    p = emit_i_put_varint(p, v[k]);
+    p = put_varint(p, v[k]);
   return p;
 }
 
@@ -307,7 +316,7 @@ static tn_status_t put_node(tn_vec_t *buf, const algo_t *a, uint32_t r, uint32_t
   if (st != TN_OK) return st;
   /* The Node goes 5 bytes in (room for any length) and moves down once its length is known. */
   uint8_t *rec = (uint8_t *)buf->data + buf->len, *body = rec + 5, *p = body;
-  if (i) *p++ = NODE_ID, p = emit_i_put_varint(p, i);
+  if (i) *p++ = NODE_ID, p = put_varint(p, i);
   size_t nl = node_name(a, r, x, (char *)p + 2);
   assert(nl > 0 && nl < 128);
   *p++ = NODE_NAME;
@@ -325,12 +334,12 @@ static tn_status_t put_node(tn_vec_t *buf, const algo_t *a, uint32_t r, uint32_t
     for (uint32_t k = 0; k < x->ndeps; k++)
       payload += varint_size(d[k]);
     *p++ = NODE_DATA_DEPS;
-    p = emit_i_put_varint(p, payload);
+    p = put_varint(p, payload);
     for (uint32_t k = 0; k < x->ndeps; k++)
-      p = emit_i_put_varint(p, d[k]);
+      p = put_varint(p, d[k]);
   }
   if (x->op == ALGO_COMP) {
-    if (x->duration_us) *p++ = NODE_DURATION, p = emit_i_put_varint(p, x->duration_us);
+    if (x->duration_us) *p++ = NODE_DURATION, p = put_varint(p, x->duration_us);
   } else {
     uint32_t peer = (uint32_t)x->peer;
     p = put_attr_int(p, ANAME(STR_COMM_SRC), ATTR_INT32, send ? r : peer);
@@ -344,7 +353,7 @@ static tn_status_t put_node(tn_vec_t *buf, const algo_t *a, uint32_t r, uint32_t
     p = put_attr_list(p, ANAME(STR_TENET_CHUNKS), algo_node_chunks(a, r, x), x->nchunks);
   if (x->op == ALGO_RECV && x->reduce) p = put_attr_int(p, ANAME(STR_TENET_REDUCE), ATTR_INT32, 1);
   size_t len = (size_t)(p - body);
-  uint8_t *at = emit_i_put_varint(rec, len);
+  uint8_t *at = put_varint(rec, len);
   if (at != body) memmove(at, body, len);
   buf->len += (size_t)(at - rec) + len;
   return TN_OK;
@@ -473,12 +482,12 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
     tn_vec_init(&j.bufs[k], 1);
     j.fails[k].rank = UINT32_MAX;
   }
-  if (st == TN_OK) tn_parallel_for(a->npus, workers, write_rank, &j);
+  tn_parallel_for(a->npus, workers, write_rank, &j);
   for (unsigned k = 0; k < workers; k++)
     tn_vec_free(&j.bufs[k]);
   uint32_t renamed = 0;
   char *path = NULL, *tmp = NULL;
-  if (st != TN_OK || (st = first_failure(j.fails, workers, err)) != TN_OK) goto fail;
+  if ((st = first_failure(j.fails, workers, err)) != TN_OK) goto fail;
   for (; renamed < a->npus; renamed++) {
     tmp = rank_path(prefix, renamed, tmp_suffix, err);
     path = rank_path(prefix, renamed, "", err);

@@ -40,18 +40,8 @@ typedef struct emit_i_lazy_desc {
 
 void emit_i_lazy_desc_init(emit_i_lazy_desc_t *d);
 
-/* Writes v as a base-128 varint at p; returns the end (at most 10 bytes). */
-static inline uint8_t *emit_i_put_varint(uint8_t *p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = (uint8_t)(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = (uint8_t)v;
-  return p;
-}
-
 /* Bump allocator for protobuf-c: alloc never frees, reset makes all memory reusable
- * (keeping one block as large as everything used since the last reset). */
+ * (several blocks are replaced by one as large as all of them together). */
 typedef struct emit_i_arena {
   tn_vec_t blocks;    /* void *: every block, the current one last */
   uint8_t *cur, *end; /* free part of the current block */
