@@ -34,11 +34,11 @@ typedef enum { ALGO_SEND = 0, ALGO_RECV = 1, ALGO_COMP = 2 } algo_op_t;
 
 typedef struct algo_node {
   algo_op_t op;
-  bool reduce;          /* RECV: lands in scratch for a later COMP reduction */
-  int32_t peer;         /* SEND: destination rank; RECV: source rank; COMP: -1 */
-  int32_t tag;          /* SEND/RECV: 0..ALGO_MAX_TAG */
-  uint64_t bytes;       /* SEND/RECV: message size, > 0 */
-  uint64_t duration_us; /* COMP: Chakra duration_micros (0 costs 1 ns in simulation) */
+  bool reduce;                 /* RECV: lands in scratch for a later COMP reduction */
+  int32_t peer;                /* SEND: destination rank; RECV: source rank; COMP: -1 */
+  int32_t tag;                 /* SEND/RECV: 0..ALGO_MAX_TAG */
+  uint64_t bytes;              /* SEND/RECV: message size, > 0 */
+  uint64_t duration_us;        /* COMP: Chakra duration_micros (0 costs 1 ns in simulation) */
   uint32_t dep_off, ndeps;     /* into the rank's deps pool */
   uint32_t chunk_off, nchunks; /* into the rank's chunks pool; 0 = no bookkeeping */
 } algo_node_t;
@@ -50,8 +50,8 @@ typedef struct algo_rank {
 } algo_rank_t;
 
 typedef struct algo {
-  char name[32];   /* producer: "greedy", "milp", "ring", "direct", "msccl", "chakra" */
-  bool has_coll;   /* coll/chunks_per_npu/size_bytes are known */
+  char name[32]; /* producer: "greedy", "milp", "ring", "direct", "msccl", "chakra" */
+  bool has_coll; /* coll/chunks_per_npu/size_bytes are known */
   tn_coll_t coll;
   uint32_t npus;
   uint32_t chunks_per_npu;
@@ -61,9 +61,8 @@ typedef struct algo {
 
 /* Creates an empty algorithm for npus ranks. name is copied (truncated to 31 chars).
  * Caller frees with algo_free. */
-tn_status_t algo_create(const char *name, tn_coll_t coll, uint32_t npus,
-                        uint32_t chunks_per_npu, uint64_t size_bytes, algo_t **out,
-                        tn_err_t *err);
+tn_status_t algo_create(const char *name, tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu,
+                        uint64_t size_bytes, algo_t **out, tn_err_t *err);
 /* The same for files whose collective is unknown (has_coll false). */
 tn_status_t algo_create_unknown(const char *name, uint32_t npus, algo_t **out, tn_err_t *err);
 void algo_free(algo_t *a);
@@ -85,12 +84,11 @@ tn_status_t algo_add_send(algo_t *a, uint32_t rank, uint32_t dst, int32_t tag, u
                           const uint32_t *deps, uint32_t ndeps, const uint32_t *chunks,
                           uint32_t nchunks, uint32_t *id, tn_err_t *err);
 tn_status_t algo_add_recv(algo_t *a, uint32_t rank, uint32_t src, int32_t tag, uint64_t bytes,
-                          bool reduce, const uint32_t *deps, uint32_t ndeps,
-                          const uint32_t *chunks, uint32_t nchunks, uint32_t *id,
-                          tn_err_t *err);
+                          bool reduce, const uint32_t *deps, uint32_t ndeps, const uint32_t *chunks,
+                          uint32_t nchunks, uint32_t *id, tn_err_t *err);
 tn_status_t algo_add_comp(algo_t *a, uint32_t rank, uint64_t duration_us, const uint32_t *deps,
-                          uint32_t ndeps, const uint32_t *chunks, uint32_t nchunks,
-                          uint32_t *id, tn_err_t *err);
+                          uint32_t ndeps, const uint32_t *chunks, uint32_t nchunks, uint32_t *id,
+                          tn_err_t *err);
 
 static inline uint32_t algo_rank_len(const algo_t *a, uint32_t r) {
   return (uint32_t)a->ranks[r].nodes.len;
@@ -101,8 +99,7 @@ static inline const algo_node_t *algo_node(const algo_t *a, uint32_t r, uint32_t
 static inline const uint32_t *algo_node_deps(const algo_t *a, uint32_t r, const algo_node_t *n) {
   return &TN_VEC_AT(&a->ranks[r].deps, uint32_t, n->dep_off);
 }
-static inline const uint32_t *algo_node_chunks(const algo_t *a, uint32_t r,
-                                               const algo_node_t *n) {
+static inline const uint32_t *algo_node_chunks(const algo_t *a, uint32_t r, const algo_node_t *n) {
   return &TN_VEC_AT(&a->ranks[r].chunks, uint32_t, n->chunk_off);
 }
 
@@ -121,10 +118,10 @@ tn_status_t algo_fill_idle(algo_t *a, tn_err_t *err);
 
 /* MSCCLang-style baselines (msccl-tools' examples). chunks_per_npu >= 1 splits each
  * chunk for pipelining. Ring: logical ring over rank order; Direct: all pairs. */
-tn_status_t algo_ring(tn_coll_t coll, uint32_t npus, uint64_t size_bytes,
-                      uint32_t chunks_per_npu, algo_t **out, tn_err_t *err);
-tn_status_t algo_direct(tn_coll_t coll, uint32_t npus, uint64_t size_bytes,
-                        uint32_t chunks_per_npu, algo_t **out, tn_err_t *err);
+tn_status_t algo_ring(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint32_t chunks_per_npu,
+                      algo_t **out, tn_err_t *err);
+tn_status_t algo_direct(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint32_t chunks_per_npu,
+                        algo_t **out, tn_err_t *err);
 
 /* Lowers an All-Gather schedule to an algo_t for coll: All-Gather directly (one SEND and
  * one RECV per transfer, deps = the transfer that brought the chunks), Reduce-Scatter as
@@ -134,9 +131,10 @@ tn_status_t algo_direct(tn_coll_t coll, uint32_t npus, uint64_t size_bytes,
  * TN_INVAL naming the transfer when the schedule is malformed (NPUs or chunks out of
  * range, bytes not those of its chunks, a dependency on a later transfer or on one that
  * does not deliver to the sender, no dependency but a chunk the sender does not own).
- * Big schedules are lowered on two threads; the result is the same. O(T log T). */
-tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *name,
-                               algo_t **out, tn_err_t *err);
+ * Big schedules are lowered on up to 4 threads (tn_thread_count); the result is the same.
+ * O(T log T). */
+tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *name, algo_t **out,
+                               tn_err_t *err);
 
 /* All-Reduce from two All-Gather schedules with the same npus, chunks_per_npu and size:
  * rs_ag is time-reversed into the Reduce-Scatter half and ag is the All-Gather half. A

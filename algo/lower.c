@@ -94,7 +94,7 @@ typedef struct worker {
   uint32_t *item_off; /* per rank of the share + 1: where its items start */
   uint32_t *fill;     /* per rank of the share: items collected so far */
   sortrec_t *recs, *tmp;
-  uint32_t *last, *last_rank; /* reverse: per chunk, the rank's last COMP on it */
+  uint32_t *last, *last_rank;                /* reverse: per chunk, the rank's last COMP on it */
   uint32_t *peer_off, *peer_cnt, *peer_rank; /* reverse: per peer, the deps of the rank's
                                                 last SEND to it that had any */
   tn_status_t st;
@@ -234,7 +234,8 @@ static void merge_sort(sortrec_t *a, uint32_t n, sortrec_t *tmp) {
     for (uint32_t i = 1; i < n; i++) {
       sortrec_t x = a[i];
       uint32_t j = i;
-      for (; j > 0 && rec_less(&x, &a[j - 1]); j--) a[j] = a[j - 1];
+      for (; j > 0 && rec_less(&x, &a[j - 1]); j--)
+        a[j] = a[j - 1];
       a[j] = x;
     }
     return;
@@ -245,8 +246,10 @@ static void merge_sort(sortrec_t *a, uint32_t n, sortrec_t *tmp) {
   if (!rec_less(&a[h], &a[h - 1])) return;
   memcpy(tmp, a, h * sizeof *a);
   uint32_t i = 0, j = h, o = 0;
-  while (i < h && j < n) a[o++] = rec_less(&a[j], &tmp[i]) ? a[j++] : tmp[i++];
-  while (i < h) a[o++] = tmp[i++];
+  while (i < h && j < n)
+    a[o++] = rec_less(&a[j], &tmp[i]) ? a[j++] : tmp[i++];
+  while (i < h)
+    a[o++] = tmp[i++];
 }
 
 /* Moves per record the insertion sort of sort_recs may make before it hands over. */
@@ -334,7 +337,11 @@ static tn_status_t reserve_rank(worker_t *w, uint32_t r) {
   const lower_t *L = w->L;
   uint64_t nodes = (uint64_t)L->nrecv[r] + L->nitem[r];
   if (nodes >= UINT32_MAX - 1 || L->ndep[r] >= UINT32_MAX || L->nchunk[r] >= UINT32_MAX)
-    return tn_err_set(&w->err, TN_LIMIT, "rank %u has too many nodes", r);
+    return tn_err_set(&w->err, TN_LIMIT,
+                      "lowering: rank %u needs %llu nodes, %llu dependency ids and %llu chunk "
+                      "ids (the cap is %u each)",
+                      r, (unsigned long long)nodes, (unsigned long long)L->ndep[r],
+                      (unsigned long long)L->nchunk[r], UINT32_MAX - 2);
   return algo_reserve(L->a, r, (size_t)nodes, (size_t)L->ndep[r], (size_t)L->nchunk[r], &w->err);
 }
 
@@ -384,8 +391,9 @@ static void collect(worker_t *w) {
       const sched_xfer_t *x = schedule_xfer(p->s, xi);
       uint32_t d = receiver(p, x);
       if (!mine(w, d)) continue;
-      algo_node_t n = {ALGO_RECV, p->reverse, (int32_t)sender(p, x), (int32_t)p->tag[xi],
-                       x->bytes, 0, 0, 0, 0, x->nchunks};
+      algo_node_t n = {
+          ALGO_RECV, p->reverse, (int32_t)sender(p, x), (int32_t)p->tag[xi], x->bytes, 0, 0, 0,
+          0,         x->nchunks};
       put(&a->ranks[d], n, NULL, xchunks(p->s, x));
     }
   }
@@ -440,7 +448,8 @@ static void emit_rank(worker_t *w, uint32_t r) {
         uint32_t c = ch[j];
         if (w->last_rank[c] == r + 1) {
           bool seen = false;
-          for (uint32_t k = 0; k < nd; k++) seen = seen || deps[k] == w->last[c];
+          for (uint32_t k = 0; k < nd; k++)
+            seen = seen || deps[k] == w->last[c];
           if (!seen) deps[nd++] = w->last[c];
         }
         w->last[c] = first + i;
@@ -462,14 +471,13 @@ static void emit_rank(worker_t *w, uint32_t r) {
        * send to the same peer waited for: the link takes them in the mirrored order. The
        * mirrored plan meets these extra dependencies, so they add no cycle. Not in an
        * All-Reduce: there the early partials let some chunks start their All-Gather half
-       * sooner, which was worth more on the 64-NPU meshes (1.7-2.2%) than the order. */
-      if (L->final) {
-        /* All-Reduce: the reduce phase keeps its eager leaves */
-      } else if (nd > 0) {
+       * sooner, which was worth more on the 64-NPU meshes (1.7-2.2%) than the order: the
+       * reduce phase of an All-Reduce (L->final) keeps its eager leaves. */
+      if (!L->final && nd > 0) {
         w->peer_off[peer] = (uint32_t)R->deps.len;
         w->peer_cnt[peer] = nd;
         w->peer_rank[peer] = r + 1;
-      } else if (w->peer_rank[peer] == r + 1) {
+      } else if (!L->final && w->peer_rank[peer] == r + 1) {
         nd = w->peer_cnt[peer];
         memcpy(deps, (uint32_t *)R->deps.data + w->peer_off[peer], nd * sizeof *deps);
       }
@@ -555,7 +563,8 @@ static tn_status_t run_workers(lower_t *L, tn_err_t *err) {
   worker_t w[MAX_SHARES];
   memset(w, 0, sizeof w);
   for (uint32_t i = 0; i < nw; i++)
-    w[i] = (worker_t){.L = L, .r0 = (uint32_t)((uint64_t)n * i / nw),
+    w[i] = (worker_t){.L = L,
+                      .r0 = (uint32_t)((uint64_t)n * i / nw),
                       .r1 = (uint32_t)((uint64_t)n * (i + 1) / nw)};
   tn_parallel_for(nw, nw, work_item, w);
   tn_status_t st = TN_OK;

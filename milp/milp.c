@@ -2,10 +2,10 @@
  * starting plan (own list scheduler, or the caller's warm start re-timed, whichever is
  * shorter), lets GLPK improve and prove it, and replays the answer through ten's engine
  * into a schedule_t. */
-#include <pthread.h>
 #include "milp/milp_internal.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 void milp_opts_init(milp_opts_t *o) {
@@ -124,7 +124,7 @@ out:
 }
 
 static tn_status_t solve_unlocked(const topo_t *t, uint64_t size_bytes, const milp_opts_t *opts,
-                       schedule_t *out, milp_result_t *res, tn_err_t *err) {
+                                  schedule_t *out, milp_result_t *res, tn_err_t *err) {
   double t0 = tn_wall_seconds();
   memset(res, 0, sizeof *res);
   res->status = MILP_TIMEOUT;
