@@ -97,12 +97,12 @@ typedef struct plan {
   uint32_t bk_last;        /* the bucket made last while it is in use, else NO_LINK */
   uint32_t *wake_next;     /* per link: the next link in its bucket */
   wake_ev_t *due;          /* on_alarm's scratch, nlinks long */
-  uint64_t armed; /* earliest alarm pending in the engine, UINT64_MAX if none */
-  uint32_t epoch; /* instants processed so far */
-  uint64_t owed;  /* (NPU, chunk) deliveries still to plan */
-  uint32_t *unclaimed; /* per NPU: chunks it neither holds nor has in flight */
-  double *ingress_Bps; /* per NPU: bytes/s its in-links carry together (searches only) */
-  uint64_t *lat_in;    /* per NPU: the smallest latency of its in-links (searches only) */
+  uint64_t armed;          /* earliest alarm pending in the engine, UINT64_MAX if none */
+  uint32_t epoch;          /* instants processed so far */
+  uint64_t owed;           /* (NPU, chunk) deliveries still to plan */
+  uint32_t *unclaimed;     /* per NPU: chunks it neither holds nor has in flight */
+  double *ingress_Bps;     /* per NPU: bytes/s its in-links carry together (searches only) */
+  uint64_t *lat_in;        /* per NPU: the smallest latency of its in-links (searches only) */
 } plan_t;
 
 static bool claimed(const plan_t *p, uint32_t v, uint32_t c) {
@@ -281,24 +281,6 @@ static tn_status_t offer(plan_t *p, uint32_t v, uint32_t c, uint32_t xfer, tn_er
   return TN_OK;
 }
 
-/* schedule_add for a transfer of one chunk with at most one dependency (dep SCHED_NONE:
- * none): greedy_i_plan reserved room for one per (NPU, foreign chunk), which is every
- * transfer the plan can make, so this is a plain store (schedule_add if room ran out). */
-static tn_status_t append(schedule_t *s, const sched_xfer_t *x, uint32_t chunk, uint32_t dep,
-                          tn_err_t *err) {
-  if (s->xfers.len == s->xfers.cap || s->chunks.len == s->chunks.cap ||
-      s->deps.len == s->deps.cap)
-    return schedule_add(s, x, &chunk, &dep, NULL, err);
-  sched_xfer_t y = *x;
-  y.chunk_off = (uint32_t)s->chunks.len;
-  y.dep_off = (uint32_t)s->deps.len;
-  TN_VEC_AT(&s->chunks, uint32_t, s->chunks.len++) = chunk;
-  if (y.ndeps) TN_VEC_AT(&s->deps, uint32_t, s->deps.len++) = dep;
-  TN_VEC_AT(&s->xfers, sched_xfer_t, s->xfers.len++) = y;
-  if (y.end_ps > s->time_ps) s->time_ps = y.end_ps;
-  return TN_OK;
-}
-
 /* Sends chunk cand from u to NPU w over link l (the first hop) now, records the transfer
  * and wakes the planner when l is idle again. */
 static tn_status_t send(plan_t *p, uint32_t u, uint32_t w, uint32_t l, const cand_t *cand,
@@ -313,7 +295,7 @@ static tn_status_t send(plan_t *p, uint32_t u, uint32_t w, uint32_t l, const can
                     .end_ps = 0,
                     .nchunks = 1,
                     .ndeps = cand->xfer == SCHED_NONE ? 0u : 1u};
-  tn_status_t st = append(p->s, &x, cand->chunk, cand->xfer, err);
+  tn_status_t st = schedule_add(p->s, &x, &cand->chunk, &cand->xfer, NULL, err);
   /* l is the route's first hop (setup and build_dests checked the routes) */
   if (st == TN_OK) st = ten_send_via(p->eng, u, w, l, bytes, index, err);
   if (st != TN_OK) return st;
@@ -562,8 +544,7 @@ static bool behind(const plan_t *p, uint64_t now, uint64_t limit) {
 
 /* give_up at the next event's time, or behind() at the engine's time, every BEHIND_EVERY
  * instants. */
-static bool should_stop(const plan_t *p, const greedy_i_stop_t *stop, uint64_t next,
-                        uint64_t now) {
+static bool should_stop(const plan_t *p, const greedy_i_stop_t *stop, uint64_t next, uint64_t now) {
   if (give_up(stop, next)) return true;
   return p->ingress_Bps && p->epoch % BEHIND_EVERY == 0 &&
          behind(p, now, atomic_load_explicit(stop->limit_ps, memory_order_relaxed));

@@ -22,17 +22,27 @@ void schedule_free(schedule_t *s) {
 
 tn_status_t schedule_add(schedule_t *s, const sched_xfer_t *x, const uint32_t *chunks,
                          const uint32_t *deps, uint32_t *index, tn_err_t *err) {
+  /* Room first (only when it ran out), then plain stores: a planner that reserved its
+   * schedule (the greedy reserves one slot per transfer it can make) appends with no
+   * growth at all. */
+  if (s->chunks.cap - s->chunks.len < x->nchunks || s->deps.cap - s->deps.len < x->ndeps ||
+      s->xfers.len == s->xfers.cap) {
+    tn_status_t st = tn_vec_reserve(&s->chunks, s->chunks.len + x->nchunks, err);
+    if (st == TN_OK) st = tn_vec_reserve(&s->deps, s->deps.len + x->ndeps, err);
+    if (st == TN_OK) st = tn_vec_reserve(&s->xfers, s->xfers.len + 1, err);
+    if (st != TN_OK) return st;
+  }
   sched_xfer_t y = *x;
   y.chunk_off = (uint32_t)s->chunks.len;
   y.dep_off = (uint32_t)s->deps.len;
-  tn_status_t st = TN_OK;
-  for (uint32_t i = 0; i < x->nchunks && st == TN_OK; i++)
-    st = tn_vec_push(&s->chunks, &chunks[i], err);
-  for (uint32_t i = 0; i < x->ndeps && st == TN_OK; i++) st = tn_vec_push(&s->deps, &deps[i], err);
-  if (st == TN_OK) st = tn_vec_push(&s->xfers, &y, err);
-  if (st == TN_OK && index) *index = (uint32_t)(s->xfers.len - 1);
-  if (st == TN_OK && y.end_ps > s->time_ps) s->time_ps = y.end_ps;
-  return st;
+  for (uint32_t i = 0; i < x->nchunks; i++)
+    TN_VEC_AT(&s->chunks, uint32_t, s->chunks.len++) = chunks[i];
+  for (uint32_t i = 0; i < x->ndeps; i++)
+    TN_VEC_AT(&s->deps, uint32_t, s->deps.len++) = deps[i];
+  if (index) *index = (uint32_t)s->xfers.len;
+  TN_VEC_AT(&s->xfers, sched_xfer_t, s->xfers.len++) = y;
+  if (y.end_ps > s->time_ps) s->time_ps = y.end_ps;
+  return TN_OK;
 }
 
 uint64_t ten_chunk_bytes(uint64_t size_bytes, uint32_t npus, uint32_t chunks_per_npu,
