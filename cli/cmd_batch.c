@@ -60,14 +60,16 @@ static void on_signal(int sig) {
 static int batch_merge(int argc, char **argv) {
   const char *out = NULL;
   bool help = false;
-  const cli_opt_t opts[] = {{"output", 'o', &out, NULL}, {"help", 'h', NULL, &help}};
+  const cli_opt_t opts[] = {
+      {"output", 'o', &out, NULL}, {"out", 0, &out, NULL}, {"help", 'h', NULL, &help}};
   tn_err_t err = {0};
   const char **pos = NULL;
   size_t npos = 0, failed = 0;
   if (tn_calloc((size_t)argc + 1, sizeof *pos, &pos, &err) != TN_OK)
     return cli_report("batch", &err);
   int rc = 0;
-  if (cli_parse(argc, argv, opts, 2, pos, (size_t)argc, &npos, &err) != TN_OK) {
+  if (cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], pos, (size_t)argc, &npos, &err) !=
+      TN_OK) {
     rc = cli_usage("batch", "merge: %s", err.msg);
   } else if (help) {
     fputs(batch_help, stdout);
@@ -94,8 +96,8 @@ int cmd_batch(int argc, char **argv) {
   const cli_opt_t opts[] = {
       {"topos", 0, &topos, NULL},   {"colls", 0, &colls, NULL},       {"sizes", 0, &sizes, NULL},
       {"algos", 0, &algos, NULL},   {"manifest", 0, &manifest, NULL}, {"jobs", 'j', &jobs_s, NULL},
-      {"shard", 0, &shard_s, NULL}, {"output", 'o', &out, NULL},      {"seed", 0, &seed_s, NULL},
-      {"help", 'h', NULL, &help},
+      {"shard", 0, &shard_s, NULL}, {"output", 'o', &out, NULL},      {"out", 0, &out, NULL},
+      {"seed", 0, &seed_s, NULL},   {"help", 'h', NULL, &help},
   };
   tn_err_t err = {0};
   const char *pos[1];

@@ -104,9 +104,9 @@ static const char *const compare_help =
     "Synthesizes every algorithm at every size on one fabric, simulates each and prints\n"
     "time, algbw, busbw (GB/s = 2^30 B/s), the lower bound, the ratio to it and the\n"
     "speed-up over Ring.\n\n"
-    "  -t, --topology TOPO  topology file, shipped name (mesh-8x8) or KIND-DIMS\n"
+    "  -t, --topo TOPO      topology file, shipped name (mesh-8x8) or KIND-DIMS\n"
     "                       (ring-8, mesh3d-4x4x4: generated at 50 GB/s, 500 ns)\n"
-    "  -c, --collective C   allgather, reducescatter or allreduce\n"
+    "  -c, --coll COLL      allgather, reducescatter or allreduce\n"
     "  --sizes LIST         1MiB,64MiB,1GiB or a power-of-two range 1KiB..1GiB\n"
     "                       (default 1KiB..1GiB)\n"
     "  --algos LIST         of greedy, ring, direct, milp (default greedy,ring,direct)\n"
@@ -124,11 +124,13 @@ int cmd_compare(int argc, char **argv) {
   const char *jobs_s = NULL;
   bool json = false, help = false;
   const cli_opt_t opts[] = {
-      {"topology", 't', &topo_arg, NULL}, {"collective", 'c', &coll_s, NULL},
-      {"sizes", 0, &sizes_s, NULL},       {"algos", 0, &algos_s, NULL},
-      {"json", 0, NULL, &json},           {"csv", 0, &csv, NULL},
-      {"plot", 0, &plot, NULL},           {"seed", 0, &seed_s, NULL},
-      {"jobs", 'j', &jobs_s, NULL},       {"help", 'h', NULL, &help},
+      /* --topo and --coll as in synth, sim and verify; the long forms too */
+      {"topo", 't', &topo_arg, NULL},   {"coll", 'c', &coll_s, NULL},
+      {"topology", 0, &topo_arg, NULL}, {"collective", 0, &coll_s, NULL},
+      {"sizes", 0, &sizes_s, NULL},     {"algos", 0, &algos_s, NULL},
+      {"json", 0, NULL, &json},         {"csv", 0, &csv, NULL},
+      {"plot", 0, &plot, NULL},         {"seed", 0, &seed_s, NULL},
+      {"jobs", 'j', &jobs_s, NULL},     {"help", 'h', NULL, &help},
   };
   tn_err_t err = {0};
   const char *pos[1];

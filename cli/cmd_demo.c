@@ -110,6 +110,7 @@ int cmd_demo(int argc, char **argv) {
   const char *dir = "tenet-demo", *jobs_s = NULL;
   bool quick = false, help = false;
   const cli_opt_t opts[] = {{"output", 'o', &dir, NULL},
+                            {"out", 0, &dir, NULL},
                             {"quick", 0, NULL, &quick},
                             {"jobs", 'j', &jobs_s, NULL},
                             {"help", 'h', NULL, &help}};

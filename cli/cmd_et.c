@@ -71,6 +71,7 @@ int cmd_et(int argc, char **argv) {
   const cli_opt_t opts[] = {
       {"rank", 'r', &a.rank, NULL},
       {"out", 'o', &a.out, NULL},
+      {"output", 0, &a.out, NULL},
       {"help", 'h', NULL, &a.help},
   };
   const char *pos[1] = {NULL};

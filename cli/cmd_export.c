@@ -126,9 +126,10 @@ int cmd_export(int argc, char **argv) {
   const char *pos[2] = {NULL, NULL};
   size_t npos = 0;
   const cli_opt_t opts[] = {
-      {"topo", 't', &topo, NULL},     {"coll", 'c', &coll_s, NULL}, {"size", 's', &size_s, NULL},
-      {"out", 'o', &out, NULL},       {"help", 'h', NULL, &help_f}, {"exact", 0, NULL, &exact},
-      {"no-fuse", 0, NULL, &no_fuse}, {"json", 0, NULL, &json},     {"channels", 0, &chan_s, NULL},
+      {"topo", 't', &topo, NULL},     {"coll", 'c', &coll_s, NULL},   {"size", 's', &size_s, NULL},
+      {"out", 'o', &out, NULL},       {"output", 0, &out, NULL},      {"help", 'h', NULL, &help_f},
+      {"exact", 0, NULL, &exact},     {"no-fuse", 0, NULL, &no_fuse}, {"json", 0, NULL, &json},
+      {"channels", 0, &chan_s, NULL},
   };
   if (cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], pos, 2, &npos, &err) != TN_OK)
     return cli_report("export", &err);

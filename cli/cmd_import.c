@@ -85,8 +85,9 @@ int cmd_import(int argc, char **argv) {
   const char *pos[2] = {NULL, NULL};
   size_t npos = 0;
   const cli_opt_t opts[] = {
-      {"size", 's', &a.size, NULL}, {"out", 'o', &a.out, NULL}, {"comp-us", 0, &a.comp_us, NULL},
-      {"topo", 't', &a.topo, NULL}, {"json", 0, NULL, &a.json}, {"help", 'h', NULL, &a.help},
+      {"size", 's', &a.size, NULL},     {"out", 'o', &a.out, NULL},   {"output", 0, &a.out, NULL},
+      {"comp-us", 0, &a.comp_us, NULL}, {"topo", 't', &a.topo, NULL}, {"json", 0, NULL, &a.json},
+      {"help", 'h', NULL, &a.help},
   };
   if (cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], pos, 2, &npos, &err) != TN_OK)
     return cli_report("import", &err);

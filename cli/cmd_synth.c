@@ -38,8 +38,8 @@ static void print_summary(const topo_t *t, const algo_t *a, uint64_t size,
                           const char *prefix) {
   char sz[32];
   double algbw = tn_gbps(size, sr->time_ps);
-  printf("%s %s of %s on %s (%u NPUs): %.3f us, algbw %.2f GB/s, busbw %.2f GB/s\n",
-         a->name, tn_coll_name(a->coll), tn_fmt_size(size, sz, sizeof sz), t->name, t->npus,
+  printf("%s %s of %s on %s (%u NPUs): %.3f us, algbw %.2f GB/s, busbw %.2f GB/s\n", a->name,
+         tn_coll_name(a->coll), tn_fmt_size(size, sz, sizeof sz), t->name, t->npus,
          (double)sr->time_ps / 1e6, algbw, algbw * tn_coll_busbw_factor(a->coll, t->npus));
   printf("lower bound %.3f us (time/bound %.3f); %llu messages, %llu nodes; synthesized in "
          "%.1f ms%s%s\n",
@@ -75,18 +75,25 @@ static int print_json(const topo_t *t, const algo_t *a, uint64_t size, const cli
 static tn_status_t parse_args(int argc, char **argv, synth_args_t *a, tn_coll_t *coll,
                               uint64_t *size, cli_synth_opts_t *so, tn_err_t *err) {
   const cli_opt_t opts[] = {
-      {"topo", 't', &a->topo, NULL},          {"coll", 'c', &a->coll, NULL},
-      {"size", 's', &a->size, NULL},          {"algo", 'a', &a->algo, NULL},
-      {"out", 'o', &a->out, NULL},            {"chunks", 0, &a->chunks, NULL},
-      {"seed", 0, &a->seed, NULL},            {"time-limit", 0, &a->time_limit, NULL},
-      {"json", 0, NULL, &a->json},            {"verbose", 0, NULL, &a->verbose},
+      {"topo", 't', &a->topo, NULL},
+      {"coll", 'c', &a->coll, NULL},
+      {"size", 's', &a->size, NULL},
+      {"algo", 'a', &a->algo, NULL},
+      {"out", 'o', &a->out, NULL},
+      {"output", 0, &a->out, NULL},
+      {"chunks", 0, &a->chunks, NULL},
+      {"seed", 0, &a->seed, NULL},
+      {"time-limit", 0, &a->time_limit, NULL},
+      {"json", 0, NULL, &a->json},
+      {"verbose", 0, NULL, &a->verbose},
       {"help", 'h', NULL, &a->help},
   };
   size_t npos = 0;
   tn_status_t st = cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], NULL, 0, &npos, err);
   if (st != TN_OK || a->help) return st;
   if (!a->topo || !a->coll || !a->size || !a->out)
-    return tn_err_set(err, TN_INVAL, "-t TOPO, -c COLL, -s SIZE and -o PREFIX are required "
+    return tn_err_set(err, TN_INVAL,
+                      "-t TOPO, -c COLL, -s SIZE and -o PREFIX are required "
                       "(see 'tenet synth --help')");
   if ((st = tn_coll_parse(a->coll, coll, err)) != TN_OK) return st;
   if ((st = tn_parse_size(a->size, size, err)) != TN_OK) return st;
@@ -100,9 +107,8 @@ static tn_status_t parse_args(int argc, char **argv, synth_args_t *a, tn_coll_t 
   }
   if (a->seed && (st = tn_parse_u64(a->seed, 0, UINT64_MAX, "--seed", &so->seed, err)) != TN_OK)
     return st;
-  if (a->time_limit &&
-      (st = tn_parse_double(a->time_limit, 0.001, 1e6, "--time-limit", &so->time_limit_s, err)) !=
-          TN_OK)
+  if (a->time_limit && (st = tn_parse_double(a->time_limit, 0.001, 1e6, "--time-limit",
+                                             &so->time_limit_s, err)) != TN_OK)
     return st;
   so->verbose = a->verbose;
   return TN_OK;
@@ -119,12 +125,14 @@ int cmd_synth(int argc, char **argv) {
   sim_result_t sr = {0};
   algo_verify_report_t rep = {0};
   int code = 0;
-  if (parse_args(argc, argv, &a, &coll, &size, &so, &err) != TN_OK) return cli_report("synth", &err);
+  if (parse_args(argc, argv, &a, &coll, &size, &so, &err) != TN_OK)
+    return cli_report("synth", &err);
   if (a.help) {
     fputs(help, stdout);
     return 0;
   }
-  if (cli_load_topo(a.topo, &t, &err) != TN_OK || cli_synthesize(t, coll, size, &so, &out, &err) != TN_OK)
+  if (cli_load_topo(a.topo, &t, &err) != TN_OK ||
+      cli_synthesize(t, coll, size, &so, &out, &err) != TN_OK)
     goto fail;
   /* Every algorithm tenet emits passes the verifier; a failure here is our bug. */
   if (algo_verify(out.algo, t, &rep, &err) != TN_OK) {

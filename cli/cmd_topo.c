@@ -66,11 +66,15 @@ static const char draw_help[] =
 static int topo_gen_cmd(int argc, char **argv) {
   const char *bw_s = NULL, *lat_s = NULL, *out = NULL, *name = NULL, *desc = NULL;
   bool help = false, explicit_links = false, unidir = false;
-  const cli_opt_t opts[] = {
-      {"bandwidth", 0, &bw_s, NULL},   {"latency", 0, &lat_s, NULL},
-      {"output", 'o', &out, NULL},     {"name", 0, &name, NULL},
-      {"description", 0, &desc, NULL}, {"explicit", 0, NULL, &explicit_links},
-      {"unidirectional", 0, NULL, &unidir}, {"help", 'h', NULL, &help}};
+  const cli_opt_t opts[] = {{"bandwidth", 0, &bw_s, NULL},
+                            {"latency", 0, &lat_s, NULL},
+                            {"output", 'o', &out, NULL},
+                            {"out", 0, &out, NULL},
+                            {"name", 0, &name, NULL},
+                            {"description", 0, &desc, NULL},
+                            {"explicit", 0, NULL, &explicit_links},
+                            {"unidirectional", 0, NULL, &unidir},
+                            {"help", 'h', NULL, &help}};
   const char *pos[2];
   size_t npos = 0;
   tn_err_t err = {0};
@@ -85,8 +89,7 @@ static int topo_gen_cmd(int argc, char **argv) {
   double bw = DEFAULT_BW_GBPS, lat = DEFAULT_LAT_NS;
   if (bw_s && tn_parse_double(bw_s, 0, TOPO_MAX_BANDWIDTH_GBPS, "--bandwidth", &bw, &err) != TN_OK)
     return cli_usage("topo gen", "%s", err.msg);
-  if (bw_s && !(bw > 0))
-    return cli_usage("topo gen", "--bandwidth must be > 0 GB/s, not %s", bw_s);
+  if (bw_s && !(bw > 0)) return cli_usage("topo gen", "--bandwidth must be > 0 GB/s, not %s", bw_s);
   if (lat_s && tn_parse_double(lat_s, 0, TOPO_MAX_LATENCY_NS, "--latency", &lat, &err) != TN_OK)
     return cli_usage("topo gen", "%s", err.msg);
   if (unidir && strcmp(pos[0], "ring") != 0)
@@ -156,8 +159,10 @@ static void print_info(const topo_t *t, const topo_info_t *in) {
   printf("%-12s %u\n", "switches", in->switches);
   printf("%-12s %u directed\n", "links", in->links);
   printf("%-12s %s\n", "connected", in->connected ? "yes" : "no (some NPU cannot reach another)");
-  if (in->connected) printf("%-12s %u hops over NPU pairs\n", "diameter", in->diameter);
-  else printf("%-12s - (disconnected)\n", "diameter");
+  if (in->connected)
+    printf("%-12s %u hops over NPU pairs\n", "diameter", in->diameter);
+  else
+    printf("%-12s - (disconnected)\n", "diameter");
   printf("%-12s %u .. %u (over NPUs)\n", "in-degree", in->min_in_degree, in->max_in_degree);
   printf("%-12s %u .. %u\n", "out-degree", in->min_out_degree, in->max_out_degree);
   printf("%-12s %g .. %g GB/s per NPU\n", "ingress", in->min_ingress_GBps, in->max_ingress_GBps);
@@ -173,8 +178,10 @@ static int print_info_json(const topo_t *t, const topo_info_t *in) {
   cJSON_AddNumberToObject(o, "switches", in->switches);
   cJSON_AddNumberToObject(o, "links", in->links);
   cJSON_AddBoolToObject(o, "connected", in->connected);
-  if (in->connected) cJSON_AddNumberToObject(o, "diameter", in->diameter);
-  else cJSON_AddNullToObject(o, "diameter");
+  if (in->connected)
+    cJSON_AddNumberToObject(o, "diameter", in->diameter);
+  else
+    cJSON_AddNullToObject(o, "diameter");
   cJSON_AddNumberToObject(o, "min_in_degree", in->min_in_degree);
   cJSON_AddNumberToObject(o, "max_in_degree", in->max_in_degree);
   cJSON_AddNumberToObject(o, "min_out_degree", in->min_out_degree);
@@ -197,7 +204,7 @@ static int topo_info_cmd(int argc, char **argv) {
   const char *pos[1];
   size_t npos = 0;
   tn_err_t err = {0};
-  if (cli_parse(argc, argv, opts, 2, pos, 1, &npos, &err) != TN_OK)
+  if (cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], pos, 1, &npos, &err) != TN_OK)
     return cli_usage("topo info", "%s", err.msg);
   if (help) {
     fputs(info_help, stdout);
@@ -211,8 +218,10 @@ static int topo_info_cmd(int argc, char **argv) {
     return cli_report("topo info", &err);
   }
   int rc = 0;
-  if (json) rc = print_info_json(t, &in);
-  else print_info(t, &in);
+  if (json)
+    rc = print_info_json(t, &in);
+  else
+    print_info(t, &in);
   topo_free(t);
   return rc;
 }
@@ -244,7 +253,8 @@ static tn_status_t shipped_names(const char *dir, char ***out, size_t *n, tn_err
   closedir(d);
   char **names = v.data;
   if (st != TN_OK) {
-    for (size_t i = 0; i < v.len; i++) free(names[i]);
+    for (size_t i = 0; i < v.len; i++)
+      free(names[i]);
     tn_vec_free(&v);
     return st;
   }
@@ -260,7 +270,7 @@ static int topo_list_cmd(int argc, char **argv) {
   const char *pos[1];
   size_t npos = 0;
   tn_err_t err = {0};
-  if (cli_parse(argc, argv, opts, 2, pos, 0, &npos, &err) != TN_OK)
+  if (cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], pos, 0, &npos, &err) != TN_OK)
     return cli_usage("topo list", "%s", err.msg);
   if (help) {
     fputs(list_help, stdout);
@@ -297,8 +307,10 @@ static int topo_list_cmd(int argc, char **argv) {
       cJSON_AddItemToArray(arr, r);
     }
     char *s = cJSON_Print(o);
-    if (s) printf("%s\n", s);
-    else rc = 3;
+    if (s)
+      printf("%s\n", s);
+    else
+      rc = 3;
     free(s);
     cJSON_Delete(o);
   } else {
@@ -401,12 +413,13 @@ static int topo_draw_cmd(int argc, char **argv) {
   const char *out = NULL, *layout = "neato";
   bool help = false;
   const cli_opt_t opts[] = {{"output", 'o', &out, NULL},
+                            {"out", 0, &out, NULL},
                             {"layout", 0, &layout, NULL},
                             {"help", 'h', NULL, &help}};
   const char *pos[1];
   size_t npos = 0;
   tn_err_t err = {0};
-  if (cli_parse(argc, argv, opts, 3, pos, 1, &npos, &err) != TN_OK)
+  if (cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], pos, 1, &npos, &err) != TN_OK)
     return cli_usage("topo draw", "%s", err.msg);
   if (help) {
     fputs(draw_help, stdout);
@@ -441,8 +454,7 @@ static int topo_draw_cmd(int argc, char **argv) {
         tn_err_set(&err, TN_INTERNAL, "graphviz cannot render %s%s%s", fmt,
                    gv_last_error[0] ? ": " : "", gv_last_error);
       } else if (tn_outfile_commit(&o, &err) == TN_OK) {
-        printf("wrote %s: %u NPUs, %u switches, %u links\n", out, t->npus, t->switches,
-               t->nlinks);
+        printf("wrote %s: %u NPUs, %u switches, %u links\n", out, t->npus, t->switches, t->nlinks);
       }
     }
     gvFreeLayout(gvc, g);

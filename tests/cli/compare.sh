@@ -53,6 +53,12 @@ check "png magic" is_png p.png
 check "svg written" grep -q '<svg' p.svg
 check "no temp files" test -z "$(ls | grep '\.tmp\.')"
 
+# --topo/--coll as in synth, and the long forms.
+"$TENET" compare --topo ring-8 --coll allgather --sizes 1MiB --algos ring >alias1.txt 2>/dev/null
+check "compare takes --topo and --coll" test $? -eq 0
+"$TENET" compare --topology ring-8 --collective allgather --sizes 1MiB --algos ring >alias2.txt 2>/dev/null
+check "and --topology and --collective, with the same table" cmp -s alias1.txt alias2.txt
+
 # Errors: one line, exit code.
 fails_with 1 "$TENET" compare -c allgather
 fails_with 1 "$TENET" compare -t ring-8

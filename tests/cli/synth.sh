@@ -6,6 +6,12 @@ set -u
 . "$(dirname "$0")/lib/testlib.bash"
 testlib_init "$@" synth
 
+# ---- --out and --output name the same option in every command ------------------------
+desc="--output"
+run "$TENET" synth -t ring-8 -c allgather -s 1MiB --output alias/x
+expect_rc 0
+[ -s alias/x.0.et ] && ok || bad "synth --output wrote nothing"
+
 # ---- help ----------------------------------------------------------------------------
 desc="help"
 run "$TENET" synth --help
