@@ -87,36 +87,40 @@ void cli_topo_label(const char *arg, char *label, size_t len) {
   snprintf(label, len, "%.*s", (int)n, base);
 }
 
-tn_status_t cli_load_topo_spec(const char *arg, topo_t **out, tn_err_t *err) {
-  *out = NULL;
+/* Where TOPO comes from: a file (*path, caller frees) or, when no file or shipped name
+ * matches, a generator spec (kind, *dims; *path NULL). */
+static tn_status_t topo_source(const char *arg, char **path, char kind[16], const char **dims,
+                               tn_err_t *err) {
   tn_err_t e = {0};
-  char *path = NULL;
-  tn_status_t st = topo_resolve(arg, cli_topology_dir(), &path, &e);
-  if (st == TN_OK) {
-    st = topo_load(path, out, err);
-    free(path);
-    return st;
-  }
-  char kind[16];
-  const char *dims = NULL;
-  if (strchr(arg, '/') == NULL && split_gen_spec(arg, kind, sizeof kind, &dims))
-    return topo_gen_kind(kind, dims, CLI_GEN_BANDWIDTH_GBPS, CLI_GEN_LATENCY_NS, out, err);
+  tn_status_t st = topo_resolve(arg, cli_topology_dir(), path, &e);
+  if (st == TN_OK) return TN_OK;
+  if (strchr(arg, '/') == NULL && split_gen_spec(arg, kind, 16, dims)) return TN_OK;
   return tn_err_set(err, st, "%s", e.msg);
 }
 
-tn_status_t cli_topo_spec_check(const char *arg, tn_err_t *err) {
-  topo_t *t = NULL;
-  tn_err_t e = {0};
-  char *path = NULL;
-  tn_status_t st = topo_resolve(arg, cli_topology_dir(), &path, &e);
-  free(path);
-  if (st == TN_OK) return TN_OK;
-  char kind[16];
+tn_status_t cli_load_topo_spec(const char *arg, topo_t **out, tn_err_t *err) {
+  *out = NULL;
+  char *path = NULL, kind[16];
   const char *dims = NULL;
-  if (strchr(arg, '/') == NULL && split_gen_spec(arg, kind, sizeof kind, &dims)) {
-    st = topo_gen_kind(kind, dims, CLI_GEN_BANDWIDTH_GBPS, CLI_GEN_LATENCY_NS, &t, err);
-    topo_free(t);
+  tn_status_t st = topo_source(arg, &path, kind, &dims, err);
+  if (st != TN_OK) return st;
+  if (path == NULL)
+    return topo_gen_kind(kind, dims, CLI_GEN_BANDWIDTH_GBPS, CLI_GEN_LATENCY_NS, out, err);
+  st = topo_load(path, out, err);
+  free(path);
+  return st;
+}
+
+tn_status_t cli_topo_spec_check(const char *arg, tn_err_t *err) {
+  char *path = NULL, kind[16];
+  const char *dims = NULL;
+  tn_status_t st = topo_source(arg, &path, kind, &dims, err);
+  if (st != TN_OK || path != NULL) {
+    free(path);
     return st;
   }
-  return tn_err_set(err, st, "%s", e.msg);
+  topo_t *t = NULL; /* a spec is checked by generating it */
+  st = topo_gen_kind(kind, dims, CLI_GEN_BANDWIDTH_GBPS, CLI_GEN_LATENCY_NS, &t, err);
+  topo_free(t);
+  return st;
 }
