@@ -94,7 +94,9 @@ static tn_status_t finish_topos(cli_batch_plan_t *p, tn_err_t *err) {
   }
   for (size_t i = 0; st == TN_OK && i < p->ntopos; i++) {
     st = cli_topo_spec_check(p->topos[i], err);
-    if (st != TN_OK) tn_err_prefix(err, "--topos: '%s'", p->topos[i]);
+    /* Name the entry, unless the message already does (a missing file's does). */
+    if (st != TN_OK && strstr(err->msg, p->topos[i]) != NULL) tn_err_prefix(err, "--topos");
+    else if (st != TN_OK) tn_err_prefix(err, "--topos: '%s'", p->topos[i]);
   }
   return st;
 }

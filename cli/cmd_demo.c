@@ -85,8 +85,8 @@ static tn_status_t demo_one(const demo_fabric_t *f, const topo_t *t, tn_coll_t c
     st = cli_results_table(rows, n, stdout, err);
     fflush(stdout);
   }
-  snprintf(title, sizeof title, "%s: %s, %u NPUs (50 GB/s, 500 ns)", f->label, tn_coll_name(coll),
-           t->npus);
+  snprintf(title, sizeof title, "%s: %s, %u NPUs (%g GB/s, %g ns)", f->label, tn_coll_name(coll),
+           t->npus, CLI_GEN_BANDWIDTH_GBPS, CLI_GEN_LATENCY_NS);
   static const char *const exts[] = {"png", "svg"};
   for (size_t e = 0; st == TN_OK && e < 2; e++) {
     snprintf(path, sizeof path, "%s/%s-%s.%s", dir, f->label, tn_coll_name(coll), exts[e]);
@@ -99,7 +99,8 @@ static tn_status_t demo_one(const demo_fabric_t *f, const topo_t *t, tn_coll_t c
     char size_s[32];
     snprintf(path, sizeof path, "%s/%s-%s-%s-%s-links.png", dir, f->label, tn_coll_name(coll),
              tn_fmt_size(chakra_size, size_s, sizeof size_s), heat_algos[a]);
-    st = cli_heatmap_run(t, f->label, coll, chakra_size, heat_algos[a], 1, path, err);
+    st =
+        cli_heatmap_run(t, f->label, coll, chakra_size, heat_algos[a], CLI_DEFAULT_SEED, path, err);
   }
   if (st == TN_OK) st = collect(all, nall, rows, n, err);
   free(rows);
@@ -171,7 +172,7 @@ int cmd_demo(int argc, char **argv) {
          dir, dir);
   printf("ASTRA-sim: in the system JSON set \"all-gather-implementation-custom\": "
          "[\"%s/chakra/mesh-8x8/allgather-%s/greedy\"] and \"preferred-dataset-splits\": 1 "
-         "(all-reduce likewise; see CHAKRA.md).\n",
+         "(all-reduce likewise; see the README's 'Feeding ASTRA-sim').\n",
          abs, size_s);
   return 0;
 }

@@ -1,5 +1,5 @@
-/* cli/heatmap.c — per-link utilization picture of a finished simulation (what `tenet sim
- * --heatmap` draws): the busiest links as bars coloured from cool to hot by busy time over
+/* cli/heatmap.c — per-link utilization picture of a finished simulation (the heatmaps
+ * `tenet demo` draws): the busiest links as bars coloured from cool to hot by busy time over
  * the collective time, drawn with PLplot. */
 #include "cli/plot_internal.h"
 
