@@ -87,8 +87,8 @@ tn_status_t cli_heatmap_write(const topo_t *t, const sim_result_t *r, const char
   plot_session_t s;
   st = cli_i_plot_begin(&s, path, 1200, 650, err);
   if (st == TN_OK) {
-    cli_i_plot_run(&s, draw_heat, h, err);
-    st = cli_i_plot_end(&s, TN_OK, err);
+    cli_i_plot_run(draw_heat, h);
+    st = cli_i_plot_end(&s, err);
   }
   free(h);
   return st;

@@ -125,9 +125,7 @@ static void end_plplot(void *ctx) {
   plend();
 }
 
-tn_status_t cli_i_plot_run(plot_session_t *s, void (*draw)(void *ctx), void *ctx, tn_err_t *err) {
-  (void)s;
-  (void)err;
+void cli_i_plot_run(void (*draw)(void *ctx), void *ctx) {
   plot_fn = start_plplot;
   plot_ctx = NULL;
   guarded_call();
@@ -136,10 +134,10 @@ tn_status_t cli_i_plot_run(plot_session_t *s, void (*draw)(void *ctx), void *ctx
     plot_ctx = ctx;
     guarded_call();
   }
-  return TN_OK;
 }
 
-tn_status_t cli_i_plot_end(plot_session_t *s, tn_status_t st, tn_err_t *err) {
+tn_status_t cli_i_plot_end(plot_session_t *s, tn_err_t *err) {
+  tn_status_t st = TN_OK;
   plot_fn = end_plplot;
   plot_ctx = NULL;
   guarded_call();
@@ -320,8 +318,8 @@ tn_status_t cli_plot_busbw(const cli_result_t *rows, size_t n, const char *title
     plot_session_t s;
     st = cli_i_plot_begin(&s, path, 1100, 700, err);
     if (st == TN_OK) {
-      cli_i_plot_run(&s, draw_busbw, &p, err);
-      st = cli_i_plot_end(&s, TN_OK, err);
+      cli_i_plot_run(draw_busbw, &p);
+      st = cli_i_plot_end(&s, err);
     }
   }
   for (size_t k = 0; k < PLOT_NSERIES; k++)

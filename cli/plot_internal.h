@@ -19,10 +19,11 @@ typedef struct plot_session {
 tn_status_t cli_i_plot_begin(plot_session_t *s, const char *path, int width, int height,
                              tn_err_t *err);
 /* Ends PLplot, restores stderr, renames into place (or removes the temporary file when
- * st is not TN_OK or PLplot reported an error). Returns the final status. */
-tn_status_t cli_i_plot_end(plot_session_t *s, tn_status_t st, tn_err_t *err);
+ * PLplot reported an error: TN_IO with its message). */
+tn_status_t cli_i_plot_end(plot_session_t *s, tn_err_t *err);
 
-/* Runs draw(ctx) inside a begun session, catching PLplot's fatal errors. */
-tn_status_t cli_i_plot_run(plot_session_t *s, void (*draw)(void *ctx), void *ctx, tn_err_t *err);
+/* Runs draw(ctx) inside the begun session (one at a time: PLplot's state is global),
+ * catching PLplot's fatal errors; cli_i_plot_end reports them. */
+void cli_i_plot_run(void (*draw)(void *ctx), void *ctx);
 
 #endif
