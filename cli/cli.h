@@ -9,6 +9,7 @@
 #include "algo/algo.h"
 #include "common/common.h"
 #include "sim/sim.h"
+#include "synth/synth.h"
 #include "topo/topo.h"
 
 /* Entry point: returns the process exit code (ARCHITECTURE.md §6). */
@@ -57,30 +58,15 @@ const char *cli_topology_dir(void);
 /* Resolves and loads a TOPO argument (a file or a shipped name). Caller frees. */
 tn_status_t cli_load_topo(const char *arg, topo_t **out, tn_err_t *err);
 
-/* ---- synthesis pipeline (shared by synth, compare, batch, demo) ---------- */
+/* ---- synthesis (synth/: one call for every method) ------------------------ */
 /* The greedy's tie-breaking seed when --seed is not given: one value for synth, compare,
  * batch and demo, so that their figures for the same case agree. */
 #define CLI_DEFAULT_SEED 1
 
-typedef struct cli_synth_opts {
-  const char *algo;        /* "greedy" (default), "milp", "ring", "direct" */
-  uint64_t seed;
-  uint32_t chunks_per_npu; /* 0 = automatic */
-  double time_limit_s;     /* MILP */
-  bool verbose;
-} cli_synth_opts_t;
-
-typedef struct cli_synth_out {
-  algo_t *algo;            /* caller frees */
-  double synth_ms;         /* wall time of synthesis and lowering */
-  uint64_t predicted_ps;   /* planner's predicted time (0 for baselines) */
-  const char *milp_status; /* "optimal" / "feasible" / "timeout" or NULL */
-} cli_synth_out_t;
-
-/* Refuses disconnected fabrics (TN_INFEASIBLE), then builds the algorithm. */
-tn_status_t cli_synthesize(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
-                           const cli_synth_opts_t *opts, cli_synth_out_t *out, tn_err_t *err);
-
+/* synth_run with the method named by algo ("auto", "greedy", …; NULL means auto), parsed
+ * with synth_method_parse. */
+tn_status_t cli_synth_named(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, const char *algo,
+                            uint64_t seed, synth_result_t *out, tn_err_t *err);
 
 /* ---- aligned tables (cli/table.c) --------------------------------------- */
 #define CLI_TABLE_MAX_COLS 32
@@ -138,7 +124,8 @@ typedef struct cli_result {
   char topology[128];
   uint32_t npus;
   tn_coll_t coll;
-  char algorithm[16];
+  char algorithm[16];      /* as asked for ("auto", "greedy", …) */
+  char method[16];         /* what made the algorithm (auto's choice) */
   uint64_t size_bytes;
   bool ok;                /* false: error holds the one-line reason */
   tn_status_t status;     /* why it failed (TN_OK when ok) */
@@ -150,7 +137,7 @@ typedef struct cli_result {
   double synth_ms;
 } cli_result_t;
 
-/* One run: cli_synthesize, then (when chakra_prefix is non-NULL) emit_chakra_write, then
+/* One run: cli_synth_named, then (when chakra_prefix is non-NULL) emit_chakra_write, then
  * sim_run, and fills r (metrics from the simulated time; speedup unknown). On failure r->ok
  * is false, r->error holds the message and the status is returned. t is borrowed and only
  * read; the call is re-entrant (each thread passes its own topology). */

@@ -109,7 +109,7 @@ static const char *const compare_help =
     "  -c, --coll COLL      allgather, reducescatter or allreduce\n"
     "  --sizes LIST         1MiB,64MiB,1GiB or a power-of-two range 1KiB..1GiB\n"
     "                       (default 1KiB..1GiB)\n"
-    "  --algos LIST         of greedy, ring, direct, milp (default greedy,ring,direct)\n"
+    "  --algos LIST         of auto, greedy, ring, direct, milp (default greedy,ring,direct)\n"
     "  --json               print {\"rows\":[...]} instead of the table\n"
     "  --csv FILE           also write the rows as CSV (all or nothing)\n"
     "  --plot FILE          busbw against size, one line per algorithm, the bound dashed\n"

@@ -19,7 +19,8 @@ static const char help[] =
     "  -t, --topo TOPO       topology file or shipped name\n"
     "  -c, --coll COLL       allgather | reducescatter | allreduce\n"
     "  -s, --size SIZE       NCCL size: bytes, or with KB MB GB (10^3) / KiB MiB GiB (2^10)\n"
-    "  -a, --algo ALGO       greedy (default) | milp | ring | direct\n"
+    "  -a, --algo ALGO       auto (default: the fastest of greedy, ring, direct by\n"
+    "                        simulation) | greedy | milp | ring | direct\n"
     "  -o, --out PREFIX      output prefix (its directory is created)\n"
     "      --chunks K        chunks per NPU (default: chosen by greedy; 1 for the others)\n"
     "      --seed N          tie-breaking seed of the greedy (default 1)\n"
@@ -34,11 +35,12 @@ typedef struct synth_args {
 } synth_args_t;
 
 static void print_summary(const topo_t *t, const algo_t *a, uint64_t size,
-                          const cli_synth_out_t *so, const sim_result_t *sr, uint64_t lb_ps,
+                          const synth_result_t *so, const sim_result_t *sr, uint64_t lb_ps,
                           const char *prefix) {
   char sz[32];
   double algbw = tn_gbps(size, sr->time_ps);
-  printf("%s %s of %s on %s (%u NPUs): %.3f us, algbw %.2f GB/s, busbw %.2f GB/s\n", a->name,
+  printf("%s%s %s of %s on %s (%u NPUs): %.3f us, algbw %.2f GB/s, busbw %.2f GB/s\n", a->name,
+         so->chosen ? " (chosen by auto)" : "",
          tn_coll_name(a->coll), tn_fmt_size(size, sz, sizeof sz), t->name, t->npus,
          (double)sr->time_ps / 1e6, algbw, algbw * tn_coll_busbw_factor(a->coll, t->npus));
   printf("lower bound %.3f us (time/bound %.3f); %llu messages, %llu nodes; synthesized in "
@@ -49,7 +51,7 @@ static void print_summary(const topo_t *t, const algo_t *a, uint64_t size,
   printf("wrote %s.0.et .. %s.%u.et\n", prefix, prefix, t->npus - 1);
 }
 
-static int print_json(const topo_t *t, const algo_t *a, uint64_t size, const cli_synth_out_t *so,
+static int print_json(const topo_t *t, const algo_t *a, uint64_t size, const synth_result_t *so,
                       const sim_result_t *sr, uint64_t lb_ps, const char *prefix) {
   cJSON *o = cJSON_CreateObject();
   double algbw = tn_gbps(size, sr->time_ps);
@@ -57,10 +59,11 @@ static int print_json(const topo_t *t, const algo_t *a, uint64_t size, const cli
   cJSON_AddNumberToObject(o, "npus", t->npus);
   cJSON_AddStringToObject(o, "collective", tn_coll_name(a->coll));
   cJSON_AddStringToObject(o, "algorithm", a->name);
+  cJSON_AddBoolToObject(o, "chosen_by_auto", so->chosen);
   cJSON_AddNumberToObject(o, "size_bytes", (double)size);
   cJSON_AddNumberToObject(o, "chunks_per_npu", a->chunks_per_npu);
   cJSON_AddNumberToObject(o, "time_ns", (double)sr->time_ps / 1e3);
-  if (so->predicted_ps) cJSON_AddNumberToObject(o, "predicted_ns", (double)so->predicted_ps / 1e3);
+  if (so->time_ps) cJSON_AddNumberToObject(o, "predicted_ns", (double)so->time_ps / 1e3);
   cJSON_AddNumberToObject(o, "algbw_GBps", algbw);
   cJSON_AddNumberToObject(o, "busbw_GBps", algbw * tn_coll_busbw_factor(a->coll, t->npus));
   cJSON_AddNumberToObject(o, "lower_bound_ns", (double)lb_ps / 1e3);
@@ -73,7 +76,7 @@ static int print_json(const topo_t *t, const algo_t *a, uint64_t size, const cli
 }
 
 static tn_status_t parse_args(int argc, char **argv, synth_args_t *a, tn_coll_t *coll,
-                              uint64_t *size, cli_synth_opts_t *so, tn_err_t *err) {
+                              uint64_t *size, synth_opts_t *so, tn_err_t *err) {
   const cli_opt_t opts[] = {
       {"topo", 't', &a->topo, NULL},
       {"coll", 'c', &a->coll, NULL},
@@ -98,7 +101,8 @@ static tn_status_t parse_args(int argc, char **argv, synth_args_t *a, tn_coll_t 
   if ((st = tn_coll_parse(a->coll, coll, err)) != TN_OK) return st;
   if ((st = tn_parse_size(a->size, size, err)) != TN_OK) return st;
   if (*size == 0) return tn_err_set(err, TN_INVAL, "--size must be > 0");
-  so->algo = a->algo ? a->algo : "greedy";
+  so->method = SYNTH_AUTO;
+  if (a->algo && (st = synth_method_parse(a->algo, "--algo", &so->method, err)) != TN_OK) return st;
   so->seed = CLI_DEFAULT_SEED;
   uint64_t v = 0;
   if (a->chunks) {
@@ -116,12 +120,12 @@ static tn_status_t parse_args(int argc, char **argv, synth_args_t *a, tn_coll_t 
 
 int cmd_synth(int argc, char **argv) {
   synth_args_t a = {0};
-  cli_synth_opts_t so = {0};
+  synth_opts_t so = {0};
   tn_coll_t coll = TN_ALLGATHER;
   uint64_t size = 0;
   tn_err_t err = {0};
   topo_t *t = NULL;
-  cli_synth_out_t out = {0};
+  synth_result_t out = {0};
   sim_result_t sr = {0};
   algo_verify_report_t rep = {0};
   int code = 0;
@@ -132,7 +136,7 @@ int cmd_synth(int argc, char **argv) {
     return 0;
   }
   if (cli_load_topo(a.topo, &t, &err) != TN_OK ||
-      cli_synthesize(t, coll, size, &so, &out, &err) != TN_OK)
+      synth_run(t, coll, size, &so, &out, &err) != TN_OK)
     goto fail;
   /* Every algorithm tenet emits passes the verifier; a failure here is our bug. */
   if (algo_verify(out.algo, t, &rep, &err) != TN_OK) {
@@ -153,7 +157,7 @@ fail:
   code = cli_report("synth", &err);
 done:
   sim_result_free(&sr);
-  algo_free(out.algo);
+  synth_result_free(&out);
   topo_free(t);
   return code;
 }

@@ -96,11 +96,10 @@ tn_status_t cli_heatmap_write(const topo_t *t, const sim_result_t *r, const char
 
 tn_status_t cli_heatmap_run(const topo_t *t, const char *label, tn_coll_t coll, uint64_t size_bytes,
                             const char *algo, uint64_t seed, const char *path, tn_err_t *err) {
-  cli_synth_opts_t so = {.algo = algo, .seed = seed};
-  cli_synth_out_t out = {0};
+  synth_result_t out = {0};
   sim_opts_t sopt = {0};
   sim_result_t res = {0};
-  tn_status_t st = cli_synthesize(t, coll, size_bytes, &so, &out, err);
+  tn_status_t st = cli_synth_named(t, coll, size_bytes, algo, seed, &out, err);
   if (st == TN_OK) st = sim_run(t, out.algo, &sopt, &res, err);
   if (st == TN_OK) {
     char title[256], size[32], time[32];
@@ -110,6 +109,6 @@ tn_status_t cli_heatmap_run(const topo_t *t, const char *label, tn_coll_t coll, 
     st = cli_heatmap_write(t, &res, title, path, err);
   }
   sim_result_free(&res);
-  algo_free(out.algo);
+  synth_result_free(&out);
   return st;
 }

@@ -54,16 +54,10 @@ tn_status_t cli_split_list(const char *s, const char *what, char ***items, size_
 }
 
 tn_status_t cli_parse_algos(const char *s, char ***items, size_t *n, tn_err_t *err) {
-  static const char *const known[] = {"greedy", "ring", "direct", "milp"};
   tn_status_t st = cli_split_list(s, "--algos", items, n, err);
   for (size_t i = 0; st == TN_OK && i < *n; i++) {
-    bool ok = false;
-    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
-      ok = ok || strcmp((*items)[i], known[k]) == 0;
-    if (!ok)
-      st = tn_err_set(err, TN_INVAL,
-                      "--algos: unknown algorithm '%s' (use greedy, ring, direct or milp)",
-                      (*items)[i]);
+    synth_method_t m;
+    st = synth_method_parse((*items)[i], "--algos", &m, err);
   }
   if (st != TN_OK) {
     cli_list_free(*items, *n);

@@ -40,6 +40,7 @@ static cJSON *row_json(const cli_result_t *r) {
             cJSON_AddNumberToObject(o, "npus", r->npus) &&
             cJSON_AddStringToObject(o, "collective", tn_coll_name(r->coll)) &&
             cJSON_AddStringToObject(o, "algorithm", r->algorithm) &&
+            cJSON_AddStringToObject(o, "method", r->method) &&
             cJSON_AddNumberToObject(o, "size_bytes", (double)r->size_bytes) &&
             cJSON_AddNumberToObject(o, "time_ns", (double)r->time_ps / 1000.0) &&
             cJSON_AddNumberToObject(o, "algbw_GBps", round_to(r->algbw_GBps, 1e6)) &&
@@ -80,16 +81,16 @@ tn_status_t cli_results_csv(const cli_result_t *rows, size_t n, const char *path
   tn_status_t st = tn_outfile_open(&o, path, err);
   if (st != TN_OK) return st;
   fprintf(o.f, "topology,npus,collective,algorithm,size_bytes,time_ns,algbw_GBps,busbw_GBps,"
-               "lower_bound_ns,ratio_to_bound,speedup_vs_ring\n");
+               "lower_bound_ns,ratio_to_bound,speedup_vs_ring,method\n");
   for (size_t i = 0; i < n; i++) {
     const cli_result_t *r = &rows[i];
     char speed[32] = "";
     if (r->speedup_vs_ring >= 0) snprintf(speed, sizeof speed, "%.6f", r->speedup_vs_ring);
     /* Topology names are file stems or shipped names; quote them anyway. */
-    fprintf(o.f, "\"%s\",%u,%s,%s,%llu,%.3f,%.6f,%.6f,%.3f,%.6f,%s\n", r->topology, r->npus,
+    fprintf(o.f, "\"%s\",%u,%s,%s,%llu,%.3f,%.6f,%.6f,%.3f,%.6f,%s,%s\n", r->topology, r->npus,
             tn_coll_name(r->coll), r->algorithm, (unsigned long long)r->size_bytes,
             (double)r->time_ps / 1000.0, r->algbw_GBps, r->busbw_GBps,
-            (double)r->lower_bound_ps / 1000.0, r->ratio_to_bound, speed);
+            (double)r->lower_bound_ps / 1000.0, r->ratio_to_bound, speed, r->method);
   }
   return tn_outfile_commit(&o, err);
 }
@@ -113,7 +114,12 @@ tn_status_t cli_results_table(const cli_result_t *rows, size_t n, FILE *f, tn_er
   tn_status_t st = cli_table_init(&t, headers, "llrrrrrr", 8, err);
   for (size_t i = 0; st == TN_OK && i < n; i++) {
     const cli_result_t *r = &rows[i];
-    char size[32], time[32], alg[32], bus[32], bound[32], ratio[32], speed[32];
+    char size[32], time[32], alg[32], bus[32], bound[32], ratio[32], speed[32], name[40];
+    /* A portfolio row says what it chose: "auto:greedy". */
+    if (r->method[0] && strcmp(r->method, r->algorithm) != 0)
+      snprintf(name, sizeof name, "%s:%s", r->algorithm, r->method);
+    else
+      snprintf(name, sizeof name, "%s", r->algorithm);
     tn_fmt_size(r->size_bytes, size, sizeof size);
     cli_fmt_time_ns((double)r->time_ps / 1000.0, time, sizeof time);
     snprintf(alg, sizeof alg, "%.2f", r->algbw_GBps);
@@ -124,7 +130,7 @@ tn_status_t cli_results_table(const cli_result_t *rows, size_t n, FILE *f, tn_er
       snprintf(speed, sizeof speed, "%.2fx", r->speedup_vs_ring);
     else
       snprintf(speed, sizeof speed, "-");
-    const char *cells[] = {size, r->algorithm, time, alg, bus, bound, ratio, speed};
+    const char *cells[] = {size, name, time, alg, bus, bound, ratio, speed};
     st = cli_table_add(&t, cells, err);
   }
   if (st == TN_OK) cli_table_print(&t, f);

@@ -18,6 +18,14 @@ static void fill_metrics(cli_result_t *r, const topo_t *t, uint64_t time_ps) {
   r->speedup_vs_ring = -1.0;
 }
 
+tn_status_t cli_synth_named(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, const char *algo,
+                            uint64_t seed, synth_result_t *out, tn_err_t *err) {
+  memset(out, 0, sizeof *out);
+  synth_opts_t so = {.method = SYNTH_AUTO, .seed = seed};
+  tn_status_t st = algo ? synth_method_parse(algo, "algorithm", &so.method, err) : TN_OK;
+  return st == TN_OK ? synth_run(t, coll, size_bytes, &so, out, err) : st;
+}
+
 tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, uint64_t size_bytes,
                         const char *algo, uint64_t seed, const char *chakra_prefix, cli_result_t *r,
                         tn_err_t *err) {
@@ -29,11 +37,10 @@ tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, 
   r->size_bytes = size_bytes;
   r->speedup_vs_ring = -1.0;
   tn_err_t e = {0};
-  cli_synth_opts_t so = {.algo = algo, .seed = seed};
-  cli_synth_out_t out = {0};
+  synth_result_t out = {0};
   sim_opts_t sopt = {0};
   sim_result_t res = {0};
-  tn_status_t st = cli_synthesize(t, coll, size_bytes, &so, &out, &e);
+  tn_status_t st = cli_synth_named(t, coll, size_bytes, algo, seed, &out, &e);
   if (st == TN_OK && out.algo == NULL)
     st = tn_err_set(&e, TN_INTERNAL, "synthesis returned no algorithm");
   if (st == TN_OK && chakra_prefix != NULL) st = emit_chakra_write(out.algo, chakra_prefix, &e);
@@ -41,6 +48,7 @@ tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, 
   if (st == TN_OK) {
     r->ok = true;
     r->synth_ms = out.synth_ms;
+    snprintf(r->method, sizeof r->method, "%s", synth_method_name(out.method));
     fill_metrics(r, t, res.time_ps);
   } else {
     r->status = st;
@@ -48,7 +56,7 @@ tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, 
     tn_err_set(err, st, "%s", r->error);
   }
   sim_result_free(&res);
-  algo_free(out.algo);
+  synth_result_free(&out);
   return st;
 }
 

@@ -1,0 +1,111 @@
+/* synth/planned.c — collectives from planned All-Gather schedules (greedy/, milp/): an
+ * All-Gather is lowered as planned; a Reduce-Scatter is an All-Gather planned on the
+ * transposed fabric and run backwards; an All-Reduce joins the two halves chunk by chunk.
+ * On a symmetric fabric the transposed fabric is the fabric itself, so one plan serves. */
+#include <string.h>
+
+#include "greedy/greedy.h"
+#include "synth/synth_internal.h"
+#ifdef TENET_HAVE_MILP
+#include "milp/milp.h"
+#endif
+
+#ifdef TENET_HAVE_MILP
+/* Keeps the weaker MILP outcome of the (at most two) solves of one collective: the status
+ * names rank optimal < feasible < timeout. */
+static void note_milp_status(synth_result_t *out, milp_status_t s) {
+  if (out->milp_status == NULL || strcmp(out->milp_status, milp_status_name(MILP_OPTIMAL)) == 0 ||
+      s == MILP_TIMEOUT)
+    out->milp_status = milp_status_name(s);
+}
+
+/* The MILP, warm-started by the greedy's plan with the same chunking (one chunk per NPU
+ * unless told otherwise). */
+static tn_status_t plan_milp(const topo_t *t, tn_coll_t coll, uint64_t size,
+                             const synth_opts_t *o, schedule_t *s, synth_result_t *out,
+                             tn_err_t *err) {
+  greedy_opts_t g = {.seed = o->seed, .chunks_per_npu = o->chunks_per_npu ? o->chunks_per_npu : 1};
+  schedule_t warm;
+  tn_status_t st = greedy_run_for(t, coll, size, &g, &warm, err);
+  if (st != TN_OK) return st;
+  milp_opts_t m;
+  milp_opts_init(&m);
+  if (o->time_limit_s > 0) m.time_limit_s = o->time_limit_s;
+  m.chunks_per_npu = g.chunks_per_npu;
+  m.warm = &warm;
+  m.verbose = o->verbose;
+  /* Timing-only dependencies keep the replay at the MILP's objective; the Reduce-Scatter
+   * reversal reads every dependency as data, so they are for All-Gather only. */
+  m.gate_sends = coll == TN_ALLGATHER;
+  milp_result_t res;
+  st = milp_solve(t, size, &m, s, &res, err);
+  schedule_free(&warm);
+  if (st == TN_OK) note_milp_status(out, res.status);
+  return st;
+}
+#endif
+
+/* Plans an All-Gather schedule on t (the fabric, or its transpose for a reversed half)
+ * that will be lowered to coll. On failure *s is left empty (initialised), whichever
+ * planner ran. */
+static tn_status_t plan(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
+                        synth_method_t m, schedule_t *s, synth_result_t *out, tn_err_t *err) {
+  tn_status_t st = TN_INVAL;
+  if (m == SYNTH_GREEDY) {
+    greedy_opts_t g = {.seed = o->seed, .chunks_per_npu = o->chunks_per_npu};
+    st = greedy_run_for(t, coll, size, &g, s, err);
+  } else {
+#ifdef TENET_HAVE_MILP
+    st = plan_milp(t, coll, size, o, s, out, err);
+#else
+    (void)coll, (void)size, (void)o, (void)out;
+    schedule_init(s, TN_ALLGATHER, 0, 1, 0);
+    return tn_err_set(err, TN_INVAL, "this build of tenet has no MILP (built without GLPK)");
+#endif
+  }
+  if (st != TN_OK) {
+    schedule_free(s);
+    schedule_init(s, TN_ALLGATHER, 0, 1, 0);
+  }
+  return st;
+}
+
+/* Reduce-Scatter or All-Reduce on an asymmetric fabric: the reversed half is planned on the
+ * transposed fabric; an All-Reduce adds an All-Gather planned on t with the same chunking. */
+static tn_status_t planned_asymmetric(const topo_t *t, tn_coll_t coll, uint64_t size,
+                                      const synth_opts_t *o, synth_method_t m,
+                                      synth_result_t *out, tn_err_t *err) {
+  schedule_t rs, ag;
+  schedule_init(&rs, TN_ALLGATHER, 0, 1, 0);
+  schedule_init(&ag, TN_ALLGATHER, 0, 1, 0);
+  topo_t *tt = NULL;
+  const char *name = synth_method_name(m);
+  tn_status_t st = topo_transpose(t, &tt, err);
+  if (st == TN_OK) st = plan(tt, coll, size, o, m, &rs, out, err);
+  if (st == TN_OK && coll == TN_REDUCESCATTER) {
+    st = algo_from_schedule(&rs, coll, name, &out->algo, err);
+  } else if (st == TN_OK) {
+    synth_opts_t same = *o;
+    same.chunks_per_npu = rs.chunks_per_npu;
+    st = plan(t, TN_ALLGATHER, size, &same, m, &ag, out, err);
+    if (st == TN_OK) st = algo_allreduce_from_schedules(&rs, &ag, name, &out->algo, err);
+  }
+  schedule_free(&rs);
+  schedule_free(&ag);
+  topo_free(tt);
+  return st;
+}
+
+tn_status_t synth_i_planned(const topo_t *t, tn_coll_t coll, uint64_t size,
+                            const synth_opts_t *o, synth_method_t m, synth_result_t *out,
+                            tn_err_t *err) {
+  if (coll != TN_ALLGATHER && !topo_is_symmetric(t))
+    return planned_asymmetric(t, coll, size, o, m, out, err);
+  schedule_t s;
+  tn_status_t st = plan(t, coll, size, o, m, &s, out, err);
+  if (st == TN_OK) st = algo_from_schedule(&s, coll, synth_method_name(m), &out->algo, err);
+  /* An All-Gather plan's time is exact; the other two are timed by simulation. */
+  if (st == TN_OK && coll == TN_ALLGATHER) out->time_ps = s.time_ps;
+  schedule_free(&s);
+  return st;
+}

@@ -1,0 +1,103 @@
+/* synth/synth.c — the one entry point: method names, the checks every method shares, and
+ * the dispatch to the baselines, the planned pipeline (synth/planned.c) and the portfolio
+ * (synth/portfolio.c). */
+#include "synth/synth.h"
+
+#include <string.h>
+
+#include "synth/synth_internal.h"
+
+static const char *const method_names[SYNTH_NMETHODS] = {
+    [SYNTH_AUTO] = "auto",     [SYNTH_GREEDY] = "greedy", [SYNTH_MILP] = "milp",
+    [SYNTH_RING] = "ring",     [SYNTH_DIRECT] = "direct",
+};
+
+const char *synth_method_name(synth_method_t m) {
+  return (unsigned)m < SYNTH_NMETHODS ? method_names[m] : "?";
+}
+
+bool synth_method_available(synth_method_t m) {
+#ifdef TENET_HAVE_MILP
+  return (unsigned)m < SYNTH_NMETHODS;
+#else
+  return (unsigned)m < SYNTH_NMETHODS && m != SYNTH_MILP;
+#endif
+}
+
+tn_status_t synth_method_parse(const char *s, const char *what, synth_method_t *out,
+                               tn_err_t *err) {
+  size_t best = SIZE_MAX;
+  const char *near = NULL;
+  for (int m = 0; m < SYNTH_NMETHODS; m++) {
+    if (strcmp(s, method_names[m]) == 0) {
+      if (!synth_method_available((synth_method_t)m))
+        return tn_err_set(err, TN_INVAL, "%s: this build of tenet has no %s (built without GLPK)",
+                          what, s);
+      *out = (synth_method_t)m;
+      return TN_OK;
+    }
+    size_t d = tn_edit_distance(s, method_names[m]);
+    if (d < best) best = d, near = method_names[m];
+  }
+  if (near != NULL && best <= 2)
+    return tn_err_set(err, TN_INVAL, "%s: unknown algorithm '%s' (did you mean '%s'?)", what, s,
+                      near);
+  return tn_err_set(err, TN_INVAL,
+                    "%s: unknown algorithm '%s' (use auto, greedy, milp, ring or direct)", what, s);
+}
+
+void synth_result_free(synth_result_t *r) {
+  if (r == NULL) return;
+  algo_free(r->algo);
+  r->algo = NULL;
+}
+
+/* The baselines do not look at the fabric, so connectivity is checked here for them; the
+ * planners refuse a disconnected fabric themselves. */
+static tn_status_t baseline(const topo_t *t, tn_coll_t coll, uint64_t size, synth_method_t m,
+                            uint32_t k, algo_t **out, tn_err_t *err) {
+  tn_status_t st = topo_check_connected(t, err);
+  if (st != TN_OK) return st;
+  if (m == SYNTH_RING) return algo_ring(coll, t->npus, size, k ? k : 1, out, err);
+  return algo_direct(coll, t->npus, size, k ? k : 1, out, err);
+}
+
+tn_status_t synth_i_one(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
+                        synth_method_t m, synth_result_t *out, tn_err_t *err) {
+  switch (m) {
+  case SYNTH_RING:
+  case SYNTH_DIRECT:
+    return baseline(t, coll, size, m, o->chunks_per_npu, &out->algo, err);
+  case SYNTH_GREEDY:
+  case SYNTH_MILP:
+    return synth_i_planned(t, coll, size, o, m, out, err);
+  case SYNTH_AUTO:
+  case SYNTH_NMETHODS:
+    break;
+  }
+  return tn_err_set(err, TN_INVAL, "no such synthesis method (%d)", (int)m);
+}
+
+tn_status_t synth_run(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
+                      const synth_opts_t *opts, synth_result_t *out, tn_err_t *err) {
+  memset(out, 0, sizeof *out);
+  synth_method_t m = opts->method;
+  if (!synth_method_available(m))
+    return tn_err_set(err, TN_INVAL, "synthesis method '%s' is not in this build",
+                      synth_method_name(m));
+  uint32_t k = opts->chunks_per_npu ? opts->chunks_per_npu : 1;
+  if (size_bytes < (uint64_t)t->npus * k)
+    return tn_err_set(err, TN_INVAL,
+                      "size %llu B is smaller than one byte per chunk (%u NPUs x %u chunks)",
+                      (unsigned long long)size_bytes, t->npus, k);
+  double t0 = tn_wall_seconds();
+  out->method = m;
+  out->chosen = m == SYNTH_AUTO;
+  tn_status_t st = m == SYNTH_AUTO ? synth_i_portfolio(t, coll, size_bytes, opts, out, err)
+                                   : synth_i_one(t, coll, size_bytes, opts, m, out, err);
+  if (st == TN_OK) st = algo_fill_idle(out->algo, err);
+  out->chosen = m == SYNTH_AUTO;
+  out->synth_ms = (tn_wall_seconds() - t0) * 1e3;
+  if (st != TN_OK) synth_result_free(out);
+  return st;
+}

@@ -1,0 +1,64 @@
+/* synth — "make algorithm X for collective C of size S on fabric F" behind one call.
+ * Sits above the producers (greedy/, milp/, …) and algo/, below emit/ and cli/: it owns
+ * how a collective is assembled from planned schedules (Reduce-Scatter as the reversed
+ * All-Gather on the transposed fabric, All-Reduce from two schedules, the MILP's warm
+ * start), the baselines' construction, and the portfolio that simulates every candidate
+ * and keeps the fastest. Pipeline: producers → algo → synth → emit | sim | cli. */
+#ifndef TENET_SYNTH_H
+#define TENET_SYNTH_H
+
+#include "algo/algo.h"
+#include "common/common.h"
+#include "topo/topo.h"
+
+/* The methods, in the portfolio's order of preference among equal times. */
+typedef enum {
+  SYNTH_AUTO = 0, /* the portfolio: every applicable method below but the MILP, simulated,
+                     the fastest kept */
+  SYNTH_GREEDY,   /* TEN greedy (greedy/) */
+  SYNTH_MILP,     /* time-indexed MILP warm-started by the greedy (milp/) */
+  SYNTH_RING,     /* MSCCLang-style Ring baseline */
+  SYNTH_DIRECT,   /* MSCCLang-style Direct baseline */
+  SYNTH_NMETHODS
+} synth_method_t;
+
+/* "auto", "greedy", "milp", "ring", "direct" (the name also given to the algo_t). */
+const char *synth_method_name(synth_method_t m);
+
+/* Parses a method name. TN_INVAL with a did-you-mean naming `what` (e.g. "--algo") for an
+ * unknown name, and for "milp" in a build without GLPK. */
+tn_status_t synth_method_parse(const char *s, const char *what, synth_method_t *out,
+                               tn_err_t *err);
+
+/* True when this build has the method (the MILP is optional). */
+bool synth_method_available(synth_method_t m);
+
+typedef struct synth_opts {
+  synth_method_t method;
+  uint64_t seed;           /* the greedy's tie-breaking seed */
+  uint32_t chunks_per_npu; /* 0 = chosen by the producer (1 for the baselines) */
+  double time_limit_s;     /* MILP; 0 = its default */
+  bool verbose;            /* MILP: solver output to stderr */
+} synth_opts_t;
+
+typedef struct synth_result {
+  algo_t *algo;            /* owned; free with synth_result_free */
+  synth_method_t method;   /* the method that made algo (the portfolio's choice for AUTO) */
+  bool chosen;             /* method was chosen by the portfolio (AUTO) */
+  uint64_t time_ps;        /* its simulated time when known (AUTO, or an All-Gather plan,
+                              whose prediction is exact), else 0 */
+  double synth_ms;         /* wall time of synthesis, lowering and the portfolio's sims */
+  const char *milp_status; /* "optimal" / "feasible" / "timeout" for the MILP, else NULL */
+} synth_result_t;
+
+/* Builds the algorithm for coll of size_bytes (NCCL's meaning) on t with opts->method and
+ * fills *out (zeroed first; out->algo NULL on failure). Errors: TN_INFEASIBLE for a
+ * disconnected fabric, TN_INVAL for a size below one byte per chunk or an unavailable
+ * method, and whatever the producer reports (TN_LIMIT for caps, TN_SOLVER, TN_NOMEM).
+ * Deterministic: same inputs, same algorithm, whatever the thread count. */
+tn_status_t synth_run(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
+                      const synth_opts_t *opts, synth_result_t *out, tn_err_t *err);
+
+void synth_result_free(synth_result_t *r);
+
+#endif
