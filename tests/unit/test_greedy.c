@@ -10,6 +10,7 @@
 #include "algo/algo.h"
 #include "greedy/greedy.h"
 #include "sim/sim.h"
+#include "synth/synth.h"
 #include "topo/topo.h"
 
 static tn_err_t tu_err_;
@@ -34,98 +35,31 @@ static uint64_t simulate(const algo_t *a, const topo_t *t) {
   return time;
 }
 
-/* Plans, lowers the three collectives, verifies and simulates them; the All-Gather's
- * prediction must be exact. Reduce-Scatter and All-Reduce on an asymmetric fabric use the
- * plan on the transposed fabric for their reversed half. */
+/* Synthesizes the three collectives with the greedy (synth/ assembles them: the reversed
+ * half of Reduce-Scatter and All-Reduce is planned on the transposed fabric when it is
+ * asymmetric), verifies and simulates them; the All-Gather's prediction must be exact. */
 static void check_fabric(const topo_t *t, uint64_t size, uint32_t k, uint64_t seed) {
-  greedy_opts_t o = {.seed = seed, .chunks_per_npu = k};
-  schedule_t s, sT;
-  TU_OK(greedy_run(t, size, &o, &s, &tu_err_));
-  topo_t *tt = NULL;
-  bool sym = topo_is_symmetric(t);
-  if (!sym) {
-    TU_OK(topo_transpose(t, &tt, &tu_err_));
-    o.chunks_per_npu = s.chunks_per_npu;
-    TU_OK(greedy_run(tt, size, &o, &sT, &tu_err_));
+  synth_opts_t o = {.method = SYNTH_GREEDY, .seed = seed, .chunks_per_npu = k};
+  synth_result_t r[3];
+  const tn_coll_t colls[3] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE};
+  uint64_t sim[3];
+  for (int c = 0; c < 3; c++) {
+    TU_OK(synth_run(t, colls[c], size, &o, &r[c], &tu_err_));
+    verify(r[c].algo, t);
+    sim[c] = simulate(r[c].algo, t);
   }
-  const schedule_t *rs = sym ? &s : &sT;
-  algo_t *ag = NULL, *red = NULL, *ar = NULL;
-  TU_OK(algo_from_schedule(&s, TN_ALLGATHER, "greedy", &ag, &tu_err_));
-  TU_OK(algo_from_schedule(rs, TN_REDUCESCATTER, "greedy", &red, &tu_err_));
-  TU_OK(algo_allreduce_from_schedules(rs, &s, "greedy", &ar, &tu_err_));
-  verify(ag, t);
-  verify(red, t);
-  verify(ar, t);
-  uint64_t sim_ag = simulate(ag, t);
-  if (sim_ag != s.time_ps)
+  if (sim[0] != r[0].time_ps)
     fail_msg("%s (%u NPUs, K=%u, %llu B): predicted %llu ps, simulated %llu ps", t->name, t->npus,
-             s.chunks_per_npu, (unsigned long long)size, (unsigned long long)s.time_ps,
-             (unsigned long long)sim_ag);
-  uint64_t sim_rs = simulate(red, t), sim_ar = simulate(ar, t);
+             r[0].algo->chunks_per_npu, (unsigned long long)size,
+             (unsigned long long)r[0].time_ps, (unsigned long long)sim[0]);
   if (t->npus > 1) {
     /* The reversed plan is not timed by the planner; it must still be a sane schedule:
      * never faster than the bound, and an All-Reduce about RS + AG. */
-    assert_true(sim_rs >= topo_lower_bound_ps(t, TN_REDUCESCATTER, size) / 2);
-    assert_true(sim_ar >= sim_rs);
+    assert_true(sim[1] >= topo_lower_bound_ps(t, TN_REDUCESCATTER, size) / 2);
+    assert_true(sim[2] >= sim[1]);
   }
-  algo_free(ag);
-  algo_free(red);
-  algo_free(ar);
-  if (!sym) schedule_free(&sT);
-  topo_free(tt);
-  schedule_free(&s);
-}
-
-/* A random strongly connected fabric: a directed Hamiltonian cycle in random order plus
- * random extra links, all with random figures (asymmetric and heterogeneous), and
- * optionally a switch joining a random subset. */
-static topo_t *random_fabric(uint32_t n, uint64_t seed, bool with_switch) {
-  tn_rng_t r;
-  tn_rng_seed(&r, seed);
-  uint32_t *perm = calloc(n, sizeof *perm);
-  uint8_t *has = calloc((size_t)(n + 1) * (n + 1), 1);
-  topo_link_t *links = calloc((size_t)(n + 1) * (n + 1), sizeof *links);
-  assert_non_null(perm);
-  assert_non_null(has);
-  assert_non_null(links);
-  for (uint32_t i = 0; i < n; i++)
-    perm[i] = i;
-  for (uint32_t i = n; i > 1; i--) {
-    uint32_t j = (uint32_t)tn_rng_below(&r, i), x = perm[i - 1];
-    perm[i - 1] = perm[j];
-    perm[j] = x;
-  }
-  uint32_t m = 0;
-#define ADD(a, b)                                                                                  \
-  do {                                                                                             \
-    uint32_t a_ = (a), b_ = (b);                                                                   \
-    if (a_ != b_ && !has[a_ * (n + 1) + b_]) {                                                     \
-      has[a_ * (n + 1) + b_] = 1;                                                                  \
-      links[m++] = (topo_link_t){a_, b_, 10.0 + (double)tn_rng_below(&r, 90),                      \
-                                 tn_rng_below(&r, 1000) * 1000u, 0};                               \
-    }                                                                                              \
-  } while (0)
-  for (uint32_t i = 0; i < n; i++)
-    ADD(perm[i], perm[(i + 1) % n]);
-  uint32_t extra = n + (uint32_t)tn_rng_below(&r, n + 1);
-  for (uint32_t e = 0; e < extra; e++)
-    ADD((uint32_t)tn_rng_below(&r, n), (uint32_t)tn_rng_below(&r, n));
-  if (with_switch)
-    for (uint32_t v = 0; v < n; v++)
-      if (tn_rng_below(&r, 2)) {
-        ADD(v, n);
-        ADD(n, v);
-      }
-#undef ADD
-  topo_t *t = NULL;
-  char name[64];
-  snprintf(name, sizeof name, "random-%u-%llu%s", n, (unsigned long long)seed,
-           with_switch ? "-sw" : "");
-  TU_OK(topo_create(name, n, with_switch ? 1 : 0, links, m, &t, &tu_err_));
-  free(perm);
-  free(has);
-  free(links);
-  return t;
+  for (int c = 0; c < 3; c++)
+    synth_result_free(&r[c]);
 }
 
 static void check_kind(const char *kind, const char *dims, uint64_t size, uint32_t k,
@@ -294,7 +228,7 @@ static void greedy_schedules_verify_and_match_simulation_on_random_fabrics(void 
   (void)state;
   for (uint64_t seed = 1; seed <= 12; seed++) {
     uint32_t n = 2 + (uint32_t)(seed * 7 % 23);
-    topo_t *t = random_fabric(n, seed, seed % 3 == 0);
+    topo_t *t = tu_random_fabric(n, seed, seed % 3 == 0);
     check_fabric(t, 1u << 20, (uint32_t)(seed % 3), seed);
     check_fabric(t, 1000u * n + 13u, 1, seed + 100);
     topo_free(t);
@@ -318,7 +252,7 @@ static void greedy_handles_heterogeneous_composed_fabrics(void **state) {
 
 static void greedy_runs_are_byte_identical_and_seed_dependent(void **state) {
   (void)state;
-  topo_t *t = random_fabric(17, 5, false);
+  topo_t *t = tu_random_fabric(17, 5, false);
   algo_t *a[3] = {NULL, NULL, NULL};
   uint64_t seeds[3] = {9, 9, 10};
   for (int i = 0; i < 3; i++) {
@@ -472,7 +406,7 @@ static void greedy_is_never_slower_than_ring_or_direct(void **state) {
 
 static void topo_transpose_reverses_every_link_with_its_figures(void **state) {
   (void)state;
-  topo_t *t = random_fabric(9, 3, true), *tt = NULL, *back = NULL;
+  topo_t *t = tu_random_fabric(9, 3, true), *tt = NULL, *back = NULL;
   assert_false(topo_is_symmetric(t));
   TU_OK(topo_transpose(t, &tt, &tu_err_));
   assert_int_equal(tt->nlinks, t->nlinks);

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "common/common.h"
+#include "topo/topo.h"
 
 /* A fresh scratch directory for this test binary (under $TENET_TMP or /tmp), created
  * empty; returns a static path. */
@@ -19,5 +20,11 @@ const char *tu_tmpdir(const char *test_name);
     tn_status_t tu_st_ = (expr);                                           \
     if (tu_st_ != TN_OK) fail_msg("%s failed: %s", #expr, tu_err_.msg);    \
   } while (0)
+
+/* A random strongly connected fabric of n NPUs: a directed Hamiltonian cycle in random
+ * order plus random extra links, all with random figures (10..99 GB/s, 0..999 ns:
+ * asymmetric and heterogeneous), and with with_switch one switch joined both ways to a
+ * random subset of the NPUs. Same (n, seed, with_switch), same fabric. Caller frees. */
+topo_t *tu_random_fabric(uint32_t n, uint64_t seed, bool with_switch);
 
 #endif

@@ -1,0 +1,169 @@
+/* tests/unit/test_synth.c — synth/: method names, the checks every method shares, and the
+ * portfolio: on generated and random fabrics `auto` verifies, is never slower than any of
+ * its candidates, says which it chose, and is deterministic. */
+#include "testutil.h"
+
+#include <string.h>
+
+#include "algo/algo.h"
+#include "sim/sim.h"
+#include "synth/synth.h"
+
+/* Fails the test with err's message unless st is TN_OK (err is the check's own). */
+static void must(tn_status_t st, const tn_err_t *err) {
+  if (st != TN_OK) fail_msg("%s: %s", tn_status_str(st), err->msg);
+}
+
+static uint64_t simulate(const topo_t *t, const algo_t *a) {
+  tn_err_t err = {0};
+  sim_result_t res = {0};
+  if (sim_run(t, a, NULL, &res, &err) != TN_OK) fail_msg("%s: sim: %s", t->name, err.msg);
+  uint64_t time = res.time_ps;
+  sim_result_free(&res);
+  return time;
+}
+
+static void synth_method_names_round_trip(void **state) {
+  (void)state;
+  tn_err_t err = {0};
+  for (int m = 0; m < SYNTH_NMETHODS; m++) {
+    if (!synth_method_available((synth_method_t)m)) continue;
+    synth_method_t got = SYNTH_NMETHODS;
+    assert_int_equal(synth_method_parse(synth_method_name((synth_method_t)m), "--algo", &got, &err),
+                     TN_OK);
+    assert_int_equal(got, m);
+  }
+}
+
+static void synth_method_parse_suggests_the_nearest_name(void **state) {
+  (void)state;
+  tn_err_t err = {0};
+  synth_method_t m;
+  assert_int_equal(synth_method_parse("grdy", "--algo", &m, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "--algo"));
+  assert_non_null(strstr(err.msg, "did you mean 'greedy'"));
+  tn_err_t err2 = {0};
+  assert_int_equal(synth_method_parse("blinkenlights", "--algos", &m, &err2), TN_INVAL);
+  assert_non_null(strstr(err2.msg, "use auto, greedy"));
+}
+
+static void synth_refuses_a_size_below_one_byte_per_chunk(void **state) {
+  (void)state;
+  tn_err_t err = {0};
+  topo_t *t = NULL;
+  synth_result_t r;
+  must(topo_gen_kind("ring", "8", 50.0, 500.0, &t, &err), &err);
+  synth_opts_t o = {.method = SYNTH_AUTO, .chunks_per_npu = 2};
+  assert_int_equal(synth_run(t, TN_ALLGATHER, 15, &o, &r, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "8 NPUs x 2 chunks"));
+  assert_null(r.algo);
+  topo_free(t);
+}
+
+static void synth_refuses_a_disconnected_fabric_for_every_method(void **state) {
+  (void)state;
+  const topo_link_t links[] = {{.src = 0, .dst = 1, .bandwidth_GBps = 50, .latency_ps = 0},
+                               {.src = 1, .dst = 0, .bandwidth_GBps = 50, .latency_ps = 0},
+                               {.src = 2, .dst = 3, .bandwidth_GBps = 50, .latency_ps = 0},
+                               {.src = 3, .dst = 2, .bandwidth_GBps = 50, .latency_ps = 0}};
+  tn_err_t err = {0};
+  topo_t *t = NULL;
+  must(topo_create("split", 4, 0, links, 4, &t, &err), &err);
+  const synth_method_t ms[] = {SYNTH_AUTO, SYNTH_GREEDY, SYNTH_RING, SYNTH_DIRECT};
+  for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+    synth_result_t r;
+    synth_opts_t o = {.method = ms[i]};
+    tn_err_t e = {0};
+    assert_int_equal(synth_run(t, TN_ALLREDUCE, 1 << 20, &o, &r, &e), TN_INFEASIBLE);
+    assert_non_null(strstr(e.msg, "disconnected"));
+    assert_null(r.algo);
+  }
+  topo_free(t);
+}
+
+/* auto on t: verifies, names its choice, equals that method run alone, and is no slower
+ * than any candidate. */
+static void check_portfolio(const topo_t *t, tn_coll_t coll, uint64_t size) {
+  tn_err_t err = {0};
+  synth_opts_t o = {.method = SYNTH_AUTO, .seed = 1};
+  synth_result_t a;
+  must(synth_run(t, coll, size, &o, &a, &err), &err);
+  assert_true(a.chosen);
+  assert_int_not_equal(a.method, SYNTH_AUTO);
+  assert_string_equal(a.algo->name, synth_method_name(a.method));
+  algo_verify_report_t rep;
+  if (algo_verify(a.algo, t, &rep, &err) != TN_OK)
+    fail_msg("%s %s auto (%s): %s", t->name, tn_coll_name(coll), a.algo->name, err.msg);
+  assert_int_equal(simulate(t, a.algo), a.time_ps);
+  const synth_method_t alone[] = {SYNTH_GREEDY, SYNTH_RING, SYNTH_DIRECT};
+  for (size_t i = 0; i < sizeof alone / sizeof alone[0]; i++) {
+    synth_result_t r;
+    o.method = alone[i];
+    must(synth_run(t, coll, size, &o, &r, &err), &err);
+    assert_false(r.chosen);
+    uint64_t time = simulate(t, r.algo);
+    if (time < a.time_ps)
+      fail_msg("%s %s: auto (%s) %llu ps slower than %s %llu ps", t->name, tn_coll_name(coll),
+               synth_method_name(a.method), (unsigned long long)a.time_ps,
+               synth_method_name(alone[i]), (unsigned long long)time);
+    if (alone[i] == a.method) assert_true(algo_equal(r.algo, a.algo));
+    synth_result_free(&r);
+  }
+  synth_result_free(&a);
+}
+
+static void synth_auto_is_never_slower_than_a_candidate_on_generated_fabrics(void **state) {
+  (void)state;
+  static const char *const f[][2] = {{"ring", "6"}, {"switch", "8"}, {"mesh", "3x3"},
+                                     {"torus", "4x4"}, {"hypercube", "8"}, {"fc", "5"}};
+  const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE};
+  tn_err_t err = {0};
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+    topo_t *t = NULL;
+    must(topo_gen_kind(f[i][0], f[i][1], 50.0, 500.0, &t, &err), &err);
+    for (size_t c = 0; c < 3; c++) {
+      check_portfolio(t, colls[c], 4096);
+      check_portfolio(t, colls[c], 1u << 20);
+    }
+    topo_free(t);
+  }
+}
+
+static void synth_auto_is_never_slower_than_a_candidate_on_random_fabrics(void **state) {
+  (void)state;
+  const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE};
+  for (uint64_t seed = 1; seed <= 12; seed++) {
+    topo_t *t = tu_random_fabric(3 + (uint32_t)(seed % 7), seed, seed % 3 == 0);
+    check_portfolio(t, colls[seed % 3], (seed % 2 ? 64u : 1u) << 14);
+    topo_free(t);
+  }
+}
+
+static void synth_auto_is_deterministic(void **state) {
+  (void)state;
+  tn_err_t err = {0};
+  topo_t *t = tu_random_fabric(9, 77, true);
+  synth_opts_t o = {.method = SYNTH_AUTO, .seed = 3};
+  synth_result_t a, b;
+  must(synth_run(t, TN_ALLREDUCE, 1u << 18, &o, &a, &err), &err);
+  must(synth_run(t, TN_ALLREDUCE, 1u << 18, &o, &b, &err), &err);
+  assert_int_equal(a.method, b.method);
+  assert_int_equal(a.time_ps, b.time_ps);
+  assert_true(algo_equal(a.algo, b.algo));
+  synth_result_free(&a);
+  synth_result_free(&b);
+  topo_free(t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(synth_method_names_round_trip),
+      cmocka_unit_test(synth_method_parse_suggests_the_nearest_name),
+      cmocka_unit_test(synth_refuses_a_size_below_one_byte_per_chunk),
+      cmocka_unit_test(synth_refuses_a_disconnected_fabric_for_every_method),
+      cmocka_unit_test(synth_auto_is_never_slower_than_a_candidate_on_generated_fabrics),
+      cmocka_unit_test(synth_auto_is_never_slower_than_a_candidate_on_random_fabrics),
+      cmocka_unit_test(synth_auto_is_deterministic),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
