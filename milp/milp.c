@@ -198,5 +198,9 @@ tn_status_t milp_solve(const topo_t *t, uint64_t size_bytes, const milp_opts_t *
   pthread_mutex_lock(&glpk_mu);
   tn_status_t st = solve_unlocked(t, size_bytes, opts, out, res, err);
   pthread_mutex_unlock(&glpk_mu);
+  if (st != TN_OK) { /* as greedy_run: a failure leaves *out empty, nothing to free */
+    schedule_free(out);
+    schedule_init(out, TN_ALLGATHER, t ? t->npus : 0, opts ? opts->chunks_per_npu : 0, size_bytes);
+  }
   return st;
 }

@@ -90,7 +90,8 @@ typedef struct milp_result {
 void milp_opts_init(milp_opts_t *o);
 
 /* Solves for an All-Gather schedule of size_bytes on t (borrowed) and fills *out
- * (initialised here; caller frees with schedule_free, also on failure) and *res.
+ * (initialised here; caller frees with schedule_free; on failure it is left empty, as
+ * greedy_run leaves it, and freeing it is harmless) and *res.
  * Errors: TN_INVAL for bad options (chunks_per_npu 0, a time limit <= 0, a size smaller
  * than one byte per chunk, a warm start for another collective or fabric);
  * TN_LIMIT when the fabric or model exceeds the caps above, or when GLPK found no
