@@ -145,7 +145,13 @@ int cmd_synth(int argc, char **argv) {
     err = e2;
     goto fail;
   }
-  if (sim_run(t, out.algo, NULL, &sr, &err) != TN_OK) goto fail;
+  /* The portfolio (and an All-Gather plan) already knows the simulated time exactly. */
+  if (out.time_ps != 0) {
+    sr.time_ps = out.time_ps;
+    sr.messages = algo_send_count(out.algo);
+  } else if (sim_run(t, out.algo, NULL, &sr, &err) != TN_OK) {
+    goto fail;
+  }
   if (emit_chakra_write(out.algo, a.out, &err) != TN_OK) goto fail;
   uint64_t lb = topo_lower_bound_ps(t, coll, size);
   if (a.json)
