@@ -27,28 +27,55 @@ static tn_status_t time_candidate(const topo_t *t, synth_result_t *c, tn_err_t *
   return st;
 }
 
+/* One candidate's outcome, written only by the worker that builds it. */
+typedef struct cand {
+  synth_result_t r;
+  tn_status_t st;
+  tn_err_t e;
+} cand_t;
+
+typedef struct job {
+  const topo_t *t;
+  tn_coll_t coll;
+  uint64_t size;
+  const synth_opts_t *o;
+  cand_t *c;
+} job_t;
+
+static void build_one(void *ctx, size_t i, unsigned worker) {
+  (void)worker;
+  const job_t *j = ctx;
+  cand_t *c = &j->c[i];
+  c->r.method = candidates[i];
+  c->st = synth_i_one(j->t, j->coll, j->size, j->o, candidates[i], &c->r, &c->e);
+  if (c->st == TN_OK) c->st = time_candidate(j->t, &c->r, &c->e);
+  if (c->st != TN_OK) synth_result_free(&c->r);
+}
+
 tn_status_t synth_i_portfolio(const topo_t *t, tn_coll_t coll, uint64_t size,
                               const synth_opts_t *o, synth_result_t *out, tn_err_t *err) {
-  tn_err_t first = {0};
-  tn_status_t first_st = TN_OK;
-  for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
-    synth_result_t c = {.method = candidates[i]};
-    tn_err_t e = {0};
-    tn_status_t st = synth_i_one(t, coll, size, o, candidates[i], &c, &e);
-    if (st == TN_OK) st = time_candidate(t, &c, &e);
-    if (st != TN_OK) {
-      synth_result_free(&c);
-      if (!skippable(st)) return tn_err_set(err, st, "%s: %s", synth_method_name(c.method), e.msg);
-      if (first_st == TN_OK) first_st = st, first = e;
-      continue;
+  enum { N = sizeof candidates / sizeof candidates[0] };
+  cand_t c[N];
+  memset(c, 0, sizeof c);
+  job_t j = {.t = t, .coll = coll, .size = size, .o = o, .c = c};
+  /* Candidates are independent (each plans with its own routes and engine), so they are
+   * built and timed side by side; the choice below reads them in a fixed order. */
+  unsigned threads = tn_thread_count();
+  tn_parallel_for(N, threads < N ? threads : N, build_one, &j);
+  size_t best = N, first_failed = N;
+  for (size_t i = 0; i < N; i++) {
+    if (c[i].st != TN_OK && !skippable(c[i].st)) {
+      for (size_t k = 0; k < N; k++)
+        synth_result_free(&c[k].r);
+      return tn_err_set(err, c[i].st, "%s: %s", synth_method_name(candidates[i]), c[i].e.msg);
     }
-    if (out->algo == NULL || c.time_ps < out->time_ps) {
-      synth_result_free(out);
-      *out = c;
-    } else {
-      synth_result_free(&c);
-    }
+    if (c[i].st != TN_OK && first_failed == N) first_failed = i;
+    if (c[i].st == TN_OK && (best == N || c[i].r.time_ps < c[best].r.time_ps)) best = i;
   }
-  if (out->algo != NULL) return TN_OK;
-  return tn_err_set(err, first_st, "%s", first.msg);
+  for (size_t i = 0; i < N; i++)
+    if (i != best) synth_result_free(&c[i].r);
+  if (best == N)
+    return tn_err_set(err, c[first_failed].st, "%s", c[first_failed].e.msg);
+  *out = c[best].r;
+  return TN_OK;
 }
