@@ -503,9 +503,13 @@ out:
 uint64_t topo_bound_ps(const topo_bounds_t *b, tn_coll_t coll, uint64_t size_bytes) {
   if (!b->connected) return UINT64_MAX;
   const topo_coll_bound_t *c = &b->coll[coll];
+  /* All-Gather and Reduce-Scatter count whole blocks of floor(S/n) bytes: a size that is
+   * not a multiple of n leaves some NPUs a byte less to send. */
+  uint64_t s = coll == TN_ALLREDUCE || b->npus < 2 ? size_bytes
+                                                   : size_bytes - size_bytes % b->npus;
   double best = 0.0;
   for (uint32_t i = 0; i < c->nterms; i++)
-    best = fmax(best, c->terms[i].ps_per_byte * (double)size_bytes + c->terms[i].ps);
+    best = fmax(best, c->terms[i].ps_per_byte * (double)s + c->terms[i].ps);
   if (!(best < 1.8e19)) return UINT64_MAX;
   return (uint64_t)floor(best);
 }
