@@ -522,6 +522,33 @@ double topo_bound_ps_per_byte(const topo_bounds_t *b, tn_coll_t coll) {
   return b->connected ? best : INFINITY;
 }
 
+const char *topo_bound_explain(const topo_bounds_t *b, tn_coll_t coll, char *buf, size_t len) {
+  const topo_coll_bound_t *c = &b->coll[coll];
+  const char *dir = coll == TN_REDUCESCATTER ? "enter" : "leave";
+  if (len == 0) return buf;
+  if (!b->connected) {
+    snprintf(buf, len, "none: some NPU cannot reach another");
+    return buf;
+  }
+  switch (c->kind) {
+  case TOPO_BOUND_NONE: snprintf(buf, len, "nothing to move"); break;
+  case TOPO_BOUND_CUT:
+  case TOPO_BOUND_NPU:
+    snprintf(buf, len, "%u NPUs' blocks must %s a set of %u nodes through %g GB/s%s", c->cut_npus,
+             dir, c->cut_nodes, c->cut_GBps, b->tight ? "" : " (per-NPU cuts only: not tight)");
+    break;
+  case TOPO_BOUND_GOSSIP:
+    snprintf(buf, len, "%g crossings of every byte between %u groups (%s) over %g GB/s",
+             c->crossings, c->cut_npus, c->family, c->cut_GBps);
+    break;
+  case TOPO_BOUND_BISECT:
+    snprintf(buf, len, "every byte crosses both ways between a set of %u NPUs (%u nodes) and the "
+             "rest, %g GB/s the narrower way", c->cut_npus, c->cut_nodes, c->cut_GBps);
+    break;
+  }
+  return buf;
+}
+
 /* The per-NPU bound (docs/bounds.md §1), for when the full computation cannot run. */
 static uint64_t npu_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes) {
   double n = t->npus, s = (double)size_bytes, worst = 0.0;

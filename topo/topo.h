@@ -232,6 +232,10 @@ uint64_t topo_bound_ps(const topo_bounds_t *b, tn_coll_t coll, uint64_t size_byt
 /* The bandwidth term alone: ps per byte of S (the large-size limit of the bound). */
 double topo_bound_ps_per_byte(const topo_bounds_t *b, tn_coll_t coll);
 
+/* One line saying why coll's bandwidth term holds ("120 NPUs' blocks must leave a set of
+ * 143 nodes through 200 GB/s"), written into buf (always terminated); returns buf. */
+const char *topo_bound_explain(const topo_bounds_t *b, tn_coll_t coll, char *buf, size_t len);
+
 /* topo_bounds_compute then topo_bound_ps, for a caller with a single size. When the
  * computation fails (out of memory) it returns the per-NPU bound, still valid. */
 uint64_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes);
