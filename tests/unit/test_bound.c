@@ -5,6 +5,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -386,6 +387,21 @@ static void no_schedule_beats_the_bound_on_generated_fabrics(void **state) {
   topo_free(t);
 }
 
+static void no_schedule_beats_the_bound_on_shipped_cluster_fabrics(void **state) {
+  (void)state;
+  static const char *const names[] = {"spine-4x8",       "leaf-32", "rail-4x8",
+                                      "fattree-32-4to1", "dgx1-8",  "torus-8x8-degraded",
+                                      "random4reg-32"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/topologies/%s.json", TENET_SOURCE_DIR, names[i]);
+    topo_t *t = NULL;
+    TU_OK(topo_load(path, &t, &tu_err_));
+    check_no_schedule_beats_the_bound(t, 1);
+    topo_free(t);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(bounds_of_rings_stars_tori_and_hypercubes_are_their_closed_forms),
@@ -399,6 +415,7 @@ int main(void) {
       cmocka_unit_test(no_schedule_beats_the_bound_on_random_graphs),
       cmocka_unit_test(no_schedule_beats_the_bound_on_random_switch_fabrics),
       cmocka_unit_test(no_schedule_beats_the_bound_on_generated_fabrics),
+      cmocka_unit_test(no_schedule_beats_the_bound_on_shipped_cluster_fabrics),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
