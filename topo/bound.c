@@ -43,6 +43,10 @@ typedef struct side {
   bool connected;
 } side_t;
 
+static tn_status_t ig_status(igraph_error_t e, const char *what, tn_err_t *err) {
+  return topo_i_igraph_status((int)e, what, err);
+}
+
 static setcut_t set_cut(const topo_t *t, const uint8_t *in) {
   setcut_t c = {0};
   double lo = INFINITY, li = INFINITY;
@@ -112,10 +116,10 @@ static tn_status_t cut_search(const topo_t *f, side_t *s, uint8_t *tmp, tn_err_t
   igraph_t g;
   bool have_g = false;
   igraph_error_t e = igraph_vector_int_init(&edges, 2 * (igraph_integer_t)(L + n));
-  if (e != IGRAPH_SUCCESS) return topo_i_igraph_status(e, "vector", err);
+  if (e != IGRAPH_SUCCESS) return ig_status(e, "vector", err);
   if ((e = igraph_vector_init(&cap, (igraph_integer_t)(L + n))) != IGRAPH_SUCCESS) {
     igraph_vector_int_destroy(&edges);
-    return topo_i_igraph_status(e, "vector", err);
+    return ig_status(e, "vector", err);
   }
   if ((e = igraph_vector_int_init(&part, 0)) != IGRAPH_SUCCESS) goto done;
   for (uint32_t i = 0; i < L + n; i++) {
@@ -155,7 +159,7 @@ done:
   if (have_g) igraph_destroy(&g);
   igraph_vector_destroy(&cap);
   igraph_vector_int_destroy(&edges);
-  return topo_i_igraph_status(e, "max-flow", err);
+  return ig_status(e, "max-flow", err);
 }
 
 /* Per node w, the largest shortest-latency distance from w to an NPU, folded over batches
@@ -190,10 +194,10 @@ static tn_status_t latencies(const topo_t *f, side_t *s, far_t *far, tn_err_t *e
   igraph_matrix_t m;
   igraph_t g;
   igraph_error_t e = igraph_vector_int_init(&edges, 2 * (igraph_integer_t)f->nlinks);
-  if (e != IGRAPH_SUCCESS) return topo_i_igraph_status(e, "vector", err);
+  if (e != IGRAPH_SUCCESS) return ig_status(e, "vector", err);
   if ((e = igraph_vector_init(&w, (igraph_integer_t)f->nlinks)) != IGRAPH_SUCCESS) {
     igraph_vector_int_destroy(&edges);
-    return topo_i_igraph_status(e, "vector", err);
+    return ig_status(e, "vector", err);
   }
   for (uint32_t i = 0; i < f->nlinks; i++) {
     VECTOR(edges)[2 * i] = f->links[i].src;
@@ -217,7 +221,7 @@ static tn_status_t latencies(const topo_t *f, side_t *s, far_t *far, tn_err_t *e
   if (have_g) igraph_destroy(&g);
   igraph_vector_destroy(&w);
   igraph_vector_int_destroy(&edges);
-  return topo_i_igraph_status(e, "shortest paths", err);
+  return ig_status(e, "shortest paths", err);
 }
 
 /* The eccentricity term: the NPU u farthest (in latency) from some NPU, and that distance;
