@@ -223,8 +223,8 @@ typedef struct topo_bounds {
  * Thread-safe (igraph calls are serialised). */
 tn_status_t topo_bounds_compute(const topo_t *t, topo_bounds_t *out, tn_err_t *err);
 
-/* The bound in ps for a collective of size_bytes (NCCL's meaning of the size,
- * ARCHITECTURE.md §2): the max of coll's terms, rounded down; UINT64_MAX when b is not
+/* The bound in ps for a collective of size_bytes (NCCL's meaning of the size, see
+ * docs/bounds.md): the max of coll's terms, rounded down; UINT64_MAX when b is not
  * connected. The simulator rounds each message's link time to the nearest ps, so a
  * simulated time may undercut this by at most half a ps per message. O(1). */
 uint64_t topo_bound_ps(const topo_bounds_t *b, tn_coll_t coll, uint64_t size_bytes);
