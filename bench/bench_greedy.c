@@ -98,8 +98,8 @@ static void all_reduce_row(const char *name, const topo_t *t, uint64_t size) {
     printf("time %12.3f us  bound %12.3f us  busbw/bound %.4f", (double)sim / 1e6, (double)lb / 1e6,
            (double)lb / (double)sim);
     /* busbw against the bus bandwidth as nccl-tests defines it: the textbook All-Reduce
-     * time, twice the All-Gather bound (the first column's bound is the stricter, provable
-     * one of topo/topo.h, which full-duplex links can halve). */
+     * time, twice the All-Gather bound (the first column is docs/bounds.md's All-Reduce
+     * bound: on full-duplex links a schedule can beat the textbook time, never that). */
     uint64_t textbook = 2 * topo_lower_bound_ps(t, TN_ALLGATHER, size);
     printf("  busbw/textbook %.4f", (double)textbook / (double)sim);
     if (ring_ps) printf("  ring busbw x%.2f", (double)ring_ps / (double)sim);

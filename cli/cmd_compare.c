@@ -185,8 +185,11 @@ int cmd_compare(int argc, char **argv) {
     st = cli_results_json(rows, nrows, &out, &err);
     if (st == TN_OK) printf("%s\n", out);
   } else if (st == TN_OK) {
-    printf("%s, %s, %u NPUs (lower bound: bytes that must cross the weakest NPU's links)\n", label,
-           tn_coll_name(sp.coll), t->npus);
+    char why[200] = "see docs/bounds.md";
+    topo_bounds_t bd;
+    tn_err_t be = {0};
+    if (topo_bounds_compute(t, &bd, &be) == TN_OK) topo_bound_explain(&bd, sp.coll, why, sizeof why);
+    printf("%s, %s, %u NPUs (lower bound: %s)\n", label, tn_coll_name(sp.coll), t->npus, why);
     st = cli_results_table(rows, nrows, stdout, &err);
   }
   if (st != TN_OK) rc = cli_report("compare", &err);

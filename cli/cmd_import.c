@@ -74,6 +74,7 @@ static int print_result(const algo_t *a, const char *file, const char *prefix,
     cJSON_AddNumberToObject(o, "busbw_GBps", algbw * tn_coll_busbw_factor(a->coll, a->npus));
     uint64_t lb = topo_lower_bound_ps(t, a->coll, a->size_bytes);
     cJSON_AddNumberToObject(o, "lower_bound_ns", (double)lb / 1e3);
+    cJSON_AddNumberToObject(o, "ratio_to_bound", lb ? (double)sr->time_ps / (double)lb : 0.0);
   }
   cli_json_add_et_files(o, prefix, a->npus);
   return cli_json_print("import", o);

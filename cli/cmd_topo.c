@@ -41,11 +41,16 @@ static const char info_help[] =
     "usage: tenet topo info TOPO [--json]\n\n"
     "Summarises a fabric: NPUs, switches, directed links, whether every NPU reaches every\n"
     "NPU, the diameter in hops over NPU pairs (hops through switches count), in/out degree\n"
-    "and ingress/egress bandwidth (GB/s) over the NPUs.\n"
+    "and ingress/egress bandwidth (GB/s) over the NPUs, and the lower bounds of the three\n"
+    "collectives (docs/bounds.md): the time no schedule of 1 GiB beats, the busbw ceiling\n"
+    "it implies and why it holds.\n"
     "  --json   print one JSON object with the keys name, description, npus, switches,\n"
     "           links, connected, diameter (null when disconnected), min_in_degree,\n"
     "           max_in_degree, min_out_degree, max_out_degree, min_ingress_GBps,\n"
-    "           max_ingress_GBps, min_egress_GBps, max_egress_GBps\n";
+    "           max_ingress_GBps, min_egress_GBps, max_egress_GBps, latency_bound_ns,\n"
+    "           bounds_tight and bounds: {allgather|reducescatter|allreduce:\n"
+    "           {time_1GiB_ns, busbw_ceiling_GBps, ps_per_byte, why}} (null when\n"
+    "           disconnected)\n";
 
 static const char list_help[] =
     "usage: tenet topo list [--json]\n\n"
@@ -144,7 +149,29 @@ static const char *kind_str(topo_dim_kind_t k) {
   return "?";
 }
 
-static void print_info(const topo_t *t, const topo_info_t *in) {
+/* The 1 GiB bound of coll and the busbw it allows (nccl-tests' factor). */
+static double bound_1gib_ns(const topo_bounds_t *b, tn_coll_t c, double *busbw) {
+  uint64_t ps = topo_bound_ps(b, c, 1ull << 30);
+  *busbw = tn_gbps(1ull << 30, ps) * tn_coll_busbw_factor(c, b->npus);
+  return (double)ps / 1e3;
+}
+
+static void print_bounds(const topo_bounds_t *b) {
+  printf("%-12s 1 GiB no faster than (busbw ceiling; docs/bounds.md)%s\n", "bounds",
+         b->tight ? "" : ", per-NPU cuts only above the size cap: not tight");
+  for (int c = 0; c < 3; c++) {
+    char tm[32], why[200];
+    double busbw = 0.0, ns = bound_1gib_ns(b, (tn_coll_t)c, &busbw);
+    cli_fmt_time_ns(ns, tm, sizeof tm);
+    printf("  %-13s %10s  %8.2f GB/s  %s\n", tn_coll_name((tn_coll_t)c), tm, busbw,
+           topo_bound_explain(b, (tn_coll_t)c, why, sizeof why));
+  }
+  char lat[32];
+  cli_fmt_time_ns((double)b->latency_ps / 1e3, lat, sizeof lat);
+  printf("  %-13s %10s  the longest shortest-latency path between two NPUs\n", "latency", lat);
+}
+
+static void print_info(const topo_t *t, const topo_info_t *in, const topo_bounds_t *b) {
   printf("%-12s %s\n", "name", t->name);
   if (t->description[0]) printf("%-12s %s\n", "description", t->description);
   printf("%-12s ", "shape");
@@ -167,9 +194,31 @@ static void print_info(const topo_t *t, const topo_info_t *in) {
   printf("%-12s %u .. %u\n", "out-degree", in->min_out_degree, in->max_out_degree);
   printf("%-12s %g .. %g GB/s per NPU\n", "ingress", in->min_ingress_GBps, in->max_ingress_GBps);
   printf("%-12s %g .. %g GB/s per NPU\n", "egress", in->min_egress_GBps, in->max_egress_GBps);
+  if (in->connected && t->npus > 1) print_bounds(b);
 }
 
-static int print_info_json(const topo_t *t, const topo_info_t *in) {
+static void add_bounds_json(cJSON *o, const topo_bounds_t *b, bool connected) {
+  if (!connected) {
+    cJSON_AddNullToObject(o, "latency_bound_ns");
+    cJSON_AddNullToObject(o, "bounds");
+    return;
+  }
+  cJSON_AddNumberToObject(o, "latency_bound_ns", (double)b->latency_ps / 1e3);
+  cJSON_AddBoolToObject(o, "bounds_tight", b->tight);
+  cJSON *all = cJSON_AddObjectToObject(o, "bounds");
+  for (int c = 0; all && c < 3; c++) {
+    cJSON *x = cJSON_AddObjectToObject(all, tn_coll_name((tn_coll_t)c));
+    char why[200];
+    double busbw = 0.0, ns = bound_1gib_ns(b, (tn_coll_t)c, &busbw);
+    if (x == NULL) continue;
+    cJSON_AddNumberToObject(x, "time_1GiB_ns", ns);
+    cJSON_AddNumberToObject(x, "busbw_ceiling_GBps", busbw);
+    cJSON_AddNumberToObject(x, "ps_per_byte", topo_bound_ps_per_byte(b, (tn_coll_t)c));
+    cJSON_AddStringToObject(x, "why", topo_bound_explain(b, (tn_coll_t)c, why, sizeof why));
+  }
+}
+
+static int print_info_json(const topo_t *t, const topo_info_t *in, const topo_bounds_t *b) {
   cJSON *o = cJSON_CreateObject();
   if (o == NULL) return 3;
   cJSON_AddStringToObject(o, "name", t->name);
@@ -190,6 +239,7 @@ static int print_info_json(const topo_t *t, const topo_info_t *in) {
   cJSON_AddNumberToObject(o, "max_ingress_GBps", in->max_ingress_GBps);
   cJSON_AddNumberToObject(o, "min_egress_GBps", in->min_egress_GBps);
   cJSON_AddNumberToObject(o, "max_egress_GBps", in->max_egress_GBps);
+  add_bounds_json(o, b, in->connected && t->npus > 1);
   char *s = cJSON_Print(o);
   cJSON_Delete(o);
   if (s == NULL) return 3;
@@ -213,15 +263,17 @@ static int topo_info_cmd(int argc, char **argv) {
   if (npos < 1) return cli_usage("topo info", "needs a TOPO (a file or a shipped name)");
   topo_t *t = NULL;
   topo_info_t in;
-  if (cli_load_topo(pos[0], &t, &err) != TN_OK || topo_analyze(t, &in, &err) != TN_OK) {
+  topo_bounds_t b;
+  if (cli_load_topo(pos[0], &t, &err) != TN_OK || topo_analyze(t, &in, &err) != TN_OK ||
+      topo_bounds_compute(t, &b, &err) != TN_OK) {
     topo_free(t);
     return cli_report("topo info", &err);
   }
   int rc = 0;
   if (json)
-    rc = print_info_json(t, &in);
+    rc = print_info_json(t, &in, &b);
   else
-    print_info(t, &in);
+    print_info(t, &in, &b);
   topo_free(t);
   return rc;
 }

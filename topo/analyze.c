@@ -3,6 +3,7 @@
  * `tenet topo info` and, through topo_check_connected, by every stage that must refuse a
  * disconnected fabric. igraph stays behind this file: its types never leave it. */
 #include "topo/topo.h"
+#include "topo/topo_internal.h"
 
 #include <igraph/igraph.h>
 #include <math.h>
@@ -142,6 +143,17 @@ static tn_status_t check_connected_locked(const topo_t *t, tn_err_t *err) {
   igraph_destroy(&g);
   if (st == TN_OK) st = map_igraph(e, "components", err);
   return st;
+}
+
+void topo_i_igraph_lock(void) {
+  pthread_mutex_lock(&igraph_mu);
+  igraph_setup();
+}
+
+void topo_i_igraph_unlock(void) { pthread_mutex_unlock(&igraph_mu); }
+
+tn_status_t topo_i_igraph_status(int igraph_error, const char *what, tn_err_t *err) {
+  return map_igraph((igraph_error_t)igraph_error, what, err);
 }
 
 tn_status_t topo_analyze(const topo_t *t, topo_info_t *info, tn_err_t *err) {

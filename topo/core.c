@@ -167,28 +167,6 @@ double topo_egress_GBps(const topo_t *t, uint32_t node) {
   return s;
 }
 
-uint64_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes) {
-  if (t->npus < 2) return 0;
-  double n = (double)t->npus;
-  /* Bytes that must enter and leave every NPU (see topo.h for the argument). */
-  double in_bytes = 0.0, out_bytes = 0.0;
-  switch (coll) {
-  case TN_ALLGATHER: in_bytes = (n - 1.0) / n * (double)size_bytes; break;
-  case TN_REDUCESCATTER: out_bytes = (n - 1.0) / n * (double)size_bytes; break;
-  case TN_ALLREDUCE: in_bytes = out_bytes = (double)size_bytes; break;
-  }
-  double worst_s = 0.0;
-  for (uint32_t v = 0; v < t->npus; v++) {
-    double in = topo_ingress_GBps(t, v) * TN_GIB, outb = topo_egress_GBps(t, v) * TN_GIB;
-    double s_in = in_bytes == 0.0 ? 0.0 : (in > 0 ? in_bytes / in : INFINITY);
-    double s_out = out_bytes == 0.0 ? 0.0 : (outb > 0 ? out_bytes / outb : INFINITY);
-    double s = s_in > s_out ? s_in : s_out;
-    if (s > worst_s) worst_s = s;
-  }
-  if (!isfinite(worst_s)) return UINT64_MAX;
-  return (uint64_t)llround(worst_s * 1e12);
-}
-
 tn_status_t topo_set_link(topo_t *t, uint32_t src, uint32_t dst, double bandwidth_GBps,
                           uint64_t latency_ps, tn_err_t *err) {
   uint32_t l = topo_find_link(t, src, dst);

@@ -165,18 +165,79 @@ tn_status_t topo_analyze(const topo_t *t, topo_info_t *info, tn_err_t *err);
  * when some NPU cannot reach another. */
 tn_status_t topo_check_connected(const topo_t *t, tn_err_t *err);
 
-/* Bandwidth lower bound in ps for a collective of size_bytes (NCCL's meaning of the
- * size, ARCHITECTURE.md §2), the max over NPUs v of:
- *  - All-Gather: (n-1)/n*S must come into v: (n-1)/n*S / B_in(v);
- *  - Reduce-Scatter: v's contributions to the other blocks, (n-1)/n*S, must leave v:
- *    (n-1)/n*S / B_out(v);
- *  - All-Reduce: S / min(B_in(v), B_out(v)). Proof: for the elements whose complete sum
- *    first exists at v, v must receive at least one value each (the others' combined
- *    contribution) and send the result out; for every other element v must send its
- *    contribution out and receive the result. So at least S bytes enter and S leave v.
- *    The textbook 2(n-1)/n*S / B is not a bound here: it assumes the Reduce-Scatter and
- *    All-Gather halves share one direction of v's links, while links are full duplex and
- *    a plan may overlap the halves (the greedy does, and beats it on meshes). */
+/* ---- lower bounds (docs/bounds.md) -------------------------------------- */
+
+/* How many affine terms one collective's bound keeps; the bound is their max. */
+#define TOPO_BOUND_TERMS 4u
+/* Above this many NPUs (or TOPO_BOUND_TIGHT_MAX_LINKS links) the max-flow cut search is
+ * skipped: the bounds fall back to per-NPU cuts (still valid, not tight). */
+#define TOPO_BOUND_TIGHT_MAX_NPUS 2048u
+#define TOPO_BOUND_TIGHT_MAX_LINKS 65536u
+
+/* No schedule of S bytes finishes before ps_per_byte * S + ps (integer ps, rounded down). */
+typedef struct topo_bound_term {
+  double ps_per_byte; /* >= 0 */
+  double ps;          /* >= 0 */
+} topo_bound_term_t;
+
+/* Which argument gave a collective's bandwidth term (its largest ps_per_byte). */
+typedef enum {
+  TOPO_BOUND_NONE = 0,     /* fewer than 2 NPUs: everything is 0 */
+  TOPO_BOUND_CUT = 1,      /* AG/RS: the cut set X (ForestColl's bound) */
+  TOPO_BOUND_NPU = 2,      /* a single NPU's links (the fallback above the caps) */
+  TOPO_BOUND_GOSSIP = 3,   /* AR: 2(k-1) crossings of a partition into k groups */
+  TOPO_BOUND_BISECT = 4,   /* AR: one crossing each way of a 2-sided cut */
+} topo_bound_kind_t;
+
+typedef struct topo_coll_bound {
+  topo_bound_term_t terms[TOPO_BOUND_TERMS];
+  uint32_t nterms;
+  /* The bandwidth term's witness, for explanations: */
+  topo_bound_kind_t kind;
+  uint32_t cut_npus;    /* CUT: NPUs inside X; GOSSIP: groups k; BISECT/NPU: NPUs inside */
+  uint32_t cut_nodes;   /* CUT/BISECT/NPU: nodes (switches included) inside X */
+  double cut_GBps;      /* the capacity the argument divides by */
+  double crossings;     /* bytes that must cross it per byte of S */
+  char family[48];      /* GOSSIP: which partition ("singletons", "links > 50 GB/s", ...) */
+} topo_coll_bound_t;
+
+typedef struct topo_bounds {
+  uint32_t npus;
+  bool connected;       /* false: every bound is infinite (topo_bound_ps gives UINT64_MAX) */
+  bool tight;           /* false above the caps: per-NPU fallback, not tight */
+  uint64_t latency_ps;  /* the longest shortest-latency path between two NPUs */
+  topo_coll_bound_t coll[3]; /* indexed by tn_coll_t */
+} topo_bounds_t;
+
+/* Computes the lower bounds of the three collectives on t once (docs/bounds.md has the
+ * proofs): All-Gather (S/n) * max over node sets X holding an NPU and missing one of
+ * |X & NPUs| / B_out(X), found exactly by Dinkelbach iteration over max-flows (igraph),
+ * one sink NPU after another; Reduce-Scatter the same on the transposed fabric;
+ * All-Reduce the best of a documented family of partitions (2(k-1) S / capacity leaving
+ * the groups) and of 2-sided cuts; each with latency terms (the longest shortest-latency
+ * path, the first hop after the last byte leaves an NPU). out is the caller's storage.
+ * Errors: TN_NOMEM, TN_INTERNAL (an igraph failure). Time O(n * F) per direction, F one
+ * max-flow on V + 1 nodes and L + n links (push-relabel, O(V^2 sqrt(E)) worst case, near
+ * linear on fabrics), plus O(n L log V) for latencies; above TOPO_BOUND_TIGHT_MAX_NPUS
+ * NPUs or TOPO_BOUND_TIGHT_MAX_LINKS links only O(n L log V) (out->tight false).
+ * Thread-safe (igraph calls are serialised). */
+tn_status_t topo_bounds_compute(const topo_t *t, topo_bounds_t *out, tn_err_t *err);
+
+/* The bound in ps for a collective of size_bytes (NCCL's meaning of the size, see
+ * docs/bounds.md): the max of coll's terms, rounded down; UINT64_MAX when b is not
+ * connected. The simulator rounds each message's link time to the nearest ps, so a
+ * simulated time may undercut this by at most half a ps per message. O(1). */
+uint64_t topo_bound_ps(const topo_bounds_t *b, tn_coll_t coll, uint64_t size_bytes);
+
+/* The bandwidth term alone: ps per byte of S (the large-size limit of the bound). */
+double topo_bound_ps_per_byte(const topo_bounds_t *b, tn_coll_t coll);
+
+/* One line saying why coll's bandwidth term holds ("120 NPUs' blocks must leave a set of
+ * 143 nodes through 200 GB/s"), written into buf (always terminated); returns buf. */
+const char *topo_bound_explain(const topo_bounds_t *b, tn_coll_t coll, char *buf, size_t len);
+
+/* topo_bounds_compute then topo_bound_ps, for a caller with a single size. When the
+ * computation fails (out of memory) it returns the per-NPU bound, still valid. */
 uint64_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes);
 
 /* Sum of incoming / outgoing link bandwidth of a node, GB/s. */

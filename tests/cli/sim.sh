@@ -79,10 +79,12 @@ done
 $PY - "$SCRATCH/mesh_ring.json" "$SCRATCH/mesh_direct.json" <<'EOF' && ok || bad "mesh-8x8 busbw ordering"
 import json, sys
 ring, direct = (json.load(open(p)) for p in sys.argv[1:3])
-# At the lower bound T_lb = (n-1)/n*S / 100 GB/s, busbw = S/T_lb * (n-1)/n = 100 GB/s.
+# The lower bound is (n-1)/n*S through a corner NPU's 100 GB/s of ingress plus the 500 ns
+# hop the last byte still crosses (docs/bounds.md): busbw at the bound is 100 GB/s.
 bound = 100.0
 assert abs(ring["lower_bound_ns"] - direct["lower_bound_ns"]) < 1e-6
-assert abs(64 * 2**20 / ring["lower_bound_ns"] * 1e9 / 2**30 * 63 / 64 - bound) < 1e-6
+want = 64 * 2**20 * 63 / 64 / (bound * 2**30) * 1e9 + 500
+assert abs(ring["lower_bound_ns"] - want) < 1e-3, (ring["lower_bound_ns"], want)
 assert ring["busbw_GBps"] < bound / 2, ring["busbw_GBps"]
 assert direct["busbw_GBps"] < ring["busbw_GBps"], (direct["busbw_GBps"], ring["busbw_GBps"])
 EOF

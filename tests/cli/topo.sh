@@ -176,4 +176,22 @@ expect_bad "draw bad extension" pic.gif "$TENET" topo draw ring-4 -o pic.gif
 expect_bad "draw bad layout" pic.svg "$TENET" topo draw ring-4 -o pic.svg --layout circo
 expect_bad "draw missing topology" pic.svg "$TENET" topo draw nothing.json -o pic.svg
 
+# topo info prints the tight bounds: mesh-8x8 All-Reduce of 1 GiB is 2*63 crossings of every
+# byte over 224 links of 50 GB/s = 11.25 ms (plus the last hop's 500 ns).
+run "$TENET" topo info mesh-8x8 --json
+[ "$rc" -eq 0 ] && python3 - out.txt <<'EOF' && ok || bad "info --json bounds"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in ("npus", "switches", "links", "diameter", "connected", "latency_bound_ns", "bounds_tight"):
+    assert k in d, k
+assert d["latency_bound_ns"] == 7000 and d["bounds_tight"] is True
+b = d["bounds"]
+assert abs(b["allreduce"]["time_1GiB_ns"] - 11250500) < 1, b["allreduce"]
+assert abs(b["allgather"]["busbw_ceiling_GBps"] - 100) < 0.01, b["allgather"]
+for c in ("allgather", "reducescatter", "allreduce"):
+    assert set(b[c]) == {"time_1GiB_ns", "busbw_ceiling_GBps", "ps_per_byte", "why"}, b[c]
+EOF
+run "$TENET" topo info hierarchical-16x8
+[ "$rc" -eq 0 ] && grep -qE '^  allgather +4\.69 ms .*120 NPUs' out.txt && ok || bad "info text bounds"
+
 testlib_done

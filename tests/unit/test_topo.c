@@ -348,21 +348,6 @@ static void route_hops_agree_with_the_igraph_diameter(void **state) {
   }
 }
 
-/* ---- lower bound ---------------------------------------------------------------- */
-
-static void lower_bound_uses_the_weakest_npu_ingress(void **state) {
-  (void)state;
-  topo_t *t = gen_kind("mesh", "8x8");
-  uint64_t s = 64ull << 20;
-  double want = 63.0 / 64.0 * (double)s / (100.0 * TN_GIB) * 1e12;
-  uint64_t ag = topo_lower_bound_ps(t, TN_ALLGATHER, s);
-  assert_true(fabs((double)ag - want) <= 1.0);
-  /* All-Reduce: S in and S out of the weakest NPU (see topo.h), not 2(n-1)/n*S. */
-  assert_true(fabs((double)topo_lower_bound_ps(t, TN_ALLREDUCE, s) - want * 64.0 / 63.0) <= 2.0);
-  assert_int_equal(topo_lower_bound_ps(t, TN_REDUCESCATTER, s), ag);
-  topo_free(t);
-}
-
 /* ---- JSON loading: the good forms ------------------------------------------------ */
 
 static void load_explicit_defaults_to_bidirectional(void **state) {
@@ -885,7 +870,6 @@ int main(void) {
       cmocka_unit_test(route_switch_goes_through_the_switch),
       cmocka_unit_test(route_explicit_takes_lowest_id_shortest_path),
       cmocka_unit_test(route_hops_agree_with_the_igraph_diameter),
-      cmocka_unit_test(lower_bound_uses_the_weakest_npu_ingress),
       cmocka_unit_test(load_explicit_defaults_to_bidirectional),
       cmocka_unit_test(load_generator_form_keeps_the_shape),
       cmocka_unit_test(load_composition_with_top_level_defaults),

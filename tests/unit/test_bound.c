@@ -1,0 +1,421 @@
+/* tests/unit/test_bound.c — topo/bound.c: the lower bounds against closed forms (ring,
+ * switch, mesh, torus, hypercube, hierarchical, a fat-tree with shared uplinks), the cut
+ * search against brute force over every node set, and the property that no schedule beats
+ * them: greedy, Ring and Direct, all three collectives, simulated on many random fabrics. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo/algo.h"
+#include "greedy/greedy.h"
+#include "sim/sim.h"
+#include "topo/topo.h"
+
+static tn_err_t tu_err_;
+
+#define GIB (1ull << 30)
+/* ps per byte through 1 GB/s. */
+#define PSB (1e12 / TN_GIB)
+
+static topo_t *gen_kind(const char *kind, const char *dims) {
+  topo_t *t = NULL;
+  TU_OK(topo_gen_kind(kind, dims, 50.0, 500.0, &t, &tu_err_));
+  return t;
+}
+
+static topo_bounds_t bounds_of(const topo_t *t) {
+  topo_bounds_t b;
+  TU_OK(topo_bounds_compute(t, &b, &tu_err_));
+  return b;
+}
+
+/* The bandwidth coefficient of coll equals want_per_GBps (seconds per GB of S, i.e. per
+ * byte at 1 GB/s) to 1e-9. */
+static void expect_coef(const topo_bounds_t *b, tn_coll_t c, double want_per_GBps,
+                        const char *what) {
+  double got = topo_bound_ps_per_byte(b, c) / PSB;
+  if (fabs(got - want_per_GBps) > 1e-9 * want_per_GBps)
+    fail_msg("%s %s: coefficient %.12g, want %.12g", what, tn_coll_name(c), got, want_per_GBps);
+}
+
+/* ---- closed forms ------------------------------------------------------------ */
+
+static void bounds_of_rings_stars_tori_and_hypercubes_are_their_closed_forms(void **state) {
+  (void)state;
+  const double B = 50.0;
+  for (uint32_t n = 3; n <= 9; n += 3) {
+    char d[8];
+    snprintf(d, sizeof d, "%u", n);
+    topo_t *ring = gen_kind("ring", d), *star = gen_kind("switch", d);
+    topo_bounds_t r = bounds_of(ring), s = bounds_of(star);
+    /* Ring: (n-1)/n S through an NPU's two incoming links; All-Reduce 2(n-1) crossings per
+     * element over all 2n links (singletons). Star: one link each way per NPU. */
+    expect_coef(&r, TN_ALLGATHER, (n - 1.0) / n / (2 * B), "ring");
+    expect_coef(&r, TN_REDUCESCATTER, (n - 1.0) / n / (2 * B), "ring");
+    expect_coef(&r, TN_ALLREDUCE, 2.0 * (n - 1.0) / (2.0 * n * B), "ring");
+    expect_coef(&s, TN_ALLGATHER, (n - 1.0) / n / B, "switch");
+    expect_coef(&s, TN_ALLREDUCE, 2.0 * (n - 1.0) / (n * B), "switch");
+    assert_int_equal(s.coll[TN_ALLREDUCE].kind, TOPO_BOUND_GOSSIP);
+    assert_string_equal(s.coll[TN_ALLREDUCE].family, "singletons");
+    topo_free(ring);
+    topo_free(star);
+  }
+  topo_t *torus = gen_kind("torus", "8x8"), *cube = gen_kind("hypercube", "64");
+  topo_bounds_t t = bounds_of(torus), h = bounds_of(cube);
+  expect_coef(&t, TN_ALLGATHER, 63.0 / 64.0 / (4 * B), "torus");
+  expect_coef(&t, TN_ALLREDUCE, 126.0 / (256 * B), "torus");
+  expect_coef(&h, TN_ALLGATHER, 63.0 / 64.0 / (6 * B), "hypercube");
+  expect_coef(&h, TN_ALLREDUCE, 126.0 / (384 * B), "hypercube");
+  topo_free(torus);
+  topo_free(cube);
+}
+
+static void allreduce_bound_on_meshes_counts_every_link(void **state) {
+  (void)state;
+  topo_t *m2 = gen_kind("mesh", "8x8"), *m3 = gen_kind("mesh", "4x4x4");
+  topo_bounds_t a = bounds_of(m2), b = bounds_of(m3);
+  /* 2 * 63 crossings per element over 224 (2D) and 288 (3D) links of 50 GB/s. */
+  assert_true(fabs(topo_bound_ps_per_byte(&a, TN_ALLREDUCE) * GIB - 11.25e9) < 1.0);
+  assert_true(fabs(topo_bound_ps_per_byte(&b, TN_ALLREDUCE) * GIB - 8.75e9) < 1.0);
+  /* All-Gather: a corner NPU has 100 GB/s in. */
+  expect_coef(&a, TN_ALLGATHER, 63.0 / 64.0 / 100.0, "mesh");
+  topo_free(m2);
+  topo_free(m3);
+}
+
+static void latency_term_is_the_longest_shortest_path(void **state) {
+  (void)state;
+  topo_t *t = gen_kind("mesh", "16x8");
+  topo_bounds_t b = bounds_of(t);
+  /* 22 hops of 500 ns from corner to corner: 1 KiB cannot be gathered sooner. */
+  assert_int_equal(b.latency_ps, 22u * 500000u);
+  for (int c = 0; c < 3; c++)
+    assert_true(topo_bound_ps(&b, (tn_coll_t)c, 1024) >= 22u * 500000u);
+  assert_true(topo_bound_ps(&b, TN_ALLGATHER, 1024) < 22u * 500000u + 100000u);
+  topo_free(t);
+}
+
+/* hierarchical-16x8: 16 servers of 8 NPUs on a 300 GB/s switch, 8 rails of 16 at 25. */
+static void hierarchical_bounds_cut_one_server_off(void **state) {
+  (void)state;
+  topo_dim_t dims[2] = {{TOPO_DIM_SWITCH, 8, 300.0, 250.0, false},
+                        {TOPO_DIM_SWITCH, 16, 25.0, 1000.0, false}};
+  topo_t *t = NULL;
+  TU_OK(topo_gen("h", dims, 2, &t, &tu_err_));
+  topo_bounds_t b = bounds_of(t);
+  /* All-Gather: 120 NPUs' blocks enter the last server through its 8 rail links. */
+  expect_coef(&b, TN_ALLGATHER, 120.0 / 128.0 / 200.0, "hierarchical");
+  assert_int_equal(b.coll[TN_ALLGATHER].kind, TOPO_BOUND_CUT);
+  assert_int_equal(b.coll[TN_ALLGATHER].cut_npus, 120);
+  assert_true(fabs(b.coll[TN_ALLGATHER].cut_GBps - 200.0) < 1e-9);
+  /* All-Reduce: the 16 servers as groups, 2*15 crossings over 16*8 rail links. */
+  expect_coef(&b, TN_ALLREDUCE, 30.0 / (128 * 25.0), "hierarchical");
+  assert_int_equal(b.coll[TN_ALLREDUCE].cut_npus, 16);
+  topo_free(t);
+}
+
+/* 4 leaves of 4 NPUs (100 GB/s each), each leaf one shared 50 GB/s uplink to a spine. */
+static topo_t *shared_uplink_fattree(void) {
+  topo_link_t l[64];
+  uint32_t m = 0, spine = 20;
+  for (uint32_t leaf = 0; leaf < 4; leaf++) {
+    for (uint32_t i = 0; i < 4; i++) {
+      l[m++] = (topo_link_t){leaf * 4 + i, 16 + leaf, 100.0, 500000, 0};
+      l[m++] = (topo_link_t){16 + leaf, leaf * 4 + i, 100.0, 500000, 0};
+    }
+    l[m++] = (topo_link_t){16 + leaf, spine, 50.0, 500000, 0};
+    l[m++] = (topo_link_t){spine, 16 + leaf, 50.0, 500000, 0};
+  }
+  topo_t *t = NULL;
+  TU_OK(topo_create("fattree", 16, 5, l, m, &t, &tu_err_));
+  return t;
+}
+
+static void fattree_bounds_count_the_shared_uplinks(void **state) {
+  (void)state;
+  topo_t *t = shared_uplink_fattree();
+  topo_bounds_t b = bounds_of(t);
+  /* All-Gather: the other 12 NPUs' blocks enter a leaf through its one uplink (the
+   * per-NPU figure, 15/16 / 100 GB/s, is weaker). */
+  expect_coef(&b, TN_ALLGATHER, 12.0 / 16.0 / 50.0, "fattree");
+  expect_coef(&b, TN_REDUCESCATTER, 12.0 / 16.0 / 50.0, "fattree");
+  /* All-Reduce: the 4 leaves as groups, 2*3 crossings over 4 uplinks. */
+  expect_coef(&b, TN_ALLREDUCE, 6.0 / 200.0, "fattree");
+  assert_int_equal(b.coll[TN_ALLREDUCE].kind, TOPO_BOUND_GOSSIP);
+  assert_int_equal(b.coll[TN_ALLREDUCE].cut_npus, 4);
+  topo_free(t);
+}
+
+static void bound_is_zero_for_one_npu_and_infinite_when_disconnected(void **state) {
+  (void)state;
+  topo_t *one = NULL;
+  TU_OK(topo_create("one", 1, 0, NULL, 0, &one, &tu_err_));
+  topo_bounds_t b = bounds_of(one);
+  for (int c = 0; c < 3; c++)
+    assert_int_equal(topo_bound_ps(&b, (tn_coll_t)c, GIB), 0);
+  topo_free(one);
+  topo_link_t l[2] = {{0, 1, 50.0, 0, 0}, {1, 0, 50.0, 0, 0}};
+  topo_t *t = NULL;
+  TU_OK(topo_create("split", 3, 0, l, 2, &t, &tu_err_));
+  b = bounds_of(t);
+  assert_false(b.connected);
+  assert_true(topo_bound_ps(&b, TN_ALLGATHER, 1024) == UINT64_MAX);
+  assert_true(topo_lower_bound_ps(t, TN_ALLREDUCE, 1024) == UINT64_MAX);
+  topo_free(t);
+}
+
+static void bound_rounds_down_and_grows_with_size(void **state) {
+  (void)state;
+  topo_t *t = gen_kind("mesh", "4x4");
+  topo_bounds_t b = bounds_of(t);
+  for (int c = 0; c < 3; c++) {
+    uint64_t prev = 0;
+    for (uint64_t s = 1; s < GIB; s = s * 3 + 1) {
+      uint64_t ps = topo_bound_ps(&b, (tn_coll_t)c, s);
+      /* Gathers count whole blocks: S rounded down to a multiple of the 16 NPUs. */
+      double whole = (double)(c == TN_ALLREDUCE ? s : s - s % 16), exact = 0.0;
+      for (uint32_t i = 0; i < b.coll[c].nterms; i++)
+        exact = fmax(exact, b.coll[c].terms[i].ps_per_byte * whole + b.coll[c].terms[i].ps);
+      assert_true((double)ps <= exact && (double)ps > exact - 1.0);
+      assert_true(ps >= prev);
+      assert_int_equal(ps, topo_lower_bound_ps(t, (tn_coll_t)c, s));
+      prev = ps;
+    }
+  }
+  topo_free(t);
+}
+
+/* ---- random fabrics -------------------------------------------------------- */
+
+typedef struct linkset {
+  topo_link_t l[512];
+  uint32_t m;
+  uint8_t has[32][32];
+} linkset_t;
+
+static void add_link(linkset_t *s, tn_rng_t *r, uint32_t a, uint32_t b, bool both) {
+  if (a == b || s->has[a][b]) return;
+  double bw = 10.0 + (double)tn_rng_below(r, 90);
+  uint64_t lat = tn_rng_below(r, 1000) * 1000u;
+  s->has[a][b] = 1;
+  s->l[s->m++] = (topo_link_t){a, b, bw, lat, 0};
+  if (both && !s->has[b][a]) {
+    s->has[b][a] = 1;
+    s->l[s->m++] = (topo_link_t){b, a, bw, lat, 0};
+  }
+}
+
+/* A random strongly connected fabric: a directed cycle over the NPUs in random order plus
+ * random extra links (asymmetric, random figures); or, with switches, NPUs hung on random
+ * switches (some on two) over a chain of switches, with a few NPU-NPU links. */
+static topo_t *random_fabric(uint64_t seed, bool switches) {
+  tn_rng_t r;
+  tn_rng_seed(&r, seed);
+  uint32_t n = 2 + (uint32_t)tn_rng_below(&r, 9), sw = switches ? 1 + (uint32_t)tn_rng_below(&r, 3) : 0;
+  linkset_t *s = calloc(1, sizeof *s);
+  assert_non_null(s);
+  if (!switches) {
+    uint32_t perm[16];
+    for (uint32_t i = 0; i < n; i++)
+      perm[i] = i;
+    for (uint32_t i = n; i > 1; i--) {
+      uint32_t j = (uint32_t)tn_rng_below(&r, i), x = perm[i - 1];
+      perm[i - 1] = perm[j], perm[j] = x;
+    }
+    for (uint32_t i = 0; i < n; i++)
+      add_link(s, &r, perm[i], perm[(i + 1) % n], tn_rng_below(&r, 2));
+    for (uint32_t e = (uint32_t)tn_rng_below(&r, 2 * n); e > 0; e--)
+      add_link(s, &r, (uint32_t)tn_rng_below(&r, n), (uint32_t)tn_rng_below(&r, n), tn_rng_below(&r, 2));
+  } else {
+    for (uint32_t i = 0; i + 1 < sw; i++)
+      add_link(s, &r, n + i, n + i + 1, true);
+    for (uint32_t v = 0; v < n; v++) {
+      add_link(s, &r, v, n + (uint32_t)tn_rng_below(&r, sw), true);
+      if (tn_rng_below(&r, 3) == 0) add_link(s, &r, v, n + (uint32_t)tn_rng_below(&r, sw), true);
+    }
+    for (uint32_t e = (uint32_t)tn_rng_below(&r, n); e > 0; e--)
+      add_link(s, &r, (uint32_t)tn_rng_below(&r, n), (uint32_t)tn_rng_below(&r, n), true);
+  }
+  topo_t *t = NULL;
+  char name[48];
+  snprintf(name, sizeof name, "random-%llu%s", (unsigned long long)seed, switches ? "-sw" : "");
+  TU_OK(topo_create(name, n, sw, s->l, s->m, &t, &tu_err_));
+  free(s);
+  return t;
+}
+
+/* max over node sets X with an NPU in and an NPU out of |X & NPUs| / B_out(X) (or B_in). */
+static double brute_force_ratio(const topo_t *t, bool incoming) {
+  uint32_t nodes = topo_nodes(t);
+  double best = 0.0;
+  for (uint32_t x = 1; x < (1u << nodes); x++) {
+    uint32_t npus = (uint32_t)__builtin_popcount(x & ((1u << t->npus) - 1));
+    if (npus == 0 || npus == t->npus) continue;
+    double cap = 0.0;
+    for (uint32_t i = 0; i < t->nlinks; i++) {
+      bool s = (x >> t->links[i].src) & 1, d = (x >> t->links[i].dst) & 1;
+      if (incoming ? (!s && d) : (s && !d)) cap += t->links[i].bandwidth_GBps;
+    }
+    best = fmax(best, npus / cap);
+  }
+  return best;
+}
+
+static void cut_search_finds_the_best_set_of_brute_force(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 60; seed++) {
+    topo_t *t = random_fabric(seed, seed % 2 == 0);
+    topo_bounds_t b = bounds_of(t);
+    for (int rs = 0; rs < 2; rs++) {
+      double want = brute_force_ratio(t, rs == 1) / t->npus * PSB;
+      double got = b.coll[rs ? TN_REDUCESCATTER : TN_ALLGATHER].terms[0].ps_per_byte;
+      if (fabs(got - want) > 1e-9 * want)
+        fail_msg("%s %s: cut coefficient %.12g, brute force %.12g", t->name,
+                 rs ? "reducescatter" : "allgather", got, want);
+    }
+    topo_free(t);
+  }
+}
+
+/* Simulated time of a on t; *messages gets the message count. */
+static uint64_t simulate(const algo_t *a, const topo_t *t, uint64_t *messages) {
+  sim_result_t res;
+  memset(&res, 0, sizeof res);
+  TU_OK(sim_run(t, a, NULL, &res, &tu_err_));
+  uint64_t time = res.time_ps;
+  *messages = res.messages;
+  sim_result_free(&res);
+  return time;
+}
+
+/* The greedy's algorithm for coll, planned as cli does: the reversed half on the
+ * transposed fabric when t is not symmetric. */
+static algo_t *greedy_algo(const topo_t *t, tn_coll_t coll, uint64_t size, uint64_t seed) {
+  greedy_opts_t o = {.seed = seed};
+  schedule_t s, sT;
+  topo_t *tt = NULL;
+  bool sym = topo_is_symmetric(t);
+  algo_t *a = NULL;
+  TU_OK(greedy_run_for(t, coll, size, &o, &s, &tu_err_));
+  if (!sym && coll != TN_ALLGATHER) {
+    TU_OK(topo_transpose(t, &tt, &tu_err_));
+    o.chunks_per_npu = s.chunks_per_npu;
+    TU_OK(greedy_run_for(tt, coll, size, &o, &sT, &tu_err_));
+  }
+  const schedule_t *rs = sym ? &s : &sT;
+  if (coll == TN_ALLGATHER) TU_OK(algo_from_schedule(&s, coll, "greedy", &a, &tu_err_));
+  else if (coll == TN_REDUCESCATTER) TU_OK(algo_from_schedule(rs, coll, "greedy", &a, &tu_err_));
+  else TU_OK(algo_allreduce_from_schedules(rs, &s, "greedy", &a, &tu_err_));
+  if (!sym && coll != TN_ALLGATHER) schedule_free(&sT);
+  schedule_free(&s);
+  topo_free(tt);
+  return a;
+}
+
+/* The per-NPU bound, computed here independently: the tight bound is never below it. */
+static double npu_bound_ps(const topo_t *t, tn_coll_t c, uint64_t size) {
+  double n = t->npus, s = (double)size, worst = 0.0;
+  for (uint32_t v = 0; v < t->npus; v++) {
+    double in = topo_ingress_GBps(t, v), out = topo_egress_GBps(t, v);
+    double need = c == TN_ALLGATHER ? (n - 1) / n * s / in
+                  : c == TN_REDUCESCATTER ? (n - 1) / n * s / out
+                                          : s / fmin(in, out);
+    worst = fmax(worst, need * PSB);
+  }
+  return worst;
+}
+
+/* No schedule beats the bound. The simulator rounds each message's link time to the
+ * nearest ps, so a schedule may undercut the exact figure by half a ps per message. */
+static void check_no_schedule_beats_the_bound(const topo_t *t, uint64_t seed) {
+  topo_bounds_t b = bounds_of(t);
+  /* Multiples of n * 64, so every chunking the greedy tries splits the blocks evenly
+   * (topo_bound_ps counts blocks of S/n bytes). */
+  static const uint64_t sizes[] = {96 * 64, 49152 * 64};
+  for (int c = 0; c < 3; c++)
+    for (size_t si = 0; si < 2; si++) {
+      uint64_t size = sizes[si] * t->npus, bound = topo_bound_ps(&b, (tn_coll_t)c, size);
+      assert_true((double)bound >= npu_bound_ps(t, (tn_coll_t)c, size) - 1.0);
+      for (int k = 0; k < 3; k++) {
+        algo_t *a = NULL;
+        if (k == 0) a = greedy_algo(t, (tn_coll_t)c, size, seed);
+        else if (k == 1) TU_OK(algo_ring((tn_coll_t)c, t->npus, size, 1, &a, &tu_err_));
+        else TU_OK(algo_direct((tn_coll_t)c, t->npus, size, 1, &a, &tu_err_));
+        uint64_t msgs = 0, time = simulate(a, t, &msgs);
+        if (bound > time + msgs / 2 + 1)
+          fail_msg("%s %s %s %llu B: bound %llu ps beats simulated %llu ps", t->name,
+                   tn_coll_name((tn_coll_t)c), k == 0 ? "greedy" : k == 1 ? "ring" : "direct",
+                   (unsigned long long)size, (unsigned long long)bound,
+                   (unsigned long long)time);
+        algo_free(a);
+      }
+    }
+}
+
+static void no_schedule_beats_the_bound_on_random_graphs(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 80; seed++) {
+    topo_t *t = random_fabric(1000 + seed, false);
+    check_no_schedule_beats_the_bound(t, seed);
+    topo_free(t);
+  }
+}
+
+static void no_schedule_beats_the_bound_on_random_switch_fabrics(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 80; seed++) {
+    topo_t *t = random_fabric(2000 + seed, true);
+    check_no_schedule_beats_the_bound(t, seed);
+    topo_free(t);
+  }
+}
+
+static void no_schedule_beats_the_bound_on_generated_fabrics(void **state) {
+  (void)state;
+  static const char *const f[][2] = {{"ring", "6"},  {"mesh", "3x4"},      {"torus", "4x4"},
+                                     {"switch", "8"}, {"hypercube", "16"}, {"fc", "5"}};
+  for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+    topo_t *t = gen_kind(f[i][0], f[i][1]);
+    check_no_schedule_beats_the_bound(t, 1);
+    topo_free(t);
+  }
+  topo_t *t = shared_uplink_fattree();
+  check_no_schedule_beats_the_bound(t, 1);
+  topo_free(t);
+}
+
+static void no_schedule_beats_the_bound_on_shipped_cluster_fabrics(void **state) {
+  (void)state;
+  static const char *const names[] = {"spine-4x8",       "leaf-32", "rail-4x8",
+                                      "fattree-32-4to1", "dgx1-8",  "torus-8x8-degraded",
+                                      "random4reg-32"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/topologies/%s.json", TENET_SOURCE_DIR, names[i]);
+    topo_t *t = NULL;
+    TU_OK(topo_load(path, &t, &tu_err_));
+    check_no_schedule_beats_the_bound(t, 1);
+    topo_free(t);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(bounds_of_rings_stars_tori_and_hypercubes_are_their_closed_forms),
+      cmocka_unit_test(allreduce_bound_on_meshes_counts_every_link),
+      cmocka_unit_test(latency_term_is_the_longest_shortest_path),
+      cmocka_unit_test(hierarchical_bounds_cut_one_server_off),
+      cmocka_unit_test(fattree_bounds_count_the_shared_uplinks),
+      cmocka_unit_test(bound_is_zero_for_one_npu_and_infinite_when_disconnected),
+      cmocka_unit_test(bound_rounds_down_and_grows_with_size),
+      cmocka_unit_test(cut_search_finds_the_best_set_of_brute_force),
+      cmocka_unit_test(no_schedule_beats_the_bound_on_random_graphs),
+      cmocka_unit_test(no_schedule_beats_the_bound_on_random_switch_fabrics),
+      cmocka_unit_test(no_schedule_beats_the_bound_on_generated_fabrics),
+      cmocka_unit_test(no_schedule_beats_the_bound_on_shipped_cluster_fabrics),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,575 @@
+/* topo/bound.c — lower bounds on the time of All-Gather, Reduce-Scatter and All-Reduce on a
+ * fabric (docs/bounds.md has the proofs): ForestColl's cut bound, found exactly by
+ * Dinkelbach iteration over igraph max-flows; a family of NPU partitions for All-Reduce;
+ * latency terms from shortest-latency paths. Computed once per fabric (topo_bounds_compute)
+ * and evaluated per size (topo_bound_ps); every reported result is scored against it. */
+#include "topo/topo.h"
+#include "topo/topo_internal.h"
+#include <igraph/igraph.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ps per byte through 1 GB/s (2^30 B/s). */
+#define PS_PER_BYTE_AT_1GBPS (1e12 / TN_GIB)
+/* A max-flow short of n*x by less than this fraction is rounding, not a violated cut. */
+#define FLOW_REL_EPS 1e-9
+/* Dinkelbach rounds per sink: a handful suffice; this only guards the loop. */
+#define MAX_ROUNDS 256u
+/* Sources per Dijkstra call: bounds the distance matrix to BATCH x nodes. */
+#define BATCH 64u
+/* All-Reduce: at most this many bandwidth thresholds are tried (spread over the sorted
+ * distinct bandwidths), so a fabric with many distinct figures stays O(L) per try. */
+#define MAX_THRESHOLDS 32u
+
+/* Figures of a node set X: NPUs and nodes inside, the capacity of the links leaving and
+ * entering it, and the smallest latency among each (0 when there is none). */
+typedef struct setcut {
+  uint32_t npus, nodes;
+  double out_GBps, in_GBps;
+  double out_lat_ps, in_lat_ps;
+} setcut_t;
+
+/* What the All-Gather bound needs from one fabric; the Reduce-Scatter's is the same on the
+ * transposed fabric. */
+typedef struct side {
+  double ratio;       /* max |X & NPUs| / B_out(X) over the sets tried, per GB/s */
+  setcut_t cut;       /* that set's figures */
+  uint8_t *set;       /* that set, one flag per node (owned) */
+  uint32_t lat_npu;   /* the NPU u with the largest lat_ps below */
+  double lat_ps;      /* R(u): the longest shortest-latency path from u to an NPU */
+  double diameter_ps; /* longest shortest-latency path between two NPUs (0 if not computed) */
+  bool connected;
+} side_t;
+
+static tn_status_t ig_status(igraph_error_t e, const char *what, tn_err_t *err) {
+  return topo_i_igraph_status((int)e, what, err);
+}
+
+static setcut_t set_cut(const topo_t *t, const uint8_t *in) {
+  setcut_t c = {0};
+  double lo = INFINITY, li = INFINITY;
+  for (uint32_t v = 0; v < topo_nodes(t); v++) {
+    c.nodes += in[v];
+    if (v < t->npus) c.npus += in[v];
+  }
+  for (uint32_t i = 0; i < t->nlinks; i++) {
+    const topo_link_t *l = &t->links[i];
+    if (in[l->src] == in[l->dst]) continue;
+    if (in[l->src]) {
+      c.out_GBps += l->bandwidth_GBps;
+      lo = fmin(lo, (double)l->latency_ps);
+    } else {
+      c.in_GBps += l->bandwidth_GBps;
+      li = fmin(li, (double)l->latency_ps);
+    }
+  }
+  c.out_lat_ps = isfinite(lo) ? lo : 0.0;
+  c.in_lat_ps = isfinite(li) ? li : 0.0;
+  return c;
+}
+
+/* Smallest latency among a node's incoming links (0 when it has none). */
+static double min_in_lat(const topo_t *t, uint32_t v) {
+  double m = INFINITY;
+  for (uint32_t i = t->in_off[v]; i < t->in_off[v + 1]; i++)
+    m = fmin(m, (double)t->links[t->in_link[i]].latency_ps);
+  return isfinite(m) ? m : 0.0;
+}
+
+static double min_out_lat(const topo_t *t, uint32_t v) {
+  double m = INFINITY;
+  for (uint32_t i = t->out_off[v]; i < t->out_off[v + 1]; i++)
+    m = fmin(m, (double)t->links[t->out_link[i]].latency_ps);
+  return isfinite(m) ? m : 0.0;
+}
+
+/* The best single-NPU sets, the start of the cut search: X = {v} (1 / B_out(v)) and
+ * X = all nodes but v ((n-1) / B_in(v)). Also the cheap latency term R'(u) = the smallest
+ * latency out of u (a lower bound on R(u)), kept when shortest paths are not computed. */
+static void seed_side(const topo_t *f, side_t *s) {
+  uint32_t n = f->npus, nodes = topo_nodes(f), best = 0;
+  bool complement = false;
+  s->ratio = 0.0;
+  for (uint32_t v = 0; v < n; v++) {
+    double one = 1.0 / topo_egress_GBps(f, v), rest = (n - 1.0) / topo_ingress_GBps(f, v);
+    if (one > s->ratio) s->ratio = one, best = v, complement = false;
+    if (rest > s->ratio) s->ratio = rest, best = v, complement = true;
+    double l = min_out_lat(f, v);
+    if (v == 0 || l > s->lat_ps) s->lat_ps = l, s->lat_npu = v;
+  }
+  memset(s->set, complement ? 1 : 0, nodes);
+  s->set[best] = complement ? 0 : 1;
+  s->cut = set_cut(f, s->set);
+}
+
+/* Dinkelbach over max-flows (ForestColl): with a source joined to every NPU by links of
+ * capacity x = 1/ratio, the ratio is the best iff max-flow(source -> u) >= n x for every
+ * NPU u; a smaller flow's min cut is a set X missing u with |X & NPUs| / B_out(X) above the
+ * ratio, which becomes the new ratio. A feasible x stays feasible for every smaller x, so
+ * each sink is settled once. Called with the igraph lock held; tmp has one byte per node. */
+static tn_status_t cut_search(const topo_t *f, side_t *s, uint8_t *tmp, tn_err_t *err) {
+  uint32_t n = f->npus, nodes = topo_nodes(f), L = f->nlinks;
+  igraph_vector_int_t edges, part;
+  igraph_vector_t cap;
+  igraph_t g;
+  bool have_g = false;
+  igraph_error_t e = igraph_vector_int_init(&edges, 2 * (igraph_integer_t)(L + n));
+  if (e != IGRAPH_SUCCESS) return ig_status(e, "vector", err);
+  if ((e = igraph_vector_init(&cap, (igraph_integer_t)(L + n))) != IGRAPH_SUCCESS) {
+    igraph_vector_int_destroy(&edges);
+    return ig_status(e, "vector", err);
+  }
+  if ((e = igraph_vector_int_init(&part, 0)) != IGRAPH_SUCCESS) goto done;
+  for (uint32_t i = 0; i < L + n; i++) {
+    VECTOR(edges)[2 * i] = i < L ? f->links[i].src : nodes;
+    VECTOR(edges)[2 * i + 1] = i < L ? f->links[i].dst : i - L;
+    if (i < L) VECTOR(cap)[i] = f->links[i].bandwidth_GBps;
+  }
+  if ((e = igraph_create(&g, &edges, (igraph_integer_t)nodes + 1, IGRAPH_DIRECTED)) !=
+      IGRAPH_SUCCESS)
+    goto done_part;
+  have_g = true;
+  for (uint32_t u = 0; u < n && e == IGRAPH_SUCCESS; u++) {
+    for (uint32_t round = 0; round < MAX_ROUNDS; round++) {
+      double x = 1.0 / s->ratio;
+      igraph_real_t flow = 0.0;
+      for (uint32_t v = 0; v < n; v++)
+        VECTOR(cap)[L + v] = x;
+      e = igraph_maxflow(&g, &flow, NULL, NULL, &part, NULL, (igraph_integer_t)nodes,
+                         (igraph_integer_t)u, &cap, NULL);
+      if (e != IGRAPH_SUCCESS || flow >= n * x * (1.0 - FLOW_REL_EPS)) break;
+      memset(tmp, 0, nodes);
+      for (igraph_integer_t i = 0; i < igraph_vector_int_size(&part); i++)
+        if (VECTOR(part)[i] < (igraph_integer_t)nodes) tmp[VECTOR(part)[i]] = 1;
+      setcut_t c = set_cut(f, tmp);
+      /* The set's own figures decide: the reported ratio is always that of a real set. */
+      if (c.npus == 0 || !(c.out_GBps > 0.0)) break;
+      double r = c.npus / c.out_GBps;
+      if (!(r > s->ratio * (1.0 + 1e-12))) break;
+      s->ratio = r;
+      s->cut = c;
+      memcpy(s->set, tmp, nodes);
+    }
+  }
+done_part:
+  igraph_vector_int_destroy(&part);
+done:
+  if (have_g) igraph_destroy(&g);
+  igraph_vector_destroy(&cap);
+  igraph_vector_int_destroy(&edges);
+  return ig_status(e, "max-flow", err);
+}
+
+/* Per node w, the largest shortest-latency distance from w to an NPU, folded over batches
+ * of Dijkstra rows (row i: distances to NPU v0 + i). */
+typedef struct far {
+  double d1;
+} far_t;
+
+static bool fold_batch(const topo_t *f, const igraph_matrix_t *m, uint32_t v0, uint32_t v1,
+                       far_t *far) {
+  bool connected = true;
+  for (uint32_t v = v0; v < v1; v++)
+    for (uint32_t w = 0; w < topo_nodes(f); w++) {
+      double d = MATRIX(*m, v - v0, w);
+      if (!isfinite(d)) {
+        if (w < f->npus) connected = false;
+        continue;
+      }
+      if (d > far[w].d1) far[w].d1 = d;
+    }
+  return connected;
+}
+
+/* Shortest-latency paths (igraph Dijkstra toward each NPU, BATCH at a time): whether every
+ * NPU reaches every NPU and, per node, its distance to the farthest NPU. Called with the
+ * lock held.
+ * O(n (L + V log V)). */
+static tn_status_t latencies(const topo_t *f, side_t *s, far_t *far, tn_err_t *err) {
+  uint32_t n = f->npus, nodes = topo_nodes(f);
+  igraph_vector_int_t edges;
+  igraph_vector_t w;
+  igraph_matrix_t m;
+  igraph_t g;
+  igraph_error_t e = igraph_vector_int_init(&edges, 2 * (igraph_integer_t)f->nlinks);
+  if (e != IGRAPH_SUCCESS) return ig_status(e, "vector", err);
+  if ((e = igraph_vector_init(&w, (igraph_integer_t)f->nlinks)) != IGRAPH_SUCCESS) {
+    igraph_vector_int_destroy(&edges);
+    return ig_status(e, "vector", err);
+  }
+  for (uint32_t i = 0; i < f->nlinks; i++) {
+    VECTOR(edges)[2 * i] = f->links[i].src;
+    VECTOR(edges)[2 * i + 1] = f->links[i].dst;
+    VECTOR(w)[i] = (double)f->links[i].latency_ps;
+  }
+  for (uint32_t v = 0; v < nodes; v++)
+    far[v] = (far_t){0.0};
+  s->connected = true;
+  e = igraph_create(&g, &edges, (igraph_integer_t)nodes, IGRAPH_DIRECTED);
+  bool have_g = e == IGRAPH_SUCCESS;
+  if (have_g && (e = igraph_matrix_init(&m, 0, 0)) == IGRAPH_SUCCESS) {
+    for (uint32_t v0 = 0; v0 < n && e == IGRAPH_SUCCESS; v0 += BATCH) {
+      uint32_t v1 = v0 + BATCH < n ? v0 + BATCH : n;
+      e = igraph_distances_dijkstra(&g, &m, igraph_vss_range(v0, v1), igraph_vss_all(), &w,
+                                    IGRAPH_IN);
+      if (e == IGRAPH_SUCCESS && !fold_batch(f, &m, v0, v1, far)) s->connected = false;
+    }
+    igraph_matrix_destroy(&m);
+  }
+  if (have_g) igraph_destroy(&g);
+  igraph_vector_destroy(&w);
+  igraph_vector_int_destroy(&edges);
+  return ig_status(e, "shortest paths", err);
+}
+
+/* The eccentricity term: the NPU u farthest (in latency) from some NPU, and that distance;
+ * its maximum is the diameter. */
+static void latency_terms(const topo_t *f, const far_t *far, side_t *s) {
+  s->lat_ps = 0.0;
+  s->lat_npu = 0;
+  for (uint32_t u = 0; u < f->npus; u++)
+    if (far[u].d1 > s->lat_ps) s->lat_ps = far[u].d1, s->lat_npu = u;
+  s->diameter_ps = s->lat_ps;
+}
+
+/* One fabric's side: the seed, then (when tight) shortest latencies and the cut search.
+ * Above the caps, connectivity comes from topo_check_connected. */
+static tn_status_t side_compute(const topo_t *f, bool tight, side_t *s, tn_err_t *err) {
+  uint32_t nodes = topo_nodes(f);
+  uint8_t *tmp = NULL;
+  far_t *far = NULL;
+  tn_status_t st = tn_calloc(nodes, 1, &s->set, err);
+  if (st == TN_OK) st = tn_calloc(nodes, 1, &tmp, err);
+  if (st == TN_OK && tight) st = tn_calloc(nodes, sizeof *far, &far, err);
+  if (st != TN_OK) goto out;
+  if (!tight) {
+    tn_err_t e2 = {0};
+    s->connected = topo_check_connected(f, &e2) == TN_OK;
+    if (s->connected) seed_side(f, s);
+    goto out;
+  }
+  topo_i_igraph_lock();
+  st = latencies(f, s, far, err);
+  if (st == TN_OK && s->connected) {
+    seed_side(f, s);
+    latency_terms(f, far, s);
+    st = cut_search(f, s, tmp, err);
+  }
+  topo_i_igraph_unlock();
+out:
+  free(tmp);
+  free(far);
+  return st;
+}
+
+/* The All-Gather (or, on the transposed fabric, Reduce-Scatter) terms from a side. */
+static void fill_gather(const topo_t *f, const side_t *s, bool tight, topo_coll_bound_t *b) {
+  double n = f->npus, conv = PS_PER_BYTE_AT_1GBPS;
+  uint32_t u = s->lat_npu, weak = 0;
+  for (uint32_t v = 1; v < f->npus; v++) {
+    double a = topo_ingress_GBps(f, v), bw = topo_ingress_GBps(f, weak);
+    if (a < bw || (a == bw && min_in_lat(f, v) > min_in_lat(f, weak))) weak = v;
+  }
+  b->terms[0] = (topo_bound_term_t){s->ratio / n * conv, s->cut.out_lat_ps};
+  b->terms[1] = (topo_bound_term_t){conv / (n * topo_egress_GBps(f, u)), s->lat_ps};
+  b->terms[2] = (topo_bound_term_t){(n - 1.0) / n * conv / topo_ingress_GBps(f, weak),
+                                    min_in_lat(f, weak)};
+  b->nterms = 3;
+  b->kind = tight ? TOPO_BOUND_CUT : TOPO_BOUND_NPU;
+  b->cut_npus = s->cut.npus;
+  b->cut_nodes = s->cut.nodes;
+  b->cut_GBps = s->cut.out_GBps;
+  b->crossings = s->cut.npus / n;
+}
+
+static uint32_t uf_find(uint32_t *p, uint32_t x) {
+  while (p[x] != x)
+    x = p[x] = p[p[x]];
+  return x;
+}
+
+/* Evaluates the All-Reduce partition whose parties are the classes of grp (a party id per
+ * node, UINT32_MAX for a transit switch): 2(k-1) element crossings over the capacity
+ * leaving the parties (and, separately, entering them); keeps the best in b. */
+static void gossip_eval(const topo_t *t, const uint32_t *grp, uint32_t k, const char *family,
+                        topo_coll_bound_t *b, topo_bound_term_t *term) {
+  if (k < 2) return;
+  double out = 0.0, in = 0.0, lo = INFINITY, li = INFINITY;
+  for (uint32_t i = 0; i < t->nlinks; i++) {
+    const topo_link_t *l = &t->links[i];
+    if (grp[l->src] == grp[l->dst]) continue;
+    if (grp[l->src] != UINT32_MAX)
+      out += l->bandwidth_GBps, lo = fmin(lo, (double)l->latency_ps);
+    if (grp[l->dst] != UINT32_MAX)
+      in += l->bandwidth_GBps, li = fmin(li, (double)l->latency_ps);
+  }
+  bool use_in = in < out;
+  double capacity = use_in ? in : out, lat = use_in ? li : lo;
+  double coef = 2.0 * (k - 1.0) / capacity * PS_PER_BYTE_AT_1GBPS;
+  if (!(capacity > 0.0) || !(coef > term->ps_per_byte)) return;
+  *term = (topo_bound_term_t){coef, isfinite(lat) ? lat : 0.0};
+  b->kind = TOPO_BOUND_GOSSIP;
+  b->cut_npus = k;
+  b->cut_nodes = 0;
+  b->cut_GBps = capacity;
+  b->crossings = 2.0 * (k - 1.0);
+  snprintf(b->family, sizeof b->family, "%s", family);
+}
+
+/* Parties = the components (links kept where keep[i]) that hold an NPU; components of
+ * switches only are transit. grp and p have one entry per node. */
+static void gossip_components(const topo_t *t, const uint8_t *keep, uint32_t *grp, uint32_t *p,
+                              const char *family, topo_coll_bound_t *b, topo_bound_term_t *term) {
+  uint32_t nodes = topo_nodes(t), k = 0;
+  for (uint32_t v = 0; v < nodes; v++)
+    p[v] = v, grp[v] = UINT32_MAX;
+  for (uint32_t i = 0; i < t->nlinks; i++)
+    if (keep[i]) {
+      uint32_t a = uf_find(p, t->links[i].src), c = uf_find(p, t->links[i].dst);
+      if (a != c) p[a > c ? a : c] = a < c ? a : c;
+    }
+  /* Roots are the smallest node of each component, so a component with an NPU has an NPU
+   * root; number the parties by it. */
+  for (uint32_t v = 0; v < t->npus; v++)
+    if (uf_find(p, v) == v) grp[v] = k++;
+  for (uint32_t v = 0; v < nodes; v++) {
+    uint32_t r = uf_find(p, v);
+    grp[v] = r < t->npus ? grp[r] : UINT32_MAX;
+  }
+  gossip_eval(t, grp, k, family, b, term);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Switch levels: hops from the nearest NPU along links in either direction (NPUs 0). */
+static void switch_levels(const topo_t *t, uint32_t *level, uint32_t *queue) {
+  uint32_t nodes = topo_nodes(t), head = 0, tail = 0;
+  for (uint32_t v = 0; v < nodes; v++)
+    level[v] = v < t->npus ? 0 : UINT32_MAX;
+  for (uint32_t v = 0; v < t->npus; v++)
+    queue[tail++] = v;
+  while (head < tail) {
+    uint32_t v = queue[head++];
+    for (int dir = 0; dir < 2; dir++) {
+      const uint32_t *off = dir ? t->in_off : t->out_off, *ids = dir ? t->in_link : t->out_link;
+      for (uint32_t i = off[v]; i < off[v + 1]; i++) {
+        const topo_link_t *l = &t->links[ids[i]];
+        uint32_t w = dir ? l->src : l->dst;
+        if (level[w] == UINT32_MAX) level[w] = level[v] + 1, queue[tail++] = w;
+      }
+    }
+  }
+}
+
+/* The partition family of docs/bounds.md: singletons; the components left by the links
+ * above each bandwidth threshold; the components below each switch level. */
+static void gossip_family(const topo_t *t, uint32_t *grp, uint32_t *p, uint32_t *level,
+                          uint8_t *keep, double *bws, topo_coll_bound_t *b,
+                          topo_bound_term_t *term) {
+  char name[48];
+  memset(keep, 0, t->nlinks);
+  gossip_components(t, keep, grp, p, "singletons", b, term);
+  for (uint32_t i = 0; i < t->nlinks; i++)
+    bws[i] = t->links[i].bandwidth_GBps;
+  qsort(bws, t->nlinks, sizeof *bws, cmp_double);
+  uint32_t nd = 0;
+  for (uint32_t i = 0; i < t->nlinks; i++)
+    if (nd == 0 || bws[i] != bws[nd - 1]) bws[nd++] = bws[i];
+  uint32_t tries = nd - 1 < MAX_THRESHOLDS ? nd - 1 : MAX_THRESHOLDS;
+  for (uint32_t j = 0; j < tries; j++) {
+    double th = bws[(uint64_t)j * (nd - 1) / tries];
+    for (uint32_t i = 0; i < t->nlinks; i++)
+      keep[i] = t->links[i].bandwidth_GBps > th;
+    snprintf(name, sizeof name, "groups joined by links > %g GB/s", th);
+    gossip_components(t, keep, grp, p, name, b, term);
+  }
+  switch_levels(t, level, p);
+  uint32_t top = 0;
+  for (uint32_t v = t->npus; v < topo_nodes(t); v++)
+    if (level[v] != UINT32_MAX && level[v] > top) top = level[v];
+  for (uint32_t d = 1; d <= top; d++) {
+    for (uint32_t i = 0; i < t->nlinks; i++)
+      keep[i] = level[t->links[i].src] < d && level[t->links[i].dst] < d;
+    snprintf(name, sizeof name, "groups below switch level %u", d);
+    gossip_components(t, keep, grp, p, name, b, term);
+  }
+}
+
+/* The partition {X} plus every NPU outside X alone (switches outside are transit). */
+static void gossip_set(const topo_t *t, const uint8_t *set, uint32_t *grp, topo_coll_bound_t *b,
+                       topo_bound_term_t *term) {
+  uint32_t k = 1;
+  for (uint32_t v = 0; v < topo_nodes(t); v++)
+    grp[v] = set[v] ? 0 : v < t->npus ? k++ : UINT32_MAX;
+  gossip_eval(t, grp, k, "an All-Gather cut and singletons", b, term);
+}
+
+/* A 2-sided cut: each element crosses it at least once each way. */
+static void bisect_eval(const setcut_t *c, topo_coll_bound_t *b, topo_bound_term_t *term) {
+  bool use_in = c->in_GBps < c->out_GBps;
+  double capacity = use_in ? c->in_GBps : c->out_GBps;
+  double coef = PS_PER_BYTE_AT_1GBPS / capacity;
+  if (!(capacity > 0.0) || !(coef > term->ps_per_byte)) return;
+  *term = (topo_bound_term_t){coef, use_in ? c->in_lat_ps : c->out_lat_ps};
+  if (coef <= b->terms[0].ps_per_byte) return;
+  b->kind = TOPO_BOUND_BISECT;
+  b->cut_npus = c->npus;
+  b->cut_nodes = c->nodes;
+  b->cut_GBps = capacity;
+  b->crossings = 1.0;
+  b->family[0] = '\0';
+}
+
+/* All-Reduce: the partition family, 2-sided cuts (single NPUs and the two gather cuts) and
+ * the latency terms of both directions (an All-Reduce reversed in time is one on the
+ * transposed fabric). */
+static tn_status_t fill_allreduce(const topo_t *t, const topo_t *tt, const side_t *ag,
+                                  const side_t *rs, topo_coll_bound_t *b, tn_err_t *err) {
+  uint32_t nodes = topo_nodes(t);
+  uint32_t *grp = NULL, *p = NULL, *level = NULL;
+  uint8_t *keep = NULL, *one = NULL;
+  double *bws = NULL;
+  tn_status_t st = tn_malloc(nodes, sizeof *grp, &grp, err);
+  if (st == TN_OK) st = tn_malloc(nodes, sizeof *p, &p, err);
+  if (st == TN_OK) st = tn_malloc(nodes, sizeof *level, &level, err);
+  if (st == TN_OK) st = tn_calloc(t->nlinks, 1, &keep, err);
+  if (st == TN_OK) st = tn_calloc(nodes, 1, &one, err);
+  if (st == TN_OK) st = tn_malloc(t->nlinks, sizeof *bws, &bws, err);
+  if (st != TN_OK) goto out;
+  topo_bound_term_t gossip = {0}, bisect = {0};
+  gossip_family(t, grp, p, level, keep, bws, b, &gossip);
+  gossip_set(t, ag->set, grp, b, &gossip);
+  gossip_set(t, rs->set, grp, b, &gossip);
+  b->terms[0] = gossip;
+  for (uint32_t v = 0; v < t->npus; v++) {
+    one[v] = 1;
+    setcut_t c = set_cut(t, one);
+    bisect_eval(&c, b, &bisect);
+    one[v] = 0;
+  }
+  setcut_t ca = set_cut(t, ag->set), cr = set_cut(t, rs->set);
+  bisect_eval(&ca, b, &bisect);
+  bisect_eval(&cr, b, &bisect);
+  b->terms[1] = bisect;
+  double conv = PS_PER_BYTE_AT_1GBPS;
+  b->terms[2] = (topo_bound_term_t){conv / topo_egress_GBps(t, ag->lat_npu), ag->lat_ps};
+  b->terms[3] = (topo_bound_term_t){conv / topo_egress_GBps(tt, rs->lat_npu), rs->lat_ps};
+  b->nterms = 4;
+out:
+  free(grp);
+  free(p);
+  free(level);
+  free(keep);
+  free(one);
+  free(bws);
+  return st;
+}
+
+tn_status_t topo_bounds_compute(const topo_t *t, topo_bounds_t *out, tn_err_t *err) {
+  memset(out, 0, sizeof *out);
+  out->npus = t->npus;
+  out->connected = out->tight = true;
+  if (t->npus < 2) return TN_OK;
+  bool tight = t->npus <= TOPO_BOUND_TIGHT_MAX_NPUS && t->nlinks <= TOPO_BOUND_TIGHT_MAX_LINKS;
+  bool sym = topo_is_symmetric(t);
+  topo_t *tt = NULL;
+  side_t ag = {0}, rs = {0};
+  tn_status_t st = sym ? TN_OK : topo_transpose(t, &tt, err);
+  const topo_t *rev = sym ? t : tt;
+  if (st == TN_OK) st = side_compute(t, tight, &ag, err);
+  if (st == TN_OK && !sym) st = side_compute(rev, tight, &rs, err);
+  if (st == TN_OK && sym) { /* the transposed fabric is t: the same side */
+    rs = ag;
+    rs.set = NULL;
+    st = tn_malloc(topo_nodes(t), 1, &rs.set, err);
+    if (st == TN_OK) memcpy(rs.set, ag.set, topo_nodes(t));
+  }
+  if (st != TN_OK) goto out;
+  out->tight = tight;
+  out->connected = ag.connected && rs.connected;
+  if (!out->connected) goto out;
+  out->latency_ps = (uint64_t)ag.diameter_ps;
+  fill_gather(t, &ag, tight, &out->coll[TN_ALLGATHER]);
+  fill_gather(rev, &rs, tight, &out->coll[TN_REDUCESCATTER]);
+  st = fill_allreduce(t, rev, &ag, &rs, &out->coll[TN_ALLREDUCE], err);
+out:
+  free(ag.set);
+  free(rs.set);
+  topo_free(tt);
+  return st;
+}
+
+uint64_t topo_bound_ps(const topo_bounds_t *b, tn_coll_t coll, uint64_t size_bytes) {
+  if (!b->connected) return UINT64_MAX;
+  const topo_coll_bound_t *c = &b->coll[coll];
+  /* All-Gather and Reduce-Scatter count whole blocks of floor(S/n) bytes: a size that is
+   * not a multiple of n leaves some NPUs a byte less to send. */
+  uint64_t s = coll == TN_ALLREDUCE || b->npus < 2 ? size_bytes
+                                                   : size_bytes - size_bytes % b->npus;
+  double best = 0.0;
+  for (uint32_t i = 0; i < c->nterms; i++)
+    best = fmax(best, c->terms[i].ps_per_byte * (double)s + c->terms[i].ps);
+  if (!(best < 1.8e19)) return UINT64_MAX;
+  return (uint64_t)floor(best);
+}
+
+double topo_bound_ps_per_byte(const topo_bounds_t *b, tn_coll_t coll) {
+  const topo_coll_bound_t *c = &b->coll[coll];
+  double best = 0.0;
+  for (uint32_t i = 0; i < c->nterms; i++)
+    best = fmax(best, c->terms[i].ps_per_byte);
+  return b->connected ? best : INFINITY;
+}
+
+const char *topo_bound_explain(const topo_bounds_t *b, tn_coll_t coll, char *buf, size_t len) {
+  const topo_coll_bound_t *c = &b->coll[coll];
+  const char *dir = coll == TN_REDUCESCATTER ? "enter" : "leave";
+  if (len == 0) return buf;
+  if (!b->connected) {
+    snprintf(buf, len, "none: some NPU cannot reach another");
+    return buf;
+  }
+  switch (c->kind) {
+  case TOPO_BOUND_NONE: snprintf(buf, len, "nothing to move"); break;
+  case TOPO_BOUND_CUT:
+  case TOPO_BOUND_NPU:
+    snprintf(buf, len, "%u NPUs' blocks must %s a set of %u nodes through %g GB/s%s", c->cut_npus,
+             dir, c->cut_nodes, c->cut_GBps, b->tight ? "" : " (per-NPU cuts only: not tight)");
+    break;
+  case TOPO_BOUND_GOSSIP:
+    snprintf(buf, len, "%g crossings of every byte between %u groups (%s) over %g GB/s",
+             c->crossings, c->cut_npus, c->family, c->cut_GBps);
+    break;
+  case TOPO_BOUND_BISECT:
+    snprintf(buf, len, "every byte crosses both ways between a set of %u NPUs (%u nodes) and the "
+             "rest, %g GB/s the narrower way", c->cut_npus, c->cut_nodes, c->cut_GBps);
+    break;
+  }
+  return buf;
+}
+
+/* The per-NPU bound (docs/bounds.md §1), for when the full computation cannot run. */
+static uint64_t npu_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes) {
+  double n = t->npus, s = (double)size_bytes, worst = 0.0;
+  for (uint32_t v = 0; v < t->npus; v++) {
+    double in = topo_ingress_GBps(t, v), o = topo_egress_GBps(t, v);
+    double need = coll == TN_ALLGATHER      ? (n - 1.0) / n * s / in
+                  : coll == TN_REDUCESCATTER ? (n - 1.0) / n * s / o
+                                             : s / fmin(in, o);
+    worst = fmax(worst, need * PS_PER_BYTE_AT_1GBPS);
+  }
+  return worst < 1.8e19 ? (uint64_t)floor(worst) : UINT64_MAX;
+}
+
+uint64_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes) {
+  if (t->npus < 2) return 0;
+  topo_bounds_t b;
+  tn_err_t err = {0};
+  if (topo_bounds_compute(t, &b, &err) != TN_OK) return npu_bound_ps(t, coll, size_bytes);
+  return topo_bound_ps(&b, coll, size_bytes);
+}
