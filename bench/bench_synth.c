@@ -17,8 +17,10 @@ static const char *const default_fabrics[] = {
     /* direct-connect */
     "mesh-8x8", "torus-8x8", "mesh3d-4x4x4", "hypercube-64", "mesh-16x8", "ring-8",
     "hetero-ring-6", "mesh-8x8-hetero",
+    "dgx1-8", "torus-8x8-degraded", "random4reg-32",
     /* switch fabrics */
-    "switch-8", "switch-16", "hierarchical-4x4", "hierarchical-16x8"};
+    "switch-8", "switch-16", "hierarchical-4x4", "hierarchical-16x8", "spine-4x8", "leaf-32",
+    "rail-4x8", "fattree-32-4to1"};
 
 static const uint64_t sizes[] = {1u << 20, 64u << 20, 1024u << 20};
 
