@@ -1,0 +1,415 @@
+/* trees/plan.c — the tree All-Reduce schedule: chunks dealt to the packed trees, reduce up
+ * and broadcast down each tree with depth-scaled flow control, timed on ten/'s engine as the
+ * simulator will run it. Second step of trees/ (pack → plan); algo/ lowers the result. */
+#include "trees/trees.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+/* Automatic chunking: about this many chunks per tree (the pipeline's fill and drain cost
+ * about 2 * depth / CHUNKS_PER_TREE of a tree's time; the flow-control window hides the
+ * hop latency once a chunk takes longer than a hop), but no chunk below MIN_CHUNK_BYTES
+ * (the 500 ns hop latency of a 50 GB/s link equals 26 KiB on the wire). */
+#define CHUNKS_PER_TREE 96u
+#define MIN_CHUNK_BYTES (24u * 1024u)
+/* A reduction's COMP costs this in the simulator (duration 0 = 1 ns, as in ASTRA-sim). */
+#define COMP_PS 1000u
+#define TIMER_BIT (1ull << 63)
+
+/* One tree as the planner walks it. */
+typedef struct tree {
+  uint32_t root;
+  const uint32_t *parent;
+  uint32_t *order;      /* NPUs top-down (BFS from the root) */
+  uint32_t *child_off;  /* n + 1 */
+  uint32_t *child;      /* n - 1 */
+  uint32_t *window;     /* per NPU: chunks it may have up before the first comes back */
+  double *want;         /* per NPU: the window before rounding */
+  uint32_t m, chunk0;   /* its chunks: chunk0 .. chunk0 + m - 1 */
+  uint32_t *up, *down;  /* m * n: transfer of chunk p leaving / reaching NPU v */
+} tree_t;
+
+typedef struct plan {
+  const topo_t *t;
+  const trees_packing_t *pk;
+  uint32_t n, ntrees;
+  tree_t *tr;
+  schedule_t *s;
+  int mode;          /* debug: 0 per tree, 1 global, 2 both */
+  uint32_t *gwin;    /* per NPU: items it may have up across all trees */
+  uint32_t *hist;    /* per NPU: its down transfers, item by item (total per NPU) */
+  uint32_t *hlen;
+  uint32_t total;
+} plan_t;
+
+static void plan_free(plan_t *P) {
+  for (uint32_t i = 0; P->tr && i < P->ntrees; i++) {
+    free(P->tr[i].order);
+    free(P->tr[i].child_off);
+    free(P->tr[i].child);
+    free(P->tr[i].window);
+    free(P->tr[i].want);
+    free(P->tr[i].up);
+    free(P->tr[i].down);
+  }
+  free(P->tr);
+  free(P->gwin);
+  free(P->hist);
+  free(P->hlen);
+}
+
+uint64_t trees_ingress_bound_ps(const topo_t *t, uint64_t size_bytes) {
+  double sum = 0;
+  for (uint32_t l = 0; l < t->nlinks; l++)
+    if (t->links[l].src < t->npus && t->links[l].dst < t->npus) sum += t->links[l].bandwidth_GBps;
+  if (t->npus < 2 || !(sum > 0)) return 0;
+  double ps = 2.0 * (t->npus - 1) * (double)size_bytes * 1e12 / (sum * TN_GIB);
+  return (uint64_t)floor(ps);
+}
+
+/* Chunks per NPU for size bytes when the caller leaves it to us. */
+static uint32_t auto_chunks(uint32_t n, uint32_t ntrees, uint64_t size) {
+  uint64_t want = (uint64_t)ntrees * CHUNKS_PER_TREE, most = size / MIN_CHUNK_BYTES;
+  if (want > most) want = most;
+  uint64_t k = (want + n - 1) / n;
+  return k < 1 ? 1 : (uint32_t)k;
+}
+
+/* Deals total chunks to the trees in proportion to their weights (largest remainder,
+ * ties to the lower tree); m[i] may be 0. */
+static void deal(const trees_packing_t *pk, uint32_t total, uint32_t *m, double *rem) {
+  uint32_t given = 0;
+  for (uint32_t i = 0; i < pk->ntrees; i++) {
+    double share = (double)total * pk->weight_GBps[i] / pk->value_GBps;
+    m[i] = (uint32_t)floor(share);
+    rem[i] = share - m[i];
+    given += m[i];
+  }
+  while (given < total) {
+    uint32_t best = 0;
+    for (uint32_t i = 1; i < pk->ntrees; i++)
+      if (rem[i] > rem[best]) best = i;
+    m[best]++;
+    rem[best] = -1;
+    given++;
+  }
+}
+
+/* Order, children, depth windows and transfer tables of tree tr. */
+static tn_status_t tree_init(tree_t *tr, uint32_t n, double per_hop, uint32_t *depth,
+                             tn_err_t *err) {
+  tn_status_t st = tn_malloc(n, sizeof *tr->order, &tr->order, err);
+  if (st == TN_OK) st = tn_calloc((size_t)n + 1, sizeof *tr->child_off, &tr->child_off, err);
+  if (st == TN_OK) st = tn_malloc(n, sizeof *tr->child, &tr->child, err);
+  if (st == TN_OK) st = tn_malloc(n, sizeof *tr->window, &tr->window, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *tr->want, &tr->want, err);
+  if (st == TN_OK) st = tn_malloc((size_t)tr->m * n + 1, sizeof *tr->up, &tr->up, err);
+  if (st == TN_OK) st = tn_malloc((size_t)tr->m * n + 1, sizeof *tr->down, &tr->down, err);
+  if (st != TN_OK) return st;
+  for (uint32_t v = 0; v < n; v++)
+    if (tr->parent[v] != UINT32_MAX) tr->child_off[tr->parent[v] + 1]++;
+  for (uint32_t v = 0; v < n; v++)
+    tr->child_off[v + 1] += tr->child_off[v];
+  for (uint32_t v = 0; v < n; v++) /* children in id order; fill, then restore */
+    if (tr->parent[v] != UINT32_MAX) tr->child[tr->child_off[tr->parent[v]]++] = v;
+  for (uint32_t v = n; v > 0; v--)
+    tr->child_off[v] = tr->child_off[v - 1];
+  tr->child_off[0] = 0;
+  uint32_t head = 0, tail = 0;
+  tr->order[tail++] = tr->root;
+  depth[tr->root] = 0;
+  while (head < tail) {
+    uint32_t v = tr->order[head++];
+    for (uint32_t a = tr->child_off[v]; a < tr->child_off[v + 1]; a++) {
+      depth[tr->child[a]] = depth[v] + 1;
+      tr->order[tail++] = tr->child[a];
+    }
+  }
+  for (uint32_t v = 0; v < n; v++) {
+    uint32_t w = (uint32_t)ceil(per_hop * depth[v] - 1e-9);
+    tr->window[v] = w > 0 ? w : 1u;
+    tr->want[v] = per_hop * depth[v];
+  }
+  return TN_OK;
+}
+
+static tn_status_t add(plan_t *P, uint32_t src, uint32_t dst, uint32_t chunk, sched_op_t op,
+                       const uint32_t *deps, uint32_t ndeps, uint32_t *idx, tn_err_t *err) {
+  const schedule_t *s = P->s;
+  sched_xfer_t x = {.src = src, .dst = dst, .nchunks = 1, .ndeps = ndeps,
+                    .bytes = ten_chunk_bytes(s->size_bytes, s->npus, s->chunks_per_npu, chunk)};
+  return schedule_add_op(P->s, &x, op, &chunk, deps, idx, err);
+}
+
+/* Chunk p of tree tr: up from the deepest NPUs, then down from the root. */
+static tn_status_t emit_chunk(plan_t *P, tree_t *tr, uint32_t p, uint32_t *deps, tn_err_t *err) {
+  uint32_t n = P->n, c = tr->chunk0 + p;
+  uint32_t *up = tr->up + (size_t)p * n, *down = tr->down + (size_t)p * n;
+  tn_status_t st = TN_OK;
+  for (uint32_t j = n; j-- > 1 && st == TN_OK;) {
+    uint32_t v = tr->order[j], nd = 0;
+    for (uint32_t a = tr->child_off[v]; a < tr->child_off[v + 1]; a++)
+      deps[nd++] = up[tr->child[a]];
+    if (P->mode != 1 && p >= tr->window[v]) deps[nd++] = tr->down[(size_t)(p - tr->window[v]) * n + v];
+    if (P->mode != 0 && P->hlen[v] >= P->gwin[v]) {
+      uint32_t g = P->hist[(size_t)v * P->total + P->hlen[v] - P->gwin[v]];
+      if (nd == 0 || deps[nd - 1] != g) deps[nd++] = g;
+    }
+    st = add(P, v, tr->parent[v], c, SCHED_REDUCE, deps, nd, &up[v], err);
+  }
+  for (uint32_t j = 1; j < n && st == TN_OK; j++) {
+    uint32_t v = tr->order[j], u = tr->parent[v], nd = 0;
+    if (u == tr->root)
+      for (uint32_t a = tr->child_off[u]; a < tr->child_off[u + 1]; a++)
+        deps[nd++] = up[tr->child[a]];
+    else
+      deps[nd++] = down[u];
+    st = add(P, u, v, c, SCHED_COPY, deps, nd, &down[v], err);
+    P->hist[(size_t)v * P->total + P->hlen[v]++] = down[v];
+  }
+  return st;
+}
+
+/* A (tree, chunk) pair in emission order: by the chunk's place in its tree's sequence
+ * ((p + 1/2) / m), then by tree, so the trees advance together. */
+typedef struct item {
+  double key;
+  uint32_t tree, p;
+} item_t;
+
+static int cmp_item(const void *a, const void *b) {
+  const item_t *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  if (x->tree != y->tree) return x->tree < y->tree ? -1 : 1;
+  return (x->p > y->p) - (x->p < y->p);
+}
+
+static tn_status_t emit_all(plan_t *P, uint32_t total, tn_err_t *err) {
+  item_t *it = NULL;
+  uint32_t *deps = NULL, k = 0;
+  tn_status_t st = tn_malloc((size_t)total + 1, sizeof *it, &it, err);
+  if (st == TN_OK) st = tn_malloc((size_t)P->n + 1, sizeof *deps, &deps, err);
+  for (uint32_t i = 0; st == TN_OK && i < P->ntrees; i++)
+    for (uint32_t p = 0; p < P->tr[i].m; p++)
+      it[k++] = (item_t){((double)p + 0.5) / P->tr[i].m, i, p};
+  if (st == TN_OK) {
+    qsort(it, k, sizeof *it, cmp_item);
+    st = tn_vec_reserve_exact(&P->s->xfers, 2 * (size_t)total * (P->n - 1), err);
+  }
+  if (st == TN_OK) st = tn_vec_reserve_exact(&P->s->chunks, 2 * (size_t)total * (P->n - 1), err);
+  if (st == TN_OK) st = tn_vec_reserve_exact(&P->s->ops, 2 * (size_t)total * (P->n - 1), err);
+  for (uint32_t j = 0; j < k && st == TN_OK; j++)
+    st = emit_chunk(P, &P->tr[it[j].tree], it[j].p, deps, err);
+  free(it);
+  free(deps);
+  return st;
+}
+
+/* ---- timing on ten/'s engine ------------------------------------------------------------ */
+
+typedef struct timing {
+  schedule_t *s;
+  ten_engine_t *e;
+  uint32_t *pending, *kid_off, *kids;
+  uint64_t *comp_free; /* per (NPU, chunk): when its last reduction there is done */
+  tn_vec_t ready;      /* uint32_t transfers ready at this instant */
+} timing_t;
+
+static tn_status_t build_kids(timing_t *T, tn_err_t *err) {
+  schedule_t *s = T->s;
+  uint32_t len = schedule_len(s);
+  tn_status_t st = tn_calloc((size_t)len + 1, sizeof *T->pending, &T->pending, err);
+  if (st == TN_OK) st = tn_calloc((size_t)len + 2, sizeof *T->kid_off, &T->kid_off, err);
+  if (st == TN_OK) st = tn_malloc(s->deps.len + 1, sizeof *T->kids, &T->kids, err);
+  if (st != TN_OK) return st;
+  const uint32_t *d = s->deps.data;
+  for (uint32_t y = 0; y < len; y++) {
+    const sched_xfer_t *x = schedule_xfer(s, y);
+    T->pending[y] = x->ndeps;
+    for (uint32_t j = 0; j < x->ndeps; j++)
+      T->kid_off[d[x->dep_off + j] + 2]++;
+  }
+  for (uint32_t i = 0; i < len; i++)
+    T->kid_off[i + 2] += T->kid_off[i + 1];
+  for (uint32_t y = 0; y < len; y++) {
+    const sched_xfer_t *x = schedule_xfer(s, y);
+    for (uint32_t j = 0; j < x->ndeps; j++)
+      T->kids[T->kid_off[d[x->dep_off + j] + 1]++] = y;
+  }
+  return TN_OK;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Issues the transfers that became ready at this instant, in transfer order (the lowered
+ * node order, which the simulator follows). */
+static tn_status_t issue_ready(timing_t *T, tn_err_t *err) {
+  uint32_t *r = T->ready.data;
+  qsort(r, T->ready.len, sizeof *r, cmp_u32);
+  uint64_t now = ten_now(T->e);
+  for (size_t i = 0; i < T->ready.len; i++) {
+    sched_xfer_t *x = &TN_VEC_AT(&T->s->xfers, sched_xfer_t, r[i]);
+    x->start_ps = now;
+    tn_status_t st = ten_send(T->e, x->src, x->dst, x->bytes, r[i], err);
+    if (st != TN_OK) return st;
+  }
+  T->ready.len = 0;
+  return TN_OK;
+}
+
+static tn_status_t release(timing_t *T, uint32_t x, tn_err_t *err) {
+  for (uint32_t k = T->kid_off[x]; k < T->kid_off[x + 1]; k++)
+    if (--T->pending[T->kids[k]] == 0) {
+      tn_status_t st = tn_vec_push(&T->ready, &T->kids[k], err);
+      if (st != TN_OK) return st;
+    }
+  return TN_OK;
+}
+
+/* A delivery: copies release their dependents now, reductions once their COMP is done. */
+static tn_status_t delivered(timing_t *T, uint32_t xi, uint64_t now, tn_err_t *err) {
+  schedule_t *s = T->s;
+  sched_xfer_t *x = &TN_VEC_AT(&s->xfers, sched_xfer_t, xi);
+  x->end_ps = now;
+  if (now > s->time_ps) s->time_ps = now;
+  if (schedule_op(s, xi) != SCHED_REDUCE) return release(T, xi, err);
+  uint64_t nchunks = (uint64_t)s->npus * s->chunks_per_npu, done = now;
+  const uint32_t *ch = &TN_VEC_AT(&s->chunks, uint32_t, x->chunk_off);
+  for (uint32_t j = 0; j < x->nchunks; j++)
+    if (T->comp_free[x->dst * nchunks + ch[j]] > done) done = T->comp_free[x->dst * nchunks + ch[j]];
+  done += COMP_PS;
+  for (uint32_t j = 0; j < x->nchunks; j++)
+    T->comp_free[x->dst * nchunks + ch[j]] = done;
+  if (done > s->time_ps) s->time_ps = done;
+  return ten_timer(T->e, done - now, TIMER_BIT | xi, err);
+}
+
+/* Runs the schedule on the engine as the simulator runs its lowering: every transfer
+ * issued when its dependencies are met, reductions 1 ns after arrival (serialised per
+ * NPU and chunk). Fills start_ps, end_ps and time_ps. */
+static tn_status_t time_schedule(const topo_t *t, schedule_t *s, tn_err_t *err) {
+  timing_t T = {.s = s};
+  topo_routes_t *routes = NULL;
+  tn_vec_init(&T.ready, sizeof(uint32_t));
+  uint64_t slots = (uint64_t)s->npus * s->npus * s->chunks_per_npu;
+  tn_status_t st = build_kids(&T, err);
+  if (st == TN_OK) st = tn_calloc(slots, sizeof *T.comp_free, &T.comp_free, err);
+  if (st == TN_OK) st = topo_routes_create(t, &routes, err);
+  if (st == TN_OK) st = ten_engine_create(t, routes, &T.e, err);
+  s->time_ps = 0;
+  for (uint32_t i = 0; st == TN_OK && i < schedule_len(s); i++)
+    if (T.pending[i] == 0) st = tn_vec_push(&T.ready, &i, err);
+  if (st == TN_OK) st = issue_ready(&T, err);
+  ten_event_t ev;
+  while (st == TN_OK && ten_next(T.e, &ev)) {
+    if (ev.kind == TEN_EV_DELIVER)
+      st = delivered(&T, (uint32_t)ev.cookie, ev.time_ps, err);
+    else
+      st = release(&T, (uint32_t)(ev.cookie & ~TIMER_BIT), err);
+    if (st == TN_OK && ten_peek_time(T.e) != ev.time_ps) st = issue_ready(&T, err);
+  }
+  if (st == TN_OK) st = ten_engine_status(T.e, err);
+  ten_engine_free(T.e);
+  topo_routes_free(routes);
+  free(T.pending);
+  free(T.kid_off);
+  free(T.kids);
+  free(T.comp_free);
+  tn_vec_free(&T.ready);
+  return st;
+}
+
+/* ---- the producer ---------------------------------------------------------------------- */
+
+static tn_status_t build(plan_t *P, const trees_opts_t *o, uint64_t size, schedule_t *out,
+                         tn_err_t *err) {
+  const trees_packing_t *pk = P->pk;
+  uint32_t n = P->n;
+  uint32_t k = o->chunks_per_npu ? o->chunks_per_npu : auto_chunks(n, pk->ntrees, size);
+  uint64_t total = (uint64_t)n * k;
+  if (total > UINT32_MAX / 4 || size < total)
+    return tn_err_set(err, TN_INVAL, "trees: %llu B cannot be cut into %llu chunks",
+                      (unsigned long long)size, (unsigned long long)total);
+  schedule_init(out, TN_ALLREDUCE, n, k, size);
+  P->s = out;
+  uint32_t *m = NULL, *depth = NULL;
+  double *rem = NULL;
+  tn_status_t st = tn_calloc(pk->ntrees, sizeof *m, &m, err);
+  if (st == TN_OK) st = tn_calloc(pk->ntrees, sizeof *rem, &rem, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *depth, &depth, err);
+  if (st == TN_OK) st = tn_calloc(pk->ntrees, sizeof *P->tr, &P->tr, err);
+  if (st == TN_OK) deal(pk, (uint32_t)total, m, rem);
+  double per_hop = o->window_per_hop > 0 ? o->window_per_hop : TREES_WINDOW_PER_HOP;
+  uint32_t next = 0;
+  for (uint32_t i = 0; st == TN_OK && i < pk->ntrees; i++) {
+    if (m[i] == 0) continue; /* a light tree may get no chunk */
+    tree_t *tr = &P->tr[P->ntrees++];
+    *tr = (tree_t){.root = pk->root[i], .parent = pk->parent + (size_t)i * n, .m = m[i],
+                   .chunk0 = next};
+    next += m[i];
+    /* The window sets a tree's rate (chunks in flight per round trip): scaled by the
+     * tree's share of the chunks, every tree keeps to its weight. */
+    double scale = getenv("TREES_NOSCALE") ? 1.0 : (double)m[i] * pk->ntrees / (double)total;
+    st = tree_init(tr, n, per_hop * scale, depth, err);
+  }
+  P->mode = getenv("TREES_MODE") ? atoi(getenv("TREES_MODE")) : 2;
+  P->total = (uint32_t)total;
+  if (st == TN_OK) st = tn_calloc(n, sizeof *P->gwin, &P->gwin, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *P->hlen, &P->hlen, err);
+  if (st == TN_OK) st = tn_malloc((size_t)n * total, sizeof *P->hist, &P->hist, err);
+  double gscale = getenv("TREES_GSCALE") ? atof(getenv("TREES_GSCALE")) : 1.0;
+  for (uint32_t v = 0; st == TN_OK && v < n; v++) {
+    double g = 0;
+    for (uint32_t i = 0; i < P->ntrees; i++)
+      g += P->tr[i].want[v];
+    P->gwin[v] = (uint32_t)ceil(g * gscale);
+    if (P->gwin[v] < 1) P->gwin[v] = 1;
+  }
+  if (st == TN_OK) st = emit_all(P, (uint32_t)total, err);
+  if (st == TN_OK) st = time_schedule(P->t, out, err);
+  if (st == TN_OK && getenv("TREES_DEBUG")) {
+    for (uint32_t i = 0; i < P->ntrees; i++) {
+      tree_t *tr = &P->tr[i];
+      uint64_t fin = 0, first_up_end = 0;
+      uint32_t maxd = 0, maxw = 0;
+      for (uint32_t v = 0; v < n; v++) {
+        if (v == tr->root) continue;
+        for (uint32_t p = 0; p < tr->m; p++) {
+          uint64_t e = schedule_xfer(out, tr->down[(size_t)p * n + v])->end_ps;
+          if (e > fin) fin = e;
+        }
+        if (tr->window[v] > maxw) maxw = tr->window[v];
+      }
+      for (uint32_t v = 0; v < n; v++) if (depth[v] > maxd) maxd = depth[v];
+      (void)first_up_end;
+      fprintf(stderr, "tree %2u m %4u root %2u maxW %2u finish %.1f us\n", i, tr->m, tr->root, maxw, (double)fin / 1e6);
+    }
+  }
+  free(m);
+  free(rem);
+  free(depth);
+  return st;
+}
+
+tn_status_t trees_allreduce(const topo_t *t, uint64_t size_bytes, const trees_opts_t *opts,
+                            schedule_t *out, tn_err_t *err) {
+  trees_opts_t o = opts ? *opts : (trees_opts_t){0};
+  schedule_init(out, TN_ALLREDUCE, t->npus, 1, size_bytes);
+  trees_packing_t pk;
+  tn_status_t st = trees_pack(t, o.max_trees, &pk, err);
+  if (st != TN_OK) return st;
+  plan_t P = {.t = t, .pk = &pk, .n = t->npus};
+  st = build(&P, &o, size_bytes, out, err);
+  plan_free(&P);
+  trees_packing_free(&pk);
+  if (st != TN_OK) {
+    schedule_free(out);
+    schedule_init(out, TN_ALLREDUCE, t->npus, 1, size_bytes);
+  }
+  return st;
+}
