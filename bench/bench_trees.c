@@ -123,6 +123,8 @@ static void row(const char *name, const topo_t *t, uint64_t size, const trees_op
   double t1 = tn_wall_seconds();
   if (algo_from_schedule(&s, TN_ALLREDUCE, "trees", &a, &err) != TN_OK) die(name, &err);
   double t2 = tn_wall_seconds();
+  algo_verify_report_t rep;
+  if (algo_verify(a, t, &rep, &err) != TN_OK) die(name, &err);
   if (getenv("BENCH_TREES_BUCKETS")) buckets(t, &s);
   uint64_t sim = simulate(t, a), lb = trees_ingress_bound_ps(t, size);
   double busbw = tn_gbps(size, sim) * 2.0 * (t->npus - 1) / t->npus;
@@ -174,8 +176,9 @@ int main(int argc, char **argv) {
     topo_t *t = fabric(all[i]);
     packing_row(all[i], t, o.max_trees);
     static const uint64_t sizes[] = {1, 64, 1024};
-    for (size_t j = 0; j < 3; j++)
-      if (only == 0 || only == sizes[j] * MiB) row(all[i], t, sizes[j] * MiB, &o, greedy);
+    for (size_t j = 0; j < 3 && only == 0; j++)
+      row(all[i], t, sizes[j] * MiB, &o, greedy);
+    if (only) row(all[i], t, only, &o, greedy);
     topo_free(t);
   }
   return 0;

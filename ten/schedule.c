@@ -59,7 +59,8 @@ tn_status_t schedule_add_op(schedule_t *s, const sched_xfer_t *x, sched_op_t op,
                             tn_err_t *err) {
   /* ops stays empty until the first reduction; from then on it has one entry per
    * transfer (earlier ones copied: zeros). */
-  if (op != SCHED_COPY || s->ops.len > 0) {
+  bool keep = op != SCHED_COPY || s->ops.len > 0;
+  if (keep) {
     size_t need = s->xfers.len + 1;
     tn_status_t st = tn_vec_reserve(&s->ops, need, err);
     if (st != TN_OK) return st;
@@ -68,7 +69,7 @@ tn_status_t schedule_add_op(schedule_t *s, const sched_xfer_t *x, sched_op_t op,
   }
   size_t at = s->xfers.len;
   tn_status_t st = schedule_add(s, x, chunks, deps, index, err);
-  if (st != TN_OK || s->ops.len == 0) return st;
+  if (st != TN_OK || !keep) return st;
   TN_VEC_AT(&s->ops, uint8_t, at) = (uint8_t)op;
   s->ops.len = at + 1;
   return TN_OK;

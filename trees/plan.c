@@ -6,14 +6,21 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
-/* Automatic chunking: about this many chunks per tree (the pipeline's fill and drain cost
- * about 2 * depth / CHUNKS_PER_TREE of a tree's time; the flow-control window hides the
- * hop latency once a chunk takes longer than a hop), but no chunk below MIN_CHUNK_BYTES
- * (the 500 ns hop latency of a 50 GB/s link equals 26 KiB on the wire). */
-#define CHUNKS_PER_TREE 96u
-#define MIN_CHUNK_BYTES (24u * 1024u)
+/* Automatic chunking: about CHUNKS_PER_TREE chunks per tree (the pipeline's fill and
+ * drain shrink with the chunks; on mesh-8x8 at 64 MiB 43 chunks per NPU gave 1.127 times
+ * the bound, 86 gave 1.080), no chunk below MIN_CHUNK_BYTES, and no more than
+ * MAX_TRANSFERS transfers in all (planning, lowering and simulating are linear in them:
+ * about 0.4 us each here). */
+#define CHUNKS_PER_TREE 128u
+#define MIN_CHUNK_BYTES (8u * 1024u)
+#define MAX_TRANSFERS (1u << 20)
+/* The window across all trees at an NPU: this times the sum of its per-tree windows. It
+ * binds when one tree lags (its chunks stop coming back), so the others hold back and the
+ * trees finish together (mesh-8x8, 1 GiB: 1.063 times the bound without it, 1.044 with). */
+#define GLOBAL_WINDOW 4.0
+/* Queueing a chunk meets per hop, in chunks of the tree's share of a link. */
+#define QUEUE_CHUNKS 7.0
 /* A reduction's COMP costs this in the simulator (duration 0 = 1 ns, as in ASTRA-sim). */
 #define COMP_PS 1000u
 #define TIMER_BIT (1ull << 63)
@@ -37,7 +44,6 @@ typedef struct plan {
   uint32_t n, ntrees;
   tree_t *tr;
   schedule_t *s;
-  int mode;          /* debug: 0 per tree, 1 global, 2 both */
   uint32_t *gwin;    /* per NPU: items it may have up across all trees */
   uint32_t *hist;    /* per NPU: its down transfers, item by item (total per NPU) */
   uint32_t *hlen;
@@ -72,9 +78,25 @@ uint64_t trees_ingress_bound_ps(const topo_t *t, uint64_t size_bytes) {
 /* Chunks per NPU for size bytes when the caller leaves it to us. */
 static uint32_t auto_chunks(uint32_t n, uint32_t ntrees, uint64_t size) {
   uint64_t want = (uint64_t)ntrees * CHUNKS_PER_TREE, most = size / MIN_CHUNK_BYTES;
+  uint64_t cap = MAX_TRANSFERS / (2 * (uint64_t)(n - 1));
   if (want > most) want = most;
-  uint64_t k = (want + n - 1) / n;
+  if (want > cap) want = cap;
+  uint64_t k = want / n;
   return k < 1 ? 1 : (uint32_t)k;
+}
+
+/* Mean latency (ps) and bandwidth (GB/s) of the links between NPUs. */
+static void link_means(const topo_t *t, double *lat_ps, double *bw) {
+  double l = 0, b = 0;
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < t->nlinks; i++)
+    if (t->links[i].src < t->npus && t->links[i].dst < t->npus) {
+      l += (double)t->links[i].latency_ps;
+      b += t->links[i].bandwidth_GBps;
+      k++;
+    }
+  *lat_ps = k ? l / k : 0;
+  *bw = k ? b / k : 1;
 }
 
 /* Deals total chunks to the trees in proportion to their weights (largest remainder,
@@ -152,8 +174,8 @@ static tn_status_t emit_chunk(plan_t *P, tree_t *tr, uint32_t p, uint32_t *deps,
     uint32_t v = tr->order[j], nd = 0;
     for (uint32_t a = tr->child_off[v]; a < tr->child_off[v + 1]; a++)
       deps[nd++] = up[tr->child[a]];
-    if (P->mode != 1 && p >= tr->window[v]) deps[nd++] = tr->down[(size_t)(p - tr->window[v]) * n + v];
-    if (P->mode != 0 && P->hlen[v] >= P->gwin[v]) {
+    if (p >= tr->window[v]) deps[nd++] = tr->down[(size_t)(p - tr->window[v]) * n + v];
+    if (P->hlen[v] >= P->gwin[v]) {
       uint32_t g = P->hist[(size_t)v * P->total + P->hlen[v] - P->gwin[v]];
       if (nd == 0 || deps[nd - 1] != g) deps[nd++] = g;
     }
@@ -345,6 +367,9 @@ static tn_status_t build(plan_t *P, const trees_opts_t *o, uint64_t size, schedu
   if (st == TN_OK) st = tn_calloc(pk->ntrees, sizeof *P->tr, &P->tr, err);
   if (st == TN_OK) deal(pk, (uint32_t)total, m, rem);
   double per_hop = o->window_per_hop > 0 ? o->window_per_hop : TREES_WINDOW_PER_HOP;
+  double lat_ps = 0, bw = 0;
+  link_means(P->t, &lat_ps, &bw);
+  uint64_t chunk = size / total;
   uint32_t next = 0;
   for (uint32_t i = 0; st == TN_OK && i < pk->ntrees; i++) {
     if (m[i] == 0) continue; /* a light tree may get no chunk */
@@ -352,44 +377,26 @@ static tn_status_t build(plan_t *P, const trees_opts_t *o, uint64_t size, schedu
     *tr = (tree_t){.root = pk->root[i], .parent = pk->parent + (size_t)i * n, .m = m[i],
                    .chunk0 = next};
     next += m[i];
-    /* The window sets a tree's rate (chunks in flight per round trip): scaled by the
-     * tree's share of the chunks, every tree keeps to its weight. */
-    double scale = getenv("TREES_NOSCALE") ? 1.0 : (double)m[i] * pk->ntrees / (double)total;
-    st = tree_init(tr, n, per_hop * scale, depth, err);
+    /* The window sets a tree's rate (chunks in flight per round trip), so it is the
+     * tree's rate times a hop's round trip, in chunks: the latency, plus the queueing a
+     * chunk meets at a link shared with the other trees. */
+    double rate = pk->weight_GBps[i] * TN_GIB * 1e-12; /* B/ps */
+    double hop = lat_ps * rate / (double)chunk + per_hop * QUEUE_CHUNKS * pk->weight_GBps[i] / bw;
+    st = tree_init(tr, n, 2.0 * hop, depth, err);
   }
-  P->mode = getenv("TREES_MODE") ? atoi(getenv("TREES_MODE")) : 2;
   P->total = (uint32_t)total;
   if (st == TN_OK) st = tn_calloc(n, sizeof *P->gwin, &P->gwin, err);
   if (st == TN_OK) st = tn_calloc(n, sizeof *P->hlen, &P->hlen, err);
   if (st == TN_OK) st = tn_malloc((size_t)n * total, sizeof *P->hist, &P->hist, err);
-  double gscale = getenv("TREES_GSCALE") ? atof(getenv("TREES_GSCALE")) : 1.0;
   for (uint32_t v = 0; st == TN_OK && v < n; v++) {
     double g = 0;
     for (uint32_t i = 0; i < P->ntrees; i++)
       g += P->tr[i].want[v];
-    P->gwin[v] = (uint32_t)ceil(g * gscale);
+    P->gwin[v] = (uint32_t)ceil(g * GLOBAL_WINDOW);
     if (P->gwin[v] < 1) P->gwin[v] = 1;
   }
   if (st == TN_OK) st = emit_all(P, (uint32_t)total, err);
   if (st == TN_OK) st = time_schedule(P->t, out, err);
-  if (st == TN_OK && getenv("TREES_DEBUG")) {
-    for (uint32_t i = 0; i < P->ntrees; i++) {
-      tree_t *tr = &P->tr[i];
-      uint64_t fin = 0, first_up_end = 0;
-      uint32_t maxd = 0, maxw = 0;
-      for (uint32_t v = 0; v < n; v++) {
-        if (v == tr->root) continue;
-        for (uint32_t p = 0; p < tr->m; p++) {
-          uint64_t e = schedule_xfer(out, tr->down[(size_t)p * n + v])->end_ps;
-          if (e > fin) fin = e;
-        }
-        if (tr->window[v] > maxw) maxw = tr->window[v];
-      }
-      for (uint32_t v = 0; v < n; v++) if (depth[v] > maxd) maxd = depth[v];
-      (void)first_up_end;
-      fprintf(stderr, "tree %2u m %4u root %2u maxW %2u finish %.1f us\n", i, tr->m, tr->root, maxw, (double)fin / 1e6);
-    }
-  }
   free(m);
   free(rem);
   free(depth);

@@ -40,7 +40,7 @@ typedef struct trees_packing {
  * percent of the optimum (Nash-Williams/Tutte: the least, over partitions of the NPUs into
  * k >= 2 parts, of the capacity between parts over k - 1). O(L log L / eps^2) oracle calls of
  * O(L log L) each, L = NPU pairs. */
-#define TREES_MAX_TREES 32u
+#define TREES_MAX_TREES 64u
 tn_status_t trees_pack(const topo_t *t, uint32_t max_trees, trees_packing_t *out,
                        tn_err_t *err);
 void trees_packing_free(trees_packing_t *p);
@@ -51,7 +51,7 @@ typedef struct trees_opts {
   double window_per_hop;   /* flow control, 0 = TREES_WINDOW_PER_HOP (see trees_allreduce) */
 } trees_opts_t;
 
-#define TREES_WINDOW_PER_HOP 0.4
+#define TREES_WINDOW_PER_HOP 1.0
 
 /* Plans an All-Reduce of size_bytes on t over trees_pack(t, opts->max_trees): the
  * n * chunks_per_npu chunks are dealt to the trees in proportion to their weights, and
