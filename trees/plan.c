@@ -19,6 +19,8 @@
  * binds when one tree lags (its chunks stop coming back), so the others hold back and the
  * trees finish together (mesh-8x8, 1 GiB: 1.063 times the bound without it, 1.044 with). */
 #define GLOBAL_WINDOW 4.0
+/* Chunks a steady message carries with automatic chunking (see make_groups). */
+#define GROUP_CHUNKS 4u
 /* Queueing a chunk meets per hop, in chunks of the tree's share of a link. */
 #define QUEUE_CHUNKS 7.0
 /* A reduction's COMP costs this in the simulator (duration 0 = 1 ns, as in ASTRA-sim). */
@@ -35,7 +37,9 @@ typedef struct tree {
   uint32_t *window;     /* per NPU: chunks it may have up before the first comes back */
   double *want;         /* per NPU: the window before rounding */
   uint32_t m, chunk0;   /* its chunks: chunk0 .. chunk0 + m - 1 */
-  uint32_t *up, *down;  /* m * n: transfer of chunk p leaving / reaching NPU v */
+  uint32_t ng;          /* its groups: the chunks one message carries */
+  uint32_t *goff;       /* ng + 1: group q is chunks goff[q] .. goff[q + 1] - 1 */
+  uint32_t *up, *down;  /* ng * n: transfer of group q leaving / reaching NPU v */
 } tree_t;
 
 typedef struct plan {
@@ -44,10 +48,13 @@ typedef struct plan {
   uint32_t n, ntrees;
   tree_t *tr;
   schedule_t *s;
-  uint32_t *gwin;    /* per NPU: items it may have up across all trees */
-  uint32_t *hist;    /* per NPU: its down transfers, item by item (total per NPU) */
-  uint32_t *hlen;
-  uint32_t total;
+  uint32_t group;    /* chunks per message in the steady state */
+  uint32_t *gwin;    /* per NPU: chunks it may have up across all trees */
+  uint32_t *hist;    /* per NPU: its down transfers, group by group (items per NPU) */
+  uint32_t *hcum;    /* per NPU: chunks come down to it up to and including that group */
+  uint32_t *hlen, *hgate; /* per NPU: groups in hist; those old enough to gate the next */
+  uint32_t *sent;    /* per NPU: chunks it sent up so far */
+  uint32_t items;    /* groups in all */
 } plan_t;
 
 static void plan_free(plan_t *P) {
@@ -57,13 +64,17 @@ static void plan_free(plan_t *P) {
     free(P->tr[i].child);
     free(P->tr[i].window);
     free(P->tr[i].want);
+    free(P->tr[i].goff);
     free(P->tr[i].up);
     free(P->tr[i].down);
   }
   free(P->tr);
   free(P->gwin);
   free(P->hist);
+  free(P->hcum);
   free(P->hlen);
+  free(P->hgate);
+  free(P->sent);
 }
 
 uint64_t trees_ingress_bound_ps(const topo_t *t, uint64_t size_bytes) {
@@ -119,6 +130,35 @@ static void deal(const trees_packing_t *pk, uint32_t total, uint32_t *m, double 
   }
 }
 
+/* Cuts tr's m chunks into messages: 1, 1, 2, 2, 4, 4, ... up to group chunks from both
+ * ends, group chunks in the middle. Small messages first make the pipeline fill fast
+ * (every link starts with a queue of first messages from the trees that cross it) and
+ * small ones last drain it fast; big ones between keep the message count down. right is
+ * scratch of m entries. */
+static tn_status_t make_groups(tree_t *tr, uint32_t group, uint32_t *right, tn_err_t *err) {
+  tn_status_t st = tn_malloc((size_t)tr->m + 1, sizeof *tr->goff, &tr->goff, err);
+  if (st != TN_OK) return st;
+  uint32_t nl = 0, nr = 0, r = tr->m;
+  tr->goff[0] = 0;
+  for (uint32_t j = 0; r > 0; j++) {
+    uint32_t sz = j / 2 < 31 && (1u << (j / 2)) < group ? 1u << (j / 2) : group;
+    uint32_t a = sz < r ? sz : r;
+    tr->goff[nl + 1] = tr->goff[nl] + a;
+    nl++;
+    r -= a;
+    if (r == 0) break;
+    a = sz < r ? sz : r;
+    right[nr++] = a;
+    r -= a;
+  }
+  while (nr > 0) {
+    tr->goff[nl + 1] = tr->goff[nl] + right[--nr];
+    nl++;
+  }
+  tr->ng = nl;
+  return TN_OK;
+}
+
 /* Order, children, depth windows and transfer tables of tree tr. */
 static tn_status_t tree_init(tree_t *tr, uint32_t n, double per_hop, uint32_t *depth,
                              tn_err_t *err) {
@@ -127,8 +167,8 @@ static tn_status_t tree_init(tree_t *tr, uint32_t n, double per_hop, uint32_t *d
   if (st == TN_OK) st = tn_malloc(n, sizeof *tr->child, &tr->child, err);
   if (st == TN_OK) st = tn_malloc(n, sizeof *tr->window, &tr->window, err);
   if (st == TN_OK) st = tn_calloc(n, sizeof *tr->want, &tr->want, err);
-  if (st == TN_OK) st = tn_malloc((size_t)tr->m * n + 1, sizeof *tr->up, &tr->up, err);
-  if (st == TN_OK) st = tn_malloc((size_t)tr->m * n + 1, sizeof *tr->down, &tr->down, err);
+  if (st == TN_OK) st = tn_malloc((size_t)tr->ng * n + 1, sizeof *tr->up, &tr->up, err);
+  if (st == TN_OK) st = tn_malloc((size_t)tr->ng * n + 1, sizeof *tr->down, &tr->down, err);
   if (st != TN_OK) return st;
   for (uint32_t v = 0; v < n; v++)
     if (tr->parent[v] != UINT32_MAX) tr->child_off[tr->parent[v] + 1]++;
@@ -157,29 +197,60 @@ static tn_status_t tree_init(tree_t *tr, uint32_t n, double per_hop, uint32_t *d
   return TN_OK;
 }
 
-static tn_status_t add(plan_t *P, uint32_t src, uint32_t dst, uint32_t chunk, sched_op_t op,
-                       const uint32_t *deps, uint32_t ndeps, uint32_t *idx, tn_err_t *err) {
+static tn_status_t add(plan_t *P, uint32_t src, uint32_t dst, const uint32_t *chunks,
+                       uint32_t nchunks, sched_op_t op, const uint32_t *deps, uint32_t ndeps,
+                       uint32_t *idx, tn_err_t *err) {
   const schedule_t *s = P->s;
-  sched_xfer_t x = {.src = src, .dst = dst, .nchunks = 1, .ndeps = ndeps,
-                    .bytes = ten_chunk_bytes(s->size_bytes, s->npus, s->chunks_per_npu, chunk)};
-  return schedule_add_op(P->s, &x, op, &chunk, deps, idx, err);
+  sched_xfer_t x = {.src = src, .dst = dst, .nchunks = nchunks, .ndeps = ndeps};
+  for (uint32_t j = 0; j < nchunks; j++)
+    x.bytes += ten_chunk_bytes(s->size_bytes, s->npus, s->chunks_per_npu, chunks[j]);
+  return schedule_add_op(P->s, &x, op, chunks, deps, idx, err);
 }
 
-/* Chunk p of tree tr: up from the deepest NPUs, then down from the root. */
-static tn_status_t emit_chunk(plan_t *P, tree_t *tr, uint32_t p, uint32_t *deps, tn_err_t *err) {
-  uint32_t n = P->n, c = tr->chunk0 + p;
-  uint32_t *up = tr->up + (size_t)p * n, *down = tr->down + (size_t)p * n;
+/* The group of tr that came down to an NPU with window w before group q goes up: the last
+ * one that ends w chunks or more before q starts; UINT32_MAX when none does. */
+static uint32_t tree_gate(const tree_t *tr, uint32_t q, uint32_t w) {
+  if (tr->goff[q] < w) return UINT32_MAX;
+  uint32_t lim = tr->goff[q] - w, lo = 0, hi = q; /* the last g < q with goff[g + 1] <= lim */
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (tr->goff[mid + 1] <= lim)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo == 0 ? UINT32_MAX : lo - 1;
+}
+
+/* The down transfer at v old enough to gate v's next send up across all trees. */
+static uint32_t global_gate(plan_t *P, uint32_t v) {
+  size_t base = (size_t)v * P->items;
+  if (P->sent[v] < P->gwin[v]) return UINT32_MAX;
+  uint32_t lim = P->sent[v] - P->gwin[v];
+  while (P->hgate[v] < P->hlen[v] && P->hcum[base + P->hgate[v]] <= lim)
+    P->hgate[v]++;
+  return P->hgate[v] > 0 ? P->hist[base + P->hgate[v] - 1] : UINT32_MAX;
+}
+
+/* Group q of tree tr: up from the deepest NPUs, then down from the root. cl is scratch
+ * for its chunk ids. */
+static tn_status_t emit_group(plan_t *P, tree_t *tr, uint32_t q, uint32_t *deps, uint32_t *cl,
+                              tn_err_t *err) {
+  uint32_t n = P->n, nc = tr->goff[q + 1] - tr->goff[q];
+  uint32_t *up = tr->up + (size_t)q * n, *down = tr->down + (size_t)q * n;
+  for (uint32_t j = 0; j < nc; j++)
+    cl[j] = tr->chunk0 + tr->goff[q] + j;
   tn_status_t st = TN_OK;
   for (uint32_t j = n; j-- > 1 && st == TN_OK;) {
     uint32_t v = tr->order[j], nd = 0;
     for (uint32_t a = tr->child_off[v]; a < tr->child_off[v + 1]; a++)
       deps[nd++] = up[tr->child[a]];
-    if (p >= tr->window[v]) deps[nd++] = tr->down[(size_t)(p - tr->window[v]) * n + v];
-    if (P->hlen[v] >= P->gwin[v]) {
-      uint32_t g = P->hist[(size_t)v * P->total + P->hlen[v] - P->gwin[v]];
-      if (nd == 0 || deps[nd - 1] != g) deps[nd++] = g;
-    }
-    st = add(P, v, tr->parent[v], c, SCHED_REDUCE, deps, nd, &up[v], err);
+    uint32_t g = tree_gate(tr, q, tr->window[v]);
+    if (g != UINT32_MAX) deps[nd++] = tr->down[(size_t)g * n + v];
+    uint32_t h = global_gate(P, v);
+    if (h != UINT32_MAX && (g == UINT32_MAX || h != tr->down[(size_t)g * n + v])) deps[nd++] = h;
+    P->sent[v] += nc;
+    st = add(P, v, tr->parent[v], cl, nc, SCHED_REDUCE, deps, nd, &up[v], err);
   }
   for (uint32_t j = 1; j < n && st == TN_OK; j++) {
     uint32_t v = tr->order[j], u = tr->parent[v], nd = 0;
@@ -188,14 +259,17 @@ static tn_status_t emit_chunk(plan_t *P, tree_t *tr, uint32_t p, uint32_t *deps,
         deps[nd++] = up[tr->child[a]];
     else
       deps[nd++] = down[u];
-    st = add(P, u, v, c, SCHED_COPY, deps, nd, &down[v], err);
-    P->hist[(size_t)v * P->total + P->hlen[v]++] = down[v];
+    st = add(P, u, v, cl, nc, SCHED_COPY, deps, nd, &down[v], err);
+    size_t at = (size_t)v * P->items + P->hlen[v];
+    P->hist[at] = down[v];
+    P->hcum[at] = (P->hlen[v] ? P->hcum[at - 1] : 0) + nc;
+    P->hlen[v]++;
   }
   return st;
 }
 
-/* A (tree, chunk) pair in emission order: by the chunk's place in its tree's sequence
- * ((p + 1/2) / m), then by tree, so the trees advance together. */
+/* A (tree, group) pair in emission order: by the group's middle in its tree's chunks,
+ * then by tree, so the trees advance together. */
 typedef struct item {
   double key;
   uint32_t tree, p;
@@ -210,22 +284,27 @@ static int cmp_item(const void *a, const void *b) {
 
 static tn_status_t emit_all(plan_t *P, uint32_t total, tn_err_t *err) {
   item_t *it = NULL;
-  uint32_t *deps = NULL, k = 0;
-  tn_status_t st = tn_malloc((size_t)total + 1, sizeof *it, &it, err);
-  if (st == TN_OK) st = tn_malloc((size_t)P->n + 1, sizeof *deps, &deps, err);
-  for (uint32_t i = 0; st == TN_OK && i < P->ntrees; i++)
-    for (uint32_t p = 0; p < P->tr[i].m; p++)
-      it[k++] = (item_t){((double)p + 0.5) / P->tr[i].m, i, p};
+  uint32_t *deps = NULL, *cl = NULL, k = 0;
+  size_t xfers = 2 * (size_t)P->items * (P->n - 1), ids = 2 * (size_t)total * (P->n - 1);
+  tn_status_t st = tn_malloc((size_t)P->items + 1, sizeof *it, &it, err);
+  if (st == TN_OK) st = tn_malloc((size_t)P->n + 2, sizeof *deps, &deps, err);
+  if (st == TN_OK) st = tn_malloc((size_t)P->group + 1, sizeof *cl, &cl, err);
+  for (uint32_t i = 0; st == TN_OK && i < P->ntrees; i++) {
+    const tree_t *tr = &P->tr[i];
+    for (uint32_t q = 0; q < tr->ng; q++)
+      it[k++] = (item_t){(tr->goff[q] + tr->goff[q + 1]) / (2.0 * tr->m), i, q};
+  }
   if (st == TN_OK) {
     qsort(it, k, sizeof *it, cmp_item);
-    st = tn_vec_reserve_exact(&P->s->xfers, 2 * (size_t)total * (P->n - 1), err);
+    st = tn_vec_reserve_exact(&P->s->xfers, xfers, err);
   }
-  if (st == TN_OK) st = tn_vec_reserve_exact(&P->s->chunks, 2 * (size_t)total * (P->n - 1), err);
-  if (st == TN_OK) st = tn_vec_reserve_exact(&P->s->ops, 2 * (size_t)total * (P->n - 1), err);
+  if (st == TN_OK) st = tn_vec_reserve_exact(&P->s->chunks, ids, err);
+  if (st == TN_OK) st = tn_vec_reserve_exact(&P->s->ops, xfers, err);
   for (uint32_t j = 0; j < k && st == TN_OK; j++)
-    st = emit_chunk(P, &P->tr[it[j].tree], it[j].p, deps, err);
+    st = emit_group(P, &P->tr[it[j].tree], it[j].p, deps, cl, err);
   free(it);
   free(deps);
+  free(cl);
   return st;
 }
 
@@ -351,25 +430,32 @@ static tn_status_t time_schedule(const topo_t *t, schedule_t *s, tn_err_t *err) 
 static tn_status_t build(plan_t *P, const trees_opts_t *o, uint64_t size, schedule_t *out,
                          tn_err_t *err) {
   const trees_packing_t *pk = P->pk;
-  uint32_t n = P->n;
-  uint32_t k = o->chunks_per_npu ? o->chunks_per_npu : auto_chunks(n, pk->ntrees, size);
+  uint32_t n = P->n, k = o->chunks_per_npu;
+  P->group = GROUP_CHUNKS;
+  if (k == 0) { /* steady messages of the automatic size, cut into GROUP_CHUNKS chunks */
+    uint32_t kref = auto_chunks(n, pk->ntrees, size);
+    while (P->group > 1 && size / ((uint64_t)n * kref * P->group) < MIN_CHUNK_BYTES / 4)
+      P->group /= 2;
+    k = kref * P->group;
+  }
   uint64_t total = (uint64_t)n * k;
   if (total > UINT32_MAX / 4 || size < total)
     return tn_err_set(err, TN_INVAL, "trees: %llu B cannot be cut into %llu chunks",
                       (unsigned long long)size, (unsigned long long)total);
   schedule_init(out, TN_ALLREDUCE, n, k, size);
   P->s = out;
-  uint32_t *m = NULL, *depth = NULL;
+  uint32_t *m = NULL, *depth = NULL, *right = NULL;
   double *rem = NULL;
   tn_status_t st = tn_calloc(pk->ntrees, sizeof *m, &m, err);
   if (st == TN_OK) st = tn_calloc(pk->ntrees, sizeof *rem, &rem, err);
   if (st == TN_OK) st = tn_calloc(n, sizeof *depth, &depth, err);
+  if (st == TN_OK) st = tn_calloc(total + 1, sizeof *right, &right, err);
   if (st == TN_OK) st = tn_calloc(pk->ntrees, sizeof *P->tr, &P->tr, err);
   if (st == TN_OK) deal(pk, (uint32_t)total, m, rem);
   double per_hop = o->window_per_hop > 0 ? o->window_per_hop : TREES_WINDOW_PER_HOP;
   double lat_ps = 0, bw = 0;
   link_means(P->t, &lat_ps, &bw);
-  uint64_t chunk = size / total;
+  uint64_t msg = size / total * P->group; /* a steady message */
   uint32_t next = 0;
   for (uint32_t i = 0; st == TN_OK && i < pk->ntrees; i++) {
     if (m[i] == 0) continue; /* a light tree may get no chunk */
@@ -377,17 +463,21 @@ static tn_status_t build(plan_t *P, const trees_opts_t *o, uint64_t size, schedu
     *tr = (tree_t){.root = pk->root[i], .parent = pk->parent + (size_t)i * n, .m = m[i],
                    .chunk0 = next};
     next += m[i];
-    /* The window sets a tree's rate (chunks in flight per round trip), so it is the
-     * tree's rate times a hop's round trip, in chunks: the latency, plus the queueing a
-     * chunk meets at a link shared with the other trees. */
+    /* The window sets a tree's rate (data in flight per round trip), so it is the tree's
+     * rate times a hop's round trip, in steady messages: the latency, plus the queueing a
+     * message meets at a link shared with the other trees; then in chunks. */
     double rate = pk->weight_GBps[i] * TN_GIB * 1e-12; /* B/ps */
-    double hop = lat_ps * rate / (double)chunk + per_hop * QUEUE_CHUNKS * pk->weight_GBps[i] / bw;
-    st = tree_init(tr, n, 2.0 * hop, depth, err);
+    double hop = lat_ps * rate / (double)msg + per_hop * QUEUE_CHUNKS * pk->weight_GBps[i] / bw;
+    st = make_groups(tr, P->group, right, err);
+    if (st == TN_OK) st = tree_init(tr, n, 2.0 * hop * P->group, depth, err);
+    P->items += tr->ng;
   }
-  P->total = (uint32_t)total;
   if (st == TN_OK) st = tn_calloc(n, sizeof *P->gwin, &P->gwin, err);
   if (st == TN_OK) st = tn_calloc(n, sizeof *P->hlen, &P->hlen, err);
-  if (st == TN_OK) st = tn_malloc((size_t)n * total, sizeof *P->hist, &P->hist, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *P->hgate, &P->hgate, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *P->sent, &P->sent, err);
+  if (st == TN_OK) st = tn_malloc((size_t)n * P->items + 1, sizeof *P->hist, &P->hist, err);
+  if (st == TN_OK) st = tn_malloc((size_t)n * P->items + 1, sizeof *P->hcum, &P->hcum, err);
   for (uint32_t v = 0; st == TN_OK && v < n; v++) {
     double g = 0;
     for (uint32_t i = 0; i < P->ntrees; i++)
@@ -400,6 +490,7 @@ static tn_status_t build(plan_t *P, const trees_opts_t *o, uint64_t size, schedu
   free(m);
   free(rem);
   free(depth);
+  free(right);
   return st;
 }
 
