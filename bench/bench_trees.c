@@ -5,7 +5,9 @@
  * lowering). Prints figures; not a test.
  *
  * Usage: bench_trees [FABRIC|all] [SIZE_MIB] [chunks_per_npu] [window_per_hop] [max_trees]
- *        (FABRIC as in the table below; 0 keeps a default; greedy rows only with "all") */
+ *        (FABRIC as in the table below; 0 keeps a default; greedy rows only with "all").
+ * With BENCH_TREES_LINKS set it also prints the busiest and mean link utilisation; with
+ * BENCH_TREES_BUCKETS the plan's mean link utilisation in 20 time slices (fill and drain). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

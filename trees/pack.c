@@ -11,7 +11,7 @@
 #include <string.h>
 
 /* Accuracy of the multiplicative weights: the packing is within about 2 * EPS of the
- * optimum in theory, much closer in practice (mesh-8x8: 99.7%); the oracle is called
+ * optimum in theory, much closer in practice (mesh-8x8: 99.6%); the oracle is called
  * O(L log L / EPS^2) times. */
 #define EPS 0.1
 /* Safety cap on oracle calls (the loop ends well before on any fabric within the caps). */
