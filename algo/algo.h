@@ -135,6 +135,14 @@ tn_status_t algo_direct(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint
  * O(T log T). */
 tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *name, algo_t **out,
                                tn_err_t *err);
+/* An explicit reduction schedule (s->coll TN_REDUCESCATTER or TN_ALLREDUCE, ten/ten.h) is
+ * lowered as is and only to its own collective: each transfer one SEND and one RECV (a
+ * reduce RECV plus a COMP adding it to the slots when it reduces, COMPs on one slot
+ * serialised), a dependency on a reducing transfer meaning its COMP; node ids by (planned
+ * time: a SEND's start, a COMP's arrival; COMPs first; transfer order). TN_INVAL for
+ * another coll or a malformed schedule (as above, minus the ownership rule: every NPU
+ * starts with a contribution to every chunk); whether it computes the collective is
+ * algo_verify's to say. One thread, O(T log T). */
 
 /* All-Reduce from two All-Gather schedules with the same npus, chunks_per_npu and size:
  * rs_ag is time-reversed into the Reduce-Scatter half and ag is the All-Gather half. A

@@ -1,6 +1,7 @@
 /* algo/lower.c — lowering a planned All-Gather schedule_t (greedy/, milp/) to per-NPU DAGs:
  * All-Gather directly, Reduce-Scatter as its time reversal on the transposed links,
- * All-Reduce as the two in sequence. Pipeline: greedy|milp → algo (this) → emit|sim.
+ * All-Reduce as the two in sequence; and an explicit reduction schedule (trees/) as is.
+ * Pipeline: greedy|milp|trees → algo (this) → emit|sim.
  *
  * Node ids. Every rank lists its RECVs first (they have no dependencies and are posted at
  * time 0), then its SENDs and COMPs in order of (ready time, planner issue order). For an
@@ -127,7 +128,7 @@ static tn_status_t check_schedule(const schedule_t *s, tn_err_t *err) {
   for (uint32_t i = 0; i < schedule_len(s); i++) {
     const sched_xfer_t *x = schedule_xfer(s, i);
     if (x->src >= s->npus || x->dst >= s->npus || x->src == x->dst || x->bytes == 0 ||
-        x->nchunks == 0)
+        x->nchunks == 0 || schedule_op(s, i) != SCHED_COPY)
       return tn_err_set(err, TN_INVAL,
                         "lowering: transfer %u (%u -> %u, %llu B, %u chunks) "
                         "is malformed",
@@ -645,8 +646,220 @@ static tn_status_t lower(const schedule_t *rs, const schedule_t *ag, tn_coll_t c
   return TN_OK;
 }
 
+/* ---- explicit reduction schedules (trees/): lowered as is ---------------------------------
+ *
+ * Every transfer x becomes a SEND at its sender and a RECV at its receiver; a reducing x
+ * also a COMP at the receiver that adds it to the slots (after the receiver's previous COMP
+ * on any of its chunks: reductions into one slot are serialised). A dependency on transfer
+ * y is y's COMP when y reduces (the sender forwards the sum), else y's RECV. Node ids: the
+ * RECVs in transfer order, then SENDs and COMPs by (planned time, COMPs first, transfer
+ * order), the time of a SEND being its planned start and that of a COMP its transfer's
+ * arrival, so a planner that issues every transfer when its dependencies are met (in
+ * transfer order at one instant) sees the simulator issue them in its own order. */
+
+static tn_status_t check_explicit(const schedule_t *s, tn_coll_t coll, tn_err_t *err) {
+  if (coll != s->coll)
+    return tn_err_set(err, TN_INVAL, "lowering: a %s schedule cannot be lowered to %s",
+                      tn_coll_name(s->coll), tn_coll_name(coll));
+  if (s->npus == 0 || s->chunks_per_npu == 0)
+    return tn_err_set(err, TN_INVAL, "lowering: schedule has %u NPUs and %u chunks per NPU",
+                      s->npus, s->chunks_per_npu);
+  uint64_t nchunks = (uint64_t)s->npus * s->chunks_per_npu;
+  for (uint32_t i = 0; i < schedule_len(s); i++) {
+    const sched_xfer_t *x = schedule_xfer(s, i);
+    if (x->src >= s->npus || x->dst >= s->npus || x->src == x->dst || x->nchunks == 0)
+      return tn_err_set(err, TN_INVAL, "lowering: transfer %u (%u -> %u, %u chunks) is malformed",
+                        i, x->src, x->dst, x->nchunks);
+    uint64_t bytes = 0;
+    for (uint32_t j = 0; j < x->nchunks; j++) {
+      uint32_t c = xchunks(s, x)[j];
+      if (c >= nchunks)
+        return tn_err_set(err, TN_INVAL, "lowering: transfer %u carries chunk %u of %llu", i, c,
+                          (unsigned long long)nchunks);
+      bytes += ten_chunk_bytes(s->size_bytes, s->npus, s->chunks_per_npu, c);
+    }
+    if (bytes != x->bytes || bytes == 0)
+      return tn_err_set(err, TN_INVAL, "lowering: transfer %u has %llu B, its chunks %llu B", i,
+                        (unsigned long long)x->bytes, (unsigned long long)bytes);
+    for (uint32_t j = 0; j < x->ndeps; j++) {
+      uint32_t d = xdeps(s, x)[j];
+      if (d >= i)
+        return tn_err_set(err, TN_INVAL, "lowering: transfer %u depends on later transfer %u", i,
+                          d);
+      if (schedule_xfer(s, d)->dst != x->src)
+        return tn_err_set(err, TN_INVAL,
+                          "lowering: transfer %u (from NPU %u) depends on transfer %u, which "
+                          "delivers to NPU %u",
+                          i, x->src, d, schedule_xfer(s, d)->dst);
+    }
+  }
+  return TN_OK;
+}
+
+/* State of one explicit lowering: per transfer its tag, RECV id and COMP id; per rank the
+ * counts that size its pools and where its items start in recs. */
+typedef struct xlower {
+  const schedule_t *s;
+  algo_t *a;
+  uint32_t *tag, *recv_id, *comp_id;
+  uint32_t *nrecv, *item_off, *fill;
+  uint64_t *ndep, *nchunk;
+  sortrec_t *recs, *tmp;
+  uint32_t *last, *last_rank; /* per chunk: the current rank's last COMP on it (rank + 1) */
+} xlower_t;
+
+static void xlower_free(xlower_t *X) {
+  free(X->tag);
+  free(X->recv_id);
+  free(X->comp_id);
+  free(X->nrecv);
+  free(X->item_off);
+  free(X->fill);
+  free(X->ndep);
+  free(X->nchunk);
+  free(X->recs);
+  free(X->tmp);
+  free(X->last);
+  free(X->last_rank);
+}
+
+/* Tags, RECV ids and every rank's counts, in one pass over the transfers. */
+static tn_status_t xcount(xlower_t *X, uint32_t *sent, tn_err_t *err) {
+  const schedule_t *s = X->s;
+  for (uint32_t i = 0; i < schedule_len(s); i++) {
+    const sched_xfer_t *x = schedule_xfer(s, i);
+    if (sent[x->src] > ALGO_MAX_TAG)
+      return tn_err_set(err, TN_LIMIT, "lowering: NPU %u sends more than %d messages", x->src,
+                        ALGO_MAX_TAG + 1);
+    X->tag[i] = sent[x->src]++;
+    X->recv_id[i] = X->nrecv[x->dst]++;
+    X->nchunk[x->dst] += x->nchunks;
+    if (schedule_op(s, i) == SCHED_REDUCE) {
+      X->item_off[x->dst + 1]++;
+      X->ndep[x->dst] += 1u + x->nchunks;
+      X->nchunk[x->dst] += x->nchunks;
+    }
+    X->item_off[x->src + 1]++;
+    X->ndep[x->src] += x->ndeps;
+    X->nchunk[x->src] += x->nchunks;
+  }
+  for (uint32_t r = 0; r < s->npus; r++) {
+    uint64_t nodes = (uint64_t)X->nrecv[r] + X->item_off[r + 1];
+    if (nodes >= UINT32_MAX - 1 || X->ndep[r] >= UINT32_MAX || X->nchunk[r] >= UINT32_MAX)
+      return tn_err_set(err, TN_LIMIT, "lowering: rank %u needs more than %u nodes or ids", r,
+                        UINT32_MAX - 2);
+    tn_status_t st = algo_reserve(X->a, r, (size_t)nodes, (size_t)X->ndep[r],
+                                  (size_t)X->nchunk[r], err);
+    if (st != TN_OK) return st;
+  }
+  for (uint32_t r = 0; r < s->npus; r++)
+    X->item_off[r + 1] += X->item_off[r];
+  return TN_OK;
+}
+
+/* Writes every rank's RECVs and collects its SENDs and COMPs as sort records. */
+static void xcollect(xlower_t *X) {
+  const schedule_t *s = X->s;
+  for (uint32_t i = 0; i < schedule_len(s); i++) {
+    const sched_xfer_t *x = schedule_xfer(s, i);
+    bool red = schedule_op(s, i) == SCHED_REDUCE;
+    algo_node_t n = {.op = ALGO_RECV, .reduce = red, .peer = (int32_t)x->src,
+                     .tag = (int32_t)X->tag[i], .bytes = x->bytes, .nchunks = x->nchunks};
+    put(&X->a->ranks[x->dst], n, NULL, xchunks(s, x));
+    if (red)
+      X->recs[X->item_off[x->dst] + X->fill[x->dst]++] = make_rec(x->end_ps, 0, false, i);
+    X->recs[X->item_off[x->src] + X->fill[x->src]++] = make_rec(x->start_ps, 2, false, i);
+  }
+}
+
+/* Emits rank r's SENDs and COMPs after its RECVs, in sorted order. */
+static void xemit_rank(xlower_t *X, uint32_t r) {
+  const schedule_t *s = X->s;
+  algo_rank_t *R = &X->a->ranks[r];
+  uint32_t base = X->item_off[r], m = X->item_off[r + 1] - base;
+  sortrec_t *rec = X->recs + base;
+  sort_recs(rec, m, X->tmp);
+  uint32_t first = (uint32_t)R->nodes.len;
+  for (uint32_t i = 0; i < m; i++)
+    if (ord_is_comp(rec_ord(&rec[i]))) X->comp_id[rec_xfer(&rec[i], false)] = first + i;
+  for (uint32_t i = 0; i < m; i++) {
+    uint32_t xi = rec_xfer(&rec[i], false);
+    const sched_xfer_t *x = schedule_xfer(s, xi);
+    const uint32_t *ch = xchunks(s, x);
+    uint32_t *deps = (uint32_t *)R->deps.data + R->deps.len, nd = 0;
+    if (ord_is_comp(rec_ord(&rec[i]))) {
+      deps[nd++] = X->recv_id[xi];
+      for (uint32_t j = 0; j < x->nchunks; j++) {
+        uint32_t c = ch[j];
+        if (X->last_rank[c] == r + 1) {
+          bool seen = false;
+          for (uint32_t k = 0; k < nd; k++)
+            seen = seen || deps[k] == X->last[c];
+          if (!seen) deps[nd++] = X->last[c];
+        }
+        X->last[c] = first + i;
+        X->last_rank[c] = r + 1;
+      }
+      put(R, (algo_node_t){.op = ALGO_COMP, .peer = -1, .ndeps = nd, .nchunks = x->nchunks},
+          deps, ch);
+      continue;
+    }
+    for (uint32_t j = 0; j < x->ndeps; j++) {
+      uint32_t d = xdeps(s, x)[j];
+      deps[nd++] = schedule_op(s, d) == SCHED_REDUCE ? X->comp_id[d] : X->recv_id[d];
+    }
+    put(R,
+        (algo_node_t){.op = ALGO_SEND, .peer = (int32_t)x->dst, .tag = (int32_t)X->tag[xi],
+                      .bytes = x->bytes, .ndeps = nd, .nchunks = x->nchunks},
+        deps, ch);
+  }
+}
+
+/* Lowers an explicit Reduce-Scatter or All-Reduce schedule as is. O(T log T). */
+static tn_status_t lower_explicit(const schedule_t *s, tn_coll_t coll, const char *name,
+                                  algo_t **out, tn_err_t *err) {
+  *out = NULL;
+  tn_status_t st = check_explicit(s, coll, err);
+  if (st != TN_OK) return st;
+  xlower_t X = {.s = s};
+  uint32_t *sent = NULL, n = s->npus, len = schedule_len(s);
+  uint64_t nchunks = (uint64_t)n * s->chunks_per_npu;
+  st = algo_create(name, coll, n, s->chunks_per_npu, s->size_bytes, &X.a, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *sent, &sent, err);
+  if (st == TN_OK) st = tn_calloc((size_t)len + 1, sizeof *X.tag, &X.tag, err);
+  if (st == TN_OK) st = tn_calloc((size_t)len + 1, sizeof *X.recv_id, &X.recv_id, err);
+  if (st == TN_OK) st = tn_calloc((size_t)len + 1, sizeof *X.comp_id, &X.comp_id, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *X.nrecv, &X.nrecv, err);
+  if (st == TN_OK) st = tn_calloc((size_t)n + 1, sizeof *X.item_off, &X.item_off, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *X.fill, &X.fill, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *X.ndep, &X.ndep, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *X.nchunk, &X.nchunk, err);
+  if (st == TN_OK) st = tn_calloc(nchunks, sizeof *X.last, &X.last, err);
+  if (st == TN_OK) st = tn_calloc(nchunks, sizeof *X.last_rank, &X.last_rank, err);
+  if (st == TN_OK) st = xcount(&X, sent, err);
+  uint32_t most = 0;
+  for (uint32_t r = 0; st == TN_OK && r < n; r++)
+    if (X.item_off[r + 1] - X.item_off[r] > most) most = X.item_off[r + 1] - X.item_off[r];
+  if (st == TN_OK) st = tn_malloc((size_t)X.item_off[n] + 1, sizeof *X.recs, &X.recs, err);
+  if (st == TN_OK) st = tn_malloc((size_t)most / 2 + 1, sizeof *X.tmp, &X.tmp, err);
+  if (st == TN_OK) {
+    xcollect(&X);
+    for (uint32_t r = 0; r < n; r++)
+      xemit_rank(&X, r);
+  }
+  free(sent);
+  xlower_free(&X);
+  if (st != TN_OK) {
+    algo_free(X.a);
+    return st;
+  }
+  *out = X.a;
+  return TN_OK;
+}
+
 tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *name, algo_t **out,
                                tn_err_t *err) {
+  if (s->coll != TN_ALLGATHER) return lower_explicit(s, coll, name, out, err);
   switch (coll) {
   case TN_ALLGATHER: return lower(NULL, s, coll, name, out, err);
   case TN_REDUCESCATTER: return lower(s, NULL, coll, name, out, err);

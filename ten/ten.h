@@ -102,11 +102,26 @@ typedef struct sched_xfer {
                                   must precede this one */
 } sched_xfer_t;
 
+/* What the receiver of a transfer does with it: overwrite its slots of the chunks (copy),
+ * or add the data to them (reduce). All-Gather plans only copy. */
+typedef enum { SCHED_COPY = 0, SCHED_REDUCE = 1 } sched_op_t;
+
 /* A planned collective as timed transfers, in the order the planner issued them.
- * Filled by greedy/ and milp/, lowered to an algo_t by algo/. Chunk ids follow algo/'s
- * convention: chunk c of an n-NPU collective with k chunks per NPU belongs to NPU c / k. */
+ * Filled by greedy/, milp/ and trees/, lowered to an algo_t by algo/. Chunk ids follow
+ * algo/'s convention: chunk c of an n-NPU collective with k chunks per NPU belongs to NPU
+ * c / k.
+ *
+ * Two kinds. An All-Gather plan (coll TN_ALLGATHER, copies only; greedy/, milp/): algo/
+ * lowers it as is or derives Reduce-Scatter and All-Reduce from it by time reversal, so
+ * every dependency must be the delivery that brought the data. An explicit reduction
+ * schedule (coll TN_REDUCESCATTER or TN_ALLREDUCE; trees/): every transfer says whether
+ * its receiver copies or reduces (schedule_op), every NPU starts with its own contribution
+ * to every chunk, and algo/ lowers it only as is (forward). Its dependencies may be data
+ * (the deliveries whose values the sender forwards) or timing only (flow control: the
+ * sender waits for some delivery without using it); both are plain dependencies in the
+ * lowered DAG. */
 typedef struct schedule {
-  tn_coll_t coll; /* TN_ALLGATHER for planners; algo/ derives the others */
+  tn_coll_t coll; /* TN_ALLGATHER for All-Gather plans; else an explicit reduction schedule */
   uint32_t npus;
   uint32_t chunks_per_npu;
   uint64_t size_bytes; /* the collective's NCCL size */
@@ -114,6 +129,8 @@ typedef struct schedule {
   tn_vec_t chunks;     /* uint32_t chunk ids */
   tn_vec_t deps;       /* uint32_t transfer indices */
   uint64_t time_ps;    /* predicted completion (last delivery) */
+  tn_vec_t ops;        /* uint8_t sched_op_t per transfer, or empty while every transfer
+                          so far copies (All-Gather plans never pay for it) */
 } schedule_t;
 
 void schedule_init(schedule_t *s, tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu,
@@ -123,6 +140,15 @@ void schedule_free(schedule_t *s);
  * in *index (may be NULL). */
 tn_status_t schedule_add(schedule_t *s, const sched_xfer_t *x, const uint32_t *chunks,
                          const uint32_t *deps, uint32_t *index, tn_err_t *err);
+/* schedule_add for a transfer whose receiver does op with it. A SCHED_REDUCE makes the
+ * schedule keep one op per transfer (the copies before it included). */
+tn_status_t schedule_add_op(schedule_t *s, const sched_xfer_t *x, sched_op_t op,
+                            const uint32_t *chunks, const uint32_t *deps, uint32_t *index,
+                            tn_err_t *err);
+/* What the receiver of transfer i does. */
+static inline sched_op_t schedule_op(const schedule_t *s, uint32_t i) {
+  return i < s->ops.len ? (sched_op_t)TN_VEC_AT(&s->ops, uint8_t, i) : SCHED_COPY;
+}
 static inline const sched_xfer_t *schedule_xfer(const schedule_t *s, uint32_t i) {
   return &TN_VEC_AT(&s->xfers, sched_xfer_t, i);
 }

@@ -1,0 +1,398 @@
+/* trees/pack.c — fractional packing of spanning trees over the NPU graph (Garg and
+ * Koenemann's multiplicative weights, igraph's minimum spanning tree as the oracle), cut to
+ * a few heavy trees, each rooted at a centre. First step of trees/ (pack → plan). igraph
+ * stays behind this file. */
+#include "trees/trees.h"
+
+#include <igraph/igraph.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Accuracy of the multiplicative weights: the packing is within about 2 * EPS of the
+ * optimum in theory, much closer in practice (mesh-8x8: 99.6%); the oracle is called
+ * O(L log L / EPS^2) times. */
+#define EPS 0.1
+/* Safety cap on oracle calls (the loop ends well before on any fabric within the caps). */
+#define MAX_ROUNDS 200000u
+
+/* Debian's igraph keeps its error stack in globals: every igraph call of this file holds
+ * this lock (topo/analyze.c has its own for its calls). */
+static pthread_mutex_t igraph_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The NPU graph: pairs u < v linked both ways, capacity the smaller bandwidth. */
+typedef struct pairs {
+  uint32_t n, m;
+  uint32_t *u, *v;
+  double *cap; /* GB/s */
+} pairs_t;
+
+/* Distinct trees found so far, each as its n - 1 sorted edge (pair) ids. */
+typedef struct treeset {
+  uint32_t n1; /* edges per tree */
+  tn_vec_t edges; /* uint32_t, n1 per tree */
+  tn_vec_t hash;  /* uint64_t per tree */
+  tn_vec_t x;     /* double per tree: amount packed */
+} treeset_t;
+
+static void pairs_free(pairs_t *p) {
+  free(p->u);
+  free(p->v);
+  free(p->cap);
+}
+
+static tn_status_t build_pairs(const topo_t *t, pairs_t *p, tn_err_t *err) {
+  if (t->switches > 0)
+    return tn_err_set(err, TN_INVAL,
+                      "trees: fabric '%s' has %u switches: the tree All-Reduce needs a "
+                      "direct-connect fabric",
+                      t->name, t->switches);
+  if (t->npus < 2)
+    return tn_err_set(err, TN_INVAL, "trees: fabric '%s' has %u NPUs (at least 2 needed)",
+                      t->name, t->npus);
+  p->n = t->npus;
+  tn_status_t st = tn_malloc(t->nlinks + 1u, sizeof *p->u, &p->u, err);
+  if (st == TN_OK) st = tn_malloc(t->nlinks + 1u, sizeof *p->v, &p->v, err);
+  if (st == TN_OK) st = tn_malloc(t->nlinks + 1u, sizeof *p->cap, &p->cap, err);
+  if (st != TN_OK) return st;
+  for (uint32_t l = 0; l < t->nlinks; l++) { /* links are sorted by (src, dst) */
+    const topo_link_t *a = &t->links[l];
+    if (a->src >= a->dst) continue;
+    uint32_t r = topo_find_link(t, a->dst, a->src);
+    if (r == TOPO_NO_LINK) continue;
+    double c = fmin(a->bandwidth_GBps, t->links[r].bandwidth_GBps);
+    p->u[p->m] = a->src;
+    p->v[p->m] = a->dst;
+    p->cap[p->m++] = c;
+  }
+  /* Connected? Union-find over the pairs. */
+  uint32_t *uf = NULL;
+  st = tn_malloc(p->n, sizeof *uf, &uf, err);
+  if (st != TN_OK) return st;
+  for (uint32_t i = 0; i < p->n; i++)
+    uf[i] = i;
+  uint32_t parts = p->n;
+  for (uint32_t e = 0; e < p->m; e++) {
+    uint32_t a = p->u[e], b = p->v[e];
+    while (uf[a] != a)
+      a = uf[a] = uf[uf[a]];
+    while (uf[b] != b)
+      b = uf[b] = uf[uf[b]];
+    if (a != b) {
+      uf[a < b ? b : a] = a < b ? a : b;
+      parts--;
+    }
+  }
+  free(uf);
+  if (parts > 1)
+    return tn_err_set(err, TN_INFEASIBLE,
+                      "trees: the NPUs of fabric '%s' linked both ways form %u separate groups "
+                      "(a tree edge needs a link each way)",
+                      t->name, parts);
+  return TN_OK;
+}
+
+static tn_status_t map_igraph(igraph_error_t e, const char *what, tn_err_t *err) {
+  if (e == IGRAPH_SUCCESS) return TN_OK;
+  if (e == IGRAPH_ENOMEM) return tn_err_set(err, TN_NOMEM, "igraph %s: out of memory", what);
+  return tn_err_set(err, TN_INTERNAL, "igraph %s failed: %s", what, igraph_strerror(e));
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
+static uint64_t tree_hash(const uint32_t *e, uint32_t n1) {
+  uint64_t h = 1469598103934665603ull;
+  for (uint32_t i = 0; i < n1; i++)
+    h = (h ^ e[i]) * 1099511628211ull;
+  return h;
+}
+
+/* Adds amount x to the tree with sorted edges e, a new entry when it is not known yet. */
+static tn_status_t treeset_add(treeset_t *ts, const uint32_t *e, double x, tn_err_t *err) {
+  uint64_t h = tree_hash(e, ts->n1);
+  for (size_t i = 0; i < ts->hash.len; i++)
+    if (TN_VEC_AT(&ts->hash, uint64_t, i) == h &&
+        memcmp(&TN_VEC_AT(&ts->edges, uint32_t, i * ts->n1), e, ts->n1 * sizeof *e) == 0) {
+      TN_VEC_AT(&ts->x, double, i) += x;
+      return TN_OK;
+    }
+  tn_status_t st = tn_vec_push(&ts->hash, &h, err);
+  if (st == TN_OK) st = tn_vec_push(&ts->x, &x, err);
+  for (uint32_t i = 0; st == TN_OK && i < ts->n1; i++)
+    st = tn_vec_push(&ts->edges, &e[i], err);
+  return st;
+}
+
+/* Garg-Koenemann lengths: l_e = delta / c_e at the start, the loop ends when
+ * sum c_e l_e reaches 1, and the packed amounts are divided by log_{1+EPS}((1+EPS)/delta). */
+static double gk_delta(uint32_t m) {
+  return (1.0 + EPS) * pow((1.0 + EPS) * (double)m, -1.0 / EPS);
+}
+static double gk_scale(uint32_t m) {
+  return log((1.0 + EPS) / gk_delta(m)) / log(1.0 + EPS);
+}
+
+/* One round: tree e (n1 edge ids) takes its bottleneck capacity; lengths grow. Returns
+ * the amount. */
+static double gk_step(const pairs_t *p, const uint32_t *e, uint32_t n1, double *len,
+                      double *dsum) {
+  double c = INFINITY;
+  for (uint32_t j = 0; j < n1; j++)
+    c = fmin(c, p->cap[e[j]]);
+  for (uint32_t j = 0; j < n1; j++) {
+    double grow = len[e[j]] * EPS * c / p->cap[e[j]];
+    len[e[j]] += grow;
+    *dsum += grow * p->cap[e[j]];
+  }
+  return c;
+}
+
+/* The fractional packing over all spanning trees: distinct trees with their amounts. */
+static tn_status_t pack_all(const pairs_t *p, treeset_t *ts, tn_err_t *err) {
+  uint32_t n1 = p->n - 1;
+  double *len = NULL;
+  uint32_t *e = NULL;
+  tn_status_t st = tn_malloc(p->m, sizeof *len, &len, err);
+  if (st == TN_OK) st = tn_malloc(n1, sizeof *e, &e, err);
+  if (st != TN_OK) goto out;
+  double delta = gk_delta(p->m), dsum = 0;
+  for (uint32_t j = 0; j < p->m; j++) {
+    len[j] = delta / p->cap[j];
+    dsum += delta;
+  }
+  pthread_mutex_lock(&igraph_mu);
+  igraph_set_error_handler(igraph_error_handler_ignore);
+  igraph_set_warning_handler(igraph_warning_handler_ignore);
+  igraph_t g;
+  igraph_vector_int_t ev, res;
+  igraph_vector_t w;
+  bool have_g = false, have_ev = false, have_res = false, have_w = false;
+  igraph_error_t ie = igraph_vector_int_init(&ev, 2 * (igraph_integer_t)p->m);
+  have_ev = ie == IGRAPH_SUCCESS;
+  for (uint32_t j = 0; have_ev && j < p->m; j++) {
+    VECTOR(ev)[2 * j] = p->u[j];
+    VECTOR(ev)[2 * j + 1] = p->v[j];
+  }
+  if (ie == IGRAPH_SUCCESS) ie = igraph_create(&g, &ev, (igraph_integer_t)p->n, IGRAPH_UNDIRECTED);
+  have_g = ie == IGRAPH_SUCCESS;
+  if (ie == IGRAPH_SUCCESS) ie = igraph_vector_int_init(&res, 0);
+  have_res = have_g && ie == IGRAPH_SUCCESS;
+  if (ie == IGRAPH_SUCCESS) ie = igraph_vector_init(&w, (igraph_integer_t)p->m);
+  have_w = have_res && ie == IGRAPH_SUCCESS;
+  for (uint32_t round = 0; ie == IGRAPH_SUCCESS && st == TN_OK && dsum < 1.0 && round < MAX_ROUNDS;
+       round++) {
+    for (uint32_t j = 0; j < p->m; j++)
+      VECTOR(w)[j] = len[j];
+    ie = igraph_minimum_spanning_tree(&g, &res, &w);
+    if (ie != IGRAPH_SUCCESS) break;
+    if (igraph_vector_int_size(&res) != (igraph_integer_t)n1) {
+      st = tn_err_set(err, TN_INTERNAL, "trees: spanning tree of %ld edges, %u expected",
+                      (long)igraph_vector_int_size(&res), n1);
+      break;
+    }
+    for (uint32_t j = 0; j < n1; j++)
+      e[j] = (uint32_t)VECTOR(res)[j];
+    qsort(e, n1, sizeof *e, cmp_u32);
+    double c = gk_step(p, e, n1, len, &dsum);
+    st = treeset_add(ts, e, c, err);
+  }
+  if (have_w) igraph_vector_destroy(&w);
+  if (have_res) igraph_vector_int_destroy(&res);
+  if (have_g) igraph_destroy(&g);
+  if (have_ev) igraph_vector_int_destroy(&ev);
+  pthread_mutex_unlock(&igraph_mu);
+  if (st == TN_OK) st = map_igraph(ie, "minimum spanning tree", err);
+out:
+  free(len);
+  free(e);
+  return st;
+}
+
+/* Scales amounts x[0..k) of trees (edge lists) down so that every pair is within its
+ * capacity; returns their sum. */
+static double make_feasible(const pairs_t *p, const uint32_t *edges, uint32_t k, double *x,
+                            double *load) {
+  uint32_t n1 = p->n - 1;
+  memset(load, 0, p->m * sizeof *load);
+  for (uint32_t i = 0; i < k; i++)
+    for (uint32_t j = 0; j < n1; j++)
+      load[edges[(size_t)i * n1 + j]] += x[i];
+  double over = 0, sum = 0;
+  for (uint32_t j = 0; j < p->m; j++)
+    over = fmax(over, load[j] / p->cap[j]);
+  for (uint32_t i = 0; i < k; i++) {
+    if (over > 0) x[i] /= over;
+    sum += x[i];
+  }
+  return sum;
+}
+
+/* Packs again over the k given trees only (the oracle: the one of least length, lowest
+ * index on ties), for their weights x. */
+static tn_status_t pack_kept(const pairs_t *p, const uint32_t *edges, uint32_t k, double *x,
+                             tn_err_t *err) {
+  uint32_t n1 = p->n - 1;
+  double *len = NULL;
+  tn_status_t st = tn_malloc(p->m, sizeof *len, &len, err);
+  if (st != TN_OK) return st;
+  double delta = gk_delta(p->m), dsum = 0;
+  for (uint32_t j = 0; j < p->m; j++) {
+    len[j] = delta / p->cap[j];
+    dsum += delta;
+  }
+  memset(x, 0, k * sizeof *x);
+  for (uint32_t round = 0; dsum < 1.0 && round < MAX_ROUNDS; round++) {
+    uint32_t best = 0;
+    double best_len = INFINITY;
+    for (uint32_t i = 0; i < k; i++) {
+      double l = 0;
+      for (uint32_t j = 0; j < n1; j++)
+        l += len[edges[(size_t)i * n1 + j]];
+      if (l < best_len) {
+        best_len = l;
+        best = i;
+      }
+    }
+    x[best] += gk_step(p, edges + (size_t)best * n1, n1, len, &dsum);
+  }
+  double s = gk_scale(p->m);
+  for (uint32_t i = 0; i < k; i++)
+    x[i] /= s;
+  free(len);
+  return TN_OK;
+}
+
+/* Roots tree i (edges e) at a centre and fills parent[0..n). adj/off/q are scratch. */
+static void root_tree(const pairs_t *p, const uint32_t *e, uint32_t *parent, uint32_t *root,
+                      uint32_t *off, uint32_t *adj, uint32_t *q, uint32_t *dist) {
+  uint32_t n = p->n, n1 = n - 1;
+  memset(off, 0, (n + 1) * sizeof *off);
+  for (uint32_t j = 0; j < n1; j++) {
+    off[p->u[e[j]] + 1]++;
+    off[p->v[e[j]] + 1]++;
+  }
+  for (uint32_t v = 0; v < n; v++)
+    off[v + 1] += off[v];
+  for (uint32_t j = 0; j < n1; j++) { /* fill, then restore the offsets */
+    adj[off[p->u[e[j]]]++] = p->v[e[j]];
+    adj[off[p->v[e[j]]]++] = p->u[e[j]];
+  }
+  for (uint32_t v = n; v > 0; v--)
+    off[v] = off[v - 1];
+  off[0] = 0;
+  uint32_t best = 0, best_ecc = UINT32_MAX;
+  for (uint32_t s = 0; s <= n; s++) {
+    uint32_t src = s < n ? s : best; /* the last BFS, from the centre, leaves parents */
+    for (uint32_t v = 0; v < n; v++)
+      dist[v] = UINT32_MAX;
+    uint32_t head = 0, tail = 0, ecc = 0;
+    q[tail++] = src;
+    dist[src] = 0;
+    parent[src] = UINT32_MAX;
+    while (head < tail) {
+      uint32_t v = q[head++];
+      ecc = dist[v];
+      for (uint32_t a = off[v]; a < off[v + 1]; a++)
+        if (dist[adj[a]] == UINT32_MAX) {
+          dist[adj[a]] = dist[v] + 1;
+          parent[adj[a]] = v;
+          q[tail++] = adj[a];
+        }
+    }
+    if (s < n && ecc < best_ecc) {
+      best_ecc = ecc;
+      best = s;
+    }
+  }
+  *root = best;
+}
+
+/* Keeps the heaviest k trees of ts (ties: found first), packs them again and roots them. */
+static tn_status_t keep(const pairs_t *p, const treeset_t *ts, uint32_t k, trees_packing_t *out,
+                        tn_err_t *err) {
+  uint32_t n = p->n, n1 = n - 1, total = (uint32_t)ts->x.len;
+  uint32_t *order = NULL, *edges = NULL, *scratch = NULL;
+  double *load = NULL;
+  tn_status_t st = tn_malloc(total, sizeof *order, &order, err);
+  if (st == TN_OK) st = tn_malloc((size_t)k * n1 + 1, sizeof *edges, &edges, err);
+  if (st == TN_OK) st = tn_malloc(5 * (size_t)n + 2, sizeof *scratch, &scratch, err);
+  if (st == TN_OK) st = tn_malloc(p->m, sizeof *load, &load, err);
+  if (st == TN_OK) st = tn_calloc(k, sizeof *out->root, &out->root, err);
+  if (st == TN_OK) st = tn_calloc((size_t)k * n, sizeof *out->parent, &out->parent, err);
+  if (st == TN_OK) st = tn_calloc(k, sizeof *out->weight_GBps, &out->weight_GBps, err);
+  if (st != TN_OK) goto out;
+  const double *x = ts->x.data;
+  for (uint32_t i = 0; i < total; i++) { /* insertion sort by amount, descending, stable */
+    uint32_t j = i;
+    for (; j > 0 && x[order[j - 1]] < x[i]; j--)
+      order[j] = order[j - 1];
+    order[j] = i;
+  }
+  for (uint32_t i = 0; i < k; i++)
+    memcpy(edges + (size_t)i * n1, &TN_VEC_AT(&ts->edges, uint32_t, (size_t)order[i] * n1),
+           n1 * sizeof *edges);
+  st = pack_kept(p, edges, k, out->weight_GBps, err);
+  if (st != TN_OK) goto out;
+  out->value_GBps = make_feasible(p, edges, k, out->weight_GBps, load);
+  /* Trees the second packing left out are dropped. */
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < k; i++) {
+    if (!(out->weight_GBps[i] > 0)) continue;
+    out->weight_GBps[kept] = out->weight_GBps[i];
+    uint32_t *off = scratch, *adj = off + n + 1, *q = adj + 2 * (size_t)n, *dist = q + n;
+    root_tree(p, edges + (size_t)i * n1, out->parent + (size_t)kept * n, &out->root[kept], off,
+              adj, q, dist);
+    kept++;
+  }
+  out->ntrees = kept;
+out:
+  free(order);
+  free(edges);
+  free(scratch);
+  free(load);
+  return st;
+}
+
+tn_status_t trees_pack(const topo_t *t, uint32_t max_trees, trees_packing_t *out,
+                       tn_err_t *err) {
+  memset(out, 0, sizeof *out);
+  pairs_t p = {0};
+  treeset_t ts = {.n1 = t->npus > 0 ? t->npus - 1 : 0};
+  tn_vec_init(&ts.edges, sizeof(uint32_t));
+  tn_vec_init(&ts.hash, sizeof(uint64_t));
+  tn_vec_init(&ts.x, sizeof(double));
+  tn_status_t st = build_pairs(t, &p, err);
+  if (st == TN_OK) st = pack_all(&p, &ts, err);
+  if (st == TN_OK) {
+    double s = gk_scale(p.m);
+    for (size_t i = 0; i < ts.x.len; i++)
+      TN_VEC_AT(&ts.x, double, i) /= s;
+    out->npus = p.n;
+    uint32_t k = max_trees ? max_trees : TREES_MAX_TREES;
+    if (k > ts.x.len) k = (uint32_t)ts.x.len;
+    double *load = NULL;
+    st = tn_malloc(p.m, sizeof *load, &load, err);
+    if (st == TN_OK)
+      out->fractional_GBps = make_feasible(&p, ts.edges.data, (uint32_t)ts.x.len, ts.x.data, load);
+    free(load);
+    if (st == TN_OK) st = keep(&p, &ts, k, out, err);
+  }
+  pairs_free(&p);
+  tn_vec_free(&ts.edges);
+  tn_vec_free(&ts.hash);
+  tn_vec_free(&ts.x);
+  if (st != TN_OK) trees_packing_free(out);
+  return st;
+}
+
+void trees_packing_free(trees_packing_t *p) {
+  if (p == NULL) return;
+  free(p->root);
+  free(p->parent);
+  free(p->weight_GBps);
+  memset(p, 0, sizeof *p);
+}

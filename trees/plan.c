@@ -1,0 +1,513 @@
+/* trees/plan.c — the tree All-Reduce schedule: chunks dealt to the packed trees, reduce up
+ * and broadcast down each tree with depth-scaled flow control, timed on ten/'s engine as the
+ * simulator will run it. Second step of trees/ (pack → plan); algo/ lowers the result. */
+#include "trees/trees.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Automatic chunking: about CHUNKS_PER_TREE chunks per tree (the pipeline's fill and
+ * drain shrink with the chunks; on mesh-8x8 at 64 MiB 43 chunks per NPU gave 1.127 times
+ * the bound, 86 gave 1.080), no chunk below MIN_CHUNK_BYTES, and no more than
+ * MAX_TRANSFERS transfers in all (planning, lowering and simulating are linear in them:
+ * about 0.4 us each here). */
+#define CHUNKS_PER_TREE 128u
+#define MIN_CHUNK_BYTES (8u * 1024u)
+#define MAX_TRANSFERS (1u << 20)
+/* The window across all trees at an NPU: this times the sum of its per-tree windows. It
+ * binds when one tree lags (its chunks stop coming back), so the others hold back and the
+ * trees finish together (mesh-8x8, 1 GiB: 1.063 times the bound without it, 1.044 with). */
+#define GLOBAL_WINDOW 4.0
+/* Chunks a steady message carries with automatic chunking (see make_groups). */
+#define GROUP_CHUNKS 4u
+/* Queueing a chunk meets per hop, in chunks of the tree's share of a link. */
+#define QUEUE_CHUNKS 7.0
+/* A reduction's COMP costs this in the simulator (duration 0 = 1 ns, as in ASTRA-sim). */
+#define COMP_PS 1000u
+#define TIMER_BIT (1ull << 63)
+
+/* One tree as the planner walks it. */
+typedef struct tree {
+  uint32_t root;
+  const uint32_t *parent;
+  uint32_t *order;      /* NPUs top-down (BFS from the root) */
+  uint32_t *child_off;  /* n + 1 */
+  uint32_t *child;      /* n - 1 */
+  uint32_t *window;     /* per NPU: chunks it may have up before the first comes back */
+  double *want;         /* per NPU: the window before rounding */
+  uint32_t m, chunk0;   /* its chunks: chunk0 .. chunk0 + m - 1 */
+  uint32_t ng;          /* its groups: the chunks one message carries */
+  uint32_t *goff;       /* ng + 1: group q is chunks goff[q] .. goff[q + 1] - 1 */
+  uint32_t *up, *down;  /* ng * n: transfer of group q leaving / reaching NPU v */
+} tree_t;
+
+typedef struct plan {
+  const topo_t *t;
+  const trees_packing_t *pk;
+  uint32_t n, ntrees;
+  tree_t *tr;
+  schedule_t *s;
+  uint32_t group;    /* chunks per message in the steady state */
+  uint32_t *gwin;    /* per NPU: chunks it may have up across all trees */
+  uint32_t *hist;    /* per NPU: its down transfers, group by group (items per NPU) */
+  uint32_t *hcum;    /* per NPU: chunks come down to it up to and including that group */
+  uint32_t *hlen, *hgate; /* per NPU: groups in hist; those old enough to gate the next */
+  uint32_t *sent;    /* per NPU: chunks it sent up so far */
+  uint32_t items;    /* groups in all */
+} plan_t;
+
+static void plan_free(plan_t *P) {
+  for (uint32_t i = 0; P->tr && i < P->ntrees; i++) {
+    free(P->tr[i].order);
+    free(P->tr[i].child_off);
+    free(P->tr[i].child);
+    free(P->tr[i].window);
+    free(P->tr[i].want);
+    free(P->tr[i].goff);
+    free(P->tr[i].up);
+    free(P->tr[i].down);
+  }
+  free(P->tr);
+  free(P->gwin);
+  free(P->hist);
+  free(P->hcum);
+  free(P->hlen);
+  free(P->hgate);
+  free(P->sent);
+}
+
+uint64_t trees_ingress_bound_ps(const topo_t *t, uint64_t size_bytes) {
+  double sum = 0;
+  for (uint32_t l = 0; l < t->nlinks; l++)
+    if (t->links[l].src < t->npus && t->links[l].dst < t->npus) sum += t->links[l].bandwidth_GBps;
+  if (t->npus < 2 || !(sum > 0)) return 0;
+  double ps = 2.0 * (t->npus - 1) * (double)size_bytes * 1e12 / (sum * TN_GIB);
+  return (uint64_t)floor(ps);
+}
+
+/* Chunks per NPU for size bytes when the caller leaves it to us. */
+static uint32_t auto_chunks(uint32_t n, uint32_t ntrees, uint64_t size) {
+  uint64_t want = (uint64_t)ntrees * CHUNKS_PER_TREE, most = size / MIN_CHUNK_BYTES;
+  uint64_t cap = MAX_TRANSFERS / (2 * (uint64_t)(n - 1));
+  if (want > most) want = most;
+  if (want > cap) want = cap;
+  uint64_t k = want / n;
+  return k < 1 ? 1 : (uint32_t)k;
+}
+
+/* Mean latency (ps) and bandwidth (GB/s) of the links between NPUs. */
+static void link_means(const topo_t *t, double *lat_ps, double *bw) {
+  double l = 0, b = 0;
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < t->nlinks; i++)
+    if (t->links[i].src < t->npus && t->links[i].dst < t->npus) {
+      l += (double)t->links[i].latency_ps;
+      b += t->links[i].bandwidth_GBps;
+      k++;
+    }
+  *lat_ps = k ? l / k : 0;
+  *bw = k ? b / k : 1;
+}
+
+/* Deals total chunks to the trees in proportion to their weights (largest remainder,
+ * ties to the lower tree); m[i] may be 0. */
+static void deal(const trees_packing_t *pk, uint32_t total, uint32_t *m, double *rem) {
+  uint32_t given = 0;
+  for (uint32_t i = 0; i < pk->ntrees; i++) {
+    double share = (double)total * pk->weight_GBps[i] / pk->value_GBps;
+    m[i] = (uint32_t)floor(share);
+    rem[i] = share - m[i];
+    given += m[i];
+  }
+  while (given < total) {
+    uint32_t best = 0;
+    for (uint32_t i = 1; i < pk->ntrees; i++)
+      if (rem[i] > rem[best]) best = i;
+    m[best]++;
+    rem[best] = -1;
+    given++;
+  }
+}
+
+/* Cuts tr's m chunks into messages: 1, 1, 2, 2, 4, 4, ... up to group chunks from both
+ * ends, group chunks in the middle. Small messages first make the pipeline fill fast
+ * (every link starts with a queue of first messages from the trees that cross it) and
+ * small ones last drain it fast; big ones between keep the message count down. right is
+ * scratch of m entries. */
+static tn_status_t make_groups(tree_t *tr, uint32_t group, uint32_t *right, tn_err_t *err) {
+  tn_status_t st = tn_malloc((size_t)tr->m + 1, sizeof *tr->goff, &tr->goff, err);
+  if (st != TN_OK) return st;
+  uint32_t nl = 0, nr = 0, r = tr->m;
+  tr->goff[0] = 0;
+  for (uint32_t j = 0; r > 0; j++) {
+    uint32_t sz = j / 2 < 31 && (1u << (j / 2)) < group ? 1u << (j / 2) : group;
+    uint32_t a = sz < r ? sz : r;
+    tr->goff[nl + 1] = tr->goff[nl] + a;
+    nl++;
+    r -= a;
+    if (r == 0) break;
+    a = sz < r ? sz : r;
+    right[nr++] = a;
+    r -= a;
+  }
+  while (nr > 0) {
+    tr->goff[nl + 1] = tr->goff[nl] + right[--nr];
+    nl++;
+  }
+  tr->ng = nl;
+  return TN_OK;
+}
+
+/* Order, children, depth windows and transfer tables of tree tr. */
+static tn_status_t tree_init(tree_t *tr, uint32_t n, double per_hop, uint32_t *depth,
+                             tn_err_t *err) {
+  tn_status_t st = tn_malloc(n, sizeof *tr->order, &tr->order, err);
+  if (st == TN_OK) st = tn_calloc((size_t)n + 1, sizeof *tr->child_off, &tr->child_off, err);
+  if (st == TN_OK) st = tn_malloc(n, sizeof *tr->child, &tr->child, err);
+  if (st == TN_OK) st = tn_malloc(n, sizeof *tr->window, &tr->window, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *tr->want, &tr->want, err);
+  if (st == TN_OK) st = tn_malloc((size_t)tr->ng * n + 1, sizeof *tr->up, &tr->up, err);
+  if (st == TN_OK) st = tn_malloc((size_t)tr->ng * n + 1, sizeof *tr->down, &tr->down, err);
+  if (st != TN_OK) return st;
+  for (uint32_t v = 0; v < n; v++)
+    if (tr->parent[v] != UINT32_MAX) tr->child_off[tr->parent[v] + 1]++;
+  for (uint32_t v = 0; v < n; v++)
+    tr->child_off[v + 1] += tr->child_off[v];
+  for (uint32_t v = 0; v < n; v++) /* children in id order; fill, then restore */
+    if (tr->parent[v] != UINT32_MAX) tr->child[tr->child_off[tr->parent[v]]++] = v;
+  for (uint32_t v = n; v > 0; v--)
+    tr->child_off[v] = tr->child_off[v - 1];
+  tr->child_off[0] = 0;
+  uint32_t head = 0, tail = 0;
+  tr->order[tail++] = tr->root;
+  depth[tr->root] = 0;
+  while (head < tail) {
+    uint32_t v = tr->order[head++];
+    for (uint32_t a = tr->child_off[v]; a < tr->child_off[v + 1]; a++) {
+      depth[tr->child[a]] = depth[v] + 1;
+      tr->order[tail++] = tr->child[a];
+    }
+  }
+  for (uint32_t v = 0; v < n; v++) {
+    uint32_t w = (uint32_t)ceil(per_hop * depth[v] - 1e-9);
+    tr->window[v] = w > 0 ? w : 1u;
+    tr->want[v] = per_hop * depth[v];
+  }
+  return TN_OK;
+}
+
+static tn_status_t add(plan_t *P, uint32_t src, uint32_t dst, const uint32_t *chunks,
+                       uint32_t nchunks, sched_op_t op, const uint32_t *deps, uint32_t ndeps,
+                       uint32_t *idx, tn_err_t *err) {
+  const schedule_t *s = P->s;
+  sched_xfer_t x = {.src = src, .dst = dst, .nchunks = nchunks, .ndeps = ndeps};
+  for (uint32_t j = 0; j < nchunks; j++)
+    x.bytes += ten_chunk_bytes(s->size_bytes, s->npus, s->chunks_per_npu, chunks[j]);
+  return schedule_add_op(P->s, &x, op, chunks, deps, idx, err);
+}
+
+/* The group of tr that came down to an NPU with window w before group q goes up: the last
+ * one that ends w chunks or more before q starts; UINT32_MAX when none does. */
+static uint32_t tree_gate(const tree_t *tr, uint32_t q, uint32_t w) {
+  if (tr->goff[q] < w) return UINT32_MAX;
+  uint32_t lim = tr->goff[q] - w, lo = 0, hi = q; /* the last g < q with goff[g + 1] <= lim */
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (tr->goff[mid + 1] <= lim)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo == 0 ? UINT32_MAX : lo - 1;
+}
+
+/* The down transfer at v old enough to gate v's next send up across all trees. */
+static uint32_t global_gate(plan_t *P, uint32_t v) {
+  size_t base = (size_t)v * P->items;
+  if (P->sent[v] < P->gwin[v]) return UINT32_MAX;
+  uint32_t lim = P->sent[v] - P->gwin[v];
+  while (P->hgate[v] < P->hlen[v] && P->hcum[base + P->hgate[v]] <= lim)
+    P->hgate[v]++;
+  return P->hgate[v] > 0 ? P->hist[base + P->hgate[v] - 1] : UINT32_MAX;
+}
+
+/* Group q of tree tr: up from the deepest NPUs, then down from the root. cl is scratch
+ * for its chunk ids. */
+static tn_status_t emit_group(plan_t *P, tree_t *tr, uint32_t q, uint32_t *deps, uint32_t *cl,
+                              tn_err_t *err) {
+  uint32_t n = P->n, nc = tr->goff[q + 1] - tr->goff[q];
+  uint32_t *up = tr->up + (size_t)q * n, *down = tr->down + (size_t)q * n;
+  for (uint32_t j = 0; j < nc; j++)
+    cl[j] = tr->chunk0 + tr->goff[q] + j;
+  tn_status_t st = TN_OK;
+  for (uint32_t j = n; j-- > 1 && st == TN_OK;) {
+    uint32_t v = tr->order[j], nd = 0;
+    for (uint32_t a = tr->child_off[v]; a < tr->child_off[v + 1]; a++)
+      deps[nd++] = up[tr->child[a]];
+    uint32_t g = tree_gate(tr, q, tr->window[v]);
+    if (g != UINT32_MAX) deps[nd++] = tr->down[(size_t)g * n + v];
+    uint32_t h = global_gate(P, v);
+    if (h != UINT32_MAX && (g == UINT32_MAX || h != tr->down[(size_t)g * n + v])) deps[nd++] = h;
+    P->sent[v] += nc;
+    st = add(P, v, tr->parent[v], cl, nc, SCHED_REDUCE, deps, nd, &up[v], err);
+  }
+  for (uint32_t j = 1; j < n && st == TN_OK; j++) {
+    uint32_t v = tr->order[j], u = tr->parent[v], nd = 0;
+    if (u == tr->root)
+      for (uint32_t a = tr->child_off[u]; a < tr->child_off[u + 1]; a++)
+        deps[nd++] = up[tr->child[a]];
+    else
+      deps[nd++] = down[u];
+    st = add(P, u, v, cl, nc, SCHED_COPY, deps, nd, &down[v], err);
+    size_t at = (size_t)v * P->items + P->hlen[v];
+    P->hist[at] = down[v];
+    P->hcum[at] = (P->hlen[v] ? P->hcum[at - 1] : 0) + nc;
+    P->hlen[v]++;
+  }
+  return st;
+}
+
+/* A (tree, group) pair in emission order: by the group's middle in its tree's chunks,
+ * then by tree, so the trees advance together. */
+typedef struct item {
+  double key;
+  uint32_t tree, p;
+} item_t;
+
+static int cmp_item(const void *a, const void *b) {
+  const item_t *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  if (x->tree != y->tree) return x->tree < y->tree ? -1 : 1;
+  return (x->p > y->p) - (x->p < y->p);
+}
+
+static tn_status_t emit_all(plan_t *P, uint32_t total, tn_err_t *err) {
+  item_t *it = NULL;
+  uint32_t *deps = NULL, *cl = NULL, k = 0;
+  size_t xfers = 2 * (size_t)P->items * (P->n - 1), ids = 2 * (size_t)total * (P->n - 1);
+  tn_status_t st = tn_malloc((size_t)P->items + 1, sizeof *it, &it, err);
+  if (st == TN_OK) st = tn_malloc((size_t)P->n + 2, sizeof *deps, &deps, err);
+  if (st == TN_OK) st = tn_malloc((size_t)P->group + 1, sizeof *cl, &cl, err);
+  for (uint32_t i = 0; st == TN_OK && i < P->ntrees; i++) {
+    const tree_t *tr = &P->tr[i];
+    for (uint32_t q = 0; q < tr->ng; q++)
+      it[k++] = (item_t){(tr->goff[q] + tr->goff[q + 1]) / (2.0 * tr->m), i, q};
+  }
+  if (st == TN_OK) {
+    qsort(it, k, sizeof *it, cmp_item);
+    st = tn_vec_reserve_exact(&P->s->xfers, xfers, err);
+  }
+  if (st == TN_OK) st = tn_vec_reserve_exact(&P->s->chunks, ids, err);
+  if (st == TN_OK) st = tn_vec_reserve_exact(&P->s->ops, xfers, err);
+  for (uint32_t j = 0; j < k && st == TN_OK; j++)
+    st = emit_group(P, &P->tr[it[j].tree], it[j].p, deps, cl, err);
+  free(it);
+  free(deps);
+  free(cl);
+  return st;
+}
+
+/* ---- timing on ten/'s engine ------------------------------------------------------------ */
+
+typedef struct timing {
+  schedule_t *s;
+  ten_engine_t *e;
+  uint32_t *pending, *kid_off, *kids;
+  uint64_t *comp_free; /* per (NPU, chunk): when its last reduction there is done */
+  tn_vec_t ready;      /* uint32_t transfers ready at this instant */
+} timing_t;
+
+static tn_status_t build_kids(timing_t *T, tn_err_t *err) {
+  schedule_t *s = T->s;
+  uint32_t len = schedule_len(s);
+  tn_status_t st = tn_calloc((size_t)len + 1, sizeof *T->pending, &T->pending, err);
+  if (st == TN_OK) st = tn_calloc((size_t)len + 2, sizeof *T->kid_off, &T->kid_off, err);
+  if (st == TN_OK) st = tn_malloc(s->deps.len + 1, sizeof *T->kids, &T->kids, err);
+  if (st != TN_OK) return st;
+  const uint32_t *d = s->deps.data;
+  for (uint32_t y = 0; y < len; y++) {
+    const sched_xfer_t *x = schedule_xfer(s, y);
+    T->pending[y] = x->ndeps;
+    for (uint32_t j = 0; j < x->ndeps; j++)
+      T->kid_off[d[x->dep_off + j] + 2]++;
+  }
+  for (uint32_t i = 0; i < len; i++)
+    T->kid_off[i + 2] += T->kid_off[i + 1];
+  for (uint32_t y = 0; y < len; y++) {
+    const sched_xfer_t *x = schedule_xfer(s, y);
+    for (uint32_t j = 0; j < x->ndeps; j++)
+      T->kids[T->kid_off[d[x->dep_off + j] + 1]++] = y;
+  }
+  return TN_OK;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Issues the transfers that became ready at this instant, in transfer order (the lowered
+ * node order, which the simulator follows). */
+static tn_status_t issue_ready(timing_t *T, tn_err_t *err) {
+  uint32_t *r = T->ready.data;
+  qsort(r, T->ready.len, sizeof *r, cmp_u32);
+  uint64_t now = ten_now(T->e);
+  for (size_t i = 0; i < T->ready.len; i++) {
+    sched_xfer_t *x = &TN_VEC_AT(&T->s->xfers, sched_xfer_t, r[i]);
+    x->start_ps = now;
+    tn_status_t st = ten_send(T->e, x->src, x->dst, x->bytes, r[i], err);
+    if (st != TN_OK) return st;
+  }
+  T->ready.len = 0;
+  return TN_OK;
+}
+
+static tn_status_t release(timing_t *T, uint32_t x, tn_err_t *err) {
+  for (uint32_t k = T->kid_off[x]; k < T->kid_off[x + 1]; k++)
+    if (--T->pending[T->kids[k]] == 0) {
+      tn_status_t st = tn_vec_push(&T->ready, &T->kids[k], err);
+      if (st != TN_OK) return st;
+    }
+  return TN_OK;
+}
+
+/* A delivery: copies release their dependents now, reductions once their COMP is done. */
+static tn_status_t delivered(timing_t *T, uint32_t xi, uint64_t now, tn_err_t *err) {
+  schedule_t *s = T->s;
+  sched_xfer_t *x = &TN_VEC_AT(&s->xfers, sched_xfer_t, xi);
+  x->end_ps = now;
+  if (now > s->time_ps) s->time_ps = now;
+  if (schedule_op(s, xi) != SCHED_REDUCE) return release(T, xi, err);
+  uint64_t nchunks = (uint64_t)s->npus * s->chunks_per_npu, done = now;
+  const uint32_t *ch = &TN_VEC_AT(&s->chunks, uint32_t, x->chunk_off);
+  for (uint32_t j = 0; j < x->nchunks; j++)
+    if (T->comp_free[x->dst * nchunks + ch[j]] > done) done = T->comp_free[x->dst * nchunks + ch[j]];
+  done += COMP_PS;
+  for (uint32_t j = 0; j < x->nchunks; j++)
+    T->comp_free[x->dst * nchunks + ch[j]] = done;
+  if (done > s->time_ps) s->time_ps = done;
+  return ten_timer(T->e, done - now, TIMER_BIT | xi, err);
+}
+
+/* Runs the schedule on the engine as the simulator runs its lowering: every transfer
+ * issued when its dependencies are met, reductions 1 ns after arrival (serialised per
+ * NPU and chunk). Fills start_ps, end_ps and time_ps. */
+static tn_status_t time_schedule(const topo_t *t, schedule_t *s, tn_err_t *err) {
+  timing_t T = {.s = s};
+  topo_routes_t *routes = NULL;
+  tn_vec_init(&T.ready, sizeof(uint32_t));
+  uint64_t slots = (uint64_t)s->npus * s->npus * s->chunks_per_npu;
+  tn_status_t st = build_kids(&T, err);
+  if (st == TN_OK) st = tn_calloc(slots, sizeof *T.comp_free, &T.comp_free, err);
+  if (st == TN_OK) st = topo_routes_create(t, &routes, err);
+  if (st == TN_OK) st = ten_engine_create(t, routes, &T.e, err);
+  s->time_ps = 0;
+  for (uint32_t i = 0; st == TN_OK && i < schedule_len(s); i++)
+    if (T.pending[i] == 0) st = tn_vec_push(&T.ready, &i, err);
+  if (st == TN_OK) st = issue_ready(&T, err);
+  ten_event_t ev;
+  while (st == TN_OK && ten_next(T.e, &ev)) {
+    if (ev.kind == TEN_EV_DELIVER)
+      st = delivered(&T, (uint32_t)ev.cookie, ev.time_ps, err);
+    else
+      st = release(&T, (uint32_t)(ev.cookie & ~TIMER_BIT), err);
+    if (st == TN_OK && ten_peek_time(T.e) != ev.time_ps) st = issue_ready(&T, err);
+  }
+  if (st == TN_OK) st = ten_engine_status(T.e, err);
+  ten_engine_free(T.e);
+  topo_routes_free(routes);
+  free(T.pending);
+  free(T.kid_off);
+  free(T.kids);
+  free(T.comp_free);
+  tn_vec_free(&T.ready);
+  return st;
+}
+
+/* ---- the producer ---------------------------------------------------------------------- */
+
+static tn_status_t build(plan_t *P, const trees_opts_t *o, uint64_t size, schedule_t *out,
+                         tn_err_t *err) {
+  const trees_packing_t *pk = P->pk;
+  uint32_t n = P->n, k = o->chunks_per_npu;
+  P->group = GROUP_CHUNKS;
+  if (k == 0) { /* steady messages of the automatic size, cut into GROUP_CHUNKS chunks */
+    uint32_t kref = auto_chunks(n, pk->ntrees, size);
+    while (P->group > 1 && size / ((uint64_t)n * kref * P->group) < MIN_CHUNK_BYTES / 4)
+      P->group /= 2;
+    k = kref * P->group;
+  }
+  uint64_t total = (uint64_t)n * k;
+  if (total > UINT32_MAX / 4 || size < total)
+    return tn_err_set(err, TN_INVAL, "trees: %llu B cannot be cut into %llu chunks",
+                      (unsigned long long)size, (unsigned long long)total);
+  schedule_init(out, TN_ALLREDUCE, n, k, size);
+  P->s = out;
+  uint32_t *m = NULL, *depth = NULL, *right = NULL;
+  double *rem = NULL;
+  tn_status_t st = tn_calloc(pk->ntrees, sizeof *m, &m, err);
+  if (st == TN_OK) st = tn_calloc(pk->ntrees, sizeof *rem, &rem, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *depth, &depth, err);
+  if (st == TN_OK) st = tn_calloc(total + 1, sizeof *right, &right, err);
+  if (st == TN_OK) st = tn_calloc(pk->ntrees, sizeof *P->tr, &P->tr, err);
+  if (st == TN_OK) deal(pk, (uint32_t)total, m, rem);
+  double per_hop = o->window_per_hop > 0 ? o->window_per_hop : TREES_WINDOW_PER_HOP;
+  double lat_ps = 0, bw = 0;
+  link_means(P->t, &lat_ps, &bw);
+  uint64_t msg = size / total * P->group; /* a steady message */
+  uint32_t next = 0;
+  for (uint32_t i = 0; st == TN_OK && i < pk->ntrees; i++) {
+    if (m[i] == 0) continue; /* a light tree may get no chunk */
+    tree_t *tr = &P->tr[P->ntrees++];
+    *tr = (tree_t){.root = pk->root[i], .parent = pk->parent + (size_t)i * n, .m = m[i],
+                   .chunk0 = next};
+    next += m[i];
+    /* The window sets a tree's rate (data in flight per round trip), so it is the tree's
+     * rate times a hop's round trip, in steady messages: the latency, plus the queueing a
+     * message meets at a link shared with the other trees; then in chunks. */
+    double rate = pk->weight_GBps[i] * TN_GIB * 1e-12; /* B/ps */
+    double hop = lat_ps * rate / (double)msg + per_hop * QUEUE_CHUNKS * pk->weight_GBps[i] / bw;
+    st = make_groups(tr, P->group, right, err);
+    if (st == TN_OK) st = tree_init(tr, n, 2.0 * hop * P->group, depth, err);
+    P->items += tr->ng;
+  }
+  if (st == TN_OK) st = tn_calloc(n, sizeof *P->gwin, &P->gwin, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *P->hlen, &P->hlen, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *P->hgate, &P->hgate, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *P->sent, &P->sent, err);
+  if (st == TN_OK) st = tn_malloc((size_t)n * P->items + 1, sizeof *P->hist, &P->hist, err);
+  if (st == TN_OK) st = tn_malloc((size_t)n * P->items + 1, sizeof *P->hcum, &P->hcum, err);
+  for (uint32_t v = 0; st == TN_OK && v < n; v++) {
+    double g = 0;
+    for (uint32_t i = 0; i < P->ntrees; i++)
+      g += P->tr[i].want[v];
+    P->gwin[v] = (uint32_t)ceil(g * GLOBAL_WINDOW);
+    if (P->gwin[v] < 1) P->gwin[v] = 1;
+  }
+  if (st == TN_OK) st = emit_all(P, (uint32_t)total, err);
+  if (st == TN_OK) st = time_schedule(P->t, out, err);
+  free(m);
+  free(rem);
+  free(depth);
+  free(right);
+  return st;
+}
+
+tn_status_t trees_allreduce(const topo_t *t, uint64_t size_bytes, const trees_opts_t *opts,
+                            schedule_t *out, tn_err_t *err) {
+  trees_opts_t o = opts ? *opts : (trees_opts_t){0};
+  schedule_init(out, TN_ALLREDUCE, t->npus, 1, size_bytes);
+  trees_packing_t pk;
+  tn_status_t st = trees_pack(t, o.max_trees, &pk, err);
+  if (st != TN_OK) return st;
+  plan_t P = {.t = t, .pk = &pk, .n = t->npus};
+  st = build(&P, &o, size_bytes, out, err);
+  plan_free(&P);
+  trees_packing_free(&pk);
+  if (st != TN_OK) {
+    schedule_free(out);
+    schedule_init(out, TN_ALLREDUCE, t->npus, 1, size_bytes);
+  }
+  return st;
+}

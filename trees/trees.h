@@ -1,0 +1,87 @@
+/* trees — All-Reduce over a fractional packing of spanning trees (in the spirit of Blink,
+ * MLSys 2020): each tree reduces its share of the data up to its root and broadcasts it
+ * back down, pipelined in chunks with per-node flow control. A producer beside greedy/:
+ * topo → ten → trees → algo (the schedule is an explicit reduction schedule, ten/ten.h).
+ *
+ * Without in-network reduction every element of an All-Reduce must enter every NPU but one
+ * twice over the fabric's links (once partially reduced, once complete), so on a fabric of
+ * total link bandwidth B_sum it takes at least 2(n-1)S / B_sum; trees whose edges each carry
+ * the data once up and once down reach it in steady state when their packing value (the
+ * bandwidth the trees carry together) is B_sum / (2(n-1)), as on meshes, tori and
+ * hypercubes. */
+#ifndef TENET_TREES_H
+#define TENET_TREES_H
+
+#include "common/common.h"
+#include "ten/ten.h"
+#include "topo/topo.h"
+
+/* The trees of a packing, each rooted at a centre (an NPU of least eccentricity). A tree
+ * edge u-v stands for the links u->v and v->u, which it loads alike (the data goes up one
+ * and down the other), so the capacity of an NPU pair is the smaller of its two links'
+ * bandwidths; an NPU pair with a link one way only is not used. */
+typedef struct trees_packing {
+  uint32_t npus, ntrees;
+  uint32_t *root;      /* ntrees: the tree's root NPU */
+  uint32_t *parent;    /* ntrees * npus: parent[i * npus + v], UINT32_MAX at the root */
+  double *weight_GBps; /* ntrees: bandwidth the tree carries, > 0 */
+  double value_GBps;   /* sum of weight_GBps: every NPU pair within capacity */
+  double fractional_GBps; /* value of the packing before it was cut to ntrees trees */
+} trees_packing_t;
+
+/* Packs spanning trees of the NPU graph of t (fractional packing by multiplicative
+ * weights, Garg and Koenemann, with igraph's minimum spanning tree as the oracle), then
+ * keeps the max_trees heaviest (0: TREES_MAX_TREES) and packs those again for their
+ * weights. Deterministic: no seed, ties go to the lowest edge, tree or NPU id. Fills *out
+ * (caller frees with trees_packing_free; zeroed on failure). TN_INVAL for a fabric with
+ * switches ("needs a direct-connect fabric": routes through switches are not trees of
+ * links) or fewer than 2 NPUs; TN_INFEASIBLE when the NPU pairs linked both ways do not
+ * connect every NPU; TN_INTERNAL / TN_NOMEM from igraph. The value is within a few
+ * percent of the optimum (Nash-Williams/Tutte: the least, over partitions of the NPUs into
+ * k >= 2 parts, of the capacity between parts over k - 1). O(L log L / eps^2) oracle calls of
+ * O(L log L) each, L = NPU pairs. */
+#define TREES_MAX_TREES 64u
+tn_status_t trees_pack(const topo_t *t, uint32_t max_trees, trees_packing_t *out,
+                       tn_err_t *err);
+void trees_packing_free(trees_packing_t *p);
+
+typedef struct trees_opts {
+  uint32_t chunks_per_npu; /* 0 = automatic by size (see trees_allreduce) */
+  uint32_t max_trees;      /* 0 = TREES_MAX_TREES */
+  double window_per_hop;   /* flow-control scale, 0 = TREES_WINDOW_PER_HOP */
+} trees_opts_t;
+
+#define TREES_WINDOW_PER_HOP 0.6
+
+/* Plans an All-Reduce of size_bytes on t over trees_pack(t, opts->max_trees).
+ *
+ * Data: the n * chunks_per_npu chunks are dealt to the trees in proportion to their
+ * weights (consecutive ids per tree); a tree sends its chunks in messages of 1, 1, 2, 2, 4,
+ * 4, ... chunks growing from both ends up to the steady size (small first messages fill the
+ * pipeline fast, small last ones drain it fast). Automatic chunking aims at about 128
+ * steady messages per tree of at least 8 KiB, at most 2^20 transfers in all, 4 chunks a
+ * steady message.
+ * Moves: message q of a tree goes up it (every NPU sends its children's sums plus its own
+ * contribution to its parent: SCHED_REDUCE) and back down from the root (SCHED_COPY).
+ * Flow control, as timing-only dependencies: an NPU at depth d of a tree sends message q up
+ * only after the message that ended W chunks before q came back down to it, W the tree's
+ * rate times the round trip of d hops (latency plus window_per_hop * 7 steady messages of
+ * the tree's share of queueing per hop), so a tree keeps to its weight without flooding the
+ * links with reduce traffic ahead of the broadcasts that finish chunks; and across trees
+ * an NPU has at most 4 times the sum of its trees' windows up, so a lagging tree makes the
+ * others hold back and the trees finish together.
+ *
+ * Fills *out, an explicit TN_ALLREDUCE schedule for algo_from_schedule(out, TN_ALLREDUCE),
+ * with the times of ten/'s engine running it as the simulator runs its lowering (COMP nodes
+ * costing 1 ns): out->time_ps is what sim/ measures. Caller frees with schedule_free
+ * (initialised here, empty on failure). Errors: those of trees_pack; TN_INVAL for a size
+ * below one byte per chunk. O(T log T) in the transfers T = 2 (n - 1) * messages, plus the
+ * packing; about 0.5 us per transfer. */
+tn_status_t trees_allreduce(const topo_t *t, uint64_t size_bytes, const trees_opts_t *opts,
+                            schedule_t *out, tn_err_t *err);
+
+/* The All-Reduce bound of trees_allreduce's argument, in ps: 2(n-1) S over the total
+ * bandwidth of the links between NPUs. For comparison with the packing (S / value). */
+uint64_t trees_ingress_bound_ps(const topo_t *t, uint64_t size_bytes);
+
+#endif
