@@ -128,7 +128,7 @@ static void row(const char *name, const topo_t *t, uint64_t size, const trees_op
   algo_verify_report_t rep;
   if (algo_verify(a, t, &rep, &err) != TN_OK) die(name, &err);
   if (getenv("BENCH_TREES_BUCKETS")) buckets(t, &s);
-  uint64_t sim = simulate(t, a), lb = trees_ingress_bound_ps(t, size);
+  uint64_t sim = simulate(t, a), lb = topo_lower_bound_ps(t, TN_ALLREDUCE, size);
   double busbw = tn_gbps(size, sim) * 2.0 * (t->npus - 1) / t->npus;
   char sz[32];
   printf("  %-13s %7s K=%-3u xfers %8u  sim %11.3f us  plan %s  /bound %.4f  busbw %6.1f GB/s  "

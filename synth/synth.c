@@ -6,10 +6,11 @@
 #include <string.h>
 
 #include "synth/synth_internal.h"
+#include "trees/trees.h"
 
 static const char *const method_names[SYNTH_NMETHODS] = {
     [SYNTH_AUTO] = "auto",     [SYNTH_GREEDY] = "greedy", [SYNTH_MILP] = "milp",
-    [SYNTH_RING] = "ring",     [SYNTH_DIRECT] = "direct",
+    [SYNTH_RING] = "ring",     [SYNTH_DIRECT] = "direct", [SYNTH_TREES] = "trees",
 };
 
 const char *synth_method_name(synth_method_t m) {
@@ -43,7 +44,7 @@ tn_status_t synth_method_parse(const char *s, const char *what, synth_method_t *
     return tn_err_set(err, TN_INVAL, "%s: unknown algorithm '%s' (did you mean '%s'?)", what, s,
                       near);
   return tn_err_set(err, TN_INVAL,
-                    "%s: unknown algorithm '%s' (use auto, greedy, milp, ring or direct)", what, s);
+                    "%s: unknown algorithm '%s' (use auto, greedy, milp, ring, direct or trees)", what, s);
 }
 
 void synth_result_free(synth_result_t *r) {
@@ -62,6 +63,24 @@ static tn_status_t baseline(const topo_t *t, tn_coll_t coll, uint64_t size, synt
   return algo_direct(coll, t->npus, size, k ? k : 1, out, err);
 }
 
+/* The tree All-Reduce; its plan's time is exact (timed on the simulator's engine). */
+static tn_status_t trees(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
+                         synth_result_t *out, tn_err_t *err) {
+  if (coll != TN_ALLREDUCE)
+    return tn_err_set(err, TN_INVAL, "trees makes All-Reduce only, not %s", tn_coll_name(coll));
+  /* A disconnected fabric is refused as every method refuses it; trees' own TN_INVAL
+   * means only that its trees do not fit this fabric. */
+  tn_status_t st = topo_check_connected(t, err);
+  if (st != TN_OK) return st;
+  trees_opts_t to = {.chunks_per_npu = o->chunks_per_npu};
+  schedule_t s;
+  st = trees_allreduce(t, size, &to, &s, err);
+  if (st == TN_OK) st = algo_from_schedule(&s, coll, "trees", &out->algo, err);
+  if (st == TN_OK) out->time_ps = s.time_ps;
+  schedule_free(&s);
+  return st;
+}
+
 tn_status_t synth_i_one(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
                         synth_method_t m, synth_result_t *out, tn_err_t *err) {
   switch (m) {
@@ -71,6 +90,8 @@ tn_status_t synth_i_one(const topo_t *t, tn_coll_t coll, uint64_t size, const sy
   case SYNTH_GREEDY:
   case SYNTH_MILP:
     return synth_i_planned(t, coll, size, o, m, out, err);
+  case SYNTH_TREES:
+    return trees(t, coll, size, o, out, err);
   case SYNTH_AUTO:
   case SYNTH_NMETHODS:
     break;

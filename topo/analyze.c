@@ -145,12 +145,12 @@ static tn_status_t check_connected_locked(const topo_t *t, tn_err_t *err) {
   return st;
 }
 
-void topo_i_igraph_lock(void) {
+void topo_igraph_lock(void) {
   pthread_mutex_lock(&igraph_mu);
   igraph_setup();
 }
 
-void topo_i_igraph_unlock(void) { pthread_mutex_unlock(&igraph_mu); }
+void topo_igraph_unlock(void) { pthread_mutex_unlock(&igraph_mu); }
 
 tn_status_t topo_i_igraph_status(int igraph_error, const char *what, tn_err_t *err) {
   return map_igraph((igraph_error_t)igraph_error, what, err);

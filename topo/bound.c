@@ -250,14 +250,14 @@ static tn_status_t side_compute(const topo_t *f, bool tight, side_t *s, tn_err_t
     if (s->connected) seed_side(f, s);
     goto out;
   }
-  topo_i_igraph_lock();
+  topo_igraph_lock();
   st = latencies(f, s, far, err);
   if (st == TN_OK && s->connected) {
     seed_side(f, s);
     latency_terms(f, far, s);
     st = cut_search(f, s, tmp, err);
   }
-  topo_i_igraph_unlock();
+  topo_igraph_unlock();
 out:
   free(tmp);
   free(far);

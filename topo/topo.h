@@ -161,6 +161,13 @@ typedef struct topo_info {
  * O(64 * npus) extra memory. Errors: TN_NOMEM, TN_INTERNAL (an igraph failure). */
 tn_status_t topo_analyze(const topo_t *t, topo_info_t *info, tn_err_t *err);
 
+/* Debian's igraph is built without thread safety (its error "finally" stack is global):
+ * every module that calls igraph (topo/, trees/, …) does so only between these two calls,
+ * which also install igraph's quiet error handlers once (it then never prints or aborts,
+ * and returns its error codes). One process-wide lock, owned here. */
+void topo_igraph_lock(void);
+void topo_igraph_unlock(void);
+
 /* Fails with TN_INFEASIBLE ("fabric 'x' is disconnected: NPU a cannot reach NPU b")
  * when some NPU cannot reach another. */
 tn_status_t topo_check_connected(const topo_t *t, tn_err_t *err);

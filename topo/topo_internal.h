@@ -15,10 +15,6 @@ void topo_i_gen_counts(const topo_dim_t *dims, uint32_t ndims, uint64_t *npus,
  * plausible typo (at most 2 edits, or 1 for words of up to 3 letters), else NULL. */
 const char *topo_i_suggest(const char *word, const char *const *cands, size_t n);
 
-/* igraph (Debian's build is not thread-safe) is used only between these two calls,
- * which also install its quiet error handlers once (topo/analyze.c). */
-void topo_i_igraph_lock(void);
-void topo_i_igraph_unlock(void);
 /* Maps an igraph error code to ours: TN_NOMEM or TN_INTERNAL naming what failed. */
 tn_status_t topo_i_igraph_status(int igraph_error, const char *what, tn_err_t *err);
 

@@ -17,9 +17,6 @@
 /* Safety cap on oracle calls (the loop ends well before on any fabric within the caps). */
 #define MAX_ROUNDS 200000u
 
-/* Debian's igraph keeps its error stack in globals: every igraph call of this file holds
- * this lock (topo/analyze.c has its own for its calls). */
-static pthread_mutex_t igraph_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* The NPU graph: pairs u < v linked both ways, capacity the smaller bandwidth. */
 typedef struct pairs {
@@ -86,7 +83,7 @@ static tn_status_t build_pairs(const topo_t *t, pairs_t *p, tn_err_t *err) {
   }
   free(uf);
   if (parts > 1)
-    return tn_err_set(err, TN_INFEASIBLE,
+    return tn_err_set(err, TN_INVAL,
                       "trees: the NPUs of fabric '%s' linked both ways form %u separate groups "
                       "(a tree edge needs a link each way)",
                       t->name, parts);
@@ -164,9 +161,7 @@ static tn_status_t pack_all(const pairs_t *p, treeset_t *ts, tn_err_t *err) {
     len[j] = delta / p->cap[j];
     dsum += delta;
   }
-  pthread_mutex_lock(&igraph_mu);
-  igraph_set_error_handler(igraph_error_handler_ignore);
-  igraph_set_warning_handler(igraph_warning_handler_ignore);
+  topo_igraph_lock(); /* igraph is not thread-safe; this also quiets its handlers */
   igraph_t g;
   igraph_vector_int_t ev, res;
   igraph_vector_t w;
@@ -204,7 +199,7 @@ static tn_status_t pack_all(const pairs_t *p, treeset_t *ts, tn_err_t *err) {
   if (have_res) igraph_vector_int_destroy(&res);
   if (have_g) igraph_destroy(&g);
   if (have_ev) igraph_vector_int_destroy(&ev);
-  pthread_mutex_unlock(&igraph_mu);
+  topo_igraph_unlock();
   if (st == TN_OK) st = map_igraph(ie, "minimum spanning tree", err);
 out:
   free(len);

@@ -77,15 +77,6 @@ static void plan_free(plan_t *P) {
   free(P->sent);
 }
 
-uint64_t trees_ingress_bound_ps(const topo_t *t, uint64_t size_bytes) {
-  double sum = 0;
-  for (uint32_t l = 0; l < t->nlinks; l++)
-    if (t->links[l].src < t->npus && t->links[l].dst < t->npus) sum += t->links[l].bandwidth_GBps;
-  if (t->npus < 2 || !(sum > 0)) return 0;
-  double ps = 2.0 * (t->npus - 1) * (double)size_bytes * 1e12 / (sum * TN_GIB);
-  return (uint64_t)floor(ps);
-}
-
 /* Chunks per NPU for size bytes when the caller leaves it to us. */
 static uint32_t auto_chunks(uint32_t n, uint32_t ntrees, uint64_t size) {
   uint64_t want = (uint64_t)ntrees * CHUNKS_PER_TREE, most = size / MIN_CHUNK_BYTES;

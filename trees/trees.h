@@ -35,7 +35,7 @@ typedef struct trees_packing {
  * weights. Deterministic: no seed, ties go to the lowest edge, tree or NPU id. Fills *out
  * (caller frees with trees_packing_free; zeroed on failure). TN_INVAL for a fabric with
  * switches ("needs a direct-connect fabric": routes through switches are not trees of
- * links) or fewer than 2 NPUs; TN_INFEASIBLE when the NPU pairs linked both ways do not
+ * links) or fewer than 2 NPUs, and when the NPU pairs linked both ways do not
  * connect every NPU; TN_INTERNAL / TN_NOMEM from igraph. The value is within a few
  * percent of the optimum (Nash-Williams/Tutte: the least, over partitions of the NPUs into
  * k >= 2 parts, of the capacity between parts over k - 1). O(L log L / eps^2) oracle calls of
@@ -80,8 +80,5 @@ typedef struct trees_opts {
 tn_status_t trees_allreduce(const topo_t *t, uint64_t size_bytes, const trees_opts_t *opts,
                             schedule_t *out, tn_err_t *err);
 
-/* The All-Reduce bound of trees_allreduce's argument, in ps: 2(n-1) S over the total
- * bandwidth of the links between NPUs. For comparison with the packing (S / value). */
-uint64_t trees_ingress_bound_ps(const topo_t *t, uint64_t size_bytes);
 
 #endif
