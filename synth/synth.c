@@ -11,6 +11,7 @@
 static const char *const method_names[SYNTH_NMETHODS] = {
     [SYNTH_AUTO] = "auto",     [SYNTH_GREEDY] = "greedy", [SYNTH_MILP] = "milp",
     [SYNTH_RING] = "ring",     [SYNTH_DIRECT] = "direct", [SYNTH_TREES] = "trees",
+    [SYNTH_FOREST] = "forest",
 };
 
 const char *synth_method_name(synth_method_t m) {
@@ -44,7 +45,7 @@ tn_status_t synth_method_parse(const char *s, const char *what, synth_method_t *
     return tn_err_set(err, TN_INVAL, "%s: unknown algorithm '%s' (did you mean '%s'?)", what, s,
                       near);
   return tn_err_set(err, TN_INVAL,
-                    "%s: unknown algorithm '%s' (use auto, greedy, milp, ring, direct or trees)", what, s);
+                    "%s: unknown algorithm '%s' (use auto, greedy, milp, ring, direct, trees or forest)", what, s);
 }
 
 void synth_result_free(synth_result_t *r) {
@@ -89,6 +90,7 @@ tn_status_t synth_i_one(const topo_t *t, tn_coll_t coll, uint64_t size, const sy
     return baseline(t, coll, size, m, o->chunks_per_npu, &out->algo, err);
   case SYNTH_GREEDY:
   case SYNTH_MILP:
+  case SYNTH_FOREST:
     return synth_i_planned(t, coll, size, o, m, out, err);
   case SYNTH_TREES:
     return trees(t, coll, size, o, out, err);

@@ -21,11 +21,13 @@ typedef enum {
   SYNTH_DIRECT,   /* MSCCLang-style Direct baseline */
   SYNTH_TREES,    /* All-Reduce: reduce/broadcast over packed spanning trees (trees/);
                      direct-connect fabrics only */
+  SYNTH_FOREST,   /* broadcast trees packed over switch routes (forest/); All-Gather, and
+                     Reduce-Scatter / All-Reduce derived from it like the greedy's */
   SYNTH_NMETHODS
 } synth_method_t;
 
-/* "auto", "greedy", "milp", "ring", "direct", "trees" (the name also given to the
- * algo_t). */
+/* "auto", "greedy", "milp", "ring", "direct", "trees", "forest" (the name also
+ * given to the algo_t). */
 const char *synth_method_name(synth_method_t m);
 
 /* Parses a method name. TN_INVAL with a did-you-mean naming `what` (e.g. "--algo") for an

@@ -95,7 +95,8 @@ static void check_portfolio(const topo_t *t, tn_coll_t coll, uint64_t size) {
   if (algo_verify(a.algo, t, &rep, &err) != TN_OK)
     fail_msg("%s %s auto (%s): %s", t->name, tn_coll_name(coll), a.algo->name, err.msg);
   assert_int_equal(simulate(t, a.algo), a.time_ps);
-  const synth_method_t alone[] = {SYNTH_GREEDY, SYNTH_TREES, SYNTH_RING, SYNTH_DIRECT};
+  const synth_method_t alone[] = {SYNTH_GREEDY, SYNTH_TREES, SYNTH_FOREST, SYNTH_RING,
+                                   SYNTH_DIRECT};
   for (size_t i = 0; i < sizeof alone / sizeof alone[0]; i++) {
     synth_result_t r;
     o.method = alone[i];

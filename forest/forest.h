@@ -1,0 +1,55 @@
+/* forest — All-Gather by packing broadcast trees (in the spirit of ForestColl, arXiv
+ * 2402.06787): every NPU broadcasts its chunks down a few spanning trees over the NPUs,
+ * whose edges are NPU-to-NPU routes through switches, packed so that no link carries more
+ * than its share. Where the greedy sends a remote chunk across a slow shared uplink once
+ * per destination, a tree crosses it once per server and fans out inside. A producer
+ * beside greedy/: topo → ten → forest → algo (an All-Gather schedule_t; Reduce-Scatter
+ * and All-Reduce are derived from it as from the greedy's, see synth/). */
+#ifndef TENET_FOREST_H
+#define TENET_FOREST_H
+
+#include "common/common.h"
+#include "ten/ten.h"
+#include "topo/topo.h"
+
+/* Fabrics above this many NPUs are refused (TN_LIMIT): the packing looks at every pair. */
+#define FOREST_MAX_NPUS 512u
+
+typedef struct forest_opts {
+  uint32_t chunks_per_npu; /* 0 = chosen by size (see forest_run) */
+  uint32_t trees_per_npu;  /* trees each NPU broadcasts over; 0 = FOREST_TREES */
+  bool pace;               /* plan with an NPU's own chunks held back until deliveries
+                              to it (see forest_run) */
+  bool gates;              /* keep those waits in the schedule as timing-only
+                              dependencies: for All-Gather lowering only (a reversed
+                              lowering reads every dependency as data) */
+} forest_opts_t;
+
+#define FOREST_TREES 8u
+
+/* Plans an All-Gather of size_bytes (gathered output) on t into *out (initialised here;
+ * caller frees with schedule_free; empty on failure).
+ *
+ * Packing: the logical edges are the NPU pairs (u, v) whose route from u to v crosses
+ * switches only (on a direct-connect fabric: the links between NPUs). Each NPU in turn
+ * takes the cheapest spanning tree rooted at it under the links' current lengths (Prim's
+ * rule on the directed costs: the edge of least route length from the tree to a new NPU),
+ * and every link the tree's routes cross gets longer in proportion to its use over its
+ * bandwidth (multiplicative weights, as in Garg and Koenemann's packing); trees_per_npu
+ * rounds give each NPU that many trees of equal weight. Deterministic: ties go to the
+ * lowest ids.
+ *
+ * Schedule: NPU r's k chunks are dealt to its trees in turn; a chunk goes down its tree,
+ * every NPU forwarding it to its children as soon as it arrives (chunks in id order),
+ * planned on ten/'s engine, so out->time_ps is what the simulator measures on
+ * algo_from_schedule(out, TN_ALLGATHER). With chunks_per_npu 0: enough chunks that each
+ * tree gets two, fewer for small sizes (at least 16 KiB a chunk).
+ *
+ * Errors: TN_INFEASIBLE for a disconnected fabric or one where some NPU is reachable only
+ * through another NPU's route; TN_INVAL for a size below one byte per chunk or fewer
+ * than 2 NPUs; TN_LIMIT above FOREST_MAX_NPUS. O(rounds · n^2 · hops) for the packing
+ * plus O(n^2 k log) for the plan. */
+tn_status_t forest_run(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
+                       schedule_t *out, tn_err_t *err);
+
+#endif

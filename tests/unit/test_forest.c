@@ -1,0 +1,163 @@
+/* tests/unit/test_forest.c — the broadcast-tree packing (forest/): on random and shipped
+ * switch fabrics every All-Gather plan verifies and its predicted time is the simulated
+ * one, the derived Reduce-Scatter and All-Reduce verify, nothing beats the bound, runs are
+ * identical, and on a spine with shared uplinks it is near the bound where the greedy is
+ * not. */
+#include "testutil.h"
+
+#include <string.h>
+
+#include "algo/algo.h"
+#include "forest/forest.h"
+#include "greedy/greedy.h"
+#include "sim/sim.h"
+#include "synth/synth.h"
+
+static void must(tn_status_t st, const tn_err_t *err) {
+  if (st != TN_OK) fail_msg("%s: %s", tn_status_str(st), err->msg);
+}
+
+static uint64_t simulate(const topo_t *t, const algo_t *a) {
+  tn_err_t err = {0};
+  sim_result_t res = {0};
+  must(sim_run(t, a, NULL, &res, &err), &err);
+  uint64_t time = res.time_ps;
+  sim_result_free(&res);
+  return time;
+}
+
+static void verify(const topo_t *t, const algo_t *a) {
+  tn_err_t err = {0};
+  algo_verify_report_t rep;
+  if (algo_verify(a, t, &rep, &err) != TN_OK)
+    fail_msg("%s %s: %s", t->name, tn_coll_name(a->coll), err.msg);
+  assert_true(rep.semantics_checked);
+}
+
+/* All three collectives through synth/ with the forest: verified, the All-Gather's time
+ * exact, none faster than the bound (a simulated time may undercut the exact figure by
+ * half a ps per message). */
+static void check_fabric(const topo_t *t, uint64_t size) {
+  const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE};
+  for (size_t c = 0; c < 3; c++) {
+    tn_err_t err = {0};
+    synth_opts_t o = {.method = SYNTH_FOREST};
+    synth_result_t r;
+    must(synth_run(t, colls[c], size, &o, &r, &err), &err);
+    verify(t, r.algo);
+    uint64_t sim = simulate(t, r.algo);
+    if (colls[c] == TN_ALLGATHER && sim != r.time_ps)
+      fail_msg("%s: predicted %llu ps, simulated %llu ps", t->name,
+               (unsigned long long)r.time_ps, (unsigned long long)sim);
+    uint64_t lb = topo_lower_bound_ps(t, colls[c], size), slack = algo_send_count(r.algo) / 2 + 1;
+    if (sim + slack < lb)
+      fail_msg("%s %s: %llu ps beats the bound %llu ps", t->name, tn_coll_name(colls[c]),
+               (unsigned long long)sim, (unsigned long long)lb);
+    synth_result_free(&r);
+  }
+}
+
+static void forest_plans_verify_and_match_simulation_on_random_fabrics(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 16; seed++) {
+    topo_t *t = tu_random_fabric(3 + (uint32_t)(seed % 8), seed, seed % 2 == 0);
+    check_fabric(t, (seed % 3 ? 1u : 37u) << 16);
+    topo_free(t);
+  }
+}
+
+static topo_t *shipped(const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/topologies/%s.json", TENET_SOURCE_DIR, name);
+  tn_err_t err = {0};
+  topo_t *t = NULL;
+  must(topo_load(path, &t, &err), &err);
+  return t;
+}
+
+static void forest_plans_verify_on_shipped_switch_fabrics(void **state) {
+  (void)state;
+  static const char *const names[] = {"switch-8", "hierarchical-4x4", "spine-4x8", "rail-4x8",
+                                      "leaf-32", "fattree-32-4to1"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    topo_t *t = shipped(names[i]);
+    check_fabric(t, 4u << 20);
+    topo_free(t);
+  }
+}
+
+static void forest_runs_are_identical(void **state) {
+  (void)state;
+  topo_t *t = shipped("fattree-32-4to1");
+  tn_err_t err = {0};
+  forest_opts_t o = {.pace = true, .gates = true};
+  schedule_t a, b;
+  must(forest_run(t, 8u << 20, &o, &a, &err), &err);
+  must(forest_run(t, 8u << 20, &o, &b, &err), &err);
+  algo_t *x = NULL, *y = NULL;
+  must(algo_from_schedule(&a, TN_ALLGATHER, "forest", &x, &err), &err);
+  must(algo_from_schedule(&b, TN_ALLGATHER, "forest", &y, &err), &err);
+  assert_int_equal(a.time_ps, b.time_ps);
+  assert_true(algo_equal(x, y));
+  algo_free(x);
+  algo_free(y);
+  schedule_free(&a);
+  schedule_free(&b);
+  topo_free(t);
+}
+
+/* 4 servers of 8 GPUs, one 50 GB/s uplink each: the greedy sends a remote chunk across an
+ * uplink once per GPU; the trees cross it once per server. */
+static void forest_is_near_the_bound_on_a_spine_with_shared_uplinks(void **state) {
+  (void)state;
+  topo_t *t = shipped("spine-4x8");
+  tn_err_t err = {0};
+  uint64_t size = 64u << 20, lb = topo_lower_bound_ps(t, TN_ALLGATHER, size);
+  forest_opts_t o = {.pace = true, .gates = true};
+  schedule_t s;
+  must(forest_run(t, size, &o, &s, &err), &err);
+  double ratio = (double)s.time_ps / (double)lb;
+  if (ratio > 1.10) fail_msg("forest on spine-4x8: %.4f times the bound", ratio);
+  greedy_opts_t g = {.seed = 1};
+  schedule_t gs;
+  must(greedy_run(t, size, &g, &gs, &err), &err);
+  assert_true(s.time_ps < gs.time_ps);
+  schedule_free(&gs);
+  schedule_free(&s);
+  topo_free(t);
+}
+
+static void forest_refuses_what_it_cannot_plan(void **state) {
+  (void)state;
+  tn_err_t err = {0};
+  topo_t *t = NULL;
+  schedule_t s;
+  must(topo_gen_kind("switch", "8", 50.0, 500.0, &t, &err), &err);
+  forest_opts_t o = {.chunks_per_npu = 4};
+  assert_int_equal(forest_run(t, 31, &o, &s, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "one byte per chunk"));
+  assert_int_equal(schedule_len(&s), 0);
+  schedule_free(&s);
+  topo_free(t);
+  const topo_link_t links[] = {{.src = 0, .dst = 1, .bandwidth_GBps = 50},
+                               {.src = 1, .dst = 0, .bandwidth_GBps = 50},
+                               {.src = 2, .dst = 3, .bandwidth_GBps = 50},
+                               {.src = 3, .dst = 2, .bandwidth_GBps = 50}};
+  must(topo_create("split", 4, 0, links, 4, &t, &err), &err);
+  tn_err_t e2 = {0};
+  assert_int_equal(forest_run(t, 1u << 20, NULL, &s, &e2), TN_INFEASIBLE);
+  assert_non_null(strstr(e2.msg, "disconnected"));
+  schedule_free(&s);
+  topo_free(t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(forest_plans_verify_and_match_simulation_on_random_fabrics),
+      cmocka_unit_test(forest_plans_verify_on_shipped_switch_fabrics),
+      cmocka_unit_test(forest_runs_are_identical),
+      cmocka_unit_test(forest_is_near_the_bound_on_a_spine_with_shared_uplinks),
+      cmocka_unit_test(forest_refuses_what_it_cannot_plan),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
