@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # tests/cli/msccl.sh — `tenet import msccl` and `tenet export msccl` end to end: every
-# shipped MSCCL-IR file converts and verifies, the ring All-Reduce imported the
+# MSCCL-IR fixture (tests/fixtures/msccl_fixtures.py, written by ctest into
+# $TENET_MSCCL_FIXTURES) converts and verifies, and so does every file of an external corpus
+# when $TENET_MSCCL_CORPUS names one; the ring All-Reduce imported the
 # collectiveapi way simulates to ASTRA-sim's figure, the files it writes simulate the same
 # with `tenet sim`, export → import gives the same time, errors name gpu/tb/step.
 # Usage: bash msccl.sh TENET_BIN SCRATCH_DIR SOURCE_DIR
@@ -8,7 +10,11 @@ set -u
 T=$1
 S=$2
 SRC=$3
-D="$SRC/../shared/data/msccl"
+D=${TENET_MSCCL_FIXTURES:-}
+if [ -z "$D" ]; then # run by hand: write the fixtures here
+  D="$S.fixtures"
+  python3 "$SRC/tests/fixtures/msccl_fixtures.py" "$D" >/dev/null || exit 1
+fi
 PY=python3
 rm -rf "$S" && mkdir -p "$S"
 pass=0
@@ -24,8 +30,9 @@ within() { $PY -c 'import sys; g,w=float(sys.argv[1]),float(sys.argv[2]); sys.ex
 "$T" export --help | grep -q "export msccl" && ok || bad "export --help"
 "$T" --help | grep -q "^  import" && ok || bad "import missing from tenet --help"
 
-# Every shipped file imports, verifies and is written.
-for f in "$D"/*.xml; do
+# Every fixture (and every corpus file, when there is a corpus) imports, verifies and is
+# written.
+for f in "$D"/*.xml ${TENET_MSCCL_CORPUS:+"$TENET_MSCCL_CORPUS"/*.xml}; do
   name=$(basename "$f" .xml)
   if "$T" import msccl "$f" -s 1MiB -o "$S/all/$name" --json >"$S/out.json" 2>"$S/err.txt"; then
     [ "$(json_get "$S/out.json" semantics_checked)" = True ] && [ -s "$S/all/$name.0.et" ] && ok ||
