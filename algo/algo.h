@@ -1,5 +1,5 @@
 /* algo — a collective algorithm as one DAG per NPU of SEND / RECV / COMP nodes: the
- * in-memory twin of a Chakra ET set (../shared/CHAKRA.md). Every producer builds one
+ * in-memory twin of a Chakra ET set (docs/chakra-format.md). Every producer builds one
  * (schedule lowering, Ring and Direct baselines, MSCCL import, the Chakra reader); every
  * consumer reads one (Chakra writer, simulator, verifier).
  *
@@ -110,7 +110,7 @@ uint64_t algo_send_count(const algo_t *a);
 /* True when both have the same header and the same nodes, deps and chunks. */
 bool algo_equal(const algo_t *x, const algo_t *y);
 
-/* Gives every rank with no node one COMP of duration 0 (CHAKRA.md: every file holds a
+/* Gives every rank with no node one COMP of duration 0 (docs/chakra-format.md: every file holds a
  * node). */
 tn_status_t algo_fill_idle(algo_t *a, tn_err_t *err);
 

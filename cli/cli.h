@@ -12,7 +12,7 @@
 #include "synth/synth.h"
 #include "topo/topo.h"
 
-/* Entry point: returns the process exit code (ARCHITECTURE.md §6). */
+/* Entry point: returns the process exit code (docs/architecture.md §6). */
 int cli_main(int argc, char **argv);
 
 /* Subcommands: argv[0] is the subcommand's name. Each returns an exit code. */

@@ -25,7 +25,7 @@ static const char topo_help[] =
 static const char gen_help[] =
     "usage: tenet topo gen KIND DIMS [--bandwidth GBPS] [--latency NS] [--explicit]\n"
     "                      [--unidirectional] [--name NAME] [--description TEXT] -o FILE\n\n"
-    "Writes a generated fabric as a topology JSON file (ARCHITECTURE.md section 4).\n"
+    "Writes a generated fabric as a topology JSON file (docs/architecture.md §4).\n"
     "  KIND   ring, fc (fully connected), switch (star), mesh, torus or hypercube\n"
     "  DIMS   8 for ring, fc and switch; 8x8 or 4x4x4 for mesh and torus; the NPU count\n"
     "         (a power of two) for hypercube\n"

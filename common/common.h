@@ -31,7 +31,7 @@ typedef enum {
 /* Human-readable name of a status ("out of memory"). Never NULL. */
 const char *tn_status_str(tn_status_t st);
 
-/* The CLI exit code for a status (ARCHITECTURE.md §6): 0 ok, 1 bad input or usage,
+/* The CLI exit code for a status (docs/architecture.md §6): 0 ok, 1 bad input or usage,
  * 2 valid input that cannot be done, 3 internal. */
 int tn_status_exit_code(tn_status_t st);
 
@@ -93,7 +93,7 @@ bool tn_mul_u64(uint64_t a, uint64_t b, uint64_t *out);
 bool tn_add_u64(uint64_t a, uint64_t b, uint64_t *out);
 
 /* ---- units --------------------------------------------------------------- */
-/* Bandwidth unit of ARCHITECTURE.md §2: 1 GB/s = 2^30 bytes per second. */
+/* Bandwidth unit of docs/architecture.md §2: 1 GB/s = 2^30 bytes per second. */
 #define TN_GIB 1073741824.0
 #define TN_PS_PER_NS 1000u
 
@@ -145,7 +145,7 @@ uint64_t tn_rng_next(tn_rng_t *r);
 uint64_t tn_rng_below(tn_rng_t *r, uint64_t n);
 
 /* ---- collectives ------------------------------------------------------- */
-/* The three collectives every module speaks of (ARCHITECTURE.md §2 for sizes). */
+/* The three collectives every module speaks of (docs/architecture.md §2 for sizes). */
 typedef enum { TN_ALLGATHER = 0, TN_REDUCESCATTER = 1, TN_ALLREDUCE = 2 } tn_coll_t;
 /* "allgather", "reducescatter", "allreduce". */
 const char *tn_coll_name(tn_coll_t c);

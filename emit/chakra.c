@@ -1,4 +1,4 @@
-/* emit/chakra.c — Chakra ET files (../shared/CHAKRA.md) to and from algo_t, with protobuf-c
+/* emit/chakra.c — Chakra ET files (docs/chakra-format.md) to and from algo_t, with protobuf-c
  * over emit/et_def.proto. The writer turns each rank's DAG into <prefix>.<rank>.et for
  * ASTRA-sim; the reader turns any producer's set back into an algo_t for tenet sim and
  * tenet verify. Pipeline: algo → emit → files (and files → emit → algo).
@@ -714,7 +714,7 @@ static tn_status_t loc_err(const loc_t *l, tn_err_t *err, tn_status_t st, const 
   return tn_err_set(err, st, "%s: %s", where, msg);
 }
 
-/* Integer value of an attribute held in any integer member (CHAKRA.md: ASTRA-sim reads
+/* Integer value of an attribute held in any integer member (docs/chakra-format.md: ASTRA-sim reads
  * them all); unsigned values beyond INT64_MAX clamp to it (out of range for every use).
  * False for strings, floats, bools, lists and an unset value. */
 static bool attr_int(const attr_t *at, int64_t *v) {

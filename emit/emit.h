@@ -1,4 +1,4 @@
-/* emit — formats: Chakra ET write and read (protobuf-c, ../shared/CHAKRA.md), JSON dump,
+/* emit — formats: Chakra ET write and read (protobuf-c, docs/chakra-format.md), JSON dump,
  * DOT of one rank, MSCCL-IR XML import and export (libxml2). Pipeline: algo → emit → cli. */
 #ifndef TENET_EMIT_H
 #define TENET_EMIT_H
@@ -8,7 +8,7 @@
 #include "topo/topo.h"
 
 /* ---- Chakra ET ------------------------------------------------------------
- * What tenet writes (every attribute in the member CHAKRA.md names):
+ * What tenet writes (every attribute in the member docs/chakra-format.md names):
  *   GlobalMetadata  version "0.0.4"; tenet_npus, tenet_nodes (nodes in this file),
  *                   tenet_producer (int64 code: 1 greedy, 2 milp, 3 ring, 4 direct, 5 msccl,
  *                   6 chakra, 0 other; the exact name in the attribute's doc_string) and,

@@ -1,5 +1,5 @@
 /* sim/sim.c — the analytical network simulator: validates an algo_t against a topo_t,
- * then runs it on ten/'s engine with the discipline of ARCHITECTURE.md §3 (drain every
+ * then runs it on ten/'s engine with the discipline of docs/architecture.md §3 (drain every
  * event of an instant, then issue the nodes that became ready in (rank, id) order; eager
  * sends; FIFO matching per (src, dst, tag, bytes)). Pipeline: algo → sim → cli. */
 #include "sim/sim.h"

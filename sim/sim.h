@@ -1,5 +1,5 @@
 /* sim — the event-driven analytical network simulator: runs an algo_t on a topo_t with
- * the congestion-aware model of ARCHITECTURE.md §3 (it drives ten/'s engine, the same one
+ * the congestion-aware model of docs/architecture.md §3 (it drives ten/'s engine, the same one
  * the planners use) and reports the collective time. Pipeline: algo → sim → cli. */
 #ifndef TENET_SIM_H
 #define TENET_SIM_H

@@ -1,5 +1,5 @@
 /* ten/engine.c — the event queue and per-link FIFOs of the network model
- * (ARCHITECTURE.md §3), shared by the planners and the simulator. */
+ * (docs/architecture.md §3), shared by the planners and the simulator. */
 #include "ten/ten.h"
 
 #include <assert.h>

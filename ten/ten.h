@@ -1,4 +1,4 @@
-/* ten — the time-expanded network: the one timing model of ARCHITECTURE.md §3 that the
+/* ten — the time-expanded network: the one timing model of docs/architecture.md §3 that the
  * synthesizers plan with and the simulator measures with, and the schedule_t the
  * synthesizers fill. Second stage of the pipeline (topo → ten → greedy|milp → algo …).
  *

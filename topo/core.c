@@ -1,5 +1,5 @@
 /* topo/core.c — building, validating, copying and comparing a fabric; per-node
- * bandwidth sums and the bandwidth lower bound of ARCHITECTURE.md §2. */
+ * bandwidth sums and the bandwidth lower bound of docs/architecture.md §2. */
 #include "topo/topo.h"
 
 #include <math.h>

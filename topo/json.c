@@ -1,4 +1,4 @@
-/* topo/json.c — the topology file (ARCHITECTURE.md §4): loading the explicit form, the
+/* topo/json.c — the topology file (docs/architecture.md §4): loading the explicit form, the
  * generator form (kind + dims, or a composition of dimension objects, with optional
  * per-link overrides) and saving either form. First stage of the pipeline: everything
  * downstream starts from the topo_t built here. Every error names the file and the place

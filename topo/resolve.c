@@ -1,5 +1,5 @@
 /* topo/resolve.c — turns a TOPO argument into a file path: an existing file as given,
- * else a shipped name looked up as <dir>/<name>.json (ARCHITECTURE.md §6). The first step
+ * else a shipped name looked up as <dir>/<name>.json (docs/architecture.md §6). The first step
  * of every command that takes -t. */
 #include "topo/topo.h"
 #include "topo/topo_internal.h"

@@ -1,4 +1,4 @@
-/* topo/route.c — deterministic shortest-path routes (ARCHITECTURE.md §3): dimension
+/* topo/route.c — deterministic shortest-path routes (docs/architecture.md §3): dimension
  * order on generated fabrics, lowest-id next hop on explicit ones. Routes are what the
  * simulator and the planners send multi-hop messages along. */
 #include "topo/topo.h"

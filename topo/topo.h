@@ -1,6 +1,6 @@
 /* topo — the fabric: NPUs, switches and directed links with bandwidth and latency.
  * First stage of the pipeline (topo → ten → greedy|milp → algo → emit|sim → cli).
- * Owns the JSON format (ARCHITECTURE.md §4), the generators, ASTRA-sim YAML import,
+ * Owns the JSON format (docs/architecture.md §4), the generators, ASTRA-sim YAML import,
  * deterministic routes (§3) and the analysis (igraph) including the lower bounds (§2). */
 #ifndef TENET_TOPO_H
 #define TENET_TOPO_H
@@ -110,7 +110,7 @@ tn_status_t topo_set_link(topo_t *t, uint32_t src, uint32_t dst, double bandwidt
 
 /* ---- files --------------------------------------------------------------- */
 
-/* Loads a topology JSON file (explicit or generator form, ARCHITECTURE.md §4) or an
+/* Loads a topology JSON file (explicit or generator form, docs/architecture.md §4) or an
  * ASTRA-sim network YAML file (by extension .yml/.yaml). Errors name the file and the
  * place (line:column or JSON path); unknown keys are errors with a did-you-mean.
  * Caller frees. */
@@ -126,7 +126,7 @@ tn_status_t topo_save(const topo_t *t, const char *path, bool explicit_links, tn
 /* The same JSON as a malloc'ed string (caller frees). */
 tn_status_t topo_to_json(const topo_t *t, bool explicit_links, char **out, tn_err_t *err);
 
-/* ---- routes (ARCHITECTURE.md §3) ---------------------------------------- */
+/* ---- routes (docs/architecture.md §3) ---------------------------------------- */
 
 /* Deterministic shortest-path routes. Generated fabrics: dimension order, lowest
  * dimension first; within a ring the shorter direction, ties going to increasing ids;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/cli/topo.sh — `tenet topo gen|info|list|draw` on the built binary: the contract of
-# ARCHITECTURE.md §6 (keys of --json, exit codes, one-line errors, no partial files).
+# docs/architecture.md §6 (keys of --json, exit codes, one-line errors, no partial files).
 # Usage: bash topo.sh TENET_BIN SCRATCH_DIR SOURCE_DIR
 set -u
 . "$(dirname "$0")/lib/testlib.bash"

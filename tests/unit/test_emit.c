@@ -1,5 +1,5 @@
 /* tests/unit/test_emit.c — the Chakra ET writer and reader (round trips, determinism, the
- * wire contract of CHAKRA.md, rejection of broken sets, foreign producers' files, gzip),
+ * wire contract of docs/chakra-format.md, rejection of broken sets, foreign producers' files, gzip),
  * the JSON dump and the DOT output. */
 #include "testutil.h"
 
@@ -293,7 +293,7 @@ static const ChakraProtoMsg__AttributeProto *find_attr(ChakraProtoMsg__Attribute
 }
 
 /* Decodes rank 1 of a ring All-Reduce with protobuf-c directly and checks the wire contract
- * of CHAKRA.md: framing, version, names, types, the oneof member of every attribute. */
+ * of docs/chakra-format.md: framing, version, names, types, the oneof member of every attribute. */
 static void emit_write_follows_the_chakra_wire_contract(void **state) {
   (void)state;
   const char *dir = tu_tmpdir("emit_wire");

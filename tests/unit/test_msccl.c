@@ -254,7 +254,7 @@ static void msccl_ring_allgather_import_times_like_the_ring_baseline(void **stat
     print_message("MSCCLang ring AG %.3f us, tenet Ring %.3f us\n", (double)pm / 1e6,
                   (double)pb / 1e6);
     assert_int_equal(pm, pb);
-    /* CHAKRA.md: 140,217 ns for 1 MiB shards on a ring of 8. */
+    /* docs/chakra-format.md: 140,217 ns for 1 MiB shards on a ring of 8. */
     assert_true(pm > 140217000 - 701000 && pm < 140217000 + 701000);
   }
   topo_free(t);

@@ -1,5 +1,5 @@
 /* tests/unit/test_sim.c — the simulator against ASTRA-sim's reference figures
- * (../shared/CHAKRA.md), closed forms of the network model, its errors and determinism.
+ * (docs/chakra-format.md), closed forms of the network model, its errors and determinism.
  * Sets are built with algo_add_* the way the Chakra producers write them. */
 #include "testutil.h"
 

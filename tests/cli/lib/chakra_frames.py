@@ -1,4 +1,4 @@
-# tests/cli/lib/chakra_frames.py — the framing of a Chakra ET file (CHAKRA.md): a sequence
+# tests/cli/lib/chakra_frames.py — the framing of a Chakra ET file (docs/chakra-format.md): a sequence
 # of records, each a protobuf message preceded by its length as a base-128 varint. Shared
 # by the Python helpers of the CLI tests; knows nothing of the messages themselves.
 
