@@ -97,11 +97,6 @@ const char *cli_topology_dir(void) {
 }
 
 tn_status_t cli_load_topo(const char *arg, topo_t **out, tn_err_t *err) {
-  *out = NULL;
-  char *path = NULL;
-  tn_status_t st = topo_resolve(arg, cli_topology_dir(), &path, err);
-  if (st != TN_OK) return st;
-  st = topo_load(path, out, err);
-  free(path);
-  return st;
+  /* Every command takes the same TOPO forms: a file, a shipped name, or KIND-DIMS. */
+  return cli_load_topo_spec(arg, out, err);
 }

@@ -192,6 +192,22 @@ static tn_status_t parse_dims(const char *s, uint32_t *sizes, uint32_t *n, tn_er
   return TN_OK;
 }
 
+tn_status_t topo_i_cube_dims(uint32_t npus, uint32_t *sizes, uint32_t *n, tn_err_t *err) {
+  if (npus < 2 || (npus & (npus - 1)) != 0)
+    return tn_err_set(err, TN_INVAL, "a hypercube's NPU count must be a power of two >= 2, not %u",
+                      npus);
+  uint32_t d = 0;
+  for (uint32_t v = npus; v > 1; v >>= 1)
+    d++;
+  if (d > TOPO_MAX_DIMS)
+    return tn_err_set(err, TN_INVAL, "a hypercube has at most 2^%u = %u NPUs, not %u",
+                      TOPO_MAX_DIMS, 1u << TOPO_MAX_DIMS, npus);
+  for (uint32_t i = 0; i < d; i++)
+    sizes[i] = 2;
+  *n = d;
+  return TN_OK;
+}
+
 tn_status_t topo_gen_kind(const char *kind, const char *dims_s, double bw, double lat,
                           topo_t **out, tn_err_t *err) {
   *out = NULL;
@@ -216,15 +232,8 @@ tn_status_t topo_gen_kind(const char *kind, const char *dims_s, double bw, doubl
                       dims_s);
   if (!multi && n != 1)
     return tn_err_set(err, TN_INVAL, "a %s takes one size (like 8), not '%s'", kind, dims_s);
-  if (strcmp(kind, "hypercube") == 0) {
-    uint32_t v = sizes[0];
-    if (v < 2 || (v & (v - 1)) != 0)
-      return tn_err_set(err, TN_INVAL, "a hypercube's NPU count must be a power of two >= 2, "
-                        "not %u", v);
-    for (; v > 1; v >>= 1) sizes[nd++] = 2;
-    n = nd;
-    nd = 0;
-  }
+  if (strcmp(kind, "hypercube") == 0 && (st = topo_i_cube_dims(sizes[0], sizes, &n, err)) != TN_OK)
+    return st;
   for (uint32_t d = 0; d < n; d++) {
     if (sizes[d] < 2)
       return tn_err_set(err, TN_INVAL, "DIMS '%s': every size must be >= 2", dims_s);

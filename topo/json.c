@@ -378,16 +378,8 @@ static tn_status_t parse_kind_form(const jctx_t *c, const cJSON *root, const cJS
                        : k == 5       ? TOPO_DIM_SWITCH
                                       : TOPO_DIM_LINE;
   if (k == 3) { /* hypercube: log2(npus) lines of 2 */
-    uint32_t s = sizes[0];
-    if (s < 2 || (s & (s - 1)) != 0)
-      return jerr(c, "dims[0]: a hypercube's NPU count must be a power of two >= 2, not %u", s);
-    n = 0;
-    for (; s > 1; s >>= 1) {
-      if (n == TOPO_MAX_DIMS)
-        return jerr(c, "dims[0]: a hypercube has at most 2^%u NPUs (TOPO_MAX_DIMS)",
-                    TOPO_MAX_DIMS);
-      sizes[n++] = 2;
-    }
+    tn_err_t e = {0};
+    if (topo_i_cube_dims(sizes[0], sizes, &n, &e) != TN_OK) return jerr(c, "dims[0]: %s", e.msg);
   }
   bool bidir = true;
   if ((v = cJSON_GetObjectItemCaseSensitive(root, "bidirectional")) != NULL) {

@@ -18,4 +18,10 @@ const char *topo_i_suggest(const char *word, const char *const *cands, size_t n)
 /* Maps an igraph error code to ours: TN_NOMEM or TN_INTERNAL naming what failed. */
 tn_status_t topo_i_igraph_status(int igraph_error, const char *what, tn_err_t *err);
 
+/* The one rule for a hypercube of npus NPUs: a power of two >= 2 with at most
+ * TOPO_MAX_DIMS dimensions, as log2(npus) lines of 2 written to sizes (TOPO_MAX_DIMS
+ * entries) and *n. TN_INVAL naming what is wrong (the message has no location: callers
+ * prefix theirs). */
+tn_status_t topo_i_cube_dims(uint32_t npus, uint32_t *sizes, uint32_t *n, tn_err_t *err);
+
 #endif

@@ -92,7 +92,7 @@ desc="info terminal"
 run "$TENET" topo info hierarchical-16x8
 [ "$rc" -eq 0 ] && grep -q '^NPUs  *128$' out.txt && grep -q '^switches  *24$' out.txt &&
   grep -q '^diameter  *4 hops' out.txt && ok || bad "info terminal summary: $(cat out.txt)"
-expect_bad "info unknown shipped name" "" "$TENET" topo info mesh-8x9
+expect_bad "info unknown shipped name" "" "$TENET" topo info meshh-8x8
 desc="info unknown shipped name"; expect_msg "did you mean 'mesh-8x8'"
 expect_msg "tenet topo list"
 
@@ -193,5 +193,21 @@ for c in ("allgather", "reducescatter", "allreduce"):
 EOF
 run "$TENET" topo info hierarchical-16x8
 [ "$rc" -eq 0 ] && grep -qE '^  allgather +4\.69 ms .*120 NPUs' out.txt && ok || bad "info text bounds"
+
+# One rule for a hypercube's size, whichever way it is asked for (it once overflowed a
+# stack array at 512); and KIND-DIMS names work in every command.
+for n in 512 1024 4096 65536; do
+  expect_fail 1 "topo gen hypercube $n" "$TENET" topo gen hypercube $n -o cube.json
+  expect_msg "at most 2^8 = 256 NPUs, not $n"
+  "$TENET" synth -t hypercube-$n -c allgather -s 1MiB -o cube/x 2>err.txt >/dev/null
+  [ $? -eq 1 ] && [ ! -e cube ] && grep -qF "tenet synth: a hypercube has at most 2^8 = 256 NPUs" err.txt &&
+    ok || bad "synth hypercube-$n: $(cat err.txt)"
+done
+printf '{"name": "c", "kind": "hypercube", "dims": [512]}' >cube512.json
+expect_fail 1 "json hypercube 512" "$TENET" topo info cube512.json
+expect_msg "dims[0]: a hypercube has at most 2^8"
+rm -f cube512.json
+run "$TENET" topo info torus-4x4x2
+[ "$rc" -eq 0 ] && grep -q '^NPUs  *32$' out.txt && ok || bad "topo info KIND-DIMS: $(cat out.txt)"
 
 testlib_done
