@@ -494,9 +494,12 @@ static void verify_of_an_unknown_collective_skips_semantics(void **state) {
 }
 
 /* Random single-field corruptions of valid sets: the verifier must answer OK or TN_PARSE
- * (never crash, never an internal error), and a rejection names a rank. */
+ * (never crash, never an internal error), a rejection names a rank, and every corruption
+ * that breaks a message's matching (another peer, tag or size on a SEND or RECV) is
+ * rejected; so is most of the rest (a moved dependency or chunk may still be valid). */
 static void verify_survives_random_corruptions(void **state) {
   (void)state;
+  unsigned corrupted = 0, rejected = 0;
   tn_rng_t rng;
   tn_rng_seed(&rng, 42);
   for (int it = 0; it < 400; it++) {
@@ -511,6 +514,8 @@ static void verify_survives_random_corruptions(void **state) {
     uint32_t r = (uint32_t)tn_rng_below(&rng, n);
     uint32_t i = (uint32_t)tn_rng_below(&rng, algo_rank_len(a, r));
     algo_node_t *nd = node_mut(a, r, i);
+    algo_node_t was = *nd;
+    bool msg = nd->op != ALGO_COMP, pool_changed = false;
     switch (tn_rng_below(&rng, 7)) {
     case 0: nd->op = (algo_op_t)tn_rng_below(&rng, 4); break;
     case 1: nd->peer = (int32_t)tn_rng_below(&rng, n + 3) - 1; break;
@@ -518,21 +523,39 @@ static void verify_survives_random_corruptions(void **state) {
     case 3: nd->bytes = tn_rng_below(&rng, 3) ? nd->bytes + 1 : 0; break;
     case 4: nd->reduce = !nd->reduce; break;
     case 5:
-      if (nd->ndeps)
-        TN_VEC_AT(&a->ranks[r].deps, uint32_t, nd->dep_off) =
-            (uint32_t)tn_rng_below(&rng, algo_rank_len(a, r) + 1);
+      if (nd->ndeps) {
+        uint32_t *d = &TN_VEC_AT(&a->ranks[r].deps, uint32_t, nd->dep_off), old = *d;
+        *d = (uint32_t)tn_rng_below(&rng, algo_rank_len(a, r) + 1);
+        pool_changed = *d != old;
+      }
       break;
     default:
-      if (nd->nchunks)
-        TN_VEC_AT(&a->ranks[r].chunks, uint32_t, nd->chunk_off) =
-            (uint32_t)tn_rng_below(&rng, n * k + 1);
+      if (nd->nchunks) {
+        uint32_t *ch = &TN_VEC_AT(&a->ranks[r].chunks, uint32_t, nd->chunk_off), old = *ch;
+        *ch = (uint32_t)tn_rng_below(&rng, n * k + 1);
+        pool_changed = *ch != old;
+      }
     }
+    bool breaks_matching =
+        msg && (nd->peer != was.peer || nd->tag != was.tag || nd->bytes != was.bytes);
+    bool changed = pool_changed || nd->op != was.op || nd->peer != was.peer ||
+                   nd->tag != was.tag || nd->bytes != was.bytes || nd->reduce != was.reduce;
     tn_err_t err = {0};
     tn_status_t st = algo_verify(a, NULL, NULL, &err);
     if (st != TN_OK && (st != TN_PARSE || strstr(err.msg, "rank") == NULL))
       fail_msg("iteration %d: status %d: %s", it, (int)st, err.msg);
+    if (breaks_matching && st == TN_OK)
+      fail_msg("iteration %d: rank %u node %u: peer %d->%d tag %d->%d bytes %llu->%llu accepted",
+               it, r, i, was.peer, nd->peer, was.tag, nd->tag, (unsigned long long)was.bytes,
+               (unsigned long long)nd->bytes);
+    corrupted += changed;
+    rejected += changed && st != TN_OK;
     algo_free(a);
   }
+  /* Of the corruptions that changed anything, the verifier turned most away. */
+  print_message("%u of %u corrupted sets rejected\n", rejected, corrupted);
+  assert_true(corrupted > 200);
+  assert_true(rejected * 10 >= corrupted * 7);
 }
 
 /* n = 200: contribution sets are stored as interval lists (wrapping arcs are two

@@ -763,12 +763,12 @@ static void msccl_import_reads_out_of_place_reduce_scatter(void **state) {
   snprintf(xml, sizeof xml, "%s", RS2("reduce_scatter"));
   const char *from[] = {"inplace=\"1\"", "o_chunks=\"0\"", "o_chunks=\"0\"",
                         "srcoff=\"0\" dstbuf=\"i\" dstoff=\"0\" cnt=\"1\"",
-                        "srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" "
-                        "deps=\"-1\" hasdep=\"0\"/>\n  </tb>\n </gpu>\n</algo>"};
+                        ("srcoff=\"1\" dstbuf=\"i\" dstoff=\"1\" cnt=\"1\" depid=\"-1\" "
+                         "deps=\"-1\" hasdep=\"0\"/>\n  </tb>\n </gpu>\n</algo>")};
   const char *to[] = {"inplace=\"0\"", "o_chunks=\"1\"", "o_chunks=\"1\"",
                       "srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\"",
-                      "srcoff=\"1\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" "
-                      "deps=\"-1\" hasdep=\"0\"/>\n  </tb>\n </gpu>\n</algo>"};
+                      ("srcoff=\"1\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" depid=\"-1\" "
+                       "deps=\"-1\" hasdep=\"0\"/>\n  </tb>\n </gpu>\n</algo>")};
   for (size_t k = 0; k < 5; k++) {
     char *p = strstr(xml, from[k]);
     assert_non_null(p);

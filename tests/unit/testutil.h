@@ -14,11 +14,17 @@
 /* A fresh scratch directory for this test binary (under $TENET_TMP or /tmp), created
  * empty; returns a static path. */
 const char *tu_tmpdir(const char *test_name);
-/* Asserts st == TN_OK, printing err's message otherwise. */
-#define TU_OK(expr)                                                        \
-  do {                                                                     \
-    tn_status_t tu_st_ = (expr);                                           \
-    if (tu_st_ != TN_OK) fail_msg("%s failed: %s", #expr, tu_err_.msg);    \
+/* Asserts expr returns TN_OK, printing the message expr left in the test file's tu_err_
+ * (which expr names as its error argument). tu_err_ is cleared first, so a failure never
+ * shows what an earlier check or test left there; an expr that reports through another
+ * error struct prints "(message elsewhere)". */
+#define TU_OK(expr)                                                                  \
+  do {                                                                               \
+    tn_err_clear(&tu_err_);                                                          \
+    tn_status_t tu_st_ = (expr);                                                     \
+    if (tu_st_ != TN_OK)                                                             \
+      fail_msg("%s failed (%s): %s", #expr, tn_status_str(tu_st_),                   \
+               tu_err_.msg[0] ? tu_err_.msg : "(message elsewhere)");                \
   } while (0)
 
 /* A random strongly connected fabric of n NPUs: a directed Hamiltonian cycle in random

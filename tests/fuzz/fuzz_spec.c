@@ -1,0 +1,59 @@
+/* tests/fuzz/fuzz_spec.c — libFuzzer target for the command line's small parsers: sizes
+ * (common/units.c: "1MiB", "64KB", lists and ranges "1KiB..1GiB") and KIND-DIMS generator
+ * names ("mesh-8x8", "hypercube-512", topo/gen.c's one rule). The input is split at its
+ * first newline: the first line is parsed as a size and a size list, the rest as a
+ * KIND-DIMS name. Anything must either parse or fail with a message; a size that parses
+ * prints and parses back to itself. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/common.h"
+#include "topo/topo.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void sizes(const char *s) {
+  tn_err_t err = {0};
+  uint64_t v = 0;
+  if (tn_parse_size(s, &v, &err) == TN_OK) {
+    char buf[64];
+    uint64_t w = 0;
+    tn_err_t e2 = {0};
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    if (tn_parse_size(buf, &w, &e2) != TN_OK || w != v) abort();
+  } else if (err.msg[0] == '\0') {
+    abort();
+  }
+  uint64_t *list = NULL;
+  size_t n = 0;
+  tn_err_t e3 = {0};
+  if (cli_parse_sizes(s, &list, &n, &e3) == TN_OK && n == 0) abort();
+  free(list);
+}
+
+static void spec(const char *s) {
+  topo_t *t = NULL;
+  tn_err_t err = {0};
+  /* Only generator names: a spec that names a file or shipped topology is not generated. */
+  if (strchr(s, '/') != NULL || strlen(s) > 64) return;
+  tn_status_t st = cli_load_topo_spec(s, &t, &err);
+  if (st == TN_OK && (t == NULL || t->npus == 0)) abort();
+  if (st != TN_OK && err.msg[0] == '\0') abort();
+  topo_free(t);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size > 256) return 0;
+  char *s = malloc(size + 1);
+  if (s == NULL) return 0;
+  memcpy(s, data, size);
+  s[size] = '\0';
+  char *nl = memchr(s, '\n', size);
+  if (nl != NULL) *nl = '\0';
+  sizes(s);
+  if (nl != NULL) spec(nl + 1);
+  free(s);
+  return 0;
+}
