@@ -173,6 +173,8 @@ static ev_t arrival(const ten_engine_t *e, uint32_t l, uint32_t m) {
 static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, uint32_t l, tn_err_t *err) {
   msg_t *msg = &e->msgs[m];
   if (l == TOPO_NO_LINK) l = topo_route_next(e->routes, msg->at, msg->dst);
+  if (l == TOPO_NO_LINK && topo_routes_out_of_memory(e->routes))
+    return tn_err_set(err, TN_NOMEM, "out of memory building the routes to NPU %u", msg->dst);
   if (l == TOPO_NO_LINK)
     return tn_err_set(err, TN_INFEASIBLE, "no route from node %u to NPU %u", msg->at,
                       msg->dst);
@@ -271,7 +273,9 @@ tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes
   if (st != TN_OK) return st;
   uint32_t first;
   if (!route_ok(e, src, dst, &first))
-    return tn_err_set(err, TN_INFEASIBLE, "NPU %u cannot reach NPU %u", src, dst);
+    return topo_routes_out_of_memory(e->routes)
+               ? tn_err_set(err, TN_NOMEM, "out of memory building the routes to NPU %u", dst)
+               : tn_err_set(err, TN_INFEASIBLE, "NPU %u cannot reach NPU %u", src, dst);
   return inject(e, src, dst, first, bytes, cookie, err);
 }
 

@@ -14,6 +14,7 @@ struct topo_routes {
    * of the next hop toward dst (TOPO_NO_LINK at dst or when unreachable). */
   uint32_t **next;
   uint32_t *queue, *dist; /* BFS scratch, nodes long */
+  bool nomem;             /* a column could not be allocated: a TOPO_NO_LINK may be a lie */
 };
 
 tn_status_t topo_routes_create(const topo_t *t, topo_routes_t **out, tn_err_t *err) {
@@ -136,9 +137,16 @@ uint32_t topo_route_next(topo_routes_t *r, uint32_t node, uint32_t dst) {
   if (t->ndims > 0) return shape_next(r, node, dst);
   if (r->next[dst] == NULL) {
     r->next[dst] = build_column(r, dst);
-    if (r->next[dst] == NULL) return TOPO_NO_LINK;
+    if (r->next[dst] == NULL) {
+      r->nomem = true;
+      return TOPO_NO_LINK;
+    }
   }
   return r->next[dst][node];
+}
+
+bool topo_routes_out_of_memory(const topo_routes_t *r) {
+  return r->nomem;
 }
 
 uint32_t topo_route_hops(topo_routes_t *r, uint32_t src, uint32_t dst) {

@@ -141,6 +141,9 @@ void topo_routes_free(topo_routes_t *r);
  * dst is unreachable. Amortised O(1) for generated fabrics, O(V+E) on the first query
  * for a new dst on explicit fabrics. */
 uint32_t topo_route_next(topo_routes_t *r, uint32_t node, uint32_t dst);
+/* True once a route table could not be allocated: a TOPO_NO_LINK answer may then mean
+ * "out of memory" rather than "unreachable" (callers report TN_NOMEM). */
+bool topo_routes_out_of_memory(const topo_routes_t *r);
 /* Hops from src to dst along the route (0 when equal, UINT32_MAX when unreachable). */
 uint32_t topo_route_hops(topo_routes_t *r, uint32_t src, uint32_t dst);
 
