@@ -46,8 +46,8 @@
 
 #include <libxml/SAX2.h>
 #include <libxml/parser.h>
-#include <libxml/parserInternals.h>
 #include <libxml/xmlerror.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -571,7 +571,12 @@ static void on_end(void *ctx, const xmlChar *name, const xmlChar *prefix, const 
   }
 }
 
-static void on_xml_error(void *ctx, xmlErrorPtr e) {
+/* libxml2 2.12 made the structured error callback's error const. */
+#if LIBXML_VERSION >= 21200
+static void on_xml_error(void *ctx, const xmlError *e) {
+#else
+static void on_xml_error(void *ctx, xmlError *e) {
+#endif
   sax_t *S = ctx;
   if (S->xml_msg[0] || e == NULL) return;
   snprintf(S->xml_msg, sizeof S->xml_msg, "%s", e->message ? e->message : "not well-formed");
@@ -587,19 +592,19 @@ static tn_status_t parse_xml(imp_t *I, const char *xml, size_t len, tn_err_t *er
   S.I = I;
   S.err = err;
   S.inplace = -1;
-  xmlParserCtxt *ctxt = xmlCreateMemoryParserCtxt(xml, (int)len);
-  if (ctxt == NULL) {
-    if (len == 0)
-      return tn_err_set(err, TN_PARSE, "%s:1: malformed XML: the file is empty", I->what);
-    return tn_err_set(err, TN_NOMEM, "%s: cannot create an XML parser", I->what);
-  }
-  xmlSAXHandler *h = ctxt->sax;
-  memset(h, 0, sizeof *h);
-  h->initialized = XML_SAX2_MAGIC;
-  h->startElementNs = on_start;
-  h->endElementNs = on_end;
-  h->serror = on_xml_error;
-  ctxt->userData = &S;
+  if (len == 0)
+    return tn_err_set(err, TN_PARSE, "%s:1: malformed XML: the file is empty", I->what);
+  if (len > INT_MAX)
+    return tn_err_set(err, TN_PARSE, "%s: the file is too large for the XML parser", I->what);
+  /* Our own SAX handler only (no tree), through the public push-parser API. */
+  xmlSAXHandler h;
+  memset(&h, 0, sizeof h);
+  h.initialized = XML_SAX2_MAGIC;
+  h.startElementNs = on_start;
+  h.endElementNs = on_end;
+  h.serror = on_xml_error;
+  xmlParserCtxt *ctxt = xmlCreatePushParserCtxt(&h, &S, NULL, 0, I->what);
+  if (ctxt == NULL) return tn_err_set(err, TN_NOMEM, "%s: cannot create an XML parser", I->what);
   S.ctxt = ctxt;
   xmlCtxtUseOptions(ctxt, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
   static const char *const elems[4] = {"algo", "gpu", "tb", "step"};
@@ -613,7 +618,7 @@ static tn_status_t parse_xml(imp_t *I, const char *xml, size_t len, tn_err_t *er
   /* A step element takes about 100 bytes in the files the tools write. */
   if (rc == TN_OK) rc = tn_vec_reserve_exact(&I->steps, len / 100 + 16, err);
   if (rc == TN_OK) {
-    xmlParseDocument(ctxt);
+    xmlParseChunk(ctxt, xml, (int)len, 1);
     rc = S.rc;
   }
   if (rc == TN_OK && !ctxt->wellFormed)
