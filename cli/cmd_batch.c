@@ -26,14 +26,15 @@ static const char *const batch_help =
     "                    mesh3d-4x4x4: generated at 50 GB/s, 500 ns), comma-separated\n"
     "  --colls LIST      allgather, reducescatter, allreduce\n"
     "  --sizes LIST      1MiB,64MiB,1GiB or a power-of-two range 1KiB..1GiB\n"
-    "  --algos LIST      auto, greedy, ring, direct, milp (default greedy,ring,direct)\n"
+    "  --algos LIST      auto, greedy, trees, forest, ring, direct, milp\n"
+    "                    (default auto,ring,direct)\n"
     "  --seed N          greedy tie-breaking seed (default 1)\n"
     "  --manifest FILE   the sweep from a text file instead of the four lists:\n"
     "                      # comment\n"
     "                      topos  mesh-8x8, fabrics/my.json   (relative to FILE's folder)\n"
     "                      colls  allgather, allreduce\n"
     "                      sizes  1MiB,64MiB,1GiB\n"
-    "                      algos  greedy,ring,direct\n"
+    "                      algos  auto,ring,direct\n"
     "                      seed   1\n"
     "                    (KEY VALUE, KEY: VALUE or KEY = VALUE; a list key may repeat\n"
     "                    to extend its list)\n"
@@ -114,7 +115,7 @@ int cmd_batch(int argc, char **argv) {
   if (out == NULL) return cli_usage("batch", "missing -o DIR");
   if (manifest && (topos || colls || sizes || algos || seed_s))
     return cli_usage("batch", "--manifest replaces --topos, --colls, --sizes, --algos and --seed");
-  if (algos == NULL) algos = "greedy,ring,direct";
+  if (algos == NULL) algos = "auto,ring,direct";
   if (!manifest && (!topos || !colls || !sizes))
     return cli_usage("batch", "give --topos, --colls and --sizes (or --manifest FILE)");
   if ((jobs_s && cli_parse_jobs(jobs_s, &o.jobs, &err) != TN_OK) ||

@@ -109,7 +109,8 @@ static const char *const compare_help =
     "  -c, --coll COLL      allgather, reducescatter or allreduce\n"
     "  --sizes LIST         1MiB,64MiB,1GiB or a power-of-two range 1KiB..1GiB\n"
     "                       (default 1KiB..1GiB)\n"
-    "  --algos LIST         of auto, greedy, ring, direct, milp (default greedy,ring,direct)\n"
+    "  --algos LIST         of auto, greedy, trees, forest, ring, direct, milp\n"
+    "                       (default auto,ring,direct; auto rows name its choice)\n"
     "  --json               print {\"rows\":[...]} instead of the table\n"
     "  --csv FILE           also write the rows as CSV (all or nothing)\n"
     "  --plot FILE          busbw against size, one line per algorithm, the bound dashed\n"
@@ -120,7 +121,7 @@ static const char *const compare_help =
 
 int cmd_compare(int argc, char **argv) {
   const char *topo_arg = NULL, *coll_s = NULL, *sizes_s = "1KiB..1GiB";
-  const char *algos_s = "greedy,ring,direct", *csv = NULL, *plot = NULL, *seed_s = NULL;
+  const char *algos_s = "auto,ring,direct", *csv = NULL, *plot = NULL, *seed_s = NULL;
   const char *jobs_s = NULL;
   bool json = false, help = false;
   const cli_opt_t opts[] = {

@@ -17,6 +17,12 @@ check "table header" grep -q 'busbw GB/s' table.txt
 check "table rows" test "$(grep -cE '^(1MiB|4MiB) +(greedy|ring|direct) ' table.txt)" -eq $((2 * NA))
 check "ring is 1.00x" grep -qE '^1MiB +ring .* 1\.00x$' table.txt
 
+# The default compares the portfolio with Ring and Direct and names what it chose.
+"$TENET" compare -t spine-4x8 -c allgather --sizes 64MiB >auto.txt
+check "auto run" test $? -eq 0
+check "auto row names its choice" grep -qE '^64MiB +auto:forest ' auto.txt
+check "auto and baselines" test "$(grep -cE '^64MiB +(auto:[a-z]+|ring|direct) ' auto.txt)" -eq 3
+
 # JSON: exactly one object with rows and the contract keys.
 "$TENET" compare -t ring-8 -c allreduce --sizes 64KiB..256KiB --algos ${ALGOS%,direct} --json >a.json
 check "json run" test $? -eq 0
