@@ -107,7 +107,7 @@ typedef struct emit_msccl_opts {
 void emit_msccl_origin_free(emit_msccl_origin_t *o);
 /* emit_msccl_import / _mem with options (opts may be NULL). The semantics of the mapping
  * (chunk size, nodes per op, pairing, tags, nop folding) are documented at the top of
- * emit/msccl_import.c. Errors name file:line, gpu, tb and step. O(steps log steps). */
+ * emit/msccl/import.c. Errors name file:line, gpu, tb and step. O(steps log steps). */
 tn_status_t emit_msccl_import_opts(const char *path, uint64_t size_bytes,
                                    const emit_msccl_opts_t *opts, algo_t **out, tn_err_t *err);
 tn_status_t emit_msccl_import_mem_opts(const char *xml, size_t len, const char *what,
@@ -125,7 +125,7 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
  * rcs / rrc / rrcs steps, cross-threadblock dependencies through depid/deps/hasdep and nop
  * steps, channels bounded; the import still verifies and simulates (tb serialisation may
  * change the time). The rules and the deadlock-freedom argument are at the top of
- * emit/msccl_pack.c. Limits (zero fields take these defaults) follow the MSCCL executor of
+ * emit/msccl/pack.c. Limits (zero fields take these defaults) follow the MSCCL executor of
  * NCCL and RCCL (Azure/msccl-executor-nccl, ROCm/rccl src/include/msccl/msccl_struct.h and
  * msccl_parser.cc). */
 #define EMIT_MSCCL_MAX_CHANNELS 32        /* MAXCHANNELS */

@@ -1,5 +1,5 @@
 # tests/cli/chakra_decode.py — decodes a Chakra ET set with protobuf's Python runtime and a
-# protoc-compiled emit/et_def.proto (Chakra's own way of reading files), and checks what
+# protoc-compiled emit/chakra/et_def.proto (Chakra's own way of reading files), and checks what
 # docs/chakra-format.md promises. Usage: python3 chakra_decode.py GEN_DIR PREFIX
 # Prints one summary line; exits 1 naming the file and node on the first violation.
 import os

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/cli/et.sh — `tenet et dump/dot` and `tenet verify` on a synthesized Chakra set and on
 # a foreign (Python-written) one, and the synthesized set decoded by Chakra's own Python
-# schema (protoc --python_out of emit/et_def.proto). Usage: et.sh TENET SCRATCH SOURCE_DIR
+# schema (protoc --python_out of emit/chakra/et_def.proto). Usage: et.sh TENET SCRATCH SOURCE_DIR
 set -u
 . "$(dirname "$0")/lib/testlib.bash"
 testlib_init "$@" et
@@ -36,10 +36,10 @@ PY=/usr/bin/python3
 HAVE_PB=0
 if "$PY" -c 'import google.protobuf' 2>/dev/null && command -v protoc >/dev/null; then
   mkdir -p "$SCRATCH/gen"
-  if protoc --python_out="$SCRATCH/gen" --proto_path="$SRC/emit" "$SRC/emit/et_def.proto"; then
+  if protoc --python_out="$SCRATCH/gen" --proto_path="$SRC/emit/chakra" "$SRC/emit/chakra/et_def.proto"; then
     HAVE_PB=1
   else
-    bad "protoc --python_out failed on emit/et_def.proto"
+    bad "protoc --python_out failed on emit/chakra/et_def.proto"
   fi
 else
   bad "Chakra Python schema checks need $PY with google.protobuf and protoc (scripts/install-deps.sh installs them)"

@@ -1,6 +1,6 @@
 /* tests/fuzz/fuzz_msccl.c — libFuzzer target for the MSCCL-IR importer: any bytes must give
  * an algorithm or an error, never a crash; an algorithm the exporter accepts must come back
- * equal from its own XML (the round-trip property of emit/msccl_export.c). */
+ * equal from its own XML (the round-trip property of emit/msccl/export.c). */
 #include <stdint.h>
 #include <stdlib.h>
 

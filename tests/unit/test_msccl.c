@@ -1,5 +1,5 @@
-/* tests/unit/test_msccl.c — MSCCL-IR import and export (emit/msccl_import.c,
- * emit/msccl_export.c): every fixture (tests/fixtures/msccl_fixtures.py writes them into
+/* tests/unit/test_msccl.c — MSCCL-IR import and export (emit/msccl/import.c,
+ * emit/msccl/export.c): every fixture (tests/fixtures/msccl_fixtures.py writes them into
  * $TENET_MSCCL_FIXTURES) imports, verifies and simulates; with the argument "corpus" the
  * same for every file of an external corpus in $TENET_MSCCL_CORPUS (exit 77, skipped,
  * when it is not set); the ring

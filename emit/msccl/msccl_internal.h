@@ -1,8 +1,8 @@
-/* emit/emit_internal.h — private to the emit module (not part of its API): what the two
- * MSCCL-IR writers share (emit/msccl_export.c: exact, one threadblock per node;
- * emit/msccl_pack.c: runtime-fit, nodes packed into few threadblocks). */
-#ifndef TENET_EMIT_INTERNAL_H
-#define TENET_EMIT_INTERNAL_H
+/* emit/msccl/msccl_internal.h — private to emit/msccl/: what the two
+ * MSCCL-IR writers share (emit/msccl/export.c: exact, one threadblock per node;
+ * emit/msccl/pack.c: runtime-fit, nodes packed into few threadblocks). */
+#ifndef TENET_EMIT_MSCCL_INTERNAL_H
+#define TENET_EMIT_MSCCL_INTERNAL_H
 
 #include "emit/emit.h"
 
@@ -54,7 +54,7 @@ void emit_i_msccl_header(emit_i_msccl_sb_t *b, const algo_t *a, const char *how,
 void emit_i_msccl_gpu_open(emit_i_msccl_sb_t *b, const algo_t *a, uint32_t r, uint32_t scratch,
                            tn_err_t *err);
 
-/* The runtime-fit writer (emit/msccl_pack.c): emit_msccl_export_mem_opts with exact false
+/* The runtime-fit writer (emit/msccl/pack.c): emit_msccl_export_mem_opts with exact false
  * (zero limits: the EMIT_MSCCL_MAX_* defaults). */
 tn_status_t emit_i_msccl_pack(const algo_t *a, const emit_msccl_export_opts_t *opts, char **xml,
                               size_t *len, emit_msccl_export_stats_t *stats, tn_err_t *err);

@@ -1,7 +1,7 @@
-/* emit/msccl_pack.c — algo_t → MSCCL-IR XML that a real MSCCL runtime can load
+/* emit/msccl/pack.c — algo_t → MSCCL-IR XML that a real MSCCL runtime can load
  * ("runtime-fit" export): nodes packed into few threadblocks. Pipeline: algo_t (tenet's
  * own, with chunk bookkeeping) → this packer → MSCCL executor, or back through
- * emit/msccl_import.c. The exact writer (one tb per node) is emit/msccl_export.c.
+ * emit/msccl/import.c. The exact writer (one tb per node) is emit/msccl/export.c.
  *
  * Steps. A node becomes one step, except fused ones: a copy RECV from q with a dependent
  * SEND to p (that SEND's only dependency, same chunks) is one rcs; a reduce RECV with the
@@ -35,7 +35,7 @@
  * meet the k-th send: the FIFO pairing is the DAG's. Before writing, every wait is checked
  * to point earlier in L (the premise of the argument). A message larger than the
  * connection buffer streams and needs its receiver; that stricter case is not modelled. */
-#include "emit/emit_internal.h"
+#include "emit/msccl/msccl_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

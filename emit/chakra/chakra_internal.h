@@ -1,4 +1,4 @@
-/* emit/chakra_internal.h — private to emit/chakra*.c: the fast path of the Chakra ET
+/* emit/chakra/chakra_internal.h — private to emit/chakra/: the fast path of the Chakra ET
  * reader. It unpacks a Node with protobuf_c_message_unpack through a twin of the Node
  * descriptor whose field 10 (attr) is `repeated bytes`, the same wire format as `repeated
  * AttributeProto`; each attribute is unpacked by protobuf-c with the real AttributeProto

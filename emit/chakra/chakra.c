@@ -1,5 +1,5 @@
-/* emit/chakra.c — Chakra ET files (docs/chakra-format.md) to and from algo_t, with protobuf-c
- * over emit/et_def.proto. The writer turns each rank's DAG into <prefix>.<rank>.et for
+/* emit/chakra/chakra.c — Chakra ET files (docs/chakra-format.md) to and from algo_t, with protobuf-c
+ * over emit/chakra/et_def.proto. The writer turns each rank's DAG into <prefix>.<rank>.et for
  * ASTRA-sim; the reader turns any producer's set back into an algo_t for tenet sim and
  * tenet verify. Pipeline: algo → emit → files (and files → emit → algo).
  *
@@ -38,7 +38,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "emit/chakra_internal.h"
+#include "emit/chakra/chakra_internal.h"
 
 typedef ChakraProtoMsg__AttributeProto attr_t;
 typedef ChakraProtoMsg__Node pbnode_t;

@@ -1,4 +1,4 @@
-/* emit/msccl_import.c — MSCCL-IR XML (algo/gpu/tb/step, as msccl-tools and the MSCCL
+/* emit/msccl/import.c — MSCCL-IR XML (algo/gpu/tb/step, as msccl-tools and the MSCCL
  * runtimes read it) → algo_t, with chunk bookkeeping from a symbolic run of the buffers.
  * Pipeline: XML file → this importer → algo_t → Chakra writer / simulator / verifier.
  *

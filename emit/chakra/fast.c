@@ -1,8 +1,8 @@
-/* emit/chakra_fast.c — the machinery behind the fast Chakra ET reader (emit/chakra.c): the
+/* emit/chakra/fast.c — the machinery behind the fast Chakra ET reader (emit/chakra/chakra.c): the
  * lazy-attribute twin of the Node descriptor, a bump allocator for protobuf-c's unpack,
  * and a small hash map for the attribute cache. See chakra_internal.h for why the bytes
  * stay those of the Chakra schema. */
-#include "emit/chakra_internal.h"
+#include "emit/chakra/chakra_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

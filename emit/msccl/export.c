@@ -1,6 +1,6 @@
-/* emit/msccl_export.c — algo_t (tenet's own: greedy, MILP, baselines, with chunk
+/* emit/msccl/export.c — algo_t (tenet's own: greedy, MILP, baselines, with chunk
  * bookkeeping) → MSCCL-IR XML. Pipeline: algo_t → this writer → MSCCL runtimes, or back
- * through emit/msccl_import.c.
+ * through emit/msccl/import.c.
  *
  * Dialect: the MSCCL-IR XML that msccl-tools (MSCCLang) emits and that the MSCCL runtimes
  * (microsoft/msccl, RCCL's MSCCL executor) load: <algo name proto nchannels nchunksperloop
@@ -20,12 +20,12 @@
  * their parsers accept up to 16 attributes per element) so that the importer restores
  * the Chakra tags exactly. The runtimes' limits (EMIT_MSCCL_MAX_* in emit.h) are not
  * checked here: one tb per node fits small algorithms (tenet's Ring All-Reduce on 8 NPUs:
- * 35 tbs, 14 channels per GPU) but not large synthesized ones; emit/msccl_pack.c writes
+ * 35 tbs, 14 channels per GPU) but not large synthesized ones; emit/msccl/pack.c writes
  * the runtime-fit form (emit_msccl_export_opts with exact false). Exactness: importing the
  * result with comp_us equal to the COMPs' duration gives back an algo_t that algo_equal
  * accepts. */
 #include "emit/emit.h"
-#include "emit/emit_internal.h"
+#include "emit/msccl/msccl_internal.h"
 
 #include <ctype.h>
 #include <stdlib.h>
