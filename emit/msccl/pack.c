@@ -370,22 +370,32 @@ static uint32_t hpop(heap_t *h) {
   return top;
 }
 
-/* Every dependency (node d of rank r → node i) between different units, as unit ids. */
-#define FOR_UNIT_DEPS(P, u, dv, BODY)                                                              \
-  do {                                                                                             \
-    const unit_t *U_ = &UN(P, u);                                                                  \
-    uint32_t parts_[3] = {U_->recv, U_->comp, U_->send};                                           \
-    for (int k_ = 0; k_ < 3; k_++) {                                                               \
-      if (parts_[k_] == NONE) continue;                                                            \
-      const algo_node_t *n_ = nd(P, U_->rank, parts_[k_]);                                         \
-      const uint32_t *d_ = algo_node_deps((P)->a, U_->rank, n_);                                   \
-      for (uint32_t j_ = 0; j_ < n_->ndeps; j_++) {                                                \
-        uint32_t dv = (P)->unit[(P)->base[U_->rank] + d_[j_]];                                     \
-        if (dv == (u) || dv == NONE) continue;                                                     \
-        BODY;                                                                                      \
-      }                                                                                            \
-    }                                                                                              \
-  } while (0)
+/* Walks every dependency (node d of rank r → node i) between different units, as unit
+ * ids: udep_it_t it = {P, u}; while (udep_next(&it, &v)) ... */
+typedef struct udep_it {
+  const pk_t *P;
+  uint32_t u;
+  int part;   /* 0 recv, 1 comp, 2 send */
+  uint32_t j; /* next dependency of that part's node */
+} udep_it_t;
+
+static bool udep_next(udep_it_t *it, uint32_t *dv) {
+  const pk_t *P = it->P;
+  const unit_t *U = &UN(P, it->u);
+  for (; it->part < 3; it->part++, it->j = 0) {
+    uint32_t id = it->part == 0 ? U->recv : it->part == 1 ? U->comp : U->send;
+    if (id == NONE) continue;
+    const algo_node_t *n = nd(P, U->rank, id);
+    const uint32_t *d = algo_node_deps(P->a, U->rank, n);
+    while (it->j < n->ndeps) {
+      uint32_t v = P->unit[P->base[U->rank] + d[it->j++]];
+      if (v == it->u || v == NONE) continue;
+      *dv = v;
+      return true;
+    }
+  }
+  return false;
+}
 
 /* Estimated start of every node in an eager run without contention, time in bytes: a SEND
  * starts when its dependencies are done and takes its bytes, a RECV is done (and
@@ -446,19 +456,22 @@ static tn_status_t build_unit_graph(pk_t *P, tn_err_t *err) {
   tn_status_t rc = tn_calloc(nu + 2, sizeof *P->usucc_off, &P->usucc_off, err);
   if (rc != TN_OK) return rc;
   size_t ne = 0;
-  for (uint32_t u = 0; u < nu; u++)
-    FOR_UNIT_DEPS(P, u, v, {
+  for (uint32_t u = 0; u < nu; u++) {
+    udep_it_t it = {.P = P, .u = u};
+    for (uint32_t v; udep_next(&it, &v); ne++)
       P->usucc_off[v + 1]++;
-      ne++;
-    });
+  }
   for (uint32_t u = 0; u < nu; u++)
     P->usucc_off[u + 1] += P->usucc_off[u];
   if ((rc = tn_calloc(ne + 1, sizeof *P->usucc, &P->usucc, err)) != TN_OK) return rc;
   uint32_t *fill = NULL;
   if ((rc = tn_calloc(nu + 1, sizeof *fill, &fill, err)) != TN_OK) return rc;
   memcpy(fill, P->usucc_off, nu * sizeof *fill);
-  for (uint32_t u = 0; u < nu; u++)
-    FOR_UNIT_DEPS(P, u, v, { P->usucc[fill[v]++] = u; });
+  for (uint32_t u = 0; u < nu; u++) {
+    udep_it_t it = {.P = P, .u = u};
+    for (uint32_t v; udep_next(&it, &v);)
+      P->usucc[fill[v]++] = u;
+  }
   free(fill);
   return TN_OK;
 }
@@ -635,27 +648,10 @@ static uint32_t msg_chan(pk_t *P, uint32_t r, uint32_t s, uint32_t C) {
 
 /* ---- threadblocks for C channels ------------------------------------------- */
 
-static const pk_t *sort_ctx;
-static int cmp_order(const void *x, const void *y) {
-  const unit_t *s = &UN(sort_ctx, *(const uint32_t *)x), *t = &UN(sort_ctx, *(const uint32_t *)y);
-  if (s->rank != t->rank) return s->rank < t->rank ? -1 : 1;
-  if (s->tb != t->tb) return s->tb < t->tb ? -1 : 1;
-  uint32_t ls = sort_ctx->L[*(const uint32_t *)x], lt = sort_ctx->L[*(const uint32_t *)y];
-  return (ls > lt) - (ls < lt);
-}
-
-/* Assigns channels and tbs for C channels, orders each tb, computes the waits and step
- * numbers, and checks the premises of the deadlock-freedom argument. */
-static tn_status_t layout(pk_t *P, uint32_t C, tn_err_t *err) {
+/* Channel and shape (tb index still per shape) of every unit with a connection. */
+static void assign_channels(pk_t *P, uint32_t C) {
   const algo_t *a = P->a;
-  uint32_t nu = (uint32_t)P->units.len, nsh = (uint32_t)P->shapes.len;
-  uint32_t *tbid = NULL, *lastpos = NULL;
-  tn_status_t rc = tn_calloc((size_t)C * nsh + 1, sizeof *tbid, &tbid, err);
-  if (rc != TN_OK) return rc;
-  P->tbs.len = 0;
-  P->udeps.len = 0;
-  /* Channels and shapes of units with a connection. */
-  for (uint32_t u = 0; u < nu; u++) {
+  for (uint32_t u = 0; u < (uint32_t)P->units.len; u++) {
     unit_t *U = &UN(P, u);
     uint32_t r = U->rank, *ss = P->sshape + (size_t)r * a->npus,
              *rs = P->rshape + (size_t)r * a->npus;
@@ -670,9 +666,12 @@ static tn_status_t layout(pk_t *P, uint32_t C, tn_err_t *err) {
       U->tb = NONE;
     }
   }
-  if ((rc = simulate(P, err)) != TN_OK) goto fail;
-  /* COMP units: on the tb of the reduce RECV they wait for last (in L). */
-  for (uint32_t u = 0; u < nu; u++) {
+}
+
+/* COMP units go on the tb of the reduce RECV they wait for last (in L). */
+static tn_status_t place_comps(pk_t *P, tn_err_t *err) {
+  const algo_t *a = P->a;
+  for (uint32_t u = 0; u < (uint32_t)P->units.len; u++) {
     unit_t *U = &UN(P, u);
     if (U->kind != U_RE) continue;
     const algo_node_t *n = nd(P, U->rank, U->comp);
@@ -684,104 +683,135 @@ static tn_status_t layout(pk_t *P, uint32_t C, tn_err_t *err) {
       uint32_t v = P->unit[P->base[U->rank] + d[k]];
       if (best == NONE || P->L[v] > P->L[best]) best = v;
     }
-    if (best == NONE) {
-      rc = tn_err_set(err, TN_INFEASIBLE,
-                      "rank %u node %u: a COMP that reduces no received data has no "
-                      "MSCCL-IR form",
-                      U->rank, U->comp);
-      goto fail;
-    }
+    if (best == NONE)
+      return tn_err_set(err, TN_INFEASIBLE,
+                        "rank %u node %u: a COMP that reduces no received data has no "
+                        "MSCCL-IR form",
+                        U->rank, U->comp);
     U->chan = UN(P, best).chan;
     U->tb = UN(P, best).tb; /* still a shape index here */
   }
-  /* tb ids per rank: (channel, shape) in that order, used ones only. */
-  for (uint32_t r = 0; r < a->npus; r++) {
-    P->tb_off[r] = (uint32_t)P->tbs.len;
-    uint32_t s0 = P->shape_off[r], s1 = P->shape_off[r + 1];
-    for (uint32_t c = 0; c < C; c++)
-      for (uint32_t s = s0; s < s1; s++)
-        tbid[(size_t)c * nsh + s] = NONE;
-    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
-      uint32_t u = P->unit[P->base[r] + i];
-      if (u != NONE) tbid[(size_t)UN(P, u).chan * nsh + UN(P, u).tb] = 0;
-    }
-    for (uint32_t c = 0; c < C && rc == TN_OK; c++)
-      for (uint32_t s = s0; s < s1 && rc == TN_OK; s++) {
-        uint32_t *t = &tbid[(size_t)c * nsh + s];
-        if (*t == NONE) continue;
-        *t = (uint32_t)P->tbs.len - P->tb_off[r];
-        rc = tn_vec_push(&P->tbs, &(tbinfo_t){c, s, 0, 0, 0}, err);
-      }
-    if (rc != TN_OK) goto fail;
-    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
-      uint32_t u = P->unit[P->base[r] + i];
-      if (u != NONE && UN(P, u).head == i)
-        UN(P, u).tb = tbid[(size_t)UN(P, u).chan * nsh + UN(P, u).tb];
-    }
+  return TN_OK;
+}
+
+/* tb ids of rank r: (channel, shape) in that order, used ones only; tbid is scratch of C *
+ * shapes entries. Units' tb becomes the id. */
+static tn_status_t number_tbs(pk_t *P, uint32_t r, uint32_t C, uint32_t *tbid, tn_err_t *err) {
+  const algo_t *a = P->a;
+  uint32_t nsh = (uint32_t)P->shapes.len, s0 = P->shape_off[r], s1 = P->shape_off[r + 1];
+  P->tb_off[r] = (uint32_t)P->tbs.len;
+  for (uint32_t c = 0; c < C; c++)
+    for (uint32_t s = s0; s < s1; s++)
+      tbid[(size_t)c * nsh + s] = NONE;
+  for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+    uint32_t u = P->unit[P->base[r] + i];
+    if (u != NONE) tbid[(size_t)UN(P, u).chan * nsh + UN(P, u).tb] = 0;
   }
-  P->tb_off[a->npus] = (uint32_t)P->tbs.len;
-  /* Steps of each tb in L order. */
+  tn_status_t rc = TN_OK;
+  for (uint32_t c = 0; c < C && rc == TN_OK; c++)
+    for (uint32_t s = s0; s < s1 && rc == TN_OK; s++) {
+      uint32_t *t = &tbid[(size_t)c * nsh + s];
+      if (*t == NONE) continue;
+      *t = (uint32_t)P->tbs.len - P->tb_off[r];
+      rc = tn_vec_push(&P->tbs, &(tbinfo_t){c, s, 0, 0, 0}, err);
+    }
+  if (rc != TN_OK) return rc;
+  for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+    uint32_t u = P->unit[P->base[r] + i];
+    if (u != NONE && UN(P, u).head == i)
+      UN(P, u).tb = tbid[(size_t)UN(P, u).chan * nsh + UN(P, u).tb];
+  }
+  return TN_OK;
+}
+
+/* A unit with what orders the steps: (rank, tb, position in L). */
+typedef struct okey {
+  uint32_t rank, tb, L, unit;
+} okey_t;
+
+static int cmp_okey(const void *x, const void *y) {
+  const okey_t *s = x, *t = y;
+  if (s->rank != t->rank) return s->rank < t->rank ? -1 : 1;
+  if (s->tb != t->tb) return s->tb < t->tb ? -1 : 1;
+  return (s->L > t->L) - (s->L < t->L);
+}
+
+/* P->order: units by (rank, tb, L); each tb's first and count. */
+static tn_status_t order_steps(pk_t *P, tn_err_t *err) {
+  uint32_t nu = (uint32_t)P->units.len;
+  okey_t *k = NULL;
+  tn_status_t rc = tn_malloc(nu + 1, sizeof *k, &k, err);
+  if (rc != TN_OK) return rc;
   for (uint32_t u = 0; u < nu; u++)
-    P->order[u] = u;
-  sort_ctx = P;
-  qsort(P->order, nu, sizeof *P->order, cmp_order);
-  if ((rc = tn_calloc(nu + 1, sizeof *lastpos, &lastpos, err)) != TN_OK) goto fail;
-  for (uint32_t k = 0; k < nu; k++) {
-    const unit_t *U = &UN(P, P->order[k]);
+    k[u] = (okey_t){UN(P, u).rank, UN(P, u).tb, P->L[u], u};
+  qsort(k, nu, sizeof *k, cmp_okey);
+  for (uint32_t i = 0; i < nu; i++)
+    P->order[i] = k[i].unit;
+  free(k);
+  for (uint32_t i = 0; i < nu; i++) {
+    const unit_t *U = &UN(P, P->order[i]);
     tbinfo_t *T = &TBI(P, P->tb_off[U->rank] + U->tb);
     if (T->n == 0)
-      T->first = k;
-    else if (P->L[P->order[k - 1]] >= P->L[P->order[k]]) {
-      rc = tn_err_set(err, TN_INTERNAL, "rank %u node %u: two steps at one position (packer bug)",
-                      U->rank, U->head);
-      goto fail;
-    }
+      T->first = i;
+    else if (P->L[P->order[i - 1]] >= P->L[P->order[i]])
+      return tn_err_set(err, TN_INTERNAL, "rank %u node %u: two steps at one position (packer bug)",
+                        U->rank, U->head);
     T->n++;
   }
-  /* Waits: per unit, the latest unit of each other tb it depends on (by position in that
-   * tb); every dependency must come earlier in L (the premise of the argument above). */
-  uint32_t *upos = lastpos; /* position of each unit in its tb */
+  return TN_OK;
+}
+
+/* Unit u's waits: the latest unit of each other tb it depends on (by position upos in
+ * that tb), sorted by tb; every dependency must come earlier in L (the premise of the
+ * deadlock-freedom argument). */
+static tn_status_t unit_waits(pk_t *P, uint32_t u, const uint32_t *upos, tn_err_t *err) {
+  size_t start = P->udeps.len;
+  udep_it_t it = {.P = P, .u = u};
+  tn_status_t rc = TN_OK;
+  for (uint32_t v; rc == TN_OK && udep_next(&it, &v);) {
+    const unit_t *U = &UN(P, u);
+    if (P->L[v] >= P->L[u])
+      return tn_err_set(err, TN_INTERNAL,
+                        "rank %u node %u: waits for a step later in the order (packer bug)",
+                        U->rank, U->head);
+    if (UN(P, v).tb == U->tb) continue; /* earlier in its own tb */
+    bool seen = false;
+    for (size_t j = start; j < P->udeps.len; j++) {
+      uint32_t *w = &TN_VEC_AT(&P->udeps, uint32_t, j);
+      if (UN(P, *w).tb != UN(P, v).tb) continue;
+      seen = true;
+      if (upos[v] > upos[*w]) *w = v;
+    }
+    if (!seen) rc = tn_vec_push(&P->udeps, &v, err);
+  }
+  if (rc != TN_OK) return rc;
+  unit_t *U = &UN(P, u);
+  U->dep_off = (uint32_t)start;
+  U->ndeps = (uint32_t)(P->udeps.len - start);
+  uint32_t *w = &TN_VEC_AT(&P->udeps, uint32_t, start); /* deterministic: sorted by tb */
+  for (uint32_t i = 1; i < U->ndeps; i++)
+    for (uint32_t j = i; j > 0 && UN(P, w[j - 1]).tb > UN(P, w[j]).tb; j--) {
+      uint32_t t = w[j];
+      w[j] = w[j - 1];
+      w[j - 1] = t;
+    }
+  uint32_t ops = U->kind == U_RE ? reduce_deps(P, U->rank, U->comp) : 1;
+  U->nsteps = (U->ndeps ? U->ndeps - 1 : 0) + ops;
+  return TN_OK;
+}
+
+/* Every unit's waits, the hasdep marks, and the step numbers of every tb. */
+static tn_status_t waits_and_steps(pk_t *P, tn_err_t *err) {
+  uint32_t nu = (uint32_t)P->units.len, *upos = NULL;
+  tn_status_t rc = tn_calloc(nu + 1, sizeof *upos, &upos, err);
+  if (rc != TN_OK) return rc;
   for (size_t t = 0; t < P->tbs.len; t++)
     for (uint32_t k = 0; k < TBI(P, t).n; k++)
       upos[P->order[TBI(P, t).first + k]] = k;
-  for (uint32_t k = 0; k < nu && rc == TN_OK; k++) {
-    uint32_t u = P->order[k];
-    unit_t *U = &UN(P, u);
-    size_t start = P->udeps.len;
-    FOR_UNIT_DEPS(P, u, v, {
-      if (rc != TN_OK) break;
-      if (P->L[v] >= P->L[u]) {
-        rc = tn_err_set(err, TN_INTERNAL,
-                        "rank %u node %u: waits for a step later in the order (packer bug)",
-                        U_->rank, U_->head);
-        break;
-      }
-      if (UN(P, v).tb == U_->tb) continue; /* earlier in its own tb */
-      bool seen = false;
-      for (size_t j = start; j < P->udeps.len; j++) {
-        uint32_t *w = &TN_VEC_AT(&P->udeps, uint32_t, j);
-        if (UN(P, *w).tb != UN(P, v).tb) continue;
-        seen = true;
-        if (upos[v] > upos[*w]) *w = v;
-      }
-      if (!seen) rc = tn_vec_push(&P->udeps, &v, err);
-    });
-    if (rc != TN_OK) break;
-    U = &UN(P, u);
-    U->dep_off = (uint32_t)start;
-    U->ndeps = (uint32_t)(P->udeps.len - start);
-    /* deterministic: the waits sorted by tb */
-    uint32_t *w = &TN_VEC_AT(&P->udeps, uint32_t, start);
-    for (uint32_t i = 1; i < U->ndeps; i++)
-      for (uint32_t j = i; j > 0 && UN(P, w[j - 1]).tb > UN(P, w[j]).tb; j--) {
-        uint32_t t = w[j];
-        w[j] = w[j - 1];
-        w[j - 1] = t;
-      }
-    uint32_t ops = U->kind == U_RE ? reduce_deps(P, U->rank, U->comp) : 1;
-    U->nsteps = (U->ndeps ? U->ndeps - 1 : 0) + ops;
-  }
-  if (rc != TN_OK) goto fail;
+  for (uint32_t k = 0; k < nu && rc == TN_OK; k++)
+    rc = unit_waits(P, P->order[k], upos, err);
+  free(upos);
+  if (rc != TN_OK) return rc;
   for (uint32_t u = 0; u < nu; u++)
     UN(P, u).hasdep = false;
   for (size_t j = 0; j < P->udeps.len; j++)
@@ -796,9 +826,25 @@ static tn_status_t layout(pk_t *P, uint32_t C, tn_err_t *err) {
     }
     T->nsteps = s;
   }
-fail:
+  return TN_OK;
+}
+
+/* Assigns channels and tbs for C channels, orders each tb, computes the waits and step
+ * numbers, and checks the premises of the deadlock-freedom argument. */
+static tn_status_t layout(pk_t *P, uint32_t C, tn_err_t *err) {
+  uint32_t *tbid = NULL;
+  tn_status_t rc = tn_calloc((size_t)C * P->shapes.len + 1, sizeof *tbid, &tbid, err);
+  if (rc != TN_OK) return rc;
+  P->tbs.len = 0;
+  P->udeps.len = 0;
+  assign_channels(P, C);
+  if ((rc = simulate(P, err)) == TN_OK) rc = place_comps(P, err);
+  for (uint32_t r = 0; rc == TN_OK && r < P->a->npus; r++)
+    rc = number_tbs(P, r, C, tbid, err);
+  P->tb_off[P->a->npus] = (uint32_t)P->tbs.len;
   free(tbid);
-  free(lastpos);
+  if (rc == TN_OK) rc = order_steps(P, err);
+  if (rc == TN_OK) rc = waits_and_steps(P, err);
   return rc;
 }
 
