@@ -503,121 +503,152 @@ static uint32_t in_unit(const pk_t *P, const unit_t *U) {
  * step of the witness not done in a stuck state would be enabled). One buffered message
  * per connection also makes receives meet their sends in order (FIFO pairing). A unit
  * left over means the program could deadlock: TN_INFEASIBLE naming it. */
-static tn_status_t simulate(pk_t *P, tn_err_t *err) {
-  const algo_t *a = P->a;
-  uint32_t nu = (uint32_t)P->units.len, nconn = 0;
-  uint32_t *left = NULL, *sconn = NULL, *wnext = NULL, *whead = NULL, *heapv = NULL;
-  uint8_t *st = NULL; /* bit 0 fired, bit 1 queued, bit 2 waiting on its connection */
-  bool *busy = NULL;
-  uint64_t *key = NULL, *key2 = NULL;
+/* The witness run's state: per unit its unmet dependencies, the connection its send
+ * part uses, a waiting list per connection, the ready heap and the unit's state bits
+ * (bit 0 fired, bit 1 queued, bit 2 waiting on its connection). */
+typedef struct witness {
+  pk_t *P;
+  uint32_t nconn, done;
+  uint32_t *left, *sconn, *wnext, *whead, *heapv;
+  uint8_t *st;
+  bool *busy;
+  uint64_t *key, *key2;
+  heap_t h;
+} witness_t;
+
+static void witness_free(witness_t *w) {
+  free(w->left);
+  free(w->sconn);
+  free(w->wnext);
+  free(w->whead);
+  free(w->heapv);
+  free(w->st);
+  free(w->busy);
+  free(w->key);
+  free(w->key2);
+}
+
+/* Numbers the connections (rank, peer, channel) of the units' send parts into sconn. */
+static tn_status_t number_connections(witness_t *w, tn_err_t *err) {
+  pk_t *P = w->P;
+  uint32_t nu = (uint32_t)P->units.len;
   ckey_t *ck = NULL;
   size_t nck = 0;
-  tn_status_t rc = tn_calloc(nu + 1, sizeof *left, &left, err);
-  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *sconn, &sconn, err);
-  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *wnext, &wnext, err);
-  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *heapv, &heapv, err);
-  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *st, &st, err);
-  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *key, &key, err);
-  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *key2, &key2, err);
-  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *ck, &ck, err);
-  if (rc != TN_OK) goto fail;
-  /* Connections of the send parts. */
+  tn_status_t rc = tn_calloc(nu + 1, sizeof *ck, &ck, err);
+  if (rc != TN_OK) return rc;
   for (uint32_t u = 0; u < nu; u++) {
     const unit_t *U = &UN(P, u);
-    uint32_t lead = U->recv != NONE ? U->recv : U->comp != NONE ? U->comp : U->send;
-    key[u] = P->start[P->base[U->rank] + lead];
-    key2[u] = ukey(U);
-    sconn[u] = NONE;
+    w->sconn[u] = NONE;
     if (U->send == NONE) continue;
-    uint64_t k = ((uint64_t)U->rank * a->npus + (uint32_t)nd(P, U->rank, U->send)->peer) *
+    uint64_t k = ((uint64_t)U->rank * P->a->npus + (uint32_t)nd(P, U->rank, U->send)->peer) *
                      EMIT_MSCCL_MAX_CHANNELS * 64u +
                  U->chan;
     ck[nck++] = (ckey_t){k, u};
   }
   qsort(ck, nck, sizeof *ck, cmp_ckey);
   for (size_t k = 0; k < nck; k++) {
-    if (k > 0 && ck[k].key != ck[k - 1].key) nconn++;
-    sconn[ck[k].unit] = nconn;
+    if (k > 0 && ck[k].key != ck[k - 1].key) w->nconn++;
+    w->sconn[ck[k].unit] = w->nconn;
   }
-  nconn += nck > 0;
-  if ((rc = tn_calloc(nconn + 1, sizeof *busy, &busy, err)) != TN_OK) goto fail;
-  if ((rc = tn_calloc(nconn + 1, sizeof *whead, &whead, err)) != TN_OK) goto fail;
-  for (uint32_t c = 0; c < nconn; c++)
-    whead[c] = NONE;
+  w->nconn += nck > 0;
+  free(ck);
+  return TN_OK;
+}
+
+static tn_status_t witness_init(witness_t *w, pk_t *P, tn_err_t *err) {
+  memset(w, 0, sizeof *w);
+  w->P = P;
+  uint32_t nu = (uint32_t)P->units.len;
+  tn_status_t rc = tn_calloc(nu + 1, sizeof *w->left, &w->left, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *w->sconn, &w->sconn, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *w->wnext, &w->wnext, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *w->heapv, &w->heapv, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *w->st, &w->st, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *w->key, &w->key, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *w->key2, &w->key2, err);
+  if (rc == TN_OK) rc = number_connections(w, err);
+  if (rc == TN_OK) rc = tn_calloc(w->nconn + 1, sizeof *w->busy, &w->busy, err);
+  if (rc == TN_OK) rc = tn_calloc(w->nconn + 1, sizeof *w->whead, &w->whead, err);
+  if (rc != TN_OK) return rc;
+  for (uint32_t u = 0; u < nu; u++) {
+    const unit_t *U = &UN(P, u);
+    uint32_t lead = U->recv != NONE ? U->recv : U->comp != NONE ? U->comp : U->send;
+    w->key[u] = P->start[P->base[U->rank] + lead];
+    w->key2[u] = ukey(U);
+  }
+  for (uint32_t c = 0; c < w->nconn; c++)
+    w->whead[c] = NONE;
   for (uint32_t u = 0; u < nu; u++)
     for (uint32_t e = P->usucc_off[u]; e < P->usucc_off[u + 1]; e++)
-      left[P->usucc[e]]++;
-  heap_t h = {heapv, 0, key, key2};
-  for (uint32_t u = 0; u < nu; u++)
-    if (left[u] == 0 && UN(P, u).recv == NONE) {
-      st[u] |= 2;
-      hpush(&h, u);
+      w->left[P->usucc[e]]++;
+  w->h = (heap_t){w->heapv, 0, w->key, w->key2};
+  return TN_OK;
+}
+
+static void witness_queue(witness_t *w, uint32_t u) {
+  w->st[u] |= 2;
+  hpush(&w->h, u);
+}
+
+/* Fires unit u (its dependencies and message are there, its connection is free): frees
+ * its receive's connection, occupies its send's, and queues what became ready. */
+static void witness_fire(witness_t *w, uint32_t u) {
+  pk_t *P = w->P;
+  const unit_t *U = &UN(P, u);
+  w->st[u] |= 1;
+  P->L[u] = w->done++;
+  uint32_t woken = NONE;
+  if (U->recv != NONE) { /* its connection is free again: wake the waiting senders */
+    uint32_t c = w->sconn[in_unit(P, U)];
+    w->busy[c] = false;
+    for (uint32_t x = w->whead[c]; x != NONE; x = w->wnext[x]) {
+      w->st[x] &= (uint8_t)~4u;
+      witness_queue(w, x);
     }
-  uint32_t done = 0;
-  while (h.n > 0) {
-    uint32_t u = hpop(&h);
-    st[u] &= (uint8_t)~2u;
-    const unit_t *U = &UN(P, u);
+    w->whead[c] = NONE;
+  }
+  if (U->send != NONE) { /* its message is there: the receiver may go */
+    w->busy[w->sconn[u]] = true;
+    const emit_i_msccl_xnode_t *xs = &P->x[U->rank][U->send];
+    woken = P->unit[P->base[xs->prank] + xs->pnode];
+  }
+  for (uint32_t e = P->usucc_off[u]; e < P->usucc_off[u + 1]; e++) {
+    uint32_t v = P->usucc[e];
+    if (--w->left[v] == 0 &&
+        (UN(P, v).recv == NONE || (w->st[in_unit(P, &UN(P, v))] & 1)) && !(w->st[v] & 7))
+      witness_queue(w, v);
+  }
+  if (woken != NONE && w->left[woken] == 0 && !(w->st[woken] & 7)) witness_queue(w, woken);
+}
+
+static tn_status_t simulate(pk_t *P, tn_err_t *err) {
+  uint32_t nu = (uint32_t)P->units.len;
+  witness_t w;
+  tn_status_t rc = witness_init(&w, P, err);
+  for (uint32_t u = 0; rc == TN_OK && u < nu; u++)
+    if (w.left[u] == 0 && UN(P, u).recv == NONE) witness_queue(&w, u);
+  while (rc == TN_OK && w.h.n > 0) {
+    uint32_t u = hpop(&w.h);
+    w.st[u] &= (uint8_t)~2u;
     /* Queued units have their dependencies and message; the connection may be busy. */
-    if (U->send != NONE && busy[sconn[u]]) {
-      wnext[u] = whead[sconn[u]];
-      whead[sconn[u]] = u;
-      st[u] |= 4;
+    if (UN(P, u).send != NONE && w.busy[w.sconn[u]]) {
+      w.wnext[u] = w.whead[w.sconn[u]];
+      w.whead[w.sconn[u]] = u;
+      w.st[u] |= 4;
       continue;
     }
-    st[u] |= 1;
-    P->L[u] = done++;
-    uint32_t wake[3] = {NONE, NONE, NONE};
-    if (U->recv != NONE) { /* its connection is free again: wake the waiting senders */
-      uint32_t c = sconn[in_unit(P, U)];
-      busy[c] = false;
-      for (uint32_t w = whead[c]; w != NONE; w = wnext[w]) {
-        st[w] &= (uint8_t)~4u;
-        st[w] |= 2;
-        hpush(&h, w);
-      }
-      whead[c] = NONE;
-    }
-    if (U->send != NONE) { /* its message is there: the receiver may go */
-      busy[sconn[u]] = true;
-      const emit_i_msccl_xnode_t *xs = &P->x[U->rank][U->send];
-      wake[0] = P->unit[P->base[xs->prank] + xs->pnode];
-    }
-    for (uint32_t e = P->usucc_off[u]; e < P->usucc_off[u + 1]; e++) {
-      uint32_t v = P->usucc[e];
-      if (--left[v] == 0 && (UN(P, v).recv == NONE || (st[in_unit(P, &UN(P, v))] & 1)) &&
-          !(st[v] & 7)) {
-        st[v] |= 2;
-        hpush(&h, v);
-      }
-    }
-    for (int k = 0; k < 3; k++) {
-      uint32_t v = wake[k];
-      if (v == NONE || left[v] != 0 || (st[v] & 7)) continue;
-      st[v] |= 2;
-      hpush(&h, v);
-    }
+    witness_fire(&w, u);
   }
-  if (done < nu) {
+  if (rc == TN_OK && w.done < nu) {
     uint32_t u = 0;
-    while (u < nu && (st[u] & 1))
+    while (u < nu && (w.st[u] & 1))
       u++;
     rc = tn_err_set(err, TN_INFEASIBLE,
                     "rank %u node %u: never runs once each connection buffers only one "
                     "message; the runtime could deadlock",
                     UN(P, u).rank, UN(P, u).head);
   }
-fail:
-  free(left);
-  free(sconn);
-  free(wnext);
-  free(whead);
-  free(heapv);
-  free(st);
-  free(busy);
-  free(key);
-  free(key2);
-  free(ck);
+  witness_free(&w);
   return rc;
 }
 
