@@ -1109,6 +1109,127 @@ static tn_status_t build(pk_t *P, bool fuse, tn_err_t *err) {
   return TN_OK;
 }
 
+/* The export's limits: MSCCL's, each lowered where opts asks. */
+static emit_msccl_limits_t pack_limits(const emit_msccl_export_opts_t *opts) {
+  emit_msccl_limits_t lim = {EMIT_MSCCL_MAX_CHANNELS, EMIT_MSCCL_MAX_TBS,
+                             EMIT_MSCCL_MAX_TBS_PER_CHANNEL, EMIT_MSCCL_MAX_STEPS,
+                             EMIT_MSCCL_MAX_CNT};
+  const emit_msccl_limits_t *l = &opts->limits;
+  if (l->channels) lim.channels = l->channels;
+  if (l->tbs) lim.tbs = l->tbs;
+  if (l->tbs_per_channel) lim.tbs_per_channel = l->tbs_per_channel;
+  if (l->steps) lim.steps = l->steps;
+  if (l->cnt) lim.cnt = l->cnt;
+  return lim;
+}
+
+/* Every node must move one contiguous range of at most lim->cnt chunks, and a COMP must
+ * reduce something. */
+static tn_status_t check_nodes(const algo_t *a, const emit_msccl_limits_t *lim, tn_err_t *err) {
+  for (uint32_t r = 0; r < a->npus; r++) {
+    if (emit_i_msccl_idle_rank(a, r)) continue;
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      uint32_t first = 0;
+      const algo_node_t *n = algo_node(a, r, i);
+      if (n->op == ALGO_COMP && n->nchunks == 0)
+        return tn_err_set(err, TN_INFEASIBLE,
+                          "rank %u node %u: a COMP that reduces nothing (pure time, e.g. an "
+                          "imported cpy) has no MSCCL-IR form",
+                          r, i);
+      tn_status_t rc = emit_i_msccl_contiguous(a, r, i, &first, err);
+      if (rc != TN_OK) return rc;
+      if (n->nchunks > lim->cnt)
+        return tn_err_set(err, TN_LIMIT,
+                          "rank %u node %u: moves %u chunks in one step; MSCCL allows %u "
+                          "(cnt < MSCCL_MAX_COUNT)",
+                          r, i, n->nchunks, lim->cnt);
+    }
+  }
+  return TN_OK;
+}
+
+/* P's arrays for a, the message pairs, and the checks every layout relies on. */
+static tn_status_t pack_init(pk_t *P, const algo_t *a, const emit_msccl_limits_t *lim,
+                             tn_err_t *err) {
+  memset(P, 0, sizeof *P);
+  P->a = a;
+  tn_vec_init(&P->units, sizeof(unit_t));
+  tn_vec_init(&P->shapes, sizeof(shape_t));
+  tn_vec_init(&P->tbs, sizeof(tbinfo_t));
+  tn_vec_init(&P->udeps, sizeof(uint32_t));
+  size_t n2 = (size_t)a->npus * a->npus;
+  tn_status_t rc = tn_calloc(a->npus, sizeof *P->x, &P->x, err);
+  if (rc == TN_OK) rc = tn_calloc(a->npus + 1, sizeof *P->base, &P->base, err);
+  for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++) {
+    rc = tn_calloc(algo_rank_len(a, r) + 1, sizeof **P->x, &P->x[r], err);
+    P->base[r + 1] = P->base[r] + algo_rank_len(a, r);
+  }
+  if (rc != TN_OK) return rc;
+  P->nn = P->base[a->npus];
+  if ((rc = emit_i_msccl_pair_messages(a, P->x, err)) != TN_OK) return rc;
+  if ((rc = check_nodes(a, lim, err)) != TN_OK) return rc;
+  if ((rc = tn_calloc(P->nn + 1, sizeof *P->unit, &P->unit, err)) == TN_OK &&
+      (rc = tn_calloc(P->nn + 1, sizeof *P->chain, &P->chain, err)) == TN_OK &&
+      (rc = tn_calloc(P->nn + 1, sizeof *P->chain_ord, &P->chain_ord, err)) == TN_OK &&
+      (rc = tn_calloc(a->npus + 1, sizeof *P->shape_off, &P->shape_off, err)) == TN_OK &&
+      (rc = tn_calloc(n2, sizeof *P->sshape, &P->sshape, err)) == TN_OK &&
+      (rc = tn_calloc(n2, sizeof *P->rshape, &P->rshape, err)) == TN_OK &&
+      (rc = tn_calloc(a->npus + 1, sizeof *P->tb_off, &P->tb_off, err)) == TN_OK &&
+      (rc = build_succ(P, err)) == TN_OK)
+    rc = estimate(P, err);
+  return rc;
+}
+
+/* The search's outcome: the first and the last reason a layout did not fit. */
+typedef struct fit {
+  char first[240], last[240];
+  uint32_t C;
+  bool fits;
+} fit_t;
+
+/* Tries 1.. channels (or opts->channels) for the current form; stops at the first fit. */
+static tn_status_t try_channels(pk_t *P, const emit_msccl_export_opts_t *opts,
+                                const emit_msccl_limits_t *lim, bool fused, fit_t *f,
+                                tn_err_t *err) {
+  uint32_t maxc = lim->channels < P->nchains ? lim->channels : P->nchains;
+  if (maxc == 0) maxc = 1;
+  if (opts->channels) maxc = opts->channels;
+  for (f->C = opts->channels ? opts->channels : 1; f->C <= maxc && !f->fits; f->C++) {
+    tn_status_t rc = layout(P, f->C, err);
+    if (rc == TN_INFEASIBLE) {
+      snprintf(f->last, sizeof f->last, "%s", err->msg);
+      tn_err_clear(err);
+    } else if (rc != TN_OK) {
+      return rc;
+    } else {
+      check_limits(P, lim, f->C, f->last, sizeof f->last);
+    }
+    f->fits = !f->last[0];
+    if (!f->fits && !f->first[0])
+      snprintf(f->first, sizeof f->first, "with %u channel%s%s: %s", f->C, f->C > 1 ? "s" : "",
+               fused ? "" : " unfused", f->last);
+    /* One channel gives every shape one tb, the fewest any count can: too many tbs there
+     * means too many for every count. */
+    if (!f->fits && f->C == 1 && strstr(f->last, " needs ") &&
+        strstr(f->last, " threadblocks (limit"))
+      f->C = maxc;
+  }
+  f->C--;
+  return TN_OK;
+}
+
+/* The error for a program that fits no layout tried. */
+static tn_status_t no_fit(const fit_t *f, tn_err_t *err) {
+  size_t lf = strlen(f->first), lm = strlen(f->last);
+  if (strstr(f->last, "deadlock"))
+    return tn_err_set(err, TN_INFEASIBLE, "%s (with up to %u channels, fused and unfused)", f->last,
+                      f->C);
+  if (lf >= lm && strcmp(f->first + lf - lm, f->last) == 0)
+    return tn_err_set(err, TN_LIMIT, "does not fit MSCCL's limits: %s", f->first);
+  return tn_err_set(err, TN_LIMIT, "does not fit MSCCL's limits: %s; with %u channels: %s",
+                    f->first, f->C, f->last);
+}
+
 tn_status_t emit_i_msccl_pack(const algo_t *a, const emit_msccl_export_opts_t *opts, char **xml,
                               size_t *len, emit_msccl_export_stats_t *stats, tn_err_t *err) {
   *xml = NULL;
@@ -1117,115 +1238,20 @@ tn_status_t emit_i_msccl_pack(const algo_t *a, const emit_msccl_export_opts_t *o
     return tn_err_set(err, TN_INVAL,
                       "MSCCL-IR export needs the collective and its chunk "
                       "bookkeeping (tenet's own algorithms)");
-  emit_msccl_limits_t lim = {EMIT_MSCCL_MAX_CHANNELS, EMIT_MSCCL_MAX_TBS,
-                             EMIT_MSCCL_MAX_TBS_PER_CHANNEL, EMIT_MSCCL_MAX_STEPS,
-                             EMIT_MSCCL_MAX_CNT};
-  const emit_msccl_limits_t *limits = &opts->limits;
-  bool fuse = !opts->no_fuse;
-  {
-    if (limits->channels) lim.channels = limits->channels;
-    if (limits->tbs) lim.tbs = limits->tbs;
-    if (limits->tbs_per_channel) lim.tbs_per_channel = limits->tbs_per_channel;
-    if (limits->steps) lim.steps = limits->steps;
-    if (limits->cnt) lim.cnt = limits->cnt;
-  }
+  emit_msccl_limits_t lim = pack_limits(opts);
   if (opts->channels > lim.channels)
     return tn_err_set(err, TN_INVAL, "%u channels asked for; MSCCL has at most %u", opts->channels,
                       lim.channels);
   pk_t P;
-  memset(&P, 0, sizeof P);
-  P.a = a;
-  tn_vec_init(&P.units, sizeof(unit_t));
-  tn_vec_init(&P.shapes, sizeof(shape_t));
-  tn_vec_init(&P.tbs, sizeof(tbinfo_t));
-  tn_vec_init(&P.udeps, sizeof(uint32_t));
-  tn_status_t rc = tn_calloc(a->npus, sizeof *P.x, &P.x, err);
-  if (rc == TN_OK) rc = tn_calloc(a->npus + 1, sizeof *P.base, &P.base, err);
-  for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++) {
-    rc = tn_calloc(algo_rank_len(a, r) + 1, sizeof **P.x, &P.x[r], err);
-    P.base[r + 1] = P.base[r] + algo_rank_len(a, r);
-  }
-  if (rc != TN_OK) goto fail;
-  P.nn = P.base[a->npus];
-  if ((rc = emit_i_msccl_pair_messages(a, P.x, err)) != TN_OK) goto fail;
-  /* Every node must move one contiguous range of at most lim.cnt chunks. */
-  for (uint32_t r = 0; r < a->npus; r++) {
-    if (emit_i_msccl_idle_rank(a, r)) continue;
-    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
-      uint32_t first = 0;
-      const algo_node_t *n = algo_node(a, r, i);
-      if (n->op == ALGO_COMP && n->nchunks == 0) {
-        rc = tn_err_set(err, TN_INFEASIBLE,
-                        "rank %u node %u: a COMP that reduces nothing (pure time, e.g. an "
-                        "imported cpy) has no MSCCL-IR form",
-                        r, i);
-        goto fail;
-      }
-      if ((rc = emit_i_msccl_contiguous(a, r, i, &first, err)) != TN_OK) goto fail;
-      if (n->nchunks > lim.cnt) {
-        rc = tn_err_set(err, TN_LIMIT,
-                        "rank %u node %u: moves %u chunks in one step; MSCCL allows %u "
-                        "(cnt < MSCCL_MAX_COUNT)",
-                        r, i, n->nchunks, lim.cnt);
-        goto fail;
-      }
-    }
-  }
-  if ((rc = tn_calloc(P.nn + 1, sizeof *P.unit, &P.unit, err)) != TN_OK) goto fail;
-  if ((rc = tn_calloc(P.nn + 1, sizeof *P.chain, &P.chain, err)) != TN_OK) goto fail;
-  if ((rc = tn_calloc(P.nn + 1, sizeof *P.chain_ord, &P.chain_ord, err)) != TN_OK) goto fail;
-  if ((rc = tn_calloc(a->npus + 1, sizeof *P.shape_off, &P.shape_off, err)) != TN_OK) goto fail;
-  if ((rc = tn_calloc((size_t)a->npus * a->npus, sizeof *P.sshape, &P.sshape, err)) != TN_OK)
-    goto fail;
-  if ((rc = tn_calloc((size_t)a->npus * a->npus, sizeof *P.rshape, &P.rshape, err)) != TN_OK)
-    goto fail;
-  if ((rc = tn_calloc(a->npus + 1, sizeof *P.tb_off, &P.tb_off, err)) != TN_OK) goto fail;
-  if ((rc = build_succ(&P, err)) != TN_OK) goto fail;
-  if ((rc = estimate(&P, err)) != TN_OK) goto fail;
+  tn_status_t rc = pack_init(&P, a, &lim, err);
   /* Fused first, then without fusion; per form the fewest channels that fit. A form that
    * could deadlock with C channels may not with more (fewer messages per connection). */
-  char first_msg[240] = "", msg[240] = "";
-  uint32_t C = 0;
-  bool fits = false;
-  for (int form = fuse ? 0 : 1; form < 2 && !fits; form++) {
-    if ((rc = build(&P, form == 0, err)) != TN_OK) goto fail;
-    uint32_t maxc = lim.channels < P.nchains ? lim.channels : P.nchains;
-    if (maxc == 0) maxc = 1;
-    if (opts->channels) maxc = opts->channels;
-    for (C = opts->channels ? opts->channels : 1; C <= maxc && !fits; C++) {
-      rc = layout(&P, C, err);
-      if (rc == TN_INFEASIBLE) {
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        tn_err_clear(err);
-      } else if (rc != TN_OK) {
-        goto fail;
-      } else {
-        check_limits(&P, &lim, C, msg, sizeof msg);
-      }
-      fits = !msg[0];
-      if (!fits && !first_msg[0])
-        snprintf(first_msg, sizeof first_msg, "with %u channel%s%s: %s", C, C > 1 ? "s" : "",
-                 form == 0 ? "" : " unfused", msg);
-      /* One channel gives every shape one tb, the fewest any count can: too many tbs
-       * there means too many for every count. */
-      if (!fits && C == 1 && strstr(msg, " needs ") && strstr(msg, " threadblocks (limit"))
-        C = maxc;
-    }
-    C--;
+  fit_t f = {.fits = false};
+  for (int form = opts->no_fuse ? 1 : 0; rc == TN_OK && form < 2 && !f.fits; form++) {
+    if ((rc = build(&P, form == 0, err)) == TN_OK)
+      rc = try_channels(&P, opts, &lim, form == 0, &f, err);
   }
-  if (!fits) {
-    size_t lf = strlen(first_msg), lm = strlen(msg);
-    if (strstr(msg, "deadlock"))
-      rc = tn_err_set(err, TN_INFEASIBLE, "%s (with up to %u channels, fused and unfused)", msg, C);
-    else if (lf >= lm && strcmp(first_msg + lf - lm, msg) == 0)
-      rc = tn_err_set(err, TN_LIMIT, "does not fit MSCCL's limits: %s", first_msg);
-    else
-      rc = tn_err_set(err, TN_LIMIT, "does not fit MSCCL's limits: %s; with %u channels: %s",
-                      first_msg, C, msg);
-    goto fail;
-  }
-  rc = write_xml(&P, C, xml, len, stats, err);
-fail:
+  if (rc == TN_OK) rc = f.fits ? write_xml(&P, f.C, xml, len, stats, err) : no_fit(&f, err);
   pk_free(&P);
   return rc;
 }
