@@ -1045,107 +1045,128 @@ static tn_status_t set_chunks(imp_t *I, uint32_t node, const uint32_t *src, uint
   return TN_OK;
 }
 
+/* One node being executed: its step, gpu, slots and count. */
+typedef struct xnode {
+  uint32_t i, si, g, src, dst, cnt;
+  const mstep_t *st;
+} xnode_t;
+
+/* s and rrs send their source; rcs and rrcs what they just stored at dst. */
+static tn_status_t exec_send(imp_t *I, const xnode_t *x, tn_err_t *err) {
+  const mstep_t *st = x->st;
+  bool own = st->op == OP_S || st->op == OP_RRS;
+  uint32_t from = own ? x->src : x->dst;
+  int32_t fb = own ? st->srcbuf : st->dstbuf, fo = own ? st->srcoff : st->dstoff;
+  tn_status_t rc = read_slots(I, err, x->si, from, st->cnt, bufname(fb), fo);
+  if (rc == TN_OK) rc = set_chunks(I, x->i, &I->content[from], x->cnt, err);
+  if (rc != TN_OK) return rc;
+  uint64_t bytes = 0;
+  for (uint32_t k = 0; k < x->cnt; k++)
+    bytes += ten_chunk_bytes(I->size, I->n, I->K, I->content[from + k]);
+  ND(I, x->i).bytes = bytes;
+  return TN_OK;
+}
+
+static tn_status_t exec_recv(imp_t *I, const xnode_t *x, tn_err_t *err) {
+  const inode_t *s = &ND(I, ND(I, x->i).partner);
+  if ((uint32_t)ST(I, s->step).cnt != x->cnt)
+    return serr(I, err, x->si, "receives %u chunks but its send (gpu %u tb %d step %d) sends %d",
+                x->cnt, s->gpu, TB(I, ST(I, s->step).tb).id, ST(I, s->step).s, ST(I, s->step).cnt);
+  uint32_t off = s->chunk_off;
+  uint64_t bytes = s->bytes;
+  tn_status_t rc = set_chunks(I, x->i, &TN_VEC_AT(&I->chunks, uint32_t, off), x->cnt, err);
+  if (rc != TN_OK) return rc;
+  inode_t *n = &ND(I, x->i);
+  n->bytes = bytes;
+  if (!n->reduce) /* r, rcs: the data lands at dst */
+    for (uint32_t k = 0; k < x->cnt; k++) {
+      I->content[x->dst + k] = TN_VEC_AT(&I->chunks, uint32_t, n->chunk_off + k);
+      I->producer[x->dst + k] = x->i;
+    }
+  return TN_OK;
+}
+
+static tn_status_t exec_cpy(imp_t *I, const xnode_t *x, tn_err_t *err) {
+  const mstep_t *st = x->st;
+  tn_status_t rc = read_slots(I, err, x->si, x->src, st->cnt, bufname(st->srcbuf), st->srcoff);
+  if (rc != TN_OK) return rc;
+  memmove(&I->content[x->dst], &I->content[x->src], x->cnt * sizeof *I->content);
+  memmove(&I->producer[x->dst], &I->producer[x->src], x->cnt * sizeof *I->producer);
+  return TN_OK;
+}
+
+/* re: every step of the fused run adds its source to dst; the RECVs that filled the
+ * sources become reduce RECVs this COMP depends on. */
+static tn_status_t exec_re(imp_t *I, const xnode_t *x, tn_err_t *err) {
+  const mstep_t *st = x->st;
+  const mtb_t *tb = &TB(I, st->tb);
+  uint32_t i = x->i, dst = x->dst, src = 0;
+  tn_status_t rc = read_slots(I, err, x->si, dst, st->cnt, bufname(st->dstbuf), st->dstoff);
+  for (uint32_t sj = x->si; rc == TN_OK && sj < tb->step_off + tb->nsteps && ST(I, sj).last == i;
+       sj++) {
+    const mstep_t *rs = &ST(I, sj);
+    if ((rc = slot_of(I, err, sj, x->g, rs->srcbuf, rs->srcoff, rs->cnt, &src)) != TN_OK ||
+        (rc = read_slots(I, err, sj, src, rs->cnt, bufname(rs->srcbuf), rs->srcoff)) != TN_OK)
+      return rc;
+    for (uint32_t k = 0; rc == TN_OK && k < x->cnt; k++) {
+      if (I->content[src + k] != I->content[dst + k])
+        return serr(I, err, sj, "reduces chunk %u (%s[%u]) into chunk %u (%s[%u])",
+                    I->content[src + k], bufname(rs->srcbuf), (uint32_t)rs->srcoff + k,
+                    I->content[dst + k], bufname(rs->dstbuf), (uint32_t)rs->dstoff + k);
+      uint32_t p = I->producer[src + k];
+      if (p != NONE && ND(I, p).kind == K_RECV) {
+        ND(I, p).reduce = true;
+        rc = add_extra(I, i, p, err);
+      }
+    }
+  }
+  if (rc != TN_OK) return rc;
+  rc = set_chunks(I, i, &I->content[dst], x->cnt, err);
+  for (uint32_t k = 0; k < x->cnt; k++)
+    I->producer[dst + k] = NONE;
+  return rc;
+}
+
+/* rrc, rrs, rrcs: the reduce RECV's chunks are added to src (and stored at dst). */
+static tn_status_t exec_fused_reduce(imp_t *I, const xnode_t *x, bool need_dst, tn_err_t *err) {
+  const mstep_t *st = x->st;
+  const inode_t *r = &ND(I, x->i - 1);
+  uint32_t src = x->src;
+  tn_status_t rc = read_slots(I, err, x->si, src, st->cnt, bufname(st->srcbuf), st->srcoff);
+  if (rc != TN_OK) return rc;
+  for (uint32_t k = 0; k < x->cnt; k++) {
+    uint32_t got = TN_VEC_AT(&I->chunks, uint32_t, r->chunk_off + k);
+    if (got != I->content[src + k])
+      return serr(I, err, x->si, "reduces received chunk %u into chunk %u (%s[%u])", got,
+                  I->content[src + k], bufname(st->srcbuf), (uint32_t)st->srcoff + k);
+  }
+  if ((rc = set_chunks(I, x->i, &I->content[src], x->cnt, err)) != TN_OK) return rc;
+  if (need_dst) {
+    memmove(&I->content[x->dst], &I->content[src], x->cnt * sizeof *I->content);
+    for (uint32_t k = 0; k < x->cnt; k++)
+      I->producer[x->dst + k] = NONE;
+  }
+  return TN_OK;
+}
+
 static tn_status_t exec_node(imp_t *I, uint32_t i, tn_err_t *err) {
-  inode_t *n = &ND(I, i);
-  const mstep_t *st = &ST(I, n->step);
-  uint32_t si = n->step, g = n->gpu, src = 0, dst = 0;
-  tn_status_t rc = TN_OK;
+  const inode_t *n = &ND(I, i);
   if (n->kind == K_VIRT) return TN_OK;
+  const mstep_t *st = &ST(I, n->step);
+  xnode_t x = {.i = i, .si = n->step, .g = n->gpu, .cnt = (uint32_t)st->cnt, .st = st};
   bool need_src = st->op == OP_S || st->op == OP_RRC || st->op == OP_RRS || st->op == OP_RRCS ||
                   st->op == OP_CPY || st->op == OP_RE;
   bool need_dst = st->op != OP_S && st->op != OP_RRS;
-  if (need_src && (rc = slot_of(I, err, si, g, st->srcbuf, st->srcoff, st->cnt, &src)) != TN_OK)
+  tn_status_t rc = TN_OK;
+  if (need_src && (rc = slot_of(I, err, x.si, x.g, st->srcbuf, st->srcoff, st->cnt, &x.src)) != TN_OK)
     return rc;
-  if (need_dst && (rc = slot_of(I, err, si, g, st->dstbuf, st->dstoff, st->cnt, &dst)) != TN_OK)
+  if (need_dst && (rc = slot_of(I, err, x.si, x.g, st->dstbuf, st->dstoff, st->cnt, &x.dst)) != TN_OK)
     return rc;
-  uint32_t cnt = (uint32_t)st->cnt;
-  switch (n->kind) {
-  case K_SEND: {
-    /* s and rrs send their source; rcs and rrcs what they just stored at dst. */
-    uint32_t from = (st->op == OP_S || st->op == OP_RRS) ? src : dst;
-    int32_t fb = (st->op == OP_S || st->op == OP_RRS) ? st->srcbuf : st->dstbuf;
-    int32_t fo = (st->op == OP_S || st->op == OP_RRS) ? st->srcoff : st->dstoff;
-    if ((rc = read_slots(I, err, si, from, st->cnt, bufname(fb), fo)) != TN_OK) return rc;
-    if ((rc = set_chunks(I, i, &I->content[from], cnt, err)) != TN_OK) return rc;
-    n = &ND(I, i);
-    uint64_t bytes = 0;
-    for (uint32_t k = 0; k < cnt; k++)
-      bytes += ten_chunk_bytes(I->size, I->n, I->K, I->content[from + k]);
-    n->bytes = bytes;
-    return TN_OK;
-  }
-  case K_RECV: {
-    const inode_t *s = &ND(I, n->partner);
-    if ((uint32_t)ST(I, s->step).cnt != cnt)
-      return serr(I, err, si, "receives %u chunks but its send (gpu %u tb %d step %d) sends %d",
-                  cnt, s->gpu, TB(I, ST(I, s->step).tb).id, ST(I, s->step).s, ST(I, s->step).cnt);
-    uint32_t off = s->chunk_off;
-    uint64_t bytes = s->bytes;
-    if ((rc = set_chunks(I, i, &TN_VEC_AT(&I->chunks, uint32_t, off), cnt, err)) != TN_OK)
-      return rc;
-    n = &ND(I, i);
-    n->bytes = bytes;
-    if (!n->reduce) /* r, rcs: the data lands at dst */
-      for (uint32_t k = 0; k < cnt; k++) {
-        I->content[dst + k] = TN_VEC_AT(&I->chunks, uint32_t, n->chunk_off + k);
-        I->producer[dst + k] = i;
-      }
-    return TN_OK;
-  }
-  default: break;
-  }
-  /* COMP */
-  if (st->op == OP_CPY) {
-    if ((rc = read_slots(I, err, si, src, st->cnt, bufname(st->srcbuf), st->srcoff)) != TN_OK)
-      return rc;
-    memmove(&I->content[dst], &I->content[src], cnt * sizeof *I->content);
-    memmove(&I->producer[dst], &I->producer[src], cnt * sizeof *I->producer);
-    return TN_OK;
-  }
-  if (st->op == OP_RE) {
-    /* Every step of the fused run: dst += src. */
-    const mtb_t *tb = &TB(I, st->tb);
-    if ((rc = read_slots(I, err, si, dst, st->cnt, bufname(st->dstbuf), st->dstoff)) != TN_OK)
-      return rc;
-    for (uint32_t sj = si; sj < tb->step_off + tb->nsteps && ST(I, sj).last == i; sj++) {
-      const mstep_t *rs = &ST(I, sj);
-      if ((rc = slot_of(I, err, sj, g, rs->srcbuf, rs->srcoff, rs->cnt, &src)) != TN_OK) return rc;
-      if ((rc = read_slots(I, err, sj, src, rs->cnt, bufname(rs->srcbuf), rs->srcoff)) != TN_OK)
-        return rc;
-      for (uint32_t k = 0; k < cnt; k++) {
-        if (I->content[src + k] != I->content[dst + k])
-          return serr(I, err, sj, "reduces chunk %u (%s[%u]) into chunk %u (%s[%u])",
-                      I->content[src + k], bufname(rs->srcbuf), (uint32_t)rs->srcoff + k,
-                      I->content[dst + k], bufname(rs->dstbuf), (uint32_t)rs->dstoff + k);
-        uint32_t p = I->producer[src + k];
-        if (p != NONE && ND(I, p).kind == K_RECV) {
-          ND(I, p).reduce = true;
-          if ((rc = add_extra(I, i, p, err)) != TN_OK) return rc;
-        }
-      }
-    }
-    rc = set_chunks(I, i, &I->content[dst], cnt, err);
-    for (uint32_t k = 0; k < cnt; k++)
-      I->producer[dst + k] = NONE;
-    return rc;
-  }
-  /* rrc, rrs, rrcs: the reduce RECV's chunks are added to src (and stored at dst). */
-  const inode_t *r = &ND(I, i - 1);
-  if ((rc = read_slots(I, err, si, src, st->cnt, bufname(st->srcbuf), st->srcoff)) != TN_OK)
-    return rc;
-  for (uint32_t k = 0; k < cnt; k++) {
-    uint32_t got = TN_VEC_AT(&I->chunks, uint32_t, r->chunk_off + k);
-    if (got != I->content[src + k])
-      return serr(I, err, si, "reduces received chunk %u into chunk %u (%s[%u])", got,
-                  I->content[src + k], bufname(st->srcbuf), (uint32_t)st->srcoff + k);
-  }
-  if ((rc = set_chunks(I, i, &I->content[src], cnt, err)) != TN_OK) return rc;
-  if (need_dst) {
-    memmove(&I->content[dst], &I->content[src], cnt * sizeof *I->content);
-    for (uint32_t k = 0; k < cnt; k++)
-      I->producer[dst + k] = NONE;
-  }
-  return TN_OK;
+  if (n->kind == K_SEND) return exec_send(I, &x, err);
+  if (n->kind == K_RECV) return exec_recv(I, &x, err);
+  if (st->op == OP_CPY) return exec_cpy(I, &x, err);
+  if (st->op == OP_RE) return exec_re(I, &x, err);
+  return exec_fused_reduce(I, &x, need_dst, err);
 }
 
 /* Kahn's algorithm over every node of every gpu (edges: deps, send → its receive), running
