@@ -1164,6 +1164,50 @@ static tn_status_t decode_node(reader_t *rd, const uint8_t *p, const frame_t *f,
   return st;
 }
 
+/* Frames every node record from pos on into frames (counted first, so allocated once):
+ * each must frame, carry an id, and the count must match the header's when it has one. */
+static tn_status_t frame_nodes(const uint8_t *p, size_t len, size_t pos, const char *what,
+                               const header_t *h, tn_vec_t *frames, tn_err_t *err) {
+  size_t count = 0;
+  uint64_t rl;
+  for (size_t q = pos; q < len && get_varint(p, len, &q, &rl) && rl <= len - q; q += (size_t)rl)
+    count++;
+  tn_status_t st =
+      tn_vec_reserve(frames, count < EMIT_CHAKRA_MAX_NODES ? count + 1 : 1, err);
+  for (size_t seq = 1; st == TN_OK && pos < len; seq++) {
+    frame_t f;
+    if ((st = next_frame(p, len, &pos, what, seq, &f, err)) != TN_OK) return st;
+    if (frames->len >= EMIT_CHAKRA_MAX_NODES)
+      return tn_err_set(err, TN_LIMIT, "%s: more than %u nodes", what, EMIT_CHAKRA_MAX_NODES);
+    if (f.len == 0 || !scan_id(p + f.off, f.len, &f.id))
+      return tn_err_set(err, TN_PARSE, "%s: byte %zu: node record %zu %s", what, f.off, seq,
+                        f.len ? "does not decode as a Chakra Node" : "is empty");
+    st = tn_vec_push(frames, &f, err);
+  }
+  if (st != TN_OK) return st;
+  if (frames->len == 0)
+    return tn_err_set(err, TN_PARSE, "%s: holds no node (every rank's file needs at least one)",
+                      what);
+  if (h->has_nodes && (uint64_t)h->nodes != frames->len)
+    return tn_err_set(err, TN_PARSE,
+                      "%s: holds %zu nodes, but its header says %" PRId64 " (truncated?)", what,
+                      frames->len, h->nodes);
+  return TN_OK;
+}
+
+/* Orders the frames by id (files normally list them so: sorted only when not) and refuses
+ * a repeated id. */
+static tn_status_t order_frames(frame_t *f, size_t n, const char *what, tn_err_t *err) {
+  bool sorted = true;
+  for (size_t i = 1; i < n && sorted; i++)
+    sorted = f[i - 1].id <= f[i].id;
+  if (!sorted) qsort(f, n, sizeof *f, frame_cmp);
+  for (size_t i = 1; i < n; i++)
+    if (f[i].id == f[i - 1].id)
+      return tn_err_set(err, TN_PARSE, "%s: node id %" PRIu64 " appears twice", what, f[i].id);
+  return TN_OK;
+}
+
 static tn_status_t decode_nodes(reader_t *rd, const uint8_t *p, size_t len, size_t pos,
                                 const char *what, const header_t *h, algo_t *a, uint32_t rank,
                                 tn_err_t *err) {
@@ -1175,69 +1219,27 @@ static tn_status_t decode_nodes(reader_t *rd, const uint8_t *p, size_t len, size
   dec_t d = {what, a, rank, NULL, 0, false, limit, NULL, {0}, {0}};
   tn_vec_init(&d.deps, sizeof(uint32_t));
   tn_vec_init(&d.chunks, sizeof(uint32_t));
-  tn_status_t st = TN_OK;
-  /* Count the records first (a length walk), so the frames are allocated once. */
-  size_t count = 0;
-  uint64_t rl;
-  for (size_t q = pos; q < len && get_varint(p, len, &q, &rl) && rl <= len - q; q += (size_t)rl)
-    count++;
-  if ((st = tn_vec_reserve(&frames, count < EMIT_CHAKRA_MAX_NODES ? count + 1 : 1, err)) != TN_OK)
-    goto fail;
-  for (size_t seq = 1; pos < len; seq++) {
-    frame_t f;
-    if ((st = next_frame(p, len, &pos, what, seq, &f, err)) != TN_OK) goto fail;
-    if (frames.len >= EMIT_CHAKRA_MAX_NODES) {
-      st = tn_err_set(err, TN_LIMIT, "%s: more than %u nodes", what, EMIT_CHAKRA_MAX_NODES);
-      goto fail;
-    }
-    if (f.len == 0 || !scan_id(p + f.off, f.len, &f.id)) {
-      st = tn_err_set(err, TN_PARSE, "%s: byte %zu: node record %zu %s", what, f.off, seq,
-                      f.len ? "does not decode as a Chakra Node" : "is empty");
-      goto fail;
-    }
-    if ((st = tn_vec_push(&frames, &f, err)) != TN_OK) goto fail;
-  }
-  if (frames.len == 0) {
-    st =
-        tn_err_set(err, TN_PARSE, "%s: holds no node (every rank's file needs at least one)", what);
-    goto fail;
-  }
-  if (h->has_nodes && (uint64_t)h->nodes != frames.len) {
-    st = tn_err_set(err, TN_PARSE,
-                    "%s: holds %zu nodes, but its header says %" PRId64 " (truncated?)", what,
-                    frames.len, h->nodes);
-    goto fail;
-  }
+  tn_status_t st = frame_nodes(p, len, pos, what, h, &frames, err);
+  if (st == TN_OK) st = order_frames(frames.data, frames.len, what, err);
+  if (st != TN_OK) goto fail;
   d.frames = frames.data;
   d.n = frames.len;
-  /* Files normally list their nodes in id order: sort only when they do not. */
-  bool sorted = true;
-  for (size_t i = 1; i < d.n && sorted; i++)
-    sorted = d.frames[i - 1].id <= d.frames[i].id;
-  if (!sorted) qsort(frames.data, d.n, sizeof(frame_t), frame_cmp);
-  for (size_t i = 1; i < d.n; i++)
-    if (d.frames[i].id == d.frames[i - 1].id) {
-      st = tn_err_set(err, TN_PARSE, "%s: node id %" PRIu64 " appears twice", what, d.frames[i].id);
-      goto fail;
-    }
   d.dense = d.frames[d.n - 1].id == d.n - 1; /* ids unique and ascending from 0 */
   /* Room for the rank's nodes at once (and a dependency and a chunk per node, the usual
    * case), instead of growing by doubling. */
   algo_rank_t *R = &a->ranks[rank];
   if ((st = tn_vec_reserve(&R->nodes, R->nodes.len + d.n, err)) != TN_OK ||
       (st = tn_vec_reserve(&R->deps, R->deps.len + d.n, err)) != TN_OK ||
-      (st = tn_vec_reserve(&R->chunks, R->chunks.len + d.n, err)) != TN_OK)
+      (st = tn_vec_reserve(&R->chunks, R->chunks.len + d.n, err)) != TN_OK ||
+      (st = tn_calloc(d.n, sizeof *d.seen, &d.seen, err)) != TN_OK)
     goto fail;
-  if ((st = tn_calloc(d.n, sizeof *d.seen, &d.seen, err)) != TN_OK) goto fail;
   for (size_t i = 0; i < d.n; i++) {
     const frame_t *f = &d.frames[i];
     emit_i_lazy_node_t *pn = NULL;
     if ((st = decode_node(rd, p, f, &pn, err)) != TN_OK) goto fail;
     if (pn == NULL) {
-      st = tn_err_set(err, TN_PARSE,
-                      "%s: byte %zu: node record %zu does not decode as a "
-                      "Chakra Node",
-                      what, f->off, f->seq);
+      st = tn_err_set(err, TN_PARSE, "%s: byte %zu: node record %zu does not decode as a "
+                                     "Chakra Node", what, f->off, f->seq);
       goto fail;
     }
     if ((st = convert(&d, pn, rd->ats.data, rd->kinds.data, (uint32_t)i, err)) != TN_OK) goto fail;
