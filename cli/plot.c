@@ -78,7 +78,9 @@ tn_status_t cli_i_plot_begin(plot_session_t *s, const char *path, int width, int
   if (st != TN_OK) return st;
   if (strlen(path) + 32 > sizeof s->tmp)
     return tn_err_set(err, TN_INVAL, "%s: path too long", path);
-  snprintf(s->tmp, sizeof s->tmp, "%s.tmp.%ld", path, (long)getpid());
+  char suffix[32];
+  tn_temp_suffix(suffix, sizeof suffix);
+  snprintf(s->tmp, sizeof s->tmp, "%s%s", path, suffix);
   /* Create the file ourselves: PLplot exits the process when it cannot open it. */
   FILE *f = fopen(s->tmp, "wb");
   if (f == NULL) return tn_err_set(err, TN_IO, "%s: cannot write: %s", path, strerror(errno));
@@ -151,9 +153,10 @@ tn_status_t cli_i_plot_end(plot_session_t *s, tn_err_t *err) {
   }
   if (st == TN_OK && plot_failed)
     st = tn_err_set(err, TN_IO, "%s: plotting failed: %s", s->path, plot_msg);
-  if (st == TN_OK && rename(s->tmp, s->path) != 0)
-    st = tn_err_set(err, TN_IO, "%s: cannot rename into place: %s", s->path, strerror(errno));
-  if (st != TN_OK) remove(s->tmp);
+  if (st == TN_OK)
+    st = tn_rename_into_place(s->tmp, s->path, err);
+  else
+    remove(s->tmp);
   return st;
 }
 

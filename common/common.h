@@ -119,6 +119,14 @@ uint64_t tn_xfer_ps(uint64_t bytes, double gbps);
 double tn_gbps(uint64_t bytes, uint64_t time_ps);
 
 /* ---- files --------------------------------------------------------------- */
+/* The one rule for all-or-nothing output: write "<path>.tmp.<pid>" (tn_temp_suffix), then
+ * tn_rename_into_place. tn_outfile does both for one stream; the Chakra writer writes a
+ * whole set of temporaries before it renames any, and the plots let PLplot write the
+ * temporary. */
+/* ".tmp.<pid>" into buf (at least 32 bytes). */
+void tn_temp_suffix(char *buf, size_t len);
+/* Renames tmp over path; on failure removes tmp and fails with TN_IO naming path. */
+tn_status_t tn_rename_into_place(const char *tmp, const char *path, tn_err_t *err);
 /* All-or-nothing output: open writes "path.tmp.<pid>", commit renames it into place,
  * abort removes it. */
 typedef struct tn_outfile {

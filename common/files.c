@@ -8,6 +8,17 @@
 #include <time.h>
 #include <unistd.h>
 
+void tn_temp_suffix(char *buf, size_t len) {
+  snprintf(buf, len, ".tmp.%ld", (long)getpid());
+}
+
+tn_status_t tn_rename_into_place(const char *tmp, const char *path, tn_err_t *err) {
+  if (rename(tmp, path) == 0) return TN_OK;
+  tn_status_t st = tn_err_set(err, TN_IO, "%s: cannot rename into place: %s", path, strerror(errno));
+  remove(tmp);
+  return st;
+}
+
 tn_status_t tn_outfile_open(tn_outfile_t *o, const char *path, tn_err_t *err) {
   o->f = NULL;
   o->path = NULL;
@@ -16,7 +27,9 @@ tn_status_t tn_outfile_open(tn_outfile_t *o, const char *path, tn_err_t *err) {
   if (st != TN_OK) return st;
   size_t n = strlen(path) + 48;
   if ((st = tn_calloc(n, 1, &o->tmp, err)) != TN_OK) goto fail;
-  snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+  char suffix[32];
+  tn_temp_suffix(suffix, sizeof suffix);
+  snprintf(o->tmp, n, "%s%s", path, suffix);
   o->f = fopen(o->tmp, "wb");
   if (o->f == NULL) {
     st = tn_err_set(err, TN_IO, "%s: cannot write: %s", path, strerror(errno));
@@ -36,10 +49,8 @@ tn_status_t tn_outfile_commit(tn_outfile_t *o, tn_err_t *err) {
   if (fclose(o->f) != 0 || bad) {
     st = tn_err_set(err, TN_IO, "%s: write failed: %s", o->path, strerror(errno));
     remove(o->tmp);
-  } else if (rename(o->tmp, o->path) != 0) {
-    st = tn_err_set(err, TN_IO, "%s: cannot rename into place: %s", o->path,
-                    strerror(errno));
-    remove(o->tmp);
+  } else {
+    st = tn_rename_into_place(o->tmp, o->path, err);
   }
   o->f = NULL;
   free(o->path);

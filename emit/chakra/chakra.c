@@ -466,7 +466,7 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
   tn_status_t st = tn_mkdir_parents(prefix, err);
   if (st != TN_OK) return st;
   char tmp_suffix[48];
-  snprintf(tmp_suffix, sizeof tmp_suffix, ".tmp.%ld", (long)getpid());
+  tn_temp_suffix(tmp_suffix, sizeof tmp_suffix);
   unsigned workers = tn_thread_count();
   if (workers > a->npus) workers = a->npus;
   write_job_t j = {a, prefix, tmp_suffix, NULL, NULL, NULL, {0}};
@@ -500,10 +500,7 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
      * the old file, no file, or the new one; never a partial one. (unlink, not remove:
      * a directory in the way must make the rename fail, not be deleted.) */
     unlink(path);
-    if (rename(tmp, path) != 0) {
-      st = tn_err_set(err, TN_IO, "%s: cannot rename into place: %s", path, strerror(errno));
-      goto fail;
-    }
+    if ((st = tn_rename_into_place(tmp, path, err)) != TN_OK) goto fail;
     free(tmp), free(path), tmp = path = NULL;
   }
   /* The set at prefix is replaced whole: rank files left over from a larger earlier set
