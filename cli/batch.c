@@ -166,13 +166,8 @@ static tn_status_t rebase_topos(char **list, const char *base, tn_err_t *err) {
 
 static tn_status_t unknown_key(const char *what, unsigned lineno, const char *key,
                                const char *const *keys, size_t nkeys, tn_err_t *err) {
-  const char *best = NULL;
-  size_t bd = SIZE_MAX;
-  for (size_t j = 0; j < nkeys; j++) {
-    size_t d = tn_edit_distance(key, keys[j]);
-    if (d < bd) bd = d, best = keys[j];
-  }
-  if (bd <= 2)
+  const char *best = tn_suggest(key, keys, nkeys, sizeof *keys);
+  if (best)
     return tn_err_set(err, TN_PARSE, "%s:%u: unknown key '%s' (did you mean '%s'?)", what, lineno,
                       key, best);
   return tn_err_set(err, TN_PARSE, "%s:%u: unknown key '%s' (use topos, colls, sizes, algos, seed)",

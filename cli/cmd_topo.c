@@ -534,14 +534,10 @@ int cmd_topo(int argc, char **argv) {
     fputs(topo_help, stdout);
     return 0;
   }
-  const char *best = NULL;
-  size_t best_d = SIZE_MAX;
-  for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
+  for (size_t i = 0; i < sizeof subs / sizeof *subs; i++)
     if (strcmp(sub, subs[i].name) == 0) return subs[i].run(argc - 1, argv + 1);
-    size_t d = tn_edit_distance(sub, subs[i].name);
-    if (d < best_d) best_d = d, best = subs[i].name;
-  }
-  if (best && best_d <= 2)
+  const char *best = tn_suggest(sub, subs, sizeof subs / sizeof *subs, sizeof *subs);
+  if (best)
     return cli_usage("topo", "unknown subcommand '%s' (did you mean '%s'?)", sub, best);
   return cli_usage("topo", "unknown subcommand '%s' (use gen, info, list or draw)", sub);
 }

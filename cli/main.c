@@ -50,19 +50,15 @@ int cli_main(int argc, char **argv) {
     printf("tenet %s\n", TENET_VERSION);
     return 0;
   }
-  const char *best = NULL;
-  size_t best_d = SIZE_MAX;
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-    if (strcmp(cmd, commands[i].name) != 0) {
-      size_t d = tn_edit_distance(cmd, commands[i].name);
-      if (d < best_d) best_d = d, best = commands[i].name;
-      continue;
-    }
+    if (strcmp(cmd, commands[i].name) != 0) continue;
     tn_err_t err = {0};
     if (tn_thread_env_check(&err) != TN_OK) return cli_report(cmd, &err);
     return commands[i].run(argc - 1, argv + 1);
   }
-  if (best && best_d <= 2)
+  const char *best = tn_suggest(cmd, commands, sizeof commands / sizeof commands[0],
+                                sizeof commands[0]);
+  if (best)
     fprintf(stderr, "tenet: unknown command '%s' (did you mean '%s'?)\n", cmd, best);
   else
     fprintf(stderr, "tenet: unknown command '%s' (see 'tenet --help')\n", cmd);

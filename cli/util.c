@@ -22,13 +22,8 @@ static tn_status_t unknown_option(const cli_opt_t *opts, size_t n, const char *a
   snprintf(buf, sizeof buf, "%s", name);
   char *eq = strchr(buf, '=');
   if (eq) *eq = '\0';
-  const char *best = NULL;
-  size_t best_d = SIZE_MAX;
-  for (size_t i = 0; i < n; i++) {
-    size_t d = tn_edit_distance(buf, opts[i].long_name);
-    if (d < best_d) best_d = d, best = opts[i].long_name;
-  }
-  if (best && best_d <= 2)
+  const char *best = tn_suggest(buf, opts, n, sizeof *opts);
+  if (best)
     return tn_err_set(err, TN_INVAL, "unknown option '%s' (did you mean '--%s'?)", arg, best);
   return tn_err_set(err, TN_INVAL, "unknown option '%s'", arg);
 }

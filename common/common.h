@@ -168,6 +168,12 @@ double tn_coll_busbw_factor(tn_coll_t c, uint32_t npus);
  * did-you-mean hints; SIZE_MAX when either is longer than 64 characters.
  * O(len(a) * len(b)) time, no allocation. */
 size_t tn_edit_distance(const char *a, const char *b);
+/* The one "did you mean" rule: among n names, the nearest to word when it is a plausible
+ * typo (at most 2 edits, or 1 for words of up to 3 letters), else NULL. Names are read as
+ * the first member (a const char *) of n records stride bytes apart, so a plain array of
+ * strings (stride sizeof(char *)) and a table of structs whose first member is the name
+ * both work. Ties go to the first. */
+const char *tn_suggest(const char *word, const void *names, size_t n, size_t stride);
 
 /* ---- parallel work ----------------------------------------------------- */
 /* Worker threads for per-rank stages: TENET_THREADS when set (1..1024), else the online

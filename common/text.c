@@ -20,3 +20,15 @@ size_t tn_edit_distance(const char *a, const char *b) {
   }
   return prev[m];
 }
+
+const char *tn_suggest(const char *word, const void *names, size_t n, size_t stride) {
+  const char *best = NULL;
+  size_t best_d = SIZE_MAX;
+  for (size_t i = 0; i < n; i++) {
+    const char *name = *(const char *const *)(const void *)((const char *)names + i * stride);
+    size_t d = tn_edit_distance(word, name);
+    if (d < best_d) best_d = d, best = name;
+  }
+  size_t limit = strlen(word) <= 3 ? 1 : 2;
+  return best_d <= limit ? best : NULL;
+}

@@ -28,8 +28,6 @@ bool synth_method_available(synth_method_t m) {
 
 tn_status_t synth_method_parse(const char *s, const char *what, synth_method_t *out,
                                tn_err_t *err) {
-  size_t best = SIZE_MAX;
-  const char *near = NULL;
   for (int m = 0; m < SYNTH_NMETHODS; m++) {
     if (strcmp(s, method_names[m]) == 0) {
       if (!synth_method_available((synth_method_t)m))
@@ -38,10 +36,9 @@ tn_status_t synth_method_parse(const char *s, const char *what, synth_method_t *
       *out = (synth_method_t)m;
       return TN_OK;
     }
-    size_t d = tn_edit_distance(s, method_names[m]);
-    if (d < best) best = d, near = method_names[m];
   }
-  if (near != NULL && best <= 2)
+  const char *near = tn_suggest(s, method_names, SYNTH_NMETHODS, sizeof *method_names);
+  if (near != NULL)
     return tn_err_set(err, TN_INVAL, "%s: unknown algorithm '%s' (did you mean '%s'?)", what, s,
                       near);
   return tn_err_set(err, TN_INVAL,

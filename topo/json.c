@@ -35,17 +35,6 @@ static tn_status_t jerr(const jctx_t *c, const char *fmt, ...) {
   return tn_err_set(c->err, TN_PARSE, "%s: %s", c->what, buf);
 }
 
-const char *topo_i_suggest(const char *word, const char *const *cands, size_t n) {
-  const char *best = NULL;
-  size_t best_d = SIZE_MAX;
-  for (size_t i = 0; i < n; i++) {
-    size_t d = tn_edit_distance(word, cands[i]);
-    if (d < best_d) best_d = d, best = cands[i];
-  }
-  size_t limit = strlen(word) <= 3 ? 1 : 2;
-  return best_d <= limit ? best : NULL;
-}
-
 static const char *type_name(const cJSON *it) {
   if (cJSON_IsNumber(it)) return "a number";
   if (cJSON_IsString(it)) return "a string";
@@ -70,7 +59,7 @@ static tn_status_t check_keys(const jctx_t *c, const cJSON *obj, const char *pat
     for (size_t k = 0; k < nkeys && !known; k++) known = strcmp(it->string, keys[k]) == 0;
     const char *at = path[0] ? path : "top level";
     if (!known) {
-      const char *hint = topo_i_suggest(it->string, keys, nkeys);
+      const char *hint = tn_suggest(it->string, keys, nkeys, sizeof(char *));
       if (hint)
         return jerr(c, "%s: unknown key '%s' (did you mean '%s'?)", at, it->string, hint);
       return jerr(c, "%s: unknown key '%s'", at, it->string);
@@ -270,7 +259,7 @@ static const char *const dim_keys[] = {"kind", "size", "bandwidth", "latency", "
 
 static tn_status_t unknown_kind(const jctx_t *c, const char *path, const char *k,
                                 const char *const *names, size_t n) {
-  const char *hint = topo_i_suggest(k, names, n);
+  const char *hint = tn_suggest(k, names, n, sizeof(char *));
   char list[128] = "";
   for (size_t i = 0; i < n; i++) {
     strncat(list, names[i], sizeof list - strlen(list) - 1);

@@ -28,14 +28,14 @@ static void closest_shipped(const char *arg, const char *dir, char *buf, size_t 
     memcpy(name, e->d_name, n - 5);
     name[n - 5] = '\0';
     const char *cand[1] = {name};
-    if (topo_i_suggest(arg, cand, 1) == NULL) continue;
+    if (tn_suggest(arg, cand, 1, sizeof(char *)) == NULL) continue;
     /* Keep the better of the two: compare via suggest on a two-candidate list. */
     if (buf[0] == '\0') {
       snprintf(buf, len, "%s", name);
     } else {
       const char *two[2] = {strcmp(buf, name) < 0 ? buf : name,
                             strcmp(buf, name) < 0 ? name : buf};
-      const char *best = topo_i_suggest(arg, two, 2);
+      const char *best = tn_suggest(arg, two, 2, sizeof(char *));
       if (best && best != buf) {
         char tmp[128];
         snprintf(tmp, sizeof tmp, "%s", best);

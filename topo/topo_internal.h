@@ -11,9 +11,6 @@
 void topo_i_gen_counts(const topo_dim_t *dims, uint32_t ndims, uint64_t *npus,
                        uint64_t *switches, uint64_t *links);
 
-/* The candidate closest to word by edit distance when it is close enough to be a
- * plausible typo (at most 2 edits, or 1 for words of up to 3 letters), else NULL. */
-const char *topo_i_suggest(const char *word, const char *const *cands, size_t n);
 
 /* Maps an igraph error code to ours: TN_NOMEM or TN_INTERNAL naming what failed. */
 tn_status_t topo_i_igraph_status(int igraph_error, const char *what, tn_err_t *err);

@@ -122,7 +122,7 @@ static tn_status_t read_doc(yctx_t *c, ylist_t *lists) {
     int k = 0;
     while (k < K_COUNT && strcmp(key, yaml_keys[k]) != 0) k++;
     if (k == K_COUNT) {
-      const char *hint = topo_i_suggest(key, yaml_keys, K_COUNT);
+      const char *hint = tn_suggest(key, yaml_keys, K_COUNT, sizeof(char *));
       if (hint) return yerr(c, line, col, "unknown key '%s' (did you mean '%s'?)", key, hint);
       return yerr(c, line, col, "unknown key '%s' (expected topology, npus_count, bandwidth, "
                   "latency)", key);
@@ -165,7 +165,7 @@ static tn_status_t to_dims(yctx_t *c, const ylist_t *lists, topo_dim_t *dims, ui
     size_t k = 0;
     while (k < 3 && strcmp(v->text, astra_kinds[k]) != 0) k++;
     if (k == 3) {
-      const char *hint = topo_i_suggest(v->text, astra_kinds, 3);
+      const char *hint = tn_suggest(v->text, astra_kinds, 3, sizeof(char *));
       if (hint)
         return yerr(c, v->line, v->col, "topology[%u]: unknown kind '%s' (did you mean '%s'?)",
                     d, v->text, hint);

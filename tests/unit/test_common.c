@@ -243,6 +243,22 @@ static void rng_and_collectives_are_deterministic(void **state) {
   assert_true(tn_coll_busbw_factor(TN_ALLGATHER, 4) == 0.75);
 }
 
+static void suggest_finds_the_nearest_plausible_name_in_strings_and_tables(void **state) {
+  (void)state;
+  static const char *const names[] = {"ring", "mesh", "torus", "switch"};
+  assert_string_equal(tn_suggest("tours", names, 4, sizeof *names), "torus");
+  assert_string_equal(tn_suggest("rng", names, 4, sizeof *names), "ring");
+  assert_null(tn_suggest("hypercube", names, 4, sizeof *names));
+  assert_null(tn_suggest("fc", names, 4, sizeof *names)); /* 3 letters or fewer: 1 edit */
+  static const struct {
+    const char *name;
+    int value;
+  } table[] = {{"synth", 1}, {"sim", 2}, {"verify", 3}};
+  assert_string_equal(tn_suggest("verfy", table, 3, sizeof *table), "verify");
+  assert_string_equal(tn_suggest("sin", table, 3, sizeof *table), "sim");
+  assert_null(tn_suggest("x", table, 0, sizeof *table));
+}
+
 static void edit_distance_counts_single_edits_and_caps_long_words(void **state) {
   (void)state;
   assert_int_equal(tn_edit_distance("", ""), 0);
@@ -322,6 +338,7 @@ static void thread_env_check_names_a_bad_value(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(suggest_finds_the_nearest_plausible_name_in_strings_and_tables),
       cmocka_unit_test(parse_size_reads_decimal_and_binary_units),
       cmocka_unit_test(parse_size_rejects_overflow_and_bad_units),
       cmocka_unit_test(parse_size_list_reads_lists_and_ranges),
