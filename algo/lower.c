@@ -117,6 +117,24 @@ static uint32_t receiver(const phase_t *p, const sched_xfer_t *x) {
   return p->reverse ? x->src : x->dst;
 }
 
+/* Transfer i's dependencies must be earlier transfers that deliver to its sender (its
+ * data, or a gate): the node ids they become are the sender's, which also lets every rank
+ * be lowered on its own. */
+static tn_status_t check_deps(const schedule_t *s, const sched_xfer_t *x, uint32_t i,
+                              tn_err_t *err) {
+  for (uint32_t j = 0; j < x->ndeps; j++) {
+    uint32_t d = xdeps(s, x)[j];
+    if (d >= i)
+      return tn_err_set(err, TN_INVAL, "lowering: transfer %u depends on later transfer %u", i, d);
+    if (schedule_xfer(s, d)->dst != x->src)
+      return tn_err_set(err, TN_INVAL,
+                        "lowering: transfer %u (from NPU %u) depends on transfer %u, which "
+                        "delivers to NPU %u",
+                        i, x->src, d, schedule_xfer(s, d)->dst);
+  }
+  return TN_OK;
+}
+
 static tn_status_t check_schedule(const schedule_t *s, tn_err_t *err) {
   if (s->coll != TN_ALLGATHER)
     return tn_err_set(err, TN_INVAL, "lowering: the schedule must be an All-Gather plan");
@@ -150,19 +168,8 @@ static tn_status_t check_schedule(const schedule_t *s, tn_err_t *err) {
     if (bytes != x->bytes)
       return tn_err_set(err, TN_INVAL, "lowering: transfer %u has %llu B, its chunks %llu B", i,
                         (unsigned long long)x->bytes, (unsigned long long)bytes);
-    for (uint32_t j = 0; j < x->ndeps; j++) {
-      uint32_t d = xdeps(s, x)[j];
-      if (d >= i)
-        return tn_err_set(err, TN_INVAL, "lowering: transfer %u depends on later transfer %u", i,
-                          d);
-      /* A dependency is a delivery to the sender (its data, or a gate): the node ids it
-       * becomes are the sender's, which also lets every rank be lowered on its own. */
-      if (schedule_xfer(s, d)->dst != x->src)
-        return tn_err_set(err, TN_INVAL,
-                          "lowering: transfer %u (from NPU %u) depends on transfer %u, which "
-                          "delivers to NPU %u",
-                          i, x->src, d, schedule_xfer(s, d)->dst);
-    }
+    tn_status_t st = check_deps(s, x, i, err);
+    if (st != TN_OK) return st;
   }
   return TN_OK;
 }
@@ -681,17 +688,8 @@ static tn_status_t check_explicit(const schedule_t *s, tn_coll_t coll, tn_err_t 
     if (bytes != x->bytes || bytes == 0)
       return tn_err_set(err, TN_INVAL, "lowering: transfer %u has %llu B, its chunks %llu B", i,
                         (unsigned long long)x->bytes, (unsigned long long)bytes);
-    for (uint32_t j = 0; j < x->ndeps; j++) {
-      uint32_t d = xdeps(s, x)[j];
-      if (d >= i)
-        return tn_err_set(err, TN_INVAL, "lowering: transfer %u depends on later transfer %u", i,
-                          d);
-      if (schedule_xfer(s, d)->dst != x->src)
-        return tn_err_set(err, TN_INVAL,
-                          "lowering: transfer %u (from NPU %u) depends on transfer %u, which "
-                          "delivers to NPU %u",
-                          i, x->src, d, schedule_xfer(s, d)->dst);
-    }
+    tn_status_t st = check_deps(s, x, i, err);
+    if (st != TN_OK) return st;
   }
   return TN_OK;
 }
