@@ -118,6 +118,22 @@ uint64_t tn_xfer_ps(uint64_t bytes, double gbps);
 /* algbw in GB/s (2^30 B/s) of bytes in time_ps. */
 double tn_gbps(uint64_t bytes, uint64_t time_ps);
 
+/* ---- string building ------------------------------------------------------ */
+/* A growing NUL-terminated string; the first failure sticks in st (with err) and later
+ * appends do nothing. v.data is the text (v.len bytes without the NUL); caller frees it
+ * with tn_vec_free. */
+typedef struct tn_sb {
+  tn_vec_t v; /* char */
+  tn_status_t st;
+  tn_err_t *err;
+} tn_sb_t;
+void tn_sb_init(tn_sb_t *b, tn_err_t *err);
+void tn_sb_printf(tn_sb_t *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* ---- files --------------------------------------------------------------- */
 /* The one rule for all-or-nothing output: write "<path>.tmp.<pid>" (tn_temp_suffix), then
  * tn_rename_into_place. tn_outfile does both for one stream; the Chakra writer writes a

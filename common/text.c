@@ -1,7 +1,9 @@
-/* common/text.c — text helpers shared by the loaders and the CLI: the edit distance
- * behind every "did you mean" hint (topology keys and kinds, options, subcommands). */
+/* common/text.c — text helpers shared by the loaders and the CLI: the edit distance and
+ * the one "did you mean" rule, and the growing string every text writer builds with. */
 #include "common/common.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 size_t tn_edit_distance(const char *a, const char *b) {
@@ -31,4 +33,26 @@ const char *tn_suggest(const char *word, const void *names, size_t n, size_t str
   }
   size_t limit = strlen(word) <= 3 ? 1 : 2;
   return best_d <= limit ? best : NULL;
+}
+
+void tn_sb_init(tn_sb_t *b, tn_err_t *err) {
+  tn_vec_init(&b->v, 1);
+  b->st = TN_OK;
+  b->err = err;
+}
+
+void tn_sb_printf(tn_sb_t *b, const char *fmt, ...) {
+  if (b->st != TN_OK) return;
+  va_list ap, ap2;
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) {
+    b->st = tn_err_set(b->err, TN_INTERNAL, "formatting failed");
+  } else if ((b->st = tn_vec_reserve(&b->v, b->v.len + (size_t)n + 1, b->err)) == TN_OK) {
+    vsnprintf((char *)b->v.data + b->v.len, (size_t)n + 1, fmt, ap2);
+    b->v.len += (size_t)n;
+  }
+  va_end(ap2);
 }

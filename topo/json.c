@@ -638,59 +638,32 @@ tn_status_t topo_load(const char *path, topo_t **out, tn_err_t *err) {
 
 /* ---- saving ---------------------------------------------------------------- */
 
-typedef struct sbuf {
-  tn_vec_t v;
-  tn_status_t st;
-  tn_err_t *err;
-} sbuf_t;
-
-static void put(sbuf_t *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void put(sbuf_t *b, const char *fmt, ...) {
-  if (b->st != TN_OK) return;
-  va_list ap, ap2;
-  va_start(ap, fmt);
-  va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0) {
-    b->st = tn_err_set(b->err, TN_INTERNAL, "formatting failed");
-  } else if ((b->st = tn_vec_reserve(&b->v, b->v.len + (size_t)n + 1, b->err)) == TN_OK) {
-    vsnprintf((char *)b->v.data + b->v.len, (size_t)n + 1, fmt, ap2);
-    b->v.len += (size_t)n;
-  }
-  va_end(ap2);
-}
-
 /* A JSON string literal (escaped by cJSON). */
-static void put_str(sbuf_t *b, const char *s) {
+static void put_str(tn_sb_t *b, const char *s) {
   cJSON *item = cJSON_CreateString(s);
   char *lit = item ? cJSON_PrintUnformatted(item) : NULL;
   if (lit == NULL && b->st == TN_OK) b->st = tn_err_set(b->err, TN_NOMEM, "out of memory");
-  else put(b, "%s", lit);
+  else tn_sb_printf(b, "%s", lit);
   free(lit);
   cJSON_Delete(item);
 }
 
 /* The shortest decimal that reads back as exactly x. */
-static void put_num(sbuf_t *b, double x) {
+static void put_num(tn_sb_t *b, double x) {
   char buf[40];
   snprintf(buf, sizeof buf, "%.15g", x);
   if (strtod(buf, NULL) != x) snprintf(buf, sizeof buf, "%.17g", x);
-  put(b, "%s", buf);
+  tn_sb_printf(b, "%s", buf);
 }
 
 static double ps_to_ns(uint64_t ps) { return (double)ps / 1000.0; }
 
-static void put_link(sbuf_t *b, const topo_link_t *l, bool bidir, bool last) {
-  put(b, "    {\"src\": %u, \"dst\": %u, \"bandwidth\": ", l->src, l->dst);
+static void put_link(tn_sb_t *b, const topo_link_t *l, bool bidir, bool last) {
+  tn_sb_printf(b, "    {\"src\": %u, \"dst\": %u, \"bandwidth\": ", l->src, l->dst);
   put_num(b, l->bandwidth_GBps);
-  put(b, ", \"latency\": ");
+  tn_sb_printf(b, ", \"latency\": ");
   put_num(b, ps_to_ns(l->latency_ps));
-  put(b, "%s}%s\n", bidir ? "" : ", \"bidirectional\": false", last ? "" : ",");
+  tn_sb_printf(b, "%s}%s\n", bidir ? "" : ", \"bidirectional\": false", last ? "" : ",");
 }
 
 static bool same_figures(const topo_link_t *a, const topo_link_t *b) {
@@ -710,7 +683,7 @@ static bool link_written(const topo_t *t, const bool *only, uint32_t i, bool *pa
 
 /* Writes links (or overrides): a pair a<->b with equal figures once, as bidirectional.
  * only[] (when non-NULL) selects the links to write. */
-static void put_links(sbuf_t *b, const topo_t *t, const bool *only) {
+static void put_links(tn_sb_t *b, const topo_t *t, const bool *only) {
   uint32_t last = UINT32_MAX;
   bool pair;
   for (uint32_t i = 0; i < t->nlinks; i++)
@@ -748,50 +721,50 @@ static const char *uniform_kind(const topo_t *t) {
   return NULL;
 }
 
-static void put_figure_list(sbuf_t *b, const topo_t *t, bool bw) {
+static void put_figure_list(tn_sb_t *b, const topo_t *t, bool bw) {
   bool same = true;
   for (uint32_t d = 1; d < t->ndims; d++)
     same = same && (bw ? t->dims[d].bandwidth_GBps == t->dims[0].bandwidth_GBps
                        : t->dims[d].latency_ns == t->dims[0].latency_ns);
-  put(b, "  \"%s\": %s", bw ? "bandwidth" : "latency", same ? "" : "[");
+  tn_sb_printf(b, "  \"%s\": %s", bw ? "bandwidth" : "latency", same ? "" : "[");
   for (uint32_t d = 0; d < (same ? 1 : t->ndims); d++) {
     put_num(b, bw ? t->dims[d].bandwidth_GBps : t->dims[d].latency_ns);
-    if (!same && d + 1 < t->ndims) put(b, ", ");
+    if (!same && d + 1 < t->ndims) tn_sb_printf(b, ", ");
   }
-  put(b, "%s", same ? "" : "]");
+  tn_sb_printf(b, "%s", same ? "" : "]");
 }
 
-static void put_shape(sbuf_t *b, const topo_t *t) {
+static void put_shape(tn_sb_t *b, const topo_t *t) {
   const char *kind = uniform_kind(t);
   if (kind) {
-    put(b, "  \"kind\": \"%s\",\n  \"dims\": [", kind);
-    if (strcmp(kind, "hypercube") == 0) put(b, "%u", t->npus);
+    tn_sb_printf(b, "  \"kind\": \"%s\",\n  \"dims\": [", kind);
+    if (strcmp(kind, "hypercube") == 0) tn_sb_printf(b, "%u", t->npus);
     else
-      for (uint32_t d = 0; d < t->ndims; d++) put(b, "%s%u", d ? ", " : "", t->dims[d].size);
-    put(b, "],\n");
+      for (uint32_t d = 0; d < t->ndims; d++) tn_sb_printf(b, "%s%u", d ? ", " : "", t->dims[d].size);
+    tn_sb_printf(b, "],\n");
     put_figure_list(b, t, true);
-    put(b, ",\n");
+    tn_sb_printf(b, ",\n");
     put_figure_list(b, t, false);
-    if (t->dims[0].unidirectional) put(b, ",\n  \"bidirectional\": false");
+    if (t->dims[0].unidirectional) tn_sb_printf(b, ",\n  \"bidirectional\": false");
     return;
   }
-  put(b, "  \"dims\": [\n");
+  tn_sb_printf(b, "  \"dims\": [\n");
   for (uint32_t d = 0; d < t->ndims; d++) {
     const topo_dim_t *dm = &t->dims[d];
-    put(b, "    {\"kind\": \"%s\", \"size\": %u, \"bandwidth\": ", dim_kind_str(dm->kind),
+    tn_sb_printf(b, "    {\"kind\": \"%s\", \"size\": %u, \"bandwidth\": ", dim_kind_str(dm->kind),
         dm->size);
     put_num(b, dm->bandwidth_GBps);
-    put(b, ", \"latency\": ");
+    tn_sb_printf(b, ", \"latency\": ");
     put_num(b, dm->latency_ns);
-    put(b, "%s}%s\n", dm->unidirectional ? ", \"bidirectional\": false" : "",
+    tn_sb_printf(b, "%s}%s\n", dm->unidirectional ? ", \"bidirectional\": false" : "",
         d + 1 < t->ndims ? "," : "");
   }
-  put(b, "  ]");
+  tn_sb_printf(b, "  ]");
 }
 
 /* Generator form: the shape plus overrides for links whose figures differ from what the
  * shape generates. Returns false (nothing written) if the links do not match the shape. */
-static tn_status_t put_generator(sbuf_t *b, const topo_t *t, bool *ok) {
+static tn_status_t put_generator(tn_sb_t *b, const topo_t *t, bool *ok) {
   topo_t *base = NULL;
   bool *diff = NULL;
   *ok = false;
@@ -812,9 +785,9 @@ static tn_status_t put_generator(sbuf_t *b, const topo_t *t, bool *ok) {
   *ok = true;
   put_shape(b, t);
   if (any) {
-    put(b, ",\n  \"overrides\": [\n");
+    tn_sb_printf(b, ",\n  \"overrides\": [\n");
     put_links(b, t, diff);
-    put(b, "  ]");
+    tn_sb_printf(b, "  ]");
   }
 done:
   free(diff);
@@ -824,24 +797,24 @@ done:
 
 tn_status_t topo_to_json(const topo_t *t, bool explicit_links, char **out, tn_err_t *err) {
   *out = NULL;
-  sbuf_t b = {{0}, TN_OK, err};
-  tn_vec_init(&b.v, 1);
-  put(&b, "{\n  \"name\": ");
+  tn_sb_t b;
+  tn_sb_init(&b, err);
+  tn_sb_printf(&b, "{\n  \"name\": ");
   put_str(&b, t->name);
-  put(&b, ",\n  \"description\": ");
+  tn_sb_printf(&b, ",\n  \"description\": ");
   put_str(&b, t->description ? t->description : "");
-  put(&b, ",\n");
+  tn_sb_printf(&b, ",\n");
   bool done = false;
   if (!explicit_links && t->ndims > 0 && b.st == TN_OK) {
     tn_status_t st = put_generator(&b, t, &done);
     if (st != TN_OK && b.st == TN_OK) b.st = st;
   }
   if (!done) {
-    put(&b, "  \"npus\": %u,\n  \"switches\": %u,\n  \"links\": [\n", t->npus, t->switches);
+    tn_sb_printf(&b, "  \"npus\": %u,\n  \"switches\": %u,\n  \"links\": [\n", t->npus, t->switches);
     put_links(&b, t, NULL);
-    put(&b, "  ]");
+    tn_sb_printf(&b, "  ]");
   }
-  put(&b, "\n}\n");
+  tn_sb_printf(&b, "\n}\n");
   if (b.st != TN_OK) {
     tn_vec_free(&b.v);
     return b.st;

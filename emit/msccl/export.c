@@ -31,21 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void emit_i_msccl_sb_printf(emit_i_msccl_sb_t *b, tn_err_t *err, const char *fmt, ...) {
-  if (b->st != TN_OK) return;
-  char tmp[512];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (n < 0 || (size_t)n >= sizeof tmp) {
-    b->st = tn_err_set(err, TN_INTERNAL, "MSCCL export: line too long");
-    return;
-  }
-  if ((b->st = tn_vec_reserve(&b->v, b->v.len + (size_t)n + 1, err)) != TN_OK) return;
-  memcpy((char *)b->v.data + b->v.len, tmp, (size_t)n + 1);
-  b->v.len += (size_t)n;
-}
 
 typedef struct msg {
   uint32_t src, dst, node;
@@ -154,20 +139,18 @@ const char *emit_i_msccl_slot_buf(const algo_t *a) {
 typedef struct wstate {
   const algo_t *a;
   emit_i_msccl_xnode_t **x;
-  emit_i_msccl_sb_t *b;
+  tn_sb_t *b;
   uint32_t *nsteps; /* per node of the current rank: steps of its tb */
   bool *hasdep;     /* per node of the current rank: some step waits on its last step */
 } wstate_t;
 
 /* One step; tag >= 0 adds tenet's tag attribute (s and r steps). */
-static void step(wstate_t *w, tn_err_t *err, uint32_t s, const char *type, const char *sb,
+static void step(wstate_t *w, uint32_t s, const char *type, const char *sb,
                  int64_t so, const char *db, int64_t doff, int64_t cnt, int64_t depid, int64_t deps,
                  bool hasdep, int32_t tag) {
   char tagattr[32] = "";
   if (tag >= 0) snprintf(tagattr, sizeof tagattr, " tag=\"%d\"", tag);
-  emit_i_msccl_sb_printf(
-      w->b, err,
-      "      <step s=\"%u\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%lld\" dstbuf=\"%s\" "
+  tn_sb_printf(w->b, "      <step s=\"%u\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%lld\" dstbuf=\"%s\" "
       "dstoff=\"%lld\" cnt=\"%lld\" depid=\"%lld\" deps=\"%lld\" hasdep=\"%d\"%s/>\n",
       s, type, sb, (long long)so, db, (long long)doff, (long long)cnt, (long long)depid,
       (long long)deps, hasdep ? 1 : 0, tagattr);
@@ -185,7 +168,7 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
   int32_t send = -1, recv = -1;
   if (n->op == ALGO_SEND) send = n->peer;
   if (n->op == ALGO_RECV) recv = n->peer;
-  emit_i_msccl_sb_printf(w->b, err, "    <tb id=\"%u\" send=\"%d\" recv=\"%d\" chan=\"%u\">\n", i,
+  tn_sb_printf(w->b, "    <tb id=\"%u\" send=\"%d\" recv=\"%d\" chan=\"%u\">\n", i,
                          send, recv, n->op == ALGO_COMP ? 0 : xn->chan);
   /* Reduce-RECV dependencies of a COMP become its re steps. */
   uint32_t nre = 0;
@@ -195,7 +178,7 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
       nre += dn->op == ALGO_RECV && dn->reduce;
     }
   for (uint32_t k = 0; k + 1 < n->ndeps; k++)
-    step(w, err, s++, "nop", "i", -1, "o", -1, 0, d[k], w->nsteps[d[k]] - 1, false, -1);
+    step(w, s++, "nop", "i", -1, "o", -1, 0, d[k], w->nsteps[d[k]] - 1, false, -1);
   int64_t depid = n->ndeps ? (int64_t)d[n->ndeps - 1] : -1;
   int64_t deps = n->ndeps ? (int64_t)w->nsteps[d[n->ndeps - 1]] - 1 : -1;
   bool hd = w->hasdep[i];
@@ -204,13 +187,13 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
     if ((rc = emit_i_msccl_contiguous(a, r, i, &first, err)) != TN_OK) return rc;
     const algo_node_t *rn = algo_node(a, xn->prank, xn->pnode);
     const emit_i_msccl_xnode_t *rx = &w->x[xn->prank][xn->pnode];
-    step(w, err, s++, "s", slot, first, rn->reduce ? "s" : slot, rn->reduce ? rx->scratch : first,
+    step(w, s++, "s", slot, first, rn->reduce ? "s" : slot, rn->reduce ? rx->scratch : first,
          n->nchunks, depid, deps, hd, n->tag);
     break;
   }
   case ALGO_RECV:
     if ((rc = emit_i_msccl_contiguous(a, r, i, &first, err)) != TN_OK) return rc;
-    step(w, err, s++, "r", slot, first, n->reduce ? "s" : slot, n->reduce ? xn->scratch : first,
+    step(w, s++, "r", slot, first, n->reduce ? "s" : slot, n->reduce ? xn->scratch : first,
          n->nchunks, depid, deps, hd, n->tag);
     break;
   case ALGO_COMP: {
@@ -237,14 +220,14 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
                           "differ from its own",
                           r, i, d[k]);
       nre--;
-      step(w, err, s++, "re", "s", w->x[r][d[k]].scratch, slot, first, n->nchunks,
+      step(w, s++, "re", "s", w->x[r][d[k]].scratch, slot, first, n->nchunks,
            firstre ? depid : -1, firstre ? deps : -1, hd && nre == 0, -1);
       firstre = false;
     }
     break;
   }
   }
-  emit_i_msccl_sb_printf(w->b, err, "    </tb>\n");
+  tn_sb_printf(w->b, "    </tb>\n");
   return w->b->st;
 }
 
@@ -274,8 +257,7 @@ bool emit_i_msccl_idle_rank(const algo_t *a, uint32_t r) {
   return n->op == ALGO_COMP && n->ndeps == 0 && n->nchunks == 0 && n->duration_us == 0;
 }
 
-void emit_i_msccl_header(emit_i_msccl_sb_t *b, const algo_t *a, const char *how, uint32_t nch,
-                         tn_err_t *err) {
+void emit_i_msccl_header(tn_sb_t *b, const algo_t *a, const char *how, uint32_t nch) {
   /* The producer's name comes from the set's files: keep only what is safe in an XML
    * comment and attribute (no '&', '<', '"' or "--"). */
   char name[sizeof a->name];
@@ -284,22 +266,18 @@ void emit_i_msccl_header(emit_i_msccl_sb_t *b, const algo_t *a, const char *how,
     name[n++] = (isalnum((unsigned char)*c) || *c == '_' || *c == '.') ? *c : '_';
   name[n] = '\0';
   const char *cname = emit_i_msccl_coll_name(a);
-  emit_i_msccl_sb_printf(b, err,
-                         "<!-- MSCCL-IR written by tenet%s from a %s algorithm: %s, %u ranks, %u "
+  tn_sb_printf(b, "<!-- MSCCL-IR written by tenet%s from a %s algorithm: %s, %u ranks, %u "
                          "chunks per rank -->\n",
                          how, name, cname, a->npus, a->chunks_per_npu);
-  emit_i_msccl_sb_printf(
-      b, err,
-      "<algo name=\"tenet_%s_%s\" proto=\"Simple\" nchannels=\"%u\" "
+  tn_sb_printf(b, "<algo name=\"tenet_%s_%s\" proto=\"Simple\" nchannels=\"%u\" "
       "nchunksperloop=\"%u\" ngpus=\"%u\" coll=\"%s\" inplace=\"1\" outofplace=\"0\">\n",
       name, cname, nch, a->npus * a->chunks_per_npu, a->npus, cname);
 }
 
-void emit_i_msccl_gpu_open(emit_i_msccl_sb_t *b, const algo_t *a, uint32_t r, uint32_t scratch,
-                           tn_err_t *err) {
+void emit_i_msccl_gpu_open(tn_sb_t *b, const algo_t *a, uint32_t r, uint32_t scratch) {
   uint32_t total = a->npus * a->chunks_per_npu;
-  emit_i_msccl_sb_printf(
-      b, err, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n", r,
+  tn_sb_printf(
+      b, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n", r,
       a->coll == TN_ALLGATHER ? 0 : total, a->coll == TN_ALLGATHER ? total : 0, scratch);
 }
 
@@ -310,8 +288,8 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
     return tn_err_set(err, TN_INVAL,
                       "MSCCL-IR export needs the collective and its chunk "
                       "bookkeeping (tenet's own algorithms)");
-  emit_i_msccl_sb_t b = {{0}, TN_OK};
-  tn_vec_init(&b.v, 1);
+  tn_sb_t b;
+  tn_sb_init(&b, err);
   emit_i_msccl_xnode_t **x = NULL;
   uint32_t *nsteps = NULL;
   bool *hasdep = NULL;
@@ -330,7 +308,7 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
   for (uint32_t r = 0; r < a->npus; r++)
     for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
       if (algo_node(a, r, i)->op != ALGO_COMP && x[r][i].chan + 1 > nch) nch = x[r][i].chan + 1;
-  emit_i_msccl_header(&b, a, "", nch, err);
+  emit_i_msccl_header(&b, a, "", nch);
   wstate_t w = {a, x, &b, nsteps, hasdep};
   for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++) {
     uint32_t l = algo_rank_len(a, r), scratch = 0;
@@ -354,13 +332,13 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
         hasdep[d[k]] = true;
       }
     }
-    emit_i_msccl_gpu_open(&b, a, r, scratch, err);
+    emit_i_msccl_gpu_open(&b, a, r, scratch);
     if (!emit_i_msccl_idle_rank(a, r))
       for (uint32_t i = 0; i < l && rc == TN_OK; i++)
         rc = write_node(&w, r, i, err);
-    emit_i_msccl_sb_printf(&b, err, "  </gpu>\n");
+    tn_sb_printf(&b, "  </gpu>\n");
   }
-  emit_i_msccl_sb_printf(&b, err, "</algo>\n");
+  tn_sb_printf(&b, "</algo>\n");
   if (rc == TN_OK) rc = b.st;
   if (rc != TN_OK) goto fail;
   *xml = b.v.data;

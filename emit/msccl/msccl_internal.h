@@ -6,18 +6,6 @@
 
 #include "emit/emit.h"
 
-/* A growing string; the first failure sticks in st and later appends do nothing. */
-typedef struct emit_i_msccl_sb {
-  tn_vec_t v; /* char */
-  tn_status_t st;
-} emit_i_msccl_sb_t;
-
-void emit_i_msccl_sb_printf(emit_i_msccl_sb_t *b, tn_err_t *err, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
 /* Per node of a rank: the exact writer's message channel, the partner (rank, node) of a
  * SEND or RECV, and a reduce RECV's scratch offset. */
 typedef struct emit_i_msccl_xnode {
@@ -48,11 +36,9 @@ const char *emit_i_msccl_coll_name(const algo_t *a);
 /* Appends the comment and <algo ...> line of a's MSCCL-IR (how: "" or " (runtime-fit)",
  * nch channels). The producer's name is written with anything but letters, digits, '_'
  * and '.' replaced by '_', so a name read from foreign files cannot break the XML. */
-void emit_i_msccl_header(emit_i_msccl_sb_t *b, const algo_t *a, const char *how, uint32_t nch,
-                         tn_err_t *err);
+void emit_i_msccl_header(tn_sb_t *b, const algo_t *a, const char *how, uint32_t nch);
 /* Appends rank r's <gpu ...> line (scratch: its s_chunks). */
-void emit_i_msccl_gpu_open(emit_i_msccl_sb_t *b, const algo_t *a, uint32_t r, uint32_t scratch,
-                           tn_err_t *err);
+void emit_i_msccl_gpu_open(tn_sb_t *b, const algo_t *a, uint32_t r, uint32_t scratch);
 
 /* The runtime-fit writer (emit/msccl/pack.c): emit_msccl_export_mem_opts with exact false
  * (zero limits: the EMIT_MSCCL_MAX_* defaults). */

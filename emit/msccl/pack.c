@@ -917,11 +917,10 @@ static void check_limits(const pk_t *P, const emit_msccl_limits_t *lim, uint32_t
 
 /* ---- writing ----------------------------------------------------------------- */
 
-static void wstep(emit_i_msccl_sb_t *b, tn_err_t *err, uint32_t s, const char *type, const char *sb,
+static void wstep(tn_sb_t *b, uint32_t s, const char *type, const char *sb,
                   int64_t so, const char *db, int64_t doff, int64_t cnt, int64_t depid,
                   int64_t deps, bool hasdep) {
-  emit_i_msccl_sb_printf(b, err,
-                         "      <step s=\"%u\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%lld\" "
+  tn_sb_printf(b, "      <step s=\"%u\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%lld\" "
                          "dstbuf=\"%s\" dstoff=\"%lld\" cnt=\"%lld\" depid=\"%lld\" "
                          "deps=\"%lld\" hasdep=\"%d\"/>\n",
                          s, type, sb, (long long)so, db, (long long)doff, (long long)cnt,
@@ -933,7 +932,7 @@ static int64_t last_step(const pk_t *P, uint32_t v) {
   return (int64_t)UN(P, v).step + UN(P, v).nsteps - 1;
 }
 
-static tn_status_t write_unit(const pk_t *P, emit_i_msccl_sb_t *b, uint32_t u,
+static tn_status_t write_unit(const pk_t *P, tn_sb_t *b, uint32_t u,
                               const uint32_t *scratch, tn_err_t *err) {
   const algo_t *a = P->a;
   const unit_t *U = &UN(P, u);
@@ -941,7 +940,7 @@ static tn_status_t write_unit(const pk_t *P, emit_i_msccl_sb_t *b, uint32_t u,
   const char *slot = emit_i_msccl_slot_buf(a);
   const uint32_t *w = &TN_VEC_AT(&P->udeps, uint32_t, U->dep_off);
   for (uint32_t k = 0; k + 1 < U->ndeps; k++)
-    wstep(b, err, s++, "nop", "i", -1, "o", -1, 0, UN(P, w[k]).tb, last_step(P, w[k]), false);
+    wstep(b, s++, "nop", "i", -1, "o", -1, 0, UN(P, w[k]).tb, last_step(P, w[k]), false);
   int64_t depid = U->ndeps ? (int64_t)UN(P, w[U->ndeps - 1]).tb : -1;
   int64_t deps = U->ndeps ? last_step(P, w[U->ndeps - 1]) : -1;
   uint32_t lead = U->recv != NONE ? U->recv : U->send != NONE ? U->send : U->comp;
@@ -954,20 +953,20 @@ static tn_status_t write_unit(const pk_t *P, emit_i_msccl_sb_t *b, uint32_t u,
     const algo_node_t *rn = nd(P, xs->prank, xs->pnode);
     uint32_t ru = P->unit[P->base[xs->prank] + xs->pnode];
     bool scr = rn->reduce && UN(P, ru).kind == U_R;
-    wstep(b, err, s, "s", slot, first, scr ? "s" : slot,
+    wstep(b, s, "s", slot, first, scr ? "s" : slot,
           scr ? scratch[P->base[xs->prank] + xs->pnode] : first, cnt, depid, deps, U->hasdep);
     break;
   }
   case U_R: {
     bool scr = nd(P, r, U->recv)->reduce;
-    wstep(b, err, s, "r", slot, first, scr ? "s" : slot,
+    wstep(b, s, "r", slot, first, scr ? "s" : slot,
           scr ? scratch[P->base[r] + U->recv] : first, cnt, depid, deps, U->hasdep);
     break;
   }
-  case U_RCS: wstep(b, err, s, "rcs", slot, first, slot, first, cnt, depid, deps, U->hasdep); break;
-  case U_RRC: wstep(b, err, s, "rrc", slot, first, slot, first, cnt, depid, deps, U->hasdep); break;
+  case U_RCS: wstep(b, s, "rcs", slot, first, slot, first, cnt, depid, deps, U->hasdep); break;
+  case U_RRC: wstep(b, s, "rrc", slot, first, slot, first, cnt, depid, deps, U->hasdep); break;
   case U_RRCS:
-    wstep(b, err, s, "rrcs", slot, first, slot, first, cnt, depid, deps, U->hasdep);
+    wstep(b, s, "rrcs", slot, first, slot, first, cnt, depid, deps, U->hasdep);
     break;
   default: { /* U_RE: one re per reduce RECV; the wait rides on the first */
     const algo_node_t *n = nd(P, r, U->comp);
@@ -986,7 +985,7 @@ static tn_status_t write_unit(const pk_t *P, emit_i_msccl_sb_t *b, uint32_t u,
         return tn_err_set(err, TN_INTERNAL, "rank %u node %u: fused reduce RECV %u (packer bug)", r,
                           U->comp, d[k]);
       left--;
-      wstep(b, err, s++, "re", "s", scratch[P->base[r] + d[k]], slot, first, cnt,
+      wstep(b, s++, "re", "s", scratch[P->base[r] + d[k]], slot, first, cnt,
             firstre ? depid : -1, firstre ? deps : -1, U->hasdep && left == 0);
       firstre = false;
     }
@@ -999,13 +998,13 @@ static tn_status_t write_unit(const pk_t *P, emit_i_msccl_sb_t *b, uint32_t u,
 static tn_status_t write_xml(const pk_t *P, uint32_t C, char **xml, size_t *len,
                              emit_msccl_export_stats_t *stats, tn_err_t *err) {
   const algo_t *a = P->a;
-  emit_i_msccl_sb_t b = {{0}, TN_OK};
-  tn_vec_init(&b.v, 1);
+  tn_sb_t b;
+  tn_sb_init(&b, err);
   uint32_t *scratch = NULL;
   tn_status_t rc = tn_calloc(P->nn + 1, sizeof *scratch, &scratch, err);
   if (rc != TN_OK) return rc;
   emit_msccl_export_stats_t st = {C, UINT32_MAX, 0, 0, 0, 0, 0};
-  emit_i_msccl_header(&b, a, " (runtime-fit)", C, err);
+  emit_i_msccl_header(&b, a, " (runtime-fit)", C);
   for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++) {
     uint32_t sc = 0;
     for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
@@ -1015,7 +1014,7 @@ static tn_status_t write_xml(const pk_t *P, uint32_t C, char **xml, size_t *len,
         sc += nd(P, r, i)->nchunks;
       }
     }
-    emit_i_msccl_gpu_open(&b, a, r, sc, err);
+    emit_i_msccl_gpu_open(&b, a, r, sc);
     uint32_t t0 = P->tb_off[r], t1 = P->tb_off[r + 1];
     if (t1 > t0) {
       if (t1 - t0 < st.tbs_min) st.tbs_min = t1 - t0;
@@ -1024,7 +1023,7 @@ static tn_status_t write_xml(const pk_t *P, uint32_t C, char **xml, size_t *len,
     for (uint32_t t = t0; t < t1 && rc == TN_OK; t++) {
       const tbinfo_t *T = &TBI(P, t);
       const shape_t *S = &SH(P, T->shape);
-      emit_i_msccl_sb_printf(&b, err, "    <tb id=\"%u\" send=\"%d\" recv=\"%d\" chan=\"%u\">\n",
+      tn_sb_printf(&b, "    <tb id=\"%u\" send=\"%d\" recv=\"%d\" chan=\"%u\">\n",
                              t - t0, S->send, S->recv, T->chan);
       for (uint32_t k = 0; k < T->n && rc == TN_OK; k++) {
         uint32_t u = P->order[T->first + k];
@@ -1033,13 +1032,13 @@ static tn_status_t write_xml(const pk_t *P, uint32_t C, char **xml, size_t *len,
         st.nops += U->ndeps ? U->ndeps - 1 : 0;
         st.fused += U->kind == U_RCS || U->kind == U_RRC || U->kind == U_RRCS;
       }
-      emit_i_msccl_sb_printf(&b, err, "    </tb>\n");
+      tn_sb_printf(&b, "    </tb>\n");
       st.steps += T->nsteps;
       if (T->nsteps > st.steps_max) st.steps_max = T->nsteps;
     }
-    emit_i_msccl_sb_printf(&b, err, "  </gpu>\n");
+    tn_sb_printf(&b, "  </gpu>\n");
   }
-  emit_i_msccl_sb_printf(&b, err, "</algo>\n");
+  tn_sb_printf(&b, "</algo>\n");
   if (rc == TN_OK) rc = b.st;
   if (rc == TN_OK) {
     if (st.tbs_min == UINT32_MAX) st.tbs_min = 0;
