@@ -40,6 +40,14 @@ tn_status_t tn_err_set(tn_err_t *err, tn_status_t st, const char *fmt, ...) {
   return st;
 }
 
+tn_status_t tn_err_set_at(tn_err_t *err, tn_status_t st, const char *where, const char *fmt,
+                          va_list ap) {
+  if (err == NULL || err->status != TN_OK || st == TN_OK) return st;
+  char msg[sizeof err->msg];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  return tn_err_set(err, st, "%s: %s", where, msg);
+}
+
 void tn_err_prefix(tn_err_t *err, const char *fmt, ...) {
   if (err == NULL || err->status == TN_OK) return;
   char head[256];

@@ -27,12 +27,11 @@ static tn_status_t jerr(const jctx_t *c, const char *fmt, ...)
 #endif
     ;
 static tn_status_t jerr(const jctx_t *c, const char *fmt, ...) {
-  char buf[400];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  tn_status_t st = tn_err_set_at(c->err, TN_PARSE, c->what, fmt, ap);
   va_end(ap);
-  return tn_err_set(c->err, TN_PARSE, "%s: %s", c->what, buf);
+  return st;
 }
 
 static const char *type_name(const cJSON *it) {

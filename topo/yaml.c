@@ -47,13 +47,16 @@ static tn_status_t yerr(yctx_t *c, unsigned line, unsigned col, const char *fmt,
 #endif
     ;
 static tn_status_t yerr(yctx_t *c, unsigned line, unsigned col, const char *fmt, ...) {
-  char buf[400];
+  char where[600];
+  if (line == 0)
+    snprintf(where, sizeof where, "%s", c->what);
+  else
+    snprintf(where, sizeof where, "%s:%u:%u", c->what, line, col);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  tn_status_t st = tn_err_set_at(c->err, TN_PARSE, where, fmt, ap);
   va_end(ap);
-  if (line == 0) return tn_err_set(c->err, TN_PARSE, "%s: %s", c->what, buf);
-  return tn_err_set(c->err, TN_PARSE, "%s:%u:%u: %s", c->what, line, col, buf);
+  return st;
 }
 
 static unsigned mline(const yaml_mark_t *m) { return (unsigned)m->line + 1; }

@@ -703,12 +703,11 @@ static tn_status_t loc_err(const loc_t *l, tn_err_t *err, tn_status_t st, const 
     snprintf(where, sizeof where, "%s: GlobalMetadata", l->what);
   else
     snprintf(where, sizeof where, "%s: node %" PRIu64, l->what, l->id);
-  char msg[sizeof err->msg];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  tn_status_t rc = tn_err_set_at(err, st, where, fmt, ap);
   va_end(ap);
-  return tn_err_set(err, st, "%s: %s", where, msg);
+  return rc;
 }
 
 /* Integer value of an attribute held in any integer member (docs/chakra-format.md: ASTRA-sim reads

@@ -142,15 +142,16 @@ static tn_status_t serr(const imp_t *I, tn_err_t *err, uint32_t si, const char *
 #endif
     ;
 static tn_status_t serr(const imp_t *I, tn_err_t *err, uint32_t si, const char *fmt, ...) {
-  char msg[400];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
   const mstep_t *st = &ST(I, si);
   const mtb_t *tb = &TB(I, st->tb);
-  return tn_err_set(err, TN_PARSE, "%s:%ld: gpu %u tb %d step %d: %s", I->what, st->line, tb->gpu,
-                    tb->id, st->s, msg);
+  char where[600];
+  snprintf(where, sizeof where, "%s:%ld: gpu %u tb %d step %d", I->what, st->line, tb->gpu, tb->id,
+           st->s);
+  va_list ap;
+  va_start(ap, fmt);
+  tn_status_t rc = tn_err_set_at(err, TN_PARSE, where, fmt, ap);
+  va_end(ap);
+  return rc;
 }
 
 /* ---- attribute parsing ------------------------------------------------------ */
