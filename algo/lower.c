@@ -117,6 +117,25 @@ static uint32_t receiver(const phase_t *p, const sched_xfer_t *x) {
   return p->reverse ? x->src : x->dst;
 }
 
+/* Reductions into one slot are serialised: COMP id of rank r (on chunks ch) also depends
+ * on the previous COMP of r on each of them (last[c], valid when last_rank[c] == r + 1),
+ * each once; then it becomes the last on them. Returns the new dependency count. */
+static uint32_t after_last_comps(uint32_t *deps, uint32_t nd, const uint32_t *ch, uint32_t nch,
+                                 uint32_t *last, uint32_t *last_rank, uint32_t r, uint32_t id) {
+  for (uint32_t j = 0; j < nch; j++) {
+    uint32_t c = ch[j];
+    if (last_rank[c] == r + 1) {
+      bool seen = false;
+      for (uint32_t k = 0; k < nd; k++)
+        seen = seen || deps[k] == last[c];
+      if (!seen) deps[nd++] = last[c];
+    }
+    last[c] = id;
+    last_rank[c] = r + 1;
+  }
+  return nd;
+}
+
 /* Transfer i's dependencies must be earlier transfers that deliver to its sender (its
  * data, or a gate): the node ids they become are the sender's, which also lets every rank
  * be lowered on its own. */
@@ -452,17 +471,7 @@ static void emit_rank(worker_t *w, uint32_t r) {
       /* Its reduce RECV, and the previous COMP of the rank on each of its chunks
        * (reductions into one slot are serialised, in mirrored arrival order). */
       deps[nd++] = p->recv_id[xi];
-      for (uint32_t j = 0; j < nch; j++) {
-        uint32_t c = ch[j];
-        if (w->last_rank[c] == r + 1) {
-          bool seen = false;
-          for (uint32_t k = 0; k < nd; k++)
-            seen = seen || deps[k] == w->last[c];
-          if (!seen) deps[nd++] = w->last[c];
-        }
-        w->last[c] = first + i;
-        w->last_rank[c] = r + 1;
-      }
+      nd = after_last_comps(deps, nd, ch, nch, w->last, w->last_rank, r, first + i);
       put(R, (algo_node_t){ALGO_COMP, false, -1, 0, 0, 0, 0, nd, 0, nch}, deps, ch);
       continue;
     }
@@ -787,17 +796,7 @@ static void xemit_rank(xlower_t *X, uint32_t r) {
     uint32_t *deps = (uint32_t *)R->deps.data + R->deps.len, nd = 0;
     if (ord_is_comp(rec_ord(&rec[i]))) {
       deps[nd++] = X->recv_id[xi];
-      for (uint32_t j = 0; j < x->nchunks; j++) {
-        uint32_t c = ch[j];
-        if (X->last_rank[c] == r + 1) {
-          bool seen = false;
-          for (uint32_t k = 0; k < nd; k++)
-            seen = seen || deps[k] == X->last[c];
-          if (!seen) deps[nd++] = X->last[c];
-        }
-        X->last[c] = first + i;
-        X->last_rank[c] = r + 1;
-      }
+      nd = after_last_comps(deps, nd, ch, x->nchunks, X->last, X->last_rank, r, first + i);
       put(R, (algo_node_t){.op = ALGO_COMP, .peer = -1, .ndeps = nd, .nchunks = x->nchunks},
           deps, ch);
       continue;
