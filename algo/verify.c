@@ -282,55 +282,38 @@ static tn_status_t report_unmatched(const vctx_t *v, uint32_t g, tn_err_t *err) 
                     nd->tag, (unsigned long long)nd->bytes, send ? "RECV" : "SEND", nd->peer);
 }
 
-/* Sorts ents by cmp_ent in O(m): a stable LSD radix sort (8-bit digits, skipping digits
- * that are equal in every key) on (src, dst, tag) packed into 61 bits, whose input is in
- * global id order, then the short runs of equal (src, dst, tag) by (bytes, kind, id). */
+/* Sorts ents by cmp_ent in O(m): the common stable radix order on (src, dst, tag) packed
+ * into 61 bits, whose input is in global id order, then the short runs of equal
+ * (src, dst, tag) by (bytes, kind, id). */
 static tn_status_t sort_ents(vctx_t *v, tn_err_t *err) {
-  uint32_t m = v->nents;
+  uint32_t m = v->nents, *order = NULL;
   uint64_t *key = NULL;
   key_ent_t *tmp = NULL;
-  tn_status_t st = tn_calloc(2 * (size_t)m, sizeof *key, &key, err);
-  if (st == TN_OK) st = tn_calloc(m, sizeof *tmp, &tmp, err);
-  if (st != TN_OK) {
-    free(key);
-    return st;
-  }
-  uint64_t *ktmp = key + m, all_or = 0, all_and = UINT64_MAX;
-  for (uint32_t i = 0; i < m; i++) {
+  tn_status_t st = tn_malloc((size_t)m + 1, sizeof *key, &key, err);
+  if (st == TN_OK) st = tn_malloc((size_t)m + 1, sizeof *order, &order, err);
+  if (st == TN_OK) st = tn_malloc((size_t)m + 1, sizeof *tmp, &tmp, err);
+  for (uint32_t i = 0; st == TN_OK && i < m; i++) {
     const key_ent_t *e = &v->ents[i];
     key[i] = (uint64_t)e->src << 45 | (uint64_t)e->dst << 29 | (uint64_t)(uint32_t)e->tag;
-    all_or |= key[i], all_and &= key[i];
   }
-  key_ent_t *src = v->ents, *dst = tmp;
-  uint64_t *ks = key, *kd = ktmp;
-  for (uint32_t shift = 0; shift < 64; shift += 8) {
-    if ((((all_or ^ all_and) >> shift) & 0xffu) == 0) continue;
-    uint32_t count[257] = {0};
+  if (st == TN_OK) st = tn_radix_order(key, m, order, err);
+  if (st == TN_OK) {
     for (uint32_t i = 0; i < m; i++)
-      count[((ks[i] >> shift) & 0xffu) + 1]++;
-    for (uint32_t b = 0; b < 256; b++)
-      count[b + 1] += count[b];
-    for (uint32_t i = 0; i < m; i++) {
-      uint32_t pos = count[(ks[i] >> shift) & 0xffu]++;
-      dst[pos] = src[i], kd[pos] = ks[i];
+      tmp[i] = v->ents[order[i]];
+    memcpy(v->ents, tmp, (size_t)m * sizeof *v->ents);
+    for (uint32_t i = 0; i < m;) {
+      uint32_t j = i + 1;
+      while (j < m && key[order[j]] == key[order[i]])
+        j++;
+      if (j - i > 2 || (j - i == 2 && cmp_ent(&v->ents[i], &v->ents[i + 1]) > 0))
+        qsort(&v->ents[i], j - i, sizeof *v->ents, cmp_ent);
+      i = j;
     }
-    key_ent_t *te = src;
-    src = dst, dst = te;
-    uint64_t *tk = ks;
-    ks = kd, kd = tk;
-  }
-  if (src != v->ents) memcpy(v->ents, src, (size_t)m * sizeof *v->ents);
-  for (uint32_t i = 0; i < m;) {
-    uint32_t j = i + 1;
-    while (j < m && ks[j] == ks[i])
-      j++;
-    if (j - i > 2 || (j - i == 2 && cmp_ent(&v->ents[i], &v->ents[i + 1]) > 0))
-      qsort(&v->ents[i], j - i, sizeof *v->ents, cmp_ent);
-    i = j;
   }
   free(key);
+  free(order);
   free(tmp);
-  return TN_OK;
+  return st;
 }
 
 /* Groups SENDs and RECVs by key; every key needs as many of each. Reports the unmatched

@@ -123,6 +123,41 @@ uint64_t tn_xfer_ps(uint64_t bytes, double gbps);
 /* algbw in GB/s (2^30 B/s) of bytes in time_ps. */
 double tn_gbps(uint64_t bytes, uint64_t time_ps);
 
+/* ---- sorting and heaps ---------------------------------------------------- */
+/* Fills order[0..n) with 0..n-1 sorted by keys[i] ascending, equal keys in index order (a
+ * stable LSD radix sort, skipping digits every key shares). O(n) per varying byte. */
+tn_status_t tn_radix_order(const uint64_t *keys, uint32_t n, uint32_t *order, tn_err_t *err);
+
+/* A binary min-heap of uint32 items in caller storage h (room for every item), ordered by
+ * less(ctx, a, b), which must be a strict order with no ties between distinct items (so the
+ * pops do not depend on the layout). Static inline so that a constant less is inlined:
+ * the simulator and the planners run these in their hot loops. */
+typedef bool (*tn_heap_less_fn)(const void *ctx, uint32_t a, uint32_t b);
+static inline void tn_heap_push(uint32_t *h, uint32_t *n, uint32_t v, tn_heap_less_fn less,
+                                const void *ctx) {
+  uint32_t i = (*n)++;
+  while (i > 0 && less(ctx, v, h[(i - 1) / 2])) {
+    h[i] = h[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h[i] = v;
+}
+/* Removes and returns the least item (the heap is not empty). */
+static inline uint32_t tn_heap_pop(uint32_t *h, uint32_t *n, tn_heap_less_fn less,
+                                   const void *ctx) {
+  uint32_t top = h[0], last = h[--*n], m = *n, i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= m) break;
+    if (c + 1 < m && less(ctx, h[c + 1], h[c])) c++;
+    if (!less(ctx, h[c], last)) break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (m > 0) h[i] = last;
+  return top;
+}
+
 /* ---- string building ------------------------------------------------------ */
 /* A growing NUL-terminated string; the first failure sticks in st (with err) and later
  * appends do nothing. v.data is the text (v.len bytes without the NUL); caller frees it

@@ -149,30 +149,18 @@ static bool wake_less(const wake_ev_t *a, const wake_ev_t *b) {
   return a->time_ps != b->time_ps ? a->time_ps < b->time_ps : a->link < b->link;
 }
 
-static bool bucket_less(const plan_t *p, uint32_t a, uint32_t b) {
+/* Buckets have distinct times: the heap's order is strict. */
+static bool bucket_less(const void *ctx, uint32_t a, uint32_t b) {
+  const plan_t *p = ctx;
   return p->bk[a].time_ps < p->bk[b].time_ps;
 }
 
 static void bheap_push(plan_t *p, uint32_t b) {
-  uint32_t i = p->nbheap++;
-  while (i > 0 && bucket_less(p, b, p->bheap[(i - 1) / 2])) {
-    p->bheap[i] = p->bheap[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  p->bheap[i] = b;
+  tn_heap_push(p->bheap, &p->nbheap, b, bucket_less, p);
 }
 
 static void bheap_pop(plan_t *p) {
-  uint32_t last = p->bheap[--p->nbheap], i = 0, n = p->nbheap;
-  for (;;) {
-    uint32_t c = 2 * i + 1;
-    if (c >= n) break;
-    if (c + 1 < n && bucket_less(p, p->bheap[c + 1], p->bheap[c])) c++;
-    if (!bucket_less(p, p->bheap[c], last)) break;
-    p->bheap[i] = p->bheap[c];
-    i = c;
-  }
-  if (n > 0) p->bheap[i] = last;
+  (void)tn_heap_pop(p->bheap, &p->nbheap, bucket_less, p);
 }
 
 /* Queues a look at link l at time_ps (l has none pending). */

@@ -360,29 +360,16 @@ static tn_status_t validate(sim_t *s, tn_err_t *err) {
 
 /* ---- the run ------------------------------------------------------------- */
 
-static void ready_push(sim_t *s, uint32_t g) {
-  uint32_t i = s->nready++;
-  while (i > 0) {
-    uint32_t p = (i - 1) / 2;
-    if (s->ready[p] <= g) break;
-    s->ready[i] = s->ready[p];
-    i = p;
-  }
-  s->ready[i] = g;
+/* The ready nodes of the current instant, issued in ascending global index. */
+static bool index_less(const void *ctx, uint32_t a, uint32_t b) {
+  (void)ctx;
+  return a < b;
 }
-
+static void ready_push(sim_t *s, uint32_t g) {
+  tn_heap_push(s->ready, &s->nready, g, index_less, NULL);
+}
 static uint32_t ready_pop(sim_t *s) {
-  uint32_t top = s->ready[0], last = s->ready[--s->nready], n = s->nready, i = 0;
-  for (;;) {
-    uint32_t c = 2 * i + 1;
-    if (c >= n) break;
-    if (c + 1 < n && s->ready[c + 1] < s->ready[c]) c++;
-    if (s->ready[c] >= last) break;
-    s->ready[i] = s->ready[c];
-    i = c;
-  }
-  if (n > 0) s->ready[i] = last;
-  return top;
+  return tn_heap_pop(s->ready, &s->nready, index_less, NULL);
 }
 
 static void complete(sim_t *s, uint32_t g, uint64_t now) {
@@ -517,30 +504,26 @@ static tn_status_t run(sim_t *s, tn_err_t *err) {
 }
 
 /* Sorts u[0..n) by busy time, descending, keeping id order among equals (u arrives in
- * id order): an LSD radix sort on the complemented busy time, 11 bits a pass, skipping
- * the passes in which every key has the same digit. tmp holds n entries. */
-enum { DIGIT_BITS = 11, DIGIT_MASK = (1 << DIGIT_BITS) - 1 };
-static void sort_link_use(sim_link_use_t *u, sim_link_use_t *tmp, uint32_t n) {
-  uint32_t count[1u << DIGIT_BITS];
-  for (unsigned shift = 0; shift < 64; shift += DIGIT_BITS) {
-    uint32_t first = (uint32_t)((~u[0].busy_ps >> shift) & DIGIT_MASK);
-    bool same = true;
-    for (uint32_t i = 1; i < n && same; i++)
-      same = (uint32_t)((~u[i].busy_ps >> shift) & DIGIT_MASK) == first;
-    if (same) continue;
-    memset(count, 0, sizeof count);
+ * id order): the common radix order on the complemented busy times. */
+static tn_status_t sort_link_use(sim_link_use_t *u, uint32_t n, tn_err_t *err) {
+  uint64_t *key = NULL;
+  uint32_t *order = NULL;
+  sim_link_use_t *tmp = NULL;
+  tn_status_t st = tn_malloc((size_t)n + 1, sizeof *key, &key, err);
+  if (st == TN_OK) st = tn_malloc((size_t)n + 1, sizeof *order, &order, err);
+  if (st == TN_OK) st = tn_malloc((size_t)n + 1, sizeof *tmp, &tmp, err);
+  for (uint32_t i = 0; st == TN_OK && i < n; i++)
+    key[i] = ~u[i].busy_ps;
+  if (st == TN_OK) st = tn_radix_order(key, n, order, err);
+  if (st == TN_OK) {
     for (uint32_t i = 0; i < n; i++)
-      count[(~u[i].busy_ps >> shift) & DIGIT_MASK]++;
-    uint32_t sum = 0;
-    for (uint32_t d = 0; d <= DIGIT_MASK; d++) {
-      uint32_t c = count[d];
-      count[d] = sum;
-      sum += c;
-    }
-    for (uint32_t i = 0; i < n; i++)
-      tmp[count[(~u[i].busy_ps >> shift) & DIGIT_MASK]++] = u[i];
+      tmp[i] = u[order[i]];
     memcpy(u, tmp, (size_t)n * sizeof *u);
   }
+  free(key);
+  free(order);
+  free(tmp);
+  return st;
 }
 
 static tn_status_t fill_result(const sim_t *s, sim_result_t *res, tn_err_t *err) {
@@ -561,10 +544,7 @@ static tn_status_t fill_result(const sim_t *s, sim_result_t *res, tn_err_t *err)
     res->links[l] = (sim_link_use_t){l, ls->bytes, ls->busy_ps, ls->messages};
     xmits += ls->messages;
   }
-  sim_link_use_t *tmp = NULL;
-  if ((st = tn_calloc(t->nlinks + 1u, sizeof *tmp, &tmp, err)) != TN_OK) return st;
-  if (t->nlinks > 0) sort_link_use(res->links, tmp, t->nlinks);
-  free(tmp);
+  if (t->nlinks > 0 && (st = sort_link_use(res->links, t->nlinks, err)) != TN_OK) return st;
   for (uint32_t g = 0; g < s->total; g++)
     if (s->nodes[g].op == ALGO_SEND) res->messages++;
   res->events = xmits + s->timers; /* every transmission ends in one queue event */

@@ -331,43 +331,25 @@ static uint64_t ukey(const unit_t *u) {
   return ((uint64_t)u->head << 32) | u->rank;
 }
 
+/* The witness's ready units by (estimated start, unit key): distinct units never tie. */
 typedef struct heap {
   uint32_t *v;
-  size_t n;
+  uint32_t n;
   const uint64_t *key, *key2;
 } heap_t;
 
-static bool hless(const heap_t *h, uint32_t x, uint32_t y) {
+static bool hless(const void *ctx, uint32_t x, uint32_t y) {
+  const heap_t *h = ctx;
   if (h->key[x] != h->key[y]) return h->key[x] < h->key[y];
   return h->key2[x] < h->key2[y];
 }
 
 static void hpush(heap_t *h, uint32_t x) {
-  size_t i = h->n++;
-  h->v[i] = x;
-  while (i > 0 && hless(h, h->v[i], h->v[(i - 1) / 2])) {
-    uint32_t t = h->v[i];
-    h->v[i] = h->v[(i - 1) / 2];
-    h->v[(i - 1) / 2] = t;
-    i = (i - 1) / 2;
-  }
+  tn_heap_push(h->v, &h->n, x, hless, h);
 }
 
 static uint32_t hpop(heap_t *h) {
-  uint32_t top = h->v[0];
-  h->v[0] = h->v[--h->n];
-  size_t i = 0;
-  for (;;) {
-    size_t l = 2 * i + 1, r = l + 1, m = i;
-    if (l < h->n && hless(h, h->v[l], h->v[m])) m = l;
-    if (r < h->n && hless(h, h->v[r], h->v[m])) m = r;
-    if (m == i) break;
-    uint32_t t = h->v[i];
-    h->v[i] = h->v[m];
-    h->v[m] = t;
-    i = m;
-  }
-  return top;
+  return tn_heap_pop(h->v, &h->n, hless, h);
 }
 
 /* Walks every dependency (node d of rank r → node i) between different units, as unit
