@@ -208,38 +208,41 @@ tn_status_t topo_i_cube_dims(uint32_t npus, uint32_t *sizes, uint32_t *n, tn_err
   return TN_OK;
 }
 
+tn_status_t topo_i_kind_shape(const char *kind, uint32_t *sizes, uint32_t *n,
+                              topo_dim_kind_t *dk, tn_err_t *err) {
+  bool multi = false;
+  if (strcmp(kind, "ring") == 0) *dk = TOPO_DIM_RING;
+  else if (strcmp(kind, "fc") == 0) *dk = TOPO_DIM_FC;
+  else if (strcmp(kind, "switch") == 0) *dk = TOPO_DIM_SWITCH;
+  else if (strcmp(kind, "mesh") == 0) *dk = TOPO_DIM_LINE, multi = true;
+  else if (strcmp(kind, "torus") == 0) *dk = TOPO_DIM_RING, multi = true;
+  else if (strcmp(kind, "hypercube") == 0) *dk = TOPO_DIM_LINE;
+  else
+    return tn_err_set(err, TN_INVAL,
+                      "unknown KIND '%s' (use ring, fc, switch, mesh, torus or hypercube)", kind);
+  if (multi && (*n < 2 || *n > 3))
+    return tn_err_set(err, TN_INVAL, "a %s takes 2 or 3 dimensions (like 8x8), not %u", kind, *n);
+  if (!multi && *n != 1)
+    return tn_err_set(err, TN_INVAL, "a %s takes one size (like 8), not %u", kind, *n);
+  if (strcmp(kind, "hypercube") == 0) return topo_i_cube_dims(sizes[0], sizes, n, err);
+  for (uint32_t d = 0; d < *n; d++)
+    if (sizes[d] < 2)
+      return tn_err_set(err, TN_INVAL, "every size must be >= 2, not %u", sizes[d]);
+  return TN_OK;
+}
+
 tn_status_t topo_gen_kind(const char *kind, const char *dims_s, double bw, double lat,
                           topo_t **out, tn_err_t *err) {
   *out = NULL;
   uint32_t sizes[TOPO_MAX_DIMS], n = 0;
   tn_status_t st = parse_dims(dims_s, sizes, &n, err);
   if (st != TN_OK) return st;
-  topo_dim_t dims[TOPO_MAX_DIMS];
-  uint32_t nd = 0;
   topo_dim_kind_t k;
-  bool multi = false;
-  if (strcmp(kind, "ring") == 0) k = TOPO_DIM_RING;
-  else if (strcmp(kind, "fc") == 0) k = TOPO_DIM_FC;
-  else if (strcmp(kind, "switch") == 0) k = TOPO_DIM_SWITCH;
-  else if (strcmp(kind, "mesh") == 0) k = TOPO_DIM_LINE, multi = true;
-  else if (strcmp(kind, "torus") == 0) k = TOPO_DIM_RING, multi = true;
-  else if (strcmp(kind, "hypercube") == 0) k = TOPO_DIM_LINE;
-  else
-    return tn_err_set(err, TN_INVAL,
-                      "unknown KIND '%s' (use ring, fc, switch, mesh, torus or hypercube)", kind);
-  if (multi && (n < 2 || n > 3))
-    return tn_err_set(err, TN_INVAL, "a %s takes 2 or 3 dimensions (like 8x8), not '%s'", kind,
-                      dims_s);
-  if (!multi && n != 1)
-    return tn_err_set(err, TN_INVAL, "a %s takes one size (like 8), not '%s'", kind, dims_s);
-  if (strcmp(kind, "hypercube") == 0 && (st = topo_i_cube_dims(sizes[0], sizes, &n, err)) != TN_OK)
-    return st;
-  for (uint32_t d = 0; d < n; d++) {
-    if (sizes[d] < 2)
-      return tn_err_set(err, TN_INVAL, "DIMS '%s': every size must be >= 2", dims_s);
-    dims[nd++] = (topo_dim_t){k, sizes[d], bw, lat, false};
-  }
+  if ((st = topo_i_kind_shape(kind, sizes, &n, &k, err)) != TN_OK) return st;
+  topo_dim_t dims[TOPO_MAX_DIMS];
+  for (uint32_t d = 0; d < n; d++)
+    dims[d] = (topo_dim_t){k, sizes[d], bw, lat, false};
   char name[96];
   snprintf(name, sizeof name, "%s-%s", kind, dims_s);
-  return topo_gen(name, dims, nd, out, err);
+  return topo_gen(name, dims, n, out, err);
 }

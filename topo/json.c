@@ -347,9 +347,6 @@ static tn_status_t parse_kind_form(const jctx_t *c, const cJSON *root, const cJS
   if (k == 6) return unknown_kind(c, "kind", kind, form_kinds, 6);
   uint32_t sizes[TOPO_MAX_DIMS], n = 0;
   int count = cJSON_GetArraySize(dims);
-  bool multi = strcmp(kind, "mesh") == 0 || strcmp(kind, "torus") == 0;
-  if (!multi && count != 1)
-    return jerr(c, "dims: a %s takes one size (like [8]), not %d", kind, count);
   if (count > (int)TOPO_MAX_DIMS)
     return jerr(c, "dims has %d entries, more than the cap of %u (TOPO_MAX_DIMS)", count,
                 TOPO_MAX_DIMS);
@@ -361,14 +358,10 @@ static tn_status_t parse_kind_form(const jctx_t *c, const cJSON *root, const cJS
     if ((st = get_u32(c, it, p, 1, TOPO_MAX_NPUS, "TOPO_MAX_NPUS", &sizes[n])) != TN_OK)
       return st;
   }
-  topo_dim_kind_t dk = k == 0 || k == 2 ? TOPO_DIM_RING
-                       : k == 4       ? TOPO_DIM_FC
-                       : k == 5       ? TOPO_DIM_SWITCH
-                                      : TOPO_DIM_LINE;
-  if (k == 3) { /* hypercube: log2(npus) lines of 2 */
-    tn_err_t e = {0};
-    if (topo_i_cube_dims(sizes[0], sizes, &n, &e) != TN_OK) return jerr(c, "dims[0]: %s", e.msg);
-  }
+  topo_dim_kind_t dk;
+  tn_err_t e = {0};
+  if (topo_i_kind_shape(kind, sizes, &n, &dk, &e) != TN_OK)
+    return jerr(c, "%s: %s", strcmp(kind, "hypercube") == 0 ? "dims[0]" : "dims", e.msg);
   bool bidir = true;
   if ((v = cJSON_GetObjectItemCaseSensitive(root, "bidirectional")) != NULL) {
     if ((st = get_bool(c, v, "bidirectional", &bidir)) != TN_OK) return st;

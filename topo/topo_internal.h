@@ -21,4 +21,12 @@ tn_status_t topo_i_igraph_status(int igraph_error, const char *what, tn_err_t *e
  * prefix theirs). */
 tn_status_t topo_i_cube_dims(uint32_t npus, uint32_t *sizes, uint32_t *n, tn_err_t *err);
 
+/* The one KIND -> dimensions rule of the generators (CLI KIND DIMS, KIND-DIMS names, the
+ * JSON kind form): kind names the dimension kind (*dk); a mesh or torus takes 2 or 3
+ * sizes, the others one; every size is >= 2; a hypercube's one size (its NPU count) becomes
+ * log2 of it lines of 2 (sizes has TOPO_MAX_DIMS entries; *n is updated). TN_INVAL naming
+ * what is wrong, without a location. */
+tn_status_t topo_i_kind_shape(const char *kind, uint32_t *sizes, uint32_t *n,
+                              topo_dim_kind_t *dk, tn_err_t *err);
+
 #endif
