@@ -19,6 +19,7 @@
 #include "emit/emit.h"
 #include "greedy/greedy.h"
 #include "sim/sim.h"
+#include "synth/synth.h"
 #include "topo/topo.h"
 
 static const uint64_t MiB = 1u << 20;
@@ -81,17 +82,18 @@ static void all_gather_row(const char *name, const topo_t *t, uint64_t size) {
 
 static void all_reduce_row(const char *name, const topo_t *t, uint64_t size) {
   tn_err_t err = {0};
-  greedy_opts_t o = {.seed = 1, .chunks_per_npu = 0};
-  schedule_t s;
-  if (greedy_run_for(t, TN_ALLREDUCE, size, &o, &s, &err) != TN_OK) die(name, &err);
-  algo_t *a = NULL, *ring = NULL;
-  if (algo_from_schedule(&s, TN_ALLREDUCE, "greedy", &a, &err) != TN_OK) die(name, &err);
+  /* The greedy's All-Reduce as tenet makes it (synth/: transposed half on asymmetric
+   * fabrics), not a copy of that assembly. */
+  synth_opts_t o = {.method = SYNTH_GREEDY, .seed = 1};
+  synth_result_t res;
+  if (synth_run(t, TN_ALLREDUCE, size, &o, &res, &err) != TN_OK) die(name, &err);
+  algo_t *a = res.algo, *ring = NULL;
   uint64_t lb = topo_lower_bound_ps(t, TN_ALLREDUCE, size), sim = simulate(t, a);
   uint64_t ring_ps = 0;
   if (algo_ring(TN_ALLREDUCE, t->npus, size, 1, &ring, &err) == TN_OK) ring_ps = simulate(t, ring);
   char sz[32];
   printf("  %-14s allreduce %6s  K=%-2u ", name, tn_fmt_size(size, sz, sizeof sz),
-         s.chunks_per_npu);
+         a->chunks_per_npu);
   if (sim == 0) {
     printf("(simulator not available)\n");
   } else {
@@ -106,8 +108,7 @@ static void all_reduce_row(const char *name, const topo_t *t, uint64_t size) {
     printf("\n");
   }
   algo_free(ring);
-  algo_free(a);
-  schedule_free(&s);
+  synth_result_free(&res);
 }
 
 static void quality(void) {
