@@ -54,7 +54,11 @@ tn_status_t tn_err_set(tn_err_t *err, tn_status_t st, const char *fmt, ...)
  * error wins). For the loaders' and readers' own wrappers, which compute where (a file
  * and line, a JSON path, a gpu/tb/step) and pass their format on. */
 tn_status_t tn_err_set_at(tn_err_t *err, tn_status_t st, const char *where, const char *fmt,
-                          va_list ap);
+                          va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 0)))
+#endif
+    ;
 void tn_err_prefix(tn_err_t *err, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
