@@ -154,6 +154,24 @@ static tn_status_t check_deps(const schedule_t *s, const sched_xfer_t *x, uint32
   return TN_OK;
 }
 
+/* Transfer i's chunks exist and its bytes are theirs (chunk c is base bytes, one more
+ * when c < rem: ten_chunk_bytes without its division) and not 0. */
+static tn_status_t check_chunks(const schedule_t *s, const sched_xfer_t *x, uint32_t i,
+                                uint64_t base, uint64_t rem, tn_err_t *err) {
+  uint64_t nchunks = (uint64_t)s->npus * s->chunks_per_npu, bytes = 0;
+  for (uint32_t j = 0; j < x->nchunks; j++) {
+    uint32_t c = xchunks(s, x)[j];
+    if (c >= nchunks)
+      return tn_err_set(err, TN_INVAL, "lowering: transfer %u carries chunk %u of %llu", i, c,
+                        (unsigned long long)nchunks);
+    bytes += base + (c < rem ? 1u : 0u);
+  }
+  if (bytes != x->bytes || bytes == 0)
+    return tn_err_set(err, TN_INVAL, "lowering: transfer %u has %llu B, its chunks %llu B", i,
+                      (unsigned long long)x->bytes, (unsigned long long)bytes);
+  return TN_OK;
+}
+
 static tn_status_t check_schedule(const schedule_t *s, tn_err_t *err) {
   if (s->coll != TN_ALLGATHER)
     return tn_err_set(err, TN_INVAL, "lowering: the schedule must be an All-Gather plan");
@@ -170,24 +188,17 @@ static tn_status_t check_schedule(const schedule_t *s, tn_err_t *err) {
                         "lowering: transfer %u (%u -> %u, %llu B, %u chunks) "
                         "is malformed",
                         i, x->src, x->dst, (unsigned long long)x->bytes, x->nchunks);
-    uint64_t bytes = 0;
-    for (uint32_t j = 0; j < x->nchunks; j++) {
+    tn_status_t st = check_chunks(s, x, i, base, rem, err);
+    /* Without a dependency the sender starts with the data: its own chunks only. */
+    for (uint32_t j = 0; st == TN_OK && x->ndeps == 0 && j < x->nchunks; j++) {
       uint32_t c = xchunks(s, x)[j];
-      if (c >= nchunks)
-        return tn_err_set(err, TN_INVAL, "lowering: transfer %u carries chunk %u of %llu", i, c,
-                          (unsigned long long)nchunks);
-      bytes += base + (c < rem ? 1u : 0u); /* ten_chunk_bytes without its division */
-      /* Without a dependency the sender starts with the data: its own chunks only. */
-      if (x->ndeps == 0 && c / s->chunks_per_npu != x->src)
+      if (c / s->chunks_per_npu != x->src)
         return tn_err_set(err, TN_INVAL,
                           "lowering: transfer %u from NPU %u has no dependency but carries chunk "
                           "%u of NPU %u",
                           i, x->src, c, c / s->chunks_per_npu);
     }
-    if (bytes != x->bytes)
-      return tn_err_set(err, TN_INVAL, "lowering: transfer %u has %llu B, its chunks %llu B", i,
-                        (unsigned long long)x->bytes, (unsigned long long)bytes);
-    tn_status_t st = check_deps(s, x, i, err);
+    if (st == TN_OK) st = check_deps(s, x, i, err);
     if (st != TN_OK) return st;
   }
   return TN_OK;
@@ -681,22 +692,14 @@ static tn_status_t check_explicit(const schedule_t *s, tn_coll_t coll, tn_err_t 
     return tn_err_set(err, TN_INVAL, "lowering: schedule has %u NPUs and %u chunks per NPU",
                       s->npus, s->chunks_per_npu);
   uint64_t nchunks = (uint64_t)s->npus * s->chunks_per_npu;
+  uint64_t base = s->size_bytes / nchunks, rem = s->size_bytes % nchunks;
   for (uint32_t i = 0; i < schedule_len(s); i++) {
     const sched_xfer_t *x = schedule_xfer(s, i);
     if (x->src >= s->npus || x->dst >= s->npus || x->src == x->dst || x->nchunks == 0)
       return tn_err_set(err, TN_INVAL, "lowering: transfer %u (%u -> %u, %u chunks) is malformed",
                         i, x->src, x->dst, x->nchunks);
-    uint64_t bytes = 0;
-    for (uint32_t j = 0; j < x->nchunks; j++) {
-      uint32_t c = xchunks(s, x)[j];
-      if (c >= nchunks)
-        return tn_err_set(err, TN_INVAL, "lowering: transfer %u carries chunk %u of %llu", i, c,
-                          (unsigned long long)nchunks);
-      bytes += ten_chunk_bytes(s->size_bytes, s->npus, s->chunks_per_npu, c);
-    }
-    if (bytes != x->bytes || bytes == 0)
-      return tn_err_set(err, TN_INVAL, "lowering: transfer %u has %llu B, its chunks %llu B", i,
-                        (unsigned long long)x->bytes, (unsigned long long)bytes);
+    tn_status_t cst = check_chunks(s, x, i, base, rem, err);
+    if (cst != TN_OK) return cst;
     tn_status_t st = check_deps(s, x, i, err);
     if (st != TN_OK) return st;
   }
