@@ -20,7 +20,7 @@ static const char help[] =
     "collective and its size (from -c/-s, or from the files when tenet wrote them) it also\n"
     "reports algbw and busbw (GB/s = 2^30 B/s, nccl-tests' definitions).\n"
     "\n"
-    "  -t, --topo TOPO       topology file or shipped name\n"
+    "  -t, --topo TOPO       topology file, shipped name or KIND-DIMS (e.g. torus-4x4)\n"
     "  -c, --coll COLL       allgather | reducescatter | allreduce\n"
     "  -s, --size SIZE       NCCL size: bytes, or with KB MB GB (10^3) / KiB MiB GiB (2^10)\n"
     "      --trace FILE      write the timeline as Chrome trace-event JSON (one track per\n"

@@ -260,7 +260,8 @@ static int topo_info_cmd(int argc, char **argv) {
     fputs(info_help, stdout);
     return 0;
   }
-  if (npos < 1) return cli_usage("topo info", "needs a TOPO (a file or a shipped name)");
+  if (npos < 1)
+    return cli_usage("topo info", "needs a TOPO (a file, a shipped name or KIND-DIMS)");
   topo_t *t = NULL;
   topo_info_t in;
   topo_bounds_t b;
@@ -477,7 +478,8 @@ static int topo_draw_cmd(int argc, char **argv) {
     fputs(draw_help, stdout);
     return 0;
   }
-  if (npos < 1) return cli_usage("topo draw", "needs a TOPO (a file or a shipped name)");
+  if (npos < 1)
+    return cli_usage("topo draw", "needs a TOPO (a file, a shipped name or KIND-DIMS)");
   if (out == NULL) return cli_usage("topo draw", "needs -o FILE.svg or -o FILE.png");
   const char *fmt = ext_of(out);
   if (strcmp(fmt, "svg") != 0 && strcmp(fmt, "png") != 0)
