@@ -42,8 +42,9 @@ typedef struct forest_opts {
  * Schedule: NPU r's k chunks are dealt to its trees in turn; a chunk goes down its tree,
  * every NPU forwarding it to its children as soon as it arrives (chunks in id order),
  * planned on ten/'s engine, so out->time_ps is what the simulator measures on
- * algo_from_schedule(out, TN_ALLGATHER). With chunks_per_npu 0: enough chunks that each
- * tree gets two, fewer for small sizes (at least 16 KiB a chunk).
+ * algo_from_schedule(out, TN_ALLGATHER). With chunks_per_npu 0: 128 chunks per NPU when the
+ * waits stay in the plan (gates), 64 otherwise, fewer for small sizes (at least 16 KiB a
+ * chunk) and large fabrics (at most 2^19 transfers).
  *
  * Errors: TN_INFEASIBLE for a disconnected fabric or one where some NPU is reachable only
  * through another NPU's route; TN_INVAL for a size below one byte per chunk or fewer
