@@ -249,7 +249,6 @@ typedef struct kind_name {
   topo_dim_kind_t kind;
 } kind_name_t;
 
-static const char *const form_kinds[] = {"ring", "mesh", "torus", "hypercube", "fc", "switch"};
 static const kind_name_t dim_kinds[] = {
     {"ring", TOPO_DIM_RING}, {"line", TOPO_DIM_LINE}, {"mesh", TOPO_DIM_LINE},
     {"fc", TOPO_DIM_FC},     {"switch", TOPO_DIM_SWITCH}};
@@ -342,9 +341,8 @@ static tn_status_t parse_kind_form(const jctx_t *c, const cJSON *root, const cJS
                    "objects with their own kinds)");
   if (!cJSON_IsString(v)) return jerr(c, "kind must be a string, not %s", type_name(v));
   const char *kind = v->valuestring;
-  size_t k = 0;
-  while (k < 6 && strcmp(form_kinds[k], kind) != 0) k++;
-  if (k == 6) return unknown_kind(c, "kind", kind, form_kinds, 6);
+  tn_err_t e = {0};
+  if (topo_i_gen_kind_check(kind, "kind", &e) != TN_OK) return jerr(c, "kind: %s", e.msg);
   uint32_t sizes[TOPO_MAX_DIMS], n = 0;
   int count = cJSON_GetArraySize(dims);
   if (count > (int)TOPO_MAX_DIMS)
@@ -359,7 +357,6 @@ static tn_status_t parse_kind_form(const jctx_t *c, const cJSON *root, const cJS
       return st;
   }
   topo_dim_kind_t dk;
-  tn_err_t e = {0};
   if (topo_i_kind_shape(kind, sizes, &n, &dk, &e) != TN_OK)
     return jerr(c, "%s: %s", strcmp(kind, "hypercube") == 0 ? "dims[0]" : "dims", e.msg);
   bool bidir = true;
@@ -475,18 +472,9 @@ static tn_status_t load_generator(const jctx_t *c, const cJSON *root, const char
   } else if ((st = parse_kind_form(c, root, dims, dd, &nd)) != TN_OK) {
     return st;
   }
-  /* Refuse absurd shapes before topo_gen allocates anything. */
-  uint64_t n = 0, sw = 0, nl = 0;
-  topo_i_gen_counts(dd, nd, &n, &sw, &nl);
-  if (n > TOPO_MAX_NPUS)
-    return jerr(c, "dims: the fabric would have %llu NPUs, more than the cap of %u "
-                   "(TOPO_MAX_NPUS)", (unsigned long long)n, TOPO_MAX_NPUS);
-  if (sw > TOPO_MAX_SWITCHES)
-    return jerr(c, "dims: the fabric would have %llu switches, more than the cap of %u "
-                   "(TOPO_MAX_SWITCHES)", (unsigned long long)sw, TOPO_MAX_SWITCHES);
-  if (nl > TOPO_MAX_LINKS)
-    return jerr(c, "dims: the fabric would have %llu links, more than the cap of %u "
-                   "(TOPO_MAX_LINKS)", (unsigned long long)nl, TOPO_MAX_LINKS);
+  /* Refuse absurd shapes before topo_gen allocates anything (the generators' one rule). */
+  tn_err_t e = {0};
+  if (topo_i_gen_check(dd, nd, &e) != TN_OK) return jerr(c, "dims: %s", e.msg);
   if ((st = topo_gen(name, dd, nd, out, c->err)) != TN_OK) {
     tn_err_prefix(c->err, "%s", c->what);
     return st;
