@@ -194,6 +194,32 @@ tn_status_t topo_i_gen_kind_check(const char *kind, const char *word, tn_err_t *
                     kind);
 }
 
+/* Whether g's rule (topo_i_kind_shape) rebuilds dims exactly from g's sizes. */
+static bool kind_fits(const gen_kind_t *g, const topo_dim_t *dims, uint32_t ndims) {
+  bool all2 = true, atleast2 = true;
+  for (uint32_t d = 0; d < ndims; d++) {
+    if (dims[d].kind != g->dk || dims[d].unidirectional != dims[0].unidirectional) return false;
+    all2 = all2 && dims[d].size == 2;
+    atleast2 = atleast2 && dims[d].size >= 2;
+  }
+  if (dims[0].unidirectional && g->dk != TOPO_DIM_RING) return false;
+  if (g->cube) return all2 && ndims >= 1 && ndims <= TOPO_MAX_DIMS;
+  return atleast2 && ndims >= g->min_dims && ndims <= g->max_dims;
+}
+
+const char *topo_i_gen_kind_of(const topo_dim_t *dims, uint32_t ndims) {
+  if (ndims == 0) return NULL;
+  const char *fit = NULL;
+  for (size_t k = 0; k < N_GEN_KINDS && fit == NULL; k++)
+    if (kind_fits(&gen_kinds[k], dims, ndims)) fit = gen_kinds[k].name;
+  /* Lines of 2 in three or more dimensions are written as the hypercube they are (a 2x2
+   * stays a mesh). */
+  for (size_t k = 0; k < N_GEN_KINDS; k++)
+    if (gen_kinds[k].cube && ndims >= 3 && kind_fits(&gen_kinds[k], dims, ndims))
+      fit = gen_kinds[k].name;
+  return fit;
+}
+
 /* Parses DIMS ("8", "8x8", "4x4x4") into sizes (TOPO_MAX_DIMS entries) and *n. A size is
  * any decimal number (0 and 1 included: the kind's rule judges them); one above
  * TOPO_MAX_NPUS fails by the size rule, since the fabric has at least that many NPUs. */

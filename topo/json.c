@@ -682,25 +682,6 @@ static const char *dim_kind_str(topo_dim_kind_t k) {
   return "ring";
 }
 
-/* The kind form's name for a uniform shape, or NULL when only a composition fits. */
-static const char *uniform_kind(const topo_t *t) {
-  for (uint32_t d = 1; d < t->ndims; d++)
-    if (t->dims[d].kind != t->dims[0].kind ||
-        t->dims[d].unidirectional != t->dims[0].unidirectional)
-      return NULL;
-  switch (t->dims[0].kind) {
-  case TOPO_DIM_RING: return t->ndims == 1 ? "ring" : "torus";
-  case TOPO_DIM_LINE: {
-    bool cube = t->ndims >= 3;
-    for (uint32_t d = 0; d < t->ndims; d++) cube = cube && t->dims[d].size == 2;
-    return cube ? "hypercube" : "mesh";
-  }
-  case TOPO_DIM_FC: return t->ndims == 1 ? "fc" : NULL;
-  case TOPO_DIM_SWITCH: return t->ndims == 1 ? "switch" : NULL;
-  }
-  return NULL;
-}
-
 static void put_figure_list(tn_sb_t *b, const topo_t *t, bool bw) {
   bool same = true;
   for (uint32_t d = 1; d < t->ndims; d++)
@@ -715,7 +696,7 @@ static void put_figure_list(tn_sb_t *b, const topo_t *t, bool bw) {
 }
 
 static void put_shape(tn_sb_t *b, const topo_t *t) {
-  const char *kind = uniform_kind(t);
+  const char *kind = topo_i_gen_kind_of(t->dims, t->ndims);
   if (kind) {
     tn_sb_printf(b, "  \"kind\": \"%s\",\n  \"dims\": [", kind);
     if (strcmp(kind, "hypercube") == 0) tn_sb_printf(b, "%u", t->npus);

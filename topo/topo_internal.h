@@ -23,6 +23,12 @@ tn_status_t topo_i_gen_check(const topo_dim_t *dims, uint32_t ndims, tn_err_t *e
  * "unknown <word> 'x' (did you mean 'y'?)", or the list of kinds when none is close. */
 tn_status_t topo_i_gen_kind_check(const char *kind, const char *word, tn_err_t *err);
 
+/* The inverse of topo_i_kind_shape, for writing the JSON kind form: the KIND whose rule
+ * rebuilds exactly these dims from their sizes (a hypercube from its NPU count), or NULL
+ * when none does (mixed kinds, sizes of 1, a mesh of 4 dimensions...: the writer then
+ * lists the dimensions). O(ndims). */
+const char *topo_i_gen_kind_of(const topo_dim_t *dims, uint32_t ndims);
+
 
 /* Maps an igraph error code to ours: TN_NOMEM or TN_INTERNAL naming what failed. */
 tn_status_t topo_i_igraph_status(int igraph_error, const char *what, tn_err_t *err);

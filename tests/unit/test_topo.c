@@ -671,6 +671,43 @@ static void load_rejects_bad_overrides(void **state) {
 
 /* ---- round trips and shipped files --------------------------------------------------- */
 
+/* Uniform shapes that no KIND rebuilds (a hypercube of 2, sizes of 1, a mesh or torus of
+ * four dimensions) are written dimension by dimension and load back equal; the fuzzer
+ * found the 2-NPU hypercube written as a one-dimensional "mesh" no loader accepts. */
+static void save_writes_a_kind_only_when_its_rule_rebuilds_the_shape(void **state) {
+  (void)state;
+  static const struct {
+    topo_dim_kind_t kind;
+    uint32_t ndims, size;
+    const char *expect; /* the "kind" written, or NULL for the dimension list */
+  } shapes[] = {{TOPO_DIM_LINE, 1, 2, "\"kind\": \"hypercube\""},
+                {TOPO_DIM_LINE, 1, 3, NULL},
+                {TOPO_DIM_LINE, 2, 2, "\"kind\": \"mesh\""},
+                {TOPO_DIM_LINE, 3, 2, "\"kind\": \"hypercube\""},
+                {TOPO_DIM_LINE, 4, 3, NULL},
+                {TOPO_DIM_RING, 4, 3, NULL},
+                {TOPO_DIM_RING, 1, 1, NULL},
+                {TOPO_DIM_FC, 1, 1, NULL},
+                {TOPO_DIM_SWITCH, 1, 1, NULL},
+                {TOPO_DIM_RING, 3, 3, "\"kind\": \"torus\""}};
+  for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+    topo_dim_t dims[TOPO_MAX_DIMS];
+    for (uint32_t d = 0; d < shapes[i].ndims; d++)
+      dims[d] = (topo_dim_t){shapes[i].kind, shapes[i].size, 50, 500, false};
+    topo_t *t = NULL;
+    char *s = NULL;
+    TU_OK(topo_gen("shape", dims, shapes[i].ndims, &t, &tu_err_));
+    TU_OK(topo_to_json(t, false, &s, &tu_err_));
+    /* The top level's "kind" (the dimension list's entries are indented further). */
+    if (shapes[i].expect ? strstr(s, shapes[i].expect) == NULL
+                         : strstr(s, "\n  \"kind\": \"") != NULL)
+      fail_msg("shape %zu written as:\n%s", i, s);
+    free(s);
+    round_trip(t, false);
+    topo_free(t);
+  }
+}
+
 static void save_then_load_round_trips(void **state) {
   (void)state;
   const char *kinds[][2] = {{"mesh", "8x8"}, {"mesh", "4x4x4"}, {"torus", "8x8"},
@@ -951,6 +988,7 @@ int main(void) {
       cmocka_unit_test(load_rejects_inconsistent_generator_forms),
       cmocka_unit_test(load_rejects_bad_overrides),
       cmocka_unit_test(save_then_load_round_trips),
+      cmocka_unit_test(save_writes_a_kind_only_when_its_rule_rebuilds_the_shape),
       cmocka_unit_test(save_writes_overrides_for_changed_links),
       cmocka_unit_test(every_shipped_topology_loads),
       cmocka_unit_test(shipped_mesh_8x8_has_the_papers_figures),
