@@ -162,6 +162,16 @@ tn_status_t topo_gen(const char *name, const topo_dim_t *dims, uint32_t ndims, t
   return TN_OK;
 }
 
+const char *topo_dim_kind_name(topo_dim_kind_t k) {
+  switch (k) {
+  case TOPO_DIM_RING: return "ring";
+  case TOPO_DIM_LINE: return "line";
+  case TOPO_DIM_FC: return "fc";
+  case TOPO_DIM_SWITCH: return "switch";
+  }
+  return "?";
+}
+
 /* The one table of generator KINDs (docs/architecture.md §6): the dimension kind each
  * builds, how many sizes it takes, and whether its one size is an NPU count split into
  * lines of 2 (a hypercube). The name comes first, so tn_suggest reads the table as is. */

@@ -672,16 +672,6 @@ static void put_links(tn_sb_t *b, const topo_t *t, const bool *only) {
     if (link_written(t, only, i, &pair)) put_link(b, &t->links[i], pair, i == last);
 }
 
-static const char *dim_kind_str(topo_dim_kind_t k) {
-  switch (k) {
-  case TOPO_DIM_RING: return "ring";
-  case TOPO_DIM_LINE: return "line";
-  case TOPO_DIM_FC: return "fc";
-  case TOPO_DIM_SWITCH: return "switch";
-  }
-  return "ring";
-}
-
 static void put_figure_list(tn_sb_t *b, const topo_t *t, bool bw) {
   bool same = true;
   for (uint32_t d = 1; d < t->ndims; d++)
@@ -712,7 +702,7 @@ static void put_shape(tn_sb_t *b, const topo_t *t) {
   tn_sb_printf(b, "  \"dims\": [\n");
   for (uint32_t d = 0; d < t->ndims; d++) {
     const topo_dim_t *dm = &t->dims[d];
-    tn_sb_printf(b, "    {\"kind\": \"%s\", \"size\": %u, \"bandwidth\": ", dim_kind_str(dm->kind),
+    tn_sb_printf(b, "    {\"kind\": \"%s\", \"size\": %u, \"bandwidth\": ", topo_dim_kind_name(dm->kind),
         dm->size);
     put_num(b, dm->bandwidth_GBps);
     tn_sb_printf(b, ", \"latency\": ");
