@@ -139,16 +139,6 @@ static int topo_gen_cmd(int argc, char **argv) {
 
 /* ---- info ----------------------------------------------------------------- */
 
-static const char *kind_str(topo_dim_kind_t k) {
-  switch (k) {
-  case TOPO_DIM_RING: return "ring";
-  case TOPO_DIM_LINE: return "line";
-  case TOPO_DIM_FC: return "fc";
-  case TOPO_DIM_SWITCH: return "switch";
-  }
-  return "?";
-}
-
 /* The 1 GiB bound of coll and the busbw it allows (nccl-tests' factor). */
 static double bound_1gib_ns(const topo_bounds_t *b, tn_coll_t c, double *busbw) {
   uint64_t ps = topo_bound_ps(b, c, 1ull << 30);
@@ -179,7 +169,7 @@ static void print_info(const topo_t *t, const topo_info_t *in, const topo_bounds
   for (uint32_t d = 0; d < t->ndims; d++) {
     const topo_dim_t *dm = &t->dims[d];
     printf("%s%s%s %u (%g GB/s, %g ns)", d ? " x " : "", dm->unidirectional ? "uni-" : "",
-           kind_str(dm->kind), dm->size, dm->bandwidth_GBps, dm->latency_ns);
+           topo_dim_kind_name(dm->kind), dm->size, dm->bandwidth_GBps, dm->latency_ns);
   }
   if (t->ndims) printf("\n");
   printf("%-12s %u\n", "NPUs", in->npus);

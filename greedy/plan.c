@@ -444,7 +444,12 @@ static tn_status_t setup(plan_t *p, tn_err_t *err) {
     if (lk->src < p->n && lk->dst < p->n && topo_route_next(p->routes, lk->src, lk->dst) == l)
       p->kind[l] = LK_DIRECT;
   }
-  return build_dests(p, err);
+  st = build_dests(p, err);
+  /* A route table that could not be allocated reads as "no route": the links' kinds and
+   * destinations would be wrong, so this is out of memory, not a disconnected fabric. */
+  if (st == TN_OK && topo_routes_out_of_memory(p->routes))
+    st = tn_err_set(err, TN_NOMEM, "out of memory building the routes of '%s'", t->name);
+  return st;
 }
 
 static void teardown(plan_t *p) {

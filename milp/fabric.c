@@ -38,6 +38,10 @@ static tn_status_t collect_vlinks(const topo_t *t, milp_fab_t *f, tn_err_t *err)
       milp_vlink_t e;
       if (a != b && switch_route(t, r, a, b, &e)) st = tn_vec_push(&v, &e, err);
     }
+  /* A route table that could not be allocated reads as "no route": say so, rather than
+   * let the fabric look disconnected. */
+  if (st == TN_OK && topo_routes_out_of_memory(r))
+    st = tn_err_set(err, TN_NOMEM, "out of memory building the routes of '%s'", t->name);
   topo_routes_free(r);
   if (st != TN_OK) {
     tn_vec_free(&v);

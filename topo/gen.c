@@ -3,6 +3,7 @@
 #include "topo/topo.h"
 #include "topo/topo_internal.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,12 +95,21 @@ void topo_i_gen_counts(const topo_dim_t *dims, uint32_t ndims, uint64_t *npus,
   *links = l;
 }
 
-static tn_status_t check_dims(const topo_dim_t *dims, uint32_t ndims, uint32_t *npus,
-                              uint32_t *switches, tn_err_t *err) {
+/* The one size rule of the generators: "the fabric would have N <what>, more than the cap
+ * of C (NAME)" as TN_LIMIT; n is saturated (UINT64_MAX: beyond counting). */
+static tn_status_t over_cap(tn_err_t *err, uint64_t n, const char *what, uint32_t cap,
+                            const char *cap_name) {
+  if (n == UINT64_MAX)
+    return tn_err_set(err, TN_LIMIT, "the fabric would have more %s than the cap of %u (%s)",
+                      what, cap, cap_name);
+  return tn_err_set(err, TN_LIMIT, "the fabric would have %llu %s, more than the cap of %u (%s)",
+                    (unsigned long long)n, what, cap, cap_name);
+}
+
+tn_status_t topo_i_gen_check(const topo_dim_t *dims, uint32_t ndims, tn_err_t *err) {
   if (ndims == 0 || ndims > TOPO_MAX_DIMS)
     return tn_err_set(err, TN_INVAL, "a generated fabric has 1 to %u dimensions, not %u",
                       TOPO_MAX_DIMS, ndims);
-  uint64_t n = 1, sw = 0;
   for (uint32_t d = 0; d < ndims; d++) {
     if (dims[d].size == 0)
       return tn_err_set(err, TN_PARSE, "dims[%u]: size must be at least 1", d);
@@ -112,32 +122,24 @@ static tn_status_t check_dims(const topo_dim_t *dims, uint32_t ndims, uint32_t *
     if (!(dims[d].latency_ns >= 0.0) || dims[d].latency_ns > TOPO_MAX_LATENCY_NS)
       return tn_err_set(err, TN_PARSE, "dims[%u]: latency must be in [0, %g] ns", d,
                         TOPO_MAX_LATENCY_NS);
-    n *= dims[d].size;
-    if (n > TOPO_MAX_NPUS)
-      return tn_err_set(err, TN_LIMIT, "the fabric would have more than %u NPUs",
-                        TOPO_MAX_NPUS);
   }
-  for (uint32_t d = 0; d < ndims; d++)
-    if (dims[d].kind == TOPO_DIM_SWITCH) sw += n / dims[d].size;
+  uint64_t n = 0, sw = 0, nl = 0;
+  topo_i_gen_counts(dims, ndims, &n, &sw, &nl);
+  if (n > TOPO_MAX_NPUS) return over_cap(err, n, "NPUs", TOPO_MAX_NPUS, "TOPO_MAX_NPUS");
   if (sw > TOPO_MAX_SWITCHES)
-    return tn_err_set(err, TN_LIMIT, "the fabric would have more than %u switches",
-                      TOPO_MAX_SWITCHES);
-  uint64_t cn = 0, csw = 0, cl = 0;
-  topo_i_gen_counts(dims, ndims, &cn, &csw, &cl);
-  if (cl > TOPO_MAX_LINKS)
-    return tn_err_set(err, TN_LIMIT, "the fabric would have more than %u links",
-                      TOPO_MAX_LINKS);
-  *npus = (uint32_t)n;
-  *switches = (uint32_t)sw;
+    return over_cap(err, sw, "switches", TOPO_MAX_SWITCHES, "TOPO_MAX_SWITCHES");
+  if (nl > TOPO_MAX_LINKS) return over_cap(err, nl, "links", TOPO_MAX_LINKS, "TOPO_MAX_LINKS");
   return TN_OK;
 }
 
 tn_status_t topo_gen(const char *name, const topo_dim_t *dims, uint32_t ndims, topo_t **out,
                      tn_err_t *err) {
   *out = NULL;
-  uint32_t npus = 0, switches = 0;
-  tn_status_t st = check_dims(dims, ndims, &npus, &switches, err);
+  tn_status_t st = topo_i_gen_check(dims, ndims, err);
   if (st != TN_OK) return st;
+  uint64_t n64 = 0, sw64 = 0, nl64 = 0;
+  topo_i_gen_counts(dims, ndims, &n64, &sw64, &nl64);
+  uint32_t npus = (uint32_t)n64, switches = (uint32_t)sw64;
   tn_vec_t v;
   tn_vec_init(&v, sizeof(topo_link_t));
   uint32_t next_sw = npus;
@@ -150,8 +152,7 @@ tn_status_t topo_gen(const char *name, const topo_dim_t *dims, uint32_t ndims, t
       st = add_row(&v, &dims[d], d, base, stride, sw, err);
     }
   }
-  if (st == TN_OK && v.len > TOPO_MAX_LINKS)
-    st = tn_err_set(err, TN_LIMIT, "the fabric would have more than %u links", TOPO_MAX_LINKS);
+  assert(st != TN_OK || v.len == nl64); /* topo_i_gen_counts is exact */
   if (st == TN_OK)
     st = topo_create(name, npus, switches, v.data, (uint32_t)v.len, out, err);
   tn_vec_free(&v);
@@ -161,7 +162,77 @@ tn_status_t topo_gen(const char *name, const topo_dim_t *dims, uint32_t ndims, t
   return TN_OK;
 }
 
-/* Parses "8", "8x8", "4x4x4" into sizes; returns the count. */
+const char *topo_dim_kind_name(topo_dim_kind_t k) {
+  switch (k) {
+  case TOPO_DIM_RING: return "ring";
+  case TOPO_DIM_LINE: return "line";
+  case TOPO_DIM_FC: return "fc";
+  case TOPO_DIM_SWITCH: return "switch";
+  }
+  return "?";
+}
+
+/* The one table of generator KINDs (docs/architecture.md §6): the dimension kind each
+ * builds, how many sizes it takes, and whether its one size is an NPU count split into
+ * lines of 2 (a hypercube). The name comes first, so tn_suggest reads the table as is. */
+typedef struct gen_kind {
+  const char *name;
+  topo_dim_kind_t dk;
+  uint32_t min_dims, max_dims;
+  bool cube;
+} gen_kind_t;
+
+static const gen_kind_t gen_kinds[] = {
+    {"ring", TOPO_DIM_RING, 1, 1, false},      {"fc", TOPO_DIM_FC, 1, 1, false},
+    {"switch", TOPO_DIM_SWITCH, 1, 1, false},  {"mesh", TOPO_DIM_LINE, 2, 3, false},
+    {"torus", TOPO_DIM_RING, 2, 3, false},     {"hypercube", TOPO_DIM_LINE, 1, 1, true}};
+#define N_GEN_KINDS (sizeof gen_kinds / sizeof gen_kinds[0])
+
+static const gen_kind_t *find_kind(const char *kind) {
+  for (size_t k = 0; k < N_GEN_KINDS; k++)
+    if (strcmp(gen_kinds[k].name, kind) == 0) return &gen_kinds[k];
+  return NULL;
+}
+
+tn_status_t topo_i_gen_kind_check(const char *kind, const char *word, tn_err_t *err) {
+  if (find_kind(kind) != NULL) return TN_OK;
+  const char *hint = tn_suggest(kind, gen_kinds, N_GEN_KINDS, sizeof *gen_kinds);
+  if (hint)
+    return tn_err_set(err, TN_INVAL, "unknown %s '%s' (did you mean '%s'?)", word, kind, hint);
+  return tn_err_set(err, TN_INVAL,
+                    "unknown %s '%s' (use ring, fc, switch, mesh, torus or hypercube)", word,
+                    kind);
+}
+
+/* Whether g's rule (topo_i_kind_shape) rebuilds dims exactly from g's sizes. */
+static bool kind_fits(const gen_kind_t *g, const topo_dim_t *dims, uint32_t ndims) {
+  bool all2 = true, atleast2 = true;
+  for (uint32_t d = 0; d < ndims; d++) {
+    if (dims[d].kind != g->dk || dims[d].unidirectional != dims[0].unidirectional) return false;
+    all2 = all2 && dims[d].size == 2;
+    atleast2 = atleast2 && dims[d].size >= 2;
+  }
+  if (dims[0].unidirectional && g->dk != TOPO_DIM_RING) return false;
+  if (g->cube) return all2 && ndims >= 1 && ndims <= TOPO_MAX_DIMS;
+  return atleast2 && ndims >= g->min_dims && ndims <= g->max_dims;
+}
+
+const char *topo_i_gen_kind_of(const topo_dim_t *dims, uint32_t ndims) {
+  if (ndims == 0) return NULL;
+  const char *fit = NULL;
+  for (size_t k = 0; k < N_GEN_KINDS && fit == NULL; k++)
+    if (kind_fits(&gen_kinds[k], dims, ndims)) fit = gen_kinds[k].name;
+  /* Lines of 2 in three or more dimensions are written as the hypercube they are (a 2x2
+   * stays a mesh). */
+  for (size_t k = 0; k < N_GEN_KINDS; k++)
+    if (gen_kinds[k].cube && ndims >= 3 && kind_fits(&gen_kinds[k], dims, ndims))
+      fit = gen_kinds[k].name;
+  return fit;
+}
+
+/* Parses DIMS ("8", "8x8", "4x4x4") into sizes (TOPO_MAX_DIMS entries) and *n. A size is
+ * any decimal number (0 and 1 included: the kind's rule judges them); one above
+ * TOPO_MAX_NPUS fails by the size rule, since the fabric has at least that many NPUs. */
 static tn_status_t parse_dims(const char *s, uint32_t *sizes, uint32_t *n, tn_err_t *err) {
   *n = 0;
   const char *p = s;
@@ -170,17 +241,16 @@ static tn_status_t parse_dims(const char *s, uint32_t *sizes, uint32_t *n, tn_er
     if (*n == TOPO_MAX_DIMS)
       return tn_err_set(err, TN_INVAL, "DIMS '%s' has more than %u dimensions", s,
                         TOPO_MAX_DIMS);
-    uint64_t v = 0;
     if (*p < '0' || *p > '9')
       return tn_err_set(err, TN_INVAL, "DIMS '%s' must look like 8, 8x8 or 4x4x4", s);
-    while (*p >= '0' && *p <= '9') {
-      v = v * 10 + (uint64_t)(*p - '0');
-      if (v > TOPO_MAX_NPUS)
-        return tn_err_set(err, TN_LIMIT, "DIMS '%s' exceeds the limit of %u NPUs", s,
-                          TOPO_MAX_NPUS);
-      p++;
+    uint64_t v = 0;
+    for (; *p >= '0' && *p <= '9'; p++)
+      v = v > TOPO_MAX_NPUS ? v : v * 10 + (uint64_t)(*p - '0');
+    if (v > TOPO_MAX_NPUS) {
+      tn_status_t st = over_cap(err, UINT64_MAX, "NPUs", TOPO_MAX_NPUS, "TOPO_MAX_NPUS");
+      tn_err_prefix(err, "DIMS '%s'", s);
+      return st;
     }
-    if (v < 1) return tn_err_set(err, TN_INVAL, "DIMS '%s': every size must be >= 1", s);
     sizes[(*n)++] = (uint32_t)v;
     if (*p == 'x') {
       p++;
@@ -210,21 +280,15 @@ tn_status_t topo_i_cube_dims(uint32_t npus, uint32_t *sizes, uint32_t *n, tn_err
 
 tn_status_t topo_i_kind_shape(const char *kind, uint32_t *sizes, uint32_t *n,
                               topo_dim_kind_t *dk, tn_err_t *err) {
-  bool multi = false;
-  if (strcmp(kind, "ring") == 0) *dk = TOPO_DIM_RING;
-  else if (strcmp(kind, "fc") == 0) *dk = TOPO_DIM_FC;
-  else if (strcmp(kind, "switch") == 0) *dk = TOPO_DIM_SWITCH;
-  else if (strcmp(kind, "mesh") == 0) *dk = TOPO_DIM_LINE, multi = true;
-  else if (strcmp(kind, "torus") == 0) *dk = TOPO_DIM_RING, multi = true;
-  else if (strcmp(kind, "hypercube") == 0) *dk = TOPO_DIM_LINE;
-  else
-    return tn_err_set(err, TN_INVAL,
-                      "unknown KIND '%s' (use ring, fc, switch, mesh, torus or hypercube)", kind);
-  if (multi && (*n < 2 || *n > 3))
-    return tn_err_set(err, TN_INVAL, "a %s takes 2 or 3 dimensions (like 8x8), not %u", kind, *n);
-  if (!multi && *n != 1)
+  const gen_kind_t *g = find_kind(kind);
+  if (g == NULL) return topo_i_gen_kind_check(kind, "KIND", err);
+  *dk = g->dk;
+  if (g->max_dims > 1 && (*n < g->min_dims || *n > g->max_dims))
+    return tn_err_set(err, TN_INVAL, "a %s takes %u or %u dimensions (like 8x8), not %u", kind,
+                      g->min_dims, g->max_dims, *n);
+  if (g->max_dims == 1 && *n != 1)
     return tn_err_set(err, TN_INVAL, "a %s takes one size (like 8), not %u", kind, *n);
-  if (strcmp(kind, "hypercube") == 0) return topo_i_cube_dims(sizes[0], sizes, n, err);
+  if (g->cube) return topo_i_cube_dims(sizes[0], sizes, n, err);
   for (uint32_t d = 0; d < *n; d++)
     if (sizes[d] < 2)
       return tn_err_set(err, TN_INVAL, "every size must be >= 2, not %u", sizes[d]);
@@ -235,13 +299,18 @@ tn_status_t topo_gen_kind(const char *kind, const char *dims_s, double bw, doubl
                           topo_t **out, tn_err_t *err) {
   *out = NULL;
   uint32_t sizes[TOPO_MAX_DIMS], n = 0;
-  tn_status_t st = parse_dims(dims_s, sizes, &n, err);
-  if (st != TN_OK) return st;
-  topo_dim_kind_t k;
-  if ((st = topo_i_kind_shape(kind, sizes, &n, &k, err)) != TN_OK) return st;
+  topo_dim_kind_t k = TOPO_DIM_RING;
+  tn_err_t e = {0};
+  tn_status_t st = parse_dims(dims_s, sizes, &n, &e);
+  if (st == TN_OK) st = topo_i_kind_shape(kind, sizes, &n, &k, &e);
   topo_dim_t dims[TOPO_MAX_DIMS];
-  for (uint32_t d = 0; d < n; d++)
+  for (uint32_t d = 0; d < n && st == TN_OK; d++)
     dims[d] = (topo_dim_t){k, sizes[d], bw, lat, false};
+  /* Refused before anything is allocated; a KIND and DIMS the caps refuse are a bad
+   * argument like any other (exit 1), not a valid request that cannot be done. */
+  if (st == TN_OK) st = topo_i_gen_check(dims, n, &e);
+  if (st != TN_OK)
+    return tn_err_set(err, st == TN_LIMIT ? TN_INVAL : st, "%s", e.msg);
   char name[96];
   snprintf(name, sizeof name, "%s-%s", kind, dims_s);
   return topo_gen(name, dims, n, out, err);

@@ -249,7 +249,6 @@ typedef struct kind_name {
   topo_dim_kind_t kind;
 } kind_name_t;
 
-static const char *const form_kinds[] = {"ring", "mesh", "torus", "hypercube", "fc", "switch"};
 static const kind_name_t dim_kinds[] = {
     {"ring", TOPO_DIM_RING}, {"line", TOPO_DIM_LINE}, {"mesh", TOPO_DIM_LINE},
     {"fc", TOPO_DIM_FC},     {"switch", TOPO_DIM_SWITCH}};
@@ -342,9 +341,8 @@ static tn_status_t parse_kind_form(const jctx_t *c, const cJSON *root, const cJS
                    "objects with their own kinds)");
   if (!cJSON_IsString(v)) return jerr(c, "kind must be a string, not %s", type_name(v));
   const char *kind = v->valuestring;
-  size_t k = 0;
-  while (k < 6 && strcmp(form_kinds[k], kind) != 0) k++;
-  if (k == 6) return unknown_kind(c, "kind", kind, form_kinds, 6);
+  tn_err_t e = {0};
+  if (topo_i_gen_kind_check(kind, "kind", &e) != TN_OK) return jerr(c, "kind: %s", e.msg);
   uint32_t sizes[TOPO_MAX_DIMS], n = 0;
   int count = cJSON_GetArraySize(dims);
   if (count > (int)TOPO_MAX_DIMS)
@@ -359,7 +357,6 @@ static tn_status_t parse_kind_form(const jctx_t *c, const cJSON *root, const cJS
       return st;
   }
   topo_dim_kind_t dk;
-  tn_err_t e = {0};
   if (topo_i_kind_shape(kind, sizes, &n, &dk, &e) != TN_OK)
     return jerr(c, "%s: %s", strcmp(kind, "hypercube") == 0 ? "dims[0]" : "dims", e.msg);
   bool bidir = true;
@@ -475,18 +472,9 @@ static tn_status_t load_generator(const jctx_t *c, const cJSON *root, const char
   } else if ((st = parse_kind_form(c, root, dims, dd, &nd)) != TN_OK) {
     return st;
   }
-  /* Refuse absurd shapes before topo_gen allocates anything. */
-  uint64_t n = 0, sw = 0, nl = 0;
-  topo_i_gen_counts(dd, nd, &n, &sw, &nl);
-  if (n > TOPO_MAX_NPUS)
-    return jerr(c, "dims: the fabric would have %llu NPUs, more than the cap of %u "
-                   "(TOPO_MAX_NPUS)", (unsigned long long)n, TOPO_MAX_NPUS);
-  if (sw > TOPO_MAX_SWITCHES)
-    return jerr(c, "dims: the fabric would have %llu switches, more than the cap of %u "
-                   "(TOPO_MAX_SWITCHES)", (unsigned long long)sw, TOPO_MAX_SWITCHES);
-  if (nl > TOPO_MAX_LINKS)
-    return jerr(c, "dims: the fabric would have %llu links, more than the cap of %u "
-                   "(TOPO_MAX_LINKS)", (unsigned long long)nl, TOPO_MAX_LINKS);
+  /* Refuse absurd shapes before topo_gen allocates anything (the generators' one rule). */
+  tn_err_t e = {0};
+  if (topo_i_gen_check(dd, nd, &e) != TN_OK) return jerr(c, "dims: %s", e.msg);
   if ((st = topo_gen(name, dd, nd, out, c->err)) != TN_OK) {
     tn_err_prefix(c->err, "%s", c->what);
     return st;
@@ -684,35 +672,6 @@ static void put_links(tn_sb_t *b, const topo_t *t, const bool *only) {
     if (link_written(t, only, i, &pair)) put_link(b, &t->links[i], pair, i == last);
 }
 
-static const char *dim_kind_str(topo_dim_kind_t k) {
-  switch (k) {
-  case TOPO_DIM_RING: return "ring";
-  case TOPO_DIM_LINE: return "line";
-  case TOPO_DIM_FC: return "fc";
-  case TOPO_DIM_SWITCH: return "switch";
-  }
-  return "ring";
-}
-
-/* The kind form's name for a uniform shape, or NULL when only a composition fits. */
-static const char *uniform_kind(const topo_t *t) {
-  for (uint32_t d = 1; d < t->ndims; d++)
-    if (t->dims[d].kind != t->dims[0].kind ||
-        t->dims[d].unidirectional != t->dims[0].unidirectional)
-      return NULL;
-  switch (t->dims[0].kind) {
-  case TOPO_DIM_RING: return t->ndims == 1 ? "ring" : "torus";
-  case TOPO_DIM_LINE: {
-    bool cube = t->ndims >= 3;
-    for (uint32_t d = 0; d < t->ndims; d++) cube = cube && t->dims[d].size == 2;
-    return cube ? "hypercube" : "mesh";
-  }
-  case TOPO_DIM_FC: return t->ndims == 1 ? "fc" : NULL;
-  case TOPO_DIM_SWITCH: return t->ndims == 1 ? "switch" : NULL;
-  }
-  return NULL;
-}
-
 static void put_figure_list(tn_sb_t *b, const topo_t *t, bool bw) {
   bool same = true;
   for (uint32_t d = 1; d < t->ndims; d++)
@@ -727,7 +686,7 @@ static void put_figure_list(tn_sb_t *b, const topo_t *t, bool bw) {
 }
 
 static void put_shape(tn_sb_t *b, const topo_t *t) {
-  const char *kind = uniform_kind(t);
+  const char *kind = topo_i_gen_kind_of(t->dims, t->ndims);
   if (kind) {
     tn_sb_printf(b, "  \"kind\": \"%s\",\n  \"dims\": [", kind);
     if (strcmp(kind, "hypercube") == 0) tn_sb_printf(b, "%u", t->npus);
@@ -743,7 +702,7 @@ static void put_shape(tn_sb_t *b, const topo_t *t) {
   tn_sb_printf(b, "  \"dims\": [\n");
   for (uint32_t d = 0; d < t->ndims; d++) {
     const topo_dim_t *dm = &t->dims[d];
-    tn_sb_printf(b, "    {\"kind\": \"%s\", \"size\": %u, \"bandwidth\": ", dim_kind_str(dm->kind),
+    tn_sb_printf(b, "    {\"kind\": \"%s\", \"size\": %u, \"bandwidth\": ", topo_dim_kind_name(dm->kind),
         dm->size);
     put_num(b, dm->bandwidth_GBps);
     tn_sb_printf(b, ", \"latency\": ");

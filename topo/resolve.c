@@ -14,36 +14,37 @@ static bool is_file(const char *path) {
   return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
-/* The shipped name closest to arg (a did-you-mean), copied into buf; "" when none is
- * close. Ties go to the alphabetically first name, so the hint is deterministic. */
+static int cmp_name(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The shipped name closest to arg (a did-you-mean by tn_suggest), copied into buf; "" when
+ * none is close or memory runs out (the hint is optional). The names are sorted first, so
+ * a tie goes to the alphabetically first and the hint does not depend on readdir's order. */
 static void closest_shipped(const char *arg, const char *dir, char *buf, size_t len) {
   buf[0] = '\0';
   DIR *d = dir ? opendir(dir) : NULL;
   if (d == NULL) return;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
+  tn_vec_t names;
+  tn_vec_init(&names, sizeof(char *));
+  bool ok = true;
+  for (struct dirent *e = readdir(d); e != NULL && ok; e = readdir(d)) {
     size_t n = strlen(e->d_name);
-    if (n <= 5 || n >= 128 || strcmp(e->d_name + n - 5, ".json") != 0) continue;
-    char name[128];
-    memcpy(name, e->d_name, n - 5);
-    name[n - 5] = '\0';
-    const char *cand[1] = {name};
-    if (tn_suggest(arg, cand, 1, sizeof(char *)) == NULL) continue;
-    /* Keep the better of the two: compare via suggest on a two-candidate list. */
-    if (buf[0] == '\0') {
-      snprintf(buf, len, "%s", name);
-    } else {
-      const char *two[2] = {strcmp(buf, name) < 0 ? buf : name,
-                            strcmp(buf, name) < 0 ? name : buf};
-      const char *best = tn_suggest(arg, two, 2, sizeof(char *));
-      if (best && best != buf) {
-        char tmp[128];
-        snprintf(tmp, sizeof tmp, "%s", best);
-        snprintf(buf, len, "%s", tmp);
-      }
-    }
+    char *name = NULL;
+    if (n <= 5 || strcmp(e->d_name + n - 5, ".json") != 0) continue;
+    ok = tn_strdup(e->d_name, &name, NULL) == TN_OK;
+    if (ok) name[n - 5] = '\0';
+    if (ok && !(ok = tn_vec_push(&names, &name, NULL) == TN_OK)) free(name);
   }
   closedir(d);
+  char **v = names.data;
+  if (ok && names.len > 0) {
+    qsort(v, names.len, sizeof *v, cmp_name);
+    const char *best = tn_suggest(arg, v, names.len, sizeof *v);
+    if (best) snprintf(buf, len, "%s", best);
+  }
+  for (size_t i = 0; i < names.len; i++) free(v[i]);
+  tn_vec_free(&names);
 }
 
 tn_status_t topo_resolve(const char *arg, const char *shipped_dir, char **path,

@@ -26,6 +26,9 @@ typedef enum {
   TOPO_DIM_SWITCH = 3, /* a star: one switch node per row of this dimension */
 } topo_dim_kind_t;
 
+/* A dimension kind's name in topology files and reports: "ring", "line", "fc", "switch". */
+const char *topo_dim_kind_name(topo_dim_kind_t k);
+
 typedef struct topo_dim {
   topo_dim_kind_t kind;
   uint32_t size;         /* NPUs along this dimension (>= 2, or 1 for a trivial dim) */

@@ -11,6 +11,24 @@
 void topo_i_gen_counts(const topo_dim_t *dims, uint32_t ndims, uint64_t *npus,
                        uint64_t *switches, uint64_t *links);
 
+/* The one size rule of every generator path (topo_gen, KIND DIMS, KIND-DIMS names, the JSON
+ * generator form), checked before anything is allocated: 1..TOPO_MAX_DIMS dimensions, each
+ * of size >= 1 with a known kind and figures in range (TN_INVAL, TN_PARSE), and at most
+ * TOPO_MAX_NPUS NPUs, TOPO_MAX_SWITCHES switches and TOPO_MAX_LINKS links (TN_LIMIT, "the
+ * fabric would have N links, more than the cap of C (TOPO_MAX_LINKS)"). Messages carry no
+ * location: callers prefix theirs. O(ndims). */
+tn_status_t topo_i_gen_check(const topo_dim_t *dims, uint32_t ndims, tn_err_t *err);
+
+/* TN_INVAL unless kind is a generator KIND (ring, fc, switch, mesh, torus, hypercube):
+ * "unknown <word> 'x' (did you mean 'y'?)", or the list of kinds when none is close. */
+tn_status_t topo_i_gen_kind_check(const char *kind, const char *word, tn_err_t *err);
+
+/* The inverse of topo_i_kind_shape, for writing the JSON kind form: the KIND whose rule
+ * rebuilds exactly these dims from their sizes (a hypercube from its NPU count), or NULL
+ * when none does (mixed kinds, sizes of 1, a mesh of 4 dimensions...: the writer then
+ * lists the dimensions). O(ndims). */
+const char *topo_i_gen_kind_of(const topo_dim_t *dims, uint32_t ndims);
+
 
 /* Maps an igraph error code to ours: TN_NOMEM or TN_INTERNAL naming what failed. */
 tn_status_t topo_i_igraph_status(int igraph_error, const char *what, tn_err_t *err);

@@ -71,6 +71,31 @@ expect_bad "gen without -o" "" "$TENET" topo gen mesh 4x4
 expect_bad "gen misspelt option" x.json "$TENET" topo gen mesh 4x4 --bandwith 5 -o x.json
 desc="gen misspelt option"; expect_msg "did you mean '--bandwidth'"
 expect_bad "gen absurd size" x.json "$TENET" topo gen fc 60000 -o x.json
+# Every oversize or malformed shape: one line naming the rule, exit 1, no file; the same
+# rule for KIND DIMS and for KIND-DIMS names (a hypercube of 512 once overflowed a stack
+# array of 8 sizes).
+while IFS='|' read -r kind dims msg; do
+  expect_bad "gen $kind $dims" x.json "$TENET" topo gen "$kind" "$dims" -o x.json
+  desc="gen $kind $dims"; expect_msg "$msg"
+  expect_fail 1 "info $kind-$dims" "$TENET" topo info "$kind-$dims"
+  desc="info $kind-$dims"; expect_msg "$msg"
+done <<'SHAPES'
+hypercube|512|a hypercube has at most 2^8 = 256 NPUs, not 512
+hypercube|1024|a hypercube has at most 2^8 = 256 NPUs, not 1024
+hypercube|4096|a hypercube has at most 2^8 = 256 NPUs, not 4096
+hypercube|65536|a hypercube has at most 2^8 = 256 NPUs, not 65536
+hypercube|131072|the fabric would have more NPUs than the cap of 65536 (TOPO_MAX_NPUS)
+hypercube|1|a hypercube's NPU count must be a power of two >= 2, not 1
+mesh|2x2x2x2x2x2x2x2x2|has more than 8 dimensions
+torus|2x2x2x2|a torus takes 2 or 3 dimensions (like 8x8), not 4
+ring|0|every size must be >= 2, not 0
+switch|1|every size must be >= 2, not 1
+mesh|4x1x4|every size must be >= 2, not 1
+mesh|300x300|the fabric would have 90000 NPUs, more than the cap of 65536 (TOPO_MAX_NPUS)
+torus|65536x65536x65536|the fabric would have 281474976710656 NPUs, more than the cap
+ring|99999999999999999999999|the fabric would have more NPUs than the cap of 65536
+fc|60000|the fabric would have 3599940000 links, more than the cap of 4194304 (TOPO_MAX_LINKS)
+SHAPES
 expect_bad "gen into a missing folder" no/such/x.json "$TENET" topo gen ring 4 -o no/such/x.json
 expect_bad "unknown topo subcommand" "" "$TENET" topo inf m.json
 desc="unknown topo subcommand"; expect_msg "did you mean 'info'"

@@ -2,8 +2,10 @@
  * (common/units.c: "1MiB", "64KB", lists and ranges "1KiB..1GiB") and KIND-DIMS generator
  * names ("mesh-8x8", "hypercube-512", topo/gen.c's one rule). The input is split at its
  * first newline: the first line is parsed as a size and a size list, the rest as a
- * KIND-DIMS name. Anything must either parse or fail with a message; a size that parses
- * prints and parses back to itself. */
+ * KIND-DIMS name, both as the commands' TOPO argument and as `topo gen KIND DIMS`. Anything
+ * must either parse or fail with a message (a refused shape with TN_INVAL: exit 1); a size
+ * that parses prints and parses back to itself; a built fabric has the NPUs its sizes
+ * multiply to. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +64,20 @@ static void spec(const char *s) {
   tn_status_t st = cli_load_topo_spec(s, &t, &err);
   if (st == TN_OK && (t == NULL || t->npus == 0)) abort();
   if (st != TN_OK && err.msg[0] == '\0') abort();
+  topo_free(t);
+  /* The KIND DIMS path directly (what `tenet topo gen KIND DIMS` calls): every shape it
+   * refuses is a bad argument with a message (TN_INVAL, exit 1), never a limit or a
+   * crash; a fabric it builds has as many NPUs as its sizes multiply to. */
+  const char *dash = strchr(s, '-');
+  if (dash == NULL || dash - s >= 16) return;
+  char kind[16];
+  memcpy(kind, s, (size_t)(dash - s));
+  kind[dash - s] = '\0';
+  t = NULL;
+  tn_err_t e2 = {0};
+  st = topo_gen_kind(kind, dash + 1, 50.0, 500.0, &t, &e2);
+  if (st != TN_OK && (st != TN_INVAL || e2.msg[0] == '\0' || t != NULL)) abort();
+  if (st == TN_OK && t->npus != n) abort();
   topo_free(t);
 }
 

@@ -235,12 +235,73 @@ static void gen_refuses_absurd_sizes_before_allocating(void **state) {
   (void)state;
   topo_t *t = NULL;
   tn_err_t err = {0};
-  /* A 60000-NPU fully connected fabric would need 3.6e9 links. */
-  assert_int_equal(topo_gen_kind("fc", "60000", 50, 500, &t, &err), TN_LIMIT);
-  assert_non_null(strstr(err.msg, "links"));
+  /* A 60000-NPU fully connected fabric would need 3.6e9 links: a KIND and DIMS the caps
+   * refuse are a bad argument (TN_INVAL, exit 1). */
+  assert_int_equal(topo_gen_kind("fc", "60000", 50, 500, &t, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "3599940000 links, more than the cap of 4194304"));
   tn_err_clear(&err);
-  assert_int_equal(topo_gen_kind("mesh", "1000x1000", 50, 500, &t, &err), TN_LIMIT);
-  assert_non_null(strstr(err.msg, "NPUs"));
+  assert_int_equal(topo_gen_kind("mesh", "1000x1000", 50, 500, &t, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "1000000 NPUs, more than the cap of 65536"));
+  assert_null(t);
+  /* topo_gen itself, for callers that build dims, says TN_LIMIT by the same rule. */
+  topo_dim_t dims[2] = {{TOPO_DIM_RING, 300, 50, 500, false}, {TOPO_DIM_RING, 300, 50, 500, false}};
+  tn_err_clear(&err);
+  assert_int_equal(topo_gen("big", dims, 2, &t, &err), TN_LIMIT);
+  assert_string_equal(err.msg,
+                      "the fabric would have 90000 NPUs, more than the cap of 65536 (TOPO_MAX_NPUS)");
+}
+
+/* Every oversize or malformed shape fails with one message, before any allocation (the
+ * hypercube of 512 once overflowed an array of TOPO_MAX_DIMS sizes). */
+static void gen_kind_refuses_every_oversize_shape(void **state) {
+  (void)state;
+  static const struct {
+    const char *kind, *dims, *msg;
+  } bad[] = {
+      {"hypercube", "512", "a hypercube has at most 2^8 = 256 NPUs, not 512"},
+      {"hypercube", "1024", "a hypercube has at most 2^8 = 256 NPUs, not 1024"},
+      {"hypercube", "4096", "a hypercube has at most 2^8 = 256 NPUs, not 4096"},
+      {"hypercube", "65536", "a hypercube has at most 2^8 = 256 NPUs, not 65536"},
+      {"hypercube", "131072",
+       "DIMS '131072': the fabric would have more NPUs than the cap of 65536 (TOPO_MAX_NPUS)"},
+      {"hypercube", "0", "a hypercube's NPU count must be a power of two >= 2, not 0"},
+      {"hypercube", "1", "a hypercube's NPU count must be a power of two >= 2, not 1"},
+      {"mesh", "2x2x2x2x2x2x2x2x2", "DIMS '2x2x2x2x2x2x2x2x2' has more than 8 dimensions"},
+      {"torus", "2x2x2x2", "a torus takes 2 or 3 dimensions (like 8x8), not 4"},
+      {"ring", "0", "every size must be >= 2, not 0"},
+      {"switch", "1", "every size must be >= 2, not 1"},
+      {"mesh", "4x1", "every size must be >= 2, not 1"},
+      {"mesh", "300x300",
+       "the fabric would have 90000 NPUs, more than the cap of 65536 (TOPO_MAX_NPUS)"},
+      {"torus", "65536x65536x65536",
+       "the fabric would have 281474976710656 NPUs, more than the cap of 65536 (TOPO_MAX_NPUS)"},
+      {"ring", "65537",
+       "DIMS '65537': the fabric would have more NPUs than the cap of 65536 (TOPO_MAX_NPUS)"},
+      {"torus", "99999999999999999999999x2",
+       "DIMS '99999999999999999999999x2': the fabric would have more NPUs than the cap of "
+       "65536 (TOPO_MAX_NPUS)"},
+      {"fc", "4096", "the fabric would have 16773120 links, more than the cap of 4194304 "
+                     "(TOPO_MAX_LINKS)"},
+      {"tours", "4x4", "unknown KIND 'tours' (did you mean 'torus'?)"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    topo_t *t = NULL;
+    tn_err_t err = {0};
+    assert_int_equal(topo_gen_kind(bad[i].kind, bad[i].dims, 50, 500, &t, &err), TN_INVAL);
+    assert_null(t);
+    if (strcmp(err.msg, bad[i].msg) != 0)
+      fail_msg("%s %s: '%s', expected '%s'", bad[i].kind, bad[i].dims, err.msg, bad[i].msg);
+  }
+}
+
+/* The JSON generator form goes through the same rules, with the file's location. */
+static void load_generator_form_refuses_oversize_shapes_like_gen(void **state) {
+  (void)state;
+  expect_fail("{\"kind\": \"hypercube\", \"dims\": [512], \"bandwidth\": 1, \"latency\": 1}",
+              TN_PARSE, "dims[0]: a hypercube has at most 2^8 = 256 NPUs, not 512", NULL);
+  expect_fail("{\"kind\": \"mesh\", \"dims\": [300, 300], \"bandwidth\": 1, \"latency\": 1}",
+              TN_PARSE, "dims: the fabric would have 90000 NPUs, more than the cap of 65536", NULL);
+  expect_fail("{\"kind\": \"mesh\", \"dims\": [4, 1], \"bandwidth\": 1, \"latency\": 1}",
+              TN_PARSE, "dims: every size must be >= 2, not 1", NULL);
 }
 
 /* ---- routes ------------------------------------------------------------------ */
@@ -610,6 +671,43 @@ static void load_rejects_bad_overrides(void **state) {
 
 /* ---- round trips and shipped files --------------------------------------------------- */
 
+/* Uniform shapes that no KIND rebuilds (a hypercube of 2, sizes of 1, a mesh or torus of
+ * four dimensions) are written dimension by dimension and load back equal; the fuzzer
+ * found the 2-NPU hypercube written as a one-dimensional "mesh" no loader accepts. */
+static void save_writes_a_kind_only_when_its_rule_rebuilds_the_shape(void **state) {
+  (void)state;
+  static const struct {
+    topo_dim_kind_t kind;
+    uint32_t ndims, size;
+    const char *expect; /* the "kind" written, or NULL for the dimension list */
+  } shapes[] = {{TOPO_DIM_LINE, 1, 2, "\"kind\": \"hypercube\""},
+                {TOPO_DIM_LINE, 1, 3, NULL},
+                {TOPO_DIM_LINE, 2, 2, "\"kind\": \"mesh\""},
+                {TOPO_DIM_LINE, 3, 2, "\"kind\": \"hypercube\""},
+                {TOPO_DIM_LINE, 4, 3, NULL},
+                {TOPO_DIM_RING, 4, 3, NULL},
+                {TOPO_DIM_RING, 1, 1, NULL},
+                {TOPO_DIM_FC, 1, 1, NULL},
+                {TOPO_DIM_SWITCH, 1, 1, NULL},
+                {TOPO_DIM_RING, 3, 3, "\"kind\": \"torus\""}};
+  for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+    topo_dim_t dims[TOPO_MAX_DIMS];
+    for (uint32_t d = 0; d < shapes[i].ndims; d++)
+      dims[d] = (topo_dim_t){shapes[i].kind, shapes[i].size, 50, 500, false};
+    topo_t *t = NULL;
+    char *s = NULL;
+    TU_OK(topo_gen("shape", dims, shapes[i].ndims, &t, &tu_err_));
+    TU_OK(topo_to_json(t, false, &s, &tu_err_));
+    /* The top level's "kind" (the dimension list's entries are indented further). */
+    if (shapes[i].expect ? strstr(s, shapes[i].expect) == NULL
+                         : strstr(s, "\n  \"kind\": \"") != NULL)
+      fail_msg("shape %zu written as:\n%s", i, s);
+    free(s);
+    round_trip(t, false);
+    topo_free(t);
+  }
+}
+
 static void save_then_load_round_trips(void **state) {
   (void)state;
   const char *kinds[][2] = {{"mesh", "8x8"}, {"mesh", "4x4x4"}, {"torus", "8x8"},
@@ -863,6 +961,8 @@ int main(void) {
       cmocka_unit_test(gen_composition_ring_switch_counts),
       cmocka_unit_test(gen_counts_match_what_gen_builds),
       cmocka_unit_test(gen_kind_rejects_bad_arguments),
+      cmocka_unit_test(gen_kind_refuses_every_oversize_shape),
+      cmocka_unit_test(load_generator_form_refuses_oversize_shapes_like_gen),
       cmocka_unit_test(gen_refuses_absurd_sizes_before_allocating),
       cmocka_unit_test(route_mesh_is_dimension_ordered),
       cmocka_unit_test(route_ring_takes_shorter_direction_ties_increasing),
@@ -888,6 +988,7 @@ int main(void) {
       cmocka_unit_test(load_rejects_inconsistent_generator_forms),
       cmocka_unit_test(load_rejects_bad_overrides),
       cmocka_unit_test(save_then_load_round_trips),
+      cmocka_unit_test(save_writes_a_kind_only_when_its_rule_rebuilds_the_shape),
       cmocka_unit_test(save_writes_overrides_for_changed_links),
       cmocka_unit_test(every_shipped_topology_loads),
       cmocka_unit_test(shipped_mesh_8x8_has_the_papers_figures),
