@@ -1,4 +1,6 @@
 /* ten/schedule.c — the schedule_t container that planners fill and algo/ lowers. */
+#include <stdlib.h>
+
 #include "ten/ten.h"
 
 void schedule_init(schedule_t *s, tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu,
@@ -73,4 +75,76 @@ tn_status_t schedule_add_op(schedule_t *s, const sched_xfer_t *x, sched_op_t op,
   TN_VEC_AT(&s->ops, uint8_t, at) = (uint8_t)op;
   s->ops.len = at + 1;
   return TN_OK;
+}
+
+/* Per chunk c, the transfers of rs that reduce c into its owner: CSR in *off (nchunks + 1)
+ * and *list. */
+static tn_status_t owner_reductions(const schedule_t *rs, uint32_t **off, uint32_t **list,
+                                    tn_err_t *err) {
+  uint64_t nchunks = (uint64_t)rs->npus * rs->chunks_per_npu;
+  uint32_t k = rs->chunks_per_npu;
+  tn_status_t st = tn_calloc(nchunks + 2, sizeof **off, off, err);
+  if (st == TN_OK) st = tn_malloc(rs->chunks.len + 1, sizeof **list, list, err);
+  if (st != TN_OK) return st;
+  for (int pass = 0; pass < 2; pass++)
+    for (uint32_t i = 0; i < schedule_len(rs); i++) {
+      const sched_xfer_t *x = schedule_xfer(rs, i);
+      for (uint32_t j = 0; j < x->nchunks; j++) {
+        uint32_t c = TN_VEC_AT(&rs->chunks, uint32_t, x->chunk_off + j);
+        if (c / k != x->dst) continue;
+        if (pass == 0)
+          (*off)[c + 2]++;
+        else
+          (*list)[(*off)[c + 1]++] = i;
+      }
+      if (pass == 0 && i + 1 == schedule_len(rs))
+        for (uint64_t c = 0; c < nchunks; c++)
+          (*off)[c + 2] += (*off)[c + 1];
+    }
+  return TN_OK;
+}
+
+tn_status_t schedule_join_allreduce(const schedule_t *rs, const schedule_t *ag, schedule_t *out,
+                                    tn_err_t *err) {
+  schedule_init(out, TN_ALLREDUCE, rs->npus, rs->chunks_per_npu, rs->size_bytes);
+  if (rs->coll != TN_REDUCESCATTER || ag->coll != TN_ALLGATHER || rs->npus != ag->npus ||
+      rs->chunks_per_npu != ag->chunks_per_npu || rs->size_bytes != ag->size_bytes ||
+      rs->chunks_per_npu == 0)
+    return tn_err_set(err, TN_INVAL, "join: needs a Reduce-Scatter and an All-Gather of one "
+                                     "shape (NPUs, chunks per NPU, size)");
+  uint32_t *off = NULL, *list = NULL, k = rs->chunks_per_npu, base = schedule_len(rs);
+  tn_vec_t deps;
+  tn_vec_init(&deps, sizeof(uint32_t));
+  tn_status_t st = owner_reductions(rs, &off, &list, err);
+  if (st == TN_OK) st = tn_vec_reserve(&out->xfers, (size_t)base + schedule_len(ag), err);
+  for (uint32_t i = 0; st == TN_OK && i < base; i++) {
+    const sched_xfer_t *x = schedule_xfer(rs, i);
+    st = schedule_add_op(out, x, schedule_op(rs, i), &TN_VEC_AT(&rs->chunks, uint32_t, x->chunk_off),
+                         &TN_VEC_AT(&rs->deps, uint32_t, x->dep_off), NULL, err);
+  }
+  for (uint32_t i = 0; st == TN_OK && i < schedule_len(ag); i++) {
+    sched_xfer_t x = *schedule_xfer(ag, i);
+    const uint32_t *ch = &TN_VEC_AT(&ag->chunks, uint32_t, x.chunk_off);
+    deps.len = 0;
+    for (uint32_t j = 0; st == TN_OK && j < x.ndeps; j++) {
+      uint32_t d = TN_VEC_AT(&ag->deps, uint32_t, x.dep_off + j) + base;
+      st = tn_vec_push(&deps, &d, err);
+    }
+    for (uint32_t j = 0; st == TN_OK && j < x.nchunks; j++)
+      if (ch[j] / k == x.src)
+        for (uint32_t m = off[ch[j]]; st == TN_OK && m < off[ch[j] + 1]; m++)
+          st = tn_vec_push(&deps, &list[m], err);
+    x.ndeps = (uint32_t)deps.len;
+    x.start_ps += rs->time_ps;
+    x.end_ps += rs->time_ps;
+    if (st == TN_OK) st = schedule_add_op(out, &x, SCHED_COPY, ch, deps.data, NULL, err);
+  }
+  free(off);
+  free(list);
+  tn_vec_free(&deps);
+  if (st != TN_OK) {
+    schedule_free(out);
+    schedule_init(out, TN_ALLREDUCE, rs->npus, rs->chunks_per_npu, rs->size_bytes);
+  }
+  return st;
 }

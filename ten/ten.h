@@ -154,6 +154,27 @@ static inline const sched_xfer_t *schedule_xfer(const schedule_t *s, uint32_t i)
 }
 static inline uint32_t schedule_len(const schedule_t *s) { return (uint32_t)s->xfers.len; }
 
+/* What a reduction's COMP costs in the simulator (a Chakra COMP of 0 us takes 1 ns, as in
+ * ASTRA-sim): planners of explicit reduction schedules time their reductions with it. */
+#define SCHED_COMP_PS 1000u
+
+/* Times an explicit reduction schedule on t as the simulator runs its lowering (algo/):
+ * every transfer issued when its dependencies are met (the ready ones of an instant in
+ * transfer order), a reducing transfer's COMP done SCHED_COMP_PS after its arrival,
+ * serialised per receiver and chunk (the arrivals of an instant in transfer order). Fills
+ * every start_ps and end_ps and time_ps (the last delivery or COMP). TN_INVAL for a
+ * dependency out of range or a cycle. O(T log T). */
+tn_status_t schedule_replay(const topo_t *t, schedule_t *s, tn_err_t *err);
+
+/* An explicit All-Reduce schedule from an explicit Reduce-Scatter rs and an All-Gather
+ * plan ag with the same npus, chunks_per_npu and size: rs's transfers as they are, then
+ * ag's, whose dependencies keep their meaning, and whose sends of a chunk by its owner
+ * also wait for every reduction of it at the owner. Start times of ag's transfers are
+ * shifted by rs->time_ps; schedule_replay gives the joined schedule its own. *out is
+ * initialised here (empty on failure). TN_INVAL for mismatched inputs. */
+tn_status_t schedule_join_allreduce(const schedule_t *rs, const schedule_t *ag, schedule_t *out,
+                                    tn_err_t *err);
+
 /* Bytes of chunk c when size_bytes (the gathered output / per-NPU input) is cut into
  * npus * chunks_per_npu chunks as evenly as possible: the first (size % total) chunks get
  * one byte more. */

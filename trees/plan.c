@@ -23,9 +23,6 @@
 #define GROUP_CHUNKS 4u
 /* Queueing a chunk meets per hop, in chunks of the tree's share of a link. */
 #define QUEUE_CHUNKS 7.0
-/* A reduction's COMP costs this in the simulator (duration 0 = 1 ns, as in ASTRA-sim). */
-#define COMP_PS 1000u
-#define TIMER_BIT (1ull << 63)
 
 /* One tree as the planner walks it. */
 typedef struct tree {
@@ -299,123 +296,6 @@ static tn_status_t emit_all(plan_t *P, uint32_t total, tn_err_t *err) {
   return st;
 }
 
-/* ---- timing on ten/'s engine ------------------------------------------------------------ */
-
-typedef struct timing {
-  schedule_t *s;
-  ten_engine_t *e;
-  uint32_t *pending, *kid_off, *kids;
-  uint64_t *comp_free; /* per (NPU, chunk): when its last reduction there is done */
-  tn_vec_t ready;      /* uint32_t transfers ready at this instant */
-} timing_t;
-
-static tn_status_t build_kids(timing_t *T, tn_err_t *err) {
-  schedule_t *s = T->s;
-  uint32_t len = schedule_len(s);
-  tn_status_t st = tn_calloc((size_t)len + 1, sizeof *T->pending, &T->pending, err);
-  if (st == TN_OK) st = tn_calloc((size_t)len + 2, sizeof *T->kid_off, &T->kid_off, err);
-  if (st == TN_OK) st = tn_malloc(s->deps.len + 1, sizeof *T->kids, &T->kids, err);
-  if (st != TN_OK) return st;
-  const uint32_t *d = s->deps.data;
-  for (uint32_t y = 0; y < len; y++) {
-    const sched_xfer_t *x = schedule_xfer(s, y);
-    T->pending[y] = x->ndeps;
-    for (uint32_t j = 0; j < x->ndeps; j++)
-      T->kid_off[d[x->dep_off + j] + 2]++;
-  }
-  for (uint32_t i = 0; i < len; i++)
-    T->kid_off[i + 2] += T->kid_off[i + 1];
-  for (uint32_t y = 0; y < len; y++) {
-    const sched_xfer_t *x = schedule_xfer(s, y);
-    for (uint32_t j = 0; j < x->ndeps; j++)
-      T->kids[T->kid_off[d[x->dep_off + j] + 1]++] = y;
-  }
-  return TN_OK;
-}
-
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return (x > y) - (x < y);
-}
-
-/* Issues the transfers that became ready at this instant, in transfer order (the lowered
- * node order, which the simulator follows). */
-static tn_status_t issue_ready(timing_t *T, tn_err_t *err) {
-  uint32_t *r = T->ready.data;
-  qsort(r, T->ready.len, sizeof *r, cmp_u32);
-  uint64_t now = ten_now(T->e);
-  for (size_t i = 0; i < T->ready.len; i++) {
-    sched_xfer_t *x = &TN_VEC_AT(&T->s->xfers, sched_xfer_t, r[i]);
-    x->start_ps = now;
-    tn_status_t st = ten_send(T->e, x->src, x->dst, x->bytes, r[i], err);
-    if (st != TN_OK) return st;
-  }
-  T->ready.len = 0;
-  return TN_OK;
-}
-
-static tn_status_t release(timing_t *T, uint32_t x, tn_err_t *err) {
-  for (uint32_t k = T->kid_off[x]; k < T->kid_off[x + 1]; k++)
-    if (--T->pending[T->kids[k]] == 0) {
-      tn_status_t st = tn_vec_push(&T->ready, &T->kids[k], err);
-      if (st != TN_OK) return st;
-    }
-  return TN_OK;
-}
-
-/* A delivery: copies release their dependents now, reductions once their COMP is done. */
-static tn_status_t delivered(timing_t *T, uint32_t xi, uint64_t now, tn_err_t *err) {
-  schedule_t *s = T->s;
-  sched_xfer_t *x = &TN_VEC_AT(&s->xfers, sched_xfer_t, xi);
-  x->end_ps = now;
-  if (now > s->time_ps) s->time_ps = now;
-  if (schedule_op(s, xi) != SCHED_REDUCE) return release(T, xi, err);
-  uint64_t nchunks = (uint64_t)s->npus * s->chunks_per_npu, done = now;
-  const uint32_t *ch = &TN_VEC_AT(&s->chunks, uint32_t, x->chunk_off);
-  for (uint32_t j = 0; j < x->nchunks; j++)
-    if (T->comp_free[x->dst * nchunks + ch[j]] > done) done = T->comp_free[x->dst * nchunks + ch[j]];
-  done += COMP_PS;
-  for (uint32_t j = 0; j < x->nchunks; j++)
-    T->comp_free[x->dst * nchunks + ch[j]] = done;
-  if (done > s->time_ps) s->time_ps = done;
-  return ten_timer(T->e, done - now, TIMER_BIT | xi, err);
-}
-
-/* Runs the schedule on the engine as the simulator runs its lowering: every transfer
- * issued when its dependencies are met, reductions 1 ns after arrival (serialised per
- * NPU and chunk). Fills start_ps, end_ps and time_ps. */
-static tn_status_t time_schedule(const topo_t *t, schedule_t *s, tn_err_t *err) {
-  timing_t T = {.s = s};
-  topo_routes_t *routes = NULL;
-  tn_vec_init(&T.ready, sizeof(uint32_t));
-  uint64_t slots = (uint64_t)s->npus * s->npus * s->chunks_per_npu;
-  tn_status_t st = build_kids(&T, err);
-  if (st == TN_OK) st = tn_calloc(slots, sizeof *T.comp_free, &T.comp_free, err);
-  if (st == TN_OK) st = topo_routes_create(t, &routes, err);
-  if (st == TN_OK) st = ten_engine_create(t, routes, &T.e, err);
-  s->time_ps = 0;
-  for (uint32_t i = 0; st == TN_OK && i < schedule_len(s); i++)
-    if (T.pending[i] == 0) st = tn_vec_push(&T.ready, &i, err);
-  if (st == TN_OK) st = issue_ready(&T, err);
-  ten_event_t ev;
-  while (st == TN_OK && ten_next(T.e, &ev)) {
-    if (ev.kind == TEN_EV_DELIVER)
-      st = delivered(&T, (uint32_t)ev.cookie, ev.time_ps, err);
-    else
-      st = release(&T, (uint32_t)(ev.cookie & ~TIMER_BIT), err);
-    if (st == TN_OK && ten_peek_time(T.e) != ev.time_ps) st = issue_ready(&T, err);
-  }
-  if (st == TN_OK) st = ten_engine_status(T.e, err);
-  ten_engine_free(T.e);
-  topo_routes_free(routes);
-  free(T.pending);
-  free(T.kid_off);
-  free(T.kids);
-  free(T.comp_free);
-  tn_vec_free(&T.ready);
-  return st;
-}
-
 /* ---- the producer ---------------------------------------------------------------------- */
 
 static tn_status_t build(plan_t *P, const trees_opts_t *o, uint64_t size, schedule_t *out,
@@ -477,7 +357,7 @@ static tn_status_t build(plan_t *P, const trees_opts_t *o, uint64_t size, schedu
     if (P->gwin[v] < 1) P->gwin[v] = 1;
   }
   if (st == TN_OK) st = emit_all(P, (uint32_t)total, err);
-  if (st == TN_OK) st = time_schedule(P->t, out, err);
+  if (st == TN_OK) st = schedule_replay(P->t, out, err);
   free(m);
   free(rem);
   free(depth);
