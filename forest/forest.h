@@ -53,4 +53,18 @@ typedef struct forest_opts {
 tn_status_t forest_run(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
                        schedule_t *out, tn_err_t *err);
 
+/* Plans a Reduce-Scatter of size_bytes (each NPU's input) on t into *out, an explicit
+ * reduction schedule (coll TN_REDUCESCATTER, every transfer a SCHED_REDUCE; initialised
+ * here, empty on failure). The trees are packed as above on the transposed fabric; chunk
+ * c goes up its owner's tree, every NPU sending the sum of its children's contributions
+ * and its own to its parent once the last of them is reduced. With pace (or opts NULL) an
+ * NPU's sends of the chunks it is a leaf for are held back by its own receptions, as the
+ * All-Gather's own chunks are (see forest/reduce.c); several pacings are planned and the
+ * fastest kept. Planned on ten/'s engine with reductions 1 ns after arrival, so
+ * out->time_ps is what the simulator measures on algo_from_schedule(out,
+ * TN_REDUCESCATTER). 128 chunks per NPU by default, fewer as forest_run. Errors as
+ * forest_run. */
+tn_status_t forest_run_reduce(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
+                              schedule_t *out, tn_err_t *err);
+
 #endif

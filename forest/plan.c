@@ -6,24 +6,18 @@
 
 #include "forest/forest_internal.h"
 
-/* The automatic chunking: as many chunks per NPU as MAX_CHUNKS (MAX_CHUNKS_UNGATED for a
- * plan that will run without its pacing waits: reversed, it does better coarser), but none
- * below MIN_CHUNK_BYTES (smaller ones cost more in latency and nodes than they gain in
- * pipelining) and at most MAX_TRANSFERS transfers in all (what is lowered, written and
- * simulated). Measured with bench_synth: 128 against 64 took the All-Gather on
+/* The automatic chunking (forest_i_chunks): at most MAX_CHUNKS chunks per NPU
+ * (MAX_CHUNKS_UNGATED for a plan that will run without its pacing waits: reversed, it does
+ * better coarser). Measured with bench_synth: 128 against 64 took the All-Gather on
  * fattree-32-4to1 from 1.067 to 1.045 of the bound and on spine-4x8 from 1.024 to 1.015,
  * while spine-4x8's Reduce-Scatter went from 1.064 to 1.080. */
-#define MIN_CHUNK_BYTES (16u << 10)
 #define MAX_CHUNKS 128u
 #define MAX_CHUNKS_UNGATED 64u
-#define MAX_TRANSFERS (1u << 19)
 
 typedef struct plan {
   const topo_t *t;
-  const forest_pack_t *pk;
-  uint32_t n, k, used; /* NPUs, chunks per NPU, trees per NPU in use (<= pk->trees) */
-  uint32_t *kid_off;   /* per used tree (r * used + i): children CSR, kid_off[tree * (n + 1) + v] */
-  uint32_t *kids;
+  uint32_t n, k;       /* NPUs, chunks per NPU */
+  forest_kids_t kd;    /* children in the used trees */
   ten_engine_t *eng;
   schedule_t *s;
   uint64_t size;
@@ -34,43 +28,14 @@ typedef struct plan {
   uint32_t *last_in;     /* per NPU: index of its latest delivery */
 } plan_t;
 
-/* Tree (of plan's numbering) that chunk c goes down: its owner's trees in turn. */
-static uint32_t tree_of(const plan_t *p, uint32_t c) {
-  uint32_t r = c / p->k, j = c % p->k;
-  return r * p->used + j % p->used;
-}
-
-/* Children lists of every used tree, in ascending NPU id. */
-static tn_status_t build_kids(plan_t *p, tn_err_t *err) {
-  uint32_t n = p->n, ntrees = n * p->used;
-  size_t offs = (size_t)ntrees * (n + 1);
-  tn_status_t st = tn_calloc(offs, sizeof *p->kid_off, &p->kid_off, err);
-  if (st == TN_OK) st = tn_calloc((size_t)ntrees * n, sizeof *p->kids, &p->kids, err);
-  for (uint32_t tr = 0; st == TN_OK && tr < ntrees; tr++) {
-    uint32_t r = tr / p->used, i = tr % p->used;
-    const uint32_t *parent = &p->pk->parent[((size_t)r * p->pk->trees + i) * n];
-    uint32_t *off = &p->kid_off[(size_t)tr * (n + 1)], *kid = &p->kids[(size_t)tr * n];
-    for (uint32_t v = 0; v < n; v++)
-      if (parent[v] != FOREST_NO_PARENT) off[parent[v] + 1]++;
-    for (uint32_t v = 0; v < n; v++)
-      off[v + 1] += off[v];
-    for (uint32_t v = 0; v < n; v++) /* ascending v: each list comes out sorted */
-      if (parent[v] != FOREST_NO_PARENT) kid[off[parent[v]]++] = v;
-    for (uint32_t v = n; v > 0; v--) /* the fill moved every start to the next one's */
-      off[v] = off[v - 1];
-    off[0] = 0;
-  }
-  return st;
-}
-
 /* Sends chunk c from u to each of its children in c's tree; dep is the transfer that
  * brought c to u, or at the owner SCHED_NONE or the delivery that releases it (pacing). */
 static tn_status_t forward(plan_t *p, uint32_t u, uint32_t c, uint32_t dep, tn_err_t *err) {
-  uint32_t tr = tree_of(p, c);
-  const uint32_t *off = &p->kid_off[(size_t)tr * (p->n + 1)], *kid = &p->kids[(size_t)tr * p->n];
+  uint32_t nkids;
+  const uint32_t *kid = forest_i_children(&p->kd, forest_i_tree_of(&p->kd, p->k, c), u, &nkids);
   uint64_t bytes = ten_chunk_bytes(p->size, p->n, p->k, c);
   uint64_t now = ten_now(p->eng);
-  for (uint32_t i = off[u]; i < off[u + 1]; i++) {
+  for (uint32_t i = 0; i < nkids; i++) {
     uint32_t index = schedule_len(p->s);
     sched_xfer_t x = {.src = u, .dst = kid[i], .bytes = bytes, .start_ps = now, .nchunks = 1,
                       .ndeps = dep == SCHED_NONE ? 0u : 1u};
@@ -119,29 +84,6 @@ static tn_status_t run(plan_t *p, tn_err_t *err) {
   }
   if (st == TN_OK) st = ten_engine_status(p->eng, err);
   return st;
-}
-
-/* Chunks per NPU for size (see MAX_CHUNKS), at least one. */
-static uint32_t auto_chunks(uint32_t n, uint64_t size, bool gates) {
-  uint64_t k = gates ? MAX_CHUNKS : MAX_CHUNKS_UNGATED, most = size / ((uint64_t)n * MIN_CHUNK_BYTES);
-  uint64_t cap = MAX_TRANSFERS / ((uint64_t)n * (n - 1));
-  if (k > most) k = most;
-  if (k > cap) k = cap;
-  return k ? (uint32_t)k : 1u;
-}
-
-static tn_status_t check(const topo_t *t, uint64_t size, uint32_t k, tn_err_t *err) {
-  if (t->npus < 2)
-    return tn_err_set(err, TN_INVAL, "forest: fabric '%s' has %u NPU; it needs 2", t->name,
-                      t->npus);
-  if (t->npus > FOREST_MAX_NPUS)
-    return tn_err_set(err, TN_LIMIT, "forest: fabric '%s' has %u NPUs, above its cap of %u",
-                      t->name, t->npus, FOREST_MAX_NPUS);
-  if (size < (uint64_t)t->npus * k)
-    return tn_err_set(err, TN_INVAL,
-                      "forest: size %llu B is smaller than one byte per chunk (%u NPUs x %u)",
-                      (unsigned long long)size, t->npus, k);
-  return topo_check_connected(t, err);
 }
 
 /* Removes the pacing dependencies (an owner's send depending on a delivery of another
@@ -200,26 +142,26 @@ tn_status_t forest_run(const topo_t *t, uint64_t size_bytes, const forest_opts_t
   uint32_t trees = opts && opts->trees_per_npu ? opts->trees_per_npu : FOREST_TREES;
   bool gates = opts && opts->gates;
   uint32_t k = opts && opts->chunks_per_npu ? opts->chunks_per_npu
-               : t->npus >= 2                ? auto_chunks(t->npus, size_bytes, gates)
+               : t->npus >= 2 ? forest_i_chunks(t->npus, size_bytes,
+                                                gates ? MAX_CHUNKS : MAX_CHUNKS_UNGATED)
                                              : 1;
   schedule_init(out, TN_ALLGATHER, t->npus, k, size_bytes);
-  tn_status_t st = check(t, size_bytes, k, err);
+  tn_status_t st = forest_i_check(t, size_bytes, k, err);
   if (st != TN_OK) return st;
-  plan_t p = {.t = t, .n = t->npus, .k = k, .used = k < trees ? k : trees, .size = size_bytes};
+  uint32_t used = k < trees ? k : trees;
+  plan_t p = {.t = t, .n = t->npus, .k = k, .size = size_bytes};
   forest_pack_t pk = {0};
   topo_routes_t *routes = NULL;
   st = topo_routes_create(t, &routes, err);
-  if (st == TN_OK) st = forest_i_pack(t, routes, p.used, &pk, err);
-  p.pk = &pk;
-  if (st == TN_OK) st = build_kids(&p, err);
+  if (st == TN_OK) st = forest_i_pack(t, routes, used, &pk, err);
+  if (st == TN_OK) st = forest_i_kids(&pk, used, &p.kd, err);
   if (st == TN_OK) st = tn_calloc(p.n, sizeof *p.got, &p.got, err);
   if (st == TN_OK) st = tn_calloc(p.n, sizeof *p.released, &p.released, err);
   if (st == TN_OK) st = tn_calloc(p.n, sizeof *p.last_in, &p.last_in, err);
   schedule_free(out);
   if (st == TN_OK) st = plan_best(&p, t, routes, opts && opts->pace, out, err);
   if (st == TN_OK && !(opts && opts->gates)) drop_gates(out);
-  free(p.kid_off);
-  free(p.kids);
+  forest_i_kids_free(&p.kd);
   free(p.got);
   free(p.released);
   free(p.last_in);

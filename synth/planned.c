@@ -123,35 +123,37 @@ static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const
   return st;
 }
 
-/* The forest's Reduce-Scatter and All-Reduce run its plan backwards, which its pacing may
- * help or not (the waits themselves cannot be kept): both are built and simulated, the
- * faster kept (paced first among equals). */
-static tn_status_t forest_reversed(const topo_t *t, tn_coll_t coll, uint64_t size,
-                                   const synth_opts_t *o, synth_result_t *out, tn_err_t *err) {
-  tn_status_t st = TN_OK;
-  for (int i = 0; st == TN_OK && i < 2; i++) {
-    synth_result_t r = {.method = SYNTH_FOREST};
-    variant_t v = {.pace = i == 0, .gates = false};
-    st = planned(t, coll, size, o, SYNTH_FOREST, v, &r, err);
-    sim_result_t sr = {0};
-    if (st == TN_OK) st = sim_run(t, r.algo, NULL, &sr, err);
-    r.time_ps = sr.time_ps;
-    sim_result_free(&sr);
-    if (st == TN_OK && (out->algo == NULL || r.time_ps < out->time_ps)) {
-      synth_result_free(out);
-      *out = r;
-    } else {
-      synth_result_free(&r);
-    }
+/* The forest's Reduce-Scatter is planned forward up its trees (forest_run_reduce); its
+ * All-Reduce joins that to the forest's paced All-Gather with the same chunking, chunk by
+ * chunk, and times the whole on the engine (both exactly as the simulator runs them). */
+static tn_status_t forest_reduce(const topo_t *t, tn_coll_t coll, uint64_t size,
+                                 const synth_opts_t *o, synth_result_t *out, tn_err_t *err) {
+  forest_opts_t f = {.chunks_per_npu = o->chunks_per_npu, .pace = true};
+  schedule_t rs, ag, ar;
+  schedule_init(&ag, TN_ALLGATHER, 0, 1, 0);
+  schedule_init(&ar, TN_ALLREDUCE, 0, 1, 0);
+  tn_status_t st = forest_run_reduce(t, size, &f, &rs, err);
+  const schedule_t *done = &rs;
+  if (st == TN_OK && coll == TN_ALLREDUCE) {
+    f.chunks_per_npu = rs.chunks_per_npu;
+    f.gates = true;
+    st = forest_run(t, size, &f, &ag, err);
+    if (st == TN_OK) st = schedule_join_allreduce(&rs, &ag, &ar, err);
+    if (st == TN_OK) st = schedule_replay(t, &ar, err);
+    done = &ar;
   }
-  if (st != TN_OK) synth_result_free(out);
+  if (st == TN_OK) st = algo_from_schedule(done, coll, synth_method_name(SYNTH_FOREST), &out->algo, err);
+  if (st == TN_OK) out->time_ps = done->time_ps;
+  schedule_free(&rs);
+  schedule_free(&ag);
+  schedule_free(&ar);
   return st;
 }
 
 tn_status_t synth_i_planned(const topo_t *t, tn_coll_t coll, uint64_t size,
                             const synth_opts_t *o, synth_method_t m, synth_result_t *out,
                             tn_err_t *err) {
-  if (m == SYNTH_FOREST && coll != TN_ALLGATHER) return forest_reversed(t, coll, size, o, out, err);
+  if (m == SYNTH_FOREST && coll != TN_ALLGATHER) return forest_reduce(t, coll, size, o, out, err);
   variant_t v = {.pace = true, .gates = coll == TN_ALLGATHER};
   return planned(t, coll, size, o, m, v, out, err);
 }
