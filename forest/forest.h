@@ -36,12 +36,17 @@ typedef struct forest_opts {
  * rule on the directed costs: the edge of least route length from the tree to a new NPU),
  * and every link the tree's routes cross gets longer in proportion to its use over its
  * bandwidth (multiplicative weights, as in Garg and Koenemann's packing); trees_per_npu
- * rounds give each NPU that many trees of equal weight. Deterministic: ties go to the
- * lowest ids.
+ * rounds, a tree weighted by how many rounds grew it. When those weights leave the
+ * busiest link more than 1% above the All-Gather bound (and the fabric has at most 64
+ * NPUs, and the build has GLPK), more rounds are grown and a linear program weighs the
+ * trees: the least busiest-link load (ForestColl's optimum restricted to these trees),
+ * then among mixes within 0.1% of it, no tree above half its root's data and the
+ * shallowest (see forest/lp.c). Deterministic: ties go to the lowest ids, the LP's
+ * simplex is bounded by iterations, not time.
  *
- * Schedule: NPU r's k chunks are dealt to its trees in turn; a chunk goes down its tree,
- * every NPU forwarding it to its children as soon as it arrives (chunks in id order),
- * planned on ten/'s engine, so out->time_ps is what the simulator measures on
+ * Schedule: NPU r's k chunks are dealt to its trees by weight (interleaved); a chunk goes
+ * down its tree, every NPU forwarding it to its children as soon as it arrives (chunks in
+ * id order), planned on ten/'s engine, so out->time_ps is what the simulator measures on
  * algo_from_schedule(out, TN_ALLGATHER). With chunks_per_npu 0: 128 chunks per NPU when the
  * waits stay in the plan (gates), 64 otherwise, fewer for small sizes (at least 16 KiB a
  * chunk) and large fabrics (at most 2^19 transfers).

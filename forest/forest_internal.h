@@ -8,36 +8,57 @@
 
 #define FOREST_NO_PARENT UINT32_MAX
 
-/* trees trees per root NPU: the parent of NPU v in tree i of root r is
- * parent[((size_t)r * trees + i) * n + v] (FOREST_NO_PARENT at the root). */
+/* The packing: ntrees broadcast trees, those of root r at tree_off[r] .. tree_off[r + 1]
+ * each with the share of r's data it carries (weight; a root's sum to
+ * 1). The parent of NPU v in tree i is parent[i * n + v] (FOREST_NO_PARENT at the root). */
 typedef struct forest_pack {
-  uint32_t n, trees;
-  uint32_t *parent;
+  uint32_t n, ntrees;
+  uint32_t *tree_off; /* n + 1 */
+  uint32_t *parent;   /* ntrees * n */
+  double *weight;     /* ntrees */
 } forest_pack_t;
 
-/* Packs trees broadcast trees per NPU on t (see forest_run). routes is borrowed. *out is
- * zeroed first; free with forest_i_pack_free. TN_INFEASIBLE when some NPU cannot be
- * reached over the logical edges. */
+/* Packs broadcast trees on t (see forest_run): trees rounds of the multiplicative-weights
+ * packing, weighted by how often each tree came out; with GLPK, more rounds and the
+ * weights that minimise the busiest link's time over those trees (a linear program).
+ * routes is borrowed. *out is zeroed first; free with forest_i_pack_free. TN_INFEASIBLE
+ * when some NPU cannot be reached over the logical edges. */
 tn_status_t forest_i_pack(const topo_t *t, topo_routes_t *routes, uint32_t trees,
                           forest_pack_t *out, tn_err_t *err);
 void forest_i_pack_free(forest_pack_t *p);
 
-/* The children of every NPU in the used trees of a packing (used <= trees per root): tree
- * r * used + i is tree i of root r; its children of v are kid[tree * n + off[tree * (n + 1)
- * + v]] .. up to off[tree * (n + 1) + v + 1], in ascending NPU id. */
+static inline uint32_t forest_i_parent(const forest_pack_t *pk, uint32_t tree, uint32_t v) {
+  return pk->parent[(size_t)tree * pk->n + v];
+}
+
+/* Whether this build has GLPK for forest_i_lp_weights. */
+bool forest_i_lp_available(void);
+
+/* Weights for ncand trees that minimise the busiest link's load (the sum over trees of
+ * weight times col_val) with every root's weights summing to 1 (tree i's root is root[i]);
+ * tree i's loads are col_link / col_val at col_off[i] .. col_off[i + 1]. Among the mixes
+ * within 0.1% of that least load, the one of least weighted cost[i]. Overwrites w only
+ * when the LP solves; returns whether it did. Deterministic (GLPK's primal simplex). */
+bool forest_i_lp_weights(uint32_t n, uint32_t nlinks, uint32_t ncand, const uint32_t *root,
+                         const uint32_t *col_off, const uint32_t *col_link, const double *col_val,
+                         const double *cost, double *w);
+
+/* The children of every NPU in every tree of a packing, and the tree each chunk goes
+ * down when every NPU has k chunks: tree tr's children of v are kid[tr * n + off[tr * (n
+ * + 1) + v]] .. up to off[tr * (n + 1) + v + 1], in ascending NPU id; chunk c (of owner
+ * c / k) goes down tree_of[c], a root's chunks dealt to its trees in proportion to their
+ * weights and interleaved (smooth weighted round robin). */
 typedef struct forest_kids {
-  uint32_t n, used;
+  uint32_t n, k;
   uint32_t *off, *kid;
+  uint32_t *tree_of; /* n * k */
 } forest_kids_t;
 
-tn_status_t forest_i_kids(const forest_pack_t *pk, uint32_t used, forest_kids_t *out,
-                          tn_err_t *err);
+tn_status_t forest_i_kids(const forest_pack_t *pk, uint32_t k, forest_kids_t *out, tn_err_t *err);
 void forest_i_kids_free(forest_kids_t *k);
 
-/* Tree (of forest_kids_t's numbering) of chunk c with k chunks per NPU: its owner's used
- * trees in turn. */
-static inline uint32_t forest_i_tree_of(const forest_kids_t *kd, uint32_t k, uint32_t c) {
-  return c / k * kd->used + c % k % kd->used;
+static inline uint32_t forest_i_tree_of(const forest_kids_t *kd, uint32_t c) {
+  return kd->tree_of[c];
 }
 
 /* Children of v in tree tr: *count of them from the returned pointer. */
@@ -46,12 +67,6 @@ static inline const uint32_t *forest_i_children(const forest_kids_t *kd, uint32_
   const uint32_t *off = &kd->off[(size_t)tr * (kd->n + 1)];
   *count = off[v + 1] - off[v];
   return &kd->kid[(size_t)tr * kd->n + off[v]];
-}
-
-/* Parent of v in tree i of root r (FOREST_NO_PARENT at r). */
-static inline uint32_t forest_i_parent(const forest_pack_t *pk, uint32_t r, uint32_t i,
-                                       uint32_t v) {
-  return pk->parent[((size_t)r * pk->trees + i) * pk->n + v];
 }
 
 /* Chunks per NPU for size on n NPUs with at most most_chunks (see forest_run), at least

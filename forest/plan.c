@@ -32,7 +32,7 @@ typedef struct plan {
  * brought c to u, or at the owner SCHED_NONE or the delivery that releases it (pacing). */
 static tn_status_t forward(plan_t *p, uint32_t u, uint32_t c, uint32_t dep, tn_err_t *err) {
   uint32_t nkids;
-  const uint32_t *kid = forest_i_children(&p->kd, forest_i_tree_of(&p->kd, p->k, c), u, &nkids);
+  const uint32_t *kid = forest_i_children(&p->kd, forest_i_tree_of(&p->kd, c), u, &nkids);
   uint64_t bytes = ten_chunk_bytes(p->size, p->n, p->k, c);
   uint64_t now = ten_now(p->eng);
   for (uint32_t i = 0; i < nkids; i++) {
@@ -148,13 +148,12 @@ tn_status_t forest_run(const topo_t *t, uint64_t size_bytes, const forest_opts_t
   schedule_init(out, TN_ALLGATHER, t->npus, k, size_bytes);
   tn_status_t st = forest_i_check(t, size_bytes, k, err);
   if (st != TN_OK) return st;
-  uint32_t used = k < trees ? k : trees;
   plan_t p = {.t = t, .n = t->npus, .k = k, .size = size_bytes};
   forest_pack_t pk = {0};
   topo_routes_t *routes = NULL;
   st = topo_routes_create(t, &routes, err);
-  if (st == TN_OK) st = forest_i_pack(t, routes, used, &pk, err);
-  if (st == TN_OK) st = forest_i_kids(&pk, used, &p.kd, err);
+  if (st == TN_OK) st = forest_i_pack(t, routes, trees, &pk, err);
+  if (st == TN_OK) st = forest_i_kids(&pk, k, &p.kd, err);
   if (st == TN_OK) st = tn_calloc(p.n, sizeof *p.got, &p.got, err);
   if (st == TN_OK) st = tn_calloc(p.n, sizeof *p.released, &p.released, err);
   if (st == TN_OK) st = tn_calloc(p.n, sizeof *p.last_in, &p.last_in, err);

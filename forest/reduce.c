@@ -66,11 +66,11 @@ static void rplan_free(rplan_t *p) {
 
 /* Children of v in chunk c's tree. */
 static const uint32_t *kids_of(const rplan_t *p, uint32_t v, uint32_t c, uint32_t *count) {
-  return forest_i_children(&p->kd, forest_i_tree_of(&p->kd, p->k, c), v, count);
+  return forest_i_children(&p->kd, forest_i_tree_of(&p->kd, c), v, count);
 }
 
 static uint32_t parent_of(const rplan_t *p, uint32_t v, uint32_t c) {
-  return forest_i_parent(p->pk, c / p->k, c % p->k % p->kd.used, v);
+  return forest_i_parent(p->pk, forest_i_tree_of(&p->kd, c), v);
 }
 
 /* The static part: every NPU's leaf chunks (wave by wave, owners from the
@@ -285,7 +285,6 @@ tn_status_t forest_run_reduce(const topo_t *t, uint64_t size_bytes, const forest
   schedule_init(out, TN_REDUCESCATTER, t->npus, k, size_bytes);
   tn_status_t st = forest_i_check(t, size_bytes, k, err);
   if (st != TN_OK) return st;
-  uint32_t used = k < trees ? k : trees;
   rplan_t p = {.n = t->npus, .k = k, .nchunks = (uint64_t)t->npus * k, .size = size_bytes};
   tn_vec_init(&p.prev, sizeof(uint32_t));
   tn_vec_init(&p.arrivals, sizeof(uint32_t));
@@ -296,9 +295,9 @@ tn_status_t forest_run_reduce(const topo_t *t, uint64_t size_bytes, const forest
   topo_routes_t *troutes = NULL, *routes = NULL;
   st = topo_transpose(t, &tt, err);
   if (st == TN_OK) st = topo_routes_create(tt, &troutes, err);
-  if (st == TN_OK) st = forest_i_pack(tt, troutes, used, &pk, err);
+  if (st == TN_OK) st = forest_i_pack(tt, troutes, trees, &pk, err);
   p.pk = &pk;
-  if (st == TN_OK) st = forest_i_kids(&pk, used, &p.kd, err);
+  if (st == TN_OK) st = forest_i_kids(&pk, k, &p.kd, err);
   if (st == TN_OK) st = topo_routes_create(t, &routes, err);
   if (st == TN_OK) st = setup(&p, err);
   bool pace = !opts || opts->pace;

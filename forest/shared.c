@@ -11,28 +11,77 @@
 #define MIN_CHUNK_BYTES (16u << 10)
 #define MAX_TRANSFERS (1u << 19)
 
-tn_status_t forest_i_kids(const forest_pack_t *pk, uint32_t used, forest_kids_t *out,
-                          tn_err_t *err) {
-  uint32_t n = pk->n, ntrees = n * used;
-  *out = (forest_kids_t){.n = n, .used = used};
+/* Children lists of tree tr (CSR at off, kid), each in ascending NPU id. */
+static void tree_kids(const forest_pack_t *pk, uint32_t tr, uint32_t *off, uint32_t *kid) {
+  uint32_t n = pk->n;
+  for (uint32_t v = 0; v < n; v++) {
+    uint32_t p = forest_i_parent(pk, tr, v);
+    if (p != FOREST_NO_PARENT) off[p + 1]++;
+  }
+  for (uint32_t v = 0; v < n; v++)
+    off[v + 1] += off[v];
+  for (uint32_t v = 0; v < n; v++) { /* ascending v: each list comes out sorted */
+    uint32_t p = forest_i_parent(pk, tr, v);
+    if (p != FOREST_NO_PARENT) kid[off[p]++] = v;
+  }
+  for (uint32_t v = n; v > 0; v--) /* the fill moved every start to the next one's */
+    off[v] = off[v - 1];
+  off[0] = 0;
+}
+
+/* Root r's k chunks dealt to its m trees (from tree first) by weight: each tree gets the
+ * floor of its share, the rest go to the largest remainders (lower trees first among
+ * equals); then the smooth weighted round robin orders them, so a tree's chunks are spread
+ * over the whole sequence. cnt and cur are scratch of m entries. */
+static void deal(const forest_pack_t *pk, uint32_t first, uint32_t m, uint32_t k, uint32_t *out,
+                 uint32_t *cnt, int64_t *cur) {
+  uint32_t given = 0;
+  for (uint32_t i = 0; i < m; i++) {
+    cnt[i] = (uint32_t)(pk->weight[first + i] * k);
+    given += cnt[i];
+  }
+  while (given < k) {
+    uint32_t best = 0;
+    double most = -1;
+    for (uint32_t i = 0; i < m; i++) {
+      double rem = pk->weight[first + i] * k - cnt[i];
+      if (rem > most) most = rem, best = i;
+    }
+    cnt[best]++;
+    given++;
+  }
+  for (uint32_t i = 0; i < m; i++)
+    cur[i] = 0;
+  for (uint32_t j = 0; j < k; j++) {
+    uint32_t best = UINT32_MAX;
+    for (uint32_t i = 0; i < m; i++) {
+      cur[i] += cnt[i];
+      if (cnt[i] && (best == UINT32_MAX || cur[i] > cur[best])) best = i;
+    }
+    cur[best] -= k;
+    out[j] = first + best;
+  }
+}
+
+tn_status_t forest_i_kids(const forest_pack_t *pk, uint32_t k, forest_kids_t *out, tn_err_t *err) {
+  uint32_t n = pk->n, ntrees = pk->ntrees, most = 0;
+  *out = (forest_kids_t){.n = n, .k = k};
+  uint32_t *cnt = NULL;
+  int64_t *cur = NULL;
+  for (uint32_t r = 0; r < n; r++)
+    if (pk->tree_off[r + 1] - pk->tree_off[r] > most) most = pk->tree_off[r + 1] - pk->tree_off[r];
   tn_status_t st = tn_calloc((size_t)ntrees * (n + 1), sizeof *out->off, &out->off, err);
   if (st == TN_OK) st = tn_calloc((size_t)ntrees * n, sizeof *out->kid, &out->kid, err);
-  for (uint32_t tr = 0; st == TN_OK && tr < ntrees; tr++) {
-    uint32_t *off = &out->off[(size_t)tr * (n + 1)], *kid = &out->kid[(size_t)tr * n];
-    for (uint32_t v = 0; v < n; v++) {
-      uint32_t p = forest_i_parent(pk, tr / used, tr % used, v);
-      if (p != FOREST_NO_PARENT) off[p + 1]++;
-    }
-    for (uint32_t v = 0; v < n; v++)
-      off[v + 1] += off[v];
-    for (uint32_t v = 0; v < n; v++) { /* ascending v: each list comes out sorted */
-      uint32_t p = forest_i_parent(pk, tr / used, tr % used, v);
-      if (p != FOREST_NO_PARENT) kid[off[p]++] = v;
-    }
-    for (uint32_t v = n; v > 0; v--) /* the fill moved every start to the next one's */
-      off[v] = off[v - 1];
-    off[0] = 0;
-  }
+  if (st == TN_OK) st = tn_calloc((size_t)n * k, sizeof *out->tree_of, &out->tree_of, err);
+  if (st == TN_OK) st = tn_calloc(most + 1, sizeof *cnt, &cnt, err);
+  if (st == TN_OK) st = tn_calloc(most + 1, sizeof *cur, &cur, err);
+  for (uint32_t tr = 0; st == TN_OK && tr < ntrees; tr++)
+    tree_kids(pk, tr, &out->off[(size_t)tr * (n + 1)], &out->kid[(size_t)tr * n]);
+  for (uint32_t r = 0; st == TN_OK && r < n; r++)
+    deal(pk, pk->tree_off[r], pk->tree_off[r + 1] - pk->tree_off[r], k,
+         &out->tree_of[(size_t)r * k], cnt, cur);
+  free(cnt);
+  free(cur);
   if (st != TN_OK) forest_i_kids_free(out);
   return st;
 }
@@ -40,7 +89,8 @@ tn_status_t forest_i_kids(const forest_pack_t *pk, uint32_t used, forest_kids_t 
 void forest_i_kids_free(forest_kids_t *k) {
   free(k->off);
   free(k->kid);
-  k->off = k->kid = NULL;
+  free(k->tree_of);
+  k->off = k->kid = k->tree_of = NULL;
 }
 
 uint32_t forest_i_chunks(uint32_t n, uint64_t size, uint32_t most_chunks) {
