@@ -19,10 +19,8 @@ typedef struct forest_opts {
   uint32_t chunks_per_npu; /* 0 = chosen by size (see forest_run) */
   uint32_t trees_per_npu;  /* trees each NPU broadcasts over; 0 = FOREST_TREES */
   bool pace;               /* plan with an NPU's own chunks held back until deliveries
-                              to it (see forest_run) */
-  bool gates;              /* keep those waits in the schedule as timing-only
-                              dependencies: for All-Gather lowering only (a reversed
-                              lowering reads every dependency as data) */
+                              to it (see forest_run); the waits stay in the schedule as
+                              timing-only dependencies, so it is lowered forward only */
 } forest_opts_t;
 
 #define FOREST_TREES 8u
@@ -36,10 +34,10 @@ typedef struct forest_opts {
  * rule on the directed costs: the edge of least route length from the tree to a new NPU),
  * and every link the tree's routes cross gets longer in proportion to its use over its
  * bandwidth (multiplicative weights, as in Garg and Koenemann's packing); trees_per_npu
- * rounds, a tree weighted by how many rounds grew it. When those weights leave the
- * busiest link more than 1% above the All-Gather bound (and the fabric has at most 64
- * NPUs, and the build has GLPK), more rounds are grown and a linear program weighs the
- * trees: the least busiest-link load (ForestColl's optimum restricted to these trees),
+ * rounds, a tree weighted by how many rounds grew it. With GLPK and at most 64 NPUs,
+ * the rounds also run with Prim's rule penalising depth (an edge from an NPU at depth d
+ * costs 1 + p d times more, p in 0.05, 0.2, 0.5), and a linear program weighs all the
+ * trees grown: the least busiest-link load (ForestColl's optimum restricted to them),
  * then among mixes within 0.1% of it, no tree above half its root's data and the
  * shallowest (see forest/lp.c). Deterministic: ties go to the lowest ids, the LP's
  * simplex is bounded by iterations, not time.
@@ -47,9 +45,8 @@ typedef struct forest_opts {
  * Schedule: NPU r's k chunks are dealt to its trees by weight (interleaved); a chunk goes
  * down its tree, every NPU forwarding it to its children as soon as it arrives (chunks in
  * id order), planned on ten/'s engine, so out->time_ps is what the simulator measures on
- * algo_from_schedule(out, TN_ALLGATHER). With chunks_per_npu 0: 128 chunks per NPU when the
- * waits stay in the plan (gates), 64 otherwise, fewer for small sizes (at least 16 KiB a
- * chunk) and large fabrics (at most 2^19 transfers).
+ * algo_from_schedule(out, TN_ALLGATHER). With chunks_per_npu 0: 128 chunks per NPU, fewer
+ * for small sizes (at least 16 KiB a chunk) and large fabrics (at most 2^19 transfers).
  *
  * Errors: TN_INFEASIBLE for a disconnected fabric or one where some NPU is reachable only
  * through another NPU's route; TN_INVAL for a size below one byte per chunk or fewer
@@ -71,5 +68,11 @@ tn_status_t forest_run(const topo_t *t, uint64_t size_bytes, const forest_opts_t
  * forest_run. */
 tn_status_t forest_run_reduce(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
                               schedule_t *out, tn_err_t *err);
+
+/* Both halves of an All-Reduce at once: *rs as forest_run_reduce and *ag as forest_run,
+ * the same chunks per NPU, and one packing for both when t is symmetric. Both initialised here; on failure both
+ * are empty (and the first error is reported). */
+tn_status_t forest_run_halves(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
+                              schedule_t *rs, schedule_t *ag, tn_err_t *err);
 
 #endif

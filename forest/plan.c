@@ -1,4 +1,4 @@
-/* forest/plan.c — forest_run: packs the trees (pack.c), then runs the chunks down them on
+/* forest/plan.c — the All-Gather planner: runs the chunks down the packed trees on
  * ten/'s engine, every NPU forwarding a chunk to its children in that chunk's tree as soon
  * as it arrives. The engine is the simulator's, so the plan's time is the simulated one. */
 #include <stdlib.h>
@@ -6,18 +6,15 @@
 
 #include "forest/forest_internal.h"
 
-/* The automatic chunking (forest_i_chunks): at most MAX_CHUNKS chunks per NPU
- * (MAX_CHUNKS_UNGATED for a plan that will run without its pacing waits: reversed, it does
- * better coarser). Measured with bench_synth: 128 against 64 took the All-Gather on
- * fattree-32-4to1 from 1.067 to 1.045 of the bound and on spine-4x8 from 1.024 to 1.015,
- * while spine-4x8's Reduce-Scatter went from 1.064 to 1.080. */
+/* The automatic chunking (forest_i_chunks): at most MAX_CHUNKS chunks per NPU. Measured
+ * with bench_synth: 128 against 64 took the All-Gather on fattree-32-4to1 from 1.067 to
+ * 1.045 of the bound and on spine-4x8 from 1.024 to 1.015. */
 #define MAX_CHUNKS 128u
-#define MAX_CHUNKS_UNGATED 64u
 
 typedef struct plan {
   const topo_t *t;
   uint32_t n, k;       /* NPUs, chunks per NPU */
-  forest_kids_t kd;    /* children in the used trees */
+  forest_kids_t kd;    /* children in the trees, the tree of each chunk */
   ten_engine_t *eng;
   schedule_t *s;
   uint64_t size;
@@ -86,17 +83,6 @@ static tn_status_t run(plan_t *p, tn_err_t *err) {
   return st;
 }
 
-/* Removes the pacing dependencies (an owner's send depending on a delivery of another
- * chunk): a reversed lowering would read them as data. The times and the order of the
- * plan stay as they are. */
-static void drop_gates(schedule_t *s) {
-  for (uint32_t i = 0; i < schedule_len(s); i++) {
-    sched_xfer_t *x = &TN_VEC_AT(&s->xfers, sched_xfer_t, i);
-    uint32_t c = TN_VEC_AT(&s->chunks, uint32_t, x->chunk_off);
-    if (x->ndeps == 1 && c / s->chunks_per_npu == x->src) x->ndeps = 0;
-  }
-}
-
 /* One plan with the given pacing into *out (re-initialised), on p's trees. */
 static tn_status_t plan_once(plan_t *p, const topo_t *t, topo_routes_t *routes, uint32_t ahead,
                              schedule_t *out, tn_err_t *err) {
@@ -137,35 +123,25 @@ static tn_status_t plan_best(plan_t *p, const topo_t *t, topo_routes_t *routes, 
   return st;
 }
 
-tn_status_t forest_run(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
-                       schedule_t *out, tn_err_t *err) {
-  uint32_t trees = opts && opts->trees_per_npu ? opts->trees_per_npu : FOREST_TREES;
-  bool gates = opts && opts->gates;
+tn_status_t forest_i_plan_gather(const topo_t *t, topo_routes_t *routes, const forest_pack_t *pk,
+                                 uint64_t size_bytes, const forest_opts_t *opts, schedule_t *out,
+                                 tn_err_t *err) {
   uint32_t k = opts && opts->chunks_per_npu ? opts->chunks_per_npu
-               : t->npus >= 2 ? forest_i_chunks(t->npus, size_bytes,
-                                                gates ? MAX_CHUNKS : MAX_CHUNKS_UNGATED)
-                                             : 1;
+                                            : forest_i_chunks(t->npus, size_bytes, MAX_CHUNKS);
   schedule_init(out, TN_ALLGATHER, t->npus, k, size_bytes);
   tn_status_t st = forest_i_check(t, size_bytes, k, err);
   if (st != TN_OK) return st;
   plan_t p = {.t = t, .n = t->npus, .k = k, .size = size_bytes};
-  forest_pack_t pk = {0};
-  topo_routes_t *routes = NULL;
-  st = topo_routes_create(t, &routes, err);
-  if (st == TN_OK) st = forest_i_pack(t, routes, trees, &pk, err);
-  if (st == TN_OK) st = forest_i_kids(&pk, k, &p.kd, err);
+  st = forest_i_kids(pk, k, &p.kd, err);
   if (st == TN_OK) st = tn_calloc(p.n, sizeof *p.got, &p.got, err);
   if (st == TN_OK) st = tn_calloc(p.n, sizeof *p.released, &p.released, err);
   if (st == TN_OK) st = tn_calloc(p.n, sizeof *p.last_in, &p.last_in, err);
   schedule_free(out);
   if (st == TN_OK) st = plan_best(&p, t, routes, opts && opts->pace, out, err);
-  if (st == TN_OK && !(opts && opts->gates)) drop_gates(out);
   forest_i_kids_free(&p.kd);
   free(p.got);
   free(p.released);
   free(p.last_in);
-  forest_i_pack_free(&pk);
-  topo_routes_free(routes);
   if (st != TN_OK) schedule_init(out, TN_ALLGATHER, t->npus, k, size_bytes);
   return st;
 }

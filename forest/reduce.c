@@ -1,6 +1,6 @@
-/* forest/reduce.c — forest_run_reduce: Reduce-Scatter up packed trees, planned forward.
- * The trees are packed on the transposed fabric (pack.c), so a broadcast tree there is a
- * tree of paths into its root here. Every NPU adds the contributions its children send it
+/* forest/reduce.c — the Reduce-Scatter planner: up packed trees, planned forward. The
+ * trees are packed on the transposed fabric (or the fabric itself when symmetric; see
+ * forest.c), so a broadcast tree there is a tree of paths into its root here. Every NPU adds the contributions its children send it
  * for chunk c to its own and sends the sum to its parent in c's tree; the root ends with c
  * complete. The plan runs on ten/'s engine as the simulator runs its lowering: a send
  * issued when its dependencies are met, a reduction SCHED_COMP_PS after its arrival,
@@ -24,7 +24,7 @@
 
 typedef struct rplan {
   const forest_pack_t *pk;
-  forest_kids_t kd;   /* children in the used trees: the NPUs that send to v */
+  forest_kids_t kd;   /* children in the trees (the NPUs that send to v), chunks' trees */
   uint32_t n, k;
   uint64_t nchunks;   /* n * k */
   uint64_t size;
@@ -276,29 +276,21 @@ static tn_status_t plan_once(rplan_t *p, const topo_t *t, topo_routes_t *routes,
  * within 0.1% of it; 1, 8 and none never were. */
 static const uint32_t paces[] = {2, 4};
 
-tn_status_t forest_run_reduce(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
-                              schedule_t *out, tn_err_t *err) {
-  uint32_t trees = opts && opts->trees_per_npu ? opts->trees_per_npu : FOREST_TREES;
+tn_status_t forest_i_plan_reduce(const topo_t *t, topo_routes_t *routes, const forest_pack_t *pk,
+                                 uint64_t size_bytes, const forest_opts_t *opts, schedule_t *out,
+                                 tn_err_t *err) {
   uint32_t k = opts && opts->chunks_per_npu ? opts->chunks_per_npu
-               : t->npus >= 2                ? forest_i_chunks(t->npus, size_bytes, MAX_CHUNKS)
-                                             : 1;
+                                            : forest_i_chunks(t->npus, size_bytes, MAX_CHUNKS);
   schedule_init(out, TN_REDUCESCATTER, t->npus, k, size_bytes);
   tn_status_t st = forest_i_check(t, size_bytes, k, err);
   if (st != TN_OK) return st;
-  rplan_t p = {.n = t->npus, .k = k, .nchunks = (uint64_t)t->npus * k, .size = size_bytes};
+  rplan_t p = {.pk = pk, .n = t->npus, .k = k, .nchunks = (uint64_t)t->npus * k,
+               .size = size_bytes};
   tn_vec_init(&p.prev, sizeof(uint32_t));
   tn_vec_init(&p.arrivals, sizeof(uint32_t));
   tn_vec_init(&p.ready, sizeof(uint64_t));
   tn_vec_init(&p.dirty_list, sizeof(uint32_t));
-  forest_pack_t pk = {0};
-  topo_t *tt = NULL;
-  topo_routes_t *troutes = NULL, *routes = NULL;
-  st = topo_transpose(t, &tt, err);
-  if (st == TN_OK) st = topo_routes_create(tt, &troutes, err);
-  if (st == TN_OK) st = forest_i_pack(tt, troutes, trees, &pk, err);
-  p.pk = &pk;
-  if (st == TN_OK) st = forest_i_kids(&pk, k, &p.kd, err);
-  if (st == TN_OK) st = topo_routes_create(t, &routes, err);
+  st = forest_i_kids(pk, k, &p.kd, err);
   if (st == TN_OK) st = setup(&p, err);
   bool pace = !opts || opts->pace;
   size_t tries = pace ? sizeof paces / sizeof paces[0] : 1;
@@ -316,10 +308,6 @@ tn_status_t forest_run_reduce(const topo_t *t, uint64_t size_bytes, const forest
     }
   }
   rplan_free(&p);
-  forest_i_pack_free(&pk);
-  topo_routes_free(troutes);
-  topo_routes_free(routes);
-  topo_free(tt);
   if (st != TN_OK) {
     schedule_free(out);
     schedule_init(out, TN_REDUCESCATTER, t->npus, k, size_bytes);

@@ -1,8 +1,9 @@
-/* synth/planned.c — collectives from planned All-Gather schedules (greedy/, milp/,
- * forest/): an
- * All-Gather is lowered as planned; a Reduce-Scatter is an All-Gather planned on the
- * transposed fabric and run backwards; an All-Reduce joins the two halves chunk by chunk.
- * On a symmetric fabric the transposed fabric is the fabric itself, so one plan serves. */
+/* synth/planned.c — collectives from planned schedules. The greedy's and the MILP's are
+ * All-Gather plans: an All-Gather is lowered as planned; a Reduce-Scatter is an
+ * All-Gather planned on the transposed fabric and run backwards; an All-Reduce joins the
+ * two halves chunk by chunk (on a symmetric fabric the transposed fabric is the fabric
+ * itself, so one plan serves). The forest plans its Reduce-Scatter forward, and its
+ * All-Reduce joins that to its All-Gather (see forest_reduce). */
 #include <string.h>
 
 #include "forest/forest.h"
@@ -48,24 +49,18 @@ static tn_status_t plan_milp(const topo_t *t, tn_coll_t coll, uint64_t size,
 }
 #endif
 
-/* How the forest plans: paced or not, and whether its pacing may stay in the schedule as
- * timing-only dependencies (only when the schedule is lowered as an All-Gather alone). */
-typedef struct variant {
-  bool pace, gates;
-} variant_t;
-
 /* Plans an All-Gather schedule on t (the fabric, or its transpose for a reversed half)
  * that will be lowered to coll. On failure *s is left empty (initialised), whichever
  * planner ran. */
 static tn_status_t plan(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
-                        synth_method_t m, variant_t v, schedule_t *s, synth_result_t *out,
+                        synth_method_t m, schedule_t *s, synth_result_t *out,
                         tn_err_t *err) {
   tn_status_t st = TN_INVAL;
   if (m == SYNTH_GREEDY) {
     greedy_opts_t g = {.seed = o->seed, .chunks_per_npu = o->chunks_per_npu};
     st = greedy_run_for(t, coll, size, &g, s, err);
   } else if (m == SYNTH_FOREST) {
-    forest_opts_t f = {.chunks_per_npu = o->chunks_per_npu, .pace = v.pace, .gates = v.gates};
+    forest_opts_t f = {.chunks_per_npu = o->chunks_per_npu, .pace = true};
     st = forest_run(t, size, &f, s, err);
   } else {
 #ifdef TENET_HAVE_MILP
@@ -86,7 +81,7 @@ static tn_status_t plan(const topo_t *t, tn_coll_t coll, uint64_t size, const sy
 /* Reduce-Scatter or All-Reduce on an asymmetric fabric: the reversed half is planned on the
  * transposed fabric; an All-Reduce adds an All-Gather planned on t with the same chunking. */
 static tn_status_t planned_asymmetric(const topo_t *t, tn_coll_t coll, uint64_t size,
-                                      const synth_opts_t *o, synth_method_t m, variant_t v,
+                                      const synth_opts_t *o, synth_method_t m,
                                       synth_result_t *out, tn_err_t *err) {
   schedule_t rs, ag;
   schedule_init(&rs, TN_ALLGATHER, 0, 1, 0);
@@ -94,13 +89,13 @@ static tn_status_t planned_asymmetric(const topo_t *t, tn_coll_t coll, uint64_t 
   topo_t *tt = NULL;
   const char *name = synth_method_name(m);
   tn_status_t st = topo_transpose(t, &tt, err);
-  if (st == TN_OK) st = plan(tt, coll, size, o, m, v, &rs, out, err);
+  if (st == TN_OK) st = plan(tt, coll, size, o, m, &rs, out, err);
   if (st == TN_OK && coll == TN_REDUCESCATTER) {
     st = algo_from_schedule(&rs, coll, name, &out->algo, err);
   } else if (st == TN_OK) {
     synth_opts_t same = *o;
     same.chunks_per_npu = rs.chunks_per_npu;
-    st = plan(t, TN_ALLGATHER, size, &same, m, v, &ag, out, err);
+    st = plan(t, TN_ALLGATHER, size, &same, m, &ag, out, err);
     if (st == TN_OK) st = algo_allreduce_from_schedules(&rs, &ag, name, &out->algo, err);
   }
   schedule_free(&rs);
@@ -109,13 +104,13 @@ static tn_status_t planned_asymmetric(const topo_t *t, tn_coll_t coll, uint64_t 
   return st;
 }
 
-/* One planned collective with the planner variant v. */
+/* One planned collective. */
 static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
-                           synth_method_t m, variant_t v, synth_result_t *out, tn_err_t *err) {
+                           synth_method_t m, synth_result_t *out, tn_err_t *err) {
   if (coll != TN_ALLGATHER && !topo_is_symmetric(t))
-    return planned_asymmetric(t, coll, size, o, m, v, out, err);
+    return planned_asymmetric(t, coll, size, o, m, out, err);
   schedule_t s;
-  tn_status_t st = plan(t, coll, size, o, m, v, &s, out, err);
+  tn_status_t st = plan(t, coll, size, o, m, &s, out, err);
   if (st == TN_OK) st = algo_from_schedule(&s, coll, synth_method_name(m), &out->algo, err);
   /* An All-Gather plan's time is exact; the other two are timed by simulation. */
   if (st == TN_OK && coll == TN_ALLGATHER) out->time_ps = s.time_ps;
@@ -132,13 +127,11 @@ static tn_status_t forest_reduce(const topo_t *t, tn_coll_t coll, uint64_t size,
   schedule_t rs, ag, ar;
   schedule_init(&ag, TN_ALLGATHER, 0, 1, 0);
   schedule_init(&ar, TN_ALLREDUCE, 0, 1, 0);
-  tn_status_t st = forest_run_reduce(t, size, &f, &rs, err);
+  tn_status_t st = coll == TN_ALLREDUCE ? forest_run_halves(t, size, &f, &rs, &ag, err)
+                                        : forest_run_reduce(t, size, &f, &rs, err);
   const schedule_t *done = &rs;
   if (st == TN_OK && coll == TN_ALLREDUCE) {
-    f.chunks_per_npu = rs.chunks_per_npu;
-    f.gates = true;
-    st = forest_run(t, size, &f, &ag, err);
-    if (st == TN_OK) st = schedule_join_allreduce(&rs, &ag, &ar, err);
+    st = schedule_join_allreduce(&rs, &ag, &ar, err);
     if (st == TN_OK) st = schedule_replay(t, &ar, err);
     done = &ar;
   }
@@ -154,6 +147,5 @@ tn_status_t synth_i_planned(const topo_t *t, tn_coll_t coll, uint64_t size,
                             const synth_opts_t *o, synth_method_t m, synth_result_t *out,
                             tn_err_t *err) {
   if (m == SYNTH_FOREST && coll != TN_ALLGATHER) return forest_reduce(t, coll, size, o, out, err);
-  variant_t v = {.pace = true, .gates = coll == TN_ALLGATHER};
-  return planned(t, coll, size, o, m, v, out, err);
+  return planned(t, coll, size, o, m, out, err);
 }

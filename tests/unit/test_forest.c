@@ -90,7 +90,7 @@ static void forest_runs_are_identical(void **state) {
   (void)state;
   topo_t *t = shipped("fattree-32-4to1");
   tn_err_t err = {0};
-  forest_opts_t o = {.pace = true, .gates = true};
+  forest_opts_t o = {.pace = true};
   schedule_t a, b;
   must(forest_run(t, 8u << 20, &o, &a, &err), &err);
   must(forest_run(t, 8u << 20, &o, &b, &err), &err);
@@ -113,7 +113,7 @@ static void forest_is_near_the_bound_on_a_spine_with_shared_uplinks(void **state
   topo_t *t = shipped("spine-4x8");
   tn_err_t err = {0};
   uint64_t size = 64u << 20, lb = topo_lower_bound_ps(t, TN_ALLGATHER, size);
-  forest_opts_t o = {.pace = true, .gates = true};
+  forest_opts_t o = {.pace = true};
   schedule_t s;
   must(forest_run(t, size, &o, &s, &err), &err);
   double ratio = (double)s.time_ps / (double)lb;
