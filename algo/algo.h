@@ -5,10 +5,13 @@
  *
  * Semantics (what the verifier checks, and what producers must record):
  *  - The collective cuts its size S into npus * chunks_per_npu chunks (ten_chunk_bytes);
- *    chunk c belongs to NPU c / chunks_per_npu.
+ *    chunk c belongs to NPU c / chunks_per_npu. All-to-All cuts every NPU's whole send
+ *    buffer instead (npus * S, tn_coll_space): chunks_per_npu is npus * m, and NPU r's
+ *    chunk r * chunks_per_npu + d * m + j (j < m) is addressed to NPU d.
  *  - Each NPU has one buffer slot per chunk holding a set of contributions (NPU ids).
- *    Start: All-Gather — NPU r holds its own chunks complete (all contributions), nothing
- *    else; Reduce-Scatter and All-Reduce — NPU r holds {r} for every chunk.
+ *    Start: All-Gather and All-to-All — NPU r holds its own chunks complete (all
+ *    contributions), nothing else; Reduce-Scatter and All-Reduce — NPU r holds {r} for
+ *    every chunk.
  *  - A SEND carries the listed chunks with the values the sender's slots have once the
  *    send's dependencies are done. A copy RECV (reduce == false) overwrites the slots of
  *    its chunks on arrival. A reduce RECV (reduce == true) puts its chunks in scratch; a
@@ -16,7 +19,8 @@
  *    reduce-RECV dependencies to the slot (the sets must be disjoint: every contribution
  *    exactly once). A COMP listing no chunks is pure time.
  *  - End: All-Gather — every NPU holds every chunk complete; Reduce-Scatter — NPU r holds
- *    its own chunks complete; All-Reduce — every NPU holds every chunk complete.
+ *    its own chunks complete; All-Reduce — every NPU holds every chunk complete;
+ *    All-to-All — NPU d holds every chunk addressed to it.
  *  - A node whose nchunks is 0 carries no bookkeeping (foreign files); then only matching,
  *    acyclicity and deadlock freedom can be checked.
  * Node ids are indices 0..n-1 within a rank; dependencies refer to lower or higher ids of
@@ -56,6 +60,7 @@ typedef struct algo {
   uint32_t npus;
   uint32_t chunks_per_npu;
   uint64_t size_bytes; /* the collective's NCCL size */
+  uint64_t space_bytes; /* what its chunks divide (tn_coll_space) */
   algo_rank_t *ranks;  /* npus entries */
 } algo_t;
 
@@ -63,6 +68,11 @@ typedef struct algo {
  * Caller frees with algo_free. */
 tn_status_t algo_create(const char *name, tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu,
                         uint64_t size_bytes, algo_t **out, tn_err_t *err);
+/* Declares a's collective (has_coll, coll, chunks_per_npu, size_bytes, space_bytes): the
+ * one place that checks them. TN_INVAL when npus * size overflows (All-to-All) or an
+ * All-to-All's chunks per NPU are not a multiple of npus; a is unchanged then. */
+tn_status_t algo_set_collective(algo_t *a, tn_coll_t coll, uint32_t chunks_per_npu,
+                                uint64_t size_bytes, tn_err_t *err);
 /* The same for files whose collective is unknown (has_coll false). */
 tn_status_t algo_create_unknown(const char *name, uint32_t npus, algo_t **out, tn_err_t *err);
 void algo_free(algo_t *a);

@@ -13,7 +13,7 @@ tn_status_t algo_i_baseline_create(const char *name, tn_coll_t coll, uint32_t np
 
 /* Bytes of chunk c of a. */
 static inline uint64_t algo_i_chunk_bytes(const algo_t *a, uint32_t c) {
-  return ten_chunk_bytes(a->size_bytes, a->npus, a->chunks_per_npu, c);
+  return ten_chunk_bytes(a->space_bytes, a->npus, a->chunks_per_npu, c);
 }
 
 #endif

@@ -14,11 +14,16 @@ static tn_status_t create(const char *name, bool has_coll, tn_coll_t coll, uint3
   tn_status_t st = tn_calloc(1, sizeof *a, &a, err);
   if (st != TN_OK) return st;
   snprintf(a->name, sizeof a->name, "%s", name ? name : "unnamed");
-  a->has_coll = has_coll;
-  a->coll = coll;
   a->npus = npus;
-  a->chunks_per_npu = k;
-  a->size_bytes = size;
+  if (has_coll) {
+    st = algo_set_collective(a, coll, k, size, err);
+  } else {
+    a->coll = coll, a->chunks_per_npu = k, a->size_bytes = a->space_bytes = size;
+  }
+  if (st != TN_OK) {
+    free(a);
+    return st;
+  }
   if ((st = tn_calloc(npus, sizeof *a->ranks, &a->ranks, err)) != TN_OK) {
     free(a);
     return st;
@@ -29,6 +34,24 @@ static tn_status_t create(const char *name, bool has_coll, tn_coll_t coll, uint3
     tn_vec_init(&a->ranks[r].chunks, sizeof(uint32_t));
   }
   *out = a;
+  return TN_OK;
+}
+
+tn_status_t algo_set_collective(algo_t *a, tn_coll_t coll, uint32_t chunks_per_npu,
+                                uint64_t size_bytes, tn_err_t *err) {
+  uint64_t space;
+  if (!tn_coll_space(coll, a->npus, size_bytes, &space))
+    return tn_err_set(err, TN_INVAL, "%s of %llu B on %u ranks: %u times the size overflows",
+                      tn_coll_name(coll), (unsigned long long)size_bytes, a->npus, a->npus);
+  if (coll == TN_ALLTOALL && (chunks_per_npu == 0 || chunks_per_npu % a->npus != 0))
+    return tn_err_set(err, TN_INVAL,
+                      "an All-to-All needs chunks per NPU in multiples of its %u ranks, not %u",
+                      a->npus, chunks_per_npu);
+  a->has_coll = true;
+  a->coll = coll;
+  a->chunks_per_npu = chunks_per_npu;
+  a->size_bytes = size_bytes;
+  a->space_bytes = space;
   return TN_OK;
 }
 

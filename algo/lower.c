@@ -691,8 +691,11 @@ static tn_status_t check_explicit(const schedule_t *s, tn_coll_t coll, tn_err_t 
   if (s->npus == 0 || s->chunks_per_npu == 0)
     return tn_err_set(err, TN_INVAL, "lowering: schedule has %u NPUs and %u chunks per NPU",
                       s->npus, s->chunks_per_npu);
-  uint64_t nchunks = (uint64_t)s->npus * s->chunks_per_npu;
-  uint64_t base = s->size_bytes / nchunks, rem = s->size_bytes % nchunks;
+  uint64_t nchunks = (uint64_t)s->npus * s->chunks_per_npu, space;
+  if (!tn_coll_space(coll, s->npus, s->size_bytes, &space))
+    return tn_err_set(err, TN_INVAL, "lowering: %u times %llu B overflows", s->npus,
+                      (unsigned long long)s->size_bytes);
+  uint64_t base = space / nchunks, rem = space % nchunks;
   for (uint32_t i = 0; i < schedule_len(s); i++) {
     const sched_xfer_t *x = schedule_xfer(s, i);
     if (x->src >= s->npus || x->dst >= s->npus || x->src == x->dst || x->nchunks == 0)
@@ -864,9 +867,11 @@ tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *
   case TN_ALLGATHER: return lower(NULL, s, coll, name, out, err);
   case TN_REDUCESCATTER: return lower(s, NULL, coll, name, out, err);
   case TN_ALLREDUCE: return lower(s, s, coll, name, out, err);
+  case TN_ALLTOALL: break;
   }
   *out = NULL;
-  return tn_err_set(err, TN_INVAL, "lowering: unknown collective %d", (int)coll);
+  return tn_err_set(err, TN_INVAL, "lowering: an All-Gather plan cannot be lowered to %s",
+                    tn_coll_name(coll));
 }
 
 tn_status_t algo_allreduce_from_schedules(const schedule_t *rs_ag, const schedule_t *ag,

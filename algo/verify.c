@@ -113,7 +113,7 @@ static tn_status_t check_chunks(vctx_t *v, uint32_t r, uint32_t i, const algo_no
     if (v->in_comp[ch[j]] == stamp)
       return tn_err_set(err, TN_PARSE, "rank %u node %u: lists chunk %u twice", r, i, ch[j]);
     v->in_comp[ch[j]] = stamp;
-    sum += ten_chunk_bytes(v->a->size_bytes, v->n, v->a->chunks_per_npu, ch[j]);
+    sum += ten_chunk_bytes(v->a->space_bytes, v->n, v->a->chunks_per_npu, ch[j]);
   }
   if (nd->op != ALGO_COMP && sum != nd->bytes)
     return tn_err_set(err, TN_PARSE,
@@ -588,7 +588,8 @@ static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
   for (uint32_t r = 0; r < v->n; r++)
     for (uint32_t c = 0; c < v->nchunks; c++)
       v->slot[(size_t)r * v->nchunks + c] =
-          a->coll == TN_ALLGATHER ? (c / k == r ? (uint32_t)SET_FULL : (uint32_t)SET_EMPTY)
+          a->coll == TN_ALLGATHER || a->coll == TN_ALLTOALL
+              ? (c / k == r ? (uint32_t)SET_FULL : (uint32_t)SET_EMPTY)
           : v->n == 1             ? (uint32_t)SET_FULL
                                   : (uint32_t)SET_SINGLE + r;
   return TN_OK;
@@ -600,10 +601,13 @@ static tn_status_t sem_final(const vctx_t *v, tn_err_t *err) {
   for (uint32_t r = 0; r < v->n; r++)
     for (uint32_t c = 0; c < v->nchunks; c++) {
       if (v->a->coll == TN_REDUCESCATTER && c / k != r) continue;
+      /* All-to-All: chunk c of NPU c / k is addressed to NPU (c % k) / (k / n). */
+      if (v->a->coll == TN_ALLTOALL && c % k / (k / v->n) != r) continue;
       uint32_t s = v->slot[(size_t)r * v->nchunks + c];
       if (s == SET_FULL) continue;
-      if (s == SET_EMPTY || v->a->coll == TN_ALLGATHER)
-        return tn_err_set(err, TN_PARSE, "rank %u ends without chunk %u", r, c);
+      if (s == SET_EMPTY || v->a->coll == TN_ALLGATHER || v->a->coll == TN_ALLTOALL)
+        return tn_err_set(err, TN_PARSE, "rank %u ends without chunk %u%s", r, c,
+                          v->a->coll == TN_ALLTOALL ? " (addressed to it)" : "");
       uint32_t miss = 0;
       while (set_has(v, s, miss))
         miss++;

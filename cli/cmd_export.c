@@ -72,11 +72,7 @@ static tn_status_t set_header(algo_t *a, tn_coll_t coll, uint64_t size, tn_err_t
     return tn_err_set(err, TN_INVAL,
                       "the set carries no chunk bookkeeping (not written by "
                       "tenet); MSCCL-IR export needs it");
-  a->has_coll = true;
-  a->coll = coll;
-  a->size_bytes = size;
-  a->chunks_per_npu = max / a->npus + 1;
-  return TN_OK;
+  return algo_set_collective(a, coll, max / a->npus + 1, size, err);
 }
 
 /* --channels best: the channel count (1..32) whose runtime-fit form, imported back with the

@@ -149,7 +149,7 @@ static double bound_1gib_ns(const topo_bounds_t *b, tn_coll_t c, double *busbw) 
 static void print_bounds(const topo_bounds_t *b) {
   printf("%-12s 1 GiB no faster than (busbw ceiling; docs/bounds.md)%s\n", "bounds",
          b->tight ? "" : ", per-NPU cuts only above the size cap: not tight");
-  for (int c = 0; c < 3; c++) {
+  for (int c = 0; c < TN_NCOLLS; c++) {
     char tm[32], why[200];
     double busbw = 0.0, ns = bound_1gib_ns(b, (tn_coll_t)c, &busbw);
     cli_fmt_time_ns(ns, tm, sizeof tm);
@@ -196,7 +196,7 @@ static void add_bounds_json(cJSON *o, const topo_bounds_t *b, bool connected) {
   cJSON_AddNumberToObject(o, "latency_bound_ns", (double)b->latency_ps / 1e3);
   cJSON_AddBoolToObject(o, "bounds_tight", b->tight);
   cJSON *all = cJSON_AddObjectToObject(o, "bounds");
-  for (int c = 0; all && c < 3; c++) {
+  for (int c = 0; all && c < TN_NCOLLS; c++) {
     cJSON *x = cJSON_AddObjectToObject(all, tn_coll_name((tn_coll_t)c));
     char why[200];
     double busbw = 0.0, ns = bound_1gib_ns(b, (tn_coll_t)c, &busbw);

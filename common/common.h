@@ -214,14 +214,25 @@ uint64_t tn_rng_below(tn_rng_t *r, uint64_t n);
 
 /* ---- collectives ------------------------------------------------------- */
 /* The three collectives every module speaks of (docs/architecture.md §2 for sizes). */
-typedef enum { TN_ALLGATHER = 0, TN_REDUCESCATTER = 1, TN_ALLREDUCE = 2 } tn_coll_t;
-/* "allgather", "reducescatter", "allreduce". */
+typedef enum {
+  TN_ALLGATHER = 0,
+  TN_REDUCESCATTER = 1,
+  TN_ALLREDUCE = 2,
+  TN_ALLTOALL = 3
+} tn_coll_t;
+#define TN_NCOLLS 4
+/* "allgather", "reducescatter", "allreduce", "alltoall". */
 const char *tn_coll_name(tn_coll_t c);
-/* Accepts the names above (also "all-gather", "reduce-scatter", "all-reduce", "ag", "rs",
- * "ar"). */
+/* Accepts the names above, with '-' or '_' between the words ("all-gather",
+ * "reduce_scatter", "all_to_all", MSCCL's spelling), and "ag", "rs", "ar", "a2a". */
 tn_status_t tn_coll_parse(const char *s, tn_coll_t *out, tn_err_t *err);
-/* busbw factor: (n-1)/n for All-Gather and Reduce-Scatter, 2(n-1)/n for All-Reduce. */
+/* busbw factor (nccl-tests): (n-1)/n for All-Gather, Reduce-Scatter and All-to-All,
+ * 2(n-1)/n for All-Reduce. */
 double tn_coll_busbw_factor(tn_coll_t c, uint32_t npus);
+/* The bytes a collective's chunks divide (ten_chunk_bytes): SIZE itself (the gathered
+ * output, each NPU's input), except All-to-All, whose chunks are every NPU's whole send
+ * buffer of SIZE bytes: npus * SIZE. false when that overflows. */
+bool tn_coll_space(tn_coll_t c, uint32_t npus, uint64_t size, uint64_t *space);
 
 /* ---- text -------------------------------------------------------------- */
 /* Levenshtein distance between a and b (insertions, deletions, substitutions), for

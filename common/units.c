@@ -157,6 +157,7 @@ const char *tn_coll_name(tn_coll_t c) {
   case TN_ALLGATHER: return "allgather";
   case TN_REDUCESCATTER: return "reducescatter";
   case TN_ALLREDUCE: return "allreduce";
+  case TN_ALLTOALL: return "alltoall";
   }
   return "unknown";
 }
@@ -165,20 +166,35 @@ tn_status_t tn_coll_parse(const char *s, tn_coll_t *out, tn_err_t *err) {
   static const struct {
     const char *name;
     tn_coll_t c;
-  } names[] = {{"allgather", TN_ALLGATHER},         {"all-gather", TN_ALLGATHER},
-               {"ag", TN_ALLGATHER},                {"reducescatter", TN_REDUCESCATTER},
-               {"reduce-scatter", TN_REDUCESCATTER}, {"rs", TN_REDUCESCATTER},
-               {"allreduce", TN_ALLREDUCE},         {"all-reduce", TN_ALLREDUCE},
-               {"ar", TN_ALLREDUCE}};
-  for (size_t i = 0; s != NULL && i < sizeof names / sizeof names[0]; i++) {
-    if (strcmp(s, names[i].name) == 0) {
+  } names[] = {{"allgather", TN_ALLGATHER},   {"ag", TN_ALLGATHER},
+               {"reducescatter", TN_REDUCESCATTER}, {"rs", TN_REDUCESCATTER},
+               {"allreduce", TN_ALLREDUCE},   {"ar", TN_ALLREDUCE},
+               {"alltoall", TN_ALLTOALL},     {"a2a", TN_ALLTOALL}};
+  /* The name without its separators: all-gather, all_gather, reduce_scatter, all-to-all. */
+  char plain[32];
+  size_t len = 0;
+  for (size_t i = 0; s != NULL && s[i] != '\0' && len + 1 < sizeof plain; i++)
+    if (s[i] != '-' && s[i] != '_') plain[len++] = s[i];
+  plain[len] = '\0';
+  for (size_t i = 0; s != NULL && strlen(s) < sizeof plain && i < sizeof names / sizeof names[0];
+       i++) {
+    if (strcmp(plain, names[i].name) == 0) {
       *out = names[i].c;
       return TN_OK;
     }
   }
   return tn_err_set(err, TN_INVAL,
-                    "unknown collective '%s' (use allgather, reducescatter or allreduce)",
+                    "unknown collective '%s' (use allgather, reducescatter, allreduce or "
+                    "alltoall)",
                     s ? s : "");
+}
+
+bool tn_coll_space(tn_coll_t c, uint32_t npus, uint64_t size, uint64_t *space) {
+  if (c != TN_ALLTOALL) {
+    *space = size;
+    return true;
+  }
+  return tn_mul_u64(size, npus, space);
 }
 
 double tn_coll_busbw_factor(tn_coll_t c, uint32_t npus) {

@@ -1,7 +1,8 @@
-/* topo/bound.c — lower bounds on the time of All-Gather, Reduce-Scatter and All-Reduce on a
- * fabric (docs/bounds.md has the proofs): ForestColl's cut bound, found exactly by
- * Dinkelbach iteration over igraph max-flows; a family of NPU partitions for All-Reduce;
- * latency terms from shortest-latency paths. Computed once per fabric (topo_bounds_compute)
+/* topo/bound.c — lower bounds on the time of All-Gather, Reduce-Scatter, All-Reduce and
+ * All-to-All on a fabric (docs/bounds.md has the proofs): ForestColl's cut bound, found
+ * exactly by Dinkelbach iteration over igraph max-flows; a family of NPU partitions for
+ * All-Reduce, whose parties also give All-to-All's cuts; latency terms from
+ * shortest-latency paths. Computed once per fabric (topo_bounds_compute)
  * and evaluated per size (topo_bound_ps); every reported result is scored against it. */
 #include "topo/topo.h"
 #include "topo/topo_internal.h"
@@ -22,6 +23,10 @@
 /* All-Reduce: at most this many bandwidth thresholds are tried (spread over the sorted
  * distinct bandwidths), so a fabric with many distinct figures stays O(L) per try. */
 #define MAX_THRESHOLDS 32u
+/* All-to-All: the link splits tried at most, and the largest distance matrix (entries)
+ * they may build. */
+#define MAX_SPLITS 4096u
+#define MAX_SPLIT_DIST (1u << 24)
 
 /* Figures of a node set X: NPUs and nodes inside, the capacity of the links leaving and
  * entering it, and the smallest latency among each (0 when there is none). */
@@ -318,10 +323,17 @@ static void gossip_eval(const topo_t *t, const uint32_t *grp, uint32_t k, const 
   snprintf(b->family, sizeof b->family, "%s", family);
 }
 
+/* What the partition family is shown to: a partition into k parties (grp: a party id per
+ * node, UINT32_MAX for a transit switch) named by family. */
+typedef struct visitor {
+  void (*fn)(const topo_t *t, const uint32_t *grp, uint32_t k, const char *family, void *ctx);
+  void *ctx;
+} visitor_t;
+
 /* Parties = the components (links kept where keep[i]) that hold an NPU; components of
  * switches only are transit. grp and p have one entry per node. */
 static void gossip_components(const topo_t *t, const uint8_t *keep, uint32_t *grp, uint32_t *p,
-                              const char *family, topo_coll_bound_t *b, topo_bound_term_t *term) {
+                              const char *family, const visitor_t *vis) {
   uint32_t nodes = topo_nodes(t), k = 0;
   for (uint32_t v = 0; v < nodes; v++)
     p[v] = v, grp[v] = UINT32_MAX;
@@ -338,7 +350,7 @@ static void gossip_components(const topo_t *t, const uint8_t *keep, uint32_t *gr
     uint32_t r = uf_find(p, v);
     grp[v] = r < t->npus ? grp[r] : UINT32_MAX;
   }
-  gossip_eval(t, grp, k, family, b, term);
+  vis->fn(t, grp, k, family, vis->ctx);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -369,11 +381,10 @@ static void switch_levels(const topo_t *t, uint32_t *level, uint32_t *queue) {
 /* The partition family of docs/bounds.md: singletons; the components left by the links
  * above each bandwidth threshold; the components below each switch level. */
 static void gossip_family(const topo_t *t, uint32_t *grp, uint32_t *p, uint32_t *level,
-                          uint8_t *keep, double *bws, topo_coll_bound_t *b,
-                          topo_bound_term_t *term) {
+                          uint8_t *keep, double *bws, const visitor_t *vis) {
   char name[48];
   memset(keep, 0, t->nlinks);
-  gossip_components(t, keep, grp, p, "singletons", b, term);
+  gossip_components(t, keep, grp, p, "singletons", vis);
   for (uint32_t i = 0; i < t->nlinks; i++)
     bws[i] = t->links[i].bandwidth_GBps;
   qsort(bws, t->nlinks, sizeof *bws, cmp_double);
@@ -386,7 +397,7 @@ static void gossip_family(const topo_t *t, uint32_t *grp, uint32_t *p, uint32_t 
     for (uint32_t i = 0; i < t->nlinks; i++)
       keep[i] = t->links[i].bandwidth_GBps > th;
     snprintf(name, sizeof name, "groups joined by links > %g GB/s", th);
-    gossip_components(t, keep, grp, p, name, b, term);
+    gossip_components(t, keep, grp, p, name, vis);
   }
   switch_levels(t, level, p);
   uint32_t top = 0;
@@ -396,8 +407,19 @@ static void gossip_family(const topo_t *t, uint32_t *grp, uint32_t *p, uint32_t 
     for (uint32_t i = 0; i < t->nlinks; i++)
       keep[i] = level[t->links[i].src] < d && level[t->links[i].dst] < d;
     snprintf(name, sizeof name, "groups below switch level %u", d);
-    gossip_components(t, keep, grp, p, name, b, term);
+    gossip_components(t, keep, grp, p, name, vis);
   }
+}
+
+typedef struct gossip_ctx {
+  topo_coll_bound_t *b;
+  topo_bound_term_t *term;
+} gossip_ctx_t;
+
+static void gossip_visit(const topo_t *t, const uint32_t *grp, uint32_t k, const char *family,
+                         void *ctx) {
+  gossip_ctx_t *g = ctx;
+  gossip_eval(t, grp, k, family, g->b, g->term);
 }
 
 /* The partition {X} plus every NPU outside X alone (switches outside are transit). */
@@ -442,7 +464,9 @@ static tn_status_t fill_allreduce(const topo_t *t, const topo_t *tt, const side_
   if (st == TN_OK) st = tn_malloc(t->nlinks, sizeof *bws, &bws, err);
   if (st != TN_OK) goto out;
   topo_bound_term_t gossip = {0}, bisect = {0};
-  gossip_family(t, grp, p, level, keep, bws, b, &gossip);
+  gossip_ctx_t gc = {b, &gossip};
+  visitor_t vis = {gossip_visit, &gc};
+  gossip_family(t, grp, p, level, keep, bws, &vis);
   gossip_set(t, ag->set, grp, b, &gossip);
   gossip_set(t, rs->set, grp, b, &gossip);
   b->terms[0] = gossip;
@@ -466,6 +490,161 @@ out:
   free(level);
   free(keep);
   free(one);
+  free(bws);
+  return st;
+}
+
+/* ---- All-to-All ---------------------------------------------------------------------- */
+
+/* A node set X with a NPUs of n: its NPUs address a(n - a)/n of S to the NPUs outside, and
+ * receive as much from them, through the links leaving and entering X. Keeps the best in
+ * b and *term. */
+static void exchange_eval(const topo_t *t, const uint8_t *in, const char *family,
+                          topo_coll_bound_t *b, topo_bound_term_t *term) {
+  setcut_t c = set_cut(t, in);
+  double n = t->npus, a = c.npus;
+  if (c.npus == 0 || c.npus == t->npus) return;
+  double cross = a * (n - a) / n;
+  for (int dir = 0; dir < 2; dir++) {
+    double cap = dir ? c.in_GBps : c.out_GBps, lat = dir ? c.in_lat_ps : c.out_lat_ps;
+    if (!(cap > 0.0)) continue;
+    double coef = cross * PS_PER_BYTE_AT_1GBPS / cap;
+    if (!(coef > term->ps_per_byte)) continue;
+    *term = (topo_bound_term_t){coef, lat};
+    b->kind = TOPO_BOUND_EXCHANGE;
+    b->cut_npus = c.npus;
+    b->cut_nodes = c.nodes;
+    b->cut_GBps = cap;
+    b->crossings = cross;
+    snprintf(b->family, sizeof b->family, "%s", family);
+  }
+}
+
+typedef struct exchange_ctx {
+  topo_coll_bound_t *b;
+  topo_bound_term_t *term, *volume;
+  uint8_t *in;
+} exchange_ctx_t;
+
+/* Every party of a partition, as a set X (its transit switches outside). */
+static void exchange_visit(const topo_t *t, const uint32_t *grp, uint32_t k, const char *family,
+                           void *ctx) {
+  exchange_ctx_t *x = ctx;
+  for (uint32_t g = 0; g < k && k >= 2; g++) {
+    for (uint32_t v = 0; v < topo_nodes(t); v++)
+      x->in[v] = grp[v] == g;
+    exchange_eval(t, x->in, family, x->b, x->term);
+  }
+}
+
+/* Hops between nodes along links either way, from every node (BFS): d[u * nodes + v]. */
+static void hop_distances(const topo_t *t, uint16_t *d, uint32_t *queue) {
+  uint32_t nodes = topo_nodes(t);
+  for (uint32_t u = 0; u < nodes; u++) {
+    uint16_t *du = &d[(size_t)u * nodes];
+    for (uint32_t v = 0; v < nodes; v++)
+      du[v] = UINT16_MAX;
+    uint32_t head = 0, tail = 0;
+    du[u] = 0;
+    queue[tail++] = u;
+    while (head < tail) {
+      uint32_t v = queue[head++];
+      for (int dir = 0; dir < 2; dir++) {
+        const uint32_t *off = dir ? t->in_off : t->out_off, *ids = dir ? t->in_link : t->out_link;
+        for (uint32_t i = off[v]; i < off[v + 1]; i++) {
+          const topo_link_t *l = &t->links[ids[i]];
+          uint32_t w = dir ? l->src : l->dst;
+          if (du[w] == UINT16_MAX) du[w] = (uint16_t)(du[v] + 1), queue[tail++] = w;
+        }
+      }
+    }
+  }
+}
+
+/* The splits of the fabric between the two ends of a link: X = the nodes nearer (in hops)
+ * to its source than to its destination. On a mesh or torus the links of one dimension
+ * give its half-spaces (the bisections among them), on a hypercube the halves of each bit,
+ * on a switch tree the subtree below a link; on any fabric they are cheap, valid cuts.
+ * At most MAX_SPLITS links, spread over the link ids. */
+static tn_status_t exchange_splits(const topo_t *t, exchange_ctx_t *x, tn_err_t *err) {
+  uint32_t nodes = topo_nodes(t);
+  if ((uint64_t)nodes * nodes > MAX_SPLIT_DIST) return TN_OK;
+  uint16_t *d = NULL;
+  uint32_t *queue = NULL;
+  tn_status_t st = tn_malloc((size_t)nodes * nodes, sizeof *d, &d, err);
+  if (st == TN_OK) st = tn_malloc(nodes, sizeof *queue, &queue, err);
+  if (st == TN_OK) {
+    hop_distances(t, d, queue);
+    /* The volume: every piece crosses at least as many links as its hops, and the links
+     * carry at most their total bandwidth. */
+    double hops = 0.0, cap = 0.0, n = t->npus;
+    for (uint32_t u = 0; u < t->npus; u++)
+      for (uint32_t v = 0; v < t->npus; v++)
+        hops += d[(size_t)u * nodes + v];
+    for (uint32_t i = 0; i < t->nlinks; i++)
+      cap += t->links[i].bandwidth_GBps;
+    double coef = hops / n * PS_PER_BYTE_AT_1GBPS / cap;
+    if (cap > 0.0 && coef > x->volume->ps_per_byte) {
+      *x->volume = (topo_bound_term_t){coef, 0.0};
+      if (coef > x->term->ps_per_byte) {
+        x->b->kind = TOPO_BOUND_VOLUME;
+        x->b->cut_npus = t->npus;
+        x->b->cut_nodes = nodes;
+        x->b->cut_GBps = cap;
+        x->b->crossings = hops / n;
+        x->b->family[0] = '\0';
+      }
+    }
+    uint32_t tries = t->nlinks < MAX_SPLITS ? t->nlinks : MAX_SPLITS;
+    for (uint32_t j = 0; j < tries; j++) {
+      const topo_link_t *l = &t->links[(uint64_t)j * t->nlinks / tries];
+      const uint16_t *du = &d[(size_t)l->src * nodes], *dw = &d[(size_t)l->dst * nodes];
+      for (uint32_t v = 0; v < nodes; v++)
+        x->in[v] = du[v] < dw[v];
+      exchange_eval(t, x->in, "the nodes nearer one end of a link", x->b, x->term);
+    }
+  }
+  free(d);
+  free(queue);
+  return st;
+}
+
+/* All-to-All: the cuts of the All-Reduce family's parties (single NPUs are parties of the
+ * singletons), of the two gather cuts and of the link splits, and the latency terms of
+ * the gathers (a piece crosses from its NPU to the farthest one). */
+static tn_status_t fill_alltoall(const topo_t *t, const topo_t *tt, const side_t *ag,
+                                 const side_t *rs, topo_coll_bound_t *b, tn_err_t *err) {
+  uint32_t nodes = topo_nodes(t);
+  uint32_t *grp = NULL, *p = NULL, *level = NULL;
+  uint8_t *keep = NULL, *in = NULL;
+  double *bws = NULL;
+  tn_status_t st = tn_malloc(nodes, sizeof *grp, &grp, err);
+  if (st == TN_OK) st = tn_malloc(nodes, sizeof *p, &p, err);
+  if (st == TN_OK) st = tn_malloc(nodes, sizeof *level, &level, err);
+  if (st == TN_OK) st = tn_calloc(t->nlinks + 1u, 1, &keep, err);
+  if (st == TN_OK) st = tn_calloc(nodes, 1, &in, err);
+  if (st == TN_OK) st = tn_malloc(t->nlinks + 1u, sizeof *bws, &bws, err);
+  if (st != TN_OK) goto out;
+  topo_bound_term_t cut = {0}, volume = {0};
+  exchange_ctx_t x = {b, &cut, &volume, in};
+  visitor_t vis = {exchange_visit, &x};
+  gossip_family(t, grp, p, level, keep, bws, &vis);
+  exchange_eval(t, ag->set, "an All-Gather cut", b, &cut);
+  exchange_eval(t, rs->set, "a Reduce-Scatter cut", b, &cut);
+  st = exchange_splits(t, &x, err);
+  if (st != TN_OK) goto out;
+  double conv = PS_PER_BYTE_AT_1GBPS, n = t->npus;
+  b->terms[0] = cut;
+  b->terms[1] = (topo_bound_term_t){conv / (n * topo_egress_GBps(t, ag->lat_npu)), ag->lat_ps};
+  b->terms[2] = (topo_bound_term_t){conv / (n * topo_egress_GBps(tt, rs->lat_npu)), rs->lat_ps};
+  b->terms[3] = volume;
+  b->nterms = 4;
+out:
+  free(grp);
+  free(p);
+  free(level);
+  free(keep);
+  free(in);
   free(bws);
   return st;
 }
@@ -497,6 +676,7 @@ tn_status_t topo_bounds_compute(const topo_t *t, topo_bounds_t *out, tn_err_t *e
   fill_gather(t, &ag, tight, &out->coll[TN_ALLGATHER]);
   fill_gather(rev, &rs, tight, &out->coll[TN_REDUCESCATTER]);
   st = fill_allreduce(t, rev, &ag, &rs, &out->coll[TN_ALLREDUCE], err);
+  if (st == TN_OK) st = fill_alltoall(t, rev, &ag, &rs, &out->coll[TN_ALLTOALL], err);
 out:
   free(ag.set);
   free(rs.set);
@@ -549,6 +729,15 @@ const char *topo_bound_explain(const topo_bounds_t *b, tn_coll_t coll, char *buf
     snprintf(buf, len, "every byte crosses both ways between a set of %u NPUs (%u nodes) and the "
              "rest, %g GB/s the narrower way", c->cut_npus, c->cut_nodes, c->cut_GBps);
     break;
+  case TOPO_BOUND_VOLUME:
+    snprintf(buf, len, "%g buffers' worth of piece-hops (every piece crosses at least its hop "
+             "distance) over all %g GB/s of links", c->crossings, c->cut_GBps);
+    break;
+  case TOPO_BOUND_EXCHANGE:
+    snprintf(buf, len, "%g buffers' worth must cross between a set of %u NPUs (%u nodes; %s) "
+             "and the rest through %g GB/s", c->crossings, c->cut_npus, c->cut_nodes, c->family,
+             c->cut_GBps);
+    break;
   }
   return buf;
 }
@@ -560,6 +749,7 @@ static uint64_t npu_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_byte
     double in = topo_ingress_GBps(t, v), o = topo_egress_GBps(t, v);
     double need = coll == TN_ALLGATHER      ? (n - 1.0) / n * s / in
                   : coll == TN_REDUCESCATTER ? (n - 1.0) / n * s / o
+                  : coll == TN_ALLTOALL      ? (n - 1.0) / n * s / fmin(in, o)
                                              : s / fmin(in, o);
     worst = fmax(worst, need * PS_PER_BYTE_AT_1GBPS);
   }

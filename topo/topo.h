@@ -200,6 +200,8 @@ typedef enum {
   TOPO_BOUND_NPU = 2,      /* a single NPU's links (the fallback above the caps) */
   TOPO_BOUND_GOSSIP = 3,   /* AR: 2(k-1) crossings of a partition into k groups */
   TOPO_BOUND_BISECT = 4,   /* AR: one crossing each way of a 2-sided cut */
+  TOPO_BOUND_EXCHANGE = 5, /* A2A: a(n-a)/n of S crossing a cut with a NPUs inside */
+  TOPO_BOUND_VOLUME = 6,   /* A2A: every piece's hops over the total link bandwidth */
 } topo_bound_kind_t;
 
 typedef struct topo_coll_bound {
@@ -219,7 +221,7 @@ typedef struct topo_bounds {
   bool connected;       /* false: every bound is infinite (topo_bound_ps gives UINT64_MAX) */
   bool tight;           /* false above the caps: per-NPU fallback, not tight */
   uint64_t latency_ps;  /* the longest shortest-latency path between two NPUs */
-  topo_coll_bound_t coll[3]; /* indexed by tn_coll_t */
+  topo_coll_bound_t coll[TN_NCOLLS]; /* indexed by tn_coll_t */
 } topo_bounds_t;
 
 /* Computes the lower bounds of the three collectives on t once (docs/bounds.md has the

@@ -18,7 +18,8 @@
  *                                                    5 msccl, 6 chakra, 0 other; its
  *                                                    doc_string holds the exact name
  *                   tenet_coll            int64_val  Chakra CollectiveCommType: ALL_GATHER 2,
- *                                                    REDUCE_SCATTER 7, ALL_REDUCE 0
+ *                                                    REDUCE_SCATTER 7, ALL_REDUCE 0,
+ *                                                    ALL_TO_ALL 6
  *                   tenet_chunks_per_npu  int64_val  } written with tenet_coll, only when
  *                   tenet_size_bytes      int64_val  } the collective is known (has_coll)
  *   Node            tenet_chunks          int64_list chunk ids the node carries or reduces
@@ -66,6 +67,7 @@ static int64_t coll_code(tn_coll_t c) {
   case TN_ALLGATHER: return CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER;
   case TN_REDUCESCATTER: return CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER;
   case TN_ALLREDUCE: return CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE;
+  case TN_ALLTOALL: return CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL;
   }
   return -1;
 }
@@ -77,6 +79,8 @@ static bool coll_from_code(int64_t code, tn_coll_t *c) {
     *c = TN_REDUCESCATTER;
   else if (code == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE)
     *c = TN_ALLREDUCE;
+  else if (code == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL)
+    *c = TN_ALLTOALL;
   else
     return false;
   return true;
@@ -814,7 +818,7 @@ static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *w
   if (h->has_coll && !coll_from_code(h->coll, &c))
     return loc_err(where, err, TN_PARSE,
                    "tenet_coll = %" PRId64 " is not All-Gather (2), "
-                   "Reduce-Scatter (7) or All-Reduce (0)",
+                   "Reduce-Scatter (7), All-Reduce (0) or All-to-All (6)",
                    h->coll);
   if (h->has_coll && (!h->has_cpn || !h->has_size))
     return loc_err(where, err, TN_PARSE,
@@ -843,11 +847,11 @@ static tn_status_t apply_header(const header_t *h, const char *what, algo_t *a, 
                            : "chakra";
       snprintf(a->name, sizeof a->name, "%s", nm);
     }
-    a->has_coll = h->has_coll;
+    a->has_coll = false;
     if (h->has_coll) {
-      a->coll = c;
-      a->chunks_per_npu = (uint32_t)h->cpn;
-      a->size_bytes = (uint64_t)h->size;
+      tn_err_t e2 = {0};
+      if (algo_set_collective(a, c, (uint32_t)h->cpn, (uint64_t)h->size, &e2) != TN_OK)
+        return tn_err_set(err, TN_PARSE, "%s: its collective header: %s", what, e2.msg);
     }
     return TN_OK;
   }
