@@ -127,7 +127,8 @@ tn_status_t algo_fill_idle(algo_t *a, tn_err_t *err);
 /* ---- producers ----------------------------------------------------------- */
 
 /* MSCCLang-style baselines (msccl-tools' examples). chunks_per_npu >= 1 splits each
- * chunk for pipelining. Ring: logical ring over rank order; Direct: all pairs. */
+ * chunk for pipelining (All-to-All: each source-destination block). Ring: logical ring
+ * over rank order (no All-to-All: TN_INVAL); Direct: all pairs, peers rotated. */
 tn_status_t algo_ring(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint32_t chunks_per_npu,
                       algo_t **out, tn_err_t *err);
 tn_status_t algo_direct(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint32_t chunks_per_npu,

@@ -62,6 +62,31 @@ static tn_status_t direct_ag(algo_t *a, uint32_t r, uint32_t tag0, const uint32_
   return st;
 }
 
+/* All-to-All: rank r sends each piece of its block for rank d to d (d from r+1 on, as NCCL
+ * and MSCCLang's alltoall rotate their peers) and receives every rank's block for it as
+ * copy-RECVs. m pieces per block; tags 0..m-1 per pair. */
+static tn_status_t direct_a2a(algo_t *a, uint32_t r, uint32_t m, tn_err_t *err) {
+  uint32_t n = a->npus, k = a->chunks_per_npu;
+  tn_status_t st = TN_OK;
+  for (uint32_t i = 1; i < n && st == TN_OK; i++) {
+    uint32_t dst = (r + i) % n;
+    for (uint32_t p = 0; p < m && st == TN_OK; p++) {
+      uint32_t c = r * k + dst * m + p;
+      st =
+          algo_add_send(a, r, dst, (int32_t)p, algo_i_chunk_bytes(a, c), NULL, 0, &c, 1, NULL, err);
+    }
+  }
+  for (uint32_t i = 1; i < n && st == TN_OK; i++) {
+    uint32_t src = (r + n - i) % n;
+    for (uint32_t p = 0; p < m && st == TN_OK; p++) {
+      uint32_t c = src * k + r * m + p;
+      st = algo_add_recv(a, r, src, (int32_t)p, algo_i_chunk_bytes(a, c), false, NULL, 0, &c, 1,
+                         NULL, err);
+    }
+  }
+  return st;
+}
+
 tn_status_t algo_direct(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint32_t chunks_per_npu,
                         algo_t **out, tn_err_t *err) {
   algo_t *a = NULL;
@@ -73,7 +98,9 @@ tn_status_t algo_direct(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint
   if ((st = tn_calloc(chunks_per_npu, sizeof *comp, &comp, err)) != TN_OK) goto fail;
   if ((st = tn_calloc((size_t)chunks_per_npu * (npus - 1), sizeof *deps, &deps, err)) != TN_OK)
     goto fail;
-  for (uint32_t r = 0; r < npus && npus > 1; r++) {
+  for (uint32_t r = 0; r < npus && npus > 1 && coll == TN_ALLTOALL; r++)
+    if ((st = direct_a2a(a, r, chunks_per_npu, err)) != TN_OK) goto fail;
+  for (uint32_t r = 0; r < npus && npus > 1 && coll != TN_ALLTOALL; r++) {
     if (coll != TN_ALLGATHER && (st = direct_rs(a, r, comp, deps, err)) != TN_OK) goto fail;
     if (coll != TN_REDUCESCATTER &&
         (st = direct_ag(a, r, coll == TN_ALLREDUCE ? chunks_per_npu : 0,

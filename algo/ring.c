@@ -9,7 +9,8 @@ tn_status_t algo_i_baseline_create(const char *name, tn_coll_t coll, uint32_t np
                                    uint64_t size_bytes, uint32_t chunks_per_npu,
                                    uint64_t tags_per_pair, algo_t **out, tn_err_t *err) {
   *out = NULL;
-  if (coll != TN_ALLGATHER && coll != TN_REDUCESCATTER && coll != TN_ALLREDUCE)
+  if (coll != TN_ALLGATHER && coll != TN_REDUCESCATTER && coll != TN_ALLREDUCE &&
+      coll != TN_ALLTOALL)
     return tn_err_set(err, TN_INVAL, "%s: unknown collective %d", name, (int)coll);
   if (npus == 0 || npus > TOPO_MAX_NPUS)
     return tn_err_set(err, TN_INVAL, "%s: needs 1 to %u NPUs, not %u", name, TOPO_MAX_NPUS, npus);
@@ -25,7 +26,13 @@ tn_status_t algo_i_baseline_create(const char *name, tn_coll_t coll, uint32_t np
   if (tags_per_pair > (uint64_t)ALGO_MAX_TAG + 1)
     return tn_err_set(err, TN_LIMIT, "%s: %llu messages per NPU pair exceed the tag range", name,
                       (unsigned long long)tags_per_pair);
-  return algo_create(name, coll, npus, chunks_per_npu, size_bytes, out, err);
+  /* An All-to-All's chunks_per_npu here counts the pieces of each (source, destination)
+   * block; the set's counts every NPU's whole buffer (algo.h). */
+  uint64_t k = coll == TN_ALLTOALL ? (uint64_t)chunks_per_npu * npus : chunks_per_npu;
+  if (k > UINT32_MAX / npus)
+    return tn_err_set(err, TN_LIMIT, "%s: %u NPUs x %llu chunks are too many", name, npus,
+                      (unsigned long long)k);
+  return algo_create(name, coll, npus, (uint32_t)k, size_bytes, out, err);
 }
 
 /* Reduce-Scatter over the ring. In step s (0..n-2) rank r sends its partial of block
@@ -89,6 +96,10 @@ tn_status_t algo_ring(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint32
                       algo_t **out, tn_err_t *err) {
   algo_t *a = NULL;
   uint32_t *scratch = NULL;
+  if (coll == TN_ALLTOALL) {
+    *out = NULL;
+    return tn_err_set(err, TN_INVAL, "ring: no All-to-All baseline (Direct is the usual one)");
+  }
   uint64_t steps = npus > 0 ? npus - 1 : 0;
   uint64_t tags = steps * chunks_per_npu * (coll == TN_ALLREDUCE ? 2u : 1u);
   tn_status_t st =

@@ -24,7 +24,7 @@ static const char *const batch_help =
     "written in case order.\n\n"
     "  --topos LIST      topology files, shipped names or KIND-DIMS (ring-8, mesh-8x8,\n"
     "                    mesh3d-4x4x4: generated at 50 GB/s, 500 ns), comma-separated\n"
-    "  --colls LIST      allgather, reducescatter, allreduce\n"
+    "  --colls LIST      allgather, reducescatter, allreduce, alltoall\n"
     "  --sizes LIST      1MiB,64MiB,1GiB or a power-of-two range 1KiB..1GiB\n"
     "  --algos LIST      auto, greedy, trees, forest, ring, direct, milp\n"
     "                    (default auto,ring,direct)\n"

@@ -106,11 +106,12 @@ static const char *const compare_help =
     "speed-up over Ring.\n\n"
     "  -t, --topo TOPO      topology file, shipped name (mesh-8x8) or KIND-DIMS\n"
     "                       (ring-8, mesh3d-4x4x4: generated at 50 GB/s, 500 ns)\n"
-    "  -c, --coll COLL      allgather, reducescatter or allreduce\n"
+    "  -c, --coll COLL      allgather, reducescatter, allreduce or alltoall\n"
     "  --sizes LIST         1MiB,64MiB,1GiB or a power-of-two range 1KiB..1GiB\n"
     "                       (default 1KiB..1GiB)\n"
     "  --algos LIST         of auto, greedy, trees, forest, ring, direct, milp\n"
-    "                       (default auto,ring,direct; auto rows name its choice)\n"
+    "                       (default auto,ring,direct, for alltoall auto,direct; auto\n"
+    "                       rows name its choice)\n"
     "  --json               print {\"rows\":[...]} instead of the table\n"
     "  --csv FILE           also write the rows as CSV (all or nothing)\n"
     "  --plot FILE          busbw against size, one line per algorithm, the bound dashed\n"
@@ -121,7 +122,7 @@ static const char *const compare_help =
 
 int cmd_compare(int argc, char **argv) {
   const char *topo_arg = NULL, *coll_s = NULL, *sizes_s = "1KiB..1GiB";
-  const char *algos_s = "auto,ring,direct", *csv = NULL, *plot = NULL, *seed_s = NULL;
+  const char *algos_s = NULL, *csv = NULL, *plot = NULL, *seed_s = NULL;
   const char *jobs_s = NULL;
   bool json = false, help = false;
   const cli_opt_t opts[] = {
@@ -152,8 +153,10 @@ int cmd_compare(int argc, char **argv) {
   size_t nrows = 0;
   char *out = NULL, label[128];
   int rc = 0;
-  if (tn_coll_parse(coll_s, &sp.coll, &err) != TN_OK ||
-      cli_parse_sizes(sizes_s, &sizes, &sp.nsizes, &err) != TN_OK ||
+  tn_status_t pst = tn_coll_parse(coll_s, &sp.coll, &err);
+  /* No Ring All-to-All: its default rows are auto and direct. */
+  if (algos_s == NULL) algos_s = sp.coll == TN_ALLTOALL ? "auto,direct" : "auto,ring,direct";
+  if (pst != TN_OK || cli_parse_sizes(sizes_s, &sizes, &sp.nsizes, &err) != TN_OK ||
       cli_parse_algos(algos_s, &algos, &sp.nalgos, &err) != TN_OK ||
       (seed_s && tn_parse_u64(seed_s, 0, UINT64_MAX, "--seed", &seed, &err) != TN_OK) ||
       (jobs_s && cli_parse_jobs(jobs_s, &sp.jobs, &err) != TN_OK) ||

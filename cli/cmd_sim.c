@@ -21,7 +21,7 @@ static const char help[] =
     "reports algbw and busbw (GB/s = 2^30 B/s, nccl-tests' definitions).\n"
     "\n"
     "  -t, --topo TOPO       topology file, shipped name or KIND-DIMS (e.g. torus-4x4)\n"
-    "  -c, --coll COLL       allgather | reducescatter | allreduce\n"
+    "  -c, --coll COLL       allgather | reducescatter | allreduce | alltoall\n"
     "  -s, --size SIZE       NCCL size: bytes, or with KB MB GB (10^3) / KiB MiB GiB (2^10)\n"
     "      --trace FILE      write the timeline as Chrome trace-event JSON (one track per\n"
     "                        link, one per NPU; open in Perfetto or chrome://tracing)\n"

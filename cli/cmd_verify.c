@@ -23,7 +23,7 @@ static const char help[] =
     "(file, or rank and node, and what) and exits 1.\n"
     "\n"
     "  -t, --topo TOPO   topology file, shipped name or KIND-DIMS (e.g. torus-4x4)\n"
-    "  -c, --coll COLL   allgather | reducescatter | allreduce\n"
+    "  -c, --coll COLL   allgather | reducescatter | allreduce | alltoall\n"
     "  -s, --size SIZE   NCCL size: bytes, or with KB MB GB (10^3) / KiB MiB GiB (2^10)\n"
     "  -h, --help        this help\n";
 

@@ -24,66 +24,31 @@ static const double depth_penalties[] = {0.0, 0.05, 0.2, 0.5};
 /* Lengths are divided down when one passes this (only ratios matter). */
 #define RESCALE_AT 1e150
 
-/* The logical edges: the links of the route from u to v at lo[u * n + v] .. lo[u * n + v
- * + 1) of links, empty when the route passes through another NPU. */
+/* The logical edges (topo_logical_edges) with the packing's link lengths. */
 typedef struct edges {
   uint32_t n;
-  uint32_t *lo;    /* n * n + 1 */
-  uint32_t *links; /* route links, concatenated */
+  topo_logical_t lg;
   double *len;     /* per link of the fabric: current length */
   double *inv_bw;  /* per link: slowest bandwidth / this bandwidth */
   uint32_t *use;   /* per link: uses by the tree being built */
 } edges_t;
 
 static void edges_free(edges_t *e) {
-  free(e->lo);
-  free(e->links);
+  topo_logical_free(&e->lg);
   free(e->len);
   free(e->inv_bw);
   free(e->use);
 }
 
-/* Appends the route from u to v when it reaches v crossing switches only. */
-static tn_status_t add_route(const topo_t *t, topo_routes_t *routes, uint32_t u, uint32_t v,
-                             tn_vec_t *links, tn_err_t *err) {
-  size_t start = links->len;
-  for (uint32_t node = u, hops = 0; node != v; hops++) {
-    uint32_t l = topo_route_next(routes, node, v);
-    if (l == TOPO_NO_LINK || hops > topo_nodes(t) || (node != u && node < t->npus)) {
-      links->len = start; /* not a logical edge */
-      return TN_OK;
-    }
-    tn_status_t st = tn_vec_push(links, &l, err);
-    if (st != TN_OK) return st;
-    node = t->links[l].dst;
-  }
-  return TN_OK;
-}
-
 static tn_status_t edges_build(const topo_t *t, topo_routes_t *routes, edges_t *e,
                                tn_err_t *err) {
-  uint32_t n = t->npus;
   memset(e, 0, sizeof *e);
-  e->n = n;
-  tn_vec_t links;
-  tn_vec_init(&links, sizeof(uint32_t));
-  tn_status_t st = tn_calloc((size_t)n * n + 1, sizeof *e->lo, &e->lo, err);
+  e->n = t->npus;
+  tn_status_t st = topo_logical_edges(t, routes, &e->lg, err);
   if (st == TN_OK) st = tn_calloc(t->nlinks + 1, sizeof *e->len, &e->len, err);
   if (st == TN_OK) st = tn_calloc(t->nlinks + 1, sizeof *e->inv_bw, &e->inv_bw, err);
   if (st == TN_OK) st = tn_calloc(t->nlinks + 1, sizeof *e->use, &e->use, err);
-  for (uint32_t u = 0; st == TN_OK && u < n; u++)
-    for (uint32_t v = 0; st == TN_OK && v < n; v++) {
-      e->lo[(size_t)u * n + v] = (uint32_t)links.len;
-      if (u != v) st = add_route(t, routes, u, v, &links, err);
-    }
-  if (st == TN_OK && links.len >= UINT32_MAX)
-    st = tn_err_set(err, TN_LIMIT, "forest: too many route links (%zu)", links.len);
-  if (st != TN_OK) {
-    tn_vec_free(&links);
-    return st;
-  }
-  e->lo[(size_t)n * n] = (uint32_t)links.len;
-  e->links = links.data;
+  if (st != TN_OK) return st;
   double slowest = INFINITY;
   for (uint32_t l = 0; l < t->nlinks; l++)
     if (t->links[l].bandwidth_GBps < slowest) slowest = t->links[l].bandwidth_GBps;
@@ -97,10 +62,10 @@ static tn_status_t edges_build(const topo_t *t, topo_routes_t *routes, edges_t *
 /* Route length from u to v, or INFINITY when (u, v) is no logical edge. */
 static double cost(const edges_t *e, uint32_t u, uint32_t v) {
   size_t p = (size_t)u * e->n + v;
-  if (e->lo[p] == e->lo[p + 1]) return INFINITY;
+  if (e->lg.lo[p] == e->lg.lo[p + 1]) return INFINITY;
   double c = 0;
-  for (uint32_t i = e->lo[p]; i < e->lo[p + 1]; i++)
-    c += e->len[e->links[i]];
+  for (uint32_t i = e->lg.lo[p]; i < e->lg.lo[p + 1]; i++)
+    c += e->len[e->lg.links[i]];
   return c;
 }
 
@@ -151,8 +116,8 @@ static void charge(edges_t *e, uint32_t nlinks, const uint32_t *parent) {
   for (uint32_t v = 0; v < n; v++) {
     if (parent[v] == FOREST_NO_PARENT) continue;
     size_t p = (size_t)parent[v] * n + v;
-    for (uint32_t i = e->lo[p]; i < e->lo[p + 1]; i++)
-      e->use[e->links[i]]++;
+    for (uint32_t i = e->lg.lo[p]; i < e->lg.lo[p + 1]; i++)
+      e->use[e->lg.links[i]]++;
   }
   double most = 0;
   for (uint32_t l = 0; l < nlinks; l++) {
@@ -227,8 +192,8 @@ static tn_status_t columns(const edges_t *e, const cands_t *c, uint32_t nlinks, 
     for (uint32_t v = 0; v < n; v++) {
       if (parent[v] == FOREST_NO_PARENT) continue;
       size_t p = (size_t)parent[v] * n + v;
-      for (uint32_t j = e->lo[p]; j < e->lo[p + 1]; j++)
-        if (use[e->links[j]]++ == 0) touched[nt++] = e->links[j];
+      for (uint32_t j = e->lg.lo[p]; j < e->lg.lo[p + 1]; j++)
+        if (use[e->lg.links[j]]++ == 0) touched[nt++] = e->lg.links[j];
     }
     for (uint32_t j = 0; st == TN_OK && j < nt; j++) {
       uint32_t l = touched[j];

@@ -47,4 +47,15 @@ tn_status_t greedy_run(const topo_t *t, uint64_t size_bytes, const greedy_opts_t
 tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
                            const greedy_opts_t *opts, schedule_t *out, tn_err_t *err);
 
+/* Plans an All-to-All of size_bytes (each NPU's send buffer, SIZE/n of it to every NPU)
+ * on t into *out: an explicit schedule (coll TN_ALLTOALL, copies only) whose pieces are
+ * routed over load-balanced paths of logical edges and relayed by NPUs (see
+ * greedy/alltoall.c). opts->chunks_per_npu, when not 0, is the pieces per (source,
+ * destination) block; else the fastest of 1, 2, 4, 8 is kept. Timed by schedule_replay, so
+ * out->time_ps is what the simulator measures on algo_from_schedule(out, TN_ALLTOALL).
+ * Errors: TN_INVAL for fewer than 2 NPUs or less than a byte per piece, TN_INFEASIBLE for a
+ * disconnected fabric. O(m n^3) for the paths plus the replay. */
+tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,
+                            schedule_t *out, tn_err_t *err);
+
 #endif

@@ -143,9 +143,25 @@ static tn_status_t forest_reduce(const topo_t *t, tn_coll_t coll, uint64_t size,
   return st;
 }
 
+/* All-to-All: the greedy's routed pieces (the other planners make none). */
+static tn_status_t alltoall(const topo_t *t, uint64_t size, const synth_opts_t *o,
+                            synth_method_t m, synth_result_t *out, tn_err_t *err) {
+  if (m != SYNTH_GREEDY)
+    return tn_err_set(err, TN_INVAL, "%s makes no All-to-All (greedy and direct do)",
+                      synth_method_name(m));
+  greedy_opts_t g = {.seed = o->seed, .chunks_per_npu = o->chunks_per_npu};
+  schedule_t s;
+  tn_status_t st = greedy_alltoall(t, size, &g, &s, err);
+  if (st == TN_OK) st = algo_from_schedule(&s, TN_ALLTOALL, synth_method_name(m), &out->algo, err);
+  if (st == TN_OK) out->time_ps = s.time_ps;
+  schedule_free(&s);
+  return st;
+}
+
 tn_status_t synth_i_planned(const topo_t *t, tn_coll_t coll, uint64_t size,
                             const synth_opts_t *o, synth_method_t m, synth_result_t *out,
                             tn_err_t *err) {
+  if (coll == TN_ALLTOALL) return alltoall(t, size, o, m, out, err);
   if (m == SYNTH_FOREST && coll != TN_ALLGATHER) return forest_reduce(t, coll, size, o, out, err);
   return planned(t, coll, size, o, m, out, err);
 }

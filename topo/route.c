@@ -160,3 +160,53 @@ uint32_t topo_route_hops(topo_routes_t *r, uint32_t src, uint32_t dst) {
   }
   return hops;
 }
+
+/* Appends the route from u to v when it reaches v crossing switches only. */
+static tn_status_t add_logical(const topo_t *t, topo_routes_t *routes, uint32_t u, uint32_t v,
+                               tn_vec_t *links, tn_err_t *err) {
+  size_t start = links->len;
+  for (uint32_t node = u, hops = 0; node != v; hops++) {
+    uint32_t l = topo_route_next(routes, node, v);
+    if (l == TOPO_NO_LINK && topo_routes_out_of_memory(routes))
+      return tn_err_set(err, TN_NOMEM, "out of memory for the route table of '%s'", t->name);
+    if (l == TOPO_NO_LINK || hops > topo_nodes(t) || (node != u && node < t->npus)) {
+      links->len = start; /* not a logical edge */
+      return TN_OK;
+    }
+    tn_status_t st = tn_vec_push(links, &l, err);
+    if (st != TN_OK) return st;
+    node = t->links[l].dst;
+  }
+  return TN_OK;
+}
+
+tn_status_t topo_logical_edges(const topo_t *t, topo_routes_t *routes, topo_logical_t *out,
+                               tn_err_t *err) {
+  uint32_t n = t->npus;
+  memset(out, 0, sizeof *out);
+  out->n = n;
+  tn_vec_t links;
+  tn_vec_init(&links, sizeof(uint32_t));
+  tn_status_t st = tn_calloc((size_t)n * n + 1, sizeof *out->lo, &out->lo, err);
+  for (uint32_t u = 0; st == TN_OK && u < n; u++)
+    for (uint32_t v = 0; st == TN_OK && v < n; v++) {
+      out->lo[(size_t)u * n + v] = (uint32_t)links.len;
+      if (u != v) st = add_logical(t, routes, u, v, &links, err);
+    }
+  if (st == TN_OK && links.len >= UINT32_MAX)
+    st = tn_err_set(err, TN_LIMIT, "'%s': too many route links (%zu)", t->name, links.len);
+  if (st != TN_OK) {
+    tn_vec_free(&links);
+    topo_logical_free(out);
+    return st;
+  }
+  out->lo[(size_t)n * n] = (uint32_t)links.len;
+  out->links = links.data;
+  return TN_OK;
+}
+
+void topo_logical_free(topo_logical_t *e) {
+  free(e->lo);
+  free(e->links);
+  e->lo = e->links = NULL;
+}

@@ -150,6 +150,20 @@ bool topo_routes_out_of_memory(const topo_routes_t *r);
 /* Hops from src to dst along the route (0 when equal, UINT32_MAX when unreachable). */
 uint32_t topo_route_hops(topo_routes_t *r, uint32_t src, uint32_t dst);
 
+/* The logical NPU-to-NPU edges of t: (u, v) is one when the route from u to v crosses
+ * switches only (on a direct-connect fabric: the links between NPUs), and its route's
+ * links are links[lo[u * n + v]] .. links[lo[u * n + v + 1] - 1] (none: no edge).
+ * What planners that relay through NPUs build their paths of (forest/, greedy/). */
+typedef struct topo_logical {
+  uint32_t n;
+  uint32_t *lo;    /* n * n + 1 */
+  uint32_t *links; /* route links, concatenated */
+} topo_logical_t;
+/* Fills *out (zeroed first). TN_NOMEM also when the route table runs out of memory. */
+tn_status_t topo_logical_edges(const topo_t *t, topo_routes_t *routes, topo_logical_t *out,
+                               tn_err_t *err);
+void topo_logical_free(topo_logical_t *e);
+
 /* ---- analysis (igraph) -------------------------------------------------- */
 
 typedef struct topo_info {

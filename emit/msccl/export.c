@@ -288,6 +288,10 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
     return tn_err_set(err, TN_INVAL,
                       "MSCCL-IR export needs the collective and its chunk "
                       "bookkeeping (tenet's own algorithms)");
+  if (a->coll == TN_ALLTOALL)
+    return tn_err_set(err, TN_INVAL,
+                      "MSCCL-IR export of an All-to-All is not supported (its buffer layout "
+                      "differs); the Chakra set is the form to use");
   tn_sb_t b;
   tn_sb_init(&b, err);
   emit_i_msccl_xnode_t **x = NULL;

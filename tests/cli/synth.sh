@@ -52,6 +52,31 @@ t_sim=$(flat | sed 's/.*"time_ns":\([0-9.e+]*\).*/\1/')
 case "$t_synth" in [0-9]*) ok ;; *) bad "$desc: synth printed no time" ;; esac
 [ "$t_synth" = "$t_sim" ] && ok || bad "$desc: synth $t_synth ns, sim $t_sim ns"
 
+# ---- All-to-All: greedy (routed pieces), direct and auto; ring and the others refuse ----
+for topo in ring-8 torus-4x4 switch-8 spine-4x8; do
+  for algo in greedy direct auto; do
+    desc="$algo alltoall on $topo"
+    p="a2a/$topo/$algo"
+    run "$TENET" synth -t "$topo" -c alltoall -s 1MiB -a "$algo" -o "$p" --json
+    expect_rc 0
+    [ "$rc" -eq 0 ] || continue
+    expect_key collective '"alltoall"'
+    run "$TENET" verify -t "$topo" -c all-to-all -s 1MiB "$p"
+    expect_rc 0
+    grep -q 'semantics checked' out.txt && ok || bad "$desc: semantics not checked: $(cat out.txt)"
+  done
+done
+desc="alltoall synth time equals sim time"
+run "$TENET" synth -t torus-4x4 -c alltoall -s 4MiB -a greedy -o a2a/t --json
+t_synth=$(flat | sed 's/.*"time_ns":\([0-9.e+]*\).*/\1/')
+run "$TENET" sim -t torus-4x4 a2a/t --json
+t_sim=$(flat | sed 's/.*"time_ns":\([0-9.e+]*\).*/\1/')
+[ -n "$t_synth" ] && [ "$t_synth" = "$t_sim" ] && ok || bad "$desc: synth $t_synth ns, sim $t_sim ns"
+expect_fail 1 "ring alltoall" "$TENET" synth -t ring-8 -c alltoall -s 1MiB -a ring -o bad/a2a
+grep -q 'no All-to-All' err.txt && ok || bad "ring alltoall: $(cat err.txt)"
+expect_fail 1 "forest alltoall" "$TENET" synth -t ring-8 -c alltoall -s 1MiB -a forest -o bad/a2a
+[ ! -e bad/a2a.0.et ] && ok || bad "a refused alltoall wrote files"
+
 # ---- the MILP ----------------------------------------------------------------------
 for coll in allgather reducescatter allreduce; do
   desc="milp $coll on ring-8"

@@ -86,13 +86,37 @@ static void allreduce_bound_on_meshes_counts_every_link(void **state) {
   topo_free(m3);
 }
 
+/* All-to-All: a(n - a)/n buffers through the narrowest cut. On a mesh its bisection (16
+ * buffers through 8 links of 50 GB/s each way), found the same whether the fabric is
+ * generated or written link by link; on a ring the halves (2 links); on a star a single
+ * NPU's link ((n - 1)/n of S). */
+static void alltoall_bound_is_the_narrowest_cut(void **state) {
+  (void)state;
+  topo_t *m = gen_kind("mesh", "8x8"), *r = gen_kind("ring", "8"), *s = gen_kind("switch", "8");
+  topo_bounds_t bm = bounds_of(m), br = bounds_of(r), bs = bounds_of(s);
+  expect_coef(&bm, TN_ALLTOALL, 16.0 / 400.0, "mesh");
+  assert_int_equal(bm.coll[TN_ALLTOALL].kind, TOPO_BOUND_EXCHANGE);
+  assert_int_equal(bm.coll[TN_ALLTOALL].cut_npus, 32);
+  expect_coef(&br, TN_ALLTOALL, 2.0 / 100.0, "ring");
+  expect_coef(&bs, TN_ALLTOALL, 7.0 / 8.0 / 50.0, "switch");
+  /* The same mesh, link by link: no shape to read the halves from. */
+  topo_t *e = NULL;
+  TU_OK(topo_create("mesh-explicit", 64, 0, m->links, m->nlinks, &e, &tu_err_));
+  topo_bounds_t be = bounds_of(e);
+  expect_coef(&be, TN_ALLTOALL, 16.0 / 400.0, "explicit mesh");
+  topo_free(e);
+  topo_free(m);
+  topo_free(r);
+  topo_free(s);
+}
+
 static void latency_term_is_the_longest_shortest_path(void **state) {
   (void)state;
   topo_t *t = gen_kind("mesh", "16x8");
   topo_bounds_t b = bounds_of(t);
   /* 22 hops of 500 ns from corner to corner: 1 KiB cannot be gathered sooner. */
   assert_int_equal(b.latency_ps, 22u * 500000u);
-  for (int c = 0; c < 3; c++)
+  for (int c = 0; c < TN_NCOLLS; c++)
     assert_true(topo_bound_ps(&b, (tn_coll_t)c, 1024) >= 22u * 500000u);
   assert_true(topo_bound_ps(&b, TN_ALLGATHER, 1024) < 22u * 500000u + 100000u);
   topo_free(t);
@@ -154,7 +178,7 @@ static void bound_is_zero_for_one_npu_and_infinite_when_disconnected(void **stat
   topo_t *one = NULL;
   TU_OK(topo_create("one", 1, 0, NULL, 0, &one, &tu_err_));
   topo_bounds_t b = bounds_of(one);
-  for (int c = 0; c < 3; c++)
+  for (int c = 0; c < TN_NCOLLS; c++)
     assert_int_equal(topo_bound_ps(&b, (tn_coll_t)c, GIB), 0);
   topo_free(one);
   topo_link_t l[2] = {{0, 1, 50.0, 0, 0}, {1, 0, 50.0, 0, 0}};
@@ -171,7 +195,7 @@ static void bound_rounds_down_and_grows_with_size(void **state) {
   (void)state;
   topo_t *t = gen_kind("mesh", "4x4");
   topo_bounds_t b = bounds_of(t);
-  for (int c = 0; c < 3; c++) {
+  for (int c = 0; c < TN_NCOLLS; c++) {
     uint64_t prev = 0;
     for (uint64_t s = 1; s < GIB; s = s * 3 + 1) {
       uint64_t ps = topo_bound_ps(&b, (tn_coll_t)c, s);
@@ -299,6 +323,12 @@ static algo_t *greedy_algo(const topo_t *t, tn_coll_t coll, uint64_t size, uint6
   topo_t *tt = NULL;
   bool sym = topo_is_symmetric(t);
   algo_t *a = NULL;
+  if (coll == TN_ALLTOALL) {
+    TU_OK(greedy_alltoall(t, size, &o, &s, &tu_err_));
+    TU_OK(algo_from_schedule(&s, coll, "greedy", &a, &tu_err_));
+    schedule_free(&s);
+    return a;
+  }
   TU_OK(greedy_run_for(t, coll, size, &o, &s, &tu_err_));
   if (!sym && coll != TN_ALLGATHER) {
     TU_OK(topo_transpose(t, &tt, &tu_err_));
@@ -322,6 +352,7 @@ static double npu_bound_ps(const topo_t *t, tn_coll_t c, uint64_t size) {
     double in = topo_ingress_GBps(t, v), out = topo_egress_GBps(t, v);
     double need = c == TN_ALLGATHER ? (n - 1) / n * s / in
                   : c == TN_REDUCESCATTER ? (n - 1) / n * s / out
+                  : c == TN_ALLTOALL      ? (n - 1) / n * s / fmin(in, out)
                                           : s / fmin(in, out);
     worst = fmax(worst, need * PSB);
   }
@@ -335,13 +366,14 @@ static void check_no_schedule_beats_the_bound(const topo_t *t, uint64_t seed) {
   /* Multiples of n * 64, so every chunking the greedy tries splits the blocks evenly
    * (topo_bound_ps counts blocks of S/n bytes). */
   static const uint64_t sizes[] = {96 * 64, 49152 * 64};
-  for (int c = 0; c < 3; c++)
+  for (int c = 0; c < TN_NCOLLS; c++)
     for (size_t si = 0; si < 2; si++) {
       uint64_t size = sizes[si] * t->npus, bound = topo_bound_ps(&b, (tn_coll_t)c, size);
       assert_true((double)bound >= npu_bound_ps(t, (tn_coll_t)c, size) - 1.0);
       for (int k = 0; k < 3; k++) {
         algo_t *a = NULL;
         if (k == 0) a = greedy_algo(t, (tn_coll_t)c, size, seed);
+        else if (k == 1 && c == TN_ALLTOALL) continue; /* no Ring All-to-All */
         else if (k == 1) TU_OK(algo_ring((tn_coll_t)c, t->npus, size, 1, &a, &tu_err_));
         else TU_OK(algo_direct((tn_coll_t)c, t->npus, size, 1, &a, &tu_err_));
         uint64_t msgs = 0, time = simulate(a, t, &msgs);
@@ -407,6 +439,7 @@ int main(void) {
       cmocka_unit_test(bounds_of_rings_stars_tori_and_hypercubes_are_their_closed_forms),
       cmocka_unit_test(allreduce_bound_on_meshes_counts_every_link),
       cmocka_unit_test(latency_term_is_the_longest_shortest_path),
+      cmocka_unit_test(alltoall_bound_is_the_narrowest_cut),
       cmocka_unit_test(hierarchical_bounds_cut_one_server_off),
       cmocka_unit_test(fattree_bounds_count_the_shared_uplinks),
       cmocka_unit_test(bound_is_zero_for_one_npu_and_infinite_when_disconnected),

@@ -241,6 +241,24 @@ static void rng_and_collectives_are_deterministic(void **state) {
   assert_non_null(strstr(err.msg, "allgahter"));
   assert_true(tn_coll_busbw_factor(TN_ALLREDUCE, 4) == 1.5);
   assert_true(tn_coll_busbw_factor(TN_ALLGATHER, 4) == 0.75);
+  assert_true(tn_coll_busbw_factor(TN_ALLTOALL, 4) == 0.75);
+  /* MSCCL's and NCCL's spellings. */
+  static const struct {
+    const char *s;
+    tn_coll_t c;
+  } names[] = {{"reduce_scatter", TN_REDUCESCATTER}, {"all_gather", TN_ALLGATHER},
+               {"alltoall", TN_ALLTOALL},           {"all-to-all", TN_ALLTOALL},
+               {"all_to_all", TN_ALLTOALL},         {"a2a", TN_ALLTOALL}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    TU_OK(tn_coll_parse(names[i].s, &c, &tu_err_));
+    assert_int_equal(c, names[i].c);
+  }
+  assert_string_equal(tn_coll_name(TN_ALLTOALL), "alltoall");
+  assert_int_equal(tn_coll_parse("all--", &c, &err), TN_INVAL);
+  uint64_t space;
+  assert_true(tn_coll_space(TN_ALLTOALL, 8, 1000, &space) && space == 8000);
+  assert_true(tn_coll_space(TN_ALLGATHER, 8, 1000, &space) && space == 1000);
+  assert_false(tn_coll_space(TN_ALLTOALL, 8, UINT64_MAX / 4, &space));
 }
 
 static void suggest_finds_the_nearest_plausible_name_in_strings_and_tables(void **state) {

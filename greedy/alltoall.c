@@ -1,0 +1,232 @@
+/* greedy/alltoall.c — greedy_alltoall: All-to-All as pieces routed over load-balanced paths
+ * of logical edges (topo_logical_edges: NPU-to-NPU routes through switches only), relayed
+ * store-and-forward by the NPUs on the way, and timed on ten/'s engine as the simulator
+ * runs it.
+ *
+ * Paths: every (source, destination) block is cut into m pieces; round by round, each
+ * source takes a cheapest-path tree (Dijkstra on the logical edges, an edge costing the
+ * lengths of its route's links) and sends one piece to every destination along it, then
+ * every link it used gets longer by its use over its bandwidth (multiplicative weights, as
+ * in Garg and Koenemann's concurrent-flow algorithm). So the pieces spread over the
+ * fabric's shortest and near-shortest paths in proportion to what the links can carry:
+ * both ways round a torus ring at half its circumference, every equal-cost way across a
+ * hypercube or a hybrid cube-mesh, where fixed routes pile them on the lowest-id one.
+ *
+ * Schedule: every piece leaves its source at once (destinations rotated from the next NPU
+ * up, as NCCL and MSCCLang rotate their peers), each relay forwards it when it arrives.
+ * Pieces per block 1, 2, 4, 8 (as the size and the transfer cap allow) are planned at the
+ * first growth rate, then at the second (above 32 NPUs only the best count); the fastest
+ * is kept, the first among equals. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "greedy/greedy.h"
+
+/* How much a link lengthens per use, scaled by the slowest link over its bandwidth: both
+ * are planned, the faster kept. Measured at 1 GiB: 0.005 suits meshes and tori (torus-8x8
+ * 1.051 of the bound against 1.242 at 0.1), 0.2 the irregular (dgx1-8 1.055 against 1.125). */
+static const double growths[] = {0.005, 0.2};
+/* No piece below this (once a block is split at all), and no more transfers than this. */
+#define MIN_PIECE_BYTES (8u << 10)
+#define MAX_TRANSFERS (1u << 19)
+/* Up to this many NPUs every piece count is planned at both growth rates. */
+#define SMALL 32u
+
+typedef struct a2a {
+  const topo_t *t;
+  topo_logical_t lg;
+  uint32_t n;
+  double growth;
+  double *len, *inv_bw; /* per link */
+  double *dist;         /* Dijkstra scratch, per NPU */
+  uint32_t *from;       /* per NPU: predecessor on the cheapest path */
+  uint8_t *done;
+  uint32_t *path;       /* per (source, destination, piece): offset into hops */
+  tn_vec_t hops;        /* uint32_t NPUs of every path, source first */
+} a2a_t;
+
+static void a2a_free(a2a_t *A) {
+  topo_logical_free(&A->lg);
+  free(A->len);
+  free(A->inv_bw);
+  free(A->dist);
+  free(A->from);
+  free(A->done);
+  free(A->path);
+  tn_vec_free(&A->hops);
+}
+
+static double edge_cost(const a2a_t *A, uint32_t u, uint32_t v) {
+  size_t p = (size_t)u * A->n + v;
+  if (A->lg.lo[p] == A->lg.lo[p + 1]) return INFINITY;
+  double c = 0;
+  for (uint32_t i = A->lg.lo[p]; i < A->lg.lo[p + 1]; i++)
+    c += A->len[A->lg.links[i]];
+  return c;
+}
+
+/* Cheapest paths from s to every NPU (dense Dijkstra; ties to the lowest id). */
+static void dijkstra(a2a_t *A, uint32_t s) {
+  uint32_t n = A->n;
+  for (uint32_t v = 0; v < n; v++)
+    A->dist[v] = INFINITY, A->from[v] = UINT32_MAX, A->done[v] = 0;
+  A->dist[s] = 0;
+  for (uint32_t it = 0; it < n; it++) {
+    uint32_t x = UINT32_MAX;
+    for (uint32_t v = 0; v < n; v++)
+      if (!A->done[v] && isfinite(A->dist[v]) && (x == UINT32_MAX || A->dist[v] < A->dist[x]))
+        x = v;
+    if (x == UINT32_MAX) break;
+    A->done[x] = 1;
+    for (uint32_t v = 0; v < n; v++) {
+      if (A->done[v]) continue;
+      double c = A->dist[x] + edge_cost(A, x, v);
+      if (c < A->dist[v]) A->dist[v] = c, A->from[v] = x;
+    }
+  }
+}
+
+/* Round j of the paths: every source's piece j to every destination. */
+static tn_status_t route_round(a2a_t *A, uint32_t j, uint32_t m, tn_err_t *err) {
+  uint32_t n = A->n;
+  for (uint32_t s = 0; s < n; s++) {
+    dijkstra(A, s);
+    for (uint32_t d = 0; d < n; d++) {
+      if (d == s) continue;
+      if (A->from[d] == UINT32_MAX)
+        return tn_err_set(err, TN_INFEASIBLE,
+                          "fabric '%s': NPU %u cannot reach NPU %u through switches and NPUs",
+                          A->t->name, s, d);
+      A->path[((size_t)s * n + d) * m + j] = (uint32_t)A->hops.len;
+      uint32_t len = 0;
+      for (uint32_t v = d; v != s; v = A->from[v])
+        len++;
+      tn_status_t st = tn_vec_reserve(&A->hops, A->hops.len + len + 2, err);
+      if (st != TN_OK) return st;
+      uint32_t *h = &TN_VEC_AT(&A->hops, uint32_t, A->hops.len);
+      h[0] = len;
+      for (uint32_t v = d, i = len; v != s; v = A->from[v], i--)
+        h[1 + i] = v;
+      h[1] = s;
+      A->hops.len += len + 2;
+      for (uint32_t i = 0; i < len; i++) { /* charge the links of the path's edges */
+        size_t p = (size_t)h[1 + i] * n + h[2 + i];
+        for (uint32_t e = A->lg.lo[p]; e < A->lg.lo[p + 1]; e++)
+          A->len[A->lg.links[e]] *= exp(A->growth * A->inv_bw[A->lg.links[e]]);
+      }
+    }
+    double most = 0; /* only ratios matter: keep the lengths finite */
+    for (uint32_t l = 0; l < A->t->nlinks; l++)
+      most = fmax(most, A->len[l]);
+    if (most > 1e100)
+      for (uint32_t l = 0; l < A->t->nlinks; l++)
+        A->len[l] /= most;
+  }
+  return TN_OK;
+}
+
+/* The schedule for m pieces per block on the paths, timed by schedule_replay. */
+static tn_status_t build(a2a_t *A, uint64_t size, uint32_t m, schedule_t *out, tn_err_t *err) {
+  uint32_t n = A->n, k = n * m;
+  uint64_t space = (uint64_t)n * size;
+  schedule_init(out, TN_ALLTOALL, n, k, size);
+  tn_status_t st = TN_OK;
+  for (uint32_t j = 0; st == TN_OK && j < m; j++)
+    for (uint32_t i = 1; st == TN_OK && i < n; i++)
+      for (uint32_t s = 0; st == TN_OK && s < n; s++) {
+        uint32_t d = (s + i) % n, c = s * k + d * m + j, prev = SCHED_NONE;
+        const uint32_t *h = &TN_VEC_AT(&A->hops, uint32_t, A->path[((size_t)s * n + d) * m + j]);
+        uint64_t bytes = ten_chunk_bytes(space, n, k, c);
+        for (uint32_t e = 0; st == TN_OK && e < h[0]; e++) {
+          sched_xfer_t x = {.src = h[1 + e], .dst = h[2 + e], .bytes = bytes, .nchunks = 1,
+                            .ndeps = prev == SCHED_NONE ? 0u : 1u};
+          uint32_t index;
+          st = schedule_add(out, &x, &c, &prev, &index, err);
+          prev = index;
+        }
+      }
+  if (st == TN_OK) st = schedule_replay(A->t, out, err);
+  if (st != TN_OK) {
+    schedule_free(out);
+    schedule_init(out, TN_ALLTOALL, n, k, size);
+  }
+  return st;
+}
+
+/* Paths for m pieces per block, from fresh lengths. */
+static tn_status_t route(a2a_t *A, uint32_t m, tn_err_t *err) {
+  uint32_t n = A->n;
+  double slowest = INFINITY;
+  for (uint32_t l = 0; l < A->t->nlinks; l++)
+    slowest = fmin(slowest, A->t->links[l].bandwidth_GBps);
+  for (uint32_t l = 0; l < A->t->nlinks; l++)
+    A->len[l] = A->inv_bw[l] = slowest / A->t->links[l].bandwidth_GBps;
+  free(A->path);
+  A->hops.len = 0;
+  tn_status_t st = tn_malloc((size_t)n * n * m, sizeof *A->path, &A->path, err);
+  for (uint32_t j = 0; st == TN_OK && j < m; j++)
+    st = route_round(A, j, m, err);
+  return st;
+}
+
+tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,
+                            schedule_t *out, tn_err_t *err) {
+  uint32_t n = t->npus;
+  schedule_init(out, TN_ALLTOALL, n, n ? n : 1, size_bytes);
+  if (n < 2)
+    return tn_err_set(err, TN_INVAL, "All-to-All: fabric '%s' has %u NPU; it needs 2", t->name, n);
+  uint64_t space;
+  if (!tn_coll_space(TN_ALLTOALL, n, size_bytes, &space))
+    return tn_err_set(err, TN_INVAL, "All-to-All: %u times %llu B overflows", n,
+                      (unsigned long long)size_bytes);
+  uint32_t fixed = opts && opts->chunks_per_npu ? opts->chunks_per_npu : 0;
+  if (size_bytes < (uint64_t)n * (fixed ? fixed : 1))
+    return tn_err_set(err, TN_INVAL,
+                      "All-to-All: %llu B is smaller than one byte per piece (%u NPUs x %u)",
+                      (unsigned long long)size_bytes, n, fixed ? fixed : 1);
+  tn_status_t st = topo_check_connected(t, err);
+  if (st != TN_OK) return st;
+  a2a_t A = {.t = t, .n = n};
+  tn_vec_init(&A.hops, sizeof(uint32_t));
+  topo_routes_t *routes = NULL;
+  st = topo_routes_create(t, &routes, err);
+  if (st == TN_OK) st = topo_logical_edges(t, routes, &A.lg, err);
+  if (st == TN_OK) st = tn_malloc(t->nlinks + 1u, sizeof *A.len, &A.len, err);
+  if (st == TN_OK) st = tn_malloc(t->nlinks + 1u, sizeof *A.inv_bw, &A.inv_bw, err);
+  if (st == TN_OK) st = tn_malloc(n, sizeof *A.dist, &A.dist, err);
+  if (st == TN_OK) st = tn_malloc(n, sizeof *A.from, &A.from, err);
+  if (st == TN_OK) st = tn_malloc(n, sizeof *A.done, &A.done, err);
+  schedule_free(out);
+  schedule_init(out, TN_ALLTOALL, n, n, size_bytes);
+  /* Pieces per block at the first growth rate, then the second at every count (up to
+   * SMALL NPUs) or at the best one. */
+  uint32_t best_m = 0, first_best = 0;
+  for (size_t i = 0; st == TN_OK && i < 8; i++) {
+    if (i == 4) first_best = best_m;
+    uint32_t m = i < 4 || n <= SMALL ? 1u << (i % 4) : i == 4 ? first_best : 0;
+    if (fixed) m = i % 4 == 0 ? fixed : 0;
+    if (m == 0 || (!fixed && m > 1 && size_bytes / ((uint64_t)n * m) < MIN_PIECE_BYTES)) continue;
+    A.growth = growths[i / 4];
+    schedule_t s;
+    st = route(&A, m, err);
+    if (st != TN_OK) break;
+    if (!fixed && m > 1 && A.hops.len - 2 * (uint64_t)n * (n - 1) * m > MAX_TRANSFERS) continue;
+    st = build(&A, size_bytes, m, &s, err);
+    if (st != TN_OK) break;
+    if (best_m == 0 || s.time_ps < out->time_ps) {
+      schedule_free(out);
+      *out = s;
+      best_m = m;
+    } else {
+      schedule_free(&s);
+    }
+  }
+  a2a_free(&A);
+  topo_routes_free(routes);
+  if (st != TN_OK) {
+    schedule_free(out);
+    schedule_init(out, TN_ALLTOALL, n, n, size_bytes);
+  }
+  return st;
+}
