@@ -5,9 +5,10 @@
  * 2402.06787, solves the packing exactly; this is its LP restricted to those trees). */
 #include "forest/forest_internal.h"
 
+#include "lp/lp.h"
+
 #ifdef TENET_HAVE_GLPK
 #include <glpk.h>
-#include <setjmp.h>
 #include <stdlib.h>
 
 /* How far above the least busiest-link load the second objective may go, and the most of
@@ -21,28 +22,15 @@
  * 1.0146 without, in 1.1 s against 1.6 s. */
 #define SECOND_ITERATIONS 1000
 
-bool forest_i_lp_available(void) {
-  return true;
-}
-
 typedef struct lp {
-  jmp_buf jb;
-  glp_prob *P;
+  uint32_t n, ncand;
+  const uint32_t *root, *col_off, *col_link;
+  const double *col_val, *cost;
+  int *row_of;
+  double *w;
   int *ia, *ja;
   double *ar;
-  bool ok; /* in the struct: a local would not survive the longjmp */
 } lp_t;
-
-/* GLPK's fatal errors come here instead of abort(): back to the setjmp. */
-static void on_error(void *info) {
-  lp_t *lp = info;
-  longjmp(lp->jb, 1);
-}
-
-static int quiet(void *info, const char *s) {
-  (void)info, (void)s;
-  return 1;
-}
 
 /* The weights of the current solution (dust below 1e-9 dropped). */
 static void take(glp_prob *P, uint32_t ncand, double *w) {
@@ -52,20 +40,18 @@ static void take(glp_prob *P, uint32_t ncand, double *w) {
   }
 }
 
-/* Rows: 1 .. nrows_links for the links that carry something (row_of[l]), then one per
- * root; columns: 1 .. ncand for the weights, ncand + 1 for tau. */
-static bool solve(lp_t *lp, uint32_t n, uint32_t nlinks, uint32_t ncand, const uint32_t *root,
-                  const uint32_t *col_off, const uint32_t *col_link, const double *col_val,
-                  const double *cost, int *row_of, double *w) {
+/* Rows: 1 .. nl for the links that carry something (row_of[l]), then one per root;
+ * columns: 1 .. ncand for the weights, ncand + 1 for tau. Runs under lp_guarded. */
+static bool solve(void *ctx) {
+  lp_t *L = ctx;
+  uint32_t n = L->n, ncand = L->ncand;
+  const uint32_t *col_off = L->col_off;
   int nl = 0;
   for (uint32_t j = 0; j < col_off[ncand]; j++)
-    if (row_of[col_link[j]] == 0) row_of[col_link[j]] = ++nl;
+    if (L->row_of[L->col_link[j]] == 0) L->row_of[L->col_link[j]] = ++nl;
   size_t nz = (size_t)col_off[ncand] + (size_t)nl + ncand;
-  lp->ia = malloc((nz + 1) * sizeof *lp->ia);
-  lp->ja = malloc((nz + 1) * sizeof *lp->ja);
-  lp->ar = malloc((nz + 1) * sizeof *lp->ar);
-  if (!lp->ia || !lp->ja || !lp->ar || nz >= (size_t)INT32_MAX) return false;
-  glp_prob *P = lp->P = glp_create_prob();
+  if (nz >= (size_t)INT32_MAX) return false;
+  glp_prob *P = glp_create_prob();
   glp_set_obj_dir(P, GLP_MIN);
   glp_add_rows(P, nl + (int)n);
   glp_add_cols(P, (int)ncand + 1);
@@ -82,22 +68,25 @@ static bool solve(lp_t *lp, uint32_t n, uint32_t nlinks, uint32_t ncand, const u
   for (uint32_t c = 0; c < ncand; c++) {
     for (uint32_t j = col_off[c]; j < col_off[c + 1]; j++) {
       k++;
-      lp->ia[k] = row_of[col_link[j]], lp->ja[k] = (int)c + 1, lp->ar[k] = col_val[j];
+      L->ia[k] = L->row_of[L->col_link[j]], L->ja[k] = (int)c + 1, L->ar[k] = L->col_val[j];
     }
     k++;
-    lp->ia[k] = nl + 1 + (int)root[c], lp->ja[k] = (int)c + 1, lp->ar[k] = 1.0;
+    L->ia[k] = nl + 1 + (int)L->root[c], L->ja[k] = (int)c + 1, L->ar[k] = 1.0;
   }
   for (int i = 1; i <= nl; i++) {
     k++;
-    lp->ia[k] = i, lp->ja[k] = tau, lp->ar[k] = -1.0;
+    L->ia[k] = i, L->ja[k] = tau, L->ar[k] = -1.0;
   }
-  glp_load_matrix(P, (int)k, lp->ia, lp->ja, lp->ar);
+  glp_load_matrix(P, (int)k, L->ia, L->ja, L->ar);
   glp_smcp sp;
   glp_init_smcp(&sp);
   sp.msg_lev = GLP_MSG_OFF;
   sp.presolve = GLP_ON;
-  if (glp_simplex(P, &sp) != 0 || glp_get_status(P) != GLP_OPT) return false;
-  take(P, ncand, w);
+  if (glp_simplex(P, &sp) != 0 || glp_get_status(P) != GLP_OPT) {
+    glp_delete_prob(P);
+    return false;
+  }
+  take(P, ncand, L->w);
   /* Among the (many) optimal mixes, one of least cost, with tau held within SLACK of its
    * optimum and no tree above CAP of its root's data (a root's data spread over two trees
    * at least, which the plans measured better), or without the cap when that is
@@ -109,54 +98,46 @@ static bool solve(lp_t *lp, uint32_t n, uint32_t nlinks, uint32_t ncand, const u
   sp.it_lim = SECOND_ITERATIONS;
   for (int capped = 1; capped >= 0; capped--) {
     for (uint32_t c = 0; c < ncand; c++) {
-      glp_set_obj_coef(P, (int)c + 1, cost[c]);
+      glp_set_obj_coef(P, (int)c + 1, L->cost[c]);
       if (capped)
         glp_set_col_bnds(P, (int)c + 1, GLP_DB, 0.0, CAP);
       else
         glp_set_col_bnds(P, (int)c + 1, GLP_LO, 0.0, 0.0);
     }
     int rc = glp_simplex(P, &sp);
-    if ((rc == 0 || rc == GLP_EITLIM) && (glp_get_status(P) == GLP_OPT || glp_get_status(P) == GLP_FEAS)) {
-      take(P, ncand, w);
+    if ((rc == 0 || rc == GLP_EITLIM) &&
+        (glp_get_status(P) == GLP_OPT || glp_get_status(P) == GLP_FEAS)) {
+      take(P, ncand, L->w);
       break;
     }
   }
-  (void)nlinks;
+  glp_delete_prob(P);
   return true;
 }
 
 bool forest_i_lp_weights(uint32_t n, uint32_t nlinks, uint32_t ncand, const uint32_t *root,
                          const uint32_t *col_off, const uint32_t *col_link, const double *col_val,
                          const double *cost, double *w) {
-  lp_t lp = {0};
-  int *row_of = calloc(nlinks + 1u, sizeof *row_of);
-  double *x = malloc((ncand + 1u) * sizeof *x);
-  if (row_of && x) {
-    if (setjmp(lp.jb) == 0) {
-      glp_error_hook(on_error, &lp);
-      glp_term_hook(quiet, NULL);
-      lp.ok = solve(&lp, n, nlinks, ncand, root, col_off, col_link, col_val, cost, row_of, x);
-      if (lp.P) glp_delete_prob(lp.P);
-    }
-    glp_error_hook(NULL, NULL);
-    glp_term_hook(NULL, NULL);
-    glp_free_env(); /* also what a fatal error left; GLPK keeps one per thread */
-  }
-  for (uint32_t c = 0; lp.ok && c < ncand; c++)
-    w[c] = x[c];
-  free(lp.ia);
-  free(lp.ja);
-  free(lp.ar);
-  free(row_of);
-  free(x);
-  return lp.ok;
+  lp_t L = {.n = n, .ncand = ncand, .root = root, .col_off = col_off, .col_link = col_link,
+            .col_val = col_val, .cost = cost};
+  size_t nz = (size_t)col_off[ncand] + nlinks + ncand + 1;
+  L.row_of = calloc(nlinks + 1u, sizeof *L.row_of);
+  L.w = malloc((ncand + 1u) * sizeof *L.w);
+  L.ia = malloc((nz + 1) * sizeof *L.ia);
+  L.ja = malloc((nz + 1) * sizeof *L.ja);
+  L.ar = malloc((nz + 1) * sizeof *L.ar);
+  bool ok = L.row_of && L.w && L.ia && L.ja && L.ar && lp_guarded(solve, &L);
+  for (uint32_t c = 0; ok && c < ncand; c++)
+    w[c] = L.w[c];
+  free(L.row_of);
+  free(L.w);
+  free(L.ia);
+  free(L.ja);
+  free(L.ar);
+  return ok;
 }
 
 #else
-
-bool forest_i_lp_available(void) {
-  return false;
-}
 
 bool forest_i_lp_weights(uint32_t n, uint32_t nlinks, uint32_t ncand, const uint32_t *root,
                          const uint32_t *col_off, const uint32_t *col_link, const double *col_val,
@@ -167,3 +148,7 @@ bool forest_i_lp_weights(uint32_t n, uint32_t nlinks, uint32_t ncand, const uint
 }
 
 #endif
+
+bool forest_i_lp_available(void) {
+  return lp_available();
+}

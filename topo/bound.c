@@ -633,7 +633,17 @@ static tn_status_t fill_alltoall(const topo_t *t, const topo_t *tt, const side_t
   exchange_eval(t, rs->set, "a Reduce-Scatter cut", b, &cut);
   st = exchange_splits(t, &x, err);
   if (st != TN_OK) goto out;
-  double conv = PS_PER_BYTE_AT_1GBPS, n = t->npus;
+  double conv = PS_PER_BYTE_AT_1GBPS, n = t->npus, lambda;
+  /* The exact limit, where it is computed: (S/n) / lambda for every pair. */
+  if (topo_i_mcf_rate(t, &lambda) && conv / (n * lambda) > fmax(cut.ps_per_byte, volume.ps_per_byte)) {
+    cut = (topo_bound_term_t){conv / (n * lambda), 0.0};
+    b->kind = TOPO_BOUND_FLOW;
+    b->cut_npus = t->npus;
+    b->cut_nodes = topo_nodes(t);
+    b->cut_GBps = lambda;
+    b->crossings = 0.0;
+    b->family[0] = '\0';
+  }
   b->terms[0] = cut;
   b->terms[1] = (topo_bound_term_t){conv / (n * topo_egress_GBps(t, ag->lat_npu)), ag->lat_ps};
   b->terms[2] = (topo_bound_term_t){conv / (n * topo_egress_GBps(tt, rs->lat_npu)), rs->lat_ps};
@@ -728,6 +738,10 @@ const char *topo_bound_explain(const topo_bounds_t *b, tn_coll_t coll, char *buf
   case TOPO_BOUND_BISECT:
     snprintf(buf, len, "every byte crosses both ways between a set of %u NPUs (%u nodes) and the "
              "rest, %g GB/s the narrower way", c->cut_npus, c->cut_nodes, c->cut_GBps);
+    break;
+  case TOPO_BOUND_FLOW:
+    snprintf(buf, len, "at most %g GB/s from every NPU to every other at once (maximum "
+             "concurrent flow, exact)", c->cut_GBps);
     break;
   case TOPO_BOUND_VOLUME:
     snprintf(buf, len, "%g buffers' worth of piece-hops (every piece crosses at least its hop "

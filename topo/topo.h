@@ -216,6 +216,7 @@ typedef enum {
   TOPO_BOUND_BISECT = 4,   /* AR: one crossing each way of a 2-sided cut */
   TOPO_BOUND_EXCHANGE = 5, /* A2A: a(n-a)/n of S crossing a cut with a NPUs inside */
   TOPO_BOUND_VOLUME = 6,   /* A2A: every piece's hops over the total link bandwidth */
+  TOPO_BOUND_FLOW = 7,     /* A2A: the maximum concurrent flow (exact; GLPK, small fabrics) */
 } topo_bound_kind_t;
 
 typedef struct topo_coll_bound {

@@ -47,4 +47,10 @@ tn_status_t topo_i_cube_dims(uint32_t npus, uint32_t *sizes, uint32_t *n, tn_err
 tn_status_t topo_i_kind_shape(const char *kind, uint32_t *sizes, uint32_t *n,
                               topo_dim_kind_t *dk, tn_err_t *err);
 
+/* All-to-All's exact throughput (topo/mcf.c): the largest rate lambda (GB/s) every NPU
+ * can send to every other at once, by maximum concurrent flow. false when not computed:
+ * no GLPK in this build, more than MCF_MAX_VARS NPU x link pairs, or the LP failed. */
+#define MCF_MAX_VARS 8192u
+bool topo_i_mcf_rate(const topo_t *t, double *lambda);
+
 #endif
