@@ -4,8 +4,10 @@
  *
  * Semantics of the mapping (the contract the tests pin):
  *  - Chunk size. S (the collective's NCCL size: All-Gather output, Reduce-Scatter input per
- *    NPU, All-Reduce buffer) is the buffer the XML cuts into its chunks: All-Gather's output
- *    (o_chunks), Reduce-Scatter's and All-Reduce's input (i_chunks). So chunks_per_npu
+ *    NPU, All-Reduce buffer, All-to-All send buffer) is the buffer the XML cuts into its
+ *    chunks: All-Gather's output (o_chunks), the others' input (i_chunks). An alltoall
+ *    is out of place, its output also n*K chunks: input slot d*K + j of gpu g is g's piece
+ *    j for d and must end in output slot g*K + j of gpu d. So chunks_per_npu
  *    K = that count / ngpus, logical chunk c is buffer slot c of that buffer, and a step of
  *    cnt chunks moves the sum of ten_chunk_bytes of the chunks it carries (cnt * S / (n*K)
  *    when S divides evenly). The other buffer of an out-of-place program must be declared
@@ -112,6 +114,8 @@ typedef struct imp {
   tn_coll_t coll;
   bool inplace;
   uint32_t n, K;
+  uint32_t algo_k; /* chunks per NPU of the algo_t: K, or n K for All-to-All (algo.h) */
+  uint64_t space;  /* what those chunks divide (tn_coll_space) */
   mgpu_t *gpus;
   tn_vec_t tbs, steps;  /* mtb_t, mstep_t */
   tn_vec_t nodes, deps; /* inode_t, uint32_t */
@@ -427,10 +431,12 @@ static tn_status_t start_algo(sax_t *S, attrs_t *a) {
     I->coll = TN_ALLREDUCE;
   else if (attr_is(cs, cl, "reduce_scatter") || attr_is(cs, cl, "reducescatter"))
     I->coll = TN_REDUCESCATTER;
+  else if (attr_is(cs, cl, "alltoall") || attr_is(cs, cl, "all_to_all"))
+    I->coll = TN_ALLTOALL;
   else
     return tn_err_set(err, TN_PARSE,
                       "%s:%ld: algo: collective '%.*s' is not supported "
-                      "(allgather, allreduce, reduce_scatter)",
+                      "(allgather, allreduce, reduce_scatter, alltoall)",
                       I->what, a->line, (int)(cl > 40 ? 40 : cl), cs);
   if ((rc = attr_int(I, a, A_INPLACE, false, -1, 0, 1, &S->inplace, &wh, err)) != TN_OK) return rc;
   if ((rc = tn_calloc(I->n, sizeof *I->gpus, &I->gpus, err)) != TN_OK) return rc;
@@ -653,6 +659,10 @@ static tn_status_t layout(imp_t *I, tn_err_t *err) {
                       "(the %s buffer holds every NPU's chunks)",
                       I->what, wn, whole, I->n, I->coll == TN_ALLGATHER ? "output" : "input");
   I->K = (uint32_t)whole / I->n;
+  if (I->coll == TN_ALLTOALL && I->inplace)
+    return tn_err_set(err, TN_PARSE,
+                      "%s: an in-place alltoall is not supported (declare o_chunks=%d and "
+                      "inplace=\"0\")", I->what, whole);
   uint64_t base = 0;
   for (uint32_t g = 0; g < I->n; g++) {
     mgpu_t *G = &I->gpus[g];
@@ -664,13 +674,14 @@ static tn_status_t layout(imp_t *I, tn_err_t *err) {
      * the whole result; none when in place (it aliases the collective's buffer). Its
      * declared size must be what slot_of will index. */
     uint32_t whole_n = I->n * I->K;
-    uint32_t other = I->coll == TN_ALLREDUCE ? whole_n : I->K;
+    bool whole_out = I->coll == TN_ALLREDUCE || I->coll == TN_ALLTOALL;
+    uint32_t other = whole_out ? whole_n : I->K;
     int32_t declared = I->coll == TN_ALLGATHER ? G->ic : G->oc;
     if (!I->inplace && declared != (int32_t)other)
       return tn_err_set(err, TN_PARSE, "%s: gpu %u: an out-of-place %s needs %s=%u (%s), not %d",
                         I->what, g, tn_coll_name(I->coll),
                         I->coll == TN_ALLGATHER ? "i_chunks" : "o_chunks", other,
-                        I->coll == TN_ALLREDUCE ? "the whole buffer" : "one NPU's share", declared);
+                        whole_out ? "the whole buffer" : "one NPU's share", declared);
     uint32_t ni = I->coll == TN_ALLGATHER ? (I->inplace ? 0 : other) : whole_n;
     uint32_t no = I->coll == TN_ALLGATHER ? whole_n : (I->inplace ? 0 : other);
     G->loc_base = (uint32_t)base;
@@ -704,7 +715,7 @@ static tn_status_t slot_of(const imp_t *I, tn_err_t *err, uint32_t si, uint32_t 
   } else if (share_buf) {
     size = I->K;
     start = I->inplace ? (int64_t)whole_base + (int64_t)g * I->K : (buf == BUF_I ? 0 : G->o_base);
-  } else if (I->coll == TN_ALLREDUCE && buf == BUF_O) {
+  } else if ((I->coll == TN_ALLREDUCE || I->coll == TN_ALLTOALL) && buf == BUF_O) {
     size = (int64_t)I->n * I->K;
     start = I->inplace ? 0 : G->o_base;
   } else {
@@ -726,8 +737,11 @@ static void init_content(imp_t *I) {
       for (uint32_t j = 0; j < I->K; j++)
         I->content[G->loc_base + at + j] = g * I->K + j;
     } else {
+      /* All-to-All: input slot d K + j of gpu g is g's piece j for d, chunk g n K + d K + j
+       * (algo.h); the others' buffers are the collective's, slot c chunk c. */
+      uint32_t first = I->coll == TN_ALLTOALL ? g * I->n * I->K : 0;
       for (uint32_t c = 0; c < I->n * I->K; c++)
-        I->content[G->loc_base + c] = c;
+        I->content[G->loc_base + c] = first + c;
     }
   }
 }
@@ -1063,7 +1077,7 @@ static tn_status_t exec_send(imp_t *I, const xnode_t *x, tn_err_t *err) {
   if (rc != TN_OK) return rc;
   uint64_t bytes = 0;
   for (uint32_t k = 0; k < x->cnt; k++)
-    bytes += ten_chunk_bytes(I->size, I->n, I->K, I->content[from + k]);
+    bytes += ten_chunk_bytes(I->space, I->n, I->algo_k, I->content[from + k]);
   ND(I, x->i).bytes = bytes;
   return TN_OK;
 }
@@ -1232,7 +1246,7 @@ static tn_status_t check_outputs(const imp_t *I, tn_err_t *err) {
     const mgpu_t *G = &I->gpus[g];
     uint32_t first = 0, count = I->n * I->K, base = 0;
     const char *bn = "o";
-    if (I->coll == TN_ALLGATHER) {
+    if (I->coll == TN_ALLGATHER || I->coll == TN_ALLTOALL) {
       base = G->o_base;
     } else if (I->coll == TN_ALLREDUCE) {
       base = I->inplace ? 0 : G->o_base;
@@ -1244,13 +1258,16 @@ static tn_status_t check_outputs(const imp_t *I, tn_err_t *err) {
     }
     for (uint32_t k = 0; k < count; k++) {
       uint32_t got = I->content[G->loc_base + base + k];
-      if (got != first + k)
+      /* All-to-All: output slot s K + j of gpu g receives s's piece j for g. */
+      uint32_t want = I->coll == TN_ALLTOALL ? k / I->K * I->n * I->K + g * I->K + k % I->K
+                                             : first + k;
+      if (got != want)
         return tn_err_set(err, TN_PARSE,
                           "%s: gpu %u: output slot %s[%u] ends %s%u, not chunk %u "
                           "(the %s is incomplete)",
                           I->what, g, bn, base + k - (bn[0] == 'o' ? G->o_base : 0),
                           got == NONE ? "never written" : "holding chunk ", got == NONE ? 0 : got,
-                          first + k, tn_coll_name(I->coll));
+                          want, tn_coll_name(I->coll));
     }
   }
   return TN_OK;
@@ -1343,7 +1360,7 @@ static tn_status_t emit_algo(imp_t *I, algo_t **out, tn_err_t *err) {
       ndeps[n->gpu]++;
     nchunks[n->gpu] += n->nchunks;
   }
-  if ((rc = algo_create("msccl", I->coll, I->n, I->K, I->size, &a, err)) != TN_OK) goto fail;
+  if ((rc = algo_create("msccl", I->coll, I->n, I->algo_k, I->size, &a, err)) != TN_OK) goto fail;
   for (uint32_t g = 0; g < I->n; g++)
     if ((rc = algo_reserve(a, g, count[g], ndeps[g], nchunks[g], err)) != TN_OK) goto fail;
   for (uint32_t i = 0; i < nn; i++) {
@@ -1420,6 +1437,12 @@ tn_status_t emit_msccl_import_mem_opts(const char *xml, size_t len, const char *
   tn_status_t rc = TN_OK;
   if ((rc = parse_xml(&I, xml, len, err)) != TN_OK) goto fail;
   if ((rc = layout(&I, err)) != TN_OK) goto fail;
+  I.algo_k = I.coll == TN_ALLTOALL ? I.n * I.K : I.K;
+  if (!tn_coll_space(I.coll, I.n, size_bytes, &I.space)) {
+    rc = tn_err_set(err, TN_INVAL, "%s: %u times %llu B overflows", what, I.n,
+                    (unsigned long long)size_bytes);
+    goto fail;
+  }
   if (size_bytes < (uint64_t)I.n * I.K) {
     rc = tn_err_set(err, TN_INVAL,
                     "%s: size %llu B is smaller than the %u chunks the "

@@ -138,7 +138,7 @@ static unsigned import_every_file(const char *dir) {
 
 static void msccl_import_reads_verifies_and_simulates_every_fixture(void **state) {
   (void)state;
-  assert_true(import_every_file(fixture_dir()) >= 11);
+  assert_true(import_every_file(fixture_dir()) >= 12);
 }
 
 /* Only with the argument "corpus": real files from public repositories, when
@@ -704,6 +704,49 @@ static void msccl_import_accepts_both_reduce_scatter_spellings(void **state) {
   algo_free(b);
 }
 
+/* An MSCCL alltoall (all pairs, 2 pieces per block, out of place) imports as tenet's
+ * All-to-All: chunks per NPU n * K, every NPU ending with what was addressed to it; a
+ * program that sends a piece to the wrong output slot is refused, naming the slot. */
+static void msccl_import_reads_alltoall(void **state) {
+  (void)state;
+  algo_t *a = import_file("allpairs_alltoall_4gpu_2chunks.xml", 8 * 1000, 0);
+  assert_int_equal(a->coll, TN_ALLTOALL);
+  assert_int_equal(a->chunks_per_npu, 8);
+  topo_t *t = fc(4);
+  verify_ok(a, t);
+  /* Each NPU's 8000 B buffer is 8 pieces of 1000 B (4 peers x 2). */
+  for (uint32_t i = 0; i < algo_rank_len(a, 0); i++)
+    if (algo_node(a, 0, i)->op == ALGO_SEND) assert_int_equal(algo_node(a, 0, i)->bytes, 1000);
+  sim_ps(t, a);
+  const char *bad =
+      "<algo name=\"x\" nchunksperloop=\"2\" ngpus=\"2\" coll=\"alltoall\" inplace=\"0\">"
+      "<gpu id=\"0\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">"
+      "<tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">"
+      "<step s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/></tb>"
+      "<tb id=\"1\" send=\"1\" recv=\"1\" chan=\"0\">"
+      "<step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>"
+      "<step s=\"1\" type=\"r\" srcbuf=\"o\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/></tb></gpu>"
+      "<gpu id=\"1\" i_chunks=\"2\" o_chunks=\"2\" s_chunks=\"0\">"
+      "<tb id=\"0\" send=\"-1\" recv=\"-1\" chan=\"0\">"
+      "<step s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"1\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/></tb>"
+      "<tb id=\"1\" send=\"0\" recv=\"0\" chan=\"0\">"
+      "<step s=\"0\" type=\"s\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"1\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>"
+      "<step s=\"1\" type=\"r\" srcbuf=\"o\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\" cnt=\"1\" "
+      "depid=\"-1\" deps=\"-1\" hasdep=\"0\"/></tb></gpu></algo>";
+  tn_status_t st;
+  algo_t *b = import_str(bad, 4000, &st);
+  assert_int_equal(st, TN_PARSE);
+  assert_null(b);
+  assert_non_null(strstr(tu_err_.msg, "output slot"));
+  topo_free(t);
+  algo_free(a);
+}
+
 /* Attributes are matched by name whatever their order (the importer guesses each
  * position from the previous element); unknown and namespace-prefixed ones are ignored. */
 static void msccl_import_reads_attributes_in_any_order(void **state) {
@@ -950,6 +993,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(msccl_runtime_export_refuses_what_exceeds_the_limits),
       cmocka_unit_test(msccl_runtime_export_refuses_what_could_deadlock),
       cmocka_unit_test(msccl_import_accepts_both_reduce_scatter_spellings),
+      cmocka_unit_test(msccl_import_reads_alltoall),
       cmocka_unit_test(msccl_import_reads_attributes_in_any_order),
       cmocka_unit_test(msccl_import_reads_out_of_place_reduce_scatter),
       cmocka_unit_test(msccl_import_rejects_malformed_xml),
