@@ -131,6 +131,14 @@ tn_status_t algo_fill_idle(algo_t *a, tn_err_t *err);
  * over rank order (no All-to-All: TN_INVAL); Direct: all pairs, peers rotated. */
 tn_status_t algo_ring(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint32_t chunks_per_npu,
                       algo_t **out, tn_err_t *err);
+/* MSCCLang's Two-Step All-to-All for NPUs in groups (servers): member lists the NPUs
+ * group by group (groups of npus / groups each). Step 1: every NPU sends each local peer,
+ * in one message, the pieces it addresses to the NPUs with that peer's local index in every
+ * group; step 2: once those are in, it sends its counterpart in every other group, in one
+ * message, the pieces its whole group addresses to that counterpart. m pieces per block.
+ * TN_INVAL unless there are 2 groups or more, of 2 NPUs or more, of equal size. */
+tn_status_t algo_two_step(uint32_t npus, const uint32_t *member, uint32_t groups,
+                          uint64_t size_bytes, uint32_t m, algo_t **out, tn_err_t *err);
 tn_status_t algo_direct(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint32_t chunks_per_npu,
                         algo_t **out, tn_err_t *err);
 

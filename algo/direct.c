@@ -119,3 +119,79 @@ fail:
   *out = NULL;
   return st;
 }
+
+/* ---- Two-Step All-to-All -------------------------------------------------------------- */
+
+/* The chunks one Two-Step message carries, into ch: step 1 from s to local peer p, the m
+ * pieces s addresses to every NPU with p's local index; step 2 from s to remote d, the m
+ * pieces every NPU of s's group addresses to d. */
+static uint32_t two_step_chunks(const algo_t *a, const uint32_t *member, uint32_t G,
+                                uint32_t N, uint32_t m, int step, uint32_t s, uint32_t sa,
+                                uint32_t peer, uint32_t pg, uint32_t *ch) {
+  uint32_t k = a->chunks_per_npu, nc = 0;
+  for (uint32_t x = 0; x < (step == 1 ? N : G); x++)
+    for (uint32_t j = 0; j < m; j++)
+      ch[nc++] = step == 1 ? s * k + member[x * G + pg] * m + j
+                           : member[sa * G + x] * k + peer * m + j;
+  return nc;
+}
+
+static uint64_t chunks_bytes(const algo_t *a, const uint32_t *ch, uint32_t nc) {
+  uint64_t b = 0;
+  for (uint32_t i = 0; i < nc; i++)
+    b += algo_i_chunk_bytes(a, ch[i]);
+  return b;
+}
+
+tn_status_t algo_two_step(uint32_t npus, const uint32_t *member, uint32_t groups,
+                          uint64_t size_bytes, uint32_t m, algo_t **out, tn_err_t *err) {
+  *out = NULL;
+  if (groups < 2 || npus % groups != 0 || npus / groups < 2)
+    return tn_err_set(err, TN_INVAL,
+                      "two-step: needs at least 2 groups of at least 2 NPUs each, the same "
+                      "size (%u NPUs in %u groups)", npus, groups);
+  uint32_t G = npus / groups, N = groups;
+  algo_t *a = NULL;
+  uint32_t *pos = NULL, *ch = NULL, *deps = NULL;
+  tn_status_t st = algo_i_baseline_create("twostep", TN_ALLTOALL, npus, size_bytes, m, 1, &a, err);
+  if (st == TN_OK) st = tn_malloc(npus, sizeof *pos, &pos, err);
+  if (st == TN_OK) st = tn_malloc((size_t)(N > G ? N : G) * m, sizeof *ch, &ch, err);
+  if (st == TN_OK) st = tn_malloc(G, sizeof *deps, &deps, err);
+  for (uint32_t i = 0; st == TN_OK && i < npus; i++)
+    pos[member[i]] = i;
+  for (uint32_t s = 0; st == TN_OK && s < npus; s++) {
+    uint32_t sa = pos[s] / G, sg = pos[s] % G, nd = 0;
+    /* Step 1: to every local peer (rotated), what goes to its local index everywhere. */
+    for (uint32_t i = 1; st == TN_OK && i < G; i++) {
+      uint32_t pg = (sg + i) % G, p = member[sa * G + pg];
+      uint32_t nc = two_step_chunks(a, member, G, N, m, 1, s, sa, p, pg, ch);
+      st = algo_add_send(a, s, p, 0, chunks_bytes(a, ch, nc), NULL, 0, ch, nc, NULL, err);
+    }
+    for (uint32_t i = 1; st == TN_OK && i < G; i++) {
+      uint32_t qg = (sg + G - i) % G, q = member[sa * G + qg];
+      uint32_t nc = two_step_chunks(a, member, G, N, m, 1, q, sa, s, sg, ch);
+      st = algo_add_recv(a, s, q, 0, chunks_bytes(a, ch, nc), false, NULL, 0, ch, nc,
+                         &deps[nd++], err);
+    }
+    /* Step 2: to its counterpart in every other group (rotated), once step 1 is in. */
+    for (uint32_t i = 1; st == TN_OK && i < N; i++) {
+      uint32_t d = member[((sa + i) % N) * G + sg];
+      uint32_t nc = two_step_chunks(a, member, G, N, m, 2, s, sa, d, sg, ch);
+      st = algo_add_send(a, s, d, 0, chunks_bytes(a, ch, nc), deps, nd, ch, nc, NULL, err);
+    }
+    for (uint32_t i = 1; st == TN_OK && i < N; i++) {
+      uint32_t ba = (sa + N - i) % N, q = member[ba * G + sg];
+      uint32_t nc = two_step_chunks(a, member, G, N, m, 2, q, ba, s, sg, ch);
+      st = algo_add_recv(a, s, q, 0, chunks_bytes(a, ch, nc), false, NULL, 0, ch, nc, NULL, err);
+    }
+  }
+  free(pos);
+  free(ch);
+  free(deps);
+  if (st != TN_OK) {
+    algo_free(a);
+    return st;
+  }
+  *out = a;
+  return TN_OK;
+}

@@ -8,8 +8,8 @@
 #include "synth/synth_internal.h"
 
 /* Candidates in order of preference among equal times. */
-static const synth_method_t candidates[] = {SYNTH_GREEDY, SYNTH_TREES, SYNTH_FOREST, SYNTH_RING,
-                                             SYNTH_DIRECT};
+static const synth_method_t candidates[] = {SYNTH_GREEDY, SYNTH_TREES,  SYNTH_FOREST,
+                                             SYNTH_RING,   SYNTH_DIRECT, SYNTH_TWOSTEP};
 
 /* Whether a failed candidate only means "not applicable here": the portfolio then goes
  * on with the others. Anything else (out of memory, an internal error, a disconnected

@@ -3,6 +3,7 @@
  * (synth/portfolio.c). */
 #include "synth/synth.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "synth/synth_internal.h"
@@ -11,7 +12,7 @@
 static const char *const method_names[SYNTH_NMETHODS] = {
     [SYNTH_AUTO] = "auto",     [SYNTH_GREEDY] = "greedy", [SYNTH_MILP] = "milp",
     [SYNTH_RING] = "ring",     [SYNTH_DIRECT] = "direct", [SYNTH_TREES] = "trees",
-    [SYNTH_FOREST] = "forest",
+    [SYNTH_FOREST] = "forest", [SYNTH_TWOSTEP] = "twostep",
 };
 
 const char *synth_method_name(synth_method_t m) {
@@ -42,7 +43,9 @@ tn_status_t synth_method_parse(const char *s, const char *what, synth_method_t *
     return tn_err_set(err, TN_INVAL, "%s: unknown algorithm '%s' (did you mean '%s'?)", what, s,
                       near);
   return tn_err_set(err, TN_INVAL,
-                    "%s: unknown algorithm '%s' (use auto, greedy, milp, ring, direct, trees or forest)", what, s);
+                    "%s: unknown algorithm '%s' (use auto, greedy, milp, ring, direct, trees, forest or "
+                    "twostep)",
+                    what, s);
 }
 
 void synth_result_free(synth_result_t *r) {
@@ -53,11 +56,65 @@ void synth_result_free(synth_result_t *r) {
 
 /* The baselines do not look at the fabric, so connectivity is checked here for them; the
  * planners refuse a disconnected fabric themselves. */
+/* The servers of a switch fabric, for Two-Step: each NPU's server is the switch its
+ * fastest link to a switch reaches (the lowest id among equals); member lists the NPUs
+ * server by server. TN_INVAL unless every NPU has one and the servers (2 or more) hold
+ * equally many NPUs (2 or more). */
+static tn_status_t servers(const topo_t *t, uint32_t *member, uint32_t *groups, tn_err_t *err) {
+  uint32_t n = t->npus, nodes = topo_nodes(t);
+  uint32_t *server = NULL, *count = NULL;
+  tn_status_t st = tn_calloc(n, sizeof *server, &server, err);
+  if (st == TN_OK) st = tn_calloc(nodes + 1u, sizeof *count, &count, err);
+  for (uint32_t v = 0; st == TN_OK && v < n; v++) {
+    server[v] = UINT32_MAX;
+    double best = 0;
+    for (uint32_t i = t->out_off[v]; i < t->out_off[v + 1]; i++) {
+      const topo_link_t *l = &t->links[t->out_link[i]];
+      if (l->dst < n) continue;
+      if (l->bandwidth_GBps > best || (l->bandwidth_GBps == best && l->dst < server[v]))
+        best = l->bandwidth_GBps, server[v] = l->dst;
+    }
+    if (server[v] == UINT32_MAX)
+      st = tn_err_set(err, TN_INVAL, "twostep: NPU %u of '%s' is on no switch (Two-Step needs "
+                      "servers: NPUs behind switches)", v, t->name);
+    else
+      count[server[v]]++;
+  }
+  uint32_t g = 0, size = 0, fill = 0;
+  for (uint32_t w = n; st == TN_OK && w < nodes; w++) {
+    if (count[w] == 0) continue;
+    if (size != 0 && count[w] != size)
+      st = tn_err_set(err, TN_INVAL, "twostep: the servers of '%s' differ in size (%u and %u NPUs)",
+                      t->name, size, count[w]);
+    size = count[w], g++;
+    for (uint32_t v = 0; v < n; v++)
+      if (server[v] == w) member[fill++] = v;
+  }
+  if (st == TN_OK && (g < 2 || size < 2))
+    st = tn_err_set(err, TN_INVAL, "twostep: '%s' has %u server(s) of %u NPU(s); it needs 2 of 2",
+                    t->name, g, size);
+  *groups = g;
+  free(server);
+  free(count);
+  return st;
+}
+
 static tn_status_t baseline(const topo_t *t, tn_coll_t coll, uint64_t size, synth_method_t m,
                             uint32_t k, algo_t **out, tn_err_t *err) {
   tn_status_t st = topo_check_connected(t, err);
   if (st != TN_OK) return st;
   if (m == SYNTH_RING) return algo_ring(coll, t->npus, size, k ? k : 1, out, err);
+  if (m == SYNTH_TWOSTEP) {
+    if (coll != TN_ALLTOALL)
+      return tn_err_set(err, TN_INVAL, "twostep makes All-to-All only, not %s",
+                        tn_coll_name(coll));
+    uint32_t *member = NULL, groups = 0;
+    st = tn_malloc(t->npus, sizeof *member, &member, err);
+    if (st == TN_OK) st = servers(t, member, &groups, err);
+    if (st == TN_OK) st = algo_two_step(t->npus, member, groups, size, k ? k : 1, out, err);
+    free(member);
+    return st;
+  }
   return algo_direct(coll, t->npus, size, k ? k : 1, out, err);
 }
 
@@ -84,6 +141,7 @@ tn_status_t synth_i_one(const topo_t *t, tn_coll_t coll, uint64_t size, const sy
   switch (m) {
   case SYNTH_RING:
   case SYNTH_DIRECT:
+  case SYNTH_TWOSTEP:
     return baseline(t, coll, size, m, o->chunks_per_npu, &out->algo, err);
   case SYNTH_GREEDY:
   case SYNTH_MILP:

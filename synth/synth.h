@@ -21,12 +21,13 @@ typedef enum {
   SYNTH_DIRECT,   /* MSCCLang-style Direct baseline */
   SYNTH_TREES,    /* All-Reduce: reduce/broadcast over packed spanning trees (trees/);
                      direct-connect fabrics only */
-  SYNTH_FOREST,   /* broadcast trees packed over switch routes (forest/); All-Gather, and
-                     Reduce-Scatter / All-Reduce derived from it like the greedy's */
+  SYNTH_FOREST,   /* broadcast trees packed over switch routes (forest/): All-Gather down
+                     them, Reduce-Scatter up them, All-Reduce both */
+  SYNTH_TWOSTEP,  /* MSCCLang's Two-Step All-to-All baseline, on fabrics with servers */
   SYNTH_NMETHODS
 } synth_method_t;
 
-/* "auto", "greedy", "milp", "ring", "direct", "trees", "forest" (the name also
+/* "auto", "greedy", "milp", "ring", "direct", "trees", "forest", "twostep" (the name also
  * given to the algo_t). */
 const char *synth_method_name(synth_method_t m);
 

@@ -438,6 +438,43 @@ static void alltoall_verifies_and_matches_simulation_on_random_fabrics(void **st
   }
 }
 
+/* MSCCLang's Two-Step on fabrics with servers verifies (servers found from the fabric,
+ * NPUs in any order within them), its time is what the simulator says, `auto` is never
+ * slower than it or Direct; on a fabric without switches it refuses with the reason. */
+static void alltoall_two_step_verifies_and_auto_beats_the_baselines(void **state) {
+  (void)state;
+  static const char *const names[] = {"spine-4x8", "rail-4x8", "hierarchical-4x4"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/topologies/%s.json", TENET_SOURCE_DIR, names[i]);
+    topo_t *t = NULL;
+    TU_OK(topo_load(path, &t, &tu_err_));
+    uint64_t best = UINT64_MAX;
+    for (int m = 0; m < 3; m++) {
+      synth_method_t method = m == 0 ? SYNTH_TWOSTEP : m == 1 ? SYNTH_DIRECT : SYNTH_AUTO;
+      synth_opts_t o = {.method = method, .seed = 1};
+      synth_result_t r;
+      TU_OK(synth_run(t, TN_ALLTOALL, 1u << 20, &o, &r, &tu_err_));
+      verify(r.algo, t);
+      uint64_t sim = simulate(r.algo, t);
+      if (m < 2 && sim < best) best = sim;
+      if (m == 2 && sim > best) fail_msg("%s: auto %llu ps, a baseline %llu ps", t->name,
+                                         (unsigned long long)sim, (unsigned long long)best);
+      synth_result_free(&r);
+    }
+    topo_free(t);
+  }
+  topo_t *t = NULL;
+  TU_OK(topo_gen_kind("mesh", "4x4", 50.0, 500.0, &t, &tu_err_));
+  synth_opts_t o = {.method = SYNTH_TWOSTEP};
+  synth_result_t r;
+  tn_err_t err = {0};
+  assert_int_equal(synth_run(t, TN_ALLTOALL, 1u << 20, &o, &r, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "on no switch"));
+  assert_int_equal(synth_run(t, TN_ALLGATHER, 1u << 20, &o, &r, &err), TN_INVAL);
+  topo_free(t);
+}
+
 /* The verifier holds an All-to-All to its promise: a piece sent to the right NPU but
  * not the one addressed to it leaves that NPU short. */
 static void alltoall_verifier_catches_a_misaddressed_piece(void **state) {
@@ -629,6 +666,7 @@ int main(void) {
       cmocka_unit_test(greedy_is_never_slower_than_ring_or_direct),
       cmocka_unit_test(alltoall_verifies_and_matches_simulation_on_random_fabrics),
       cmocka_unit_test(alltoall_verifier_catches_a_misaddressed_piece),
+      cmocka_unit_test(alltoall_two_step_verifies_and_auto_beats_the_baselines),
       cmocka_unit_test(topo_transpose_reverses_every_link_with_its_figures),
       cmocka_unit_test(lowering_rejects_malformed_schedule_naming_transfer),
       cmocka_unit_test(lowering_rejects_dependency_that_does_not_reach_the_sender),
