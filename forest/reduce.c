@@ -201,17 +201,17 @@ static tn_status_t reduced(rplan_t *p, uint32_t xi, tn_err_t *err) {
 static tn_status_t issue(rplan_t *p, uint64_t now, tn_err_t *err) {
   tn_status_t st = TN_OK;
   uint32_t *arr = p->arrivals.data;
-  qsort(arr, p->arrivals.len, sizeof *arr, cmp_u32);
+  if (p->arrivals.len > 1) qsort(arr, p->arrivals.len, sizeof *arr, cmp_u32);
   for (size_t i = 0; st == TN_OK && i < p->arrivals.len; i++)
     st = arrived(p, arr[i], now, err);
   p->arrivals.len = 0;
   uint64_t *ready = p->ready.data;
-  qsort(ready, p->ready.len, sizeof *ready, cmp_u64);
+  if (p->ready.len > 1) qsort(ready, p->ready.len, sizeof *ready, cmp_u64);
   for (size_t i = 0; st == TN_OK && i < p->ready.len; i++)
     st = send_sum(p, ready[i], err);
   p->ready.len = 0;
   uint32_t *dl = p->dirty_list.data;
-  qsort(dl, p->dirty_list.len, sizeof *dl, cmp_u32);
+  if (p->dirty_list.len > 1) qsort(dl, p->dirty_list.len, sizeof *dl, cmp_u32);
   for (size_t i = 0; st == TN_OK && i < p->dirty_list.len; i++) {
     p->dirty[dl[i]] = 0;
     st = release(p, dl[i], err);

@@ -82,14 +82,14 @@ static tn_status_t start_comp(replay_t *R, uint32_t xi, uint64_t now, tn_err_t *
 static tn_status_t end_instant(replay_t *R, tn_err_t *err) {
   uint64_t now = ten_now(R->e);
   uint32_t *a = R->arrivals.data;
-  qsort(a, R->arrivals.len, sizeof *a, cmp_u32);
+  if (R->arrivals.len > 1) qsort(a, R->arrivals.len, sizeof *a, cmp_u32);
   for (size_t i = 0; i < R->arrivals.len; i++) {
     tn_status_t st = start_comp(R, a[i], now, err);
     if (st != TN_OK) return st;
   }
   R->arrivals.len = 0;
   uint32_t *r = R->ready.data;
-  qsort(r, R->ready.len, sizeof *r, cmp_u32);
+  if (R->ready.len > 1) qsort(r, R->ready.len, sizeof *r, cmp_u32);
   for (size_t i = 0; i < R->ready.len; i++) {
     sched_xfer_t *x = &TN_VEC_AT(&R->s->xfers, sched_xfer_t, r[i]);
     x->start_ps = now;
