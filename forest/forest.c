@@ -8,21 +8,6 @@ static uint32_t trees_of(const forest_opts_t *opts) {
   return opts && opts->trees_per_npu ? opts->trees_per_npu : FOREST_TREES;
 }
 
-tn_status_t forest_run(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
-                       schedule_t *out, tn_err_t *err) {
-  schedule_init(out, TN_ALLGATHER, t->npus, 1, size_bytes);
-  tn_status_t st = forest_i_check(t, size_bytes, 1, err);
-  if (st != TN_OK) return st;
-  forest_pack_t pk = {0};
-  topo_routes_t *routes = NULL;
-  st = topo_routes_create(t, &routes, err);
-  if (st == TN_OK) st = forest_i_pack(t, routes, trees_of(opts), &pk, err);
-  if (st == TN_OK) st = forest_i_plan_gather(t, routes, &pk, size_bytes, opts, out, err);
-  forest_i_pack_free(&pk);
-  topo_routes_free(routes);
-  return st;
-}
-
 /* The packing for a Reduce-Scatter on t: on t when it is symmetric, else on its transpose
  * (with that fabric's routes). */
 static tn_status_t pack_reduce(const topo_t *t, topo_routes_t *routes, const forest_opts_t *opts,
@@ -38,19 +23,35 @@ static tn_status_t pack_reduce(const topo_t *t, topo_routes_t *routes, const for
   return st;
 }
 
-tn_status_t forest_run_reduce(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
-                              schedule_t *out, tn_err_t *err) {
-  schedule_init(out, TN_REDUCESCATTER, t->npus, 1, size_bytes);
+/* One half on its own: the packing (on t, or for a Reduce-Scatter as pack_reduce says),
+ * then its planner. */
+static tn_status_t run_half(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
+                            bool reduce, schedule_t *out, tn_err_t *err) {
+  schedule_init(out, reduce ? TN_REDUCESCATTER : TN_ALLGATHER, t->npus, 1, size_bytes);
   tn_status_t st = forest_i_check(t, size_bytes, 1, err);
   if (st != TN_OK) return st;
   forest_pack_t pk = {0};
   topo_routes_t *routes = NULL;
   st = topo_routes_create(t, &routes, err);
-  if (st == TN_OK) st = pack_reduce(t, routes, opts, &pk, err);
-  if (st == TN_OK) st = forest_i_plan_reduce(t, routes, &pk, size_bytes, opts, out, err);
+  if (st == TN_OK)
+    st = reduce ? pack_reduce(t, routes, opts, &pk, err)
+                : forest_i_pack(t, routes, trees_of(opts), &pk, err);
+  if (st == TN_OK)
+    st = reduce ? forest_i_plan_reduce(t, routes, &pk, size_bytes, opts, out, err)
+                : forest_i_plan_gather(t, routes, &pk, size_bytes, opts, out, err);
   forest_i_pack_free(&pk);
   topo_routes_free(routes);
   return st;
+}
+
+tn_status_t forest_run(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
+                       schedule_t *out, tn_err_t *err) {
+  return run_half(t, size_bytes, opts, false, out, err);
+}
+
+tn_status_t forest_run_reduce(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
+                              schedule_t *out, tn_err_t *err) {
+  return run_half(t, size_bytes, opts, true, out, err);
 }
 
 tn_status_t forest_run_halves(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,

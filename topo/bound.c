@@ -447,26 +447,49 @@ static void bisect_eval(const setcut_t *c, topo_coll_bound_t *b, topo_bound_term
   b->family[0] = '\0';
 }
 
+/* Scratch of the partition family (gossip_family) and of a node set. */
+typedef struct scratch {
+  uint32_t *grp, *p, *level;
+  uint8_t *keep, *set;
+  double *bws;
+} scratch_t;
+
+static void scratch_free(scratch_t *s) {
+  free(s->grp);
+  free(s->p);
+  free(s->level);
+  free(s->keep);
+  free(s->set);
+  free(s->bws);
+}
+
+static tn_status_t scratch_alloc(const topo_t *t, scratch_t *s, tn_err_t *err) {
+  uint32_t nodes = topo_nodes(t);
+  memset(s, 0, sizeof *s);
+  tn_status_t st = tn_malloc(nodes, sizeof *s->grp, &s->grp, err);
+  if (st == TN_OK) st = tn_malloc(nodes, sizeof *s->p, &s->p, err);
+  if (st == TN_OK) st = tn_malloc(nodes, sizeof *s->level, &s->level, err);
+  if (st == TN_OK) st = tn_calloc(t->nlinks + 1u, 1, &s->keep, err);
+  if (st == TN_OK) st = tn_calloc(nodes, 1, &s->set, err);
+  if (st == TN_OK) st = tn_malloc(t->nlinks + 1u, sizeof *s->bws, &s->bws, err);
+  if (st != TN_OK) scratch_free(s);
+  return st;
+}
+
 /* All-Reduce: the partition family, 2-sided cuts (single NPUs and the two gather cuts) and
  * the latency terms of both directions (an All-Reduce reversed in time is one on the
  * transposed fabric). */
 static tn_status_t fill_allreduce(const topo_t *t, const topo_t *tt, const side_t *ag,
                                   const side_t *rs, topo_coll_bound_t *b, tn_err_t *err) {
-  uint32_t nodes = topo_nodes(t);
-  uint32_t *grp = NULL, *p = NULL, *level = NULL;
-  uint8_t *keep = NULL, *one = NULL;
-  double *bws = NULL;
-  tn_status_t st = tn_malloc(nodes, sizeof *grp, &grp, err);
-  if (st == TN_OK) st = tn_malloc(nodes, sizeof *p, &p, err);
-  if (st == TN_OK) st = tn_malloc(nodes, sizeof *level, &level, err);
-  if (st == TN_OK) st = tn_calloc(t->nlinks, 1, &keep, err);
-  if (st == TN_OK) st = tn_calloc(nodes, 1, &one, err);
-  if (st == TN_OK) st = tn_malloc(t->nlinks, sizeof *bws, &bws, err);
-  if (st != TN_OK) goto out;
+  scratch_t sc;
+  tn_status_t st = scratch_alloc(t, &sc, err);
+  if (st != TN_OK) return st;
+  uint32_t *grp = sc.grp;
+  uint8_t *one = sc.set;
   topo_bound_term_t gossip = {0}, bisect = {0};
   gossip_ctx_t gc = {b, &gossip};
   visitor_t vis = {gossip_visit, &gc};
-  gossip_family(t, grp, p, level, keep, bws, &vis);
+  gossip_family(t, grp, sc.p, sc.level, sc.keep, sc.bws, &vis);
   gossip_set(t, ag->set, grp, b, &gossip);
   gossip_set(t, rs->set, grp, b, &gossip);
   b->terms[0] = gossip;
@@ -484,14 +507,8 @@ static tn_status_t fill_allreduce(const topo_t *t, const topo_t *tt, const side_
   b->terms[2] = (topo_bound_term_t){conv / topo_egress_GBps(t, ag->lat_npu), ag->lat_ps};
   b->terms[3] = (topo_bound_term_t){conv / topo_egress_GBps(tt, rs->lat_npu), rs->lat_ps};
   b->nterms = 4;
-out:
-  free(grp);
-  free(p);
-  free(level);
-  free(keep);
-  free(one);
-  free(bws);
-  return st;
+  scratch_free(&sc);
+  return TN_OK;
 }
 
 /* ---- All-to-All ---------------------------------------------------------------------- */
@@ -614,21 +631,13 @@ static tn_status_t exchange_splits(const topo_t *t, exchange_ctx_t *x, tn_err_t 
  * the gathers (a piece crosses from its NPU to the farthest one). */
 static tn_status_t fill_alltoall(const topo_t *t, const topo_t *tt, const side_t *ag,
                                  const side_t *rs, topo_coll_bound_t *b, tn_err_t *err) {
-  uint32_t nodes = topo_nodes(t);
-  uint32_t *grp = NULL, *p = NULL, *level = NULL;
-  uint8_t *keep = NULL, *in = NULL;
-  double *bws = NULL;
-  tn_status_t st = tn_malloc(nodes, sizeof *grp, &grp, err);
-  if (st == TN_OK) st = tn_malloc(nodes, sizeof *p, &p, err);
-  if (st == TN_OK) st = tn_malloc(nodes, sizeof *level, &level, err);
-  if (st == TN_OK) st = tn_calloc(t->nlinks + 1u, 1, &keep, err);
-  if (st == TN_OK) st = tn_calloc(nodes, 1, &in, err);
-  if (st == TN_OK) st = tn_malloc(t->nlinks + 1u, sizeof *bws, &bws, err);
-  if (st != TN_OK) goto out;
+  scratch_t sc;
+  tn_status_t st = scratch_alloc(t, &sc, err);
+  if (st != TN_OK) return st;
   topo_bound_term_t cut = {0}, volume = {0};
-  exchange_ctx_t x = {b, &cut, &volume, in};
+  exchange_ctx_t x = {b, &cut, &volume, sc.set};
   visitor_t vis = {exchange_visit, &x};
-  gossip_family(t, grp, p, level, keep, bws, &vis);
+  gossip_family(t, sc.grp, sc.p, sc.level, sc.keep, sc.bws, &vis);
   exchange_eval(t, ag->set, "an All-Gather cut", b, &cut);
   exchange_eval(t, rs->set, "a Reduce-Scatter cut", b, &cut);
   st = exchange_splits(t, &x, err);
@@ -650,12 +659,7 @@ static tn_status_t fill_alltoall(const topo_t *t, const topo_t *tt, const side_t
   b->terms[3] = volume;
   b->nterms = 4;
 out:
-  free(grp);
-  free(p);
-  free(level);
-  free(keep);
-  free(in);
-  free(bws);
+  scratch_free(&sc);
   return st;
 }
 
