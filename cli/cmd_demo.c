@@ -1,7 +1,8 @@
 /* cli/cmd_demo.c — `tenet demo`: the main job on embedded defaults, the setup of
  * "Towards a Standardized Representation for Deep Learning Collective Algorithms" (64
  * NPUs as an 8x8 and a 4x4x4 mesh, 50 GB/s, 500 ns links; All-Gather and All-Reduce;
- * greedy against Ring and Direct from 1 KiB to 1 GiB): tables, plots and Chakra sets. */
+ * greedy against Ring and Direct from 1 KiB to 1 GiB), and All-to-All against Direct:
+ * tables, plots and Chakra sets. */
 #include "cli/cli.h"
 
 #include <limits.h>
@@ -12,8 +13,8 @@
 static const char *const demo_help =
     "usage: tenet demo [-o DIR] [--quick] [-j N]\n\n"
     "Runs the paper's setup with no input files: 64 NPUs as mesh-8x8 and mesh3d-4x4x4\n"
-    "(50 GB/s, 500 ns links), All-Gather and All-Reduce, greedy vs Ring vs Direct at\n"
-    "sizes 1KiB..1GiB. Prints one comparison table per fabric and collective and writes\n"
+    "(50 GB/s, 500 ns links), All-Gather and All-Reduce, greedy vs Ring vs Direct, and\n"
+    "All-to-All, greedy vs Direct, at sizes 1KiB..1GiB. Prints one comparison table per fabric and collective and writes\n"
     "into DIR (default ./tenet-demo):\n"
     "  <fabric>-<collective>.png and .svg   busbw against size, the bound dashed\n"
     "  mesh-8x8-allgather-64MiB-{greedy,ring}-links.png   per-link utilization\n"
@@ -31,8 +32,10 @@ static const demo_fabric_t demo_fabrics[] = {
     {"mesh-8x8", "mesh", "8x8"},
     {"mesh3d-4x4x4", "mesh", "4x4x4"},
 };
-static const tn_coll_t demo_colls[] = {TN_ALLGATHER, TN_ALLREDUCE};
+static const tn_coll_t demo_colls[] = {TN_ALLGATHER, TN_ALLREDUCE, TN_ALLTOALL};
 static const char *const demo_algos[] = {"greedy", "ring", "direct"};
+/* All-to-All has no Ring. */
+static const char *const demo_a2a_algos[] = {"greedy", "direct"};
 
 /* Appends rows to the collected ones (for results.csv/json). */
 static tn_status_t collect(cli_result_t **all, size_t *nall, const cli_result_t *rows, size_t n,
@@ -68,8 +71,10 @@ static tn_status_t demo_one(const demo_fabric_t *f, const topo_t *t, tn_coll_t c
                            .coll = coll,
                            .sizes = sizes,
                            .nsizes = nsizes,
-                           .algos = demo_algos,
-                           .nalgos = sizeof demo_algos / sizeof demo_algos[0],
+                           .algos = coll == TN_ALLTOALL ? demo_a2a_algos : demo_algos,
+                           .nalgos = coll == TN_ALLTOALL
+                                         ? sizeof demo_a2a_algos / sizeof demo_a2a_algos[0]
+                                         : sizeof demo_algos / sizeof demo_algos[0],
                            .seed = CLI_DEFAULT_SEED,
                            .jobs = jobs,
                            .progress = true,

@@ -20,14 +20,20 @@ for f in mesh-8x8 mesh3d-4x4x4; do
       check "chakra $f $c $a" test -s out/chakra/$f/$c-16MiB/$a.0.et -a -s out/chakra/$f/$c-16MiB/$a.63.et
     done
   done
+  check "table $f alltoall" grep -q "^$f, alltoall, 64 NPUs" stdout.txt
+  check "png $f-alltoall" is_png out/$f-alltoall.png
+  for a in greedy direct; do
+    check "chakra $f alltoall $a" test -s out/chakra/$f/alltoall-16MiB/$a.63.et
+  done
+  check "no ring alltoall" test ! -e out/chakra/$f/alltoall-16MiB/ring.0.et
 done
 for a in greedy ring; do
   check "link heatmap $a" is_png out/mesh-8x8-allgather-16MiB-$a-links.png
 done
 check "table header" grep -q 'busbw GB/s' stdout.txt
-check "36 rows" test "$(grep -cE '^(4KiB|256KiB|16MiB) +(greedy|ring|direct) ' stdout.txt)" -eq 36
-check "results.csv" test "$(wc -l <out/results.csv)" -eq 37
-check "results.json" python3 -c 'import json,sys; assert len(json.load(open(sys.argv[1]))["rows"]) == 36' out/results.json
+check "48 rows" test "$(grep -cE '^(4KiB|256KiB|16MiB) +(greedy|ring|direct) ' stdout.txt)" -eq 48
+check "results.csv" test "$(wc -l <out/results.csv)" -eq 49
+check "results.json" python3 -c 'import json,sys; assert len(json.load(open(sys.argv[1]))["rows"]) == 48' out/results.json
 check "next-to-last line: what to open" test "$(tail -n 2 stdout.txt | head -n 1 | cut -c1-5)" = "Open "
 last=$(tail -n 1 stdout.txt)
 check "last line: ASTRA-sim" test "${last:0:10}" = "ASTRA-sim:"
