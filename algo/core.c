@@ -47,6 +47,11 @@ tn_status_t algo_set_collective(algo_t *a, tn_coll_t coll, uint32_t chunks_per_n
     return tn_err_set(err, TN_INVAL,
                       "an All-to-All needs chunks per NPU in multiples of its %u ranks, not %u",
                       a->npus, chunks_per_npu);
+  /* Every block the same, cut evenly: the bounds and the schedules count whole blocks. */
+  tn_status_t st = coll == TN_ALLTOALL
+                       ? tn_alltoall_check(size_bytes, a->npus, chunks_per_npu / a->npus, err)
+                       : TN_OK;
+  if (st != TN_OK) return st;
   a->has_coll = true;
   a->coll = coll;
   a->chunks_per_npu = chunks_per_npu;

@@ -21,6 +21,7 @@ static const char help[] =
     "  -c, --coll COLL       allgather | reducescatter | allreduce | alltoall\n"
     "  -s, --size SIZE       NCCL size: bytes, or with KB MB GB (10^3) / KiB MiB GiB (2^10);\n"
     "                        alltoall: each NPU's send buffer, SIZE/n to every NPU\n"
+    "                        (a multiple of n)\n"
     "  -a, --algo ALGO       auto (default: every method below but milp, simulated,\n"
     "                        the fastest kept) | greedy | trees (All-Reduce, no\n"
     "                        switches) | forest | milp | ring | direct | twostep\n"

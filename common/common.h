@@ -233,6 +233,9 @@ double tn_coll_busbw_factor(tn_coll_t c, uint32_t npus);
  * output, each NPU's input), except All-to-All, whose chunks are every NPU's whole send
  * buffer of SIZE bytes: npus * SIZE. false when that overflows. */
 bool tn_coll_space(tn_coll_t c, uint32_t npus, uint64_t size, uint64_t *space);
+/* The one rule of an All-to-All's size: npus blocks of SIZE/npus (one per rank, as NCCL's
+ * alltoall sends), each cut into pieces equal pieces. TN_INVAL with the reason else. */
+tn_status_t tn_alltoall_check(uint64_t size, uint32_t npus, uint32_t pieces, tn_err_t *err);
 
 /* ---- text -------------------------------------------------------------- */
 /* Levenshtein distance between a and b (insertions, deletions, substitutions), for

@@ -189,6 +189,21 @@ tn_status_t tn_coll_parse(const char *s, tn_coll_t *out, tn_err_t *err) {
                     s ? s : "");
 }
 
+tn_status_t tn_alltoall_check(uint64_t size, uint32_t npus, uint32_t pieces, tn_err_t *err) {
+  if (npus == 0 || pieces == 0) return TN_OK;
+  if (size % npus != 0)
+    return tn_err_set(err, TN_INVAL,
+                      "All-to-All of %llu B on %u ranks: the size must be a multiple of %u (an "
+                      "equal block for every rank)",
+                      (unsigned long long)size, npus, npus);
+  if (size / npus % pieces != 0)
+    return tn_err_set(err, TN_INVAL,
+                      "All-to-All of %llu B on %u ranks: a block of %llu B does not cut into %u "
+                      "equal pieces",
+                      (unsigned long long)size, npus, (unsigned long long)(size / npus), pieces);
+  return TN_OK;
+}
+
 bool tn_coll_space(tn_coll_t c, uint32_t npus, uint64_t size, uint64_t *space) {
   if (c != TN_ALLTOALL) {
     *space = size;

@@ -185,7 +185,8 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
     return tn_err_set(err, TN_INVAL,
                       "All-to-All: %llu B is smaller than one byte per piece (%u NPUs x %u)",
                       (unsigned long long)size_bytes, n, fixed ? fixed : 1);
-  tn_status_t st = topo_check_connected(t, err);
+  tn_status_t st = tn_alltoall_check(size_bytes, n, fixed ? fixed : 1, err);
+  if (st == TN_OK) st = topo_check_connected(t, err);
   if (st != TN_OK) return st;
   a2a_t A = {.t = t, .n = n};
   tn_vec_init(&A.hops, sizeof(uint32_t));
@@ -207,6 +208,7 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
     uint32_t m = i < 4 || n <= SMALL ? 1u << (i % 4) : i == 4 ? first_best : 0;
     if (fixed) m = i % 4 == 0 ? fixed : 0;
     if (m == 0 || (!fixed && m > 1 && size_bytes / ((uint64_t)n * m) < MIN_PIECE_BYTES)) continue;
+    if (!fixed && size_bytes / n % m != 0) continue; /* blocks cut evenly only (algo.h) */
     A.growth = growths[i / 4];
     schedule_t s;
     st = route(&A, m, err);

@@ -413,7 +413,8 @@ static void alltoall_verifies_and_matches_simulation_on_random_fabrics(void **st
   (void)state;
   for (uint64_t seed = 1; seed <= 24; seed++) {
     topo_t *t = tu_random_fabric(2 + (uint32_t)(seed % 9), seed, seed % 3 == 0);
-    uint64_t size = (seed % 2 ? 1u : 53u) << 14;
+    /* Blocks of 12 KiB or 636 KiB: equal per rank, cut evenly into 1, 2, 3 or 4 pieces. */
+    uint64_t size = (uint64_t)t->npus * 12u * ((seed % 2 ? 1u : 53u) << 10);
     greedy_opts_t o = {.chunks_per_npu = seed % 4 == 0 ? 2u : 0u};
     schedule_t a, b;
     TU_OK(greedy_alltoall(t, size, &o, &a, &tu_err_));
@@ -429,6 +430,15 @@ static void alltoall_verifies_and_matches_simulation_on_random_fabrics(void **st
                (unsigned long long)a.time_ps, (unsigned long long)sim);
     TU_OK(algo_direct(TN_ALLTOALL, t->npus, size, 1 + (uint32_t)(seed % 3), &d, &tu_err_));
     verify(d, t);
+    /* A size that is not an equal block per rank is refused, by both. */
+    tn_err_t e1 = {0}, e2 = {0};
+    schedule_t bad;
+    algo_t *bd = NULL;
+    assert_int_equal(greedy_alltoall(t, size + 1, &o, &bad, &e1), TN_INVAL);
+    assert_non_null(strstr(e1.msg, "equal block"));
+    schedule_free(&bad);
+    assert_int_equal(algo_direct(TN_ALLTOALL, t->npus, size + 1, 1, &bd, &e2), TN_INVAL);
+    assert_null(bd);
     algo_free(x);
     algo_free(y);
     algo_free(d);
