@@ -72,6 +72,19 @@ tn_status_t tn_parse_size_list(const char *s, uint64_t **out, size_t *n, tn_err_
       st = tn_err_set(err, TN_INVAL, "size range '%s' must go from >0 up", s);
       goto fail;
     }
+    /* The range doubles from lo: an end it cannot reach would be dropped silently. */
+    uint64_t reach = lo;
+    while (reach < hi && reach <= UINT64_MAX / 2)
+      reach *= 2;
+    if (reach != hi) {
+      char a[32], b[32];
+      st = tn_err_set(err, TN_INVAL,
+                      "size range '%s' doubles from %s and never reaches %s (end it at %s, or "
+                      "list the sizes)",
+                      s, tn_fmt_size(lo, a, sizeof a), range + 2,
+                      tn_fmt_size(reach / 2 >= lo ? reach / 2 : lo, b, sizeof b));
+      goto fail;
+    }
     for (uint64_t x = lo; x <= hi; x *= 2) {
       if ((st = tn_vec_push(&v, &x, err)) != TN_OK) goto fail;
       if (x > UINT64_MAX / 2) break;

@@ -77,6 +77,13 @@ static void parse_size_list_reads_lists_and_ranges(void **state) {
   tn_err_clear(&err);
   assert_int_equal(tn_parse_size_list(",", &v, &n, &err), TN_INVAL);
   assert_non_null(strstr(err.msg, "empty size list"));
+  /* A range stops only where doubling lands: 3MiB would have been dropped silently. */
+  tn_err_clear(&err);
+  assert_int_equal(tn_parse_size_list("1KiB..3MiB", &v, &n, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "never reaches 3MiB (end it at 2MiB"));
+  TU_OK(tn_parse_size_list("3KiB..12KiB", &v, &n, &tu_err_));
+  assert_int_equal(n, 3);
+  free(v);
 }
 
 static void fmt_size_prints_compact_binary_units(void **state) {
