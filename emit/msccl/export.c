@@ -8,7 +8,11 @@
  * chan> / <step s type srcbuf srcoff dstbuf dstoff cnt depid deps hasdep>, ops s, r, re, nop.
  *
  * Layout: in place; chunk c lives in slot c of the collective's buffer (All-Gather: o,
- * i_chunks 0; Reduce-Scatter and All-Reduce: i, o_chunks 0). A copy RECV lands in the slot;
+ * i_chunks 0; Reduce-Scatter and All-Reduce: i, o_chunks 0). All-to-All is out of place:
+ * a rank's own pieces in i (slot c mod K), those addressed to it in o (slot s m + j for
+ * source s's piece j), each relayed range in scratch (one range per RECV that brings it),
+ * and a cpy of the piece it addresses to itself (imported back, a COMP of 0 us after
+ * the rank's other nodes: the one difference from the exported set). A copy RECV lands in the slot;
  * each reduce RECV gets its own scratch range, which the COMP's re steps add into the slot.
  * Threadblocks: node i of a rank is tb i (so the importer's tb-major numbering gives the
  * same ids back); a node with dependencies d1..dk runs nop steps on d1..d(k-1) and carries
@@ -157,6 +161,75 @@ static void step(wstate_t *w, uint32_t s, const char *type, const char *sb,
 }
 
 /* Steps of node i (its tb) on rank r: nops for all but the last dependency, then the op. */
+/* ---- All-to-All (out of place) ------------------------------------------------------- */
+
+/* Where chunk range [c, c + cnt) sits at rank r as node i of r moves it: its own pieces in
+ * i (slot c mod K), the pieces addressed to r in o (slot s m + j for source s's piece j),
+ * a relayed range in the scratch of the RECV that brought it (i a RECV: its own; i a SEND:
+ * its dependency on a RECV of the same range). */
+static tn_status_t a2a_where(const wstate_t *w, uint32_t r, uint32_t i, uint32_t c,
+                             const char **buf, int64_t *off, tn_err_t *err) {
+  const algo_t *a = w->a;
+  uint32_t k = a->chunks_per_npu, m = k / a->npus;
+  if (c / k == r) {
+    *buf = "i", *off = c % k;
+    return TN_OK;
+  }
+  if (c % k / m == r) {
+    *buf = "o", *off = (int64_t)(c / k) * m + c % m;
+    return TN_OK;
+  }
+  const algo_node_t *n = algo_node(a, r, i);
+  if (n->op == ALGO_RECV) {
+    *buf = "s", *off = w->x[r][i].scratch;
+    return TN_OK;
+  }
+  const uint32_t *d = algo_node_deps(a, r, n);
+  for (uint32_t q = 0; q < n->ndeps; q++) {
+    const algo_node_t *dn = algo_node(a, r, d[q]);
+    if (dn->op == ALGO_RECV && dn->nchunks && algo_node_chunks(a, r, dn)[0] == c) {
+      *buf = "s", *off = w->x[r][d[q]].scratch;
+      return TN_OK;
+    }
+  }
+  return tn_err_set(err, TN_INFEASIBLE,
+                    "rank %u node %u: relays chunk %u without depending on the RECV that "
+                    "brought it; MSCCL-IR cannot name where it is",
+                    r, i, c);
+}
+
+/* An All-to-All SEND or RECV: s from its place here to its place at the receiver, r into
+ * its place here. */
+static tn_status_t a2a_step(wstate_t *w, uint32_t r, uint32_t i, uint32_t s, int64_t depid,
+                            int64_t deps, bool hd, tn_err_t *err) {
+  const algo_node_t *n = algo_node(w->a, r, i);
+  const emit_i_msccl_xnode_t *xn = &w->x[r][i];
+  uint32_t first;
+  const char *sb, *db;
+  int64_t so, doff;
+  tn_status_t rc = emit_i_msccl_contiguous(w->a, r, i, &first, err);
+  if (rc == TN_OK) rc = a2a_where(w, r, i, first, &sb, &so, err);
+  if (rc != TN_OK) return rc;
+  if (n->op == ALGO_SEND) {
+    rc = a2a_where(w, xn->prank, xn->pnode, first, &db, &doff, err);
+    if (rc != TN_OK) return rc;
+    step(w, s, "s", sb, so, db, doff, n->nchunks, depid, deps, hd, n->tag);
+  } else {
+    step(w, s, "r", sb, so, sb, so, n->nchunks, depid, deps, hd, n->tag);
+  }
+  return TN_OK;
+}
+
+/* The piece a rank addresses to itself never travels; out of place it is copied from its
+ * send buffer into its receive buffer, one cpy in a tb of its own (the last, tb id = the
+ * rank's node count, so the nodes before it keep their ids when imported back). */
+static void a2a_self_copy(wstate_t *w, uint32_t r, uint32_t tb) {
+  uint32_t k = w->a->chunks_per_npu, m = k / w->a->npus;
+  tn_sb_printf(w->b, "    <tb id=\"%u\" send=\"-1\" recv=\"-1\" chan=\"0\">\n", tb);
+  step(w, 0, "cpy", "i", (int64_t)r * m, "o", (int64_t)r * m, m, -1, -1, false, -1);
+  tn_sb_printf(w->b, "    </tb>\n");
+}
+
 static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err) {
   const algo_t *a = w->a;
   const algo_node_t *n = algo_node(a, r, i);
@@ -182,6 +255,12 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
   int64_t depid = n->ndeps ? (int64_t)d[n->ndeps - 1] : -1;
   int64_t deps = n->ndeps ? (int64_t)w->nsteps[d[n->ndeps - 1]] - 1 : -1;
   bool hd = w->hasdep[i];
+  if (a->coll == TN_ALLTOALL && n->op != ALGO_COMP) {
+    rc = a2a_step(w, r, i, s++, depid, deps, hd, err);
+    if (rc != TN_OK) return rc;
+    tn_sb_printf(w->b, "    </tb>\n");
+    return w->b->st;
+  }
   switch (n->op) {
   case ALGO_SEND: {
     if ((rc = emit_i_msccl_contiguous(a, r, i, &first, err)) != TN_OK) return rc;
@@ -248,6 +327,7 @@ static uint32_t count_steps(const algo_t *a, uint32_t r, uint32_t i) {
 const char *emit_i_msccl_coll_name(const algo_t *a) {
   return a->coll == TN_ALLGATHER   ? "allgather"
          : a->coll == TN_ALLREDUCE ? "allreduce"
+         : a->coll == TN_ALLTOALL  ? "alltoall"
                                    : "reduce_scatter";
 }
 
@@ -269,12 +349,20 @@ void emit_i_msccl_header(tn_sb_t *b, const algo_t *a, const char *how, uint32_t 
   tn_sb_printf(b, "<!-- MSCCL-IR written by tenet%s from a %s algorithm: %s, %u ranks, %u "
                          "chunks per rank -->\n",
                          how, name, cname, a->npus, a->chunks_per_npu);
+  /* All-to-All is out of place: a rank's send buffer (i) and receive buffer (o). */
+  bool out = a->coll == TN_ALLTOALL;
   tn_sb_printf(b, "<algo name=\"tenet_%s_%s\" proto=\"Simple\" nchannels=\"%u\" "
-      "nchunksperloop=\"%u\" ngpus=\"%u\" coll=\"%s\" inplace=\"1\" outofplace=\"0\">\n",
-      name, cname, nch, a->npus * a->chunks_per_npu, a->npus, cname);
+      "nchunksperloop=\"%u\" ngpus=\"%u\" coll=\"%s\" inplace=\"%d\" outofplace=\"%d\">\n",
+      name, cname, nch, out ? a->chunks_per_npu : a->npus * a->chunks_per_npu, a->npus, cname,
+      out ? 0 : 1, out ? 1 : 0);
 }
 
 void emit_i_msccl_gpu_open(tn_sb_t *b, const algo_t *a, uint32_t r, uint32_t scratch) {
+  if (a->coll == TN_ALLTOALL) {
+    tn_sb_printf(b, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n", r,
+                 a->chunks_per_npu, a->chunks_per_npu, scratch);
+    return;
+  }
   uint32_t total = a->npus * a->chunks_per_npu;
   tn_sb_printf(
       b, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n", r,
@@ -288,10 +376,6 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
     return tn_err_set(err, TN_INVAL,
                       "MSCCL-IR export needs the collective and its chunk "
                       "bookkeeping (tenet's own algorithms)");
-  if (a->coll == TN_ALLTOALL)
-    return tn_err_set(err, TN_INVAL,
-                      "MSCCL-IR export of an All-to-All is not supported (its buffer layout "
-                      "differs); the Chakra set is the form to use");
   tn_sb_t b;
   tn_sb_init(&b, err);
   emit_i_msccl_xnode_t **x = NULL;
@@ -318,7 +402,12 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
     uint32_t l = algo_rank_len(a, r), scratch = 0;
     for (uint32_t i = 0; i < l; i++) {
       const algo_node_t *n = algo_node(a, r, i);
-      if (n->op == ALGO_RECV && n->reduce) {
+      bool relay = false;
+      if (a->coll == TN_ALLTOALL && n->op == ALGO_RECV && n->nchunks) {
+        uint32_t c = algo_node_chunks(a, r, n)[0], k = a->chunks_per_npu;
+        relay = c / k != r && c % k / (k / a->npus) != r;
+      }
+      if (n->op == ALGO_RECV && (n->reduce || relay)) {
         x[r][i].scratch = scratch;
         scratch += n->nchunks;
       }
@@ -340,6 +429,8 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
     if (!emit_i_msccl_idle_rank(a, r))
       for (uint32_t i = 0; i < l && rc == TN_OK; i++)
         rc = write_node(&w, r, i, err);
+    if (rc == TN_OK && a->coll == TN_ALLTOALL)
+      a2a_self_copy(&w, r, emit_i_msccl_idle_rank(a, r) ? 0 : l);
     tn_sb_printf(&b, "  </gpu>\n");
   }
   tn_sb_printf(&b, "</algo>\n");
@@ -385,6 +476,13 @@ static void exact_stats(const algo_t *a, const char *xml, size_t len,
 tn_status_t emit_msccl_export_mem_opts(const algo_t *a, const emit_msccl_export_opts_t *opts,
                                        char **xml, size_t *len, emit_msccl_export_stats_t *stats,
                                        tn_err_t *err) {
+  if (opts && !opts->exact && a->coll == TN_ALLTOALL) {
+    *xml = NULL;
+    *len = 0;
+    return tn_err_set(err, TN_INVAL,
+                      "the runtime-fit MSCCL-IR form has no All-to-All yet; --exact writes one "
+                      "(a threadblock per node)");
+  }
   if (opts && !opts->exact) return emit_i_msccl_pack(a, opts, xml, len, stats, err);
   tn_status_t rc = emit_msccl_export_mem(a, xml, len, err);
   if (rc == TN_OK && stats) exact_stats(a, *xml, *len, stats);

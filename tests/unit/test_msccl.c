@@ -747,6 +747,59 @@ static void msccl_import_reads_alltoall(void **state) {
   algo_free(a);
 }
 
+/* All-to-All exports out of place (exact form): the greedy's relayed pieces and Direct's
+ * come back with every node as written plus one pure-time COMP per rank (the cpy of the
+ * piece a rank keeps), verify, and simulate in the same time. The runtime-fit form says
+ * it has none yet. */
+static void msccl_export_alltoall_round_trips(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 8; seed++) {
+    topo_t *t = tu_random_fabric(3 + (uint32_t)(seed % 5), seed, seed % 2 == 0);
+    uint64_t size = (uint64_t)t->npus * 4096;
+    algo_t *a = NULL;
+    if (seed % 3 == 0) {
+      TU_OK(algo_direct(TN_ALLTOALL, t->npus, size, 2, &a, &tu_err_));
+    } else {
+      greedy_opts_t g = {.chunks_per_npu = 1 + (uint32_t)(seed % 2)};
+      schedule_t sc;
+      TU_OK(greedy_alltoall(t, size, &g, &sc, &tu_err_));
+      TU_OK(algo_from_schedule(&sc, TN_ALLTOALL, "greedy", &a, &tu_err_));
+      schedule_free(&sc);
+    }
+    TU_OK(algo_fill_idle(a, &tu_err_));
+    char *x = NULL;
+    size_t l = 0;
+    TU_OK(emit_msccl_export_mem(a, &x, &l, &tu_err_));
+    algo_t *b = NULL;
+    TU_OK(emit_msccl_import_mem(x, l, "a2a.xml", size, &b, &tu_err_));
+    assert_int_equal(b->coll, TN_ALLTOALL);
+    for (uint32_t r = 0; r < a->npus; r++) {
+      uint32_t la = algo_rank_len(a, r), lb = algo_rank_len(b, r);
+      assert_true(lb == la + 1 || (lb == la && la == 1));
+      const algo_node_t *last = algo_node(b, r, lb - 1);
+      assert_true(last->op == ALGO_COMP && last->nchunks == 0 && last->ndeps == 0);
+      for (uint32_t i = 0; i + 1 < lb; i++) {
+        const algo_node_t *p = algo_node(a, r, i), *q = algo_node(b, r, i);
+        assert_int_equal(p->op, q->op);
+        assert_int_equal(p->peer, q->peer);
+        assert_int_equal(p->bytes, q->bytes);
+      }
+    }
+    verify_ok(b, t);
+    assert_int_equal(sim_ps(t, a), sim_ps(t, b));
+    emit_msccl_export_opts_t fit = {.exact = false};
+    char *y = NULL;
+    size_t ly = 0;
+    tn_err_t err = {0};
+    assert_int_equal(emit_msccl_export_mem_opts(a, &fit, &y, &ly, NULL, &err), TN_INVAL);
+    assert_non_null(strstr(err.msg, "--exact"));
+    free(x);
+    algo_free(a);
+    algo_free(b);
+    topo_free(t);
+  }
+}
+
 /* Attributes are matched by name whatever their order (the importer guesses each
  * position from the previous element); unknown and namespace-prefixed ones are ignored. */
 static void msccl_import_reads_attributes_in_any_order(void **state) {
@@ -994,6 +1047,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(msccl_runtime_export_refuses_what_could_deadlock),
       cmocka_unit_test(msccl_import_accepts_both_reduce_scatter_spellings),
       cmocka_unit_test(msccl_import_reads_alltoall),
+      cmocka_unit_test(msccl_export_alltoall_round_trips),
       cmocka_unit_test(msccl_import_reads_attributes_in_any_order),
       cmocka_unit_test(msccl_import_reads_out_of_place_reduce_scatter),
       cmocka_unit_test(msccl_import_rejects_malformed_xml),
