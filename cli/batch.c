@@ -454,7 +454,7 @@ static tn_status_t run_case(const cli_batch_plan_t *p, const cli_batch_case_t *c
   } else {
     r->ok = false;
     r->status = e.status;
-    snprintf(r->error, sizeof r->error, "%s", e.msg);
+    tn_fit_line(r->error, sizeof r->error, e.msg);
   }
   topo_free(t);
   cJSON *o = result_json(p, c, r);

@@ -55,7 +55,7 @@ tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, 
     fill_metrics(r, t, res.time_ps);
   } else {
     r->status = st;
-    snprintf(r->error, sizeof r->error, "%s", e.msg[0] ? e.msg : tn_status_str(st));
+    tn_fit_line(r->error, sizeof r->error, e.msg[0] ? e.msg : tn_status_str(st));
     tn_err_set(err, st, "%s", r->error);
   }
   sim_result_free(&res);

@@ -36,11 +36,21 @@ const char *tn_status_str(tn_status_t st);
 int tn_status_exit_code(tn_status_t st);
 
 /* An error: the first one set wins, later ones are ignored. msg names the item
- * ("topo.json:14:9: links[3].bandwidth must be > 0"). Zero-initialise before use. */
+ * ("topo.json:14:9: links[3].bandwidth must be > 0"). Zero-initialise before use.
+ * msg is always one line (control characters become blanks) of up to PATH_MAX bytes; a
+ * longer text loses its middle, never its reason (tn_fit_line). */
+#define TN_ERR_MSG_MAX 4096
 typedef struct tn_err {
   tn_status_t status;
-  char msg[512];
+  char msg[TN_ERR_MSG_MAX];
 } tn_err_t;
+
+/* The one rule for fitting a message into cap bytes (cap > 0): src is copied into dst with
+ * control characters turned into blanks and trailing blanks dropped; when src does not fit,
+ * its middle is replaced by "..." (a third of the room kept from the start, where the item
+ * is named, the rest from the end, where the reason is), never splitting a UTF-8
+ * character. O(strlen(src)). */
+void tn_fit_line(char *dst, size_t cap, const char *src);
 
 /* Records an error in err (if err is non-NULL and still clear) and returns st.
  * Usage: return tn_err_set(err, TN_PARSE, "%s:%d: ...", file, line); */

@@ -120,6 +120,46 @@ static void parse_numbers_check_ranges(void **state) {
   assert_non_null(strstr(err.msg, "out of range"));
 }
 
+/* A message far longer than the struct keeps its start (the item) and its end (the
+ * reason), and is one line. */
+static void err_keeps_the_reason_of_an_overlong_message(void **state) {
+  (void)state;
+  size_t n = 3 * TN_ERR_MSG_MAX;
+  char *path = malloc(n + 1);
+  assert_non_null(path);
+  memset(path, 'd', n);
+  memcpy(path, "/start", 6);
+  path[n] = '\0';
+  tn_err_t err = {0};
+  assert_int_equal(tn_err_set(&err, TN_IO, "%s: cannot write: No space left on device", path),
+                   TN_IO);
+  assert_true(strlen(err.msg) < sizeof err.msg);
+  assert_true(strncmp(err.msg, "/start", 6) == 0);
+  assert_non_null(strstr(err.msg, "..."));
+  size_t len = strlen(err.msg);
+  const char *tail = ": cannot write: No space left on device";
+  assert_string_equal(err.msg + len - strlen(tail), tail);
+  /* A prefix added later keeps the reason too. */
+  tn_err_prefix(&err, "%s", path);
+  len = strlen(err.msg);
+  assert_string_equal(err.msg + len - strlen(tail), tail);
+  free(path);
+}
+
+/* Third-party messages span lines; ours never do. */
+static void err_folds_a_multiline_message_into_one_line(void **state) {
+  (void)state;
+  tn_err_t err = {0};
+  tn_err_set(&err, TN_PARSE, "x.xml:3: %s", "Opening and ending tag mismatch\n<a>\n ^\n");
+  assert_string_equal(err.msg, "x.xml:3: Opening and ending tag mismatch <a>  ^");
+  char small[8];
+  tn_fit_line(small, sizeof small, "abcdefghij");
+  assert_string_equal(small, "a...hij");
+  /* A cut never splits a UTF-8 character: "é" is two bytes. */
+  tn_fit_line(small, sizeof small, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+  assert_string_equal(small, "...\xc3\xa9");
+}
+
 static void err_first_error_wins(void **state) {
   (void)state;
   tn_err_t err = {0};
@@ -346,6 +386,8 @@ int main(void) {
       cmocka_unit_test(xfer_ps_uses_gib_per_second),
       cmocka_unit_test(parse_numbers_check_ranges),
       cmocka_unit_test(err_first_error_wins),
+      cmocka_unit_test(err_keeps_the_reason_of_an_overlong_message),
+      cmocka_unit_test(err_folds_a_multiline_message_into_one_line),
       cmocka_unit_test(outfile_commit_and_abort_leave_no_partial_file),
       cmocka_unit_test(read_file_enforces_its_cap),
       cmocka_unit_test(alloc_and_arithmetic_detect_overflow),
