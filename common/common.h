@@ -189,27 +189,36 @@ void tn_sb_printf(tn_sb_t *b, const char *fmt, ...)
     ;
 
 /* ---- files --------------------------------------------------------------- */
-/* The one rule for all-or-nothing output: write "<path>.tmp.<pid>" (tn_temp_suffix), then
- * tn_rename_into_place. tn_outfile does both for one stream; the Chakra writer writes a
- * whole set of temporaries before it renames any, and the plots let PLplot write the
- * temporary. */
-/* ".tmp.<pid>" into buf (at least 32 bytes). */
-void tn_temp_suffix(char *buf, size_t len);
+/* The one rule for where an output named path goes (every -o, every file a command writes):
+ *  - an empty path, one ending in '/' and one naming a directory are refused (TN_INVAL);
+ *  - a symbolic link (a chain of them) is followed: the file it names is replaced, the
+ *    link stays;
+ *  - a target that exists and is not a regular file (a device such as /dev/full or
+ *    /dev/stdout, a FIFO) is written straight into, with no temporary: *tmp is NULL;
+ *  - otherwise the output is written whole to *tmp, "<target>.tmp.<pid>" next to the
+ *    target, then tn_rename_into_place(*tmp, *target): the target is complete or as before.
+ * tn_outfile does it all for one stream; the Chakra writer plans every rank file and
+ * renames only once all are written; the plots let PLplot write the temporary.
+ * *target and *tmp are caller-freed (both NULL on failure). */
+tn_status_t tn_out_plan(const char *path, char **target, char **tmp, tn_err_t *err);
 /* Renames tmp over path; on failure removes tmp and fails with TN_IO naming path. */
 tn_status_t tn_rename_into_place(const char *tmp, const char *path, tn_err_t *err);
-/* All-or-nothing output: open writes "path.tmp.<pid>", commit renames it into place,
- * abort removes it. */
+/* One output stream under tn_out_plan: open writes the temporary (or the device), commit
+ * checks every write and renames into place (TN_IO naming path and the reason), abort
+ * removes the temporary. Both end the stream; abort after either is harmless. */
 typedef struct tn_outfile {
   FILE *f;
-  char *path;
-  char *tmp;
+  char *path;   /* as given, for messages */
+  char *target; /* path with its links followed */
+  char *tmp;    /* NULL when written straight into target */
 } tn_outfile_t;
 tn_status_t tn_outfile_open(tn_outfile_t *o, const char *path, tn_err_t *err);
 tn_status_t tn_outfile_commit(tn_outfile_t *o, tn_err_t *err);
 void tn_outfile_abort(tn_outfile_t *o);
 /* Reads a whole file into a NUL-terminated buffer (caller frees), capped at max bytes. */
 tn_status_t tn_read_file(const char *path, size_t max, char **data, size_t *len, tn_err_t *err);
-/* Creates the parent directory of path (one level of mkdir -p for every component). */
+/* Creates the parent directory of the output path (mkdir -p of every component but the
+ * last); refuses, before creating anything, a path tn_out_plan refuses as a directory. */
 tn_status_t tn_mkdir_parents(const char *path, tn_err_t *err);
 
 /* ---- determinism ------------------------------------------------------- */
