@@ -254,6 +254,19 @@ size_t tn_edit_distance(const char *a, const char *b);
  * both work. Ties go to the first. */
 const char *tn_suggest(const char *word, const void *names, size_t n, size_t stride);
 
+/* Length (1..4) of the UTF-8 character at s[0..n), or 0 when s does not start a valid one
+ * (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF, cut short). */
+size_t tn_utf8_char_len(const char *s, size_t n);
+/* The one rule for text read from input that output echoes: valid UTF-8, and unless
+ * allow_controls (a description may span lines) without control characters (U+0001..U+001F,
+ * U+007F): a name is one line. On false, *bad (when non-NULL) is the offset of the first
+ * offending byte. O(strlen(s)). */
+bool tn_text_ok(const char *s, bool allow_controls, size_t *bad);
+/* Copies s[0..n) into *out (NUL-terminated, caller frees; *out_len bytes when non-NULL)
+ * with every byte that does not start a valid UTF-8 character replaced by U+FFFD: what
+ * every JSON writer does to text it did not validate (paths, foreign messages). O(n). */
+tn_status_t tn_utf8_repair(const char *s, size_t n, char **out, size_t *out_len, tn_err_t *err);
+
 /* ---- parallel work ----------------------------------------------------- */
 /* Worker threads for per-rank stages: TENET_THREADS when set (1..1024), else the online
  * CPUs, at most 8. */

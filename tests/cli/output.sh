@@ -123,4 +123,56 @@ grep -q '\.\.\.' err.txt && ok || bad "$desc: the middle was not cut"
 tail -c 60 err.txt | grep -qi 'no such\|not found\|cannot\|unknown' && ok || bad "$desc: reason lost: $(tail -c 200 err.txt)"
 [ "$(wc -c <err.txt)" -le 4200 ] && ok || bad "$desc: $(wc -c <err.txt) bytes"
 
+# ---- JSON is valid UTF-8 and integers are exact ------------------------------------------
+# utf8_json FILE: FILE is JSON and strictly valid UTF-8.
+utf8_json() {
+  python3 -c 'import json,sys; json.loads(open(sys.argv[1],"rb").read().decode("utf-8","strict"))' "$1" 2>/dev/null
+}
+ff=$(printf '\377')
+desc="a name with byte 0xFF is refused"
+printf '{"name": "bad%sname", "npus": 2, "links": [{"src": 0, "dst": 1, "bandwidth": 50, "latency": 1}]}' "$ff" >badname.json
+run "$TENET" topo info badname.json --json
+one_line_error 1 "name must be UTF-8 text"
+[ ! -s out.txt ] && ok || bad "$desc: printed on stdout"
+
+desc="a \\u0000 in a name is refused, not cut"
+printf '{"name": "a\\u0000b", "npus": 2, "links": [{"src": 0, "dst": 1, "bandwidth": 50, "latency": 1}]}' >nul.json
+run "$TENET" topo info nul.json --json
+one_line_error 1 'nul.json:1:12: \u0000'
+
+desc="paths with byte 0xFF in --json, batch.json and summary.json"
+mkdir -p "odd$ff"
+printf '{"name": "fine", "npus": 4, "links": [{"src": 0, "dst": 1, "bandwidth": 50, "latency": 1}, {"src": 1, "dst": 2, "bandwidth": 50, "latency": 1}, {"src": 2, "dst": 3, "bandwidth": 50, "latency": 1}, {"src": 3, "dst": 0, "bandwidth": 50, "latency": 1}]}' >"odd$ff/t$ff.json"
+run "$TENET" synth -t "odd$ff/t$ff.json" -c allgather -s 1MiB -o "odd$ff/ag" --json
+expect_rc 0
+utf8_json out.txt && ok || bad "$desc: synth --json is not valid UTF-8 JSON: $(head -c 200 out.txt)"
+run "$TENET" sim -t "odd$ff/t$ff.json" "odd$ff/ag" --json
+expect_rc 0
+utf8_json out.txt && ok || bad "$desc: sim --json is not valid UTF-8 JSON"
+run "$TENET" compare -t "odd$ff/t$ff.json" -c allgather --sizes 1KiB --json
+expect_rc 0
+utf8_json out.txt && ok || bad "$desc: compare --json is not valid UTF-8 JSON"
+run "$TENET" batch --topos "odd$ff/t$ff.json" --colls allgather --sizes 1KiB --algos ring -o sweep
+expect_rc 0
+for f in sweep/batch.json sweep/summary.json; do
+  utf8_json "$f" && ok || bad "$desc: $f is not valid UTF-8 JSON"
+done
+# The repaired label still matches its results: a second run resumes instead of failing.
+run "$TENET" batch --topos "odd$ff/t$ff.json" --colls allgather --sizes 1KiB --algos ring -o sweep
+expect_rc 0
+run "$TENET" et dump "odd$ff/ag"
+utf8_json out.txt && ok || bad "et dump is not valid UTF-8 JSON"
+
+desc="sizes above 2^53 print exactly"
+big=9007199254741008
+run "$TENET" synth -t ring-16 -c allgather -s $big -a ring -o big/ag --json
+expect_rc 0
+expect_key size_bytes $big
+run "$TENET" sim -t ring-16 big/ag --json
+expect_key size_bytes $big
+run "$TENET" batch --topos ring-16 --colls allgather --sizes $big --algos ring -o bigsweep
+expect_rc 0
+grep -q "\"size_bytes\":$big[,}]" bigsweep/summary.json && ok || bad "$desc: summary.json: $(head -c 300 bigsweep/summary.json)"
+grep -q "$big" bigsweep/batch.json && ok || bad "$desc: batch.json lost the size"
+
 testlib_done

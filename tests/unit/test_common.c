@@ -335,6 +335,36 @@ static void mkdir_parents_refuses_a_directory_name_before_creating_anything(void
   assert_int_equal(count_entries(dir), 0);
 }
 
+/* UTF-8: what names must be, and what JSON writers make of anything else. */
+static void utf8_check_and_repair_follow_the_standard(void **state) {
+  (void)state;
+  assert_int_equal(tn_utf8_char_len("a", 1), 1);
+  assert_int_equal(tn_utf8_char_len("\xc3\xa9", 2), 2);
+  assert_int_equal(tn_utf8_char_len("\xe2\x82\xac", 3), 3);
+  assert_int_equal(tn_utf8_char_len("\xf0\x9f\x98\x80", 4), 4);
+  assert_int_equal(tn_utf8_char_len("\xff", 1), 0);           /* never in UTF-8 */
+  assert_int_equal(tn_utf8_char_len("\x80", 1), 0);           /* a stray continuation */
+  assert_int_equal(tn_utf8_char_len("\xc0\xaf", 2), 0);       /* overlong '/' */
+  assert_int_equal(tn_utf8_char_len("\xed\xa0\x80", 3), 0);   /* a UTF-16 surrogate */
+  assert_int_equal(tn_utf8_char_len("\xf4\x90\x80\x80", 4), 0); /* past U+10FFFF */
+  assert_int_equal(tn_utf8_char_len("\xe2\x82", 2), 0);       /* cut short */
+  size_t bad = 99;
+  assert_true(tn_text_ok("r\xc3\xa9seau-8", false, &bad));
+  assert_false(tn_text_ok("ab\xff", false, &bad));
+  assert_int_equal(bad, 2);
+  assert_false(tn_text_ok("a\nb", false, &bad));
+  assert_int_equal(bad, 1);
+  assert_true(tn_text_ok("a\nb", true, NULL));
+  assert_false(tn_text_ok("a\x7f", false, NULL));
+  char *out = NULL;
+  size_t len = 0;
+  TU_OK(tn_utf8_repair("a\xff\xc3\xa9\xe2\x82", 6, &out, &len, &tu_err_));
+  assert_string_equal(out, "a\xef\xbf\xbd\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd");
+  assert_int_equal(len, strlen(out));
+  assert_true(tn_text_ok(out, false, NULL));
+  free(out);
+}
+
 static void read_file_enforces_its_cap(void **state) {
   (void)state;
   const char *dir = tu_tmpdir("common_read");
@@ -499,6 +529,7 @@ int main(void) {
       cmocka_unit_test(err_keeps_the_reason_of_an_overlong_message),
       cmocka_unit_test(err_folds_a_multiline_message_into_one_line),
       cmocka_unit_test(outfile_commit_and_abort_leave_no_partial_file),
+      cmocka_unit_test(utf8_check_and_repair_follow_the_standard),
       cmocka_unit_test(out_plan_follows_links_writes_devices_in_place_and_refuses_directories),
       cmocka_unit_test(outfile_replaces_what_a_link_names_and_keeps_the_link),
       cmocka_unit_test(outfile_writes_into_a_device_and_reports_a_full_one),
