@@ -66,6 +66,11 @@ void tn_fit_line(char *dst, size_t cap, const char *src) {
 
 /* Formats fmt into err->msg through tn_fit_line: the whole text is formatted first (on the
  * heap), so that its end survives; without memory it is cut at the end instead. */
+static void set_msg(tn_err_t *err, const char *fmt, va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 0)))
+#endif
+    ;
 static void set_msg(tn_err_t *err, const char *fmt, va_list ap) {
   va_list ap2;
   va_copy(ap2, ap);
