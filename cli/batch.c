@@ -496,8 +496,7 @@ static cJSON *summary_value(const char *key, const cJSON *v, const cli_batch_pla
 }
 
 /* A summary row: the result's keys in the fixed order (missing ones null). */
-static cJSON *summary_row(const cJSON *res, const cli_batch_plan_t *p,
-                          const cli_batch_case_t *c) {
+static cJSON *summary_row(const cJSON *res, const cli_batch_plan_t *p, const cli_batch_case_t *c) {
   cJSON *row = cJSON_CreateObject();
   for (size_t k = 0; row != NULL && k < NSUMMARY_KEYS; k++) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(res, summary_keys[k]);

@@ -183,7 +183,8 @@ cJSON *cli_json_ns(uint64_t ps) {
   int n = snprintf(buf, sizeof buf, "%" PRIu64 ".%03u", ps / TN_PS_PER_NS,
                    (unsigned)(ps % TN_PS_PER_NS));
   /* The shortest exact spelling: no trailing zeros, no lone point. */
-  while (n > 0 && buf[n - 1] == '0') buf[--n] = '\0';
+  while (n > 0 && buf[n - 1] == '0')
+    buf[--n] = '\0';
   if (n > 0 && buf[n - 1] == '.') buf[--n] = '\0';
   return cJSON_CreateRaw(buf);
 }

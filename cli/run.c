@@ -105,7 +105,8 @@ void cli_topo_label(const char *arg, char *label, size_t len) {
   }
   if (n >= len) {
     n = len - 1;
-    while (n > 0 && ((unsigned char)text[n] & 0xC0u) == 0x80u) n--;
+    while (n > 0 && ((unsigned char)text[n] & 0xC0u) == 0x80u)
+      n--;
   }
   memcpy(label, text, n);
   label[n] = '\0';

@@ -35,7 +35,9 @@ int tn_status_exit_code(tn_status_t st) {
 }
 
 /* True for a byte that continues a UTF-8 sequence: a cut never lands before one. */
-static bool utf8_tail(char c) { return ((unsigned char)c & 0xC0u) == 0x80u; }
+static bool utf8_tail(char c) {
+  return ((unsigned char)c & 0xC0u) == 0x80u;
+}
 
 void tn_fit_line(char *dst, size_t cap, const char *src) {
   static const char gap[] = "...";
@@ -47,8 +49,10 @@ void tn_fit_line(char *dst, size_t cap, const char *src) {
     size_t room = cap > sizeof gap ? cap - sizeof gap : 0;
     head = room / 3;
     tail = room - head;
-    while (head > 0 && utf8_tail(src[head])) head--;
-    while (tail > 0 && utf8_tail(src[n - tail])) tail--;
+    while (head > 0 && utf8_tail(src[head]))
+      head--;
+    while (tail > 0 && utf8_tail(src[n - tail]))
+      tail--;
   }
   memcpy(dst, src, head);
   size_t len = head;
@@ -61,7 +65,8 @@ void tn_fit_line(char *dst, size_t cap, const char *src) {
   dst[len] = '\0';
   for (size_t i = 0; i < len; i++)
     if ((unsigned char)dst[i] < 0x20u || dst[i] == 0x7f) dst[i] = ' ';
-  while (len > 0 && dst[len - 1] == ' ') dst[--len] = '\0';
+  while (len > 0 && dst[len - 1] == ' ')
+    dst[--len] = '\0';
 }
 
 /* Formats fmt into err->msg through tn_fit_line: the whole text is formatted first (on the

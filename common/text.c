@@ -62,12 +62,17 @@ size_t tn_utf8_char_len(const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s;
   if (n == 0) return 0;
   if (p[0] < 0x80) return 1;
-  size_t len;
-  uint32_t min, cp;
-  if ((p[0] & 0xE0u) == 0xC0u) len = 2, min = 0x80, cp = p[0] & 0x1Fu;
-  else if ((p[0] & 0xF0u) == 0xE0u) len = 3, min = 0x800, cp = p[0] & 0x0Fu;
-  else if ((p[0] & 0xF8u) == 0xF0u) len = 4, min = 0x10000, cp = p[0] & 0x07u;
-  else return 0;
+  /* The lead byte gives the length, the smallest code point that needs it, and its bits. */
+  static const struct {
+    unsigned char mask, lead;
+    size_t len;
+    uint32_t min;
+  } forms[] = {{0xE0u, 0xC0u, 2, 0x80}, {0xF0u, 0xE0u, 3, 0x800}, {0xF8u, 0xF0u, 4, 0x10000}};
+  size_t f = 0;
+  while (f < 3 && (p[0] & forms[f].mask) != forms[f].lead) f++;
+  if (f == 3) return 0;
+  size_t len = forms[f].len;
+  uint32_t min = forms[f].min, cp = p[0] & (unsigned char)~forms[f].mask;
   if (n < len) return 0;
   for (size_t i = 1; i < len; i++) {
     if ((p[i] & 0xC0u) != 0x80u) return 0;
