@@ -278,7 +278,7 @@ static cJSON *plan_to_cjson(const cli_batch_plan_t *p) {
   for (size_t i = 0; ok && i < p->ncolls; i++)
     ok = cJSON_AddItemToArray(colls, cJSON_CreateString(tn_coll_name(p->colls[i])));
   for (size_t i = 0; ok && i < p->nsizes; i++)
-    ok = cJSON_AddItemToArray(sizes, cJSON_CreateNumber((double)p->sizes[i]));
+    ok = cJSON_AddItemToArray(sizes, cli_json_u64(p->sizes[i]));
   char seed[32];
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)p->seed);
   if (ok) {
@@ -304,7 +304,7 @@ static cJSON *plan_to_cjson(const cli_batch_plan_t *p) {
 
 tn_status_t cli_batch_plan_json(const cli_batch_plan_t *p, char **out, tn_err_t *err) {
   cJSON *o = plan_to_cjson(p);
-  *out = o ? cJSON_Print(o) : NULL;
+  *out = o ? cli_json_text(o, true) : NULL;
   cJSON_Delete(o);
   return *out ? TN_OK : tn_err_set(err, TN_NOMEM, "out of memory writing the plan");
 }
@@ -379,17 +379,17 @@ static cJSON *result_json(const cli_batch_plan_t *p, const cli_batch_case_t *c,
   cJSON *o = cJSON_CreateObject();
   if (o == NULL) return NULL;
   bool ok =
-      cJSON_AddNumberToObject(o, "case", (double)c->index) &&
+      cli_json_add_u64(o, "case", c->index) &&
       cJSON_AddStringToObject(o, "topology", p->labels[c->topo]) &&
       (r->npus ? cJSON_AddNumberToObject(o, "npus", r->npus) : cJSON_AddNullToObject(o, "npus")) &&
       cJSON_AddStringToObject(o, "collective", tn_coll_name(p->colls[c->coll])) &&
       cJSON_AddStringToObject(o, "algorithm", p->algos[c->algo]) &&
-      cJSON_AddNumberToObject(o, "size_bytes", (double)p->sizes[c->size]);
+      cli_json_add_u64(o, "size_bytes", p->sizes[c->size]);
   if (ok && r->ok) {
-    ok = cJSON_AddNumberToObject(o, "time_ns", (double)r->time_ps / 1000.0) &&
+    ok = cli_json_add_ns(o, "time_ns", r->time_ps) &&
          cJSON_AddNumberToObject(o, "algbw_GBps", (double)llround(r->algbw_GBps * 1e6) / 1e6) &&
          cJSON_AddNumberToObject(o, "busbw_GBps", (double)llround(r->busbw_GBps * 1e6) / 1e6) &&
-         cJSON_AddNumberToObject(o, "lower_bound_ns", (double)r->lower_bound_ps / 1000.0) &&
+         cli_json_add_ns(o, "lower_bound_ns", r->lower_bound_ps) &&
          cJSON_AddNumberToObject(o, "ratio_to_bound",
                                  (double)llround(r->ratio_to_bound * 1e6) / 1e6) &&
          cJSON_AddStringToObject(o, "status", "ok") && cJSON_AddNullToObject(o, "error");
@@ -454,11 +454,11 @@ static tn_status_t run_case(const cli_batch_plan_t *p, const cli_batch_case_t *c
   } else {
     r->ok = false;
     r->status = e.status;
-    snprintf(r->error, sizeof r->error, "%s", e.msg);
+    tn_fit_line(r->error, sizeof r->error, e.msg);
   }
   topo_free(t);
   cJSON *o = result_json(p, c, r);
-  char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+  char *text = o ? cli_json_text(o, false) : NULL;
   cJSON_Delete(o);
   tn_status_t st = text ? tn_mkdir_parents(path, err)
                         : tn_err_set(err, TN_NOMEM, "out of memory writing %s", path);
@@ -479,12 +479,28 @@ static const char *const summary_keys[] = {
     "ratio_to_bound", "status",   "error"};
 #define NSUMMARY_KEYS (sizeof summary_keys / sizeof summary_keys[0])
 
+/* A value of result.json for the summary. cJSON reads numbers as doubles, so the exact
+ * integers are spelled again: the case and the size from the plan, the times from their
+ * picoseconds (exact below 2^50 ps, 18 minutes). */
+static cJSON *summary_value(const char *key, const cJSON *v, const cli_batch_plan_t *p,
+                            const cli_batch_case_t *c) {
+  if (v == NULL) return cJSON_CreateNull();
+  if (!cJSON_IsNumber(v)) return cJSON_Duplicate(v, true);
+  if (strcmp(key, "case") == 0) return cli_json_u64(c->index);
+  if (strcmp(key, "size_bytes") == 0) return cli_json_u64(p->sizes[c->size]);
+  double ps = v->valuedouble * 1000.0;
+  if ((strcmp(key, "time_ns") == 0 || strcmp(key, "lower_bound_ns") == 0) && ps >= 0.0 &&
+      ps < 0x1p50)
+    return cli_json_ns((uint64_t)llround(ps));
+  return cJSON_Duplicate(v, true);
+}
+
 /* A summary row: the result's keys in the fixed order (missing ones null). */
-static cJSON *summary_row(const cJSON *res) {
+static cJSON *summary_row(const cJSON *res, const cli_batch_plan_t *p, const cli_batch_case_t *c) {
   cJSON *row = cJSON_CreateObject();
   for (size_t k = 0; row != NULL && k < NSUMMARY_KEYS; k++) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(res, summary_keys[k]);
-    cJSON *copy = v ? cJSON_Duplicate(v, true) : cJSON_CreateNull();
+    cJSON *copy = summary_value(summary_keys[k], v, p, c);
     if (copy == NULL || !cJSON_AddItemToObject(row, summary_keys[k], copy)) {
       cJSON_Delete(copy);
       cJSON_Delete(row);
@@ -538,9 +554,10 @@ static tn_status_t summary_open(summary_writer_t *w, const char *dir, tn_err_t *
   return TN_OK;
 }
 
-static tn_status_t summary_add(summary_writer_t *w, const cJSON *res, tn_err_t *err) {
-  cJSON *row = summary_row(res);
-  char *text = row ? cJSON_PrintUnformatted(row) : NULL;
+static tn_status_t summary_add(summary_writer_t *w, const cJSON *res, const cli_batch_plan_t *p,
+                               const cli_batch_case_t *c, tn_err_t *err) {
+  cJSON *row = summary_row(res, p, c);
+  char *text = row ? cli_json_text(row, false) : NULL;
   if (text == NULL) {
     cJSON_Delete(row);
     return tn_err_set(err, TN_NOMEM, "out of memory writing the summary");
@@ -601,7 +618,7 @@ static tn_status_t plan_file(const cli_batch_plan_t *p, const char *dir, const c
     if (!cJSON_AddStringToObject(o, "shard", shard))
       st = tn_err_set(err, TN_NOMEM, "out of memory writing the plan");
   }
-  if (st == TN_OK) text = cJSON_Print(o);
+  if (st == TN_OK) text = cli_json_text(o, true);
   tn_outfile_t f;
   if (st == TN_OK && text && (st = tn_mkdir_parents(path, err)) == TN_OK &&
       (st = tn_outfile_open(&f, path, err)) == TN_OK) {
@@ -710,7 +727,7 @@ tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
         st = tn_err_set(err, TN_IO, "%s/%s/result.json: missing or unreadable", o->out_dir, cdir);
       } else {
         stats->failed += !result_ok(res);
-        st = summary_add(&w, res, err);
+        st = summary_add(&w, res, p, &c, err);
       }
       cJSON_Delete(res);
     }
@@ -790,7 +807,7 @@ tn_status_t cli_batch_merge(const char *const *dirs, size_t ndirs, const char *o
         st = tn_err_set(err, TN_IO, "case %zu: result vanished while merging", i);
       } else {
         *failed += !result_ok(pick);
-        st = summary_add(&w, pick, err);
+        st = summary_add(&w, pick, &plan, &c, err);
       }
       cJSON_Delete(pick);
     }

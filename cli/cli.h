@@ -170,6 +170,20 @@ void cli_json_add_et_files(struct cJSON *o, const char *prefix, uint32_t npus);
 /* Prints o (may be NULL) as one unformatted line on stdout and deletes it. Returns the
  * exit code: 0, or 3 after "tenet CMD: out of memory printing JSON" on stderr. */
 int cli_json_print(const char *cmd, struct cJSON *o);
+/* The one way cli/ turns JSON into text: cJSON's printer (pretty: indented), then every
+ * byte that does not start valid UTF-8 (a path, a foreign message) becomes U+FFFD, so
+ * that stdout and every .json file hold valid UTF-8. Caller frees with free(); NULL when
+ * out of memory. O(size of the text). */
+char *cli_json_text(const struct cJSON *o, bool pretty);
+/* Exact integers: cJSON keeps numbers as doubles and prints 15 digits (2^53 comes out as
+ * 9.00719925474099e+15), so counts of bytes, messages and events are raw decimal text.
+ * cli_json_u64 makes an item (NULL when out of memory); cli_json_add_u64 adds it to o as
+ * key and returns it (NULL on failure, like cJSON_AddNumberToObject). */
+struct cJSON *cli_json_u64(uint64_t v);
+struct cJSON *cli_json_add_u64(struct cJSON *o, const char *key, uint64_t v);
+/* A time of ps picoseconds as exact ns ("7824", "7824.5", "7824.125"). */
+struct cJSON *cli_json_ns(uint64_t ps);
+struct cJSON *cli_json_add_ns(struct cJSON *o, const char *key, uint64_t ps);
 
 /* ---- the comparison behind compare and demo (cli/cmd_compare.c) --------- */
 typedef struct cli_compare_spec {

@@ -175,16 +175,16 @@ int cmd_export(int argc, char **argv) {
     cJSON_AddStringToObject(o, "mode", exact ? "exact" : "runtime-fit");
     cJSON_AddStringToObject(o, "collective", tn_coll_name(a->coll));
     cJSON_AddNumberToObject(o, "npus", a->npus);
-    cJSON_AddNumberToObject(o, "nodes", (double)algo_node_count(a));
-    cJSON_AddNumberToObject(o, "messages", (double)algo_send_count(a));
+    cli_json_add_u64(o, "nodes", algo_node_count(a));
+    cli_json_add_u64(o, "messages", algo_send_count(a));
     cJSON_AddNumberToObject(o, "channels", st.channels);
     cJSON_AddNumberToObject(o, "tbs_per_gpu_min", st.tbs_min);
     cJSON_AddNumberToObject(o, "tbs_per_gpu_max", st.tbs_max);
     cJSON_AddNumberToObject(o, "steps_per_tb_max", st.steps_max);
-    cJSON_AddNumberToObject(o, "steps", (double)st.steps);
-    cJSON_AddNumberToObject(o, "nop_steps", (double)st.nops);
-    cJSON_AddNumberToObject(o, "fused_steps", (double)st.fused);
-    char *txt = cJSON_PrintUnformatted(o);
+    cli_json_add_u64(o, "steps", st.steps);
+    cli_json_add_u64(o, "nop_steps", st.nops);
+    cli_json_add_u64(o, "fused_steps", st.fused);
+    char *txt = cli_json_text(o, false);
     cJSON_Delete(o);
     if (!txt) {
       tn_err_set(&err, TN_NOMEM, "out of memory printing JSON");

@@ -61,21 +61,21 @@ static int print_result(const algo_t *a, const char *file, const char *prefix,
   cJSON_AddNumberToObject(o, "npus", a->npus);
   cJSON_AddStringToObject(o, "collective", tn_coll_name(a->coll));
   cJSON_AddStringToObject(o, "algorithm", a->name);
-  cJSON_AddNumberToObject(o, "size_bytes", (double)a->size_bytes);
+  cli_json_add_u64(o, "size_bytes", a->size_bytes);
   cJSON_AddNumberToObject(o, "chunks_per_npu", a->chunks_per_npu);
-  cJSON_AddNumberToObject(o, "nodes", (double)nodes);
-  cJSON_AddNumberToObject(o, "messages", (double)msgs);
+  cli_json_add_u64(o, "nodes", nodes);
+  cli_json_add_u64(o, "messages", msgs);
   cJSON_AddBoolToObject(o, "verified", true);
   cJSON_AddBoolToObject(o, "semantics_checked", rep->semantics_checked);
   cJSON_AddNumberToObject(o, "import_ms", import_ms);
   if (t) {
     double algbw = tn_gbps(a->size_bytes, sr->time_ps);
     cJSON_AddStringToObject(o, "topology", t->name);
-    cJSON_AddNumberToObject(o, "time_ns", (double)sr->time_ps / 1e3);
+    cli_json_add_ns(o, "time_ns", sr->time_ps);
     cJSON_AddNumberToObject(o, "algbw_GBps", algbw);
     cJSON_AddNumberToObject(o, "busbw_GBps", algbw * tn_coll_busbw_factor(a->coll, a->npus));
     uint64_t lb = topo_lower_bound_ps(t, a->coll, a->size_bytes);
-    cJSON_AddNumberToObject(o, "lower_bound_ns", (double)lb / 1e3);
+    cli_json_add_ns(o, "lower_bound_ns", lb);
     cJSON_AddNumberToObject(o, "ratio_to_bound", lb ? (double)sr->time_ps / (double)lb : 0.0);
   }
   cli_json_add_et_files(o, prefix, a->npus);

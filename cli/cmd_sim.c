@@ -146,10 +146,10 @@ static int print_json(const topo_t *t, const algo_t *a, const coll_info_t *ci,
     cJSON_AddNullToObject(o, "collective");
   cJSON_AddStringToObject(o, "algorithm", a->name);
   if (ci->has_size)
-    cJSON_AddNumberToObject(o, "size_bytes", (double)ci->size);
+    cli_json_add_u64(o, "size_bytes", ci->size);
   else
     cJSON_AddNullToObject(o, "size_bytes");
-  cJSON_AddNumberToObject(o, "time_ns", (double)r->time_ps / 1e3);
+  cli_json_add_ns(o, "time_ns", r->time_ps);
   double algbw = ci->has_size ? tn_gbps(ci->size, r->time_ps) : 0.0;
   bool both = ci->has_coll && ci->has_size;
   uint64_t lb = both ? topo_lower_bound_ps(t, ci->coll, ci->size) : 0;
@@ -159,18 +159,18 @@ static int print_json(const topo_t *t, const algo_t *a, const coll_info_t *ci,
     cJSON_AddNullToObject(o, "algbw_GBps");
   if (both) {
     cJSON_AddNumberToObject(o, "busbw_GBps", algbw * tn_coll_busbw_factor(ci->coll, t->npus));
-    cJSON_AddNumberToObject(o, "lower_bound_ns", (double)lb / 1e3);
+    cli_json_add_ns(o, "lower_bound_ns", lb);
     cJSON_AddNumberToObject(o, "ratio_to_bound", lb ? (double)r->time_ps / (double)lb : 0.0);
   } else {
     cJSON_AddNullToObject(o, "busbw_GBps");
     cJSON_AddNullToObject(o, "lower_bound_ns");
     cJSON_AddNullToObject(o, "ratio_to_bound");
   }
-  cJSON_AddNumberToObject(o, "messages", (double)r->messages);
-  cJSON_AddNumberToObject(o, "events", (double)r->events);
+  cli_json_add_u64(o, "messages", r->messages);
+  cli_json_add_u64(o, "events", r->events);
   cJSON *fin = cJSON_AddArrayToObject(o, "npu_finish_ns");
   for (uint32_t i = 0; i < r->npus; i++)
-    cJSON_AddItemToArray(fin, cJSON_CreateNumber((double)r->npu_finish_ps[i] / 1e3));
+    cJSON_AddItemToArray(fin, cli_json_ns(r->npu_finish_ps[i]));
   cJSON *links = cJSON_AddArrayToObject(o, "links");
   for (uint32_t i = 0; i < top && i < r->nlinks; i++) {
     const sim_link_use_t *l = &r->links[i];
@@ -178,9 +178,9 @@ static int print_json(const topo_t *t, const algo_t *a, const coll_info_t *ci,
     cJSON_AddNumberToObject(lo, "link", l->link);
     cJSON_AddNumberToObject(lo, "src", t->links[l->link].src);
     cJSON_AddNumberToObject(lo, "dst", t->links[l->link].dst);
-    cJSON_AddNumberToObject(lo, "bytes", (double)l->bytes);
-    cJSON_AddNumberToObject(lo, "messages", (double)l->messages);
-    cJSON_AddNumberToObject(lo, "busy_ns", (double)l->busy_ps / 1e3);
+    cli_json_add_u64(lo, "bytes", l->bytes);
+    cli_json_add_u64(lo, "messages", l->messages);
+    cli_json_add_ns(lo, "busy_ns", l->busy_ps);
     cJSON_AddNumberToObject(lo, "utilization", util(r, l));
     cJSON_AddItemToArray(links, lo);
   }

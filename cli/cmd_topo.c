@@ -110,10 +110,7 @@ static int topo_gen_cmd(int argc, char **argv) {
       t = u;
     }
   }
-  if (st == TN_OK && name) {
-    char *copy = NULL;
-    if ((st = tn_strdup(name, &copy, &err)) == TN_OK) free(t->name), t->name = copy;
-  }
+  if (st == TN_OK && name) st = topo_set_name(t, name, &err);
   char auto_desc[256];
   if (st == TN_OK && desc == NULL) {
     snprintf(auto_desc, sizeof auto_desc,
@@ -121,10 +118,7 @@ static int topo_gen_cmd(int argc, char **argv) {
              unidir ? "unidirectional " : "", pos[0], pos[1], bw, lat);
     desc = auto_desc;
   }
-  if (st == TN_OK) {
-    char *copy = NULL;
-    if ((st = tn_strdup(desc, &copy, &err)) == TN_OK) free(t->description), t->description = copy;
-  }
+  if (st == TN_OK) st = topo_set_description(t, desc, &err);
   if (st == TN_OK) st = topo_save(t, out, explicit_links, &err);
   if (st == TN_OK)
     printf("wrote %s: %u NPUs, %u switches, %u links\n", out, t->npus, t->switches, t->nlinks);
@@ -193,7 +187,7 @@ static void add_bounds_json(cJSON *o, const topo_bounds_t *b, bool connected) {
     cJSON_AddNullToObject(o, "bounds");
     return;
   }
-  cJSON_AddNumberToObject(o, "latency_bound_ns", (double)b->latency_ps / 1e3);
+  cli_json_add_ns(o, "latency_bound_ns", b->latency_ps);
   cJSON_AddBoolToObject(o, "bounds_tight", b->tight);
   cJSON *all = cJSON_AddObjectToObject(o, "bounds");
   for (int c = 0; all && c < TN_NCOLLS; c++) {
@@ -230,7 +224,7 @@ static int print_info_json(const topo_t *t, const topo_info_t *in, const topo_bo
   cJSON_AddNumberToObject(o, "min_egress_GBps", in->min_egress_GBps);
   cJSON_AddNumberToObject(o, "max_egress_GBps", in->max_egress_GBps);
   add_bounds_json(o, b, in->connected && t->npus > 1);
-  char *s = cJSON_Print(o);
+  char *s = cli_json_text(o, true);
   cJSON_Delete(o);
   if (s == NULL) return 3;
   printf("%s\n", s);
@@ -349,7 +343,7 @@ static int topo_list_cmd(int argc, char **argv) {
       cJSON_AddStringToObject(r, "description", ts[i]->description);
       cJSON_AddItemToArray(arr, r);
     }
-    char *s = cJSON_Print(o);
+    char *s = cli_json_text(o, true);
     if (s)
       printf("%s\n", s);
     else

@@ -1,7 +1,11 @@
-/* cli/main.c — the top-level command table, --help and --version. */
+/* cli/main.c — the top-level command table, --help and --version, and the one check
+ * that standard output received everything a command printed. */
 #include "cli/cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct command {
   const char *name;
@@ -36,7 +40,7 @@ static void usage(FILE *f) {
              "Exit codes: 0 ok, 1 bad input or usage, 2 cannot be done, 3 internal error.\n");
 }
 
-int cli_main(int argc, char **argv) {
+static int dispatch(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
     return 1;
@@ -63,4 +67,38 @@ int cli_main(int argc, char **argv) {
   else
     fprintf(stderr, "tenet: unknown command '%s' (see 'tenet --help')\n", cmd);
   return 1;
+}
+
+/* A standard stream the shell closed (`>&-`) is reopened on /dev/null in the direction that
+ * fails: otherwise the first file a command opens would take its number and receive what
+ * the command prints, and the failed writes could not be seen. */
+static void guard_std_streams(void) {
+  for (int fd = 0; fd <= 2; fd++)
+    if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      int got = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+      if (got >= 0 && got != fd) close(got);
+    }
+}
+
+/* The one owner of the rule "every write to standard output is checked": a table or a
+ * JSON object that did not all reach a full disk, a closed pipe or a closed stream turns a
+ * success into exit 1 with the reason. */
+static int finish_stdout(const char *cmd, int rc) {
+  errno = 0;
+  bool lost = ferror(stdout) != 0;
+  if (fflush(stdout) != 0) lost = true;
+  if (!lost) return rc;
+  int why = errno;
+  /* A write that failed while the command ran left no errno behind: an empty write
+   * usually meets the same refusal again (a full device, a closed stream). */
+  if (why == 0 && write(STDOUT_FILENO, "", 0) < 0) why = errno;
+  fprintf(stderr, "tenet %s: standard output: %s\n", cmd,
+          why ? strerror(why) : "write error (output lost)");
+  return rc == 0 ? 1 : rc;
+}
+
+int cli_main(int argc, char **argv) {
+  guard_std_streams();
+  int rc = dispatch(argc, argv);
+  return finish_stdout(argc >= 2 ? argv[1] : "", rc);
 }

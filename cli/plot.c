@@ -69,22 +69,31 @@ static void set_palette(void) {
     plscol0(i, rgb[i][0], rgb[i][1], rgb[i][2]);
 }
 
+static void plot_release(plot_session_t *s) {
+  free(s->target);
+  free(s->tmp);
+  s->target = s->tmp = NULL;
+}
+
 tn_status_t cli_i_plot_begin(plot_session_t *s, const char *path, int width, int height,
                              tn_err_t *err) {
   const char *device = NULL;
   s->path = path;
+  s->target = s->tmp = NULL;
   s->saved_stderr = -1;
   tn_status_t st = cli_plot_device(path, &device, err);
   if (st != TN_OK) return st;
-  if (strlen(path) + 32 > sizeof s->tmp)
-    return tn_err_set(err, TN_INVAL, "%s: path too long", path);
-  char suffix[32];
-  tn_temp_suffix(suffix, sizeof suffix);
-  snprintf(s->tmp, sizeof s->tmp, "%s%s", path, suffix);
-  /* Create the file ourselves: PLplot exits the process when it cannot open it. */
-  FILE *f = fopen(s->tmp, "wb");
-  if (f == NULL) return tn_err_set(err, TN_IO, "%s: cannot write: %s", path, strerror(errno));
-  fclose(f);
+  if ((st = tn_out_plan(path, &s->target, &s->tmp, err)) != TN_OK) return st;
+  /* Create the file ourselves: PLplot exits the process when it cannot open it. (A device
+   * or FIFO written straight into is only checked: opening a FIFO twice would end what its
+   * reader sees.) */
+  FILE *f = s->tmp ? fopen(s->tmp, "wb") : NULL;
+  if (s->tmp ? f == NULL : access(s->target, W_OK) != 0) {
+    st = tn_err_set(err, TN_IO, "%s: cannot write: %s", path, strerror(errno));
+    plot_release(s);
+    return st;
+  }
+  if (f) fclose(f);
   plot_failed = false;
   plot_msg[0] = '\0';
   /* PLplot and cairo may print warnings; the CLI's stderr is for our one-line errors. */
@@ -98,7 +107,7 @@ tn_status_t cli_i_plot_begin(plot_session_t *s, const char *path, int width, int
   plsexit(on_plexit);
   plsabort(on_plabort);
   plsdev(device);
-  plsfnam(s->tmp);
+  plsfnam(s->tmp ? s->tmp : s->target);
   plspage(0.0, 0.0, width, height, 0, 0);
   set_palette();
   return TN_OK;
@@ -153,10 +162,11 @@ tn_status_t cli_i_plot_end(plot_session_t *s, tn_err_t *err) {
   }
   if (st == TN_OK && plot_failed)
     st = tn_err_set(err, TN_IO, "%s: plotting failed: %s", s->path, plot_msg);
-  if (st == TN_OK)
-    st = tn_rename_into_place(s->tmp, s->path, err);
-  else
+  if (st == TN_OK && s->tmp)
+    st = tn_rename_into_place(s->tmp, s->target, err);
+  else if (s->tmp)
     remove(s->tmp);
+  plot_release(s);
   return st;
 }
 

@@ -10,7 +10,8 @@ enum { PLOT_BG = 0, PLOT_FG = 1, PLOT_GRID = 2, PLOT_SERIES = 3, PLOT_NSERIES = 
 
 typedef struct plot_session {
   const char *path;
-  char tmp[4096];
+  char *target; /* path with its links followed (tn_out_plan) */
+  char *tmp;    /* what PLplot writes; NULL when it writes straight into target */
   int saved_stderr;
 } plot_session_t;
 

@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 
 #include <cjson/cJSON.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,11 +42,11 @@ static cJSON *row_json(const cli_result_t *r) {
             cJSON_AddStringToObject(o, "collective", tn_coll_name(r->coll)) &&
             cJSON_AddStringToObject(o, "algorithm", r->algorithm) &&
             cJSON_AddStringToObject(o, "method", r->method) &&
-            cJSON_AddNumberToObject(o, "size_bytes", (double)r->size_bytes) &&
-            cJSON_AddNumberToObject(o, "time_ns", (double)r->time_ps / 1000.0) &&
+            cli_json_add_u64(o, "size_bytes", r->size_bytes) &&
+            cli_json_add_ns(o, "time_ns", r->time_ps) &&
             cJSON_AddNumberToObject(o, "algbw_GBps", round_to(r->algbw_GBps, 1e6)) &&
             cJSON_AddNumberToObject(o, "busbw_GBps", round_to(r->busbw_GBps, 1e6)) &&
-            cJSON_AddNumberToObject(o, "lower_bound_ns", (double)r->lower_bound_ps / 1000.0) &&
+            cli_json_add_ns(o, "lower_bound_ns", r->lower_bound_ps) &&
             cJSON_AddNumberToObject(o, "ratio_to_bound", round_to(r->ratio_to_bound, 1e6));
   if (ok) {
     ok = r->speedup_vs_ring < 0
@@ -71,7 +72,7 @@ tn_status_t cli_results_json(const cli_result_t *rows, size_t n, char **out, tn_
       arr = NULL;
     }
   }
-  if (arr != NULL) *out = cJSON_PrintUnformatted(root);
+  if (arr != NULL) *out = cli_json_text(root, false);
   cJSON_Delete(root);
   return *out ? TN_OK : tn_err_set(err, TN_NOMEM, "out of memory building the JSON output");
 }
@@ -153,14 +154,53 @@ void cli_json_add_et_files(cJSON *o, const char *prefix, uint32_t npus) {
   free(buf);
 }
 
+char *cli_json_text(const cJSON *o, bool pretty) {
+  char *raw = o ? (pretty ? cJSON_Print(o) : cJSON_PrintUnformatted(o)) : NULL;
+  char *text = NULL;
+  if (raw != NULL) tn_utf8_repair(raw, strlen(raw), &text, NULL, NULL);
+  cJSON_free(raw);
+  return text;
+}
+
+static cJSON *add_raw(cJSON *o, const char *key, cJSON *item) {
+  if (item != NULL && o != NULL && cJSON_AddItemToObject(o, key, item)) return item;
+  cJSON_Delete(item);
+  return NULL;
+}
+
+cJSON *cli_json_u64(uint64_t v) {
+  char buf[24];
+  snprintf(buf, sizeof buf, "%" PRIu64, v);
+  return cJSON_CreateRaw(buf);
+}
+
+cJSON *cli_json_add_u64(cJSON *o, const char *key, uint64_t v) {
+  return add_raw(o, key, cli_json_u64(v));
+}
+
+cJSON *cli_json_ns(uint64_t ps) {
+  char buf[32];
+  int n = snprintf(buf, sizeof buf, "%" PRIu64 ".%03u", ps / TN_PS_PER_NS,
+                   (unsigned)(ps % TN_PS_PER_NS));
+  /* The shortest exact spelling: no trailing zeros, no lone point. */
+  while (n > 0 && buf[n - 1] == '0')
+    buf[--n] = '\0';
+  if (n > 0 && buf[n - 1] == '.') buf[--n] = '\0';
+  return cJSON_CreateRaw(buf);
+}
+
+cJSON *cli_json_add_ns(cJSON *o, const char *key, uint64_t ps) {
+  return add_raw(o, key, cli_json_ns(ps));
+}
+
 int cli_json_print(const char *cmd, cJSON *o) {
-  char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+  char *text = cli_json_text(o, false);
   cJSON_Delete(o);
   if (text == NULL) {
     fprintf(stderr, "tenet %s: out of memory printing JSON\n", cmd);
     return 3;
   }
   printf("%s\n", text);
-  cJSON_free(text);
+  free(text);
   return 0;
 }

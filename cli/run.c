@@ -55,7 +55,7 @@ tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, 
     fill_metrics(r, t, res.time_ps);
   } else {
     r->status = st;
-    snprintf(r->error, sizeof r->error, "%s", e.msg[0] ? e.msg : tn_status_str(st));
+    tn_fit_line(r->error, sizeof r->error, e.msg[0] ? e.msg : tn_status_str(st));
     tn_err_set(err, st, "%s", r->error);
   }
   sim_result_free(&res);
@@ -95,7 +95,22 @@ void cli_topo_label(const char *arg, char *label, size_t len) {
       break;
     }
   }
-  snprintf(label, len, "%.*s", (int)n, base);
+  /* Labels go into JSON and are read back to match results to cases: make them valid
+   * UTF-8 here (U+FFFD for a stray byte), and cut them at a character boundary. */
+  char *text = NULL;
+  if (len == 0) return;
+  if (tn_utf8_repair(base, n, &text, &n, NULL) != TN_OK) {
+    snprintf(label, len, "%.*s", (int)n, base);
+    return;
+  }
+  if (n >= len) {
+    n = len - 1;
+    while (n > 0 && ((unsigned char)text[n] & 0xC0u) == 0x80u)
+      n--;
+  }
+  memcpy(label, text, n);
+  label[n] = '\0';
+  free(text);
 }
 
 /* Where TOPO comes from: a file (*path, caller frees) or, when no file or shipped name

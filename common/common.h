@@ -36,11 +36,21 @@ const char *tn_status_str(tn_status_t st);
 int tn_status_exit_code(tn_status_t st);
 
 /* An error: the first one set wins, later ones are ignored. msg names the item
- * ("topo.json:14:9: links[3].bandwidth must be > 0"). Zero-initialise before use. */
+ * ("topo.json:14:9: links[3].bandwidth must be > 0"). Zero-initialise before use.
+ * msg is always one line (control characters become blanks) of up to PATH_MAX bytes; a
+ * longer text loses its middle, never its reason (tn_fit_line). */
+#define TN_ERR_MSG_MAX 4096
 typedef struct tn_err {
   tn_status_t status;
-  char msg[512];
+  char msg[TN_ERR_MSG_MAX];
 } tn_err_t;
+
+/* The one rule for fitting a message into cap bytes (cap > 0): src is copied into dst with
+ * control characters turned into blanks and trailing blanks dropped; when src does not fit,
+ * its middle is replaced by "..." (a third of the room kept from the start, where the item
+ * is named, the rest from the end, where the reason is), never splitting a UTF-8
+ * character. O(strlen(src)). */
+void tn_fit_line(char *dst, size_t cap, const char *src);
 
 /* Records an error in err (if err is non-NULL and still clear) and returns st.
  * Usage: return tn_err_set(err, TN_PARSE, "%s:%d: ...", file, line); */
@@ -179,27 +189,36 @@ void tn_sb_printf(tn_sb_t *b, const char *fmt, ...)
     ;
 
 /* ---- files --------------------------------------------------------------- */
-/* The one rule for all-or-nothing output: write "<path>.tmp.<pid>" (tn_temp_suffix), then
- * tn_rename_into_place. tn_outfile does both for one stream; the Chakra writer writes a
- * whole set of temporaries before it renames any, and the plots let PLplot write the
- * temporary. */
-/* ".tmp.<pid>" into buf (at least 32 bytes). */
-void tn_temp_suffix(char *buf, size_t len);
+/* The one rule for where an output named path goes (every -o, every file a command writes):
+ *  - an empty path, one ending in '/' and one naming a directory are refused (TN_INVAL);
+ *  - a symbolic link (a chain of them) is followed: the file it names is replaced, the
+ *    link stays;
+ *  - a target that exists and is not a regular file (a device such as /dev/full or
+ *    /dev/stdout, a FIFO) is written straight into, with no temporary: *tmp is NULL;
+ *  - otherwise the output is written whole to *tmp, "<target>.tmp.<pid>" next to the
+ *    target, then tn_rename_into_place(*tmp, *target): the target is complete or as before.
+ * tn_outfile does it all for one stream; the Chakra writer plans every rank file and
+ * renames only once all are written; the plots let PLplot write the temporary.
+ * *target and *tmp are caller-freed (both NULL on failure). */
+tn_status_t tn_out_plan(const char *path, char **target, char **tmp, tn_err_t *err);
 /* Renames tmp over path; on failure removes tmp and fails with TN_IO naming path. */
 tn_status_t tn_rename_into_place(const char *tmp, const char *path, tn_err_t *err);
-/* All-or-nothing output: open writes "path.tmp.<pid>", commit renames it into place,
- * abort removes it. */
+/* One output stream under tn_out_plan: open writes the temporary (or the device), commit
+ * checks every write and renames into place (TN_IO naming path and the reason), abort
+ * removes the temporary. Both end the stream; abort after either is harmless. */
 typedef struct tn_outfile {
   FILE *f;
-  char *path;
-  char *tmp;
+  char *path;   /* as given, for messages */
+  char *target; /* path with its links followed */
+  char *tmp;    /* NULL when written straight into target */
 } tn_outfile_t;
 tn_status_t tn_outfile_open(tn_outfile_t *o, const char *path, tn_err_t *err);
 tn_status_t tn_outfile_commit(tn_outfile_t *o, tn_err_t *err);
 void tn_outfile_abort(tn_outfile_t *o);
 /* Reads a whole file into a NUL-terminated buffer (caller frees), capped at max bytes. */
 tn_status_t tn_read_file(const char *path, size_t max, char **data, size_t *len, tn_err_t *err);
-/* Creates the parent directory of path (one level of mkdir -p for every component). */
+/* Creates the parent directory of the output path (mkdir -p of every component but the
+ * last); refuses, before creating anything, a path tn_out_plan refuses as a directory. */
 tn_status_t tn_mkdir_parents(const char *path, tn_err_t *err);
 
 /* ---- determinism ------------------------------------------------------- */
@@ -248,6 +267,19 @@ size_t tn_edit_distance(const char *a, const char *b);
  * strings (stride sizeof(char *)) and a table of structs whose first member is the name
  * both work. Ties go to the first. */
 const char *tn_suggest(const char *word, const void *names, size_t n, size_t stride);
+
+/* Length (1..4) of the UTF-8 character at s[0..n), or 0 when s does not start a valid one
+ * (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF, cut short). */
+size_t tn_utf8_char_len(const char *s, size_t n);
+/* The one rule for text read from input that output echoes: valid UTF-8, and unless
+ * allow_controls (a description may span lines) without control characters (U+0001..U+001F,
+ * U+007F): a name is one line. On false, *bad (when non-NULL) is the offset of the first
+ * offending byte. O(strlen(s)). */
+bool tn_text_ok(const char *s, bool allow_controls, size_t *bad);
+/* Copies s[0..n) into *out (NUL-terminated, caller frees; *out_len bytes when non-NULL)
+ * with every byte that does not start a valid UTF-8 character replaced by U+FFFD: what
+ * every JSON writer does to text it did not validate (paths, foreign messages). O(n). */
+tn_status_t tn_utf8_repair(const char *s, size_t n, char **out, size_t *out_len, tn_err_t *err);
 
 /* ---- parallel work ----------------------------------------------------- */
 /* Worker threads for per-rank stages: TENET_THREADS when set (1..1024), else the online

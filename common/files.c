@@ -1,15 +1,95 @@
-/* common/files.c — whole-file reads and all-or-nothing writes (temp name, then rename). */
+/* common/files.c — whole-file reads and the one rule for where an output goes: a regular
+ * file is replaced all or nothing (temporary name, then rename), a symbolic link has the
+ * file it names replaced, a device or a FIFO is written straight into, a directory is
+ * refused. */
 #include "common/common.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-void tn_temp_suffix(char *buf, size_t len) {
+/* How many links a chain may have before it counts as a loop (Linux's own limit). */
+#define MAX_LINK_HOPS 40
+
+/* ".tmp.<pid>" into buf (at least 32 bytes): the temporary's suffix. */
+static void temp_suffix(char *buf, size_t len) {
   snprintf(buf, len, ".tmp.%ld", (long)getpid());
+}
+
+/* True when an output named path could only be a directory: empty, ending in '/', or an
+ * existing directory (followed through links). */
+static bool names_directory(const char *path) {
+  size_t n = strlen(path);
+  struct stat sb;
+  return n == 0 || path[n - 1] == '/' || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode));
+}
+
+static tn_status_t refuse_directory(const char *path, tn_err_t *err) {
+  if (!names_directory(path)) return TN_OK;
+  return tn_err_set(err, TN_INVAL, "%s: is a directory; an output needs a file name",
+                    path[0] ? path : "''");
+}
+
+/* Follows the chain of symbolic links at path to the name it ends at (*out, caller frees),
+ * which need not exist: writing through a dangling link creates the file it names. */
+static tn_status_t follow_links(const char *path, char **out, tn_err_t *err) {
+  char *cur = NULL, *link = NULL;
+  tn_status_t st = tn_strdup(path, &cur, err);
+  struct stat sb;
+  for (int hops = 0; st == TN_OK && lstat(cur, &sb) == 0 && S_ISLNK(sb.st_mode); hops++) {
+    if (hops == MAX_LINK_HOPS) {
+      st = tn_err_set(err, TN_IO, "%s: %s", path, strerror(ELOOP));
+      break;
+    }
+    if ((st = tn_calloc(PATH_MAX + 1, 1, &link, err)) != TN_OK) break;
+    ssize_t n = readlink(cur, link, PATH_MAX);
+    if (n < 0) {
+      st = tn_err_set(err, TN_IO, "%s: cannot read link: %s", cur, strerror(errno));
+      break;
+    }
+    /* A relative target is read from the link's own folder. */
+    const char *slash = strrchr(cur, '/');
+    size_t dir = link[0] == '/' || slash == NULL ? 0 : (size_t)(slash - cur) + 1;
+    char *next = NULL;
+    if ((st = tn_calloc(dir + (size_t)n + 1, 1, &next, err)) != TN_OK) break;
+    memcpy(next, cur, dir);
+    memcpy(next + dir, link, (size_t)n);
+    free(cur);
+    free(link);
+    cur = next;
+    link = NULL;
+  }
+  free(link);
+  if (st != TN_OK) {
+    free(cur);
+    cur = NULL;
+  }
+  *out = cur;
+  return st;
+}
+
+tn_status_t tn_out_plan(const char *path, char **target, char **tmp, tn_err_t *err) {
+  *target = *tmp = NULL;
+  tn_status_t st = refuse_directory(path, err);
+  if (st != TN_OK) return st;
+  /* stat follows links the way open will, /proc's (/dev/stdout to a pipe) included. */
+  struct stat sb;
+  if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) return tn_strdup(path, target, err);
+  if ((st = follow_links(path, target, err)) != TN_OK) return st;
+  char suffix[32];
+  temp_suffix(suffix, sizeof suffix);
+  size_t n = strlen(*target) + sizeof suffix;
+  if ((st = tn_calloc(n, 1, tmp, err)) != TN_OK) {
+    free(*target);
+    *target = NULL;
+    return st;
+  }
+  snprintf(*tmp, n, "%s%s", *target, suffix);
+  return TN_OK;
 }
 
 tn_status_t tn_rename_into_place(const char *tmp, const char *path, tn_err_t *err) {
@@ -19,54 +99,57 @@ tn_status_t tn_rename_into_place(const char *tmp, const char *path, tn_err_t *er
   return st;
 }
 
+static void outfile_release(tn_outfile_t *o) {
+  free(o->path);
+  free(o->target);
+  free(o->tmp);
+  o->f = NULL;
+  o->path = o->target = o->tmp = NULL;
+}
+
 tn_status_t tn_outfile_open(tn_outfile_t *o, const char *path, tn_err_t *err) {
   o->f = NULL;
-  o->path = NULL;
-  o->tmp = NULL;
+  o->path = o->target = o->tmp = NULL;
   tn_status_t st = tn_strdup(path, &o->path, err);
-  if (st != TN_OK) return st;
-  size_t n = strlen(path) + 48;
-  if ((st = tn_calloc(n, 1, &o->tmp, err)) != TN_OK) goto fail;
-  char suffix[32];
-  tn_temp_suffix(suffix, sizeof suffix);
-  snprintf(o->tmp, n, "%s%s", path, suffix);
-  o->f = fopen(o->tmp, "wb");
+  if (st == TN_OK) st = tn_out_plan(path, &o->target, &o->tmp, err);
+  if (st != TN_OK) goto fail;
+  o->f = fopen(o->tmp ? o->tmp : o->target, "wb");
   if (o->f == NULL) {
     st = tn_err_set(err, TN_IO, "%s: cannot write: %s", path, strerror(errno));
     goto fail;
   }
   return TN_OK;
 fail:
-  free(o->path);
-  free(o->tmp);
-  o->path = o->tmp = NULL;
+  outfile_release(o);
   return st;
 }
 
 tn_status_t tn_outfile_commit(tn_outfile_t *o, tn_err_t *err) {
   tn_status_t st = TN_OK;
-  int bad = ferror(o->f);
-  if (fclose(o->f) != 0 || bad) {
-    st = tn_err_set(err, TN_IO, "%s: write failed: %s", o->path, strerror(errno));
-    remove(o->tmp);
-  } else {
-    st = tn_rename_into_place(o->tmp, o->path, err);
+  /* fflush first: its errno is the reason for data still buffered (ENOSPC). */
+  errno = 0;
+  int bad = fflush(o->f) != 0 || ferror(o->f);
+  int saved = errno;
+  if (fclose(o->f) != 0 && !bad) {
+    bad = 1;
+    saved = errno;
   }
-  o->f = NULL;
-  free(o->path);
-  free(o->tmp);
-  o->path = o->tmp = NULL;
+  if (bad) {
+    st = tn_err_set(err, TN_IO, "%s: write failed: %s", o->path,
+                    saved ? strerror(saved) : "i/o error");
+    if (o->tmp) remove(o->tmp);
+  } else if (o->tmp) {
+    st = tn_rename_into_place(o->tmp, o->target, err);
+  }
+  outfile_release(o);
   return st;
 }
 
 void tn_outfile_abort(tn_outfile_t *o) {
-  if (o == NULL || o->tmp == NULL) return;
+  if (o == NULL || o->path == NULL) return;
   if (o->f) fclose(o->f);
-  remove(o->tmp);
-  free(o->path);
-  free(o->tmp);
-  o->f = NULL;
-  o->path = o->tmp = NULL;
+  if (o->tmp) remove(o->tmp);
+  outfile_release(o);
 }
 
 tn_status_t tn_read_file(const char *path, size_t max, char **data, size_t *len,
@@ -107,7 +190,9 @@ fail:
 
 tn_status_t tn_mkdir_parents(const char *path, tn_err_t *err) {
   char *p = NULL;
-  tn_status_t st = tn_strdup(path, &p, err);
+  /* Refused before any folder is made: "out/" would otherwise create out first. */
+  tn_status_t st = refuse_directory(path, err);
+  if (st == TN_OK) st = tn_strdup(path, &p, err);
   if (st != TN_OK) return st;
   char *slash = strrchr(p, '/');
   if (slash == NULL || slash == p) {

@@ -11,17 +11,24 @@ static const char *op_name(algo_op_t op) {
   return op == ALGO_SEND ? "SEND" : op == ALGO_RECV ? "RECV" : "COMP";
 }
 
-/* Writes s as a JSON string (escaping quotes, backslashes and control bytes). */
+/* Writes s as a JSON string (escaping quotes, backslashes and control bytes; a byte that
+ * does not start valid UTF-8, as a foreign producer's name may hold, becomes U+FFFD). */
 static void put_string(FILE *f, const char *s) {
   fputc('"', f);
-  for (; *s; s++) {
+  for (size_t n = strlen(s); *s; s++, n--) {
     unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
+    size_t k = tn_utf8_char_len(s, n);
+    if (c == '"' || c == '\\') {
       fprintf(f, "\\%c", c);
-    else if (c < 0x20)
+    } else if (c < 0x20) {
       fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
+    } else if (k == 0) {
+      fputs("\\ufffd", f);
+    } else {
+      fwrite(s, 1, k, f);
+      s += k - 1;
+      n -= k - 1;
+    }
   }
   fputc('"', f);
 }

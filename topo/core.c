@@ -72,6 +72,30 @@ static tn_status_t build_csr(topo_t *t, tn_err_t *err) {
   return TN_OK;
 }
 
+/* The one owner of the text rule for a fabric's strings: checked, copied, swapped in. */
+static tn_status_t set_text(char **field, const char *what, bool one_line, const char *text,
+                            tn_err_t *err) {
+  size_t bad = 0;
+  if (!tn_text_ok(text, !one_line, &bad))
+    return tn_err_set(err, TN_INVAL, "%s must be UTF-8 text%s (byte 0x%02x at offset %zu)", what,
+                      one_line ? " without control characters" : "",
+                      (unsigned)(unsigned char)text[bad], bad);
+  char *copy = NULL;
+  tn_status_t st = tn_strdup(text, &copy, err);
+  if (st != TN_OK) return st;
+  free(*field);
+  *field = copy;
+  return TN_OK;
+}
+
+tn_status_t topo_set_name(topo_t *t, const char *text, tn_err_t *err) {
+  return set_text(&t->name, "name", true, text, err);
+}
+
+tn_status_t topo_set_description(topo_t *t, const char *text, tn_err_t *err) {
+  return set_text(&t->description, "description", false, text, err);
+}
+
 tn_status_t topo_create(const char *name, uint32_t npus, uint32_t switches,
                         const topo_link_t *links, uint32_t nlinks, topo_t **out,
                         tn_err_t *err) {
@@ -83,7 +107,7 @@ tn_status_t topo_create(const char *name, uint32_t npus, uint32_t switches,
   t->npus = npus;
   t->switches = switches;
   t->nlinks = nlinks;
-  if ((st = tn_strdup(name ? name : "unnamed", &t->name, err)) != TN_OK) goto fail;
+  if ((st = topo_set_name(t, name ? name : "unnamed", err)) != TN_OK) goto fail;
   if ((st = tn_strdup("", &t->description, err)) != TN_OK) goto fail;
   if ((st = tn_calloc(nlinks, sizeof *t->links, &t->links, err)) != TN_OK) goto fail;
   if (nlinks) memcpy(t->links, links, nlinks * sizeof *links);
@@ -120,8 +144,7 @@ tn_status_t topo_clone(const topo_t *t, topo_t **out, tn_err_t *err) {
   if (st != TN_OK) return st;
   (*out)->ndims = t->ndims;
   memcpy((*out)->dims, t->dims, sizeof t->dims);
-  free((*out)->description);
-  if ((st = tn_strdup(t->description, &(*out)->description, err)) != TN_OK) {
+  if ((st = topo_set_description(*out, t->description, err)) != TN_OK) {
     topo_free(*out);
     *out = NULL;
   }

@@ -543,14 +543,24 @@ static tn_status_t load_root(const jctx_t *c, const cJSON *root, topo_t **out) {
   st = gen ? load_generator(c, root, name, out) : load_explicit(c, root, name, out);
   if (st != TN_OK) return st;
   if (desc) {
-    free((*out)->description);
-    (*out)->description = NULL;
-    if ((st = tn_strdup(desc->valuestring, &(*out)->description, c->err)) != TN_OK) {
+    if ((st = topo_set_description(*out, desc->valuestring, c->err)) != TN_OK) {
+      tn_err_prefix(c->err, "%s", c->what);
       topo_free(*out);
       *out = NULL;
     }
   }
   return st;
+}
+
+/* Offset of the first \u0000 escape in text, len when none. cJSON decodes it into a NUL
+ * that ends the C string early, so a name "a\u0000b" would silently read as "a". */
+static size_t find_nul_escape(const char *text, size_t len) {
+  for (size_t i = 0; i + 5 < len; i++) {
+    if (text[i] != '\\') continue;
+    if (text[i + 1] == 'u' && memcmp(text + i + 2, "0000", 4) == 0) return i;
+    i++; /* the escaped character: "\\u0000" is a backslash and the text u0000 */
+  }
+  return len;
 }
 
 tn_status_t topo_load_json(const char *text, size_t len, const char *what, topo_t **out,
@@ -560,6 +570,13 @@ tn_status_t topo_load_json(const char *text, size_t len, const char *what, topo_
   size_t start = 0;
   while (start < len && strchr(" \t\r\n", text[start]) && text[start] != '\0') start++;
   if (start == len) return jerr(&c, "empty file (expected a JSON object)");
+  size_t nul = find_nul_escape(text, len);
+  if (nul < len) {
+    unsigned line, col;
+    line_col(text, nul, &line, &col);
+    return tn_err_set(err, TN_PARSE, "%s:%u:%u: \\u0000 (a NUL character) is not allowed in "
+                      "a string", c.what, line, col);
+  }
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
   size_t off = end && end >= text ? (size_t)(end - text) : len;

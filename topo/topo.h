@@ -72,6 +72,14 @@ tn_status_t topo_create(const char *name, uint32_t npus, uint32_t switches,
                         const topo_link_t *links, uint32_t nlinks, topo_t **out,
                         tn_err_t *err);
 
+/* Replace t's name or description with a copy of text, which must be valid UTF-8, and for
+ * a name without control characters (tn_text_ok: names reach JSON output and one-line
+ * messages; a description may span lines): TN_INVAL naming the field and the offending
+ * byte otherwise, t unchanged. topo_create's name passes the same check.
+ * O(strlen(text)). */
+tn_status_t topo_set_name(topo_t *t, const char *text, tn_err_t *err);
+tn_status_t topo_set_description(topo_t *t, const char *text, tn_err_t *err);
+
 /* Generates a fabric of ndims dimensions (dimension 0 fastest: NPU id =
  * sum coord[d] * stride[d]). Switches are numbered after the NPUs, dimension by
  * dimension. Caller frees. */

@@ -248,8 +248,7 @@ tn_status_t topo_load_yaml(const char *text, size_t len, const char *what, topo_
     snprintf(desc + used, sizeof desc - used, "%s %s %u", d ? " x" : "", astra_kinds[k],
              dims[d].size);
   }
-  free((*out)->description);
-  if ((st = tn_strdup(desc, &(*out)->description, err)) != TN_OK) {
+  if ((st = topo_set_description(*out, desc, err)) != TN_OK) {
     topo_free(*out);
     *out = NULL;
   }

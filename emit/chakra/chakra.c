@@ -363,8 +363,10 @@ static tn_status_t put_node(tn_vec_t *buf, const algo_t *a, uint32_t r, uint32_t
   return TN_OK;
 }
 
-/* Writes b to a new file at path (plain write(2): the bytes are already in one buffer). */
-static tn_status_t write_file(const char *path, const tn_vec_t *b, tn_err_t *err) {
+/* Writes b to path (plain write(2): the bytes are already in one buffer); a failure
+ * removes path when remove_on_failure (a temporary; never a device written straight in). */
+static tn_status_t write_file(const char *path, const tn_vec_t *b, bool remove_on_failure,
+                              tn_err_t *err) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return tn_err_set(err, TN_IO, "%s: cannot write: %s", path, strerror(errno));
   const uint8_t *p = b->data;
@@ -380,7 +382,7 @@ static tn_status_t write_file(const char *path, const tn_vec_t *b, tn_err_t *err
   if (close(fd) != 0 && saved == 0) saved = errno;
   if (saved != 0) {
     tn_err_set(err, TN_IO, "%s: write failed: %s", path, strerror(saved));
-    remove(path);
+    if (remove_on_failure) remove(path);
     return TN_IO;
   }
   return TN_OK;
@@ -424,14 +426,17 @@ static tn_status_t first_failure(const worker_fail_t *w, unsigned n, tn_err_t *e
 
 typedef struct write_job {
   const algo_t *a;
-  const char *prefix, *tmp_suffix;
+  const char *prefix;
   tn_vec_t *bufs;       /* uint8_t, one per worker: the file being encoded */
   worker_fail_t *fails; /* one per worker */
-  uint8_t *written;     /* per rank: its temporary file exists */
+  char **targets;       /* per rank: its file, links followed (tn_out_plan) */
+  char **tmps;          /* per rank: its temporary, NULL when written straight in */
+  uint8_t *written;     /* per rank: its temporary (or target) has been written */
   first_fail_t first;
 } write_job_t;
 
-/* One rank: encode its file into the worker's buffer and write it as a temporary. */
+/* One rank: encode its file into the worker's buffer and write it where tn_out_plan says
+ * (its temporary, or straight into a device or FIFO). */
 static void write_rank(void *ctx, size_t item, unsigned worker) {
   write_job_t *j = ctx;
   uint32_t r = (uint32_t)item;
@@ -442,22 +447,40 @@ static void write_rank(void *ctx, size_t item, unsigned worker) {
   tn_status_t st = put_metadata(buf, j->a, r, &err);
   for (uint32_t i = 0; st == TN_OK && i < algo_rank_len(j->a, r); i++)
     st = put_node(buf, j->a, r, i, &err);
-  char *tmp = st == TN_OK ? rank_path(j->prefix, r, j->tmp_suffix, &err) : NULL;
-  if (st == TN_OK && tmp == NULL) st = TN_NOMEM;
-  if (st == TN_OK && (st = write_file(tmp, buf, &err)) == TN_OK) j->written[r] = 1;
-  free(tmp);
+  char *path = st == TN_OK ? rank_path(j->prefix, r, "", &err) : NULL;
+  if (st == TN_OK && path == NULL) st = TN_NOMEM;
+  if (st == TN_OK) st = tn_out_plan(path, &j->targets[r], &j->tmps[r], &err);
+  if (st == TN_OK) {
+    bool direct = j->tmps[r] == NULL;
+    if ((st = write_file(direct ? j->targets[r] : j->tmps[r], buf, !direct, &err)) == TN_OK)
+      j->written[r] = 1;
+  }
+  free(path);
   if (st != TN_OK) note_fail(&j->first, &j->fails[worker], r, &err);
 }
 
-/* Removes the temporaries written and the final files of ranks [0, renamed). */
-static void undo(const char *prefix, const char *tmp_suffix, const uint8_t *written,
-                 uint32_t renamed, uint32_t npus) {
-  for (uint32_t r = 0; r < npus; r++) {
-    if (r >= renamed && !written[r]) continue;
-    char *p = rank_path(prefix, r, r < renamed ? "" : tmp_suffix, NULL);
-    if (p) remove(p);
-    free(p);
+/* Removes the temporaries written and the files of ranks [0, renamed) that were renamed
+ * into place (a device written straight into stays). */
+static void undo(const write_job_t *j, uint32_t renamed) {
+  for (uint32_t r = 0; r < j->a->npus; r++) {
+    if (j->tmps[r] == NULL) continue;
+    if (r < renamed)
+      remove(j->targets[r]);
+    else if (j->written[r])
+      remove(j->tmps[r]);
   }
+}
+
+static void free_job(write_job_t *j) {
+  for (uint32_t r = 0; j->targets && r < j->a->npus; r++) {
+    free(j->targets[r]);
+    free(j->tmps[r]);
+  }
+  free(j->bufs);
+  free(j->fails);
+  free(j->targets);
+  free(j->tmps);
+  free(j->written);
 }
 
 tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err) {
@@ -467,19 +490,20 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
                         "rank %" PRIu32 " has no nodes (every Chakra file needs one: "
                         "algo_fill_idle)",
                         r);
+  /* tn_mkdir_parents also refuses a prefix that names a folder ("out/", "/"), which would
+   * write hidden files ".0.et" inside it. */
   tn_status_t st = tn_mkdir_parents(prefix, err);
   if (st != TN_OK) return st;
-  char tmp_suffix[48];
-  tn_temp_suffix(tmp_suffix, sizeof tmp_suffix);
   unsigned workers = tn_thread_count();
   if (workers > a->npus) workers = a->npus;
-  write_job_t j = {a, prefix, tmp_suffix, NULL, NULL, NULL, {0}};
+  write_job_t j = {.a = a, .prefix = prefix};
   atomic_init(&j.first.rank, UINT32_MAX);
   if ((st = tn_calloc(workers, sizeof *j.bufs, &j.bufs, err)) != TN_OK ||
       (st = tn_calloc(workers, sizeof *j.fails, &j.fails, err)) != TN_OK ||
+      (st = tn_calloc(a->npus, sizeof *j.targets, &j.targets, err)) != TN_OK ||
+      (st = tn_calloc(a->npus, sizeof *j.tmps, &j.tmps, err)) != TN_OK ||
       (st = tn_calloc(a->npus, 1, &j.written, err)) != TN_OK) {
-    free(j.bufs);
-    free(j.fails);
+    free_job(&j);
     return st;
   }
   for (unsigned k = 0; k < workers; k++) {
@@ -490,22 +514,16 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
   for (unsigned k = 0; k < workers; k++)
     tn_vec_free(&j.bufs[k]);
   uint32_t renamed = 0;
-  char *path = NULL, *tmp = NULL;
+  char *path = NULL;
   if ((st = first_failure(j.fails, workers, err)) != TN_OK) goto fail;
   for (; renamed < a->npus; renamed++) {
-    tmp = rank_path(prefix, renamed, tmp_suffix, err);
-    path = rank_path(prefix, renamed, "", err);
-    if (tmp == NULL || path == NULL) {
-      st = TN_NOMEM;
-      goto fail;
-    }
+    if (j.tmps[renamed] == NULL) continue; /* written straight in */
     /* Remove the old file first: ext4 flushes a file renamed over another one to disk
      * (auto_da_alloc), which made rewriting a set several times slower. The name holds
      * the old file, no file, or the new one; never a partial one. (unlink, not remove:
      * a directory in the way must make the rename fail, not be deleted.) */
-    unlink(path);
-    if ((st = tn_rename_into_place(tmp, path, err)) != TN_OK) goto fail;
-    free(tmp), free(path), tmp = path = NULL;
+    unlink(j.targets[renamed]);
+    if ((st = tn_rename_into_place(j.tmps[renamed], j.targets[renamed], err)) != TN_OK) goto fail;
   }
   /* The set at prefix is replaced whole: rank files left over from a larger earlier set
    * would otherwise be read as part of this one. */
@@ -518,12 +536,8 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
   }
   st = TN_OK;
 fail:
-  if (st != TN_OK) undo(prefix, tmp_suffix, j.written, renamed, a->npus);
-  free(tmp);
-  free(path);
-  free(j.bufs);
-  free(j.fails);
-  free(j.written);
+  if (st != TN_OK) undo(&j, renamed);
+  free_job(&j);
   return st;
 }
 

@@ -586,10 +586,8 @@ static void on_xml_error(void *ctx, xmlError *e) {
 #endif
   sax_t *S = ctx;
   if (S->xml_msg[0] || e == NULL) return;
-  snprintf(S->xml_msg, sizeof S->xml_msg, "%s", e->message ? e->message : "not well-formed");
-  size_t l = strlen(S->xml_msg);
-  while (l && (S->xml_msg[l - 1] == '\n' || S->xml_msg[l - 1] == ' '))
-    S->xml_msg[--l] = '\0';
+  /* libxml2's messages end in a newline and may span lines: fold them into ours. */
+  tn_fit_line(S->xml_msg, sizeof S->xml_msg, e->message ? e->message : "not well-formed");
   S->xml_line = e->line;
 }
 

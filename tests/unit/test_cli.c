@@ -582,9 +582,37 @@ static void parallel_runs_every_index_once_and_honours_stop(void **state) {
   assert_int_equal(c.hits[11], 0);
 }
 
+/* JSON text: integers and picosecond times exact (cJSON alone prints 2^53 as
+ * 9.00719925474099e+15), and valid UTF-8 whatever bytes went in. */
+static void cli_json_prints_exact_integers_and_valid_utf8(void **state) {
+  (void)state;
+  cJSON *o = cJSON_CreateObject();
+  assert_non_null(o);
+  assert_non_null(cli_json_add_u64(o, "two53", 9007199254740993ull));
+  assert_non_null(cli_json_add_u64(o, "max", UINT64_MAX));
+  assert_non_null(cli_json_add_ns(o, "a", 7824500));
+  assert_non_null(cli_json_add_ns(o, "b", 1000));
+  assert_non_null(cli_json_add_ns(o, "c", 9007199254740993ull));
+  assert_non_null(cli_json_add_ns(o, "d", 5));
+  assert_non_null(cJSON_AddStringToObject(o, "name", "x\xffy"));
+  char *text = cli_json_text(o, false);
+  assert_non_null(text);
+  assert_string_equal(text, "{\"two53\":9007199254740993,\"max\":18446744073709551615,"
+                            "\"a\":7824.5,\"b\":1,\"c\":9007199254740.993,\"d\":0.005,"
+                            "\"name\":\"x\xef\xbf\xbdy\"}");
+  assert_true(tn_text_ok(text, false, NULL));
+  cJSON *back = cJSON_Parse(text);
+  assert_non_null(back);
+  assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(back, "two53")));
+  cJSON_Delete(back);
+  free(text);
+  cJSON_Delete(o);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(cli_parse_accepts_long_short_and_equals_forms),
+      cmocka_unit_test(cli_json_prints_exact_integers_and_valid_utf8),
       cmocka_unit_test(cli_parse_rejects_unknown_option_with_suggestion),
       cmocka_unit_test(cli_parse_rejects_missing_value),
       cmocka_unit_test(table_widths_cover_header_and_cells),

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/common.h"
 
@@ -127,6 +129,46 @@ static void parse_numbers_check_ranges(void **state) {
   assert_non_null(strstr(err.msg, "out of range"));
 }
 
+/* A message far longer than the struct keeps its start (the item) and its end (the
+ * reason), and is one line. */
+static void err_keeps_the_reason_of_an_overlong_message(void **state) {
+  (void)state;
+  size_t n = 3 * TN_ERR_MSG_MAX;
+  char *path = malloc(n + 1);
+  assert_non_null(path);
+  memset(path, 'd', n);
+  memcpy(path, "/start", 6);
+  path[n] = '\0';
+  tn_err_t err = {0};
+  assert_int_equal(tn_err_set(&err, TN_IO, "%s: cannot write: No space left on device", path),
+                   TN_IO);
+  assert_true(strlen(err.msg) < sizeof err.msg);
+  assert_true(strncmp(err.msg, "/start", 6) == 0);
+  assert_non_null(strstr(err.msg, "..."));
+  size_t len = strlen(err.msg);
+  const char *tail = ": cannot write: No space left on device";
+  assert_string_equal(err.msg + len - strlen(tail), tail);
+  /* A prefix added later keeps the reason too. */
+  tn_err_prefix(&err, "%s", path);
+  len = strlen(err.msg);
+  assert_string_equal(err.msg + len - strlen(tail), tail);
+  free(path);
+}
+
+/* Third-party messages span lines; ours never do. */
+static void err_folds_a_multiline_message_into_one_line(void **state) {
+  (void)state;
+  tn_err_t err = {0};
+  tn_err_set(&err, TN_PARSE, "x.xml:3: %s", "Opening and ending tag mismatch\n<a>\n ^\n");
+  assert_string_equal(err.msg, "x.xml:3: Opening and ending tag mismatch <a>  ^");
+  char small[8];
+  tn_fit_line(small, sizeof small, "abcdefghij");
+  assert_string_equal(small, "a...hij");
+  /* A cut never splits a UTF-8 character: "é" is two bytes. */
+  tn_fit_line(small, sizeof small, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+  assert_string_equal(small, "...\xc3\xa9");
+}
+
 static void err_first_error_wins(void **state) {
   (void)state;
   tn_err_t err = {0};
@@ -190,6 +232,144 @@ static void outfile_commit_and_abort_leave_no_partial_file(void **state) {
   snprintf(bad, sizeof bad, "%s/no/such/dir/x", dir);
   assert_int_equal(tn_outfile_open(&o, bad, &err), TN_IO);
   assert_non_null(strstr(err.msg, bad));
+}
+
+/* tn_out_plan: where every output goes. */
+static void out_plan_follows_links_writes_devices_in_place_and_refuses_directories(
+    void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("common_out_plan");
+  char path[1200], link[1200], link2[1200], fifo[1200];
+  char *target = NULL, *tmp = NULL;
+  /* A new regular file: a temporary next to it. */
+  snprintf(path, sizeof path, "%s/a.json", dir);
+  TU_OK(tn_out_plan(path, &target, &tmp, &tu_err_));
+  assert_string_equal(target, path);
+  assert_non_null(tmp);
+  assert_true(strncmp(tmp, path, strlen(path)) == 0 && strstr(tmp, ".tmp.") != NULL);
+  free(target), free(tmp);
+  /* A chain of links, relative ones included, to a file that does not exist yet: the
+   * file at the end is the target, its temporary next to it. */
+  snprintf(link, sizeof link, "%s/l1", dir);
+  snprintf(link2, sizeof link2, "%s/l2", dir);
+  assert_int_equal(symlink("l2", link), 0);
+  assert_int_equal(symlink(path, link2), 0);
+  TU_OK(tn_out_plan(link, &target, &tmp, &tu_err_));
+  assert_string_equal(target, path);
+  assert_true(strncmp(tmp, path, strlen(path)) == 0);
+  free(target), free(tmp);
+  /* A device and a FIFO are written straight into. */
+  TU_OK(tn_out_plan("/dev/null", &target, &tmp, &tu_err_));
+  assert_string_equal(target, "/dev/null");
+  assert_null(tmp);
+  free(target);
+  snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  TU_OK(tn_out_plan(fifo, &target, &tmp, &tu_err_));
+  assert_null(tmp);
+  free(target);
+  /* A directory, a name ending in '/', "/" and "" are refused, naming the path. */
+  const char *bad[] = {dir, "/", "", "no/such/dir/"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    tn_err_t err = {0};
+    assert_int_equal(tn_out_plan(bad[i], &target, &tmp, &err), TN_INVAL);
+    assert_null(target);
+    assert_null(tmp);
+    assert_non_null(strstr(err.msg, "is a directory"));
+    if (bad[i][0]) assert_non_null(strstr(err.msg, bad[i]));
+  }
+  /* A loop of links is an error, not a hang. */
+  snprintf(link, sizeof link, "%s/loop", dir);
+  assert_int_equal(symlink("loop", link), 0);
+  tn_err_t err = {0};
+  assert_int_equal(tn_out_plan(link, &target, &tmp, &err), TN_IO);
+  assert_non_null(strstr(err.msg, "loop"));
+}
+
+static void outfile_replaces_what_a_link_names_and_keeps_the_link(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("common_outfile_link");
+  char real[1200], link[1200];
+  snprintf(real, sizeof real, "%s/real.txt", dir);
+  snprintf(link, sizeof link, "%s/link.txt", dir);
+  FILE *f = fopen(real, "w");
+  assert_non_null(f);
+  fputs("old", f);
+  fclose(f);
+  assert_int_equal(symlink("real.txt", link), 0);
+  tn_outfile_t o;
+  TU_OK(tn_outfile_open(&o, link, &tu_err_));
+  fputs("new", o.f);
+  TU_OK(tn_outfile_commit(&o, &tu_err_));
+  struct stat sb;
+  assert_int_equal(lstat(link, &sb), 0);
+  assert_true(S_ISLNK(sb.st_mode));
+  char *data = NULL;
+  size_t len = 0;
+  TU_OK(tn_read_file(real, 100, &data, &len, &tu_err_));
+  assert_string_equal(data, "new");
+  free(data);
+  assert_int_equal(count_entries(dir), 2);
+}
+
+/* /dev/full stays a device, and the failed write is reported with its reason. */
+static void outfile_writes_into_a_device_and_reports_a_full_one(void **state) {
+  (void)state;
+  tn_outfile_t o;
+  TU_OK(tn_outfile_open(&o, "/dev/null", &tu_err_));
+  assert_null(o.tmp);
+  fputs("gone", o.f);
+  TU_OK(tn_outfile_commit(&o, &tu_err_));
+  struct stat sb;
+  if (stat("/dev/full", &sb) != 0) skip();
+  TU_OK(tn_outfile_open(&o, "/dev/full", &tu_err_));
+  fputs("never fits", o.f);
+  tn_err_t err = {0};
+  assert_int_equal(tn_outfile_commit(&o, &err), TN_IO);
+  assert_non_null(strstr(err.msg, "/dev/full: write failed: No space left on device"));
+  assert_int_equal(stat("/dev/full", &sb), 0);
+  assert_true(S_ISCHR(sb.st_mode));
+}
+
+static void mkdir_parents_refuses_a_directory_name_before_creating_anything(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("common_mkdir");
+  char path[1200];
+  snprintf(path, sizeof path, "%s/a/b/", dir);
+  tn_err_t err = {0};
+  assert_int_equal(tn_mkdir_parents(path, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "is a directory"));
+  assert_int_equal(count_entries(dir), 0);
+}
+
+/* UTF-8: what names must be, and what JSON writers make of anything else. */
+static void utf8_check_and_repair_follow_the_standard(void **state) {
+  (void)state;
+  assert_int_equal(tn_utf8_char_len("a", 1), 1);
+  assert_int_equal(tn_utf8_char_len("\xc3\xa9", 2), 2);
+  assert_int_equal(tn_utf8_char_len("\xe2\x82\xac", 3), 3);
+  assert_int_equal(tn_utf8_char_len("\xf0\x9f\x98\x80", 4), 4);
+  assert_int_equal(tn_utf8_char_len("\xff", 1), 0);           /* never in UTF-8 */
+  assert_int_equal(tn_utf8_char_len("\x80", 1), 0);           /* a stray continuation */
+  assert_int_equal(tn_utf8_char_len("\xc0\xaf", 2), 0);       /* overlong '/' */
+  assert_int_equal(tn_utf8_char_len("\xed\xa0\x80", 3), 0);   /* a UTF-16 surrogate */
+  assert_int_equal(tn_utf8_char_len("\xf4\x90\x80\x80", 4), 0); /* past U+10FFFF */
+  assert_int_equal(tn_utf8_char_len("\xe2\x82", 2), 0);       /* cut short */
+  size_t bad = 99;
+  assert_true(tn_text_ok("r\xc3\xa9seau-8", false, &bad));
+  assert_false(tn_text_ok("ab\xff", false, &bad));
+  assert_int_equal(bad, 2);
+  assert_false(tn_text_ok("a\nb", false, &bad));
+  assert_int_equal(bad, 1);
+  assert_true(tn_text_ok("a\nb", true, NULL));
+  assert_false(tn_text_ok("a\x7f", false, NULL));
+  char *out = NULL;
+  size_t len = 0;
+  TU_OK(tn_utf8_repair("a\xff\xc3\xa9\xe2\x82", 6, &out, &len, &tu_err_));
+  assert_string_equal(out, "a\xef\xbf\xbd\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd");
+  assert_int_equal(len, strlen(out));
+  assert_true(tn_text_ok(out, false, NULL));
+  free(out);
 }
 
 static void read_file_enforces_its_cap(void **state) {
@@ -371,7 +551,14 @@ int main(void) {
       cmocka_unit_test(xfer_ps_uses_gib_per_second),
       cmocka_unit_test(parse_numbers_check_ranges),
       cmocka_unit_test(err_first_error_wins),
+      cmocka_unit_test(err_keeps_the_reason_of_an_overlong_message),
+      cmocka_unit_test(err_folds_a_multiline_message_into_one_line),
       cmocka_unit_test(outfile_commit_and_abort_leave_no_partial_file),
+      cmocka_unit_test(utf8_check_and_repair_follow_the_standard),
+      cmocka_unit_test(out_plan_follows_links_writes_devices_in_place_and_refuses_directories),
+      cmocka_unit_test(outfile_replaces_what_a_link_names_and_keeps_the_link),
+      cmocka_unit_test(outfile_writes_into_a_device_and_reports_a_full_one),
+      cmocka_unit_test(mkdir_parents_refuses_a_directory_name_before_creating_anything),
       cmocka_unit_test(read_file_enforces_its_cap),
       cmocka_unit_test(alloc_and_arithmetic_detect_overflow),
       cmocka_unit_test(rng_and_collectives_are_deterministic),

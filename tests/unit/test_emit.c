@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "emit/emit.h"
@@ -897,18 +898,54 @@ static void emit_write_is_all_or_nothing(void **state) {
   const char *dir = tu_tmpdir("emit_atomic");
   char prefix[1100], blocker[1200], keep[1200];
   snprintf(prefix, sizeof prefix, "%s/ag", dir);
-  /* Rank 2's final name is a non-empty directory: its rename fails after 0 and 1 moved. */
+  /* Rank 2's final name is a non-empty directory: the output rule (tn_out_plan) refuses
+   * it while the temporaries are written, so no rank is renamed into place. */
   snprintf(blocker, sizeof blocker, "%s", path_of(prefix, 2));
   assert_int_equal(mkdir(blocker, 0777), 0);
   snprintf(keep, sizeof keep, "%s/keep", blocker);
   spit(keep, (const uint8_t *)"x", 1);
   algo_t *a = ring_allgather(4, 64);
   tn_err_t err = {0};
-  assert_int_equal(emit_chakra_write(a, prefix, &err), TN_IO);
-  assert_non_null(strstr(err.msg, "ag.2.et"));
+  assert_int_equal(emit_chakra_write(a, prefix, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "ag.2.et: is a directory"));
   char cmd[1300];
   snprintf(cmd, sizeof cmd, "test $(ls '%s' | wc -l) -eq 1", dir); /* only ag.2.et/ */
   assert_int_equal(system(cmd), 0);
+  algo_free(a);
+}
+
+/* The output rule for sets: a prefix naming a folder is refused before anything is
+ * written (it used to write hidden ".0.et" files inside it), and a rank file that is a
+ * link has the file it names replaced, the link kept. */
+static void emit_write_refuses_a_folder_prefix_and_follows_linked_rank_files(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_out_rule");
+  char prefix[1200], real[1200], cmd[1300];
+  algo_t *a = ring_allgather(4, 64);
+  const char *folders[] = {dir, "/"};
+  for (size_t i = 0; i < 2; i++) {
+    tn_err_t err = {0};
+    assert_int_equal(emit_chakra_write(a, folders[i], &err), TN_INVAL);
+    assert_non_null(strstr(err.msg, "is a directory"));
+  }
+  snprintf(prefix, sizeof prefix, "%s/sub/", dir);
+  tn_err_t err = {0};
+  assert_int_equal(emit_chakra_write(a, prefix, &err), TN_INVAL);
+  snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s')\"", dir); /* not even sub/ */
+  assert_int_equal(system(cmd), 0);
+  snprintf(prefix, sizeof prefix, "%s/ag", dir);
+  snprintf(real, sizeof real, "%s/elsewhere.et", dir);
+  assert_int_equal(symlink("elsewhere.et", path_of(prefix, 1)), 0);
+  TU_OK(emit_chakra_write(a, prefix, &tu_err_));
+  struct stat sb;
+  assert_int_equal(lstat(path_of(prefix, 1), &sb), 0);
+  assert_true(S_ISLNK(sb.st_mode));
+  assert_int_equal(stat(real, &sb), 0);
+  assert_true(S_ISREG(sb.st_mode) && sb.st_size > 0);
+  algo_t *back = NULL;
+  TU_OK(emit_chakra_read(prefix, 0, &back, &tu_err_));
+  assert_int_equal(back->npus, 4);
+  algo_free(back);
   algo_free(a);
 }
 
@@ -1032,6 +1069,7 @@ int main(void) {
       cmocka_unit_test(emit_read_reports_the_lowest_failing_rank_on_any_thread_count),
       cmocka_unit_test(emit_write_is_byte_identical_on_any_thread_count),
       cmocka_unit_test(emit_write_is_all_or_nothing),
+      cmocka_unit_test(emit_write_refuses_a_folder_prefix_and_follows_linked_rank_files),
       cmocka_unit_test(emit_write_refusing_a_node_leaves_no_file_on_any_thread_count),
       cmocka_unit_test(emit_write_replaces_a_larger_set_and_refuses_empty_ranks),
       cmocka_unit_test(emit_json_dump_is_one_valid_object),

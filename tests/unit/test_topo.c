@@ -486,6 +486,38 @@ static void load_rejects_malformed_json_with_line_and_column(void **state) {
   expect_fail("{\"npus\": NaN}", TN_PARSE, "f.json:1:", "malformed", NULL);
 }
 
+/* Names reach JSON output and one-line messages: they must be UTF-8 text on one line, and
+ * a \u0000 (which cJSON turns into an early end of the string) is refused where it is. */
+static void load_rejects_names_that_are_not_utf8_text(void **state) {
+  (void)state;
+#define LINKS ", \"npus\": 2, \"links\": [{\"src\": 0, \"dst\": 1, \"bandwidth\": 50, \"latency\": 1}]}"
+  expect_fail("{\"name\": \"bad\xffname\"" LINKS, TN_INVAL, "f.json", "name must be UTF-8",
+              "byte 0xff at offset 3", NULL);
+  expect_fail("{\"name\": \"two\\nlines\"" LINKS, TN_INVAL, "f.json", "without control",
+              "byte 0x0a", NULL);
+  expect_fail("{\"name\": \"\xc0\xaf\"" LINKS, TN_INVAL, "name must be UTF-8", NULL); /* overlong */
+  expect_fail("{\"name\": \"a\\u0000b\"" LINKS, TN_PARSE, "f.json:1:12", "\\u0000", NULL);
+  expect_fail("{\"description\": \"\xed\xa0\x80\"" LINKS, TN_INVAL, "f.json",
+              "description must be UTF-8", NULL); /* a surrogate */
+  /* Non-ASCII names, an escaped backslash before u0000 and multi-line descriptions are fine. */
+  topo_t *t = load_ok("{\"name\": \"r\xc3\xa9seau \xe2\x86\x92 \\\\u0000\", \"description\": "
+                      "\"l1\\nl2\"" LINKS);
+  assert_string_equal(t->name, "r\xc3\xa9seau \xe2\x86\x92 \\u0000");
+  topo_free(t);
+#undef LINKS
+  /* topo_gen's name and topo gen --name pass the same rule; a refusal leaves t as it was. */
+  tn_err_t err = {0};
+  t = gen_kind("ring", "4");
+  assert_int_equal(topo_set_name(t, "x\x01", &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "byte 0x01 at offset 1"));
+  assert_string_equal(t->name, "ring-4");
+  topo_free(t);
+  topo_dim_t ring = {TOPO_DIM_RING, 4, 50, 500, false};
+  tn_err_t e2 = {0};
+  assert_int_equal(topo_gen("\xfe", &ring, 1, &t, &e2), TN_INVAL);
+  assert_null(t);
+}
+
 static void load_rejects_truncated_and_empty_files(void **state) {
   (void)state;
   expect_fail("{\"npus\": 4,\n \"links\": [", TN_PARSE, "f.json:2:", "unexpected end", NULL);
@@ -724,8 +756,7 @@ static void save_then_load_round_trips(void **state) {
                         {TOPO_DIM_FC, 2, 0.1, 0, false}};
   topo_t *t = NULL;
   TU_OK(topo_gen("comp \"quoted\"", dims, 3, &t, &tu_err_));
-  free(t->description);
-  TU_OK(tn_strdup("a\nmulti-line\tdescription", &t->description, &tu_err_));
+  TU_OK(topo_set_description(t, "a\nmulti-line\tdescription, \xc3\xa9t\xc3\xa9", &tu_err_));
   round_trip(t, false);
   round_trip(t, true);
   /* A file on disk goes the same way (all-or-nothing write). */
@@ -976,6 +1007,7 @@ int main(void) {
       cmocka_unit_test(load_overrides_change_figures_and_keep_the_shape),
       cmocka_unit_test(load_rejects_malformed_json_with_line_and_column),
       cmocka_unit_test(load_rejects_truncated_and_empty_files),
+      cmocka_unit_test(load_rejects_names_that_are_not_utf8_text),
       cmocka_unit_test(load_rejects_missing_file),
       cmocka_unit_test(load_rejects_wrong_types),
       cmocka_unit_test(load_rejects_unknown_keys_with_did_you_mean),
