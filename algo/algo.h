@@ -59,9 +59,9 @@ typedef struct algo {
   tn_coll_t coll;
   uint32_t npus;
   uint32_t chunks_per_npu;
-  uint64_t size_bytes; /* the collective's NCCL size */
+  uint64_t size_bytes;  /* the collective's NCCL size */
   uint64_t space_bytes; /* what its chunks divide (tn_coll_space) */
-  algo_rank_t *ranks;  /* npus entries */
+  algo_rank_t *ranks;   /* npus entries */
 } algo_t;
 
 /* Creates an empty algorithm for npus ranks. name is copied (truncated to 31 chars).
@@ -123,6 +123,13 @@ bool algo_equal(const algo_t *x, const algo_t *y);
 /* Gives every rank with no node one COMP of duration 0 (docs/chakra-format.md: every file holds a
  * node). */
 tn_status_t algo_fill_idle(algo_t *a, tn_err_t *err);
+
+/* A copy of a without its gates: COMPs of 0 µs that list no chunks (pure time, such as the
+ * ones sim_make_strict adds to fix the order of same-instant events). A node that depended
+ * on one depends on what the gate depended on instead (transitively), so every ordering
+ * the gates implied beyond their nanosecond stays. For forms that order each sequence of
+ * steps themselves (MSCCL-IR threadblocks). Caller frees *out. */
+tn_status_t algo_drop_gates(const algo_t *a, algo_t **out, tn_err_t *err);
 
 /* ---- producers ----------------------------------------------------------- */
 

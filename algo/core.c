@@ -60,9 +60,8 @@ tn_status_t algo_set_collective(algo_t *a, tn_coll_t coll, uint32_t chunks_per_n
   return TN_OK;
 }
 
-tn_status_t algo_create(const char *name, tn_coll_t coll, uint32_t npus,
-                        uint32_t chunks_per_npu, uint64_t size_bytes, algo_t **out,
-                        tn_err_t *err) {
+tn_status_t algo_create(const char *name, tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu,
+                        uint64_t size_bytes, algo_t **out, tn_err_t *err) {
   if (chunks_per_npu == 0) {
     *out = NULL;
     return tn_err_set(err, TN_INVAL, "chunks per NPU must be at least 1");
@@ -100,8 +99,7 @@ tn_status_t algo_add(algo_t *a, uint32_t rank, const algo_node_t *node, const ui
   if (st == TN_OK) st = tn_vec_reserve(&R->chunks, R->chunks.len + n.nchunks, err);
   if (st != TN_OK) return st;
   /* The NULL tests let GCC -O2 see that inlined calls with NULL lists never copy. */
-  if (n.ndeps && deps)
-    memcpy((uint32_t *)R->deps.data + R->deps.len, deps, n.ndeps * sizeof *deps);
+  if (n.ndeps && deps) memcpy((uint32_t *)R->deps.data + R->deps.len, deps, n.ndeps * sizeof *deps);
   if (n.nchunks && chunks)
     memcpy((uint32_t *)R->chunks.data + R->chunks.len, chunks, n.nchunks * sizeof *chunks);
   if ((st = tn_vec_push(&R->nodes, &n, err)) != TN_OK) return st;
@@ -133,23 +131,23 @@ tn_status_t algo_add_send(algo_t *a, uint32_t rank, uint32_t dst, int32_t tag, u
 }
 
 tn_status_t algo_add_recv(algo_t *a, uint32_t rank, uint32_t src, int32_t tag, uint64_t bytes,
-                          bool reduce, const uint32_t *deps, uint32_t ndeps,
-                          const uint32_t *chunks, uint32_t nchunks, uint32_t *id,
-                          tn_err_t *err) {
+                          bool reduce, const uint32_t *deps, uint32_t ndeps, const uint32_t *chunks,
+                          uint32_t nchunks, uint32_t *id, tn_err_t *err) {
   algo_node_t n = {ALGO_RECV, reduce, (int32_t)src, tag, bytes, 0, 0, ndeps, 0, nchunks};
   return algo_add(a, rank, &n, deps, chunks, id, err);
 }
 
 tn_status_t algo_add_comp(algo_t *a, uint32_t rank, uint64_t duration_us, const uint32_t *deps,
-                          uint32_t ndeps, const uint32_t *chunks, uint32_t nchunks,
-                          uint32_t *id, tn_err_t *err) {
+                          uint32_t ndeps, const uint32_t *chunks, uint32_t nchunks, uint32_t *id,
+                          tn_err_t *err) {
   algo_node_t n = {ALGO_COMP, false, -1, 0, 0, duration_us, 0, ndeps, 0, nchunks};
   return algo_add(a, rank, &n, deps, chunks, id, err);
 }
 
 uint64_t algo_node_count(const algo_t *a) {
   uint64_t n = 0;
-  for (uint32_t r = 0; r < a->npus; r++) n += a->ranks[r].nodes.len;
+  for (uint32_t r = 0; r < a->npus; r++)
+    n += a->ranks[r].nodes.len;
   return n;
 }
 
@@ -167,8 +165,8 @@ static bool node_equal(const algo_t *x, const algo_t *y, uint32_t r, uint32_t i)
       p->bytes != q->bytes || p->duration_us != q->duration_us || p->ndeps != q->ndeps ||
       p->nchunks != q->nchunks)
     return false;
-  if (p->ndeps && memcmp(algo_node_deps(x, r, p), algo_node_deps(y, r, q),
-                         p->ndeps * sizeof(uint32_t)) != 0)
+  if (p->ndeps &&
+      memcmp(algo_node_deps(x, r, p), algo_node_deps(y, r, q), p->ndeps * sizeof(uint32_t)) != 0)
     return false;
   return p->nchunks == 0 || memcmp(algo_node_chunks(x, r, p), algo_node_chunks(y, r, q),
                                    p->nchunks * sizeof(uint32_t)) == 0;
@@ -193,5 +191,67 @@ tn_status_t algo_fill_idle(algo_t *a, tn_err_t *err) {
     tn_status_t st = algo_add_comp(a, r, 0, NULL, 0, NULL, 0, NULL, err);
     if (st != TN_OK) return st;
   }
+  return TN_OK;
+}
+
+/* Appends to out the kept nodes node d of rank r stands for: d itself when kept, else
+ * (a dropped COMP) what its dependencies stand for. stamp marks what is in out already. */
+static tn_status_t stand_ins(const algo_t *a, uint32_t r, uint32_t d, const uint32_t *map,
+                             uint32_t *stamp, uint32_t mark, tn_vec_t *out, tn_err_t *err) {
+  if (stamp[d] == mark) return TN_OK;
+  stamp[d] = mark;
+  if (map[d] != UINT32_MAX) return tn_vec_push(out, &map[d], err);
+  const algo_node_t *n = algo_node(a, r, d);
+  const uint32_t *deps = algo_node_deps(a, r, n);
+  for (uint32_t k = 0; k < n->ndeps; k++) {
+    tn_status_t st = stand_ins(a, r, deps[k], map, stamp, mark, out, err);
+    if (st != TN_OK) return st;
+  }
+  return TN_OK;
+}
+
+tn_status_t algo_drop_gates(const algo_t *a, algo_t **out, tn_err_t *err) {
+  *out = NULL;
+  algo_t *b = NULL;
+  tn_vec_t deps;
+  tn_vec_init(&deps, sizeof(uint32_t));
+  uint32_t *map = NULL, *stamp = NULL;
+  tn_status_t st = algo_create_unknown(a->name, a->npus, &b, err);
+  if (st == TN_OK && a->has_coll)
+    st = algo_set_collective(b, a->coll, a->chunks_per_npu, a->size_bytes, err);
+  for (uint32_t r = 0; st == TN_OK && r < a->npus; r++) {
+    uint32_t len = algo_rank_len(a, r), kept = 0;
+    free(map);
+    free(stamp);
+    map = stamp = NULL;
+    if ((st = tn_malloc(len + 1u, sizeof *map, &map, err)) != TN_OK ||
+        (st = tn_calloc(len + 1u, sizeof *stamp, &stamp, err)) != TN_OK)
+      break;
+    for (uint32_t i = 0; i < len; i++) {
+      const algo_node_t *n = algo_node(a, r, i);
+      bool gate = n->op == ALGO_COMP && n->nchunks == 0 && n->duration_us == 0;
+      map[i] = gate ? UINT32_MAX : kept++;
+    }
+    if (kept == 0) map[0] = kept++; /* a rank keeps one node */
+    for (uint32_t i = 0; st == TN_OK && i < len; i++) {
+      if (map[i] == UINT32_MAX) continue;
+      const algo_node_t *n = algo_node(a, r, i);
+      const uint32_t *d = algo_node_deps(a, r, n);
+      deps.len = 0;
+      for (uint32_t k = 0; st == TN_OK && k < n->ndeps; k++)
+        st = stand_ins(a, r, d[k], map, stamp, i + 1, &deps, err);
+      algo_node_t m = *n;
+      m.ndeps = (uint32_t)deps.len;
+      if (st == TN_OK) st = algo_add(b, r, &m, deps.data, algo_node_chunks(a, r, n), NULL, err);
+    }
+  }
+  free(map);
+  free(stamp);
+  tn_vec_free(&deps);
+  if (st != TN_OK) {
+    algo_free(b);
+    return st;
+  }
+  *out = b;
   return TN_OK;
 }

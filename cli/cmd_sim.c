@@ -11,7 +11,8 @@
 #include "sim/sim.h"
 
 static const char help[] =
-    "usage: tenet sim -t TOPO PREFIX [-c COLL -s SIZE] [--json] [--trace FILE] [--top N]\n"
+    "usage: tenet sim -t TOPO PREFIX [-c COLL -s SIZE] [--ties ORDER [--seed N]] [--json]\n"
+    "                 [--trace FILE] [--top N]\n"
     "\n"
     "Simulates the Chakra ET set PREFIX.0.et ... PREFIX.<n-1>.et (one file per NPU of TOPO,\n"
     "written by tenet or any other producer) on the fabric TOPO with the analytical,\n"
@@ -26,6 +27,10 @@ static const char help[] =
     "      --trace FILE      write the timeline as Chrome trace-event JSON (one track per\n"
     "                        link, one per NPU; open in Perfetto or chrome://tracing)\n"
     "      --top N           busiest links to list (default 5, 0 for none)\n"
+    "      --ties ORDER      the order among events of one instant a runtime may pick:\n"
+    "                        id (tenet's: ascending node id, ascending link id), reverse,\n"
+    "                        or random (drawn from --seed, default 1). Default id\n"
+    "      --seed N          seed of --ties random\n"
     "      --json            print one JSON object instead of a summary\n"
     "  -h, --help            this help\n"
     "\n"
@@ -34,7 +39,7 @@ static const char help[] =
     "disconnected.\n";
 
 typedef struct sim_args {
-  const char *topo, *coll, *size, *trace, *top;
+  const char *topo, *coll, *size, *trace, *top, *ties, *seed;
   const char *prefix;
   bool json, help;
 } sim_args_t;
@@ -47,11 +52,11 @@ typedef struct coll_info {
 } coll_info_t;
 
 static tn_status_t parse_args(int argc, char **argv, sim_args_t *a, coll_info_t *ci, uint32_t *top,
-                              tn_err_t *err) {
+                              sim_opts_t *so, tn_err_t *err) {
   const cli_opt_t opts[] = {
       {"topo", 't', &a->topo, NULL}, {"coll", 'c', &a->coll, NULL}, {"size", 's', &a->size, NULL},
       {"trace", 0, &a->trace, NULL}, {"top", 0, &a->top, NULL},     {"json", 0, NULL, &a->json},
-      {"help", 'h', NULL, &a->help},
+      {"ties", 0, &a->ties, NULL},   {"seed", 0, &a->seed, NULL},   {"help", 'h', NULL, &a->help},
   };
   const char *pos[1] = {NULL};
   size_t npos = 0;
@@ -72,6 +77,14 @@ static tn_status_t parse_args(int argc, char **argv, sim_args_t *a, coll_info_t 
   uint64_t v = 5;
   if (a->top && (st = tn_parse_u64(a->top, 0, 1000000, "--top", &v, err)) != TN_OK) return st;
   *top = (uint32_t)v;
+  so->trace_path = a->trace;
+  so->seed = 1;
+  if (a->ties && !sim_ties_parse(a->ties, &so->ties))
+    return tn_err_set(err, TN_INVAL, "--ties '%s': expected id, reverse or random", a->ties);
+  if (a->seed && (!a->ties || so->ties != SIM_TIES_RANDOM))
+    return tn_err_set(err, TN_INVAL, "--seed applies only to --ties random");
+  if (a->seed && (st = tn_parse_u64(a->seed, 0, UINT64_MAX, "--seed", &so->seed, err)) != TN_OK)
+    return st;
   return TN_OK;
 }
 
@@ -198,7 +211,8 @@ int cmd_sim(int argc, char **argv) {
   sim_result_t r = {0};
   uint64_t fin[3] = {0, 0, 0};
   int code = 0;
-  if (parse_args(argc, argv, &a, &ci, &top, &err) != TN_OK) return cli_report("sim", &err);
+  sim_opts_t so = {0};
+  if (parse_args(argc, argv, &a, &ci, &top, &so, &err) != TN_OK) return cli_report("sim", &err);
   if (a.help) {
     fputs(help, stdout);
     return 0;
@@ -212,7 +226,6 @@ int cmd_sim(int argc, char **argv) {
     if (!ci.has_coll) ci.coll = set->coll, ci.has_coll = true;
     if (!ci.has_size && set->size_bytes > 0) ci.size = set->size_bytes, ci.has_size = true;
   }
-  sim_opts_t so = {a.trace};
   if (sim_run(t, set, &so, &r, &err) != TN_OK) {
     if (err.status == TN_PARSE) tn_err_prefix(&err, "%s", a.prefix); /* "rank r node i: ..." */
     goto fail;

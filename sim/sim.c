@@ -68,7 +68,23 @@ typedef struct sim {
   topo_routes_t *routes;
   ten_engine_t *e;
   sim_trace_t *trace;
+  sim_ties_t ties;
+  uint64_t seed;
+  uint32_t *hop_rank; /* per link, for SIM_TIES_REVERSE / RANDOM */
+  sim_tie_fn on_tie;
+  void *tie_ctx;
 } sim_t;
+
+/* ten_tie_fn: engine cookies are global node indices. */
+static void on_engine_tie(void *ctx, uint32_t link, uint64_t first, uint64_t second, bool waited1,
+                          bool waited2) {
+  const sim_t *s = ctx;
+  uint32_t r1 = s->nodes[first].rank, r2 = s->nodes[second].rank;
+  sim_tie_t v = {
+      link,    r1,     (uint32_t)first - s->rank_off[r1], r2, (uint32_t)second - s->rank_off[r2],
+      waited1, waited2};
+  s->on_tie(s->tie_ctx, &v);
+}
 
 static const char *op_name(algo_op_t op) {
   return op == ALGO_SEND ? "SEND" : op == ALGO_RECV ? "RECV" : "COMP";
@@ -360,16 +376,60 @@ static tn_status_t validate(sim_t *s, tn_err_t *err) {
 
 /* ---- the run ------------------------------------------------------------- */
 
-/* The ready nodes of the current instant, issued in ascending global index. */
+bool sim_ties_parse(const char *s, sim_ties_t *out) {
+  static const char *const names[] = {"id", "reverse", "random"};
+  for (int i = 0; i < 3; i++)
+    if (strcmp(s, names[i]) == 0) {
+      *out = (sim_ties_t)i;
+      return true;
+    }
+  return false;
+}
+
+static uint64_t mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+/* The ready nodes of the current instant, issued in ascending global index (SIM_TIES_ID),
+ * descending, or in an order drawn from the seed. */
 static bool index_less(const void *ctx, uint32_t a, uint32_t b) {
-  (void)ctx;
+  const sim_t *s = ctx;
+  if (s->ties == SIM_TIES_REVERSE) return a > b;
+  if (s->ties == SIM_TIES_RANDOM) {
+    uint64_t ka = mix64(s->seed ^ mix64(a)), kb = mix64(s->seed ^ mix64(b));
+    if (ka != kb) return ka < kb;
+  }
   return a < b;
 }
 static void ready_push(sim_t *s, uint32_t g) {
-  tn_heap_push(s->ready, &s->nready, g, index_less, NULL);
+  tn_heap_push(s->ready, &s->nready, g, index_less, s);
 }
 static uint32_t ready_pop(sim_t *s) {
-  return tn_heap_pop(s->ready, &s->nready, index_less, NULL);
+  return tn_heap_pop(s->ready, &s->nready, index_less, s);
+}
+
+/* The links' places among same-instant arrivals for SIM_TIES_REVERSE / RANDOM
+ * (Fisher-Yates from the seed). */
+static tn_status_t set_hop_order(sim_t *s, tn_err_t *err) {
+  uint32_t n = s->t->nlinks;
+  if (s->ties == SIM_TIES_ID || n == 0) return TN_OK;
+  tn_status_t st = tn_calloc(n, sizeof *s->hop_rank, &s->hop_rank, err);
+  if (st != TN_OK) return st;
+  for (uint32_t l = 0; l < n; l++)
+    s->hop_rank[l] = s->ties == SIM_TIES_REVERSE ? n - 1 - l : l;
+  uint64_t x = s->seed;
+  for (uint32_t i = n - 1; s->ties == SIM_TIES_RANDOM && i > 0; i--) {
+    x = mix64(x + 0x9E3779B97F4A7C15ull);
+    uint32_t j = (uint32_t)(x % (i + 1u)), tmp = s->hop_rank[i];
+    s->hop_rank[i] = s->hop_rank[j];
+    s->hop_rank[j] = tmp;
+  }
+  ten_engine_set_hop_order(s->e, s->hop_rank);
+  return TN_OK;
 }
 
 static void complete(sim_t *s, uint32_t g, uint64_t now) {
@@ -485,7 +545,13 @@ static tn_status_t run(sim_t *s, tn_err_t *err) {
   if (st != TN_OK) return st;
   for (uint32_t g = 0; g < s->total; g++)
     if (s->nodes[g].pending == 0) run[n++] = g;
-  st = issue_initial(s, run, n, err);
+  if (s->ties == SIM_TIES_ID) {
+    st = issue_initial(s, run, n, err);
+  } else {
+    for (uint32_t i = 0; i < n; i++)
+      ready_push(s, run[i]);
+    st = issue_ready(s, 0, err);
+  }
   free(run);
   ten_event_t ev;
   while (st == TN_OK && ten_next(s->e, &ev)) {
@@ -560,6 +626,7 @@ static void sim_free(sim_t *s) {
   free(s->kq);
   free(s->ready);
   free(s->finish);
+  free(s->hop_rank);
   ten_engine_free(s->e);
   topo_routes_free(s->routes);
   sim_i_trace_free(s->trace);
@@ -569,11 +636,15 @@ tn_status_t sim_run(const topo_t *t, const algo_t *a, const sim_opts_t *opts, si
                     tn_err_t *err) {
   memset(res, 0, sizeof *res);
   sim_t s = {.t = t, .a = a};
+  if (opts)
+    s.ties = opts->ties, s.seed = opts->seed, s.on_tie = opts->on_tie, s.tie_ctx = opts->tie_ctx;
   tn_status_t st = validate(&s, err);
   if (st != TN_OK) goto fail;
   if ((st = topo_routes_create(t, &s.routes, err)) != TN_OK ||
-      (st = ten_engine_create(t, s.routes, &s.e, err)) != TN_OK)
+      (st = ten_engine_create(t, s.routes, &s.e, err)) != TN_OK ||
+      (st = set_hop_order(&s, err)) != TN_OK)
     goto fail;
+  if (s.on_tie) ten_engine_set_tie_observer(s.e, on_engine_tie, &s);
   if (opts && opts->trace_path) {
     if ((st = sim_i_trace_create(t, a, &s.trace, err)) != TN_OK ||
         (st = tn_calloc(s.total + 1u, sizeof *s.issue_ps, &s.issue_ps, err)) != TN_OK)

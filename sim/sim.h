@@ -8,9 +8,34 @@
 #include "common/common.h"
 #include "topo/topo.h"
 
+/* The order among events of one instant that a runtime is free to pick: nodes that
+ * become ready together, and messages that reach one link together at a hop. tenet's
+ * own order is ID (ascending node id, rank by rank; ascending link id); REVERSE takes
+ * both backwards, RANDOM shuffles both by seed. A set whose time differs between them
+ * leaves its order open (docs/architecture.md §3). */
+typedef enum { SIM_TIES_ID = 0, SIM_TIES_REVERSE = 1, SIM_TIES_RANDOM = 2 } sim_ties_t;
+
+/* Called when the SEND `second` (rank, node id) entered link's queue at the same instant
+ * as the SEND `first`, so that the order between the two messages there was this run's
+ * pick (ties), not the set's. A message enters its first link at its sender; one that
+ * enters a later link of its route was forwarded there. */
+typedef struct sim_tie {
+  uint32_t link;
+  uint32_t first_rank, first_id, second_rank, second_id;
+  bool first_waited, second_waited; /* had queued behind another message before */
+} sim_tie_t;
+typedef void (*sim_tie_fn)(void *ctx, const sim_tie_t *tie);
+
 typedef struct sim_opts {
   const char *trace_path; /* Chrome trace-event JSON timeline, or NULL */
+  sim_ties_t ties;
+  uint64_t seed;     /* SIM_TIES_RANDOM */
+  sim_tie_fn on_tie; /* or NULL */
+  void *tie_ctx;
 } sim_opts_t;
+
+/* Parses "id", "reverse" or "random". */
+bool sim_ties_parse(const char *s, sim_ties_t *out);
 
 typedef struct sim_link_use {
   uint32_t link;
@@ -18,10 +43,10 @@ typedef struct sim_link_use {
 } sim_link_use_t;
 
 typedef struct sim_result {
-  uint64_t time_ps;         /* finish of the last NPU */
-  uint64_t *npu_finish_ps;  /* npus entries (caller frees via sim_result_free) */
+  uint64_t time_ps;        /* finish of the last NPU */
+  uint64_t *npu_finish_ps; /* npus entries (caller frees via sim_result_free) */
   uint32_t npus;
-  sim_link_use_t *links;    /* every link, sorted by busy time descending then id */
+  sim_link_use_t *links; /* every link, sorted by busy time descending then id */
   uint32_t nlinks;
   uint64_t messages, events;
 } sim_result_t;
@@ -32,5 +57,29 @@ typedef struct sim_result {
 tn_status_t sim_run(const topo_t *t, const algo_t *a, const sim_opts_t *opts, sim_result_t *res,
                     tn_err_t *err);
 void sim_result_free(sim_result_t *r);
+
+typedef struct sim_strict_report {
+  uint64_t time_ps;   /* the returned set's simulated time (SIM_TIES_ID) */
+  uint32_t staggers;  /* COMPs added */
+  uint32_t rounds;    /* simulations that found ties */
+  uint32_t ties_left; /* ties in the returned set (0: its time is the same in every order) */
+} sim_strict_report_t;
+
+/* Makes *a order-proof (sim/strict.c): wherever two messages enter one link at the same
+ * instant, a COMP of 0 µs (1 ns, as in ASTRA-sim) makes one of them wait, until no link
+ * sees such a tie; *a is replaced by the new set (same nodes and ids, the COMPs appended
+ * to their ranks). What sim_run reports on failure. */
+tn_status_t sim_make_strict(const topo_t *t, algo_t **a, sim_strict_report_t *rep, tn_err_t *err);
+
+typedef struct sim_spread {
+  uint64_t id_ps, min_ps, max_ps; /* tenet's order; the fastest and slowest order tried */
+  uint32_t orders;                /* orders tried */
+} sim_spread_t;
+
+/* Simulates a under SIM_TIES_ID, SIM_TIES_REVERSE and SIM_TIES_RANDOM with seeds 1..seeds,
+ * and reports the spread of the collective time: min_ps == max_ps means no order tried
+ * changes it. What sim_run reports on failure. */
+tn_status_t sim_order_spread(const topo_t *t, const algo_t *a, uint32_t seeds, sim_spread_t *out,
+                             tn_err_t *err);
 
 #endif

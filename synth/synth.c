@@ -6,12 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/sim.h"
 #include "synth/synth_internal.h"
 #include "trees/trees.h"
 
 static const char *const method_names[SYNTH_NMETHODS] = {
-    [SYNTH_AUTO] = "auto",     [SYNTH_GREEDY] = "greedy", [SYNTH_MILP] = "milp",
-    [SYNTH_RING] = "ring",     [SYNTH_DIRECT] = "direct", [SYNTH_TREES] = "trees",
+    [SYNTH_AUTO] = "auto",     [SYNTH_GREEDY] = "greedy",   [SYNTH_MILP] = "milp",
+    [SYNTH_RING] = "ring",     [SYNTH_DIRECT] = "direct",   [SYNTH_TREES] = "trees",
     [SYNTH_FOREST] = "forest", [SYNTH_TWOSTEP] = "twostep",
 };
 
@@ -42,10 +43,11 @@ tn_status_t synth_method_parse(const char *s, const char *what, synth_method_t *
   if (near != NULL)
     return tn_err_set(err, TN_INVAL, "%s: unknown algorithm '%s' (did you mean '%s'?)", what, s,
                       near);
-  return tn_err_set(err, TN_INVAL,
-                    "%s: unknown algorithm '%s' (use auto, greedy, milp, ring, direct, trees, forest or "
-                    "twostep)",
-                    what, s);
+  return tn_err_set(
+      err, TN_INVAL,
+      "%s: unknown algorithm '%s' (use auto, greedy, milp, ring, direct, trees, forest or "
+      "twostep)",
+      what, s);
 }
 
 void synth_result_free(synth_result_t *r) {
@@ -75,8 +77,10 @@ static tn_status_t servers(const topo_t *t, uint32_t *member, uint32_t *groups, 
         best = l->bandwidth_GBps, server[v] = l->dst;
     }
     if (server[v] == UINT32_MAX)
-      st = tn_err_set(err, TN_INVAL, "twostep: NPU %u of '%s' is on no switch (Two-Step needs "
-                      "servers: NPUs behind switches)", v, t->name);
+      st = tn_err_set(err, TN_INVAL,
+                      "twostep: NPU %u of '%s' is on no switch (Two-Step needs "
+                      "servers: NPUs behind switches)",
+                      v, t->name);
     else
       count[server[v]]++;
   }
@@ -106,8 +110,7 @@ static tn_status_t baseline(const topo_t *t, tn_coll_t coll, uint64_t size, synt
   if (m == SYNTH_RING) return algo_ring(coll, t->npus, size, k ? k : 1, out, err);
   if (m == SYNTH_TWOSTEP) {
     if (coll != TN_ALLTOALL)
-      return tn_err_set(err, TN_INVAL, "twostep makes All-to-All only, not %s",
-                        tn_coll_name(coll));
+      return tn_err_set(err, TN_INVAL, "twostep makes All-to-All only, not %s", tn_coll_name(coll));
     uint32_t *member = NULL, groups = 0;
     st = tn_malloc(t->npus, sizeof *member, &member, err);
     if (st == TN_OK) st = servers(t, member, &groups, err);
@@ -136,24 +139,33 @@ static tn_status_t trees(const topo_t *t, tn_coll_t coll, uint64_t size, const s
   return st;
 }
 
-tn_status_t synth_i_one(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
-                        synth_method_t m, synth_result_t *out, tn_err_t *err) {
+static tn_status_t produce(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
+                           synth_method_t m, synth_result_t *out, tn_err_t *err) {
   switch (m) {
   case SYNTH_RING:
   case SYNTH_DIRECT:
-  case SYNTH_TWOSTEP:
-    return baseline(t, coll, size, m, o->chunks_per_npu, &out->algo, err);
+  case SYNTH_TWOSTEP: return baseline(t, coll, size, m, o->chunks_per_npu, &out->algo, err);
   case SYNTH_GREEDY:
   case SYNTH_MILP:
-  case SYNTH_FOREST:
-    return synth_i_planned(t, coll, size, o, m, out, err);
-  case SYNTH_TREES:
-    return trees(t, coll, size, o, out, err);
+  case SYNTH_FOREST: return synth_i_planned(t, coll, size, o, m, out, err);
+  case SYNTH_TREES: return trees(t, coll, size, o, out, err);
   case SYNTH_AUTO:
-  case SYNTH_NMETHODS:
-    break;
+  case SYNTH_NMETHODS: break;
   }
   return tn_err_set(err, TN_INVAL, "no such synthesis method (%d)", (int)m);
+}
+
+/* Every method's set leaves the order of same-instant events open somewhere (a producer
+ * plans in one order; a runtime may pick another), so each is made order-proof here, the
+ * one place every set passes; its time is then the strict set's. */
+tn_status_t synth_i_one(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
+                        synth_method_t m, synth_result_t *out, tn_err_t *err) {
+  tn_status_t st = produce(t, coll, size, o, m, out, err);
+  if (st != TN_OK) return st;
+  sim_strict_report_t rep;
+  st = sim_make_strict(t, &out->algo, &rep, err);
+  if (st == TN_OK) out->time_ps = rep.time_ps;
+  return st;
 }
 
 tn_status_t synth_run(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,

@@ -28,9 +28,11 @@ typedef struct ev {
   uint64_t val; /* hop, deliver: message slot; timer: the caller's cookie */
 } ev_t;
 
-static inline uint32_t ev_cls(const ev_t *v) { return (uint32_t)(v->key >> KEY_CLS_SHIFT); }
+static inline uint32_t ev_cls(const ev_t *v) {
+  return (uint32_t)(v->key >> KEY_CLS_SHIFT);
+}
 static inline uint32_t ev_link(const ev_t *v) {
-  return (uint32_t)(v->key & (((uint64_t)1 << KEY_CLS_SHIFT) - 1));
+  return (uint32_t)v->key;
 }
 
 typedef struct msg {
@@ -38,10 +40,14 @@ typedef struct msg {
   uint64_t bytes, cookie;
   uint64_t arrive_ps; /* arrival at `at` */
   uint32_t next;      /* free list, or the next message in flight on the same link */
+  bool waited;        /* it queued behind another message on some link so far */
 } msg_t;
 
 typedef struct link_state {
   uint64_t free_ps;
+  uint64_t last_enq_ps;              /* when a message last entered the FIFO (UINT64_MAX: never) */
+  uint64_t last_cookie;              /* and its cookie */
+  bool last_waited;                  /* and whether that message had waited on a busy link before */
   uint64_t memo_bytes, memo_busy_ps; /* the last message size seen and its busy time */
   uint32_t head, tail; /* messages in flight on this link, oldest first (UINT32_MAX: none) */
   ten_link_stats_t stats;
@@ -60,7 +66,10 @@ struct ten_engine {
   link_state_t *links;
   ten_xmit_fn observer;
   void *observer_ctx;
-  tn_err_t sticky; /* first failure while forwarding inside ten_next */
+  ten_tie_fn tie_fn;
+  void *tie_ctx;
+  const uint32_t *hop_rank; /* per link: its place among same-instant arrivals, or NULL */
+  tn_err_t sticky;          /* first failure while forwarding inside ten_next */
 };
 
 /* Written without branches: which of two children is smaller is a coin toss the branch
@@ -132,7 +141,10 @@ tn_status_t ten_engine_create(const topo_t *t, topo_routes_t *routes, ten_engine
     free(e);
     return st;
   }
-  for (uint32_t l = 0; l < t->nlinks; l++) e->links[l].head = e->links[l].tail = UINT32_MAX;
+  for (uint32_t l = 0; l < t->nlinks; l++) {
+    e->links[l].head = e->links[l].tail = UINT32_MAX;
+    e->links[l].last_enq_ps = UINT64_MAX;
+  }
   *out = e;
   return TN_OK;
 }
@@ -150,7 +162,18 @@ void ten_engine_set_observer(ten_engine_t *e, ten_xmit_fn fn, void *ctx) {
   e->observer_ctx = ctx;
 }
 
-uint64_t ten_now(const ten_engine_t *e) { return e->now; }
+void ten_engine_set_tie_observer(ten_engine_t *e, ten_tie_fn fn, void *ctx) {
+  e->tie_fn = fn;
+  e->tie_ctx = ctx;
+}
+
+void ten_engine_set_hop_order(ten_engine_t *e, const uint32_t *rank) {
+  e->hop_rank = rank;
+}
+
+uint64_t ten_now(const ten_engine_t *e) {
+  return e->now;
+}
 
 uint64_t ten_link_free_ps(const ten_engine_t *e, uint32_t link) {
   return e->links[link].free_ps;
@@ -164,7 +187,8 @@ const ten_link_stats_t *ten_link_stats(const ten_engine_t *e, uint32_t link) {
 static ev_t arrival(const ten_engine_t *e, uint32_t l, uint32_t m) {
   const msg_t *msg = &e->msgs[m];
   uint64_t cls = msg->at == msg->dst ? CLS_DELIVER : CLS_HOP;
-  ev_t v = {msg->arrive_ps, cls << KEY_CLS_SHIFT | l, m};
+  uint64_t rank = e->hop_rank ? e->hop_rank[l] : 0;
+  ev_t v = {msg->arrive_ps, cls << KEY_CLS_SHIFT | rank << 32 | l, m};
   return v;
 }
 
@@ -176,8 +200,7 @@ static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, uint32_t l, tn_err_t
   if (l == TOPO_NO_LINK && topo_routes_out_of_memory(e->routes))
     return tn_err_set(err, TN_NOMEM, "out of memory building the routes to NPU %u", msg->dst);
   if (l == TOPO_NO_LINK)
-    return tn_err_set(err, TN_INFEASIBLE, "no route from node %u to NPU %u", msg->at,
-                      msg->dst);
+    return tn_err_set(err, TN_INFEASIBLE, "no route from node %u to NPU %u", msg->at, msg->dst);
   const topo_link_t *lk = &e->t->links[l];
   link_state_t *ls = &e->links[l];
   /* A collective's messages have one or two sizes: remember the last one's busy time
@@ -194,6 +217,12 @@ static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, uint32_t l, tn_err_t
   ls->stats.bytes += msg->bytes;
   ls->stats.busy_ps += busy;
   ls->stats.messages++;
+  if (ls->last_enq_ps == e->now && e->tie_fn)
+    e->tie_fn(e->tie_ctx, l, ls->last_cookie, msg->cookie, ls->last_waited, msg->waited);
+  ls->last_enq_ps = e->now;
+  ls->last_cookie = msg->cookie;
+  msg->waited = msg->waited || start > e->now;
+  ls->last_waited = msg->waited;
   if (e->observer) e->observer(e->observer_ctx, l, start, start + busy, msg->bytes, msg->cookie);
   msg->at = lk->dst;
   msg->arrive_ps = start + busy + lk->latency_ps;
@@ -258,7 +287,7 @@ static tn_status_t inject(ten_engine_t *e, uint32_t src, uint32_t dst, uint32_t 
     }
     m = (uint32_t)e->msgs_len++;
   }
-  e->msgs[m] = (msg_t){src, dst, src, bytes, cookie, 0, UINT32_MAX};
+  e->msgs[m] = (msg_t){src, dst, src, bytes, cookie, 0, UINT32_MAX, false};
   tn_status_t st = enqueue_hop(e, m, first, err);
   if (st != TN_OK) {
     e->msgs[m].next = e->free_msg;

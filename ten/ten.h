@@ -26,7 +26,7 @@ typedef enum {
 typedef struct ten_event {
   ten_ev_kind_t kind;
   uint64_t time_ps;
-  uint64_t cookie; /* what the caller passed to ten_send / ten_timer */
+  uint64_t cookie;   /* what the caller passed to ten_send / ten_timer */
   uint32_t src, dst; /* DELIVER: endpoints of the message */
   uint64_t bytes;    /* DELIVER */
 } ten_event_t;
@@ -35,12 +35,24 @@ typedef struct ten_event {
 typedef void (*ten_xmit_fn)(void *ctx, uint32_t link, uint64_t start_ps, uint64_t end_ps,
                             uint64_t bytes, uint64_t cookie);
 
+/* Optional observer of ties: message `second` entered link's FIFO at the same instant as
+ * `first` (cookies), so the order between them is the engine's choice, not the caller's.
+ * waited1/waited2: whether that message had queued behind another on some link before
+ * (so that its arrival here is set by other messages, not by when it was sent). */
+typedef void (*ten_tie_fn)(void *ctx, uint32_t link, uint64_t first, uint64_t second, bool waited1,
+                           bool waited2);
+
 /* Creates an engine at time 0 on t, routing with routes (both borrowed, must outlive the
  * engine). */
 tn_status_t ten_engine_create(const topo_t *t, topo_routes_t *routes, ten_engine_t **out,
                               tn_err_t *err);
 void ten_engine_free(ten_engine_t *e);
 void ten_engine_set_observer(ten_engine_t *e, ten_xmit_fn fn, void *ctx);
+void ten_engine_set_tie_observer(ten_engine_t *e, ten_tie_fn fn, void *ctx);
+/* Messages that arrive at an instant are forwarded in ascending rank[link of arrival]
+ * (then link id) instead of link id: another order a runtime may pick among them. rank
+ * (nlinks entries, each < 2^30) is borrowed; NULL restores link order. */
+void ten_engine_set_hop_order(ten_engine_t *e, const uint32_t *rank);
 
 /* Current time: the time of the last event returned by ten_next (0 at start). */
 uint64_t ten_now(const ten_engine_t *e);
@@ -48,8 +60,8 @@ uint64_t ten_now(const ten_engine_t *e);
 /* Injects a message of bytes (> 0) from NPU src to NPU dst at the current time; it is
  * delivered (TEN_EV_DELIVER with cookie) after crossing every hop of the route.
  * TN_INFEASIBLE when dst is unreachable, TN_INVAL for bad ids or src == dst. */
-tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes,
-                     uint64_t cookie, tn_err_t *err);
+tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t cookie,
+                     tn_err_t *err);
 
 /* ten_send for a caller that knows the route from src to dst: its first hop is link first
  * (topo_route_next(routes, src, dst) == first) and it reaches dst. Skips the route lookup
@@ -152,7 +164,9 @@ static inline sched_op_t schedule_op(const schedule_t *s, uint32_t i) {
 static inline const sched_xfer_t *schedule_xfer(const schedule_t *s, uint32_t i) {
   return &TN_VEC_AT(&s->xfers, sched_xfer_t, i);
 }
-static inline uint32_t schedule_len(const schedule_t *s) { return (uint32_t)s->xfers.len; }
+static inline uint32_t schedule_len(const schedule_t *s) {
+  return (uint32_t)s->xfers.len;
+}
 
 /* What a reduction's COMP costs in the simulator (a Chakra COMP of 0 us takes 1 ns, as in
  * ASTRA-sim): planners of explicit reduction schedules time their reductions with it. */

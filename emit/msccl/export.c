@@ -35,7 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 typedef struct msg {
   uint32_t src, dst, node;
   int32_t tag;
@@ -149,15 +148,16 @@ typedef struct wstate {
 } wstate_t;
 
 /* One step; tag >= 0 adds tenet's tag attribute (s and r steps). */
-static void step(wstate_t *w, uint32_t s, const char *type, const char *sb,
-                 int64_t so, const char *db, int64_t doff, int64_t cnt, int64_t depid, int64_t deps,
+static void step(wstate_t *w, uint32_t s, const char *type, const char *sb, int64_t so,
+                 const char *db, int64_t doff, int64_t cnt, int64_t depid, int64_t deps,
                  bool hasdep, int32_t tag) {
   char tagattr[32] = "";
   if (tag >= 0) snprintf(tagattr, sizeof tagattr, " tag=\"%d\"", tag);
-  tn_sb_printf(w->b, "      <step s=\"%u\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%lld\" dstbuf=\"%s\" "
-      "dstoff=\"%lld\" cnt=\"%lld\" depid=\"%lld\" deps=\"%lld\" hasdep=\"%d\"%s/>\n",
-      s, type, sb, (long long)so, db, (long long)doff, (long long)cnt, (long long)depid,
-      (long long)deps, hasdep ? 1 : 0, tagattr);
+  tn_sb_printf(w->b,
+               "      <step s=\"%u\" type=\"%s\" srcbuf=\"%s\" srcoff=\"%lld\" dstbuf=\"%s\" "
+               "dstoff=\"%lld\" cnt=\"%lld\" depid=\"%lld\" deps=\"%lld\" hasdep=\"%d\"%s/>\n",
+               s, type, sb, (long long)so, db, (long long)doff, (long long)cnt, (long long)depid,
+               (long long)deps, hasdep ? 1 : 0, tagattr);
 }
 
 /* Steps of node i (its tb) on rank r: nops for all but the last dependency, then the op. */
@@ -241,8 +241,8 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
   int32_t send = -1, recv = -1;
   if (n->op == ALGO_SEND) send = n->peer;
   if (n->op == ALGO_RECV) recv = n->peer;
-  tn_sb_printf(w->b, "    <tb id=\"%u\" send=\"%d\" recv=\"%d\" chan=\"%u\">\n", i,
-                         send, recv, n->op == ALGO_COMP ? 0 : xn->chan);
+  tn_sb_printf(w->b, "    <tb id=\"%u\" send=\"%d\" recv=\"%d\" chan=\"%u\">\n", i, send, recv,
+               n->op == ALGO_COMP ? 0 : xn->chan);
   /* Reduce-RECV dependencies of a COMP become its re steps. */
   uint32_t nre = 0;
   if (n->op == ALGO_COMP)
@@ -299,8 +299,8 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
                           "differ from its own",
                           r, i, d[k]);
       nre--;
-      step(w, s++, "re", "s", w->x[r][d[k]].scratch, slot, first, n->nchunks,
-           firstre ? depid : -1, firstre ? deps : -1, hd && nre == 0, -1);
+      step(w, s++, "re", "s", w->x[r][d[k]].scratch, slot, first, n->nchunks, firstre ? depid : -1,
+           firstre ? deps : -1, hd && nre == 0, -1);
       firstre = false;
     }
     break;
@@ -346,15 +346,17 @@ void emit_i_msccl_header(tn_sb_t *b, const algo_t *a, const char *how, uint32_t 
     name[n++] = (isalnum((unsigned char)*c) || *c == '_' || *c == '.') ? *c : '_';
   name[n] = '\0';
   const char *cname = emit_i_msccl_coll_name(a);
-  tn_sb_printf(b, "<!-- MSCCL-IR written by tenet%s from a %s algorithm: %s, %u ranks, %u "
-                         "chunks per rank -->\n",
-                         how, name, cname, a->npus, a->chunks_per_npu);
+  tn_sb_printf(b,
+               "<!-- MSCCL-IR written by tenet%s from a %s algorithm: %s, %u ranks, %u "
+               "chunks per rank -->\n",
+               how, name, cname, a->npus, a->chunks_per_npu);
   /* All-to-All is out of place: a rank's send buffer (i) and receive buffer (o). */
   bool out = a->coll == TN_ALLTOALL;
-  tn_sb_printf(b, "<algo name=\"tenet_%s_%s\" proto=\"Simple\" nchannels=\"%u\" "
-      "nchunksperloop=\"%u\" ngpus=\"%u\" coll=\"%s\" inplace=\"%d\" outofplace=\"%d\">\n",
-      name, cname, nch, out ? a->chunks_per_npu : a->npus * a->chunks_per_npu, a->npus, cname,
-      out ? 0 : 1, out ? 1 : 0);
+  tn_sb_printf(b,
+               "<algo name=\"tenet_%s_%s\" proto=\"Simple\" nchannels=\"%u\" "
+               "nchunksperloop=\"%u\" ngpus=\"%u\" coll=\"%s\" inplace=\"%d\" outofplace=\"%d\">\n",
+               name, cname, nch, out ? a->chunks_per_npu : a->npus * a->chunks_per_npu, a->npus,
+               cname, out ? 0 : 1, out ? 1 : 0);
 }
 
 void emit_i_msccl_gpu_open(tn_sb_t *b, const algo_t *a, uint32_t r, uint32_t scratch) {
@@ -364,9 +366,8 @@ void emit_i_msccl_gpu_open(tn_sb_t *b, const algo_t *a, uint32_t r, uint32_t scr
     return;
   }
   uint32_t total = a->npus * a->chunks_per_npu;
-  tn_sb_printf(
-      b, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n", r,
-      a->coll == TN_ALLGATHER ? 0 : total, a->coll == TN_ALLGATHER ? total : 0, scratch);
+  tn_sb_printf(b, "  <gpu id=\"%u\" i_chunks=\"%u\" o_chunks=\"%u\" s_chunks=\"%u\">\n", r,
+               a->coll == TN_ALLGATHER ? 0 : total, a->coll == TN_ALLGATHER ? total : 0, scratch);
 }
 
 tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_err_t *err) {
@@ -483,9 +484,23 @@ tn_status_t emit_msccl_export_mem_opts(const algo_t *a, const emit_msccl_export_
                       "the runtime-fit MSCCL-IR form has no All-to-All yet; --exact writes one "
                       "(a threadblock per node)");
   }
-  if (opts && !opts->exact) return emit_i_msccl_pack(a, opts, xml, len, stats, err);
-  tn_status_t rc = emit_msccl_export_mem(a, xml, len, err);
-  if (rc == TN_OK && stats) exact_stats(a, *xml, *len, stats);
+  /* A threadblock runs its steps in order: the gates that fix the order of same-instant
+   * events in a Chakra set have no MSCCL-IR form and need none. */
+  algo_t *g = NULL;
+  tn_status_t rc = algo_drop_gates(a, &g, err);
+  if (rc != TN_OK) {
+    *xml = NULL;
+    *len = 0;
+    return rc;
+  }
+  if (opts && !opts->exact) {
+    rc = emit_i_msccl_pack(g, opts, xml, len, stats, err);
+    algo_free(g);
+    return rc;
+  }
+  rc = emit_msccl_export_mem(g, xml, len, err);
+  if (rc == TN_OK && stats) exact_stats(g, *xml, *len, stats);
+  algo_free(g);
   return rc;
 }
 

@@ -71,7 +71,10 @@ for algo in ring direct greedy; do
     cmp -s "$p.xml" "$p.again.xml" && ok || bad "export $algo $coll not deterministic"
     "$T" import msccl "$p.xml" -s 8MiB -t "$S/ring8.json" -o "$p.back" --json >"$S/imp.json" 2>"$S/err.txt" ||
       { bad "re-import $algo $coll: $(cat "$S/err.txt")"; continue; }
-    [ "$(json_get "$S/imp.json" time_ns)" = "$(json_get "$S/syn.json" time_ns)" ] && ok ||
+    # The Chakra set carries 1 ns order gates (sim_make_strict) that MSCCL-IR needs not
+    # (a threadblock orders its steps): the re-imported form may differ by those nanoseconds.
+    awk -v a="$(json_get "$S/imp.json" time_ns)" -v b="$(json_get "$S/syn.json" time_ns)" \
+      'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 16) }' && ok ||
       bad "$algo $coll: round trip $(json_get "$S/imp.json" time_ns) ns vs $(json_get "$S/syn.json" time_ns) ns"
   done
 done

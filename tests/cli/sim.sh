@@ -128,5 +128,22 @@ rc=$?
 [ $rc = 2 ] && grep -q disconnected "$SCRATCH/err.txt" && ok || bad "disconnected: rc=$rc $(cat "$SCRATCH/err.txt")"
 
 "$TENET" sim --help | grep -q -- "--trace" && ok || bad "--help"
+"$TENET" sim --help | grep -q -- "--ties ORDER" && ok || bad "--help lacks --ties"
+
+# Order of same-instant events: tenet's sets run in one time under every order.
+"$TENET" synth -t ring-8 -c allgather -s 1MiB -a greedy -o "$SCRATCH/ties/g" >/dev/null ||
+  bad "synth for --ties"
+idt=$("$TENET" sim -t ring-8 "$SCRATCH/ties/g" --json | $PY -c 'import json,sys;print(json.load(sys.stdin)["time_ns"])')
+for o in "reverse" "random --seed 1" "random --seed 7"; do
+  # shellcheck disable=SC2086
+  got=$("$TENET" sim -t ring-8 "$SCRATCH/ties/g" --ties $o --json | $PY -c 'import json,sys;print(json.load(sys.stdin)["time_ns"])')
+  [ "$got" = "$idt" ] && ok || bad "--ties $o: $got ns vs $idt ns in id order"
+done
+"$TENET" verify -t ring-8 -c allgather -s 1MiB "$SCRATCH/ties/g" >"$SCRATCH/v.txt" 2>&1 &&
+  grep -q "timing: .* under all 6 orders" "$SCRATCH/v.txt" && ok || bad "verify timing: $(cat "$SCRATCH/v.txt")"
+"$TENET" sim -t ring-8 "$SCRATCH/ties/g" --ties fifo 2>"$SCRATCH/err.txt"
+[ $? = 1 ] && grep -q "expected id, reverse or random" "$SCRATCH/err.txt" && ok || bad "--ties fifo: $(cat "$SCRATCH/err.txt")"
+"$TENET" sim -t ring-8 "$SCRATCH/ties/g" --seed 3 2>"$SCRATCH/err.txt"
+[ $? = 1 ] && grep -q "only to --ties random" "$SCRATCH/err.txt" && ok || bad "--seed alone: $(cat "$SCRATCH/err.txt")"
 
 testlib_done

@@ -479,7 +479,7 @@ static void sim_writes_chrome_trace(void **state) {
   snprintf(path, sizeof path, "%s/trace.json", dir);
   topo_t *t = gen1(TOPO_DIM_SWITCH, 4, false);
   algo_t *a = direct_ag(4, 1000, false);
-  sim_opts_t o = {path};
+  sim_opts_t o = {.trace_path = path};
   sim_result_t res;
   tn_err_clear(&tu_err_);
   TU_OK(sim_run(t, a, &o, &res, &tu_err_));
@@ -519,6 +519,67 @@ static void sim_writes_chrome_trace(void **state) {
   topo_free(t);
 }
 
+/* A set whose time depends on the order of same-instant events: rank 0 sends a big and a
+ * small message to rank 1 at once on a line 0-1-2; rank 1 forwards the small one to 2.
+ * The id order puts the small one first, reverse the big one. */
+static algo_t *order_open_set(void) {
+  algo_t *a = NULL;
+  TU_OK(algo_create_unknown("chakra", 3, &a, &tu_err_));
+  uint32_t got = 0;
+  TU_OK(algo_add_send(a, 0, 1, 1, 1000, NULL, 0, NULL, 0, NULL, &tu_err_));
+  TU_OK(algo_add_send(a, 0, 1, 2, MIB, NULL, 0, NULL, 0, NULL, &tu_err_));
+  TU_OK(algo_add_recv(a, 1, 0, 2, MIB, false, NULL, 0, NULL, 0, NULL, &tu_err_));
+  TU_OK(algo_add_recv(a, 1, 0, 1, 1000, false, NULL, 0, NULL, 0, &got, &tu_err_));
+  TU_OK(algo_add_send(a, 1, 2, 3, 1000, &got, 1, NULL, 0, NULL, &tu_err_));
+  TU_OK(algo_add_recv(a, 2, 1, 3, 1000, false, NULL, 0, NULL, 0, NULL, &tu_err_));
+  return a;
+}
+
+static uint64_t run_ties(const topo_t *t, const algo_t *a, sim_ties_t ties, uint64_t seed) {
+  sim_opts_t o = {.ties = ties, .seed = seed};
+  sim_result_t res = {0};
+  tn_err_clear(&tu_err_);
+  TU_OK(sim_run(t, a, &o, &res, &tu_err_));
+  uint64_t time = res.time_ps;
+  sim_result_free(&res);
+  return time;
+}
+
+static void sim_ties_change_an_open_order_and_strict_sets_resist(void **state) {
+  (void)state;
+  sim_ties_t ties = SIM_TIES_ID;
+  assert_true(sim_ties_parse("reverse", &ties) && ties == SIM_TIES_REVERSE);
+  assert_true(sim_ties_parse("random", &ties) && ties == SIM_TIES_RANDOM);
+  assert_false(sim_ties_parse("fifo", &ties));
+  topo_t *t = gen1(TOPO_DIM_LINE, 3, false);
+  algo_t *a = order_open_set();
+  uint64_t id = run_ties(t, a, SIM_TIES_ID, 0), rev = run_ties(t, a, SIM_TIES_REVERSE, 0);
+  assert_true(rev > id); /* the small message waits behind the big one */
+  sim_spread_t sp;
+  TU_OK(sim_order_spread(t, a, 4, &sp, &tu_err_));
+  assert_int_equal(sp.id_ps, id);
+  assert_int_equal(sp.max_ps, rev);
+  assert_int_equal(sp.orders, 6);
+  sim_strict_report_t rep;
+  TU_OK(sim_make_strict(t, &a, &rep, &tu_err_));
+  assert_int_equal(rep.ties_left, 0);
+  assert_true(rep.staggers >= 2);           /* both SENDs gated */
+  assert_int_equal(rep.time_ps, id + 1000); /* the planned order, one gate later */
+  TU_OK(sim_order_spread(t, a, 4, &sp, &tu_err_));
+  assert_int_equal(sp.min_ps, sp.max_ps);
+  assert_int_equal(sp.id_ps, rep.time_ps);
+  algo_verify_report_t vr;
+  TU_OK(algo_verify(a, t, &vr, &tu_err_));
+  /* Dropping the gates gives back the original nodes and order. */
+  algo_t *g = NULL, *o = order_open_set();
+  TU_OK(algo_drop_gates(a, &g, &tu_err_));
+  assert_true(algo_equal(g, o));
+  algo_free(g);
+  algo_free(o);
+  algo_free(a);
+  topo_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sim_matches_astra_ring_allgather_4_8_16),
@@ -526,6 +587,7 @@ int main(void) {
       cmocka_unit_test(sim_matches_astra_collectiveapi_ring_allreduce_8),
       cmocka_unit_test(sim_direct_allgather_on_fc_is_latency_plus_shard_time),
       cmocka_unit_test(sim_runs_foreign_set_with_arbitrary_tags),
+      cmocka_unit_test(sim_ties_change_an_open_order_and_strict_sets_resist),
       cmocka_unit_test(sim_contention_on_one_link_is_k_transfers_plus_latency),
       cmocka_unit_test(sim_switch_hop_is_store_and_forward),
       cmocka_unit_test(sim_send_is_eager_and_late_recv_completes_at_once),

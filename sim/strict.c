@@ -1,0 +1,242 @@
+/* sim/strict.c — makes a set's timing independent of the order a runtime picks among
+ * events of one instant (docs/architecture.md §3, "Ties"). The simulator reports every
+ * pair of messages that entered one link at the same instant (a tie: the run picked their
+ * order). Each tie becomes a constraint on the original set, and the set is rebuilt from
+ * the original with all constraints so far and simulated again, until no tie is left:
+ *  - two SENDs of one NPU on its link: the second is issued after the first (`before`);
+ *  - a SEND of the NPU and a message it forwards: the SEND waits 1 ns more (`delay`), so
+ *    the forwarded message, whose arrival is fixed, goes first;
+ *  - two forwarded messages: the SEND of one whose arrival moves with its send (it never
+ *    queued on the way) waits 1 ns more.
+ * A constrained SEND gets a gate: a COMP of 0 µs (1 ns, as in ASTRA-sim) that depends on
+ * what the SEND depends on and on the issue of the SENDs it must follow, then one more
+ * such COMP per nanosecond of delay; the SEND also depends on the last of them. A runtime
+ * can then issue the SEND only at the planned instant, whatever its order of events. The
+ * gates cost a nanosecond where they wait at all (most sit behind a busy link). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim.h"
+
+#define NONE UINT32_MAX
+#define MAX_ROUNDS 24
+#define MAX_DELAY 64 /* ns of delay one SEND may collect */
+
+/* A constraint: SEND `after` (global index in the original set) is issued after SEND
+ * `first` of the same rank. */
+typedef struct order {
+  uint32_t first, after;
+} order_t;
+
+typedef struct state {
+  const topo_t *t;
+  const algo_t *orig;
+  uint32_t *off;   /* npus + 1: global index of rank r's node 0 */
+  uint32_t *delay; /* per original node: extra ns (SENDs only) */
+  uint8_t *gated;  /* per original node */
+  uint32_t *bump;  /* per original node: ns added this round */
+  tn_vec_t orders; /* order_t, in the order found */
+  tn_vec_t ties;   /* sim_tie_t of the last run */
+  bool failed;     /* recording a tie ran out of memory */
+} state_t;
+
+static void on_tie(void *ctx, const sim_tie_t *v) {
+  state_t *s = ctx;
+  tn_err_t e = {0};
+  if (!s->failed && tn_vec_push(&s->ties, v, &e) != TN_OK) s->failed = true;
+}
+
+static tn_status_t push_all(tn_vec_t *v, const uint32_t *x, uint32_t n, tn_err_t *err) {
+  tn_status_t st = tn_vec_reserve(v, v->len + n, err);
+  for (uint32_t i = 0; st == TN_OK && i < n; i++)
+    st = tn_vec_push(v, &x[i], err);
+  return st;
+}
+
+/* Turns the last run's ties into constraints; *added says whether any was new (a tie of
+ * two messages that both queued on the way, or of a SEND at MAX_DELAY, adds none). A
+ * SEND delayed behind another one delayed this round waits one nanosecond more than that
+ * one, so a chain of same-instant arrivals (first, second), (second, third), ... is
+ * spread out in one round. bump[] is per original node, zero on entry. */
+static tn_status_t add_constraints(state_t *s, uint32_t *bump, bool *added, tn_err_t *err) {
+  *added = false;
+  for (size_t i = 0; i < s->ties.len; i++) {
+    const sim_tie_t *v = &TN_VEC_AT(&s->ties, sim_tie_t, i);
+    uint32_t at = s->t->links[v->link].src;
+    uint32_t g1 = s->off[v->first_rank] + v->first_id, g2 = s->off[v->second_rank] + v->second_id;
+    bool inj1 = at == v->first_rank, inj2 = at == v->second_rank;
+    if (inj1 && inj2) {
+      order_t o = {g1, g2};
+      tn_status_t st = tn_vec_push(&s->orders, &o, err);
+      if (st != TN_OK) return st;
+      s->gated[g1] = s->gated[g2] = 1;
+      *added = true;
+      continue;
+    }
+    uint32_t d, other;
+    if (inj1 || (!inj2 && !v->first_waited && v->second_waited))
+      d = g1, other = g2; /* the NPU's own SEND, or the only one that moves with its send */
+    else if (!v->second_waited)
+      d = g2, other = g1;
+    else
+      continue; /* both queued on the way: a nanosecond at either sender moves neither */
+    uint32_t want = bump[other] + 1;
+    if (bump[d] >= want) continue;
+    if (s->delay[d] - bump[d] + want > MAX_DELAY) continue;
+    s->delay[d] += want - bump[d];
+    bump[d] = want;
+    s->gated[d] = 1;
+    *added = true;
+  }
+  return TN_OK;
+}
+
+/* The original set with every constraint so far: per rank, the original nodes (a gated
+ * SEND also depending on the end of its gate chain), then each gated SEND's chain. */
+static tn_status_t build(const state_t *s, algo_t **out, tn_err_t *err) {
+  const algo_t *a = s->orig;
+  algo_t *b = NULL;
+  tn_vec_t deps, *after_of = NULL;
+  tn_vec_init(&deps, sizeof(uint32_t));
+  uint32_t *end = NULL, total = s->off[a->npus];
+  tn_status_t st = algo_create_unknown(a->name, a->npus, &b, err);
+  if (st == TN_OK && a->has_coll)
+    st = algo_set_collective(b, a->coll, a->chunks_per_npu, a->size_bytes, err);
+  if (st == TN_OK) st = tn_calloc(total + 1u, sizeof *end, &end, err);
+  if (st == TN_OK) st = tn_calloc(total + 1u, sizeof *after_of, &after_of, err);
+  /* after_of[g]: the SENDs g must follow. */
+  for (uint32_t g = 0; st == TN_OK && g <= total; g++)
+    tn_vec_init(&after_of[g], sizeof(uint32_t));
+  for (size_t i = 0; st == TN_OK && i < s->orders.len; i++) {
+    const order_t *o = &TN_VEC_AT(&s->orders, order_t, i);
+    st = tn_vec_push(&after_of[o->after], &o->first, err);
+  }
+  for (uint32_t r = 0; st == TN_OK && r < a->npus; r++) {
+    uint32_t len = algo_rank_len(a, r), next = len;
+    /* Ids of the chains' ends first: gate, then one COMP per ns of delay. */
+    for (uint32_t i = 0; i < len; i++) {
+      uint32_t g = s->off[r] + i;
+      end[g] = NONE;
+      if (!s->gated[g]) continue;
+      next += 1 + s->delay[g];
+      end[g] = next - 1;
+    }
+    for (uint32_t i = 0; st == TN_OK && i < len; i++) {
+      const algo_node_t *n = algo_node(a, r, i);
+      uint32_t g = s->off[r] + i;
+      deps.len = 0;
+      st = push_all(&deps, algo_node_deps(a, r, n), n->ndeps, err);
+      if (st == TN_OK && end[g] != NONE) st = tn_vec_push(&deps, &end[g], err);
+      algo_node_t m = *n;
+      m.ndeps = (uint32_t)deps.len;
+      if (st == TN_OK) st = algo_add(b, r, &m, deps.data, algo_node_chunks(a, r, n), NULL, err);
+    }
+    for (uint32_t i = 0; st == TN_OK && i < len; i++) {
+      uint32_t g = s->off[r] + i;
+      if (!s->gated[g]) continue;
+      const algo_node_t *n = algo_node(a, r, i);
+      deps.len = 0;
+      st = push_all(&deps, algo_node_deps(a, r, n), n->ndeps, err);
+      const tn_vec_t *f = &after_of[g];
+      for (size_t k = 0; st == TN_OK && k < f->len; k++)
+        st = tn_vec_push(&deps, &end[TN_VEC_AT(f, uint32_t, k)], err);
+      uint32_t id = 0;
+      if (st == TN_OK)
+        st = algo_add_comp(b, r, 0, deps.data, (uint32_t)deps.len, NULL, 0, &id, err);
+      for (uint32_t k = 0; st == TN_OK && k < s->delay[g]; k++)
+        st = algo_add_comp(b, r, 0, &id, 1, NULL, 0, &id, err);
+    }
+  }
+  for (uint32_t g = 0; after_of && g <= total; g++)
+    tn_vec_free(&after_of[g]);
+  free(after_of);
+  free(end);
+  tn_vec_free(&deps);
+  if (st != TN_OK) {
+    algo_free(b);
+    return st;
+  }
+  *out = b;
+  return TN_OK;
+}
+
+static uint32_t count_gates(const state_t *s) {
+  uint32_t n = 0;
+  for (uint32_t g = 0; g < s->off[s->orig->npus]; g++)
+    n += s->gated[g] ? 1 + s->delay[g] : 0;
+  return n;
+}
+
+tn_status_t sim_make_strict(const topo_t *t, algo_t **a, sim_strict_report_t *rep, tn_err_t *err) {
+  memset(rep, 0, sizeof *rep);
+  state_t s = {.t = t, .orig = *a};
+  tn_vec_init(&s.orders, sizeof(order_t));
+  tn_vec_init(&s.ties, sizeof(sim_tie_t));
+  uint64_t total = algo_node_count(*a);
+  tn_status_t st = total >= NONE ? tn_err_set(err, TN_LIMIT, "%llu nodes are too many",
+                                              (unsigned long long)total)
+                                 : TN_OK;
+  if (st == TN_OK) st = tn_calloc((*a)->npus + 1u, sizeof *s.off, &s.off, err);
+  if (st == TN_OK) st = tn_calloc(total + 1, sizeof *s.delay, &s.delay, err);
+  if (st == TN_OK) st = tn_calloc(total + 1, 1, &s.gated, err);
+  if (st == TN_OK) st = tn_calloc(total + 1, sizeof *s.bump, &s.bump, err);
+  for (uint32_t r = 0; st == TN_OK && r < (*a)->npus; r++)
+    s.off[r + 1] = s.off[r] + algo_rank_len(*a, r);
+  algo_t *cur = *a; /* the set simulated last: the original, then a build */
+  while (st == TN_OK) {
+    s.ties.len = 0;
+    s.failed = false;
+    sim_opts_t so = {.on_tie = on_tie, .tie_ctx = &s};
+    sim_result_t res = {0};
+    st = sim_run(t, cur, &so, &res, err);
+    rep->time_ps = res.time_ps;
+    sim_result_free(&res);
+    if (st == TN_OK && s.failed) st = tn_err_set(err, TN_NOMEM, "out of memory recording ties");
+    if (st != TN_OK) break;
+    rep->ties_left = (uint32_t)s.ties.len;
+    if (s.ties.len == 0 || rep->rounds == MAX_ROUNDS) break;
+    bool added = false;
+    memset(s.bump, 0, (size_t)s.off[s.orig->npus] * sizeof *s.bump);
+    if ((st = add_constraints(&s, s.bump, &added, err)) != TN_OK || !added) break;
+    rep->rounds++;
+    algo_t *next = NULL;
+    if ((st = build(&s, &next, err)) != TN_OK) break;
+    if (cur != *a) algo_free(cur);
+    cur = next;
+  }
+  if (st == TN_OK && cur != *a) {
+    algo_free(*a);
+    *a = cur;
+  } else if (cur != *a) {
+    algo_free(cur);
+  }
+  rep->staggers = count_gates(&s);
+  free(s.off);
+  free(s.delay);
+  free(s.gated);
+  free(s.bump);
+  tn_vec_free(&s.orders);
+  tn_vec_free(&s.ties);
+  return st;
+}
+
+tn_status_t sim_order_spread(const topo_t *t, const algo_t *a, uint32_t seeds, sim_spread_t *out,
+                             tn_err_t *err) {
+  memset(out, 0, sizeof *out);
+  out->min_ps = UINT64_MAX;
+  for (uint32_t i = 0; i < 2 + seeds; i++) {
+    sim_opts_t so = {.ties = i == 0   ? SIM_TIES_ID
+                             : i == 1 ? SIM_TIES_REVERSE
+                                      : SIM_TIES_RANDOM,
+                     .seed = i >= 2 ? i - 1 : 0};
+    sim_result_t r = {0};
+    tn_status_t st = sim_run(t, a, &so, &r, err);
+    if (st != TN_OK) return st;
+    if (i == 0) out->id_ps = r.time_ps;
+    if (r.time_ps < out->min_ps) out->min_ps = r.time_ps;
+    if (r.time_ps > out->max_ps) out->max_ps = r.time_ps;
+    out->orders++;
+    sim_result_free(&r);
+  }
+  return TN_OK;
+}
