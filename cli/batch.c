@@ -95,8 +95,10 @@ static tn_status_t finish_topos(cli_batch_plan_t *p, tn_err_t *err) {
   for (size_t i = 0; st == TN_OK && i < p->ntopos; i++) {
     st = cli_topo_spec_check(p->topos[i], err);
     /* Name the entry, unless the message already does (a missing file's does). */
-    if (st != TN_OK && strstr(err->msg, p->topos[i]) != NULL) tn_err_prefix(err, "--topos");
-    else if (st != TN_OK) tn_err_prefix(err, "--topos: '%s'", p->topos[i]);
+    if (st != TN_OK && strstr(err->msg, p->topos[i]) != NULL)
+      tn_err_prefix(err, "--topos");
+    else if (st != TN_OK)
+      tn_err_prefix(err, "--topos: '%s'", p->topos[i]);
   }
   return st;
 }
@@ -279,8 +281,6 @@ static cJSON *plan_to_cjson(const cli_batch_plan_t *p) {
     ok = cJSON_AddItemToArray(colls, cJSON_CreateString(tn_coll_name(p->colls[i])));
   for (size_t i = 0; ok && i < p->nsizes; i++)
     ok = cJSON_AddItemToArray(sizes, cli_json_u64(p->sizes[i]));
-  char seed[32];
-  snprintf(seed, sizeof seed, "%llu", (unsigned long long)p->seed);
   if (ok) {
     ok = cJSON_AddNumberToObject(o, "version", 1) &&
          cJSON_AddItemToObject(o, "topologies", topos) &&
@@ -288,7 +288,7 @@ static cJSON *plan_to_cjson(const cli_batch_plan_t *p) {
          (labels = NULL, cJSON_AddItemToObject(o, "collectives", colls)) &&
          (colls = NULL, cJSON_AddItemToObject(o, "sizes", sizes)) &&
          (sizes = NULL, cJSON_AddItemToObject(o, "algorithms", algos)) &&
-         (algos = NULL, cJSON_AddStringToObject(o, "seed", seed) != NULL);
+         (algos = NULL, cli_json_add_u64(o, "seed", p->seed) != NULL);
   }
   cJSON_Delete(topos);
   cJSON_Delete(labels);
@@ -330,6 +330,35 @@ static tn_status_t get_strings(const cJSON *o, const char *key, const char *what
   return st;
 }
 
+/* The top-level "seed" as an exact integer. cJSON keeps numbers as doubles (exact only
+ * below 2^53), so the digits are read from the text after the member's name; the double
+ * cJSON parsed must agree, which also shows that the digits are that member's (a name
+ * inside a string has its quotes escaped and never matches). A string is the spelling of
+ * batch.json files written before the seed became a number. */
+static tn_status_t seed_from_json(const char *text, const cJSON *seed, const char *what,
+                                  uint64_t *out, tn_err_t *err) {
+  if (cJSON_IsString(seed)) return tn_parse_u64(seed->valuestring, 0, UINT64_MAX, "seed", out, err);
+  if (!cJSON_IsNumber(seed)) return tn_err_set(err, TN_PARSE, "%s: 'seed' must be a number", what);
+  for (const char *s = strstr(text, "\"seed\""); s != NULL; s = strstr(s + 1, "\"seed\"")) {
+    const char *v = s + strlen("\"seed\"");
+    v += strspn(v, " \t\r\n");
+    if (*v != ':') continue;
+    v += 1 + strspn(v + 1, " \t\r\n");
+    char digits[24];
+    size_t n = strspn(v, "0123456789");
+    if (n == 0 || n >= sizeof digits || strchr(".eE", v[n]) != NULL) break;
+    memcpy(digits, v, n);
+    digits[n] = '\0';
+    tn_err_t e = {0};
+    if (tn_parse_u64(digits, 0, UINT64_MAX, "seed", out, &e) == TN_OK &&
+        (double)*out == seed->valuedouble)
+      return TN_OK;
+    break;
+  }
+  return tn_err_set(err, TN_PARSE, "%s: 'seed' must be a whole number from 0 to %llu", what,
+                    (unsigned long long)UINT64_MAX);
+}
+
 tn_status_t cli_batch_plan_parse_json(const char *text, const char *what, cli_batch_plan_t *p,
                                       tn_err_t *err) {
   memset(p, 0, sizeof *p);
@@ -364,9 +393,7 @@ tn_status_t cli_batch_plan_parse_json(const char *text, const char *what, cli_ba
     }
   }
   const cJSON *seed = o ? cJSON_GetObjectItemCaseSensitive(o, "seed") : NULL;
-  if (st == TN_OK && !cJSON_IsString(seed))
-    st = tn_err_set(err, TN_PARSE, "%s: 'seed' must be a string", what);
-  if (st == TN_OK) st = tn_parse_u64(seed->valuestring, 0, UINT64_MAX, "seed", &p->seed, err);
+  if (st == TN_OK) st = seed_from_json(text, seed, what, &p->seed, err);
   cJSON_Delete(o);
   if (st != TN_OK) cli_batch_plan_free(p);
   return st;
@@ -513,12 +540,7 @@ static cJSON *summary_row(const cJSON *res, const cli_batch_plan_t *p, const cli
 static void csv_value(FILE *f, const cJSON *v) {
   if (v == NULL || cJSON_IsNull(v)) return;
   if (cJSON_IsString(v)) {
-    fputc('"', f);
-    for (const char *s = v->valuestring; *s; s++) {
-      if (*s == '"') fputc('"', f);
-      fputc(*s == '\n' ? ' ' : *s, f);
-    }
-    fputc('"', f);
+    cli_csv_text(f, v->valuestring);
     return;
   }
   char *num = cJSON_PrintUnformatted(v); /* the JSON spelling: identical in both files */

@@ -136,4 +136,22 @@ fails_with 1 "$TENET" batch --topos ring-8 --colls allgather --sizes 4MiB -o ful
 check "a different sweep is refused" grep -q 'different sweep' err.txt
 check "nothing written for bad arguments" test ! -e x
 
+# batch.json keeps the seed as an exact JSON number, read back exactly on resume.
+big=18446744073709551615
+B=(--topos ring-4 --colls allgather --sizes 1KiB --algos ring --seed $big)
+"$TENET" batch "${B[@]}" -o seeded 2>/dev/null
+check "seed run exit 0" test $? -eq 0
+check "seed is an exact JSON number" grep -Eq "\"seed\":[[:space:]]*$big,?\$" seeded/batch.json
+"$TENET" batch "${B[@]}" -o seeded 2>seeded.err
+check "seed resume is the same sweep" grep -q "1 done before" seeded.err
+
+# CSV text fields follow one rule in batch and compare: quoted, inner quotes doubled.
+cp "$SRC/topologies/ring-4.json" 'q"x.json'
+"$TENET" compare -t 'q"x.json' -c allgather --sizes 1KiB --algos ring --csv cmp.csv >/dev/null
+"$TENET" batch --topos 'q"x.json' --colls allgather --sizes 1KiB --algos ring -o quoted 2>/dev/null
+check "quoted batch exit 0" test $? -eq 0
+check "csv quotes like compare" test "$(sed -n 2p cmp.csv | cut -d, -f1,3,4)" = \
+  "$(sed -n 2p quoted/summary.csv | cut -d, -f2,4,5)"
+check "csv doubles inner quotes" grep -q '^0,"q""x",' quoted/summary.csv
+
 testlib_done

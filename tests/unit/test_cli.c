@@ -382,6 +382,26 @@ static void batch_plan_json_round_trips(void **state) {
   cli_batch_plan_free(&q);
 }
 
+static void batch_plan_json_keeps_seed_an_exact_number(void **state) {
+  (void)state;
+  cli_batch_plan_t p, q;
+  TU_OK(cli_batch_plan_from_lists("ring-8", "ag", "1KiB", "ring", UINT64_MAX, &p, &tu_err_));
+  char *a = NULL;
+  TU_OK(cli_batch_plan_json(&p, &a, &tu_err_));
+  assert_non_null(strstr(a, "\"seed\":\t18446744073709551615"));
+  TU_OK(cli_batch_plan_parse_json(a, "batch.json", &q, &tu_err_));
+  assert_true(q.seed == UINT64_MAX);
+  cli_batch_plan_free(&q);
+  /* A number that is not spelled as a whole number is refused. */
+  char *text = strstr(a, "\"seed\":\t");
+  memcpy(text + strlen("\"seed\":\t"), "1.5e19              ", 20);
+  tn_err_t err = {0};
+  assert_int_equal(cli_batch_plan_parse_json(a, "batch.json", &q, &err), TN_PARSE);
+  assert_non_null(strstr(err.msg, "batch.json: 'seed' must be a whole number"));
+  free(a);
+  cli_batch_plan_free(&p);
+}
+
 /* ---- results: JSON, CSV, speed-ups ---------------------------------------------- */
 
 static void fake_rows(cli_result_t *rows) {
@@ -462,6 +482,20 @@ static void results_csv_is_all_or_nothing(void **state) {
   assert_int_equal(cli_results_csv(rows, 4, path, &err), TN_IO);
   assert_non_null(strstr(err.msg, "r.csv"));
   assert_true(no_temp_files(dir));
+}
+
+static void csv_text_quotes_and_doubles_quotes(void **state) {
+  (void)state;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  cli_csv_text(f, "a\"b,c\nd");
+  fputc(',', f);
+  cli_csv_text(f, "");
+  fclose(f);
+  assert_string_equal(buf, "\"a\"\"b,c d\",\"\"");
+  free(buf);
 }
 
 static void fmt_time_and_duration_pick_units(void **state) {
@@ -632,9 +666,11 @@ int main(void) {
       cmocka_unit_test(batch_cases_run_topology_major_algorithm_minor),
       cmocka_unit_test(batch_plan_rejects_colliding_folder_names),
       cmocka_unit_test(batch_plan_json_round_trips),
+      cmocka_unit_test(batch_plan_json_keeps_seed_an_exact_number),
       cmocka_unit_test(results_speedups_compare_with_ring_of_same_size),
       cmocka_unit_test(results_json_has_one_row_per_result_with_contract_keys),
       cmocka_unit_test(results_csv_is_all_or_nothing),
+      cmocka_unit_test(csv_text_quotes_and_doubles_quotes),
       cmocka_unit_test(fmt_time_and_duration_pick_units),
       cmocka_unit_test(progress_bar_shows_counts_failures_and_eta),
       cmocka_unit_test(plot_busbw_writes_png_and_svg),
