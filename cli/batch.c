@@ -653,12 +653,142 @@ static tn_status_t plan_file(const cli_batch_plan_t *p, const char *dir, const c
   return st;
 }
 
+/* ---- cost estimates and shards ------------------------------------------ */
+
+tn_status_t cli_batch_fabrics(const cli_batch_plan_t *p, cli_batch_fabric_t **out, tn_err_t *err) {
+  tn_status_t st = tn_calloc(p->ntopos ? p->ntopos : 1, sizeof **out, out, err);
+  for (size_t i = 0; st == TN_OK && i < p->ntopos; i++) {
+    topo_t *t = NULL;
+    tn_err_t e = {0};
+    if (cli_load_topo_spec(p->topos[i], &t, &e) == TN_OK) {
+      (*out)[i] = (cli_batch_fabric_t){
+          .loaded = true, .npus = t->npus, .links = t->nlinks, .bounds_us = topo_bounds_cost_us(t)};
+    }
+    topo_free(t);
+  }
+  return st;
+}
+
+uint64_t cli_batch_case_cost_us(const cli_batch_plan_t *p, const cli_batch_fabric_t *f,
+                                const cli_batch_case_t *c) {
+  const cli_batch_fabric_t *fab = &f[c->topo];
+  const char *algo = p->algos[c->algo];
+  tn_coll_t coll = p->colls[c->coll];
+  /* Cases that fail before any work (no fabric, no Ring All-to-All) cost their setup. */
+  if (!fab->loaded || (coll == TN_ALLTOALL && strcmp(algo, "ring") == 0)) return 1000;
+  /* Fitted on -j 1 runs of greedy, ring and direct over 16..256 NPU fabrics: every case
+   * computes the bounds, then lowers, writes and simulates about n^2 messages (twice for
+   * All-Reduce); the greedy computes the bounds once more and plans in about 6 n^2 us
+   * (All-Reduce 20 n^2, All-to-All 100 n^2, growing only as n^1.5 above 64 NPUs). */
+  double n = fab->npus, n2 = n * n, bounds = (double)fab->bounds_us;
+  double messages = 3.0 * n2 * (coll == TN_ALLREDUCE ? 2.0 : 1.0);
+  double greedy = coll == TN_ALLTOALL    ? 100.0 * n2 * fmin(1.0, sqrt(64.0 / fmax(n, 1.0)))
+                  : coll == TN_ALLREDUCE ? 20.0 * n2
+                                         : 6.0 * n2;
+  double plan = 0.0;
+  if (strcmp(algo, "greedy") == 0 || strcmp(algo, "trees") == 0 || strcmp(algo, "forest") == 0)
+    plan = bounds + greedy;
+  else if (strcmp(algo, "auto") == 0) /* every applicable method, each simulated */
+    plan = bounds + 3.0 * greedy + 2.0 * messages;
+  else if (strcmp(algo, "milp") == 0) /* the greedy's warm start, then GLPK */
+    plan = bounds + 50.0 * greedy;
+  double us = 2000.0 + bounds + messages + plan;
+  return us < 1.8e19 ? (uint64_t)us + 1 : UINT64_MAX / 2;
+}
+
+/* The heap of shards orders by (estimated cost so far, shard number). */
+static bool shard_less(const void *ctx, uint32_t a, uint32_t b) {
+  const uint64_t *load = ctx;
+  return load[a] < load[b] || (load[a] == load[b] && a < b);
+}
+
+tn_status_t cli_batch_deal(const cli_batch_plan_t *p, const cli_batch_fabric_t *f, size_t n,
+                           uint32_t nshards, bool by_group, uint32_t *shard_of, tn_err_t *err) {
+  size_t per = by_group ? p->nalgos : 1, units = n / per;
+  uint64_t *keys = NULL, *load = NULL;
+  uint32_t *order = NULL, *heap = NULL, nheap = 0;
+  tn_status_t st = tn_calloc(units + 1, sizeof *keys, &keys, err);
+  if (st == TN_OK) st = tn_calloc(units + 1, sizeof *order, &order, err);
+  if (st == TN_OK) st = tn_calloc(nshards, sizeof *load, &load, err);
+  if (st == TN_OK) st = tn_calloc(nshards, sizeof *heap, &heap, err);
+  if (st != TN_OK) goto out;
+  for (size_t u = 0; u < units; u++) {
+    uint64_t cost = 0;
+    for (size_t i = u * per; i < (u + 1) * per; i++) {
+      cli_batch_case_t c = cli_batch_case(p, i);
+      cost += cli_batch_case_cost_us(p, f, &c);
+    }
+    keys[u] = UINT64_MAX - cost; /* ascending keys: costliest first, ties by number */
+  }
+  if ((st = tn_radix_order(keys, (uint32_t)units, order, err)) != TN_OK) goto out;
+  for (uint32_t s = 0; s < nshards; s++)
+    tn_heap_push(heap, &nheap, s, shard_less, load);
+  for (size_t k = 0; k < units; k++) {
+    uint32_t s = tn_heap_pop(heap, &nheap, shard_less, load);
+    load[s] += UINT64_MAX - keys[order[k]];
+    for (size_t i = order[k] * per; i < (order[k] + 1) * per; i++)
+      shard_of[i] = s;
+    tn_heap_push(heap, &nheap, s, shard_less, load);
+  }
+out:
+  free(keys);
+  free(order);
+  free(load);
+  free(heap);
+  return st;
+}
+
+/* This shard's cases, costliest first (the longest ones start first, so that -j N
+ * threads finish together): index[] and their costs, *m of them. */
+static tn_status_t shard_cases(const cli_batch_plan_t *p, const cli_batch_opts_t *o, size_t n,
+                               size_t **index, uint64_t **cost, size_t *m, tn_err_t *err) {
+  cli_batch_fabric_t *fab = NULL;
+  uint32_t *shard_of = NULL, *order = NULL;
+  uint64_t *keys = NULL;
+  *index = NULL, *cost = NULL, *m = 0;
+  tn_status_t st = cli_batch_fabrics(p, &fab, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *shard_of, &shard_of, err);
+  if (st == TN_OK) st = cli_batch_deal(p, fab, n, o->nshards, false, shard_of, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *keys, &keys, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *order, &order, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof **index, index, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof **cost, cost, err);
+  if (st != TN_OK) goto out;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (shard_of[i] != o->shard) continue;
+    cli_batch_case_t c = cli_batch_case(p, i);
+    (*index)[k] = i;
+    (*cost)[k] = cli_batch_case_cost_us(p, fab, &c);
+    keys[k] = UINT64_MAX - (*cost)[k];
+    k++;
+  }
+  if ((st = tn_radix_order(keys, (uint32_t)k, order, err)) != TN_OK) goto out;
+  for (size_t j = 0; j < k; j++) /* keys[] is free now: reuse it to permute */
+    keys[j] = (*index)[order[j]];
+  for (size_t j = 0; j < k; j++)
+    (*index)[j] = (size_t)keys[j], keys[j] = (*cost)[order[j]];
+  memcpy(*cost, keys, k * sizeof *keys);
+  *m = k;
+out:
+  if (st != TN_OK) {
+    free(*index), free(*cost);
+    *index = NULL, *cost = NULL;
+  }
+  free(fab);
+  free(shard_of);
+  free(order);
+  free(keys);
+  return st;
+}
+
 /* ---- running ------------------------------------------------------------- */
 
 typedef struct batch_ctx {
   const cli_batch_plan_t *plan;
   const cli_batch_opts_t *opts;
-  size_t *index; /* the shard's case indices */
+  size_t *index;     /* the shard's case indices, costliest first */
+  uint64_t *cost_us; /* their estimated costs */
   pthread_mutex_t mu;
   cli_progress_t progress;
   size_t ran, skipped, failed;
@@ -710,6 +840,11 @@ static void batch_job(void *arg, size_t k, unsigned worker) {
   pthread_mutex_unlock(&b->mu);
 }
 
+static int cmp_size(const void *a, const void *b) {
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  return (x > y) - (x < y);
+}
+
 tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
                           cli_batch_stats_t *stats, tn_err_t *err) {
   memset(stats, 0, sizeof *stats);
@@ -721,9 +856,7 @@ tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
   if (st != TN_OK) return st;
   batch_ctx_t b = {.plan = p, .opts = o};
   size_t m = 0;
-  if ((st = tn_calloc(n / o->nshards + 1, sizeof *b.index, &b.index, err)) != TN_OK) return st;
-  for (size_t i = o->shard; i < n; i += o->nshards)
-    b.index[m++] = i;
+  if ((st = shard_cases(p, o, n, &b.index, &b.cost_us, &m, err)) != TN_OK) return st;
   stats->cases = m;
   pthread_mutex_init(&b.mu, NULL);
   cli_progress_init(&b.progress, "batch", m, o->tty, true);
@@ -736,7 +869,9 @@ tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
   if (st == TN_OK && b.err.status != TN_OK) st = tn_err_set(err, b.err.status, "%s", b.err.msg);
   stats->interrupted = st == TN_OK && b.ran + b.skipped < m;
   if (st == TN_OK && !stats->interrupted) {
-    /* The summary comes from the files on disk (the truth a later merge reads too). */
+    /* The summary comes from the files on disk (the truth a later merge reads too), in
+     * case order. */
+    qsort(b.index, m, sizeof *b.index, cmp_size);
     summary_writer_t w;
     st = summary_open(&w, o->out_dir, err);
     stats->failed = 0;
@@ -756,6 +891,7 @@ tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
     st = summary_close(&w, st, err);
   }
   free(b.index);
+  free(b.cost_us);
   return st;
 }
 

@@ -402,6 +402,70 @@ static void batch_plan_json_keeps_seed_an_exact_number(void **state) {
   cli_batch_plan_free(&p);
 }
 
+/* A mixed sweep: 16..64 NPUs, the greedy against the baselines, three collectives. */
+static void mixed_plan(cli_batch_plan_t *p, cli_batch_fabric_t **f, size_t *n) {
+  TU_OK(cli_batch_plan_from_lists("hypercube-16,torus-4x4,ring-32,mesh-4x8,spine-4x8,mesh-8x8,"
+                                  "torus-8x8,ring-64,switch-64",
+                                  "allgather,allreduce,alltoall", "64KiB,4MiB,256MiB",
+                                  "greedy,ring,direct", 1, p, &tu_err_));
+  TU_OK(cli_batch_count(p, n, &tu_err_));
+  TU_OK(cli_batch_fabrics(p, f, &tu_err_));
+}
+
+static void batch_cost_ranks_greedy_and_big_fabrics_higher(void **state) {
+  (void)state;
+  cli_batch_plan_t p;
+  cli_batch_fabric_t *f = NULL;
+  size_t n = 0;
+  mixed_plan(&p, &f, &n);
+  /* case numbers: ((topo * 3 + coll) * 3 + size) * 3 + algo */
+  cli_batch_case_t mesh16_ag_greedy = cli_batch_case(&p, ((0 * 3 + 0) * 3 + 1) * 3 + 0);
+  cli_batch_case_t mesh16_ag_ring = cli_batch_case(&p, ((0 * 3 + 0) * 3 + 1) * 3 + 1);
+  cli_batch_case_t mesh64_a2a_greedy = cli_batch_case(&p, ((5 * 3 + 2) * 3 + 1) * 3 + 0);
+  cli_batch_case_t ring64_ag_ring = cli_batch_case(&p, ((7 * 3 + 0) * 3 + 1) * 3 + 1);
+  cli_batch_case_t mesh64_ag_ring = cli_batch_case(&p, ((5 * 3 + 0) * 3 + 1) * 3 + 1);
+  uint64_t g16 = cli_batch_case_cost_us(&p, f, &mesh16_ag_greedy);
+  assert_true(g16 > cli_batch_case_cost_us(&p, f, &mesh16_ag_ring));
+  assert_true(cli_batch_case_cost_us(&p, f, &mesh64_a2a_greedy) > 10 * g16);
+  /* ring-64's bounds solve an LP that mesh-8x8's (more links) skip. */
+  assert_true(cli_batch_case_cost_us(&p, f, &ring64_ag_ring) >
+              5 * cli_batch_case_cost_us(&p, f, &mesh64_ag_ring));
+  free(f);
+  cli_batch_plan_free(&p);
+}
+
+static void batch_deal_balances_estimated_cost_deterministically(void **state) {
+  (void)state;
+  cli_batch_plan_t p;
+  cli_batch_fabric_t *f = NULL;
+  size_t n = 0;
+  mixed_plan(&p, &f, &n);
+  uint32_t *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b);
+  assert_non_null(a);
+  assert_non_null(b);
+  for (uint32_t nshards = 2; nshards <= 8; nshards++) {
+    for (int by_group = 0; by_group <= 1; by_group++) {
+      TU_OK(cli_batch_deal(&p, f, n, nshards, by_group, a, &tu_err_));
+      TU_OK(cli_batch_deal(&p, f, n, nshards, by_group, b, &tu_err_));
+      assert_memory_equal(a, b, n * sizeof *a);
+      double load[8] = {0}, total = 0, max = 0;
+      for (size_t i = 0; i < n; i++) {
+        cli_batch_case_t c = cli_batch_case(&p, i);
+        assert_true(a[i] < nshards);
+        if (by_group) assert_int_equal(a[i], a[i - i % p.nalgos]);
+        load[a[i]] += (double)cli_batch_case_cost_us(&p, f, &c);
+      }
+      for (uint32_t s = 0; s < nshards; s++)
+        total += load[s], max = load[s] > max ? load[s] : max;
+      assert_true(max / (total / nshards) <= 1.2);
+    }
+  }
+  free(a);
+  free(b);
+  free(f);
+  cli_batch_plan_free(&p);
+}
+
 /* ---- results: JSON, CSV, speed-ups ---------------------------------------------- */
 
 static void fake_rows(cli_result_t *rows) {
@@ -667,6 +731,8 @@ int main(void) {
       cmocka_unit_test(batch_plan_rejects_colliding_folder_names),
       cmocka_unit_test(batch_plan_json_round_trips),
       cmocka_unit_test(batch_plan_json_keeps_seed_an_exact_number),
+      cmocka_unit_test(batch_cost_ranks_greedy_and_big_fabrics_higher),
+      cmocka_unit_test(batch_deal_balances_estimated_cost_deterministically),
       cmocka_unit_test(results_speedups_compare_with_ring_of_same_size),
       cmocka_unit_test(results_json_has_one_row_per_result_with_contract_keys),
       cmocka_unit_test(results_csv_is_all_or_nothing),
