@@ -4,13 +4,16 @@
 #include "cli/batch.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BATCH_MAX_CASES 10000000u
 #define BATCH_MAX_JSON (64u << 20)
@@ -401,12 +404,12 @@ tn_status_t cli_batch_plan_parse_json(const char *text, const char *what, cli_ba
 
 /* ---- one case ------------------------------------------------------------ */
 
-static cJSON *result_json(const cli_batch_plan_t *p, const cli_batch_case_t *c,
+static cJSON *result_json(const cli_batch_plan_t *p, const cli_batch_case_t *c, const char *inputs,
                           const cli_result_t *r) {
   cJSON *o = cJSON_CreateObject();
   if (o == NULL) return NULL;
   bool ok =
-      cli_json_add_u64(o, "case", c->index) &&
+      cli_json_add_u64(o, "case", c->index) && cJSON_AddStringToObject(o, "inputs", inputs) &&
       cJSON_AddStringToObject(o, "topology", p->labels[c->topo]) &&
       (r->npus ? cJSON_AddNumberToObject(o, "npus", r->npus) : cJSON_AddNullToObject(o, "npus")) &&
       cJSON_AddStringToObject(o, "collective", tn_coll_name(p->colls[c->coll])) &&
@@ -465,11 +468,41 @@ static bool result_ok(const cJSON *o) {
   return cJSON_IsString(status) && strcmp(status->valuestring, "ok") == 0;
 }
 
+/* Whether a result was made from the inputs whose key is given. */
+static bool result_inputs_are(const cJSON *o, const char *inputs) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "inputs");
+  return cJSON_IsString(v) && strcmp(v->valuestring, inputs) == 0;
+}
+
+/* Removes the Chakra set in a case folder (chakra.<rank>.et): a rerun may have fewer
+ * ranks than the set it replaces. A folder that does not exist holds none. */
+static tn_status_t remove_chakra(const char *dir, tn_err_t *err) {
+  DIR *d = opendir(dir);
+  if (d == NULL) return TN_OK;
+  tn_status_t st = TN_OK;
+  const struct dirent *e;
+  while (st == TN_OK && (e = readdir(d)) != NULL) {
+    size_t n = strlen(e->d_name);
+    if (strncmp(e->d_name, "chakra.", 7) != 0 || n < 10 || strcmp(e->d_name + n - 3, ".et") != 0)
+      continue;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    if (unlink(path) != 0 && errno != ENOENT)
+      st = tn_err_set(err, TN_IO, "%s: cannot remove: %s", path, strerror(errno));
+  }
+  closedir(d);
+  return st;
+}
+
 /* Runs one case into DIR/<case dir>/: the Chakra set, then result.json (last, atomic). */
 static tn_status_t run_case(const cli_batch_plan_t *p, const cli_batch_case_t *c,
-                            const char *out_dir, cli_result_t *r, tn_err_t *err) {
+                            const char *inputs, const char *out_dir, cli_result_t *r,
+                            tn_err_t *err) {
   char cdir[1024], prefix[4096], path[4096];
   cli_batch_case_dir(p, c, cdir, sizeof cdir);
+  snprintf(prefix, sizeof prefix, "%s/%s", out_dir, cdir);
+  tn_status_t st = remove_chakra(prefix, err);
+  if (st != TN_OK) return st;
   snprintf(prefix, sizeof prefix, "%s/%s/chakra", out_dir, cdir);
   snprintf(path, sizeof path, "%s/%s/result.json", out_dir, cdir);
   topo_t *t = NULL;
@@ -484,11 +517,11 @@ static tn_status_t run_case(const cli_batch_plan_t *p, const cli_batch_case_t *c
     tn_fit_line(r->error, sizeof r->error, e.msg);
   }
   topo_free(t);
-  cJSON *o = result_json(p, c, r);
+  cJSON *o = result_json(p, c, inputs, r);
   char *text = o ? cli_json_text(o, false) : NULL;
   cJSON_Delete(o);
-  tn_status_t st = text ? tn_mkdir_parents(path, err)
-                        : tn_err_set(err, TN_NOMEM, "out of memory writing %s", path);
+  st = text ? tn_mkdir_parents(path, err)
+            : tn_err_set(err, TN_NOMEM, "out of memory writing %s", path);
   tn_outfile_t f;
   if (st == TN_OK && (st = tn_outfile_open(&f, path, err)) == TN_OK) {
     fprintf(f.f, "%s\n", text);
@@ -660,13 +693,29 @@ tn_status_t cli_batch_fabrics(const cli_batch_plan_t *p, cli_batch_fabric_t **ou
   for (size_t i = 0; st == TN_OK && i < p->ntopos; i++) {
     topo_t *t = NULL;
     tn_err_t e = {0};
+    cli_batch_fabric_t *f = &(*out)[i];
+    f->digested = cli_topo_digest(p->topos[i], &f->digest, &e) == TN_OK;
     if (cli_load_topo_spec(p->topos[i], &t, &e) == TN_OK) {
-      (*out)[i] = (cli_batch_fabric_t){
-          .loaded = true, .npus = t->npus, .links = t->nlinks, .bounds_us = topo_bounds_cost_us(t)};
+      f->loaded = true;
+      f->npus = t->npus;
+      f->links = t->nlinks;
+      f->bounds_us = topo_bounds_cost_us(t);
     }
     topo_free(t);
   }
   return st;
+}
+
+void cli_batch_case_inputs(const cli_batch_plan_t *p, const cli_batch_fabric_t *f,
+                           const cli_batch_case_t *c, char buf[17]) {
+  /* Every field is spelled and ends in a NUL, so that no two inputs run together. */
+  char text[512];
+  int n = snprintf(text, sizeof text,
+                   "tenet batch case 1%c%016" PRIx64 "%c%s%c%" PRIu64 "%c%s%c%" PRIu64, 0,
+                   f[c->topo].digest, 0, tn_coll_name(p->colls[c->coll]), 0, p->sizes[c->size], 0,
+                   p->algos[c->algo], 0, p->seed);
+  uint64_t h = tn_fnv1a64(text, n > 0 ? (size_t)n : 0, TN_FNV1A64_INIT);
+  snprintf(buf, 17, "%016" PRIx64, h);
 }
 
 uint64_t cli_batch_case_cost_us(const cli_batch_plan_t *p, const cli_batch_fabric_t *f,
@@ -740,14 +789,13 @@ out:
 
 /* This shard's cases, costliest first (the longest ones start first, so that -j N
  * threads finish together): index[] and their costs, *m of them. */
-static tn_status_t shard_cases(const cli_batch_plan_t *p, const cli_batch_opts_t *o, size_t n,
-                               size_t **index, uint64_t **cost, size_t *m, tn_err_t *err) {
-  cli_batch_fabric_t *fab = NULL;
+static tn_status_t shard_cases(const cli_batch_plan_t *p, const cli_batch_fabric_t *fab,
+                               const cli_batch_opts_t *o, size_t n, size_t **index, uint64_t **cost,
+                               size_t *m, tn_err_t *err) {
   uint32_t *shard_of = NULL, *order = NULL;
   uint64_t *keys = NULL;
   *index = NULL, *cost = NULL, *m = 0;
-  tn_status_t st = cli_batch_fabrics(p, &fab, err);
-  if (st == TN_OK) st = tn_calloc(n, sizeof *shard_of, &shard_of, err);
+  tn_status_t st = tn_calloc(n, sizeof *shard_of, &shard_of, err);
   if (st == TN_OK) st = cli_batch_deal(p, fab, n, o->nshards, false, shard_of, err);
   if (st == TN_OK) st = tn_calloc(n, sizeof *keys, &keys, err);
   if (st == TN_OK) st = tn_calloc(n, sizeof *order, &order, err);
@@ -775,7 +823,6 @@ out:
     free(*index), free(*cost);
     *index = NULL, *cost = NULL;
   }
-  free(fab);
   free(shard_of);
   free(order);
   free(keys);
@@ -787,6 +834,7 @@ out:
 typedef struct batch_ctx {
   const cli_batch_plan_t *plan;
   const cli_batch_opts_t *opts;
+  const cli_batch_fabric_t *fab;
   size_t *index;     /* the shard's case indices, costliest first */
   uint64_t *cost_us; /* their estimated costs */
   pthread_mutex_t mu;
@@ -803,8 +851,12 @@ static void batch_job(void *arg, size_t k, unsigned worker) {
   /* After SIGINT/SIGTERM the pool may still hand out indices: leave them untouched. */
   if (b->opts->stop != NULL && *b->opts->stop != 0) return;
   cli_batch_case_t c = cli_batch_case(p, b->index[k]);
+  char inputs[17];
+  cli_batch_case_inputs(p, b->fab, &c, inputs);
   cJSON *prev = read_result(b->opts->out_dir, p, &c);
-  bool skip = prev != NULL && result_ok(prev);
+  /* Done only when made from the same inputs: a changed fabric file reruns its cases. */
+  bool skip =
+      prev != NULL && result_ok(prev) && b->fab[c.topo].digested && result_inputs_are(prev, inputs);
   cJSON_Delete(prev);
   cli_result_t r;
   memset(&r, 0, sizeof r);
@@ -817,7 +869,7 @@ static void batch_job(void *arg, size_t k, unsigned worker) {
                             (long)(b->opts->test_delay_ms % 1000) * 1000000L};
       nanosleep(&ts, NULL);
     }
-    st = run_case(p, &c, b->opts->out_dir, &r, &e);
+    st = run_case(p, &c, inputs, b->opts->out_dir, &r, &e);
   }
   char item[256], cdir[1024];
   cli_batch_case_dir(p, &c, cdir, sizeof cdir);
@@ -854,9 +906,14 @@ tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
   tn_status_t st = cli_batch_count(p, &n, err);
   if (st == TN_OK) st = plan_file(p, o->out_dir, o->nshards > 1 ? shard : NULL, err);
   if (st != TN_OK) return st;
-  batch_ctx_t b = {.plan = p, .opts = o};
+  cli_batch_fabric_t *fab = NULL;
+  if ((st = cli_batch_fabrics(p, &fab, err)) != TN_OK) return st;
+  batch_ctx_t b = {.plan = p, .opts = o, .fab = fab};
   size_t m = 0;
-  if ((st = shard_cases(p, o, n, &b.index, &b.cost_us, &m, err)) != TN_OK) return st;
+  if ((st = shard_cases(p, fab, o, n, &b.index, &b.cost_us, &m, err)) != TN_OK) {
+    free(fab);
+    return st;
+  }
   stats->cases = m;
   pthread_mutex_init(&b.mu, NULL);
   cli_progress_init(&b.progress, "batch", m, o->tty, true);
@@ -892,6 +949,7 @@ tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
   }
   free(b.index);
   free(b.cost_us);
+  free(fab);
   return st;
 }
 

@@ -56,7 +56,9 @@ tn_status_t cli_batch_plan_parse_json(const char *text, const char *what, cli_ba
 /* ---- cost estimates and shards ------------------------------------------ */
 /* What the plan's cost estimates need of a fabric; loaded once per topology. */
 typedef struct cli_batch_fabric {
-  bool loaded; /* false: it does not load (its cases fail at once) */
+  uint64_t digest; /* cli_topo_digest: part of every case's inputs key */
+  bool digested;   /* false: unreadable (its cases never count as done) */
+  bool loaded;     /* false: it does not load (its cases fail at once) */
   uint32_t npus, links;
   uint64_t bounds_us; /* topo_bounds_cost_us: every case computes the bounds */
 } cli_batch_fabric_t;
@@ -64,6 +66,12 @@ typedef struct cli_batch_fabric {
 /* Loads every topology of the plan (*out: p->ntopos entries, caller frees). A topology
  * that does not load is not an error here: its entry says so. TN_NOMEM only. */
 tn_status_t cli_batch_fabrics(const cli_batch_plan_t *p, cli_batch_fabric_t **out, tn_err_t *err);
+/* The key of case c's inputs as 16 hex digits (buf: 17 bytes): a tn_fnv1a64 of the
+ * fabric's digest (the file's bytes or the generator spec), the collective, the size, the
+ * algorithm and the seed. result.json records it; a result counts as done only when its
+ * key is the current one, so a changed input reruns the case. */
+void cli_batch_case_inputs(const cli_batch_plan_t *p, const cli_batch_fabric_t *f,
+                           const cli_batch_case_t *c, char buf[17]);
 /* Estimated run time of case c in microseconds of one core, from the fabric's NPUs,
  * links and bounds cost, the collective and the algorithm (the size hardly matters: the
  * planners' chunk counts and the message counts do not grow with it). Deterministic and
@@ -95,7 +103,8 @@ typedef struct cli_batch_stats {
   bool interrupted; /* stopped before every case of the shard was complete */
 } cli_batch_stats_t;
 
-/* Runs the shard's cases, costliest first (skipping complete ones), then writes summary.csv and
+/* Runs the shard's cases, costliest first (skipping complete ones: an ok result.json
+ * whose inputs key is the current one), then writes summary.csv and
  * summary.json of the shard's cases in case order (not when interrupted). A failing case
  * is counted in stats->failed; the return value is only for errors that stop the batch
  * (output folder unusable, a different sweep already in it). */

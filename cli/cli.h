@@ -113,6 +113,10 @@ tn_status_t cli_parse_shard(const char *s, uint32_t *index, uint32_t *count, tn_
  * mesh2d/mesh3d/torus2d/torus3d are aliases of mesh/torus) at CLI_GEN_BANDWIDTH_GBPS and
  * CLI_GEN_LATENCY_NS. Caller frees. */
 tn_status_t cli_load_topo_spec(const char *arg, topo_t **out, tn_err_t *err);
+/* A fingerprint of what TOPO loads (tn_fnv1a64): the bytes of its file (or shipped
+ * file), or for a generator spec its kind, dimensions and CLI_GEN_* figures. Changes when
+ * the fabric does. TN_IO when the file cannot be read. O(file size). */
+tn_status_t cli_topo_digest(const char *arg, uint64_t *digest, tn_err_t *err);
 /* Checks that TOPO names a file, a shipped name or a valid generator spec (without
  * parsing the file). */
 tn_status_t cli_topo_spec_check(const char *arg, tn_err_t *err);

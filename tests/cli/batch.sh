@@ -171,4 +171,16 @@ check "csv quotes like compare" test "$(sed -n 2p cmp.csv | cut -d, -f1,3,4)" = 
   "$(sed -n 2p quoted/summary.csv | cut -d, -f2,4,5)"
 check "csv doubles inner quotes" grep -q '^0,"q""x",' quoted/summary.csv
 
+# Resume is keyed by the content of every input: a fabric file that changed (10 -> 100
+# GB/s) reruns its cases; the unchanged ones stay done.
+sed 's/"bandwidth": 50/"bandwidth": 10/' "$SRC/topologies/ring-4.json" >fab.json
+R=(--topos fab.json,ring-8 --colls allgather --sizes 1MiB --algos ring)
+"$TENET" batch "${R[@]}" -o keyed 2>/dev/null
+check "keyed run exit 0" test $? -eq 0
+slow=$(grep -o '"time_ns":[0-9.]*' keyed/summary.json | head -n 1)
+sed -i 's/"bandwidth": 10/"bandwidth": 100/' fab.json
+"$TENET" batch "${R[@]}" -o keyed 2>keyed.err
+check "changed fabric reruns its case only" grep -q "2 cases (1 run, 1 done before" keyed.err
+check "rerun result is new" test "$(grep -o '"time_ns":[0-9.]*' keyed/summary.json | head -n 1)" != "$slow"
+
 testlib_done

@@ -466,6 +466,32 @@ static void batch_deal_balances_estimated_cost_deterministically(void **state) {
   cli_batch_plan_free(&p);
 }
 
+static void batch_case_inputs_change_with_every_input(void **state) {
+  (void)state;
+  cli_batch_plan_t p;
+  TU_OK(cli_batch_plan_from_lists("ring-8", "ag", "1KiB,2KiB", "ring,direct", 1, &p, &tu_err_));
+  cli_batch_fabric_t f = {.digest = 7, .digested = true};
+  char keys[6][17];
+  cli_batch_case_t c0 = cli_batch_case(&p, 0), c1 = cli_batch_case(&p, 1),
+                   c2 = cli_batch_case(&p, 2);
+  cli_batch_case_inputs(&p, &f, &c0, keys[0]);
+  cli_batch_case_inputs(&p, &f, &c1, keys[1]); /* another algorithm */
+  cli_batch_case_inputs(&p, &f, &c2, keys[2]); /* another size */
+  f.digest = 8;                                /* the fabric file changed */
+  cli_batch_case_inputs(&p, &f, &c0, keys[3]);
+  f.digest = 7;
+  p.seed = 2;
+  cli_batch_case_inputs(&p, &f, &c0, keys[4]);
+  p.seed = 1;
+  cli_batch_case_inputs(&p, &f, &c0, keys[5]); /* all as before */
+  assert_int_equal(strlen(keys[0]), 16);
+  for (int i = 0; i < 5; i++)
+    for (int j = i + 1; j < 5; j++)
+      assert_string_not_equal(keys[i], keys[j]);
+  assert_string_equal(keys[0], keys[5]);
+  cli_batch_plan_free(&p);
+}
+
 /* ---- results: JSON, CSV, speed-ups ---------------------------------------------- */
 
 static void fake_rows(cli_result_t *rows) {
@@ -733,6 +759,7 @@ int main(void) {
       cmocka_unit_test(batch_plan_json_keeps_seed_an_exact_number),
       cmocka_unit_test(batch_cost_ranks_greedy_and_big_fabrics_higher),
       cmocka_unit_test(batch_deal_balances_estimated_cost_deterministically),
+      cmocka_unit_test(batch_case_inputs_change_with_every_input),
       cmocka_unit_test(results_speedups_compare_with_ring_of_same_size),
       cmocka_unit_test(results_json_has_one_row_per_result_with_contract_keys),
       cmocka_unit_test(results_csv_is_all_or_nothing),
