@@ -18,6 +18,22 @@
 #define BATCH_MAX_CASES 10000000u
 #define BATCH_MAX_JSON (64u << 20)
 
+static const char *const keep_names[] = {"results", "best", "all"};
+
+tn_status_t cli_batch_keep_parse(const char *s, cli_batch_keep_t *keep, tn_err_t *err) {
+  for (size_t i = 0; i < sizeof keep_names / sizeof keep_names[0]; i++) {
+    if (strcmp(s, keep_names[i]) == 0) {
+      *keep = (cli_batch_keep_t)i;
+      return TN_OK;
+    }
+  }
+  return tn_err_set(err, TN_INVAL, "--keep: '%s' is not results, best or all", s);
+}
+
+const char *cli_batch_keep_name(cli_batch_keep_t keep) {
+  return (size_t)keep < sizeof keep_names / sizeof keep_names[0] ? keep_names[keep] : "?";
+}
+
 void cli_batch_plan_free(cli_batch_plan_t *p) {
   if (p == NULL) return;
   cli_list_free(p->topos, p->ntopos);
@@ -291,7 +307,8 @@ static cJSON *plan_to_cjson(const cli_batch_plan_t *p) {
          (labels = NULL, cJSON_AddItemToObject(o, "collectives", colls)) &&
          (colls = NULL, cJSON_AddItemToObject(o, "sizes", sizes)) &&
          (sizes = NULL, cJSON_AddItemToObject(o, "algorithms", algos)) &&
-         (algos = NULL, cli_json_add_u64(o, "seed", p->seed) != NULL);
+         (algos = NULL, cli_json_add_u64(o, "seed", p->seed) != NULL) &&
+         cJSON_AddStringToObject(o, "keep", cli_batch_keep_name(p->keep)) != NULL;
   }
   cJSON_Delete(topos);
   cJSON_Delete(labels);
@@ -397,6 +414,16 @@ tn_status_t cli_batch_plan_parse_json(const char *text, const char *what, cli_ba
   }
   const cJSON *seed = o ? cJSON_GetObjectItemCaseSensitive(o, "seed") : NULL;
   if (st == TN_OK) st = seed_from_json(text, seed, what, &p->seed, err);
+  /* A batch.json from before --keep kept every set. */
+  const cJSON *keep = o ? cJSON_GetObjectItemCaseSensitive(o, "keep") : NULL;
+  p->keep = CLI_BATCH_KEEP_ALL;
+  if (st == TN_OK && keep != NULL && !cJSON_IsString(keep))
+    st = tn_err_set(err, TN_PARSE, "%s: 'keep' must be a string", what);
+  if (st == TN_OK && keep != NULL) {
+    tn_err_t ke = {0};
+    if (cli_batch_keep_parse(keep->valuestring, &p->keep, &ke) != TN_OK)
+      st = tn_err_set(err, TN_PARSE, "%s: 'keep' is not results, best or all", what);
+  }
   cJSON_Delete(o);
   if (st != TN_OK) cli_batch_plan_free(p);
   return st;
@@ -510,7 +537,7 @@ static tn_status_t run_case(const cli_batch_plan_t *p, const cli_batch_case_t *c
   memset(r, 0, sizeof *r);
   if (cli_load_topo_spec(p->topos[c->topo], &t, &e) == TN_OK) {
     cli_run_one(t, p->labels[c->topo], p->colls[c->coll], p->sizes[c->size], p->algos[c->algo],
-                p->seed, prefix, r, &e);
+                p->seed, p->keep == CLI_BATCH_KEEP_RESULTS ? NULL : prefix, r, &e);
   } else {
     r->ok = false;
     r->status = e.status;
@@ -528,6 +555,33 @@ static tn_status_t run_case(const cli_batch_plan_t *p, const cli_batch_case_t *c
     st = tn_outfile_commit(&f, err);
   }
   free(text);
+  return st;
+}
+
+/* --keep best: removes the Chakra sets of group g (one fabric, collective and size) but
+ * the fastest ok case's (ties: the algorithm listed first). Every case of the group has
+ * finished. */
+static tn_status_t prune_group(const cli_batch_plan_t *p, const char *out_dir, size_t g,
+                               tn_err_t *err) {
+  size_t best = SIZE_MAX;
+  double best_ns = INFINITY;
+  for (size_t a = 0; a < p->nalgos; a++) {
+    cli_batch_case_t c = cli_batch_case(p, g * p->nalgos + a);
+    cJSON *res = read_result(out_dir, p, &c);
+    const cJSON *t = res ? cJSON_GetObjectItemCaseSensitive(res, "time_ns") : NULL;
+    if (res && result_ok(res) && cJSON_IsNumber(t) && t->valuedouble < best_ns)
+      best = a, best_ns = t->valuedouble;
+    cJSON_Delete(res);
+  }
+  tn_status_t st = TN_OK;
+  for (size_t a = 0; st == TN_OK && a < p->nalgos; a++) {
+    if (a == best) continue;
+    cli_batch_case_t c = cli_batch_case(p, g * p->nalgos + a);
+    char cdir[1024], dir[4096];
+    cli_batch_case_dir(p, &c, cdir, sizeof cdir);
+    snprintf(dir, sizeof dir, "%s/%s", out_dir, cdir);
+    st = remove_chakra(dir, err);
+  }
   return st;
 }
 
@@ -657,12 +711,19 @@ static tn_status_t plan_file(const cli_batch_plan_t *p, const char *dir, const c
   if (st == TN_OK && tn_read_file(path, BATCH_MAX_JSON, &old, &len, &e) == TN_OK) {
     cli_batch_plan_t prev;
     char *a = NULL, *b = NULL;
+    cli_batch_keep_t was = p->keep;
     if (cli_batch_plan_parse_json(old, path, &prev, &e) == TN_OK) {
+      was = prev.keep;
+      prev.keep = p->keep; /* compared apart, for a message that says what differs */
       cli_batch_plan_json(&prev, &a, &e);
       cli_batch_plan_json(p, &b, &e);
       cli_batch_plan_free(&prev);
     }
-    if (a == NULL || b == NULL || strcmp(a, b) != 0)
+    if (a != NULL && b != NULL && strcmp(a, b) == 0 && was != p->keep)
+      st = tn_err_set(err, TN_INVAL,
+                      "%s was run with --keep %s; give the same --keep or another -o folder", dir,
+                      cli_batch_keep_name(was));
+    if (st == TN_OK && (a == NULL || b == NULL || strcmp(a, b) != 0))
       st =
           tn_err_set(err, TN_INVAL,
                      "%s holds a different sweep (see its batch.json); use another -o folder", dir);
@@ -796,7 +857,9 @@ static tn_status_t shard_cases(const cli_batch_plan_t *p, const cli_batch_fabric
   uint64_t *keys = NULL;
   *index = NULL, *cost = NULL, *m = 0;
   tn_status_t st = tn_calloc(n, sizeof *shard_of, &shard_of, err);
-  if (st == TN_OK) st = cli_batch_deal(p, fab, n, o->nshards, false, shard_of, err);
+  /* --keep best compares the algorithms of a group: one shard runs them all. */
+  bool by_group = p->keep == CLI_BATCH_KEEP_BEST;
+  if (st == TN_OK) st = cli_batch_deal(p, fab, n, o->nshards, by_group, shard_of, err);
   if (st == TN_OK) st = tn_calloc(n, sizeof *keys, &keys, err);
   if (st == TN_OK) st = tn_calloc(n, sizeof *order, &order, err);
   if (st == TN_OK) st = tn_calloc(n, sizeof **index, index, err);
@@ -835,8 +898,9 @@ typedef struct batch_ctx {
   const cli_batch_plan_t *plan;
   const cli_batch_opts_t *opts;
   const cli_batch_fabric_t *fab;
-  size_t *index;     /* the shard's case indices, costliest first */
-  uint64_t *cost_us; /* their estimated costs */
+  size_t *index;        /* the shard's case indices, costliest first */
+  uint64_t *cost_us;    /* their estimated costs */
+  uint32_t *group_left; /* --keep best: cases of each group not yet finished in this run */
   pthread_mutex_t mu;
   cli_progress_t progress;
   size_t ran, skipped, failed;
@@ -888,6 +952,15 @@ static void batch_job(void *arg, size_t k, unsigned worker) {
   if (!skip && !r.ok && b->opts->tty)
     fprintf(stderr, "\r\033[Ktenet batch: FAILED %s: %s\n", item, r.error);
   cli_progress_step(&b->progress, item, skip || r.ok, skip, tn_wall_seconds() - t0);
+  /* Once every algorithm of the group has finished, keep only the fastest one's set. */
+  size_t g = c.index / p->nalgos;
+  if (st == TN_OK && b->group_left != NULL && --b->group_left[g] == 0) {
+    tn_err_t pe = {0};
+    if (prune_group(p, b->opts->out_dir, g, &pe) != TN_OK && !b->halt) {
+      tn_err_set(&b->err, pe.status, "%s", pe.msg);
+      b->halt = 1;
+    }
+  }
   if (!skip && !r.ok && !b->opts->tty) fprintf(stderr, "tenet batch:   %s\n", r.error);
   pthread_mutex_unlock(&b->mu);
 }
@@ -915,6 +988,15 @@ tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
     return st;
   }
   stats->cases = m;
+  if (p->keep == CLI_BATCH_KEEP_BEST &&
+      (st = tn_calloc(n / p->nalgos + 1, sizeof *b.group_left, &b.group_left, err)) == TN_OK) {
+    for (size_t k = 0; k < m; k++)
+      b.group_left[b.index[k] / p->nalgos]++;
+  }
+  if (st != TN_OK) {
+    free(b.index), free(b.cost_us), free(fab);
+    return st;
+  }
   pthread_mutex_init(&b.mu, NULL);
   cli_progress_init(&b.progress, "batch", m, o->tty, true);
   st = cli_parallel(m, o->jobs ? o->jobs : cli_cores(), batch_job, &b, &b.halt, err);
@@ -949,6 +1031,7 @@ tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
   }
   free(b.index);
   free(b.cost_us);
+  free(b.group_left);
   free(fab);
   return st;
 }

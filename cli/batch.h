@@ -6,6 +6,17 @@
 
 #include "cli/cli.h"
 
+/* Which Chakra sets a sweep keeps (--keep). */
+typedef enum cli_batch_keep {
+  CLI_BATCH_KEEP_RESULTS = 0, /* none: only the results and summaries (the default) */
+  CLI_BATCH_KEEP_BEST = 1,    /* the fastest algorithm's per fabric, collective and size */
+  CLI_BATCH_KEEP_ALL = 2,     /* every case's */
+} cli_batch_keep_t;
+
+/* "results", "best" or "all"; TN_INVAL naming --keep otherwise. */
+tn_status_t cli_batch_keep_parse(const char *s, cli_batch_keep_t *keep, tn_err_t *err);
+const char *cli_batch_keep_name(cli_batch_keep_t keep);
+
 /* A sweep: fabrics x collectives x sizes x algorithms, in that nesting order. */
 typedef struct cli_batch_plan {
   char **topos;  /* TOPO arguments as given (files, shipped names or KIND-DIMS) */
@@ -18,6 +29,7 @@ typedef struct cli_batch_plan {
   char **algos;
   size_t nalgos;
   uint64_t seed;
+  cli_batch_keep_t keep; /* part of the sweep: a folder keeps one kind of output */
 } cli_batch_plan_t;
 
 typedef struct cli_batch_case {

@@ -28,7 +28,7 @@ A=(--topos ring-8,fc-8 --colls allgather,allreduce --sizes 1MiB --algos $ALGOS)
 check "full run exit 0" test $? -eq 0
 check "summary rows" test "$(grep -c '"status":"ok"' full/summary.json)" -eq $N
 check "summary csv" test "$(wc -l <full/summary.csv)" -eq $((N + 1))
-check "chakra set written" test -e full/cases/fc-8/allreduce/1MiB/ring/chakra.7.et
+check "no chakra set by default (--keep results)" test -z "$(find full -name '*.et')"
 check "result last" test -e full/cases/fc-8/allreduce/1MiB/ring/result.json
 python3 - full/summary.json $ALGOS <<'PY' && ok || bad "summary keys and order"
 import json, sys
@@ -182,5 +182,38 @@ sed -i 's/"bandwidth": 10/"bandwidth": 100/' fab.json
 "$TENET" batch "${R[@]}" -o keyed 2>keyed.err
 check "changed fabric reruns its case only" grep -q "2 cases (1 run, 1 done before" keyed.err
 check "rerun result is new" test "$(grep -o '"time_ns":[0-9.]*' keyed/summary.json | head -n 1)" != "$slow"
+
+# --keep: all writes every case's Chakra set, best only the fastest algorithm's per
+# fabric, collective and size (also when sharded: a shard holds whole groups).
+"$TENET" batch "${A[@]}" --keep all -o keepall 2>/dev/null
+check "keep all exit 0" test $? -eq 0
+check "keep all: every set" test "$(find keepall -name chakra.7.et | wc -l)" -eq $N
+check "keep all: same summary" same full keepall
+for d in keepbest "keepbest0 --shard 0/3" "keepbest1 --shard 1/3" "keepbest2 --shard 2/3"; do
+  set -- $d
+  "$TENET" batch "${A[@]}" --keep best -o "$@" 2>/dev/null
+  check "keep best $* exit 0" test $? -eq 0
+done
+python3 - full/summary.json keepbest keepbest0,keepbest1,keepbest2 <<'PY' && ok || bad "keep best keeps exactly the fastest set of each group"
+import json, os, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+best = {}
+for r in rows:
+    if r["status"] != "ok":
+        continue
+    g = (r["topology"], r["collective"], r["size_bytes"])
+    if g not in best or r["time_ns"] < best[g]["time_ns"]:
+        best[g] = r
+want = sorted("cases/%s/%s/1MiB/%s" % (r["topology"], r["collective"], r["algorithm"]) for r in best.values())
+for dirs in (sys.argv[2].split(","), sys.argv[3].split(",")):
+    have = sorted(os.path.relpath(root, d) for d in dirs for root, _, files in os.walk(d)
+                  if "chakra.0.et" in files)
+    assert have == want, (dirs, have, want)
+PY
+"$TENET" batch merge keepbest0 keepbest1 keepbest2 -o keepbestm 2>/dev/null
+check "keep best shards merge to one run" same full keepbestm
+fails_with 1 "$TENET" batch "${A[@]}" --keep all -o full
+check "another --keep on a folder is refused" grep -q 'was run with --keep results' err.txt
+fails_with 1 "$TENET" batch "${A[@]}" --keep some -o x
 
 testlib_done
