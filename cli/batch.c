@@ -951,7 +951,8 @@ static void batch_job(void *arg, size_t k, unsigned worker) {
   /* On a terminal a failure is printed above the bar; otherwise under its case line. */
   if (!skip && !r.ok && b->opts->tty)
     fprintf(stderr, "\r\033[Ktenet batch: FAILED %s: %s\n", item, r.error);
-  cli_progress_step(&b->progress, item, skip || r.ok, skip, tn_wall_seconds() - t0);
+  cli_progress_step_work(&b->progress, item, skip || r.ok, skip, tn_wall_seconds() - t0,
+                         b->cost_us[k]);
   /* Once every algorithm of the group has finished, keep only the fastest one's set. */
   size_t g = c.index / p->nalgos;
   if (st == TN_OK && b->group_left != NULL && --b->group_left[g] == 0) {
@@ -999,6 +1000,12 @@ tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
   }
   pthread_mutex_init(&b.mu, NULL);
   cli_progress_init(&b.progress, "batch", m, o->tty, true);
+  /* The ETA weighs cases by their estimated cost: the greedy on 64 NPUs is not one
+   * Ring case on 8. */
+  uint64_t work = 0;
+  for (size_t k = 0; k < m; k++)
+    work += b.cost_us[k];
+  cli_progress_set_work(&b.progress, work);
   st = cli_parallel(m, o->jobs ? o->jobs : cli_cores(), batch_job, &b, &b.halt, err);
   cli_progress_finish(&b.progress);
   pthread_mutex_destroy(&b.mu);

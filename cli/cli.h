@@ -232,18 +232,28 @@ tn_status_t cli_parse_jobs(const char *s, unsigned *jobs, tn_err_t *err);
 typedef struct cli_progress {
   const char *cmd;
   size_t total, done, failed, skipped;
+  /* The ETA weighs items by their expected work (1 each unless cli_progress_set_work):
+   * remaining work times the seconds per unit of work run so far. */
+  uint64_t work_total, work_done, work_ran;
   double start_s;
   bool tty;   /* redraw a bar in place */
   bool lines; /* when not a terminal: one line per item (else silent) */
   bool drawn;
 } cli_progress_t;
 void cli_progress_init(cli_progress_t *p, const char *cmd, size_t total, bool tty, bool lines);
+/* Gives the items' expected work in total (any unit: tenet batch's estimated us), for
+ * items then counted with cli_progress_step_work. */
+void cli_progress_set_work(cli_progress_t *p, uint64_t work_total);
 /* Counts one finished item (skipped: complete before this run) and shows it. Not
- * thread-safe: callers serialize. */
+ * thread-safe: callers serialize. cli_progress_step counts it as 1 unit of work. */
 void cli_progress_step(cli_progress_t *p, const char *item, bool ok, bool skipped, double seconds);
+void cli_progress_step_work(cli_progress_t *p, const char *item, bool ok, bool skipped,
+                            double seconds, uint64_t work);
 /* Erases the bar (terminal). */
 void cli_progress_finish(cli_progress_t *p);
-/* "[#####...] 12/40, 1 failed  ETA 0:42" as of now_s (tn_wall_seconds). */
+/* "[#####...] 12/40, 1 failed  ETA 0:42" as of now_s (tn_wall_seconds). The ETA is the
+ * work left times the time per unit of work run (not skipped) so far, so a few long
+ * items left after many short ones are not taken for a few short ones. */
 void cli_progress_bar(const cli_progress_t *p, double now_s, char *buf, size_t len);
 /* "m:ss" or "h:mm:ss". */
 const char *cli_fmt_duration(double seconds, char *buf, size_t len);

@@ -604,11 +604,34 @@ static void progress_bar_shows_counts_failures_and_eta(void **state) {
   cli_progress_t p;
   cli_progress_init(&p, "batch", 4, false, false);
   p.start_s = 100.0;
-  p.done = 2;
-  p.failed = 1;
+  cli_progress_step(&p, NULL, true, false, 1.0);
+  cli_progress_step(&p, NULL, false, false, 1.0);
   char b[160];
   cli_progress_bar(&p, 110.0, b, sizeof b);
   assert_string_equal(b, "[############............] 2/4, 1 failed  ETA 0:10");
+}
+
+static void progress_eta_weighs_remaining_work_not_item_count(void **state) {
+  (void)state;
+  /* Three quick items done in 10 s, one 97 times longer left: 0:10 by count would be
+   * wrong by far; by work it is 10 s / 3 units x 97 units. */
+  cli_progress_t p;
+  cli_progress_init(&p, "batch", 4, false, false);
+  cli_progress_set_work(&p, 100);
+  p.start_s = 100.0;
+  for (int i = 0; i < 3; i++)
+    cli_progress_step_work(&p, NULL, true, false, 1.0, 1);
+  char b[160];
+  cli_progress_bar(&p, 110.0, b, sizeof b);
+  assert_string_equal(b, "[##################......] 3/4  ETA 5:23");
+  /* Skipped items add to the work done, not to the rate. */
+  cli_progress_init(&p, "batch", 4, false, false);
+  cli_progress_set_work(&p, 100);
+  p.start_s = 100.0;
+  cli_progress_step_work(&p, NULL, true, true, 0.0, 50);
+  cli_progress_step_work(&p, NULL, true, false, 1.0, 10);
+  cli_progress_bar(&p, 110.0, b, sizeof b);
+  assert_string_equal(b, "[############............] 2/4  ETA 0:40");
 }
 
 /* ---- pictures ------------------------------------------------------------------ */
@@ -766,6 +789,7 @@ int main(void) {
       cmocka_unit_test(csv_text_quotes_and_doubles_quotes),
       cmocka_unit_test(fmt_time_and_duration_pick_units),
       cmocka_unit_test(progress_bar_shows_counts_failures_and_eta),
+      cmocka_unit_test(progress_eta_weighs_remaining_work_not_item_count),
       cmocka_unit_test(plot_busbw_writes_png_and_svg),
       cmocka_unit_test(plot_busbw_rejects_unknown_format_and_empty_data),
       cmocka_unit_test(heatmap_draws_busiest_links),
