@@ -1056,6 +1056,95 @@ static tn_status_t load_plan(const char *dir, cli_batch_plan_t *p, tn_err_t *err
   return st;
 }
 
+/* Refuses an output folder that is one of the inputs, however spelled (same file). */
+static tn_status_t merge_out_check(const char *const *dirs, size_t ndirs, const char *out_dir,
+                                   tn_err_t *err) {
+  struct stat o, d;
+  if (stat(out_dir, &o) != 0) return TN_OK; /* not there yet: not an input */
+  for (size_t i = 0; i < ndirs; i++)
+    if (stat(dirs[i], &d) == 0 && d.st_dev == o.st_dev && d.st_ino == o.st_ino)
+      return tn_err_set(err, TN_INVAL,
+                        "merge: -o %s is one of the folders to merge (%s); write the merge to "
+                        "another folder",
+                        out_dir, dirs[i]);
+  return TN_OK;
+}
+
+/* The shard a folder's batch.json says it ran ("shard": "I/N"); false when it has none. */
+static bool dir_shard(const char *dir, uint32_t *i, uint32_t *n) {
+  char path[4096], *text = NULL;
+  size_t len = 0;
+  tn_err_t e = {0};
+  snprintf(path, sizeof path, "%s/batch.json", dir);
+  if (tn_read_file(path, BATCH_MAX_JSON, &text, &len, &e) != TN_OK) return false;
+  cJSON *o = cJSON_ParseWithLength(text, len);
+  free(text);
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "shard");
+  bool ok = cJSON_IsString(s) && cli_parse_shard(s->valuestring, i, n, &e) == TN_OK;
+  cJSON_Delete(o);
+  return ok;
+}
+
+/* Every case has a result in one of the folders; otherwise TN_INFEASIBLE with one line
+ * that counts the missing cases, names the shards of the sweep none of the folders ran,
+ * and lists every missing case (runs of numbers as ranges "4-7"). */
+static tn_status_t merge_complete(const cli_batch_plan_t *p, size_t n, const char *const *dirs,
+                                  size_t ndirs, tn_err_t *err) {
+  tn_sb_t cases, shards;
+  tn_sb_init(&cases, err);
+  tn_sb_init(&shards, err);
+  size_t missing = 0, run_start = SIZE_MAX;
+  for (size_t i = 0; i <= n; i++) {
+    bool found = i == n; /* a sentinel that ends the last run */
+    cli_batch_case_t c = cli_batch_case(p, i < n ? i : 0);
+    for (size_t d = 0; !found && d < ndirs; d++) {
+      cJSON *res = read_result(dirs[d], p, &c);
+      found = res != NULL;
+      cJSON_Delete(res);
+    }
+    if (!found) {
+      missing++;
+      if (run_start == SIZE_MAX) run_start = i;
+    } else if (run_start != SIZE_MAX) {
+      tn_sb_printf(&cases, cases.v.len ? ", %zu" : "%zu", run_start);
+      if (i - 1 > run_start) tn_sb_printf(&cases, "-%zu", i - 1);
+      run_start = SIZE_MAX;
+    }
+  }
+  /* Shards: the count every folder that ran one agrees on, and those none ran. */
+  uint32_t count = 0, nabsent = 0;
+  bool agree = true;
+  for (size_t d = 0; d < ndirs; d++) {
+    uint32_t si = 0, sn = 0;
+    if (dir_shard(dirs[d], &si, &sn)) agree = agree && (count == 0 || count == sn), count = sn;
+  }
+  for (uint32_t s = 0; agree && missing > 0 && s < count; s++) {
+    bool present = false;
+    for (size_t d = 0; !present && d < ndirs; d++) {
+      uint32_t si = 0, sn = 0;
+      present = dir_shard(dirs[d], &si, &sn) && si == s;
+    }
+    if (!present) tn_sb_printf(&shards, "%s%u/%u", nabsent++ ? ", " : "", s, count);
+  }
+  tn_status_t st = cases.st != TN_OK ? cases.st : shards.st;
+  if (st == TN_OK && missing > 0) {
+    st = tn_err_set(err, TN_INFEASIBLE,
+                    "%zu of %zu cases have no result in any of the folders%s%s%s%s: cases %s",
+                    missing, n,
+                    nabsent == 0   ? ""
+                    : nabsent == 1 ? " (shard "
+                                   : " (shards ",
+                    nabsent ? (const char *)shards.v.data : "",
+                    nabsent == 0   ? ""
+                    : nabsent == 1 ? " is"
+                                   : " are",
+                    nabsent ? " not among them)" : "", (const char *)cases.v.data);
+  }
+  tn_vec_free(&cases.v);
+  tn_vec_free(&shards.v);
+  return st;
+}
+
 tn_status_t cli_batch_merge(const char *const *dirs, size_t ndirs, const char *out_dir,
                             size_t *failed, tn_err_t *err) {
   *failed = 0;
@@ -1065,6 +1154,7 @@ tn_status_t cli_batch_merge(const char *const *dirs, size_t ndirs, const char *o
   memset(&plan, 0, sizeof plan);
   tn_status_t st =
       ndirs ? load_plan(dirs[0], &plan, err) : tn_err_set(err, TN_INVAL, "no folder to merge");
+  if (st == TN_OK) st = merge_out_check(dirs, ndirs, out_dir, err);
   if (st == TN_OK) st = cli_batch_plan_json(&plan, &a, err);
   for (size_t d = 1; st == TN_OK && d < ndirs; d++) {
     if ((st = load_plan(dirs[d], &other, err)) != TN_OK) break;
@@ -1078,21 +1168,7 @@ tn_status_t cli_batch_merge(const char *const *dirs, size_t ndirs, const char *o
   }
   if (st == TN_OK) st = cli_batch_count(&plan, &n, err);
   /* Check completeness first so that nothing is written for an incomplete merge. */
-  for (size_t i = 0; st == TN_OK && i < n; i++) {
-    cli_batch_case_t c = cli_batch_case(&plan, i);
-    bool found = false;
-    for (size_t d = 0; !found && d < ndirs; d++) {
-      cJSON *res = read_result(dirs[d], &plan, &c);
-      found = res != NULL;
-      cJSON_Delete(res);
-    }
-    if (!found) {
-      char cdir[1024];
-      cli_batch_case_dir(&plan, &c, cdir, sizeof cdir);
-      st = tn_err_set(err, TN_INFEASIBLE, "case %zu (%s) has no result in any of the folders", i,
-                      cdir);
-    }
-  }
+  if (st == TN_OK) st = merge_complete(&plan, n, dirs, ndirs, err);
   if (st == TN_OK) st = plan_file(&plan, out_dir, NULL, err);
   summary_writer_t w;
   if (st == TN_OK && (st = summary_open(&w, out_dir, err)) == TN_OK) {

@@ -104,8 +104,27 @@ PY
 "$TENET" batch merge t2 t0 t1 -o merged3 2>/dev/null
 check "three shards merged equal one run" same full merged3
 fails_with 2 "$TENET" batch merge s0 -o partial
-check "incomplete merge names a case" grep -Eq 'case [0-9]+ ' err.txt
+check "incomplete merge names the missing shard" grep -q 'shard 1/2 is not among them' err.txt
 check "incomplete merge writes nothing" test ! -e partial/summary.json
+fails_with 2 "$TENET" batch merge t1 -o partial
+check "incomplete merge counts the missing cases" \
+  grep -q "$((N - $(grep -c '"case"' t1/summary.json))) of $N cases have no result" err.txt
+check "incomplete merge names every missing shard" grep -q 'shards 0/3, 2/3 are not among them' err.txt
+python3 - err.txt t0 t2 <<'PY' && ok || bad "incomplete merge lists every missing case"
+import json, re, sys
+line = open(sys.argv[1]).read()
+listed = set()
+for part in line.rsplit(": cases ", 1)[1].strip().split(", "):
+    a, _, b = part.partition("-")
+    listed.update(range(int(a), int(b or a) + 1))
+want = {r["case"] for d in sys.argv[2:] for r in json.load(open(d + "/summary.json"))["rows"]}
+assert listed == want, (listed, want)
+PY
+# Merging into one of the folders merged is refused (it would mix its cases with the
+# merge's), however the folder is spelled.
+fails_with 1 "$TENET" batch merge s0 s1 -o s0
+check "merge into an input names it" grep -q "s0 is one of the folders to merge" err.txt
+fails_with 1 "$TENET" batch merge s0 s1 -o ./s1/
 
 # A manifest describing the same sweep gives the same summary.
 cat >sweep.txt <<'TXT'
