@@ -788,13 +788,13 @@ uint64_t cli_batch_case_cost_us(const cli_batch_plan_t *p, const cli_batch_fabri
   if (!fab->loaded || (coll == TN_ALLTOALL && strcmp(algo, "ring") == 0)) return 1000;
   /* Fitted on -j 1 runs of greedy, ring and direct over 16..256 NPU fabrics: every case
    * computes the bounds, then lowers, writes and simulates about n^2 messages (twice for
-   * All-Reduce); the greedy computes the bounds once more and plans in about 6 n^2 us
-   * (All-Reduce 20 n^2, All-to-All 100 n^2, growing only as n^1.5 above 64 NPUs). */
+   * All-Reduce); the greedy computes the bounds once more and plans in about 2 n^2 us
+   * (All-Reduce 12 n^2, All-to-All 60 n^2, growing only as n^1.5 above 64 NPUs). */
   double n = fab->npus, n2 = n * n, bounds = (double)fab->bounds_us;
   double messages = 3.0 * n2 * (coll == TN_ALLREDUCE ? 2.0 : 1.0);
-  double greedy = coll == TN_ALLTOALL    ? 100.0 * n2 * fmin(1.0, sqrt(64.0 / fmax(n, 1.0)))
-                  : coll == TN_ALLREDUCE ? 20.0 * n2
-                                         : 6.0 * n2;
+  double greedy = coll == TN_ALLTOALL    ? 60.0 * n2 * fmin(1.0, sqrt(64.0 / fmax(n, 1.0)))
+                  : coll == TN_ALLREDUCE ? 12.0 * n2
+                                         : 2.0 * n2;
   double plan = 0.0;
   if (strcmp(algo, "greedy") == 0 || strcmp(algo, "trees") == 0 || strcmp(algo, "forest") == 0)
     plan = bounds + greedy;
