@@ -4,16 +4,35 @@
 #include "cli/batch.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BATCH_MAX_CASES 10000000u
 #define BATCH_MAX_JSON (64u << 20)
+
+static const char *const keep_names[] = {"results", "best", "all"};
+
+tn_status_t cli_batch_keep_parse(const char *s, cli_batch_keep_t *keep, tn_err_t *err) {
+  for (size_t i = 0; i < sizeof keep_names / sizeof keep_names[0]; i++) {
+    if (strcmp(s, keep_names[i]) == 0) {
+      *keep = (cli_batch_keep_t)i;
+      return TN_OK;
+    }
+  }
+  return tn_err_set(err, TN_INVAL, "--keep: '%s' is not results, best or all", s);
+}
+
+const char *cli_batch_keep_name(cli_batch_keep_t keep) {
+  return (size_t)keep < sizeof keep_names / sizeof keep_names[0] ? keep_names[keep] : "?";
+}
 
 void cli_batch_plan_free(cli_batch_plan_t *p) {
   if (p == NULL) return;
@@ -95,8 +114,10 @@ static tn_status_t finish_topos(cli_batch_plan_t *p, tn_err_t *err) {
   for (size_t i = 0; st == TN_OK && i < p->ntopos; i++) {
     st = cli_topo_spec_check(p->topos[i], err);
     /* Name the entry, unless the message already does (a missing file's does). */
-    if (st != TN_OK && strstr(err->msg, p->topos[i]) != NULL) tn_err_prefix(err, "--topos");
-    else if (st != TN_OK) tn_err_prefix(err, "--topos: '%s'", p->topos[i]);
+    if (st != TN_OK && strstr(err->msg, p->topos[i]) != NULL)
+      tn_err_prefix(err, "--topos");
+    else if (st != TN_OK)
+      tn_err_prefix(err, "--topos: '%s'", p->topos[i]);
   }
   return st;
 }
@@ -279,8 +300,6 @@ static cJSON *plan_to_cjson(const cli_batch_plan_t *p) {
     ok = cJSON_AddItemToArray(colls, cJSON_CreateString(tn_coll_name(p->colls[i])));
   for (size_t i = 0; ok && i < p->nsizes; i++)
     ok = cJSON_AddItemToArray(sizes, cli_json_u64(p->sizes[i]));
-  char seed[32];
-  snprintf(seed, sizeof seed, "%llu", (unsigned long long)p->seed);
   if (ok) {
     ok = cJSON_AddNumberToObject(o, "version", 1) &&
          cJSON_AddItemToObject(o, "topologies", topos) &&
@@ -288,7 +307,8 @@ static cJSON *plan_to_cjson(const cli_batch_plan_t *p) {
          (labels = NULL, cJSON_AddItemToObject(o, "collectives", colls)) &&
          (colls = NULL, cJSON_AddItemToObject(o, "sizes", sizes)) &&
          (sizes = NULL, cJSON_AddItemToObject(o, "algorithms", algos)) &&
-         (algos = NULL, cJSON_AddStringToObject(o, "seed", seed) != NULL);
+         (algos = NULL, cli_json_add_u64(o, "seed", p->seed) != NULL) &&
+         cJSON_AddStringToObject(o, "keep", cli_batch_keep_name(p->keep)) != NULL;
   }
   cJSON_Delete(topos);
   cJSON_Delete(labels);
@@ -330,6 +350,35 @@ static tn_status_t get_strings(const cJSON *o, const char *key, const char *what
   return st;
 }
 
+/* The top-level "seed" as an exact integer. cJSON keeps numbers as doubles (exact only
+ * below 2^53), so the digits are read from the text after the member's name; the double
+ * cJSON parsed must agree, which also shows that the digits are that member's (a name
+ * inside a string has its quotes escaped and never matches). A string is the spelling of
+ * batch.json files written before the seed became a number. */
+static tn_status_t seed_from_json(const char *text, const cJSON *seed, const char *what,
+                                  uint64_t *out, tn_err_t *err) {
+  if (cJSON_IsString(seed)) return tn_parse_u64(seed->valuestring, 0, UINT64_MAX, "seed", out, err);
+  if (!cJSON_IsNumber(seed)) return tn_err_set(err, TN_PARSE, "%s: 'seed' must be a number", what);
+  for (const char *s = strstr(text, "\"seed\""); s != NULL; s = strstr(s + 1, "\"seed\"")) {
+    const char *v = s + strlen("\"seed\"");
+    v += strspn(v, " \t\r\n");
+    if (*v != ':') continue;
+    v += 1 + strspn(v + 1, " \t\r\n");
+    char digits[24];
+    size_t n = strspn(v, "0123456789");
+    if (n == 0 || n >= sizeof digits || strchr(".eE", v[n]) != NULL) break;
+    memcpy(digits, v, n);
+    digits[n] = '\0';
+    tn_err_t e = {0};
+    if (tn_parse_u64(digits, 0, UINT64_MAX, "seed", out, &e) == TN_OK &&
+        (double)*out == seed->valuedouble)
+      return TN_OK;
+    break;
+  }
+  return tn_err_set(err, TN_PARSE, "%s: 'seed' must be a whole number from 0 to %llu", what,
+                    (unsigned long long)UINT64_MAX);
+}
+
 tn_status_t cli_batch_plan_parse_json(const char *text, const char *what, cli_batch_plan_t *p,
                                       tn_err_t *err) {
   memset(p, 0, sizeof *p);
@@ -364,9 +413,17 @@ tn_status_t cli_batch_plan_parse_json(const char *text, const char *what, cli_ba
     }
   }
   const cJSON *seed = o ? cJSON_GetObjectItemCaseSensitive(o, "seed") : NULL;
-  if (st == TN_OK && !cJSON_IsString(seed))
-    st = tn_err_set(err, TN_PARSE, "%s: 'seed' must be a string", what);
-  if (st == TN_OK) st = tn_parse_u64(seed->valuestring, 0, UINT64_MAX, "seed", &p->seed, err);
+  if (st == TN_OK) st = seed_from_json(text, seed, what, &p->seed, err);
+  /* A batch.json from before --keep kept every set. */
+  const cJSON *keep = o ? cJSON_GetObjectItemCaseSensitive(o, "keep") : NULL;
+  p->keep = CLI_BATCH_KEEP_ALL;
+  if (st == TN_OK && keep != NULL && !cJSON_IsString(keep))
+    st = tn_err_set(err, TN_PARSE, "%s: 'keep' must be a string", what);
+  if (st == TN_OK && keep != NULL) {
+    tn_err_t ke = {0};
+    if (cli_batch_keep_parse(keep->valuestring, &p->keep, &ke) != TN_OK)
+      st = tn_err_set(err, TN_PARSE, "%s: 'keep' is not results, best or all", what);
+  }
   cJSON_Delete(o);
   if (st != TN_OK) cli_batch_plan_free(p);
   return st;
@@ -374,12 +431,12 @@ tn_status_t cli_batch_plan_parse_json(const char *text, const char *what, cli_ba
 
 /* ---- one case ------------------------------------------------------------ */
 
-static cJSON *result_json(const cli_batch_plan_t *p, const cli_batch_case_t *c,
+static cJSON *result_json(const cli_batch_plan_t *p, const cli_batch_case_t *c, const char *inputs,
                           const cli_result_t *r) {
   cJSON *o = cJSON_CreateObject();
   if (o == NULL) return NULL;
   bool ok =
-      cli_json_add_u64(o, "case", c->index) &&
+      cli_json_add_u64(o, "case", c->index) && cJSON_AddStringToObject(o, "inputs", inputs) &&
       cJSON_AddStringToObject(o, "topology", p->labels[c->topo]) &&
       (r->npus ? cJSON_AddNumberToObject(o, "npus", r->npus) : cJSON_AddNullToObject(o, "npus")) &&
       cJSON_AddStringToObject(o, "collective", tn_coll_name(p->colls[c->coll])) &&
@@ -438,11 +495,41 @@ static bool result_ok(const cJSON *o) {
   return cJSON_IsString(status) && strcmp(status->valuestring, "ok") == 0;
 }
 
+/* Whether a result was made from the inputs whose key is given. */
+static bool result_inputs_are(const cJSON *o, const char *inputs) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "inputs");
+  return cJSON_IsString(v) && strcmp(v->valuestring, inputs) == 0;
+}
+
+/* Removes the Chakra set in a case folder (chakra.<rank>.et): a rerun may have fewer
+ * ranks than the set it replaces. A folder that does not exist holds none. */
+static tn_status_t remove_chakra(const char *dir, tn_err_t *err) {
+  DIR *d = opendir(dir);
+  if (d == NULL) return TN_OK;
+  tn_status_t st = TN_OK;
+  const struct dirent *e;
+  while (st == TN_OK && (e = readdir(d)) != NULL) {
+    size_t n = strlen(e->d_name);
+    if (strncmp(e->d_name, "chakra.", 7) != 0 || n < 10 || strcmp(e->d_name + n - 3, ".et") != 0)
+      continue;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    if (unlink(path) != 0 && errno != ENOENT)
+      st = tn_err_set(err, TN_IO, "%s: cannot remove: %s", path, strerror(errno));
+  }
+  closedir(d);
+  return st;
+}
+
 /* Runs one case into DIR/<case dir>/: the Chakra set, then result.json (last, atomic). */
 static tn_status_t run_case(const cli_batch_plan_t *p, const cli_batch_case_t *c,
-                            const char *out_dir, cli_result_t *r, tn_err_t *err) {
+                            const char *inputs, const char *out_dir, cli_result_t *r,
+                            tn_err_t *err) {
   char cdir[1024], prefix[4096], path[4096];
   cli_batch_case_dir(p, c, cdir, sizeof cdir);
+  snprintf(prefix, sizeof prefix, "%s/%s", out_dir, cdir);
+  tn_status_t st = remove_chakra(prefix, err);
+  if (st != TN_OK) return st;
   snprintf(prefix, sizeof prefix, "%s/%s/chakra", out_dir, cdir);
   snprintf(path, sizeof path, "%s/%s/result.json", out_dir, cdir);
   topo_t *t = NULL;
@@ -450,24 +537,51 @@ static tn_status_t run_case(const cli_batch_plan_t *p, const cli_batch_case_t *c
   memset(r, 0, sizeof *r);
   if (cli_load_topo_spec(p->topos[c->topo], &t, &e) == TN_OK) {
     cli_run_one(t, p->labels[c->topo], p->colls[c->coll], p->sizes[c->size], p->algos[c->algo],
-                p->seed, prefix, r, &e);
+                p->seed, p->keep == CLI_BATCH_KEEP_RESULTS ? NULL : prefix, r, &e);
   } else {
     r->ok = false;
     r->status = e.status;
     tn_fit_line(r->error, sizeof r->error, e.msg);
   }
   topo_free(t);
-  cJSON *o = result_json(p, c, r);
+  cJSON *o = result_json(p, c, inputs, r);
   char *text = o ? cli_json_text(o, false) : NULL;
   cJSON_Delete(o);
-  tn_status_t st = text ? tn_mkdir_parents(path, err)
-                        : tn_err_set(err, TN_NOMEM, "out of memory writing %s", path);
+  st = text ? tn_mkdir_parents(path, err)
+            : tn_err_set(err, TN_NOMEM, "out of memory writing %s", path);
   tn_outfile_t f;
   if (st == TN_OK && (st = tn_outfile_open(&f, path, err)) == TN_OK) {
     fprintf(f.f, "%s\n", text);
     st = tn_outfile_commit(&f, err);
   }
   free(text);
+  return st;
+}
+
+/* --keep best: removes the Chakra sets of group g (one fabric, collective and size) but
+ * the fastest ok case's (ties: the algorithm listed first). Every case of the group has
+ * finished. */
+static tn_status_t prune_group(const cli_batch_plan_t *p, const char *out_dir, size_t g,
+                               tn_err_t *err) {
+  size_t best = SIZE_MAX;
+  double best_ns = INFINITY;
+  for (size_t a = 0; a < p->nalgos; a++) {
+    cli_batch_case_t c = cli_batch_case(p, g * p->nalgos + a);
+    cJSON *res = read_result(out_dir, p, &c);
+    const cJSON *t = res ? cJSON_GetObjectItemCaseSensitive(res, "time_ns") : NULL;
+    if (res && result_ok(res) && cJSON_IsNumber(t) && t->valuedouble < best_ns)
+      best = a, best_ns = t->valuedouble;
+    cJSON_Delete(res);
+  }
+  tn_status_t st = TN_OK;
+  for (size_t a = 0; st == TN_OK && a < p->nalgos; a++) {
+    if (a == best) continue;
+    cli_batch_case_t c = cli_batch_case(p, g * p->nalgos + a);
+    char cdir[1024], dir[4096];
+    cli_batch_case_dir(p, &c, cdir, sizeof cdir);
+    snprintf(dir, sizeof dir, "%s/%s", out_dir, cdir);
+    st = remove_chakra(dir, err);
+  }
   return st;
 }
 
@@ -513,12 +627,7 @@ static cJSON *summary_row(const cJSON *res, const cli_batch_plan_t *p, const cli
 static void csv_value(FILE *f, const cJSON *v) {
   if (v == NULL || cJSON_IsNull(v)) return;
   if (cJSON_IsString(v)) {
-    fputc('"', f);
-    for (const char *s = v->valuestring; *s; s++) {
-      if (*s == '"') fputc('"', f);
-      fputc(*s == '\n' ? ' ' : *s, f);
-    }
-    fputc('"', f);
+    cli_csv_text(f, v->valuestring);
     return;
   }
   char *num = cJSON_PrintUnformatted(v); /* the JSON spelling: identical in both files */
@@ -602,12 +711,19 @@ static tn_status_t plan_file(const cli_batch_plan_t *p, const char *dir, const c
   if (st == TN_OK && tn_read_file(path, BATCH_MAX_JSON, &old, &len, &e) == TN_OK) {
     cli_batch_plan_t prev;
     char *a = NULL, *b = NULL;
+    cli_batch_keep_t was = p->keep;
     if (cli_batch_plan_parse_json(old, path, &prev, &e) == TN_OK) {
+      was = prev.keep;
+      prev.keep = p->keep; /* compared apart, for a message that says what differs */
       cli_batch_plan_json(&prev, &a, &e);
       cli_batch_plan_json(p, &b, &e);
       cli_batch_plan_free(&prev);
     }
-    if (a == NULL || b == NULL || strcmp(a, b) != 0)
+    if (a != NULL && b != NULL && strcmp(a, b) == 0 && was != p->keep)
+      st = tn_err_set(err, TN_INVAL,
+                      "%s was run with --keep %s; give the same --keep or another -o folder", dir,
+                      cli_batch_keep_name(was));
+    if (st == TN_OK && (a == NULL || b == NULL || strcmp(a, b) != 0))
       st =
           tn_err_set(err, TN_INVAL,
                      "%s holds a different sweep (see its batch.json); use another -o folder", dir);
@@ -631,12 +747,160 @@ static tn_status_t plan_file(const cli_batch_plan_t *p, const char *dir, const c
   return st;
 }
 
+/* ---- cost estimates and shards ------------------------------------------ */
+
+tn_status_t cli_batch_fabrics(const cli_batch_plan_t *p, cli_batch_fabric_t **out, tn_err_t *err) {
+  tn_status_t st = tn_calloc(p->ntopos ? p->ntopos : 1, sizeof **out, out, err);
+  for (size_t i = 0; st == TN_OK && i < p->ntopos; i++) {
+    topo_t *t = NULL;
+    tn_err_t e = {0};
+    cli_batch_fabric_t *f = &(*out)[i];
+    f->digested = cli_topo_digest(p->topos[i], &f->digest, &e) == TN_OK;
+    if (cli_load_topo_spec(p->topos[i], &t, &e) == TN_OK) {
+      f->loaded = true;
+      f->npus = t->npus;
+      f->links = t->nlinks;
+      f->bounds_us = topo_bounds_cost_us(t);
+    }
+    topo_free(t);
+  }
+  return st;
+}
+
+void cli_batch_case_inputs(const cli_batch_plan_t *p, const cli_batch_fabric_t *f,
+                           const cli_batch_case_t *c, char buf[17]) {
+  /* Every field is spelled and ends in a NUL, so that no two inputs run together. */
+  char text[512];
+  int n = snprintf(text, sizeof text,
+                   "tenet batch case 1%c%016" PRIx64 "%c%s%c%" PRIu64 "%c%s%c%" PRIu64, 0,
+                   f[c->topo].digest, 0, tn_coll_name(p->colls[c->coll]), 0, p->sizes[c->size], 0,
+                   p->algos[c->algo], 0, p->seed);
+  uint64_t h = tn_fnv1a64(text, n > 0 ? (size_t)n : 0, TN_FNV1A64_INIT);
+  snprintf(buf, 17, "%016" PRIx64, h);
+}
+
+uint64_t cli_batch_case_cost_us(const cli_batch_plan_t *p, const cli_batch_fabric_t *f,
+                                const cli_batch_case_t *c) {
+  const cli_batch_fabric_t *fab = &f[c->topo];
+  const char *algo = p->algos[c->algo];
+  tn_coll_t coll = p->colls[c->coll];
+  /* Cases that fail before any work (no fabric, no Ring All-to-All) cost their setup. */
+  if (!fab->loaded || (coll == TN_ALLTOALL && strcmp(algo, "ring") == 0)) return 1000;
+  /* Fitted on -j 1 runs of greedy, ring and direct over 16..256 NPU fabrics: every case
+   * computes the bounds, then lowers, writes and simulates about n^2 messages (twice for
+   * All-Reduce); the greedy computes the bounds once more and plans in about 2 n^2 us
+   * (All-Reduce 12 n^2, All-to-All 60 n^2, growing only as n^1.5 above 64 NPUs). */
+  double n = fab->npus, n2 = n * n, bounds = (double)fab->bounds_us;
+  double messages = 3.0 * n2 * (coll == TN_ALLREDUCE ? 2.0 : 1.0);
+  double greedy = coll == TN_ALLTOALL    ? 60.0 * n2 * fmin(1.0, sqrt(64.0 / fmax(n, 1.0)))
+                  : coll == TN_ALLREDUCE ? 12.0 * n2
+                                         : 2.0 * n2;
+  double plan = 0.0;
+  if (strcmp(algo, "greedy") == 0 || strcmp(algo, "trees") == 0 || strcmp(algo, "forest") == 0)
+    plan = bounds + greedy;
+  else if (strcmp(algo, "auto") == 0) /* every applicable method, each simulated */
+    plan = bounds + 3.0 * greedy + 2.0 * messages;
+  else if (strcmp(algo, "milp") == 0) /* the greedy's warm start, then GLPK */
+    plan = bounds + 50.0 * greedy;
+  double us = 2000.0 + bounds + messages + plan;
+  return us < 1.8e19 ? (uint64_t)us + 1 : UINT64_MAX / 2;
+}
+
+/* The heap of shards orders by (estimated cost so far, shard number). */
+static bool shard_less(const void *ctx, uint32_t a, uint32_t b) {
+  const uint64_t *load = ctx;
+  return load[a] < load[b] || (load[a] == load[b] && a < b);
+}
+
+tn_status_t cli_batch_deal(const cli_batch_plan_t *p, const cli_batch_fabric_t *f, size_t n,
+                           uint32_t nshards, bool by_group, uint32_t *shard_of, tn_err_t *err) {
+  size_t per = by_group ? p->nalgos : 1, units = n / per;
+  uint64_t *keys = NULL, *load = NULL;
+  uint32_t *order = NULL, *heap = NULL, nheap = 0;
+  tn_status_t st = tn_calloc(units + 1, sizeof *keys, &keys, err);
+  if (st == TN_OK) st = tn_calloc(units + 1, sizeof *order, &order, err);
+  if (st == TN_OK) st = tn_calloc(nshards, sizeof *load, &load, err);
+  if (st == TN_OK) st = tn_calloc(nshards, sizeof *heap, &heap, err);
+  if (st != TN_OK) goto out;
+  for (size_t u = 0; u < units; u++) {
+    uint64_t cost = 0;
+    for (size_t i = u * per; i < (u + 1) * per; i++) {
+      cli_batch_case_t c = cli_batch_case(p, i);
+      cost += cli_batch_case_cost_us(p, f, &c);
+    }
+    keys[u] = UINT64_MAX - cost; /* ascending keys: costliest first, ties by number */
+  }
+  if ((st = tn_radix_order(keys, (uint32_t)units, order, err)) != TN_OK) goto out;
+  for (uint32_t s = 0; s < nshards; s++)
+    tn_heap_push(heap, &nheap, s, shard_less, load);
+  for (size_t k = 0; k < units; k++) {
+    uint32_t s = tn_heap_pop(heap, &nheap, shard_less, load);
+    load[s] += UINT64_MAX - keys[order[k]];
+    for (size_t i = order[k] * per; i < (order[k] + 1) * per; i++)
+      shard_of[i] = s;
+    tn_heap_push(heap, &nheap, s, shard_less, load);
+  }
+out:
+  free(keys);
+  free(order);
+  free(load);
+  free(heap);
+  return st;
+}
+
+/* This shard's cases, costliest first (the longest ones start first, so that -j N
+ * threads finish together): index[] and their costs, *m of them. */
+static tn_status_t shard_cases(const cli_batch_plan_t *p, const cli_batch_fabric_t *fab,
+                               const cli_batch_opts_t *o, size_t n, size_t **index, uint64_t **cost,
+                               size_t *m, tn_err_t *err) {
+  uint32_t *shard_of = NULL, *order = NULL;
+  uint64_t *keys = NULL;
+  *index = NULL, *cost = NULL, *m = 0;
+  tn_status_t st = tn_calloc(n, sizeof *shard_of, &shard_of, err);
+  /* --keep best compares the algorithms of a group: one shard runs them all. */
+  bool by_group = p->keep == CLI_BATCH_KEEP_BEST;
+  if (st == TN_OK) st = cli_batch_deal(p, fab, n, o->nshards, by_group, shard_of, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *keys, &keys, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof *order, &order, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof **index, index, err);
+  if (st == TN_OK) st = tn_calloc(n, sizeof **cost, cost, err);
+  if (st != TN_OK) goto out;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (shard_of[i] != o->shard) continue;
+    cli_batch_case_t c = cli_batch_case(p, i);
+    (*index)[k] = i;
+    (*cost)[k] = cli_batch_case_cost_us(p, fab, &c);
+    keys[k] = UINT64_MAX - (*cost)[k];
+    k++;
+  }
+  if ((st = tn_radix_order(keys, (uint32_t)k, order, err)) != TN_OK) goto out;
+  for (size_t j = 0; j < k; j++) /* keys[] is free now: reuse it to permute */
+    keys[j] = (*index)[order[j]];
+  for (size_t j = 0; j < k; j++)
+    (*index)[j] = (size_t)keys[j], keys[j] = (*cost)[order[j]];
+  memcpy(*cost, keys, k * sizeof *keys);
+  *m = k;
+out:
+  if (st != TN_OK) {
+    free(*index), free(*cost);
+    *index = NULL, *cost = NULL;
+  }
+  free(shard_of);
+  free(order);
+  free(keys);
+  return st;
+}
+
 /* ---- running ------------------------------------------------------------- */
 
 typedef struct batch_ctx {
   const cli_batch_plan_t *plan;
   const cli_batch_opts_t *opts;
-  size_t *index; /* the shard's case indices */
+  const cli_batch_fabric_t *fab;
+  size_t *index;        /* the shard's case indices, costliest first */
+  uint64_t *cost_us;    /* their estimated costs */
+  uint32_t *group_left; /* --keep best: cases of each group not yet finished in this run */
   pthread_mutex_t mu;
   cli_progress_t progress;
   size_t ran, skipped, failed;
@@ -651,8 +915,12 @@ static void batch_job(void *arg, size_t k, unsigned worker) {
   /* After SIGINT/SIGTERM the pool may still hand out indices: leave them untouched. */
   if (b->opts->stop != NULL && *b->opts->stop != 0) return;
   cli_batch_case_t c = cli_batch_case(p, b->index[k]);
+  char inputs[17];
+  cli_batch_case_inputs(p, b->fab, &c, inputs);
   cJSON *prev = read_result(b->opts->out_dir, p, &c);
-  bool skip = prev != NULL && result_ok(prev);
+  /* Done only when made from the same inputs: a changed fabric file reruns its cases. */
+  bool skip =
+      prev != NULL && result_ok(prev) && b->fab[c.topo].digested && result_inputs_are(prev, inputs);
   cJSON_Delete(prev);
   cli_result_t r;
   memset(&r, 0, sizeof r);
@@ -665,7 +933,7 @@ static void batch_job(void *arg, size_t k, unsigned worker) {
                             (long)(b->opts->test_delay_ms % 1000) * 1000000L};
       nanosleep(&ts, NULL);
     }
-    st = run_case(p, &c, b->opts->out_dir, &r, &e);
+    st = run_case(p, &c, inputs, b->opts->out_dir, &r, &e);
   }
   char item[256], cdir[1024];
   cli_batch_case_dir(p, &c, cdir, sizeof cdir);
@@ -683,9 +951,24 @@ static void batch_job(void *arg, size_t k, unsigned worker) {
   /* On a terminal a failure is printed above the bar; otherwise under its case line. */
   if (!skip && !r.ok && b->opts->tty)
     fprintf(stderr, "\r\033[Ktenet batch: FAILED %s: %s\n", item, r.error);
-  cli_progress_step(&b->progress, item, skip || r.ok, skip, tn_wall_seconds() - t0);
+  cli_progress_step_work(&b->progress, item, skip || r.ok, skip, tn_wall_seconds() - t0,
+                         b->cost_us[k]);
+  /* Once every algorithm of the group has finished, keep only the fastest one's set. */
+  size_t g = c.index / p->nalgos;
+  if (st == TN_OK && b->group_left != NULL && --b->group_left[g] == 0) {
+    tn_err_t pe = {0};
+    if (prune_group(p, b->opts->out_dir, g, &pe) != TN_OK && !b->halt) {
+      tn_err_set(&b->err, pe.status, "%s", pe.msg);
+      b->halt = 1;
+    }
+  }
   if (!skip && !r.ok && !b->opts->tty) fprintf(stderr, "tenet batch:   %s\n", r.error);
   pthread_mutex_unlock(&b->mu);
+}
+
+static int cmp_size(const void *a, const void *b) {
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  return (x > y) - (x < y);
 }
 
 tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
@@ -697,14 +980,32 @@ tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
   tn_status_t st = cli_batch_count(p, &n, err);
   if (st == TN_OK) st = plan_file(p, o->out_dir, o->nshards > 1 ? shard : NULL, err);
   if (st != TN_OK) return st;
-  batch_ctx_t b = {.plan = p, .opts = o};
+  cli_batch_fabric_t *fab = NULL;
+  if ((st = cli_batch_fabrics(p, &fab, err)) != TN_OK) return st;
+  batch_ctx_t b = {.plan = p, .opts = o, .fab = fab};
   size_t m = 0;
-  if ((st = tn_calloc(n / o->nshards + 1, sizeof *b.index, &b.index, err)) != TN_OK) return st;
-  for (size_t i = o->shard; i < n; i += o->nshards)
-    b.index[m++] = i;
+  if ((st = shard_cases(p, fab, o, n, &b.index, &b.cost_us, &m, err)) != TN_OK) {
+    free(fab);
+    return st;
+  }
   stats->cases = m;
+  if (p->keep == CLI_BATCH_KEEP_BEST &&
+      (st = tn_calloc(n / p->nalgos + 1, sizeof *b.group_left, &b.group_left, err)) == TN_OK) {
+    for (size_t k = 0; k < m; k++)
+      b.group_left[b.index[k] / p->nalgos]++;
+  }
+  if (st != TN_OK) {
+    free(b.index), free(b.cost_us), free(fab);
+    return st;
+  }
   pthread_mutex_init(&b.mu, NULL);
   cli_progress_init(&b.progress, "batch", m, o->tty, true);
+  /* The ETA weighs cases by their estimated cost: the greedy on 64 NPUs is not one
+   * Ring case on 8. */
+  uint64_t work = 0;
+  for (size_t k = 0; k < m; k++)
+    work += b.cost_us[k];
+  cli_progress_set_work(&b.progress, work);
   st = cli_parallel(m, o->jobs ? o->jobs : cli_cores(), batch_job, &b, &b.halt, err);
   cli_progress_finish(&b.progress);
   pthread_mutex_destroy(&b.mu);
@@ -714,7 +1015,9 @@ tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
   if (st == TN_OK && b.err.status != TN_OK) st = tn_err_set(err, b.err.status, "%s", b.err.msg);
   stats->interrupted = st == TN_OK && b.ran + b.skipped < m;
   if (st == TN_OK && !stats->interrupted) {
-    /* The summary comes from the files on disk (the truth a later merge reads too). */
+    /* The summary comes from the files on disk (the truth a later merge reads too), in
+     * case order. */
+    qsort(b.index, m, sizeof *b.index, cmp_size);
     summary_writer_t w;
     st = summary_open(&w, o->out_dir, err);
     stats->failed = 0;
@@ -734,6 +1037,9 @@ tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
     st = summary_close(&w, st, err);
   }
   free(b.index);
+  free(b.cost_us);
+  free(b.group_left);
+  free(fab);
   return st;
 }
 
@@ -750,6 +1056,95 @@ static tn_status_t load_plan(const char *dir, cli_batch_plan_t *p, tn_err_t *err
   return st;
 }
 
+/* Refuses an output folder that is one of the inputs, however spelled (same file). */
+static tn_status_t merge_out_check(const char *const *dirs, size_t ndirs, const char *out_dir,
+                                   tn_err_t *err) {
+  struct stat o, d;
+  if (stat(out_dir, &o) != 0) return TN_OK; /* not there yet: not an input */
+  for (size_t i = 0; i < ndirs; i++)
+    if (stat(dirs[i], &d) == 0 && d.st_dev == o.st_dev && d.st_ino == o.st_ino)
+      return tn_err_set(err, TN_INVAL,
+                        "merge: -o %s is one of the folders to merge (%s); write the merge to "
+                        "another folder",
+                        out_dir, dirs[i]);
+  return TN_OK;
+}
+
+/* The shard a folder's batch.json says it ran ("shard": "I/N"); false when it has none. */
+static bool dir_shard(const char *dir, uint32_t *i, uint32_t *n) {
+  char path[4096], *text = NULL;
+  size_t len = 0;
+  tn_err_t e = {0};
+  snprintf(path, sizeof path, "%s/batch.json", dir);
+  if (tn_read_file(path, BATCH_MAX_JSON, &text, &len, &e) != TN_OK) return false;
+  cJSON *o = cJSON_ParseWithLength(text, len);
+  free(text);
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "shard");
+  bool ok = cJSON_IsString(s) && cli_parse_shard(s->valuestring, i, n, &e) == TN_OK;
+  cJSON_Delete(o);
+  return ok;
+}
+
+/* Every case has a result in one of the folders; otherwise TN_INFEASIBLE with one line
+ * that counts the missing cases, names the shards of the sweep none of the folders ran,
+ * and lists every missing case (runs of numbers as ranges "4-7"). */
+static tn_status_t merge_complete(const cli_batch_plan_t *p, size_t n, const char *const *dirs,
+                                  size_t ndirs, tn_err_t *err) {
+  tn_sb_t cases, shards;
+  tn_sb_init(&cases, err);
+  tn_sb_init(&shards, err);
+  size_t missing = 0, run_start = SIZE_MAX;
+  for (size_t i = 0; i <= n; i++) {
+    bool found = i == n; /* a sentinel that ends the last run */
+    cli_batch_case_t c = cli_batch_case(p, i < n ? i : 0);
+    for (size_t d = 0; !found && d < ndirs; d++) {
+      cJSON *res = read_result(dirs[d], p, &c);
+      found = res != NULL;
+      cJSON_Delete(res);
+    }
+    if (!found) {
+      missing++;
+      if (run_start == SIZE_MAX) run_start = i;
+    } else if (run_start != SIZE_MAX) {
+      tn_sb_printf(&cases, cases.v.len ? ", %zu" : "%zu", run_start);
+      if (i - 1 > run_start) tn_sb_printf(&cases, "-%zu", i - 1);
+      run_start = SIZE_MAX;
+    }
+  }
+  /* Shards: the count every folder that ran one agrees on, and those none ran. */
+  uint32_t count = 0, nabsent = 0;
+  bool agree = true;
+  for (size_t d = 0; d < ndirs; d++) {
+    uint32_t si = 0, sn = 0;
+    if (dir_shard(dirs[d], &si, &sn)) agree = agree && (count == 0 || count == sn), count = sn;
+  }
+  for (uint32_t s = 0; agree && missing > 0 && s < count; s++) {
+    bool present = false;
+    for (size_t d = 0; !present && d < ndirs; d++) {
+      uint32_t si = 0, sn = 0;
+      present = dir_shard(dirs[d], &si, &sn) && si == s;
+    }
+    if (!present) tn_sb_printf(&shards, "%s%u/%u", nabsent++ ? ", " : "", s, count);
+  }
+  tn_status_t st = cases.st != TN_OK ? cases.st : shards.st;
+  if (st == TN_OK && missing > 0) {
+    st = tn_err_set(err, TN_INFEASIBLE,
+                    "%zu of %zu cases have no result in any of the folders%s%s%s%s: cases %s",
+                    missing, n,
+                    nabsent == 0   ? ""
+                    : nabsent == 1 ? " (shard "
+                                   : " (shards ",
+                    nabsent ? (const char *)shards.v.data : "",
+                    nabsent == 0   ? ""
+                    : nabsent == 1 ? " is"
+                                   : " are",
+                    nabsent ? " not among them)" : "", (const char *)cases.v.data);
+  }
+  tn_vec_free(&cases.v);
+  tn_vec_free(&shards.v);
+  return st;
+}
+
 tn_status_t cli_batch_merge(const char *const *dirs, size_t ndirs, const char *out_dir,
                             size_t *failed, tn_err_t *err) {
   *failed = 0;
@@ -759,6 +1154,7 @@ tn_status_t cli_batch_merge(const char *const *dirs, size_t ndirs, const char *o
   memset(&plan, 0, sizeof plan);
   tn_status_t st =
       ndirs ? load_plan(dirs[0], &plan, err) : tn_err_set(err, TN_INVAL, "no folder to merge");
+  if (st == TN_OK) st = merge_out_check(dirs, ndirs, out_dir, err);
   if (st == TN_OK) st = cli_batch_plan_json(&plan, &a, err);
   for (size_t d = 1; st == TN_OK && d < ndirs; d++) {
     if ((st = load_plan(dirs[d], &other, err)) != TN_OK) break;
@@ -772,21 +1168,7 @@ tn_status_t cli_batch_merge(const char *const *dirs, size_t ndirs, const char *o
   }
   if (st == TN_OK) st = cli_batch_count(&plan, &n, err);
   /* Check completeness first so that nothing is written for an incomplete merge. */
-  for (size_t i = 0; st == TN_OK && i < n; i++) {
-    cli_batch_case_t c = cli_batch_case(&plan, i);
-    bool found = false;
-    for (size_t d = 0; !found && d < ndirs; d++) {
-      cJSON *res = read_result(dirs[d], &plan, &c);
-      found = res != NULL;
-      cJSON_Delete(res);
-    }
-    if (!found) {
-      char cdir[1024];
-      cli_batch_case_dir(&plan, &c, cdir, sizeof cdir);
-      st = tn_err_set(err, TN_INFEASIBLE, "case %zu (%s) has no result in any of the folders", i,
-                      cdir);
-    }
-  }
+  if (st == TN_OK) st = merge_complete(&plan, n, dirs, ndirs, err);
   if (st == TN_OK) st = plan_file(&plan, out_dir, NULL, err);
   summary_writer_t w;
   if (st == TN_OK && (st = summary_open(&w, out_dir, err)) == TN_OK) {

@@ -6,6 +6,17 @@
 
 #include "cli/cli.h"
 
+/* Which Chakra sets a sweep keeps (--keep). */
+typedef enum cli_batch_keep {
+  CLI_BATCH_KEEP_RESULTS = 0, /* none: only the results and summaries (the default) */
+  CLI_BATCH_KEEP_BEST = 1,    /* the fastest algorithm's per fabric, collective and size */
+  CLI_BATCH_KEEP_ALL = 2,     /* every case's */
+} cli_batch_keep_t;
+
+/* "results", "best" or "all"; TN_INVAL naming --keep otherwise. */
+tn_status_t cli_batch_keep_parse(const char *s, cli_batch_keep_t *keep, tn_err_t *err);
+const char *cli_batch_keep_name(cli_batch_keep_t keep);
+
 /* A sweep: fabrics x collectives x sizes x algorithms, in that nesting order. */
 typedef struct cli_batch_plan {
   char **topos;  /* TOPO arguments as given (files, shipped names or KIND-DIMS) */
@@ -18,6 +29,7 @@ typedef struct cli_batch_plan {
   char **algos;
   size_t nalgos;
   uint64_t seed;
+  cli_batch_keep_t keep; /* part of the sweep: a folder keeps one kind of output */
 } cli_batch_plan_t;
 
 typedef struct cli_batch_case {
@@ -53,11 +65,45 @@ tn_status_t cli_batch_plan_json(const cli_batch_plan_t *p, char **out, tn_err_t 
 tn_status_t cli_batch_plan_parse_json(const char *text, const char *what, cli_batch_plan_t *p,
                                       tn_err_t *err);
 
+/* ---- cost estimates and shards ------------------------------------------ */
+/* What the plan's cost estimates need of a fabric; loaded once per topology. */
+typedef struct cli_batch_fabric {
+  uint64_t digest; /* cli_topo_digest: part of every case's inputs key */
+  bool digested;   /* false: unreadable (its cases never count as done) */
+  bool loaded;     /* false: it does not load (its cases fail at once) */
+  uint32_t npus, links;
+  uint64_t bounds_us; /* topo_bounds_cost_us: every case computes the bounds */
+} cli_batch_fabric_t;
+
+/* Loads every topology of the plan (*out: p->ntopos entries, caller frees). A topology
+ * that does not load is not an error here: its entry says so. TN_NOMEM only. */
+tn_status_t cli_batch_fabrics(const cli_batch_plan_t *p, cli_batch_fabric_t **out, tn_err_t *err);
+/* The key of case c's inputs as 16 hex digits (buf: 17 bytes): a tn_fnv1a64 of the
+ * fabric's digest (the file's bytes or the generator spec), the collective, the size, the
+ * algorithm and the seed. result.json records it; a result counts as done only when its
+ * key is the current one, so a changed input reruns the case. */
+void cli_batch_case_inputs(const cli_batch_plan_t *p, const cli_batch_fabric_t *f,
+                           const cli_batch_case_t *c, char buf[17]);
+/* Estimated run time of case c in microseconds of one core, from the fabric's NPUs,
+ * links and bounds cost, the collective and the algorithm (the size hardly matters: the
+ * planners' chunk counts and the message counts do not grow with it). Deterministic and
+ * >= 1; meant to rank cases, within a factor of about 3. O(1). */
+uint64_t cli_batch_case_cost_us(const cli_batch_plan_t *p, const cli_batch_fabric_t *f,
+                                const cli_batch_case_t *c);
+/* Deals the n cases of the plan to nshards shards by estimated cost, longest processing
+ * time first: units in decreasing cost (ties: lower case number first), each to the shard
+ * with the least cost so far (ties: the lower shard). A unit is a case, or with by_group
+ * a group (one fabric, collective and size: every algorithm of it, which --keep best
+ * compares). Fills shard_of[i] for every case. Every shard computes the same deal on its
+ * own. TN_NOMEM. O(n log nshards). */
+tn_status_t cli_batch_deal(const cli_batch_plan_t *p, const cli_batch_fabric_t *f, size_t n,
+                           uint32_t nshards, bool by_group, uint32_t *shard_of, tn_err_t *err);
+
 /* Options of one batch run. */
 typedef struct cli_batch_opts {
   const char *out_dir;
   unsigned jobs;               /* 0 = all cores */
-  uint32_t shard, nshards;     /* cases with index % nshards == shard (nshards >= 1) */
+  uint32_t shard, nshards;     /* this shard's cases of cli_batch_deal (nshards >= 1) */
   volatile sig_atomic_t *stop; /* set (to the signal number) to stop scheduling */
   bool tty;                    /* progress bar (else one line per case) */
   unsigned test_delay_ms;      /* tests only: sleep this long before each case */
@@ -69,7 +115,8 @@ typedef struct cli_batch_stats {
   bool interrupted; /* stopped before every case of the shard was complete */
 } cli_batch_stats_t;
 
-/* Runs the shard's cases (skipping complete ones), then writes summary.csv and
+/* Runs the shard's cases, costliest first (skipping complete ones: an ok result.json
+ * whose inputs key is the current one), then writes summary.csv and
  * summary.json of the shard's cases in case order (not when interrupted). A failing case
  * is counted in stats->failed; the return value is only for errors that stop the batch
  * (output folder unusable, a different sweep already in it). */

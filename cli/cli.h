@@ -40,8 +40,8 @@ typedef struct cli_opt {
 /* Parses argv[1..] (argv[0] is the command's name) into opts and positional arguments
  * (up to max_pos, stored in pos). Unknown options and missing values are TN_INVAL errors
  * naming the option, with a did-you-mean when one is close. */
-tn_status_t cli_parse(int argc, char **argv, const cli_opt_t *opts, size_t nopts,
-                      const char **pos, size_t max_pos, size_t *npos, tn_err_t *err);
+tn_status_t cli_parse(int argc, char **argv, const cli_opt_t *opts, size_t nopts, const char **pos,
+                      size_t max_pos, size_t *npos, tn_err_t *err);
 
 /* Prints "tenet CMD: message" for err on stderr and returns its exit code. */
 int cli_report(const char *cmd, const tn_err_t *err);
@@ -113,6 +113,10 @@ tn_status_t cli_parse_shard(const char *s, uint32_t *index, uint32_t *count, tn_
  * mesh2d/mesh3d/torus2d/torus3d are aliases of mesh/torus) at CLI_GEN_BANDWIDTH_GBPS and
  * CLI_GEN_LATENCY_NS. Caller frees. */
 tn_status_t cli_load_topo_spec(const char *arg, topo_t **out, tn_err_t *err);
+/* A fingerprint of what TOPO loads (tn_fnv1a64): the bytes of its file (or shipped
+ * file), or for a generator spec its kind, dimensions and CLI_GEN_* figures. Changes when
+ * the fabric does. TN_IO when the file cannot be read. O(file size). */
+tn_status_t cli_topo_digest(const char *arg, uint64_t *digest, tn_err_t *err);
 /* Checks that TOPO names a file, a shipped name or a valid generator spec (without
  * parsing the file). */
 tn_status_t cli_topo_spec_check(const char *arg, tn_err_t *err);
@@ -124,13 +128,13 @@ typedef struct cli_result {
   char topology[128];
   uint32_t npus;
   tn_coll_t coll;
-  char algorithm[16];      /* as asked for ("auto", "greedy", …) */
-  char method[16];         /* what made the algorithm (auto's choice) */
+  char algorithm[16]; /* as asked for ("auto", "greedy", …) */
+  char method[16];    /* what made the algorithm (auto's choice) */
   uint64_t size_bytes;
-  bool ok;                /* false: error holds the one-line reason */
-  tn_status_t status;     /* why it failed (TN_OK when ok) */
+  bool ok;            /* false: error holds the one-line reason */
+  tn_status_t status; /* why it failed (TN_OK when ok) */
   char error[512];
-  uint64_t time_ps;       /* simulated collective time */
+  uint64_t time_ps;        /* simulated collective time */
   uint64_t lower_bound_ps; /* topo_lower_bound_ps */
   double algbw_GBps, busbw_GBps, ratio_to_bound;
   double speedup_vs_ring; /* Ring's time / this time; < 0 when unknown */
@@ -141,9 +145,9 @@ typedef struct cli_result {
  * sim_run, and fills r (metrics from the simulated time; speedup unknown). On failure r->ok
  * is false, r->error holds the message and the status is returned. t is borrowed and only
  * read; the call is re-entrant (each thread passes its own topology). */
-tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll,
-                        uint64_t size_bytes, const char *algo, uint64_t seed,
-                        const char *chakra_prefix, cli_result_t *r, tn_err_t *err);
+tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, uint64_t size_bytes,
+                        const char *algo, uint64_t seed, const char *chakra_prefix, cli_result_t *r,
+                        tn_err_t *err);
 /* Sets speedup_vs_ring of every ok row from the ok "ring" row of the same topology,
  * collective and size. O(n^2). */
 void cli_results_set_speedups(cli_result_t *rows, size_t n);
@@ -154,8 +158,11 @@ double cli_result_bound_busbw(const cli_result_t *r);
  * unknown). *out is malloc'ed (caller frees). */
 tn_status_t cli_results_json(const cli_result_t *rows, size_t n, char **out, tn_err_t *err);
 /* The same columns as CSV with a header line, written all-or-nothing to path. */
-tn_status_t cli_results_csv(const cli_result_t *rows, size_t n, const char *path,
-                            tn_err_t *err);
+tn_status_t cli_results_csv(const cli_result_t *rows, size_t n, const char *path, tn_err_t *err);
+/* Writes s as one CSV text field: the one quoting rule of every CSV tenet writes (compare,
+ * demo, batch). Text is always quoted, a '"' inside is doubled (RFC 4180) and a line break
+ * becomes a blank, so that every row is one line; numbers are written bare by the caller. */
+void cli_csv_text(FILE *f, const char *s);
 /* The human table (size, algorithm, time, algbw, busbw, bound, ratio, vs ring) to f. */
 tn_status_t cli_results_table(const cli_result_t *rows, size_t n, FILE *f, tn_err_t *err);
 /* Formats ns compactly ("812 ns", "12.35 us", "3.10 ms", "1.204 s"). */
@@ -187,25 +194,25 @@ struct cJSON *cli_json_add_ns(struct cJSON *o, const char *key, uint64_t ps);
 
 /* ---- the comparison behind compare and demo (cli/cmd_compare.c) --------- */
 typedef struct cli_compare_spec {
-  const topo_t *topo;        /* borrowed; each worker runs on its own copy */
-  const char *label;         /* topology name shown in results */
+  const topo_t *topo; /* borrowed; each worker runs on its own copy */
+  const char *label;  /* topology name shown in results */
   tn_coll_t coll;
   const uint64_t *sizes;
   size_t nsizes;
   const char *const *algos;
   size_t nalgos;
   uint64_t seed;
-  unsigned jobs;             /* 0 = all cores */
-  bool progress;             /* bar on stderr when it is a terminal */
-  bool stop_on_error;        /* first failure (in row order) fails the call */
-  const char *chakra_dir;    /* non-NULL: write the sets of size chakra_size to */
-  uint64_t chakra_size;      /* <dir>/<label>/<coll>-<size>/<algo>.<rank>.et */
+  unsigned jobs;          /* 0 = all cores */
+  bool progress;          /* bar on stderr when it is a terminal */
+  bool stop_on_error;     /* first failure (in row order) fails the call */
+  const char *chakra_dir; /* non-NULL: write the sets of size chakra_size to */
+  uint64_t chakra_size;   /* <dir>/<label>/<coll>-<size>/<algo>.<rank>.et */
 } cli_compare_spec_t;
 /* Runs every (size, algorithm) pair — rows in size-major order, algorithms as listed —
  * and sets the speed-ups over Ring. *rows is malloc'ed (caller frees). With
  * stop_on_error the first failed row gives TN_INFEASIBLE naming the run. */
-tn_status_t cli_compare_run(const cli_compare_spec_t *spec, cli_result_t **rows,
-                            size_t *nrows, tn_err_t *err);
+tn_status_t cli_compare_run(const cli_compare_spec_t *spec, cli_result_t **rows, size_t *nrows,
+                            tn_err_t *err);
 
 /* ---- running many independent jobs on threads (cli/pool.c) --------------- */
 typedef void (*cli_job_fn)(void *ctx, size_t index, unsigned worker);
@@ -225,19 +232,28 @@ tn_status_t cli_parse_jobs(const char *s, unsigned *jobs, tn_err_t *err);
 typedef struct cli_progress {
   const char *cmd;
   size_t total, done, failed, skipped;
+  /* The ETA weighs items by their expected work (1 each unless cli_progress_set_work):
+   * remaining work times the seconds per unit of work run so far. */
+  uint64_t work_total, work_done, work_ran;
   double start_s;
   bool tty;   /* redraw a bar in place */
   bool lines; /* when not a terminal: one line per item (else silent) */
   bool drawn;
 } cli_progress_t;
 void cli_progress_init(cli_progress_t *p, const char *cmd, size_t total, bool tty, bool lines);
+/* Gives the items' expected work in total (any unit: tenet batch's estimated us), for
+ * items then counted with cli_progress_step_work. */
+void cli_progress_set_work(cli_progress_t *p, uint64_t work_total);
 /* Counts one finished item (skipped: complete before this run) and shows it. Not
- * thread-safe: callers serialize. */
-void cli_progress_step(cli_progress_t *p, const char *item, bool ok, bool skipped,
-                       double seconds);
+ * thread-safe: callers serialize. cli_progress_step counts it as 1 unit of work. */
+void cli_progress_step(cli_progress_t *p, const char *item, bool ok, bool skipped, double seconds);
+void cli_progress_step_work(cli_progress_t *p, const char *item, bool ok, bool skipped,
+                            double seconds, uint64_t work);
 /* Erases the bar (terminal). */
 void cli_progress_finish(cli_progress_t *p);
-/* "[#####...] 12/40, 1 failed  ETA 0:42" as of now_s (tn_wall_seconds). */
+/* "[#####...] 12/40, 1 failed  ETA 0:42" as of now_s (tn_wall_seconds). The ETA is the
+ * work left times the time per unit of work run (not skipped) so far, so a few long
+ * items left after many short ones are not taken for a few short ones. */
 void cli_progress_bar(const cli_progress_t *p, double now_s, char *buf, size_t len);
 /* "m:ss" or "h:mm:ss". */
 const char *cli_fmt_duration(double seconds, char *buf, size_t len);
@@ -249,16 +265,15 @@ const char *cli_fmt_duration(double seconds, char *buf, size_t len);
 tn_status_t cli_plot_device(const char *path, const char **device, tn_err_t *err);
 /* busbw (GB/s) against size (log2 axis): one line per algorithm over the ok rows (in
  * their order) and the lower bound's busbw as a dashed line; title on top. */
-tn_status_t cli_plot_busbw(const cli_result_t *rows, size_t n, const char *title,
-                           const char *path, tn_err_t *err);
+tn_status_t cli_plot_busbw(const cli_result_t *rows, size_t n, const char *title, const char *path,
+                           tn_err_t *err);
 /* Per-link utilization (busy time / collective time) as a bar chart of the busiest
  * links (at most 48, labelled src>dst), from a finished simulation of t. */
 tn_status_t cli_heatmap_write(const topo_t *t, const sim_result_t *r, const char *title,
                               const char *path, tn_err_t *err);
 /* Synthesizes algo for (coll, size_bytes) on t, simulates it and draws its heatmap to
  * path (what demo shows for greedy and Ring). */
-tn_status_t cli_heatmap_run(const topo_t *t, const char *label, tn_coll_t coll,
-                            uint64_t size_bytes, const char *algo, uint64_t seed,
-                            const char *path, tn_err_t *err);
+tn_status_t cli_heatmap_run(const topo_t *t, const char *label, tn_coll_t coll, uint64_t size_bytes,
+                            const char *algo, uint64_t seed, const char *path, tn_err_t *err);
 
 #endif

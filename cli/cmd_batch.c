@@ -10,18 +10,21 @@
 
 static const char *const batch_help =
     "usage: tenet batch --topos LIST --colls LIST --sizes LIST [--algos LIST]\n"
-    "                   [-j N] [--shard I/N] [--seed N] -o DIR\n"
-    "       tenet batch --manifest FILE [-j N] [--shard I/N] -o DIR\n"
+    "                   [-j N] [--shard I/N] [--seed N] [--keep results|best|all] -o DIR\n"
+    "       tenet batch --manifest FILE [-j N] [--shard I/N] [--keep K] -o DIR\n"
     "       tenet batch merge DIR... -o DIR\n\n"
     "Runs every case of fabrics x collectives x sizes x algorithms (in that order,\n"
-    "numbered from 0): synthesizes, writes the Chakra set to\n"
-    "DIR/cases/<topo>/<coll>/<size>/<algo>/chakra.<rank>.et, simulates, and writes the\n"
-    "case's result.json last (atomically): a case with an ok result.json is complete and\n"
-    "is skipped when the command is run again (resume). Failed cases are recorded and\n"
-    "retried on the next run. At the end DIR/summary.json ({\"rows\":[...]}, one row per\n"
-    "case: case, topology, npus, collective, algorithm, size_bytes, time_ns, algbw_GBps,\n"
-    "busbw_GBps, lower_bound_ns, ratio_to_bound, status, error) and DIR/summary.csv are\n"
-    "written in case order.\n\n"
+    "numbered from 0): synthesizes, simulates, and writes the case's\n"
+    "DIR/cases/<topo>/<coll>/<size>/<algo>/result.json last (atomically), with its\n"
+    "Chakra set chakra.<rank>.et beside it when --keep asks for it. A case whose ok\n"
+    "result.json was made from the same inputs (the bytes of the fabric file or the\n"
+    "generator spec, collective, size, algorithm, seed) is complete and is skipped when\n"
+    "the command is run again (resume); a changed input reruns its cases. Failed cases\n"
+    "are recorded and retried on the next run. At the end DIR/summary.json\n"
+    "({\"rows\":[...]}, one row per case: case, topology, npus, collective, algorithm,\n"
+    "size_bytes, time_ns, algbw_GBps, busbw_GBps, lower_bound_ns, ratio_to_bound, status,\n"
+    "error) and DIR/summary.csv (text quoted as 'tenet compare --csv' does) are written\n"
+    "in case order.\n\n"
     "  --topos LIST      topology files, shipped names or KIND-DIMS (ring-8, mesh-8x8,\n"
     "                    mesh3d-4x4x4: generated at 50 GB/s, 500 ns), comma-separated\n"
     "  --colls LIST      allgather, reducescatter, allreduce, alltoall\n"
@@ -29,6 +32,13 @@ static const char *const batch_help =
     "  --algos LIST      auto, greedy, trees, forest, ring, direct, twostep, milp\n"
     "                    (default auto,ring,direct)\n"
     "  --seed N          greedy tie-breaking seed (default 1)\n"
+    "  --keep WHAT       Chakra sets to keep: results (default: none, only result.json\n"
+    "                    and the summaries), best (the fastest algorithm's set per\n"
+    "                    fabric, collective and size) or all (every case's). A sweep's\n"
+    "                    sets add up fast (1,122 cases of 16..64 NPUs wrote 9.2 GB), and\n"
+    "                    'tenet synth' with the case's fabric, collective, size,\n"
+    "                    algorithm and seed writes the same set again byte for byte.\n"
+    "                    A folder keeps what it was first run with.\n"
     "  --manifest FILE   the sweep from a text file instead of the four lists:\n"
     "                      # comment\n"
     "                      topos  mesh-8x8, fabrics/my.json   (relative to FILE's folder)\n"
@@ -39,16 +49,27 @@ static const char *const batch_help =
     "                    (KEY VALUE, KEY: VALUE or KEY = VALUE; a list key may repeat\n"
     "                    to extend its list)\n"
     "  -j, --jobs N      cases in parallel (default: all cores); results do not depend on N\n"
-    "  --shard I/N       only cases whose number % N == I (e.g. a Slurm array task:\n"
+    "  --shard I/N       only shard I of N (e.g. a Slurm array task:\n"
     "                    --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT); join the\n"
-    "                    shard folders with 'tenet batch merge'\n"
-    "  -o, --output DIR  output folder (created; batch.json records the sweep)\n\n"
+    "                    shard folders with 'tenet batch merge'. Cases are dealt by\n"
+    "                    estimated run time (from NPUs, links, collective, algorithm):\n"
+    "                    the longest first, each to the shard with the least so far, so\n"
+    "                    shards take about equally long; every shard computes the same\n"
+    "                    deal on its own. A shard runs its longest cases first.\n"
+    "  -o, --output DIR  output folder (created; batch.json records the sweep)\n\n";
+
+/* The rest of the help (one string would pass the 4095 bytes C99 promises). */
+static const char *const batch_help_more =
     "merge: reads the shard folders' batch.json (same sweep) and per-case results and\n"
     "writes summary.json, summary.csv and batch.json into -o DIR: the same summary one\n"
-    "run of the whole sweep writes. The Chakra sets stay in the shard folders.\n\n"
-    "Progress goes to stderr: a bar with counts and ETA on a terminal, one line per case\n"
-    "otherwise. Ctrl-C (SIGINT) or SIGTERM stops scheduling, lets running cases finish and\n"
-    "leaves no half-written case; run the same command again to resume.\n"
+    "run of the whole sweep writes. DIR must not be one of the shard folders. When some\n"
+    "cases have no result, one line counts them, names the shards none of the folders\n"
+    "ran and lists every missing case, and nothing is written. The Chakra sets stay in\n"
+    "the shard folders.\n\n"
+    "Progress goes to stderr: a bar with counts and ETA on a terminal (the ETA weighs\n"
+    "the cases left by their estimated run time), one line per case otherwise. Ctrl-C\n"
+    "(SIGINT) or SIGTERM stops scheduling, lets running cases finish and leaves no\n"
+    "half-written case; run the same command again to resume.\n"
     "Exit: 0 all cases ok, 1 bad arguments, 2 some cases failed, 3 internal error,\n"
     "130/143 interrupted by SIGINT/SIGTERM.\n";
 
@@ -73,7 +94,7 @@ static int batch_merge(int argc, char **argv) {
       TN_OK) {
     rc = cli_usage("batch", "merge: %s", err.msg);
   } else if (help) {
-    fputs(batch_help, stdout);
+    fputs(batch_help, stdout), fputs(batch_help_more, stdout);
   } else if (out == NULL) {
     rc = cli_usage("batch", "merge: missing -o DIR");
   } else if (npos == 0) {
@@ -93,12 +114,13 @@ int cmd_batch(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "merge") == 0) return batch_merge(argc - 1, argv + 1);
   const char *topos = NULL, *colls = NULL, *sizes = NULL, *algos = NULL;
   const char *manifest = NULL, *jobs_s = NULL, *shard_s = NULL, *out = NULL, *seed_s = NULL;
+  const char *keep_s = NULL;
   bool help = false;
   const cli_opt_t opts[] = {
       {"topos", 0, &topos, NULL},   {"colls", 0, &colls, NULL},       {"sizes", 0, &sizes, NULL},
       {"algos", 0, &algos, NULL},   {"manifest", 0, &manifest, NULL}, {"jobs", 'j', &jobs_s, NULL},
       {"shard", 0, &shard_s, NULL}, {"output", 'o', &out, NULL},      {"out", 0, &out, NULL},
-      {"seed", 0, &seed_s, NULL},   {"help", 'h', NULL, &help},
+      {"seed", 0, &seed_s, NULL},   {"keep", 0, &keep_s, NULL},       {"help", 'h', NULL, &help},
   };
   tn_err_t err = {0};
   const char *pos[1];
@@ -106,12 +128,13 @@ int cmd_batch(int argc, char **argv) {
   if (cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], pos, 0, &npos, &err) != TN_OK)
     return cli_usage("batch", "%s", err.msg);
   if (help) {
-    fputs(batch_help, stdout);
+    fputs(batch_help, stdout), fputs(batch_help_more, stdout);
     return 0;
   }
   cli_batch_opts_t o = {
       .out_dir = out, .nshards = 1, .stop = &batch_signal, .tty = isatty(STDERR_FILENO) == 1};
   uint64_t seed = CLI_DEFAULT_SEED;
+  cli_batch_keep_t keep = CLI_BATCH_KEEP_RESULTS;
   if (out == NULL) return cli_usage("batch", "missing -o DIR");
   if (manifest && (topos || colls || sizes || algos || seed_s))
     return cli_usage("batch", "--manifest replaces --topos, --colls, --sizes, --algos and --seed");
@@ -120,7 +143,8 @@ int cmd_batch(int argc, char **argv) {
     return cli_usage("batch", "give --topos, --colls and --sizes (or --manifest FILE)");
   if ((jobs_s && cli_parse_jobs(jobs_s, &o.jobs, &err) != TN_OK) ||
       (shard_s && cli_parse_shard(shard_s, &o.shard, &o.nshards, &err) != TN_OK) ||
-      (seed_s && tn_parse_u64(seed_s, 0, UINT64_MAX, "--seed", &seed, &err) != TN_OK))
+      (seed_s && tn_parse_u64(seed_s, 0, UINT64_MAX, "--seed", &seed, &err) != TN_OK) ||
+      (keep_s && cli_batch_keep_parse(keep_s, &keep, &err) != TN_OK))
     return cli_usage("batch", "%s", err.msg);
   const char *delay = getenv("TENET_BATCH_TEST_DELAY_MS"); /* tests only */
   if (delay && *delay) o.test_delay_ms = (unsigned)strtoul(delay, NULL, 10);
@@ -132,6 +156,7 @@ int cmd_batch(int argc, char **argv) {
   if (st != TN_OK)
     return st == TN_PARSE || st == TN_INVAL ? cli_usage("batch", "%s", err.msg)
                                             : cli_report("batch", &err);
+  plan.keep = keep;
   struct sigaction sa, old_int, old_term;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;

@@ -11,6 +11,11 @@ void cli_progress_init(cli_progress_t *p, const char *cmd, size_t total, bool tt
   p->tty = tty;
   p->lines = lines;
   p->start_s = tn_wall_seconds();
+  p->work_total = total;
+}
+
+void cli_progress_set_work(cli_progress_t *p, uint64_t work_total) {
+  p->work_total = work_total;
 }
 
 const char *cli_fmt_duration(double s, char *buf, size_t len) {
@@ -31,10 +36,10 @@ void cli_progress_bar(const cli_progress_t *p, double now_s, char *buf, size_t l
     bar[i] = i < fill ? '#' : '.';
   bar[WIDTH] = '\0';
   char eta[32] = "-:--";
-  size_t ran = p->done - p->skipped;
-  if (ran > 0 && p->done < p->total) {
-    double per = (now_s - p->start_s) / (double)ran;
-    cli_fmt_duration(per * (double)(p->total - p->done), eta, sizeof eta);
+  if (p->work_ran > 0 && p->done < p->total) {
+    double per = (now_s - p->start_s) / (double)p->work_ran;
+    double left = p->work_done < p->work_total ? (double)(p->work_total - p->work_done) : 0.0;
+    cli_fmt_duration(per * left, eta, sizeof eta);
   } else if (p->done == p->total) {
     snprintf(eta, sizeof eta, "0:00");
   }
@@ -44,7 +49,14 @@ void cli_progress_bar(const cli_progress_t *p, double now_s, char *buf, size_t l
 }
 
 void cli_progress_step(cli_progress_t *p, const char *item, bool ok, bool skipped, double seconds) {
+  cli_progress_step_work(p, item, ok, skipped, seconds, 1);
+}
+
+void cli_progress_step_work(cli_progress_t *p, const char *item, bool ok, bool skipped,
+                            double seconds, uint64_t work) {
   p->done++;
+  p->work_done += work;
+  if (!skipped) p->work_ran += work;
   if (!ok) p->failed++;
   if (skipped) p->skipped++;
   if (p->tty) {

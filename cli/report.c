@@ -77,6 +77,15 @@ tn_status_t cli_results_json(const cli_result_t *rows, size_t n, char **out, tn_
   return *out ? TN_OK : tn_err_set(err, TN_NOMEM, "out of memory building the JSON output");
 }
 
+void cli_csv_text(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', f);
+    fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+  }
+  fputc('"', f);
+}
+
 tn_status_t cli_results_csv(const cli_result_t *rows, size_t n, const char *path, tn_err_t *err) {
   tn_outfile_t o;
   tn_status_t st = tn_outfile_open(&o, path, err);
@@ -87,11 +96,16 @@ tn_status_t cli_results_csv(const cli_result_t *rows, size_t n, const char *path
     const cli_result_t *r = &rows[i];
     char speed[32] = "";
     if (r->speedup_vs_ring >= 0) snprintf(speed, sizeof speed, "%.6f", r->speedup_vs_ring);
-    /* Topology names are file stems or shipped names; quote them anyway. */
-    fprintf(o.f, "\"%s\",%u,%s,%s,%llu,%.3f,%.6f,%.6f,%.3f,%.6f,%s,%s\n", r->topology, r->npus,
-            tn_coll_name(r->coll), r->algorithm, (unsigned long long)r->size_bytes,
+    cli_csv_text(o.f, r->topology);
+    fprintf(o.f, ",%u,", r->npus);
+    cli_csv_text(o.f, tn_coll_name(r->coll));
+    fputc(',', o.f);
+    cli_csv_text(o.f, r->algorithm);
+    fprintf(o.f, ",%llu,%.3f,%.6f,%.6f,%.3f,%.6f,%s,", (unsigned long long)r->size_bytes,
             (double)r->time_ps / 1000.0, r->algbw_GBps, r->busbw_GBps,
-            (double)r->lower_bound_ps / 1000.0, r->ratio_to_bound, speed, r->method);
+            (double)r->lower_bound_ps / 1000.0, r->ratio_to_bound, speed);
+    cli_csv_text(o.f, r->method);
+    fputc('\n', o.f);
   }
   return tn_outfile_commit(&o, err);
 }

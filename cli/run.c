@@ -3,6 +3,7 @@
  * batch and demo. */
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,6 +134,36 @@ tn_status_t cli_load_topo_spec(const char *arg, topo_t **out, tn_err_t *err) {
   if (path == NULL)
     return topo_gen_kind(kind, dims, CLI_GEN_BANDWIDTH_GBPS, CLI_GEN_LATENCY_NS, out, err);
   st = topo_load(path, out, err);
+  free(path);
+  return st;
+}
+
+tn_status_t cli_topo_digest(const char *arg, uint64_t *digest, tn_err_t *err) {
+  char *path = NULL, kind[16];
+  const char *dims = NULL;
+  *digest = TN_FNV1A64_INIT;
+  tn_status_t st = topo_source(arg, &path, kind, &dims, err);
+  if (st != TN_OK) return st;
+  if (path == NULL) {
+    /* A generated fabric is its kind, dimensions and the figures it is generated at. */
+    char spec[256];
+    int n = snprintf(spec, sizeof spec, "generated %s-%s %.17g GB/s %.17g ns", kind, dims,
+                     CLI_GEN_BANDWIDTH_GBPS, CLI_GEN_LATENCY_NS);
+    *digest = tn_fnv1a64(spec, n > 0 ? (size_t)n : 0, *digest);
+    return TN_OK;
+  }
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    st = tn_err_set(err, TN_IO, "%s: %s", path, strerror(errno));
+    free(path);
+    return st;
+  }
+  unsigned char buf[1 << 16];
+  size_t got;
+  while ((got = fread(buf, 1, sizeof buf, f)) > 0)
+    *digest = tn_fnv1a64(buf, got, *digest);
+  if (ferror(f)) st = tn_err_set(err, TN_IO, "%s: read error", path);
+  fclose(f);
   free(path);
   return st;
 }

@@ -256,6 +256,13 @@ bool tn_coll_space(tn_coll_t c, uint32_t npus, uint64_t size, uint64_t *space);
  * alltoall sends), each cut into pieces equal pieces. TN_INVAL with the reason else. */
 tn_status_t tn_alltoall_check(uint64_t size, uint32_t npus, uint32_t pieces, tn_err_t *err);
 
+/* ---- hashing ------------------------------------------------------------ */
+/* FNV-1a, 64 bits, over n bytes, continuing from h (start from TN_FNV1A64_INIT): a
+ * fingerprint of inputs (tenet batch's resume key), not a defence against tampering.
+ * Same bytes, same value on every machine. O(n). */
+#define TN_FNV1A64_INIT UINT64_C(0xcbf29ce484222325)
+uint64_t tn_fnv1a64(const void *data, size_t n, uint64_t h);
+
 /* ---- text -------------------------------------------------------------- */
 /* Levenshtein distance between a and b (insertions, deletions, substitutions), for
  * did-you-mean hints; SIZE_MAX when either is longer than 64 characters.

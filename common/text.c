@@ -7,11 +7,19 @@
 #include <stdio.h>
 #include <string.h>
 
+uint64_t tn_fnv1a64(const void *data, size_t n, uint64_t h) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+  return h;
+}
+
 size_t tn_edit_distance(const char *a, const char *b) {
   size_t n = strlen(a), m = strlen(b);
   if (n > 64 || m > 64) return SIZE_MAX;
   size_t prev[65], cur[65];
-  for (size_t j = 0; j <= m; j++) prev[j] = j;
+  for (size_t j = 0; j <= m; j++)
+    prev[j] = j;
   for (size_t i = 1; i <= n; i++) {
     cur[0] = i;
     for (size_t j = 1; j <= m; j++) {
@@ -69,7 +77,8 @@ size_t tn_utf8_char_len(const char *s, size_t n) {
     uint32_t min;
   } forms[] = {{0xE0u, 0xC0u, 2, 0x80}, {0xF0u, 0xE0u, 3, 0x800}, {0xF8u, 0xF0u, 4, 0x10000}};
   size_t f = 0;
-  while (f < 3 && (p[0] & forms[f].mask) != forms[f].lead) f++;
+  while (f < 3 && (p[0] & forms[f].mask) != forms[f].lead)
+    f++;
   if (f == 3) return 0;
   size_t len = forms[f].len;
   uint32_t min = forms[f].min, cp = p[0] & (unsigned char)~forms[f].mask;

@@ -279,8 +279,8 @@ static void fill_gather(const topo_t *f, const side_t *s, bool tight, topo_coll_
   }
   b->terms[0] = (topo_bound_term_t){s->ratio / n * conv, s->cut.out_lat_ps};
   b->terms[1] = (topo_bound_term_t){conv / (n * topo_egress_GBps(f, u)), s->lat_ps};
-  b->terms[2] = (topo_bound_term_t){(n - 1.0) / n * conv / topo_ingress_GBps(f, weak),
-                                    min_in_lat(f, weak)};
+  b->terms[2] =
+      (topo_bound_term_t){(n - 1.0) / n * conv / topo_ingress_GBps(f, weak), min_in_lat(f, weak)};
   b->nterms = 3;
   b->kind = tight ? TOPO_BOUND_CUT : TOPO_BOUND_NPU;
   b->cut_npus = s->cut.npus;
@@ -305,10 +305,8 @@ static void gossip_eval(const topo_t *t, const uint32_t *grp, uint32_t k, const 
   for (uint32_t i = 0; i < t->nlinks; i++) {
     const topo_link_t *l = &t->links[i];
     if (grp[l->src] == grp[l->dst]) continue;
-    if (grp[l->src] != UINT32_MAX)
-      out += l->bandwidth_GBps, lo = fmin(lo, (double)l->latency_ps);
-    if (grp[l->dst] != UINT32_MAX)
-      in += l->bandwidth_GBps, li = fmin(li, (double)l->latency_ps);
+    if (grp[l->src] != UINT32_MAX) out += l->bandwidth_GBps, lo = fmin(lo, (double)l->latency_ps);
+    if (grp[l->dst] != UINT32_MAX) in += l->bandwidth_GBps, li = fmin(li, (double)l->latency_ps);
   }
   bool use_in = in < out;
   double capacity = use_in ? in : out, lat = use_in ? li : lo;
@@ -644,7 +642,8 @@ static tn_status_t fill_alltoall(const topo_t *t, const topo_t *tt, const side_t
   if (st != TN_OK) goto out;
   double conv = PS_PER_BYTE_AT_1GBPS, n = t->npus, lambda;
   /* The exact limit, where it is computed: (S/n) / lambda for every pair. */
-  if (topo_i_mcf_rate(t, &lambda) && conv / (n * lambda) > fmax(cut.ps_per_byte, volume.ps_per_byte)) {
+  if (topo_i_mcf_rate(t, &lambda) &&
+      conv / (n * lambda) > fmax(cut.ps_per_byte, volume.ps_per_byte)) {
     cut = (topo_bound_term_t){conv / (n * lambda), 0.0};
     b->kind = TOPO_BOUND_FLOW;
     b->cut_npus = t->npus;
@@ -703,8 +702,7 @@ uint64_t topo_bound_ps(const topo_bounds_t *b, tn_coll_t coll, uint64_t size_byt
   const topo_coll_bound_t *c = &b->coll[coll];
   /* All-Gather and Reduce-Scatter count whole blocks of floor(S/n) bytes: a size that is
    * not a multiple of n leaves some NPUs a byte less to send. */
-  uint64_t s = coll == TN_ALLREDUCE || b->npus < 2 ? size_bytes
-                                                   : size_bytes - size_bytes % b->npus;
+  uint64_t s = coll == TN_ALLREDUCE || b->npus < 2 ? size_bytes : size_bytes - size_bytes % b->npus;
   double best = 0.0;
   for (uint32_t i = 0; i < c->nterms; i++)
     best = fmax(best, c->terms[i].ps_per_byte * (double)s + c->terms[i].ps);
@@ -740,21 +738,28 @@ const char *topo_bound_explain(const topo_bounds_t *b, tn_coll_t coll, char *buf
              c->crossings, c->cut_npus, c->family, c->cut_GBps);
     break;
   case TOPO_BOUND_BISECT:
-    snprintf(buf, len, "every byte crosses both ways between a set of %u NPUs (%u nodes) and the "
-             "rest, %g GB/s the narrower way", c->cut_npus, c->cut_nodes, c->cut_GBps);
+    snprintf(buf, len,
+             "every byte crosses both ways between a set of %u NPUs (%u nodes) and the "
+             "rest, %g GB/s the narrower way",
+             c->cut_npus, c->cut_nodes, c->cut_GBps);
     break;
   case TOPO_BOUND_FLOW:
-    snprintf(buf, len, "at most %g GB/s from every NPU to every other at once (maximum "
-             "concurrent flow, exact)", c->cut_GBps);
+    snprintf(buf, len,
+             "at most %g GB/s from every NPU to every other at once (maximum "
+             "concurrent flow, exact)",
+             c->cut_GBps);
     break;
   case TOPO_BOUND_VOLUME:
-    snprintf(buf, len, "%g buffers' worth of piece-hops (every piece crosses at least its hop "
-             "distance) over all %g GB/s of links", c->crossings, c->cut_GBps);
+    snprintf(buf, len,
+             "%g buffers' worth of piece-hops (every piece crosses at least its hop "
+             "distance) over all %g GB/s of links",
+             c->crossings, c->cut_GBps);
     break;
   case TOPO_BOUND_EXCHANGE:
-    snprintf(buf, len, "%g buffers' worth must cross between a set of %u NPUs (%u nodes; %s) "
-             "and the rest through %g GB/s", c->crossings, c->cut_npus, c->cut_nodes, c->family,
-             c->cut_GBps);
+    snprintf(buf, len,
+             "%g buffers' worth must cross between a set of %u NPUs (%u nodes; %s) "
+             "and the rest through %g GB/s",
+             c->crossings, c->cut_npus, c->cut_nodes, c->family, c->cut_GBps);
     break;
   }
   return buf;
@@ -765,7 +770,7 @@ static uint64_t npu_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_byte
   double n = t->npus, s = (double)size_bytes, worst = 0.0;
   for (uint32_t v = 0; v < t->npus; v++) {
     double in = topo_ingress_GBps(t, v), o = topo_egress_GBps(t, v);
-    double need = coll == TN_ALLGATHER      ? (n - 1.0) / n * s / in
+    double need = coll == TN_ALLGATHER       ? (n - 1.0) / n * s / in
                   : coll == TN_REDUCESCATTER ? (n - 1.0) / n * s / o
                   : coll == TN_ALLTOALL      ? (n - 1.0) / n * s / fmin(in, o)
                                              : s / fmin(in, o);
@@ -780,4 +785,17 @@ uint64_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_byte
   tn_err_t err = {0};
   if (topo_bounds_compute(t, &b, &err) != TN_OK) return npu_bound_ps(t, coll, size_bytes);
   return topo_bound_ps(&b, coll, size_bytes);
+}
+
+uint64_t topo_bounds_cost_us(const topo_t *t) {
+  /* Fitted on this module's own runs over 16..256 NPU fabrics (one core, 2024): the cut
+   * searches cost about 0.2 us per (NPU, node + link) pair; the maximum concurrent flow,
+   * when it runs, about 0.006 us x (NPUs x links)^2 (0.5 s on a 64-NPU ring), a third of
+   * that with switches (shorter paths), the least. Within a factor of about 3. */
+  double n = t->npus, v = topo_nodes(t), l = t->nlinks;
+  bool tight = t->npus <= TOPO_BOUND_TIGHT_MAX_NPUS && t->nlinks <= TOPO_BOUND_TIGHT_MAX_LINKS;
+  double us = tight ? 0.2 * n * (v + l) : 0.05 * n * l;
+  double vars = n * l;
+  if (t->npus >= 2 && vars <= MCF_MAX_VARS) us += (t->switches ? 0.002 : 0.006) * vars * vars;
+  return (uint64_t)llround(us) + 1;
 }

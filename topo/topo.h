@@ -12,8 +12,8 @@
 #define TOPO_MAX_SWITCHES 65536u
 #define TOPO_MAX_LINKS 4194304u
 #define TOPO_MAX_DIMS 8u
-#define TOPO_MAX_BANDWIDTH_GBPS 1.0e6  /* 1 PB/s per link */
-#define TOPO_MAX_LATENCY_NS 1.0e9      /* 1 s per link */
+#define TOPO_MAX_BANDWIDTH_GBPS 1.0e6 /* 1 PB/s per link */
+#define TOPO_MAX_LATENCY_NS 1.0e9     /* 1 s per link */
 #define TOPO_NO_LINK UINT32_MAX
 
 /* The kind of one dimension of a generated fabric (ASTRA-sim's building blocks plus
@@ -34,7 +34,7 @@ typedef struct topo_dim {
   uint32_t size;         /* NPUs along this dimension (>= 2, or 1 for a trivial dim) */
   double bandwidth_GBps; /* per direction, GB/s = 2^30 B/s */
   double latency_ns;
-  bool unidirectional;   /* RING only: links i -> i+1 only */
+  bool unidirectional; /* RING only: links i -> i+1 only */
 } topo_dim_t;
 
 typedef struct topo_link {
@@ -62,15 +62,16 @@ typedef struct topo {
   topo_dim_t dims[TOPO_MAX_DIMS];
 } topo_t;
 
-static inline uint32_t topo_nodes(const topo_t *t) { return t->npus + t->switches; }
+static inline uint32_t topo_nodes(const topo_t *t) {
+  return t->npus + t->switches;
+}
 
 /* Builds a fabric from explicit directed links (copied). Validates everything: counts
  * against the caps, endpoints in range, no self-loops, no duplicate (src,dst), bandwidth
  * > 0 and finite, latency finite; messages name links[i]. Caller frees with topo_free.
  * O(L log L). */
 tn_status_t topo_create(const char *name, uint32_t npus, uint32_t switches,
-                        const topo_link_t *links, uint32_t nlinks, topo_t **out,
-                        tn_err_t *err);
+                        const topo_link_t *links, uint32_t nlinks, topo_t **out, tn_err_t *err);
 
 /* Replace t's name or description with a copy of text, which must be valid UTF-8, and for
  * a name without control characters (tn_text_ok: names reach JSON output and one-line
@@ -83,8 +84,8 @@ tn_status_t topo_set_description(topo_t *t, const char *text, tn_err_t *err);
 /* Generates a fabric of ndims dimensions (dimension 0 fastest: NPU id =
  * sum coord[d] * stride[d]). Switches are numbered after the NPUs, dimension by
  * dimension. Caller frees. */
-tn_status_t topo_gen(const char *name, const topo_dim_t *dims, uint32_t ndims,
-                     topo_t **out, tn_err_t *err);
+tn_status_t topo_gen(const char *name, const topo_dim_t *dims, uint32_t ndims, topo_t **out,
+                     tn_err_t *err);
 
 /* Generates one of the CLI's kinds ("ring", "fc", "switch", "mesh", "torus",
  * "hypercube") from a DIMS string ("8", "8x8", "4x4x4"; a hypercube takes its NPU
@@ -176,8 +177,8 @@ void topo_logical_free(topo_logical_t *e);
 
 typedef struct topo_info {
   uint32_t npus, switches, links;
-  bool connected;            /* every NPU reaches every NPU along directed links */
-  uint32_t diameter;         /* hops, over NPU pairs; UINT32_MAX when not connected */
+  bool connected;                          /* every NPU reaches every NPU along directed links */
+  uint32_t diameter;                       /* hops, over NPU pairs; UINT32_MAX when not connected */
   uint32_t min_in_degree, max_in_degree;   /* over NPUs */
   uint32_t min_out_degree, max_out_degree; /* over NPUs */
   double min_ingress_GBps, max_ingress_GBps; /* sum of incoming link bandwidths, NPUs */
@@ -232,18 +233,18 @@ typedef struct topo_coll_bound {
   uint32_t nterms;
   /* The bandwidth term's witness, for explanations: */
   topo_bound_kind_t kind;
-  uint32_t cut_npus;    /* CUT: NPUs inside X; GOSSIP: groups k; BISECT/NPU: NPUs inside */
-  uint32_t cut_nodes;   /* CUT/BISECT/NPU: nodes (switches included) inside X */
-  double cut_GBps;      /* the capacity the argument divides by */
-  double crossings;     /* bytes that must cross it per byte of S */
-  char family[48];      /* GOSSIP: which partition ("singletons", "links > 50 GB/s", ...) */
+  uint32_t cut_npus;  /* CUT: NPUs inside X; GOSSIP: groups k; BISECT/NPU: NPUs inside */
+  uint32_t cut_nodes; /* CUT/BISECT/NPU: nodes (switches included) inside X */
+  double cut_GBps;    /* the capacity the argument divides by */
+  double crossings;   /* bytes that must cross it per byte of S */
+  char family[48];    /* GOSSIP: which partition ("singletons", "links > 50 GB/s", ...) */
 } topo_coll_bound_t;
 
 typedef struct topo_bounds {
   uint32_t npus;
-  bool connected;       /* false: every bound is infinite (topo_bound_ps gives UINT64_MAX) */
-  bool tight;           /* false above the caps: per-NPU fallback, not tight */
-  uint64_t latency_ps;  /* the longest shortest-latency path between two NPUs */
+  bool connected;      /* false: every bound is infinite (topo_bound_ps gives UINT64_MAX) */
+  bool tight;          /* false above the caps: per-NPU fallback, not tight */
+  uint64_t latency_ps; /* the longest shortest-latency path between two NPUs */
   topo_coll_bound_t coll[TN_NCOLLS]; /* indexed by tn_coll_t */
 } topo_bounds_t;
 
@@ -274,6 +275,12 @@ double topo_bound_ps_per_byte(const topo_bounds_t *b, tn_coll_t coll);
  * 143 nodes through 200 GB/s"), written into buf (always terminated); returns buf. */
 const char *topo_bound_explain(const topo_bounds_t *b, tn_coll_t coll, char *buf, size_t len);
 
+/* An estimate of topo_bounds_compute's run time on t in microseconds of one core, from
+ * t's sizes alone (no computation), for callers that deal work out ahead of time (tenet
+ * batch's shards): the same fabric gives the same number everywhere. Within a factor of
+ * about 3 on the shipped fabrics. O(1). */
+uint64_t topo_bounds_cost_us(const topo_t *t);
+
 /* topo_bounds_compute then topo_bound_ps, for a caller with a single size. When the
  * computation fails (out of memory) it returns the per-NPU bound, still valid. */
 uint64_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes);
@@ -284,7 +291,6 @@ double topo_egress_GBps(const topo_t *t, uint32_t node);
 
 /* Resolves a TOPO argument: an existing file path, else a shipped name looked up as
  * <dir>/<name>.json. *path is malloc'ed (caller frees). */
-tn_status_t topo_resolve(const char *arg, const char *shipped_dir, char **path,
-                         tn_err_t *err);
+tn_status_t topo_resolve(const char *arg, const char *shipped_dir, char **path, tn_err_t *err);
 
 #endif

@@ -28,7 +28,7 @@ A=(--topos ring-8,fc-8 --colls allgather,allreduce --sizes 1MiB --algos $ALGOS)
 check "full run exit 0" test $? -eq 0
 check "summary rows" test "$(grep -c '"status":"ok"' full/summary.json)" -eq $N
 check "summary csv" test "$(wc -l <full/summary.csv)" -eq $((N + 1))
-check "chakra set written" test -e full/cases/fc-8/allreduce/1MiB/ring/chakra.7.et
+check "no chakra set by default (--keep results)" test -z "$(find full -name '*.et')"
 check "result last" test -e full/cases/fc-8/allreduce/1MiB/ring/result.json
 python3 - full/summary.json $ALGOS <<'PY' && ok || bad "summary keys and order"
 import json, sys
@@ -80,15 +80,51 @@ done
 check "shard 0 exit 0" test $? -eq 0
 "$TENET" batch "${A[@]}" --shard 1/2 -j 2 -o s1 2>/dev/null
 check "shard 1 exit 0" test $? -eq 0
-check "shard 0 has even cases" test "$(grep -c '"case"' s0/summary.json)" -eq $((N / 2))
+check "shards split the cases" test "$(cat s0/summary.json s1/summary.json | grep -c '"case"')" -eq $N
 "$TENET" batch merge s0 s1 -o merged 2>/dev/null
 check "merge exit 0" test $? -eq 0
 check "merged equals one run" same full merged
 "$TENET" batch merge s1 s0 -o merged2 2>/dev/null
 check "merge order does not matter" same full merged2
+# Three shards are dealt by estimated cost, not by case number: numbering puts the NA
+# algorithms of a fabric, collective and size next to each other, so "number % 3" gave
+# shard 0 every greedy case.
+for i in 0 1 2; do
+  "$TENET" batch "${A[@]}" --shard $i/3 -o t$i 2>/dev/null
+  check "shard $i/3 exit 0" test $? -eq 0
+done
+python3 - t0 t1 t2 $N <<'PY' && ok || bad "shards balance the greedy cases and cover every case once"
+import json, sys
+rows = [[r for r in json.load(open(d + "/summary.json"))["rows"]] for d in sys.argv[1:4]]
+cases = sorted(r["case"] for rs in rows for r in rs)
+assert cases == list(range(int(sys.argv[4]))), cases
+greedy = [sum(r["algorithm"] == "greedy" for r in rs) for rs in rows]
+assert max(greedy) <= 2, greedy
+PY
+"$TENET" batch merge t2 t0 t1 -o merged3 2>/dev/null
+check "three shards merged equal one run" same full merged3
 fails_with 2 "$TENET" batch merge s0 -o partial
-check "incomplete merge names a case" grep -q 'case 1 ' err.txt
+check "incomplete merge names the missing shard" grep -q 'shard 1/2 is not among them' err.txt
 check "incomplete merge writes nothing" test ! -e partial/summary.json
+fails_with 2 "$TENET" batch merge t1 -o partial
+check "incomplete merge counts the missing cases" \
+  grep -q "$((N - $(grep -c '"case"' t1/summary.json))) of $N cases have no result" err.txt
+check "incomplete merge names every missing shard" grep -q 'shards 0/3, 2/3 are not among them' err.txt
+python3 - err.txt t0 t2 <<'PY' && ok || bad "incomplete merge lists every missing case"
+import json, re, sys
+line = open(sys.argv[1]).read()
+listed = set()
+for part in line.rsplit(": cases ", 1)[1].strip().split(", "):
+    a, _, b = part.partition("-")
+    listed.update(range(int(a), int(b or a) + 1))
+want = {r["case"] for d in sys.argv[2:] for r in json.load(open(d + "/summary.json"))["rows"]}
+assert listed == want, (listed, want)
+PY
+# Merging into one of the folders merged is refused (it would mix its cases with the
+# merge's), however the folder is spelled.
+fails_with 1 "$TENET" batch merge s0 s1 -o s0
+check "merge into an input names it" grep -q "s0 is one of the folders to merge" err.txt
+fails_with 1 "$TENET" batch merge s0 s1 -o ./s1/
 
 # A manifest describing the same sweep gives the same summary.
 cat >sweep.txt <<'TXT'
@@ -131,9 +167,72 @@ check "manifest error names line" grep -q "badman.txt:3: unknown key 'topo'" err
 fails_with 1 "$TENET" batch --manifest sweep.txt --algos greedy -o x
 check "--algos with a manifest is refused" grep -q -- "--manifest replaces" err.txt
 "$TENET" batch --help >help.txt
-check "help shows a plain %" grep -q 'number % N == I' help.txt
+check "help says how shards are dealt" grep -q 'dealt by' help.txt
 fails_with 1 "$TENET" batch --topos ring-8 --colls allgather --sizes 4MiB -o full
 check "a different sweep is refused" grep -q 'different sweep' err.txt
 check "nothing written for bad arguments" test ! -e x
+
+# batch.json keeps the seed as an exact JSON number, read back exactly on resume.
+big=18446744073709551615
+B=(--topos ring-4 --colls allgather --sizes 1KiB --algos ring --seed $big)
+"$TENET" batch "${B[@]}" -o seeded 2>/dev/null
+check "seed run exit 0" test $? -eq 0
+check "seed is an exact JSON number" grep -Eq "\"seed\":[[:space:]]*$big,?\$" seeded/batch.json
+"$TENET" batch "${B[@]}" -o seeded 2>seeded.err
+check "seed resume is the same sweep" grep -q "1 done before" seeded.err
+
+# CSV text fields follow one rule in batch and compare: quoted, inner quotes doubled.
+cp "$SRC/topologies/ring-4.json" 'q"x.json'
+"$TENET" compare -t 'q"x.json' -c allgather --sizes 1KiB --algos ring --csv cmp.csv >/dev/null
+"$TENET" batch --topos 'q"x.json' --colls allgather --sizes 1KiB --algos ring -o quoted 2>/dev/null
+check "quoted batch exit 0" test $? -eq 0
+check "csv quotes like compare" test "$(sed -n 2p cmp.csv | cut -d, -f1,3,4)" = \
+  "$(sed -n 2p quoted/summary.csv | cut -d, -f2,4,5)"
+check "csv doubles inner quotes" grep -q '^0,"q""x",' quoted/summary.csv
+
+# Resume is keyed by the content of every input: a fabric file that changed (10 -> 100
+# GB/s) reruns its cases; the unchanged ones stay done.
+sed 's/"bandwidth": 50/"bandwidth": 10/' "$SRC/topologies/ring-4.json" >fab.json
+R=(--topos fab.json,ring-8 --colls allgather --sizes 1MiB --algos ring)
+"$TENET" batch "${R[@]}" -o keyed 2>/dev/null
+check "keyed run exit 0" test $? -eq 0
+slow=$(grep -o '"time_ns":[0-9.]*' keyed/summary.json | head -n 1)
+sed -i 's/"bandwidth": 10/"bandwidth": 100/' fab.json
+"$TENET" batch "${R[@]}" -o keyed 2>keyed.err
+check "changed fabric reruns its case only" grep -q "2 cases (1 run, 1 done before" keyed.err
+check "rerun result is new" test "$(grep -o '"time_ns":[0-9.]*' keyed/summary.json | head -n 1)" != "$slow"
+
+# --keep: all writes every case's Chakra set, best only the fastest algorithm's per
+# fabric, collective and size (also when sharded: a shard holds whole groups).
+"$TENET" batch "${A[@]}" --keep all -o keepall 2>/dev/null
+check "keep all exit 0" test $? -eq 0
+check "keep all: every set" test "$(find keepall -name chakra.7.et | wc -l)" -eq $N
+check "keep all: same summary" same full keepall
+for d in keepbest "keepbest0 --shard 0/3" "keepbest1 --shard 1/3" "keepbest2 --shard 2/3"; do
+  set -- $d
+  "$TENET" batch "${A[@]}" --keep best -o "$@" 2>/dev/null
+  check "keep best $* exit 0" test $? -eq 0
+done
+python3 - full/summary.json keepbest keepbest0,keepbest1,keepbest2 <<'PY' && ok || bad "keep best keeps exactly the fastest set of each group"
+import json, os, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+best = {}
+for r in rows:
+    if r["status"] != "ok":
+        continue
+    g = (r["topology"], r["collective"], r["size_bytes"])
+    if g not in best or r["time_ns"] < best[g]["time_ns"]:
+        best[g] = r
+want = sorted("cases/%s/%s/1MiB/%s" % (r["topology"], r["collective"], r["algorithm"]) for r in best.values())
+for dirs in (sys.argv[2].split(","), sys.argv[3].split(",")):
+    have = sorted(os.path.relpath(root, d) for d in dirs for root, _, files in os.walk(d)
+                  if "chakra.0.et" in files)
+    assert have == want, (dirs, have, want)
+PY
+"$TENET" batch merge keepbest0 keepbest1 keepbest2 -o keepbestm 2>/dev/null
+check "keep best shards merge to one run" same full keepbestm
+fails_with 1 "$TENET" batch "${A[@]}" --keep all -o full
+check "another --keep on a folder is refused" grep -q 'was run with --keep results' err.txt
+fails_with 1 "$TENET" batch "${A[@]}" --keep some -o x
 
 testlib_done

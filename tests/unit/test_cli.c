@@ -382,6 +382,116 @@ static void batch_plan_json_round_trips(void **state) {
   cli_batch_plan_free(&q);
 }
 
+static void batch_plan_json_keeps_seed_an_exact_number(void **state) {
+  (void)state;
+  cli_batch_plan_t p, q;
+  TU_OK(cli_batch_plan_from_lists("ring-8", "ag", "1KiB", "ring", UINT64_MAX, &p, &tu_err_));
+  char *a = NULL;
+  TU_OK(cli_batch_plan_json(&p, &a, &tu_err_));
+  assert_non_null(strstr(a, "\"seed\":\t18446744073709551615"));
+  TU_OK(cli_batch_plan_parse_json(a, "batch.json", &q, &tu_err_));
+  assert_true(q.seed == UINT64_MAX);
+  cli_batch_plan_free(&q);
+  /* A number that is not spelled as a whole number is refused. */
+  char *text = strstr(a, "\"seed\":\t");
+  memcpy(text + strlen("\"seed\":\t"), "1.5e19              ", 20);
+  tn_err_t err = {0};
+  assert_int_equal(cli_batch_plan_parse_json(a, "batch.json", &q, &err), TN_PARSE);
+  assert_non_null(strstr(err.msg, "batch.json: 'seed' must be a whole number"));
+  free(a);
+  cli_batch_plan_free(&p);
+}
+
+/* A mixed sweep: 16..64 NPUs, the greedy against the baselines, three collectives. */
+static void mixed_plan(cli_batch_plan_t *p, cli_batch_fabric_t **f, size_t *n) {
+  TU_OK(cli_batch_plan_from_lists("hypercube-16,torus-4x4,ring-32,mesh-4x8,spine-4x8,mesh-8x8,"
+                                  "torus-8x8,ring-64,switch-64",
+                                  "allgather,allreduce,alltoall", "64KiB,4MiB,256MiB",
+                                  "greedy,ring,direct", 1, p, &tu_err_));
+  TU_OK(cli_batch_count(p, n, &tu_err_));
+  TU_OK(cli_batch_fabrics(p, f, &tu_err_));
+}
+
+static void batch_cost_ranks_greedy_and_big_fabrics_higher(void **state) {
+  (void)state;
+  cli_batch_plan_t p;
+  cli_batch_fabric_t *f = NULL;
+  size_t n = 0;
+  mixed_plan(&p, &f, &n);
+  /* case numbers: ((topo * 3 + coll) * 3 + size) * 3 + algo */
+  cli_batch_case_t mesh16_ag_greedy = cli_batch_case(&p, ((0 * 3 + 0) * 3 + 1) * 3 + 0);
+  cli_batch_case_t mesh16_ag_ring = cli_batch_case(&p, ((0 * 3 + 0) * 3 + 1) * 3 + 1);
+  cli_batch_case_t mesh64_a2a_greedy = cli_batch_case(&p, ((5 * 3 + 2) * 3 + 1) * 3 + 0);
+  cli_batch_case_t ring64_ag_ring = cli_batch_case(&p, ((7 * 3 + 0) * 3 + 1) * 3 + 1);
+  cli_batch_case_t mesh64_ag_ring = cli_batch_case(&p, ((5 * 3 + 0) * 3 + 1) * 3 + 1);
+  uint64_t g16 = cli_batch_case_cost_us(&p, f, &mesh16_ag_greedy);
+  assert_true(g16 > cli_batch_case_cost_us(&p, f, &mesh16_ag_ring));
+  assert_true(cli_batch_case_cost_us(&p, f, &mesh64_a2a_greedy) > 10 * g16);
+  /* ring-64's bounds solve an LP that mesh-8x8's (more links) skip. */
+  assert_true(cli_batch_case_cost_us(&p, f, &ring64_ag_ring) >
+              5 * cli_batch_case_cost_us(&p, f, &mesh64_ag_ring));
+  free(f);
+  cli_batch_plan_free(&p);
+}
+
+static void batch_deal_balances_estimated_cost_deterministically(void **state) {
+  (void)state;
+  cli_batch_plan_t p;
+  cli_batch_fabric_t *f = NULL;
+  size_t n = 0;
+  mixed_plan(&p, &f, &n);
+  uint32_t *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b);
+  assert_non_null(a);
+  assert_non_null(b);
+  for (uint32_t nshards = 2; nshards <= 8; nshards++) {
+    for (int by_group = 0; by_group <= 1; by_group++) {
+      TU_OK(cli_batch_deal(&p, f, n, nshards, by_group, a, &tu_err_));
+      TU_OK(cli_batch_deal(&p, f, n, nshards, by_group, b, &tu_err_));
+      assert_memory_equal(a, b, n * sizeof *a);
+      double load[8] = {0}, total = 0, max = 0;
+      for (size_t i = 0; i < n; i++) {
+        cli_batch_case_t c = cli_batch_case(&p, i);
+        assert_true(a[i] < nshards);
+        if (by_group) assert_int_equal(a[i], a[i - i % p.nalgos]);
+        load[a[i]] += (double)cli_batch_case_cost_us(&p, f, &c);
+      }
+      for (uint32_t s = 0; s < nshards; s++)
+        total += load[s], max = load[s] > max ? load[s] : max;
+      assert_true(max / (total / nshards) <= 1.2);
+    }
+  }
+  free(a);
+  free(b);
+  free(f);
+  cli_batch_plan_free(&p);
+}
+
+static void batch_case_inputs_change_with_every_input(void **state) {
+  (void)state;
+  cli_batch_plan_t p;
+  TU_OK(cli_batch_plan_from_lists("ring-8", "ag", "1KiB,2KiB", "ring,direct", 1, &p, &tu_err_));
+  cli_batch_fabric_t f = {.digest = 7, .digested = true};
+  char keys[6][17];
+  cli_batch_case_t c0 = cli_batch_case(&p, 0), c1 = cli_batch_case(&p, 1),
+                   c2 = cli_batch_case(&p, 2);
+  cli_batch_case_inputs(&p, &f, &c0, keys[0]);
+  cli_batch_case_inputs(&p, &f, &c1, keys[1]); /* another algorithm */
+  cli_batch_case_inputs(&p, &f, &c2, keys[2]); /* another size */
+  f.digest = 8;                                /* the fabric file changed */
+  cli_batch_case_inputs(&p, &f, &c0, keys[3]);
+  f.digest = 7;
+  p.seed = 2;
+  cli_batch_case_inputs(&p, &f, &c0, keys[4]);
+  p.seed = 1;
+  cli_batch_case_inputs(&p, &f, &c0, keys[5]); /* all as before */
+  assert_int_equal(strlen(keys[0]), 16);
+  for (int i = 0; i < 5; i++)
+    for (int j = i + 1; j < 5; j++)
+      assert_string_not_equal(keys[i], keys[j]);
+  assert_string_equal(keys[0], keys[5]);
+  cli_batch_plan_free(&p);
+}
+
 /* ---- results: JSON, CSV, speed-ups ---------------------------------------------- */
 
 static void fake_rows(cli_result_t *rows) {
@@ -464,6 +574,20 @@ static void results_csv_is_all_or_nothing(void **state) {
   assert_true(no_temp_files(dir));
 }
 
+static void csv_text_quotes_and_doubles_quotes(void **state) {
+  (void)state;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  cli_csv_text(f, "a\"b,c\nd");
+  fputc(',', f);
+  cli_csv_text(f, "");
+  fclose(f);
+  assert_string_equal(buf, "\"a\"\"b,c d\",\"\"");
+  free(buf);
+}
+
 static void fmt_time_and_duration_pick_units(void **state) {
   (void)state;
   char b[32];
@@ -480,11 +604,34 @@ static void progress_bar_shows_counts_failures_and_eta(void **state) {
   cli_progress_t p;
   cli_progress_init(&p, "batch", 4, false, false);
   p.start_s = 100.0;
-  p.done = 2;
-  p.failed = 1;
+  cli_progress_step(&p, NULL, true, false, 1.0);
+  cli_progress_step(&p, NULL, false, false, 1.0);
   char b[160];
   cli_progress_bar(&p, 110.0, b, sizeof b);
   assert_string_equal(b, "[############............] 2/4, 1 failed  ETA 0:10");
+}
+
+static void progress_eta_weighs_remaining_work_not_item_count(void **state) {
+  (void)state;
+  /* Three quick items done in 10 s, one 97 times longer left: 0:10 by count would be
+   * wrong by far; by work it is 10 s / 3 units x 97 units. */
+  cli_progress_t p;
+  cli_progress_init(&p, "batch", 4, false, false);
+  cli_progress_set_work(&p, 100);
+  p.start_s = 100.0;
+  for (int i = 0; i < 3; i++)
+    cli_progress_step_work(&p, NULL, true, false, 1.0, 1);
+  char b[160];
+  cli_progress_bar(&p, 110.0, b, sizeof b);
+  assert_string_equal(b, "[##################......] 3/4  ETA 5:23");
+  /* Skipped items add to the work done, not to the rate. */
+  cli_progress_init(&p, "batch", 4, false, false);
+  cli_progress_set_work(&p, 100);
+  p.start_s = 100.0;
+  cli_progress_step_work(&p, NULL, true, true, 0.0, 50);
+  cli_progress_step_work(&p, NULL, true, false, 1.0, 10);
+  cli_progress_bar(&p, 110.0, b, sizeof b);
+  assert_string_equal(b, "[############............] 2/4  ETA 0:40");
 }
 
 /* ---- pictures ------------------------------------------------------------------ */
@@ -632,11 +779,17 @@ int main(void) {
       cmocka_unit_test(batch_cases_run_topology_major_algorithm_minor),
       cmocka_unit_test(batch_plan_rejects_colliding_folder_names),
       cmocka_unit_test(batch_plan_json_round_trips),
+      cmocka_unit_test(batch_plan_json_keeps_seed_an_exact_number),
+      cmocka_unit_test(batch_cost_ranks_greedy_and_big_fabrics_higher),
+      cmocka_unit_test(batch_deal_balances_estimated_cost_deterministically),
+      cmocka_unit_test(batch_case_inputs_change_with_every_input),
       cmocka_unit_test(results_speedups_compare_with_ring_of_same_size),
       cmocka_unit_test(results_json_has_one_row_per_result_with_contract_keys),
       cmocka_unit_test(results_csv_is_all_or_nothing),
+      cmocka_unit_test(csv_text_quotes_and_doubles_quotes),
       cmocka_unit_test(fmt_time_and_duration_pick_units),
       cmocka_unit_test(progress_bar_shows_counts_failures_and_eta),
+      cmocka_unit_test(progress_eta_weighs_remaining_work_not_item_count),
       cmocka_unit_test(plot_busbw_writes_png_and_svg),
       cmocka_unit_test(plot_busbw_rejects_unknown_format_and_empty_data),
       cmocka_unit_test(heatmap_draws_busiest_links),

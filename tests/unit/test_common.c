@@ -235,8 +235,7 @@ static void outfile_commit_and_abort_leave_no_partial_file(void **state) {
 }
 
 /* tn_out_plan: where every output goes. */
-static void out_plan_follows_links_writes_devices_in_place_and_refuses_directories(
-    void **state) {
+static void out_plan_follows_links_writes_devices_in_place_and_refuses_directories(void **state) {
   (void)state;
   const char *dir = tu_tmpdir("common_out_plan");
   char path[1200], link[1200], link2[1200], fifo[1200];
@@ -349,12 +348,12 @@ static void utf8_check_and_repair_follow_the_standard(void **state) {
   assert_int_equal(tn_utf8_char_len("\xc3\xa9", 2), 2);
   assert_int_equal(tn_utf8_char_len("\xe2\x82\xac", 3), 3);
   assert_int_equal(tn_utf8_char_len("\xf0\x9f\x98\x80", 4), 4);
-  assert_int_equal(tn_utf8_char_len("\xff", 1), 0);           /* never in UTF-8 */
-  assert_int_equal(tn_utf8_char_len("\x80", 1), 0);           /* a stray continuation */
-  assert_int_equal(tn_utf8_char_len("\xc0\xaf", 2), 0);       /* overlong '/' */
-  assert_int_equal(tn_utf8_char_len("\xed\xa0\x80", 3), 0);   /* a UTF-16 surrogate */
+  assert_int_equal(tn_utf8_char_len("\xff", 1), 0);             /* never in UTF-8 */
+  assert_int_equal(tn_utf8_char_len("\x80", 1), 0);             /* a stray continuation */
+  assert_int_equal(tn_utf8_char_len("\xc0\xaf", 2), 0);         /* overlong '/' */
+  assert_int_equal(tn_utf8_char_len("\xed\xa0\x80", 3), 0);     /* a UTF-16 surrogate */
   assert_int_equal(tn_utf8_char_len("\xf4\x90\x80\x80", 4), 0); /* past U+10FFFF */
-  assert_int_equal(tn_utf8_char_len("\xe2\x82", 2), 0);       /* cut short */
+  assert_int_equal(tn_utf8_char_len("\xe2\x82", 2), 0);         /* cut short */
   size_t bad = 99;
   assert_true(tn_text_ok("r\xc3\xa9seau-8", false, &bad));
   assert_false(tn_text_ok("ab\xff", false, &bad));
@@ -379,7 +378,8 @@ static void read_file_enforces_its_cap(void **state) {
   snprintf(path, sizeof path, "%s/big", dir);
   FILE *f = fopen(path, "w");
   assert_non_null(f);
-  for (int i = 0; i < 100; i++) fputs("0123456789", f);
+  for (int i = 0; i < 100; i++)
+    fputs("0123456789", f);
   fclose(f);
   char *data = NULL;
   size_t len = 0;
@@ -406,7 +406,8 @@ static void alloc_and_arithmetic_detect_overflow(void **state) {
   assert_null(p);
   tn_vec_t v;
   tn_vec_init(&v, sizeof(uint32_t));
-  for (uint32_t i = 0; i < 1000; i++) TU_OK(tn_vec_push(&v, &i, &tu_err_));
+  for (uint32_t i = 0; i < 1000; i++)
+    TU_OK(tn_vec_push(&v, &i, &tu_err_));
   assert_int_equal(v.len, 1000);
   assert_int_equal(TN_VEC_AT(&v, uint32_t, 999), 999);
   tn_vec_free(&v);
@@ -417,8 +418,10 @@ static void rng_and_collectives_are_deterministic(void **state) {
   tn_rng_t a, b;
   tn_rng_seed(&a, 7);
   tn_rng_seed(&b, 7);
-  for (int i = 0; i < 100; i++) assert_int_equal(tn_rng_next(&a), tn_rng_next(&b));
-  for (int i = 0; i < 100; i++) assert_true(tn_rng_below(&a, 10) < 10);
+  for (int i = 0; i < 100; i++)
+    assert_int_equal(tn_rng_next(&a), tn_rng_next(&b));
+  for (int i = 0; i < 100; i++)
+    assert_true(tn_rng_below(&a, 10) < 10);
   tn_coll_t c;
   TU_OK(tn_coll_parse("all-reduce", &c, &tu_err_));
   assert_int_equal(c, TN_ALLREDUCE);
@@ -433,9 +436,9 @@ static void rng_and_collectives_are_deterministic(void **state) {
   static const struct {
     const char *s;
     tn_coll_t c;
-  } names[] = {{"reduce_scatter", TN_REDUCESCATTER}, {"all_gather", TN_ALLGATHER},
-               {"alltoall", TN_ALLTOALL},           {"all-to-all", TN_ALLTOALL},
-               {"all_to_all", TN_ALLTOALL},         {"a2a", TN_ALLTOALL}};
+  } names[] = {
+      {"reduce_scatter", TN_REDUCESCATTER}, {"all_gather", TN_ALLGATHER}, {"alltoall", TN_ALLTOALL},
+      {"all-to-all", TN_ALLTOALL},          {"all_to_all", TN_ALLTOALL},  {"a2a", TN_ALLTOALL}};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     TU_OK(tn_coll_parse(names[i].s, &c, &tu_err_));
     assert_int_equal(c, names[i].c);
@@ -468,9 +471,9 @@ static void edit_distance_counts_single_edits_and_caps_long_words(void **state) 
   (void)state;
   assert_int_equal(tn_edit_distance("", ""), 0);
   assert_int_equal(tn_edit_distance("ring", "ring"), 0);
-  assert_int_equal(tn_edit_distance("rng", "ring"), 1);      /* insertion */
-  assert_int_equal(tn_edit_distance("sizes", "size"), 1);    /* deletion */
-  assert_int_equal(tn_edit_distance("tours", "torus"), 2);   /* transposition = 2 edits */
+  assert_int_equal(tn_edit_distance("rng", "ring"), 1);    /* insertion */
+  assert_int_equal(tn_edit_distance("sizes", "size"), 1);  /* deletion */
+  assert_int_equal(tn_edit_distance("tours", "torus"), 2); /* transposition = 2 edits */
   assert_int_equal(tn_edit_distance("mesh", "ring"), 4);
   assert_int_equal(tn_edit_distance("", "abc"), 3);
   char w64[65], w65[66];
@@ -541,6 +544,16 @@ static void thread_env_check_names_a_bad_value(void **state) {
   assert_int_equal(tn_thread_env_check(&err), TN_OK);
 }
 
+static void fnv1a64_matches_reference_values_and_continues(void **state) {
+  (void)state;
+  /* The published FNV-1a 64 test vectors. */
+  assert_true(tn_fnv1a64("", 0, TN_FNV1A64_INIT) == UINT64_C(0xcbf29ce484222325));
+  assert_true(tn_fnv1a64("a", 1, TN_FNV1A64_INIT) == UINT64_C(0xaf63dc4c8601ec8c));
+  assert_true(tn_fnv1a64("foobar", 6, TN_FNV1A64_INIT) == UINT64_C(0x85944171f73967e8));
+  uint64_t h = tn_fnv1a64("foo", 3, TN_FNV1A64_INIT);
+  assert_true(tn_fnv1a64("bar", 3, h) == UINT64_C(0x85944171f73967e8));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(suggest_finds_the_nearest_plausible_name_in_strings_and_tables),
@@ -563,6 +576,7 @@ int main(void) {
       cmocka_unit_test(alloc_and_arithmetic_detect_overflow),
       cmocka_unit_test(rng_and_collectives_are_deterministic),
       cmocka_unit_test(edit_distance_counts_single_edits_and_caps_long_words),
+      cmocka_unit_test(fnv1a64_matches_reference_values_and_continues),
       cmocka_unit_test(parallel_for_runs_every_item_once),
       cmocka_unit_test(thread_env_check_names_a_bad_value),
   };
