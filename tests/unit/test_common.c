@@ -235,8 +235,7 @@ static void outfile_commit_and_abort_leave_no_partial_file(void **state) {
 }
 
 /* tn_out_plan: where every output goes. */
-static void out_plan_follows_links_writes_devices_in_place_and_refuses_directories(
-    void **state) {
+static void out_plan_follows_links_writes_devices_in_place_and_refuses_directories(void **state) {
   (void)state;
   const char *dir = tu_tmpdir("common_out_plan");
   char path[1200], link[1200], link2[1200], fifo[1200];
@@ -349,12 +348,12 @@ static void utf8_check_and_repair_follow_the_standard(void **state) {
   assert_int_equal(tn_utf8_char_len("\xc3\xa9", 2), 2);
   assert_int_equal(tn_utf8_char_len("\xe2\x82\xac", 3), 3);
   assert_int_equal(tn_utf8_char_len("\xf0\x9f\x98\x80", 4), 4);
-  assert_int_equal(tn_utf8_char_len("\xff", 1), 0);           /* never in UTF-8 */
-  assert_int_equal(tn_utf8_char_len("\x80", 1), 0);           /* a stray continuation */
-  assert_int_equal(tn_utf8_char_len("\xc0\xaf", 2), 0);       /* overlong '/' */
-  assert_int_equal(tn_utf8_char_len("\xed\xa0\x80", 3), 0);   /* a UTF-16 surrogate */
+  assert_int_equal(tn_utf8_char_len("\xff", 1), 0);             /* never in UTF-8 */
+  assert_int_equal(tn_utf8_char_len("\x80", 1), 0);             /* a stray continuation */
+  assert_int_equal(tn_utf8_char_len("\xc0\xaf", 2), 0);         /* overlong '/' */
+  assert_int_equal(tn_utf8_char_len("\xed\xa0\x80", 3), 0);     /* a UTF-16 surrogate */
   assert_int_equal(tn_utf8_char_len("\xf4\x90\x80\x80", 4), 0); /* past U+10FFFF */
-  assert_int_equal(tn_utf8_char_len("\xe2\x82", 2), 0);       /* cut short */
+  assert_int_equal(tn_utf8_char_len("\xe2\x82", 2), 0);         /* cut short */
   size_t bad = 99;
   assert_true(tn_text_ok("r\xc3\xa9seau-8", false, &bad));
   assert_false(tn_text_ok("ab\xff", false, &bad));
@@ -379,7 +378,8 @@ static void read_file_enforces_its_cap(void **state) {
   snprintf(path, sizeof path, "%s/big", dir);
   FILE *f = fopen(path, "w");
   assert_non_null(f);
-  for (int i = 0; i < 100; i++) fputs("0123456789", f);
+  for (int i = 0; i < 100; i++)
+    fputs("0123456789", f);
   fclose(f);
   char *data = NULL;
   size_t len = 0;
@@ -394,6 +394,48 @@ static void read_file_enforces_its_cap(void **state) {
   assert_int_equal(tn_read_file("/nonexistent/x", 10, &data, &len, &err), TN_IO);
 }
 
+/* The one input rule: a FIFO is refused without blocking (its open would wait for a
+ * writer), so are a device and a directory; a regular file opens. */
+static void input_open_refuses_what_is_not_a_regular_file(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("common_input");
+  char fifo[1100], reg[1100];
+  snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+  snprintf(reg, sizeof reg, "%s/reg", dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  FILE *f = fopen(reg, "w");
+  assert_non_null(f);
+  fputs("x", f);
+  fclose(f);
+  const struct {
+    const char *path, *why;
+  } refused[] = {{fifo, "a FIFO, not a regular file"},
+                 {"/dev/null", "a character device, not a regular file"},
+                 {dir, "a directory, not a regular file"}};
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    tn_err_t err = {0};
+    assert_int_equal(tn_input_open(refused[i].path, &f, &err), TN_INVAL);
+    assert_null(f);
+    assert_non_null(strstr(err.msg, refused[i].path));
+    assert_non_null(strstr(err.msg, refused[i].why));
+    tn_err_t err2 = {0};
+    assert_int_equal(tn_input_check(refused[i].path, &err2), TN_INVAL);
+    assert_string_equal(err.msg, err2.msg);
+    char *data = NULL;
+    size_t len = 0;
+    tn_err_t err3 = {0};
+    assert_int_equal(tn_read_file(refused[i].path, 10, &data, &len, &err3), TN_INVAL);
+    assert_string_equal(err.msg, err3.msg);
+  }
+  TU_OK(tn_input_open(reg, &f, &tu_err_));
+  assert_int_equal(fgetc(f), 'x');
+  fclose(f);
+  TU_OK(tn_input_check(reg, &tu_err_));
+  tn_err_t err = {0};
+  assert_int_equal(tn_input_check("/nonexistent/x", &err), TN_IO);
+  assert_non_null(strstr(err.msg, "/nonexistent/x: cannot open"));
+}
+
 static void alloc_and_arithmetic_detect_overflow(void **state) {
   (void)state;
   uint64_t r = 0;
@@ -406,7 +448,8 @@ static void alloc_and_arithmetic_detect_overflow(void **state) {
   assert_null(p);
   tn_vec_t v;
   tn_vec_init(&v, sizeof(uint32_t));
-  for (uint32_t i = 0; i < 1000; i++) TU_OK(tn_vec_push(&v, &i, &tu_err_));
+  for (uint32_t i = 0; i < 1000; i++)
+    TU_OK(tn_vec_push(&v, &i, &tu_err_));
   assert_int_equal(v.len, 1000);
   assert_int_equal(TN_VEC_AT(&v, uint32_t, 999), 999);
   tn_vec_free(&v);
@@ -417,8 +460,10 @@ static void rng_and_collectives_are_deterministic(void **state) {
   tn_rng_t a, b;
   tn_rng_seed(&a, 7);
   tn_rng_seed(&b, 7);
-  for (int i = 0; i < 100; i++) assert_int_equal(tn_rng_next(&a), tn_rng_next(&b));
-  for (int i = 0; i < 100; i++) assert_true(tn_rng_below(&a, 10) < 10);
+  for (int i = 0; i < 100; i++)
+    assert_int_equal(tn_rng_next(&a), tn_rng_next(&b));
+  for (int i = 0; i < 100; i++)
+    assert_true(tn_rng_below(&a, 10) < 10);
   tn_coll_t c;
   TU_OK(tn_coll_parse("all-reduce", &c, &tu_err_));
   assert_int_equal(c, TN_ALLREDUCE);
@@ -433,9 +478,9 @@ static void rng_and_collectives_are_deterministic(void **state) {
   static const struct {
     const char *s;
     tn_coll_t c;
-  } names[] = {{"reduce_scatter", TN_REDUCESCATTER}, {"all_gather", TN_ALLGATHER},
-               {"alltoall", TN_ALLTOALL},           {"all-to-all", TN_ALLTOALL},
-               {"all_to_all", TN_ALLTOALL},         {"a2a", TN_ALLTOALL}};
+  } names[] = {
+      {"reduce_scatter", TN_REDUCESCATTER}, {"all_gather", TN_ALLGATHER}, {"alltoall", TN_ALLTOALL},
+      {"all-to-all", TN_ALLTOALL},          {"all_to_all", TN_ALLTOALL},  {"a2a", TN_ALLTOALL}};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     TU_OK(tn_coll_parse(names[i].s, &c, &tu_err_));
     assert_int_equal(c, names[i].c);
@@ -468,9 +513,9 @@ static void edit_distance_counts_single_edits_and_caps_long_words(void **state) 
   (void)state;
   assert_int_equal(tn_edit_distance("", ""), 0);
   assert_int_equal(tn_edit_distance("ring", "ring"), 0);
-  assert_int_equal(tn_edit_distance("rng", "ring"), 1);      /* insertion */
-  assert_int_equal(tn_edit_distance("sizes", "size"), 1);    /* deletion */
-  assert_int_equal(tn_edit_distance("tours", "torus"), 2);   /* transposition = 2 edits */
+  assert_int_equal(tn_edit_distance("rng", "ring"), 1);    /* insertion */
+  assert_int_equal(tn_edit_distance("sizes", "size"), 1);  /* deletion */
+  assert_int_equal(tn_edit_distance("tours", "torus"), 2); /* transposition = 2 edits */
   assert_int_equal(tn_edit_distance("mesh", "ring"), 4);
   assert_int_equal(tn_edit_distance("", "abc"), 3);
   char w64[65], w65[66];
@@ -560,6 +605,7 @@ int main(void) {
       cmocka_unit_test(outfile_writes_into_a_device_and_reports_a_full_one),
       cmocka_unit_test(mkdir_parents_refuses_a_directory_name_before_creating_anything),
       cmocka_unit_test(read_file_enforces_its_cap),
+      cmocka_unit_test(input_open_refuses_what_is_not_a_regular_file),
       cmocka_unit_test(alloc_and_arithmetic_detect_overflow),
       cmocka_unit_test(rng_and_collectives_are_deterministic),
       cmocka_unit_test(edit_distance_counts_single_edits_and_caps_long_words),
