@@ -64,7 +64,10 @@ static const char draw_help[] =
     "with its bandwidth in GB/s; a pair of links with equal figures is drawn once without\n"
     "arrows. The format follows the file's extension.\n"
     "  --layout neato|dot   graphviz layout engine (default neato)\n"
-    "  -o, --output FILE    the picture to write (written completely or not at all)\n";
+    "  -o, --output FILE    the picture to write (written completely or not at all)\n\n"
+    "A fabric too large to lay out in a few seconds is refused: neato takes up to 1024\n"
+    "nodes (NPUs and switches) and 10240 directed links, dot up to 1024 nodes, 2048 links\n"
+    "and 16 links per node.\n";
 
 /* ---- gen ------------------------------------------------------------------ */
 
@@ -244,8 +247,7 @@ static int topo_info_cmd(int argc, char **argv) {
     fputs(info_help, stdout);
     return 0;
   }
-  if (npos < 1)
-    return cli_usage("topo info", "needs a TOPO (a file, a shipped name or KIND-DIMS)");
+  if (npos < 1) return cli_usage("topo info", "needs a TOPO (a file, a shipped name or KIND-DIMS)");
   topo_t *t = NULL;
   topo_info_t in;
   topo_bounds_t b;
@@ -441,6 +443,54 @@ fail:
   return NULL;
 }
 
+/* What each layout engine lays out in a few seconds. graphviz spends all its time in the
+ * layout (reading the graph and rendering it take milliseconds); measured with graphviz
+ * 2.42 on the generated fabrics, see docs/architecture.md §6:
+ *  - neato (stress majorization over all-pairs distances) grows with the nodes squared and
+ *    worse: a ring of 1024 takes 2 s, of 2048 10 s, of 4096 a minute, and of 65536 it
+ *    overflows graphviz's stack; the links count far less (fc-128, 16256 links: 4 s);
+ *  - dot (ranks, then crossing minimisation over long edges) grows with the links and
+ *    their density: a ring of 1024 takes 2 s, a 8x8x8 torus (3072 links) 5 s, a fully
+ *    connected fabric of 24 NPUs (552 links) 4 s, of 32 (992 links) 21 s, of 64 minutes.
+ * The limits keep every measured fabric below about 3 s. */
+typedef struct draw_limit {
+  const char *layout;
+  uint32_t max_nodes, max_links, max_links_per_node;
+} draw_limit_t;
+static const draw_limit_t draw_limits[] = {
+    /* neato, the default, first */
+    {.layout = "neato", .max_nodes = 1024, .max_links = 10240, .max_links_per_node = 0},
+    {.layout = "dot", .max_nodes = 1024, .max_links = 2048, .max_links_per_node = 16},
+};
+
+/* The limits of layout, or NULL when graphviz engine is not one we offer. */
+static const draw_limit_t *draw_limit_of(const char *layout) {
+  for (size_t i = 0; i < sizeof draw_limits / sizeof *draw_limits; i++)
+    if (strcmp(layout, draw_limits[i].layout) == 0) return &draw_limits[i];
+  return NULL;
+}
+
+static bool draw_fits(const topo_t *t, const draw_limit_t *lim) {
+  uint32_t nodes = topo_nodes(t);
+  bool dense = lim->max_links_per_node && t->nlinks > (uint64_t)lim->max_links_per_node * nodes;
+  return nodes <= lim->max_nodes && t->nlinks <= lim->max_links && !dense;
+}
+
+/* TN_INVAL (a usage error: exit 1) when t is larger than lim allows, giving its figures and
+ * the limits, and naming neato when neato would take it. */
+static tn_status_t draw_size_check(const topo_t *t, const draw_limit_t *lim, tn_err_t *err) {
+  if (draw_fits(t, lim)) return TN_OK;
+  char per_node[48] = "";
+  if (lim->max_links_per_node)
+    snprintf(per_node, sizeof per_node, " and %u links per node", lim->max_links_per_node);
+  bool neato = lim != &draw_limits[0] && draw_fits(t, &draw_limits[0]);
+  return tn_err_set(err, TN_INVAL,
+                    "%s: %u nodes and %u links are too many to lay out with %s in a few "
+                    "seconds (it takes at most %u nodes, %u links%s)%s",
+                    t->name, topo_nodes(t), t->nlinks, lim->layout, lim->max_nodes, lim->max_links,
+                    per_node, neato ? "; --layout neato takes it" : "");
+}
+
 static const char *ext_of(const char *path) {
   const char *dot = strrchr(path, '.');
   return dot && !strchr(dot, '/') ? dot + 1 : "";
@@ -462,16 +512,18 @@ static int topo_draw_cmd(int argc, char **argv) {
     fputs(draw_help, stdout);
     return 0;
   }
-  if (npos < 1)
-    return cli_usage("topo draw", "needs a TOPO (a file, a shipped name or KIND-DIMS)");
+  if (npos < 1) return cli_usage("topo draw", "needs a TOPO (a file, a shipped name or KIND-DIMS)");
   if (out == NULL) return cli_usage("topo draw", "needs -o FILE.svg or -o FILE.png");
   const char *fmt = ext_of(out);
   if (strcmp(fmt, "svg") != 0 && strcmp(fmt, "png") != 0)
     return cli_usage("topo draw", "%s: the picture must end in .svg or .png", out);
-  if (strcmp(layout, "neato") != 0 && strcmp(layout, "dot") != 0)
-    return cli_usage("topo draw", "--layout must be neato or dot, not '%s'", layout);
+  const draw_limit_t *lim = draw_limit_of(layout);
+  if (lim == NULL) return cli_usage("topo draw", "--layout must be neato or dot, not '%s'", layout);
   topo_t *t = NULL;
-  if (cli_load_topo(pos[0], &t, &err) != TN_OK) return cli_report("topo draw", &err);
+  if (cli_load_topo(pos[0], &t, &err) != TN_OK || draw_size_check(t, lim, &err) != TN_OK) {
+    topo_free(t);
+    return cli_report("topo draw", &err);
+  }
   agseterr(AGERR);
   agseterrf(gv_error_hook);
   gv_last_error[0] = '\0';
@@ -523,7 +575,6 @@ int cmd_topo(int argc, char **argv) {
   for (size_t i = 0; i < sizeof subs / sizeof *subs; i++)
     if (strcmp(sub, subs[i].name) == 0) return subs[i].run(argc - 1, argv + 1);
   const char *best = tn_suggest(sub, subs, sizeof subs / sizeof *subs, sizeof *subs);
-  if (best)
-    return cli_usage("topo", "unknown subcommand '%s' (did you mean '%s'?)", sub, best);
+  if (best) return cli_usage("topo", "unknown subcommand '%s' (did you mean '%s'?)", sub, best);
   return cli_usage("topo", "unknown subcommand '%s' (use gen, info, list or draw)", sub);
 }

@@ -215,7 +215,17 @@ typedef struct tn_outfile {
 tn_status_t tn_outfile_open(tn_outfile_t *o, const char *path, tn_err_t *err);
 tn_status_t tn_outfile_commit(tn_outfile_t *o, tn_err_t *err);
 void tn_outfile_abort(tn_outfile_t *o);
-/* Reads a whole file into a NUL-terminated buffer (caller frees), capped at max bytes. */
+/* The one rule for a file read as input (a topology, a Chakra rank file, an MSCCL program,
+ * a manifest): it must be a regular file (followed through links). A FIFO, a device, a
+ * socket or a directory is refused with TN_INVAL and "<path>: a FIFO, not a regular file",
+ * never opened in a way that blocks: a FIFO's open would wait for a writer forever.
+ * tn_input_open opens path for reading under that rule (*f is NULL on failure, caller
+ * fcloses); tn_input_check applies it to a name without opening it (TN_IO when path
+ * does not exist or cannot be looked at). */
+tn_status_t tn_input_open(const char *path, FILE **f, tn_err_t *err);
+tn_status_t tn_input_check(const char *path, tn_err_t *err);
+/* Reads a whole file into a NUL-terminated buffer (caller frees), capped at max bytes;
+ * opened with tn_input_open. */
 tn_status_t tn_read_file(const char *path, size_t max, char **data, size_t *len, tn_err_t *err);
 /* Creates the parent directory of the output path (mkdir -p of every component but the
  * last); refuses, before creating anything, a path tn_out_plan refuses as a directory. */

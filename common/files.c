@@ -1,10 +1,12 @@
-/* common/files.c — whole-file reads and the one rule for where an output goes: a regular
- * file is replaced all or nothing (temporary name, then rename), a symbolic link has the
- * file it names replaced, a device or a FIFO is written straight into, a directory is
- * refused. */
+/* common/files.c — whole-file reads, the one rule for what an input may be (a regular file:
+ * never a FIFO, device or directory, which would block or mean nothing) and the one rule
+ * for where an output goes: a regular file is replaced all or nothing (temporary name, then
+ * rename), a symbolic link has the file it names replaced, a device or a FIFO is written
+ * straight into, a directory is refused. */
 #include "common/common.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +96,8 @@ tn_status_t tn_out_plan(const char *path, char **target, char **tmp, tn_err_t *e
 
 tn_status_t tn_rename_into_place(const char *tmp, const char *path, tn_err_t *err) {
   if (rename(tmp, path) == 0) return TN_OK;
-  tn_status_t st = tn_err_set(err, TN_IO, "%s: cannot rename into place: %s", path, strerror(errno));
+  tn_status_t st =
+      tn_err_set(err, TN_IO, "%s: cannot rename into place: %s", path, strerror(errno));
   remove(tmp);
   return st;
 }
@@ -152,15 +155,60 @@ void tn_outfile_abort(tn_outfile_t *o) {
   outfile_release(o);
 }
 
-tn_status_t tn_read_file(const char *path, size_t max, char **data, size_t *len,
-                         tn_err_t *err) {
+/* What a file of mode m is, for the refusal of an input that is not a regular file. */
+static const char *file_kind(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
+static tn_status_t refuse_kind(const char *path, mode_t m, tn_err_t *err) {
+  return tn_err_set(err, TN_INVAL, "%s: %s, not a regular file", path, file_kind(m));
+}
+
+tn_status_t tn_input_check(const char *path, tn_err_t *err) {
+  struct stat sb;
+  if (stat(path, &sb) != 0)
+    return tn_err_set(err, TN_IO, "%s: cannot open: %s", path, strerror(errno));
+  return S_ISREG(sb.st_mode) ? TN_OK : refuse_kind(path, sb.st_mode, err);
+}
+
+tn_status_t tn_input_open(const char *path, FILE **out, tn_err_t *err) {
+  *out = NULL;
+  /* O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, forever. The
+   * descriptor's own fstat then decides (no race with a stat of the name), and the flag is
+   * cleared for the reads of the regular file that remains. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return tn_err_set(err, TN_IO, "%s: cannot open: %s", path, strerror(errno));
+  struct stat sb;
+  int flags = fcntl(fd, F_GETFL);
+  tn_status_t st = TN_OK;
+  if (fstat(fd, &sb) != 0 || flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+    st = tn_err_set(err, TN_IO, "%s: cannot open: %s", path, strerror(errno));
+  else if (!S_ISREG(sb.st_mode))
+    st = refuse_kind(path, sb.st_mode, err);
+  FILE *f = st == TN_OK ? fdopen(fd, "rb") : NULL;
+  if (st == TN_OK && f == NULL)
+    st = tn_err_set(err, TN_IO, "%s: cannot open: %s", path, strerror(errno));
+  if (st != TN_OK) {
+    close(fd);
+    return st;
+  }
+  *out = f;
+  return TN_OK;
+}
+
+tn_status_t tn_read_file(const char *path, size_t max, char **data, size_t *len, tn_err_t *err) {
   *data = NULL;
   *len = 0;
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return tn_err_set(err, TN_IO, "%s: cannot open: %s", path, strerror(errno));
+  FILE *f = NULL;
+  tn_status_t st = tn_input_open(path, &f, err);
+  if (st != TN_OK) return st;
   tn_vec_t v;
   tn_vec_init(&v, 1);
-  tn_status_t st = TN_OK;
   char buf[65536];
   size_t got;
   while ((got = fread(buf, 1, sizeof buf, f)) > 0) {
@@ -200,7 +248,7 @@ tn_status_t tn_mkdir_parents(const char *path, tn_err_t *err) {
     return TN_OK;
   }
   *slash = '\0';
-  for (char *q = p + 1; ; q++) {
+  for (char *q = p + 1;; q++) {
     if (*q == '/' || *q == '\0') {
       char c = *q;
       *q = '\0';
@@ -216,7 +264,9 @@ tn_status_t tn_mkdir_parents(const char *path, tn_err_t *err) {
   return st;
 }
 
-void tn_rng_seed(tn_rng_t *r, uint64_t seed) { r->state = seed ^ 0x9e3779b97f4a7c15ull; }
+void tn_rng_seed(tn_rng_t *r, uint64_t seed) {
+  r->state = seed ^ 0x9e3779b97f4a7c15ull;
+}
 
 uint64_t tn_rng_next(tn_rng_t *r) {
   uint64_t z = (r->state += 0x9e3779b97f4a7c15ull);
@@ -225,7 +275,9 @@ uint64_t tn_rng_next(tn_rng_t *r) {
   return z ^ (z >> 31);
 }
 
-uint64_t tn_rng_below(tn_rng_t *r, uint64_t n) { return tn_rng_next(r) % n; }
+uint64_t tn_rng_below(tn_rng_t *r, uint64_t n) {
+  return tn_rng_next(r) % n;
+}
 
 double tn_wall_seconds(void) {
   struct timespec ts;

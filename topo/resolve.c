@@ -43,15 +43,19 @@ static void closest_shipped(const char *arg, const char *dir, char *buf, size_t 
     const char *best = tn_suggest(arg, v, names.len, sizeof *v);
     if (best) snprintf(buf, len, "%s", best);
   }
-  for (size_t i = 0; i < names.len; i++) free(v[i]);
+  for (size_t i = 0; i < names.len; i++)
+    free(v[i]);
   tn_vec_free(&names);
 }
 
-tn_status_t topo_resolve(const char *arg, const char *shipped_dir, char **path,
-                         tn_err_t *err) {
+tn_status_t topo_resolve(const char *arg, const char *shipped_dir, char **path, tn_err_t *err) {
   *path = NULL;
   if (arg == NULL || *arg == '\0') return tn_err_set(err, TN_INVAL, "empty topology name");
   if (is_file(arg)) return tn_strdup(arg, path, err);
+  /* Something else there (a FIFO, a device, a directory) is named for what it is rather
+   * than looked up as a shipped name. */
+  struct stat sb;
+  if (stat(arg, &sb) == 0) return tn_input_check(arg, err);
   bool looks_like_path = strchr(arg, '/') != NULL || strchr(arg, '.') != NULL;
   if (!looks_like_path && shipped_dir != NULL) {
     size_t n = strlen(shipped_dir) + strlen(arg) + 7;
@@ -65,14 +69,16 @@ tn_status_t topo_resolve(const char *arg, const char *shipped_dir, char **path,
     }
     free(p);
   }
-  if (looks_like_path)
-    return tn_err_set(err, TN_IO, "%s: no such file", arg);
+  if (looks_like_path) return tn_err_set(err, TN_IO, "%s: no such file", arg);
   char hint[128];
   closest_shipped(arg, shipped_dir, hint, sizeof hint);
   if (hint[0])
-    return tn_err_set(err, TN_IO, "'%s' is neither a file nor a shipped topology (did you "
-                      "mean '%s'? 'tenet topo list' shows the shipped names)", arg, hint);
-  return tn_err_set(err, TN_IO, "'%s' is neither a file nor a shipped topology ('tenet topo "
-                    "list' shows the shipped names, in %s)", arg,
-                    shipped_dir ? shipped_dir : "the topologies folder");
+    return tn_err_set(err, TN_IO,
+                      "'%s' is neither a file nor a shipped topology (did you "
+                      "mean '%s'? 'tenet topo list' shows the shipped names)",
+                      arg, hint);
+  return tn_err_set(err, TN_IO,
+                    "'%s' is neither a file nor a shipped topology ('tenet topo "
+                    "list' shows the shipped names, in %s)",
+                    arg, shipped_dir ? shipped_dir : "the topologies folder");
 }

@@ -1,7 +1,7 @@
-/* emit/chakra/chakra.c — Chakra ET files (docs/chakra-format.md) to and from algo_t, with protobuf-c
- * over emit/chakra/et_def.proto. The writer turns each rank's DAG into <prefix>.<rank>.et for
- * ASTRA-sim; the reader turns any producer's set back into an algo_t for tenet sim and
- * tenet verify. Pipeline: algo → emit → files (and files → emit → algo).
+/* emit/chakra/chakra.c — Chakra ET files (docs/chakra-format.md) to and from algo_t, with
+ * protobuf-c over emit/chakra/et_def.proto. The writer turns each rank's DAG into
+ * <prefix>.<rank>.et for ASTRA-sim; the reader turns any producer's set back into an algo_t for
+ * tenet sim and tenet verify. Pipeline: algo → emit → files (and files → emit → algo).
  *
  * Speed: the writer encodes each Node record itself (put_node: the bytes protobuf-c's pack
  * gives, checked in test_emit) and packs only the GlobalMetadata with protobuf-c; the
@@ -1186,8 +1186,7 @@ static tn_status_t frame_nodes(const uint8_t *p, size_t len, size_t pos, const c
   uint64_t rl;
   for (size_t q = pos; q < len && get_varint(p, len, &q, &rl) && rl <= len - q; q += (size_t)rl)
     count++;
-  tn_status_t st =
-      tn_vec_reserve(frames, count < EMIT_CHAKRA_MAX_NODES ? count + 1 : 1, err);
+  tn_status_t st = tn_vec_reserve(frames, count < EMIT_CHAKRA_MAX_NODES ? count + 1 : 1, err);
   for (size_t seq = 1; st == TN_OK && pos < len; seq++) {
     frame_t f;
     if ((st = next_frame(p, len, &pos, what, seq, &f, err)) != TN_OK) return st;
@@ -1252,8 +1251,10 @@ static tn_status_t decode_nodes(reader_t *rd, const uint8_t *p, size_t len, size
     emit_i_lazy_node_t *pn = NULL;
     if ((st = decode_node(rd, p, f, &pn, err)) != TN_OK) goto fail;
     if (pn == NULL) {
-      st = tn_err_set(err, TN_PARSE, "%s: byte %zu: node record %zu does not decode as a "
-                                     "Chakra Node", what, f->off, f->seq);
+      st = tn_err_set(err, TN_PARSE,
+                      "%s: byte %zu: node record %zu does not decode as a "
+                      "Chakra Node",
+                      what, f->off, f->seq);
       goto fail;
     }
     if ((st = convert(&d, pn, rd->ats.data, rd->kinds.data, (uint32_t)i, err)) != TN_OK) goto fail;
@@ -1320,12 +1321,13 @@ tn_status_t emit_chakra_decode(const uint8_t *data, size_t len, const char *what
  * a buffer reused across the files of a set. */
 static tn_status_t read_whole(const char *path, tn_vec_t *b, tn_err_t *err) {
   b->len = 0;
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return tn_err_set(err, TN_IO, "%s: cannot open: %s", path, strerror(errno));
+  FILE *f = NULL;
+  tn_status_t st = tn_input_open(path, &f, err);
+  if (st != TN_OK) return st;
   struct stat sb;
   size_t want = fstat(fileno(f), &sb) == 0 && sb.st_size > 0 ? (size_t)sb.st_size + 1 : 65536;
   if (want > (size_t)EMIT_CHAKRA_MAX_FILE_BYTES + 1) want = (size_t)EMIT_CHAKRA_MAX_FILE_BYTES + 1;
-  tn_status_t st = tn_vec_reserve(b, want, err);
+  st = tn_vec_reserve(b, want, err);
   while (st == TN_OK) {
     if (b->len == b->cap && (st = tn_vec_reserve(b, b->cap + 1, err)) != TN_OK) break;
     size_t got = fread((uint8_t *)b->data + b->len, 1, b->cap - b->len, f);

@@ -200,6 +200,19 @@ run "$TENET" topo draw switch-8 -o sw.png
 expect_bad "draw bad extension" pic.gif "$TENET" topo draw ring-4 -o pic.gif
 expect_bad "draw bad layout" pic.svg "$TENET" topo draw ring-4 -o pic.svg --layout circo
 expect_bad "draw missing topology" pic.svg "$TENET" topo draw nothing.json -o pic.svg
+# A fabric too large to lay out in a few seconds is refused before graphviz sees it, for
+# each engine, with its figures and the limit (ring-65536 once crashed neato; fc-32 took
+# dot 20 s, mesh-128x128 minutes).
+expect_bad "draw huge ring neato" pic.svg "$TENET" topo draw ring-65536 -o pic.svg
+desc="draw huge ring neato"; expect_msg "65536 nodes and 131072 links are too many to lay out with neato"
+expect_msg "at most 1024 nodes, 10240 links"
+expect_bad "draw huge mesh dot" pic.svg "$TENET" topo draw mesh-128x128 -o pic.svg --layout dot
+desc="draw huge mesh dot"; expect_msg "16384 nodes and 65024 links are too many to lay out with dot"
+expect_bad "draw dense fc dot" pic.svg "$TENET" topo draw fc-32 -o pic.svg --layout dot
+desc="draw dense fc dot"; expect_msg "32 nodes and 992 links"; expect_msg "16 links per node"
+expect_msg "--layout neato takes it"
+expect_bad "draw dense fc neato" pic.svg "$TENET" topo draw fc-128 -o pic.svg
+desc="draw dense fc neato"; expect_msg "128 nodes and 16256 links"
 
 # topo info prints the tight bounds: mesh-8x8 All-Reduce of 1 GiB is 2*63 crossings of every
 # byte over 224 links of 50 GB/s = 11.25 ms (plus the last hop's 500 ns).

@@ -394,6 +394,48 @@ static void read_file_enforces_its_cap(void **state) {
   assert_int_equal(tn_read_file("/nonexistent/x", 10, &data, &len, &err), TN_IO);
 }
 
+/* The one input rule: a FIFO is refused without blocking (its open would wait for a
+ * writer), so are a device and a directory; a regular file opens. */
+static void input_open_refuses_what_is_not_a_regular_file(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("common_input");
+  char fifo[1100], reg[1100];
+  snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+  snprintf(reg, sizeof reg, "%s/reg", dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  FILE *f = fopen(reg, "w");
+  assert_non_null(f);
+  fputs("x", f);
+  fclose(f);
+  const struct {
+    const char *path, *why;
+  } refused[] = {{fifo, "a FIFO, not a regular file"},
+                 {"/dev/null", "a character device, not a regular file"},
+                 {dir, "a directory, not a regular file"}};
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    tn_err_t err = {0};
+    assert_int_equal(tn_input_open(refused[i].path, &f, &err), TN_INVAL);
+    assert_null(f);
+    assert_non_null(strstr(err.msg, refused[i].path));
+    assert_non_null(strstr(err.msg, refused[i].why));
+    tn_err_t err2 = {0};
+    assert_int_equal(tn_input_check(refused[i].path, &err2), TN_INVAL);
+    assert_string_equal(err.msg, err2.msg);
+    char *data = NULL;
+    size_t len = 0;
+    tn_err_t err3 = {0};
+    assert_int_equal(tn_read_file(refused[i].path, 10, &data, &len, &err3), TN_INVAL);
+    assert_string_equal(err.msg, err3.msg);
+  }
+  TU_OK(tn_input_open(reg, &f, &tu_err_));
+  assert_int_equal(fgetc(f), 'x');
+  fclose(f);
+  TU_OK(tn_input_check(reg, &tu_err_));
+  tn_err_t err = {0};
+  assert_int_equal(tn_input_check("/nonexistent/x", &err), TN_IO);
+  assert_non_null(strstr(err.msg, "/nonexistent/x: cannot open"));
+}
+
 static void alloc_and_arithmetic_detect_overflow(void **state) {
   (void)state;
   uint64_t r = 0;
@@ -573,6 +615,7 @@ int main(void) {
       cmocka_unit_test(outfile_writes_into_a_device_and_reports_a_full_one),
       cmocka_unit_test(mkdir_parents_refuses_a_directory_name_before_creating_anything),
       cmocka_unit_test(read_file_enforces_its_cap),
+      cmocka_unit_test(input_open_refuses_what_is_not_a_regular_file),
       cmocka_unit_test(alloc_and_arithmetic_detect_overflow),
       cmocka_unit_test(rng_and_collectives_are_deterministic),
       cmocka_unit_test(edit_distance_counts_single_edits_and_caps_long_words),
