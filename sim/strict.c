@@ -204,13 +204,13 @@ tn_status_t sim_make_strict(const topo_t *t, algo_t **a, sim_strict_report_t *re
     if (cur != *a) algo_free(cur);
     cur = next;
   }
+  rep->staggers = count_gates(&s); /* reads s.orig: before it is freed */
   if (st == TN_OK && cur != *a) {
     algo_free(*a);
     *a = cur;
   } else if (cur != *a) {
     algo_free(cur);
   }
-  rep->staggers = count_gates(&s);
   free(s.off);
   free(s.delay);
   free(s.gated);
