@@ -57,6 +57,14 @@ static void die(const char *what, const tn_err_t *err) {
   exit(1);
 }
 
+/* The lower bound, which fits for the sizes benchmarked (dies otherwise). */
+static uint64_t lower_bound(const topo_t *t, tn_coll_t c, uint64_t size) {
+  uint64_t ps = 0;
+  tn_err_t err = {0};
+  if (topo_lower_bound_ps(t, c, size, &ps, &err) != TN_OK) die("lower bound", &err);
+  return ps;
+}
+
 static void all_gather_row(const char *name, const topo_t *t, uint64_t size) {
   tn_err_t err = {0};
   greedy_opts_t o = {.seed = 1, .chunks_per_npu = 0};
@@ -66,7 +74,7 @@ static void all_gather_row(const char *name, const topo_t *t, uint64_t size) {
   double ms = (tn_wall_seconds() - t0) * 1e3;
   algo_t *a = NULL;
   if (algo_from_schedule(&s, TN_ALLGATHER, "greedy", &a, &err) != TN_OK) die(name, &err);
-  uint64_t lb = topo_lower_bound_ps(t, TN_ALLGATHER, size), sim = simulate(t, a);
+  uint64_t lb = lower_bound(t, TN_ALLGATHER, size), sim = simulate(t, a);
   char sz[32];
   printf("  %-14s allgather %6s  K=%-2u time %12.3f us  bound %12.3f us  busbw/bound %.4f  "
          "sim %s  synth %7.1f ms\n",
@@ -88,7 +96,7 @@ static void all_reduce_row(const char *name, const topo_t *t, uint64_t size) {
   synth_result_t res;
   if (synth_run(t, TN_ALLREDUCE, size, &o, &res, &err) != TN_OK) die(name, &err);
   algo_t *a = res.algo, *ring = NULL;
-  uint64_t lb = topo_lower_bound_ps(t, TN_ALLREDUCE, size), sim = simulate(t, a);
+  uint64_t lb = lower_bound(t, TN_ALLREDUCE, size), sim = simulate(t, a);
   uint64_t ring_ps = 0;
   if (algo_ring(TN_ALLREDUCE, t->npus, size, 1, &ring, &err) == TN_OK) ring_ps = simulate(t, ring);
   char sz[32];
@@ -102,7 +110,7 @@ static void all_reduce_row(const char *name, const topo_t *t, uint64_t size) {
     /* busbw against the bus bandwidth as nccl-tests defines it: the textbook All-Reduce
      * time, twice the All-Gather bound (the first column is docs/bounds.md's All-Reduce
      * bound: on full-duplex links a schedule can beat the textbook time, never that). */
-    uint64_t textbook = 2 * topo_lower_bound_ps(t, TN_ALLGATHER, size);
+    uint64_t textbook = 2 * lower_bound(t, TN_ALLGATHER, size);
     printf("  busbw/textbook %.4f", (double)textbook / (double)sim);
     if (ring_ps) printf("  ring busbw x%.2f", (double)ring_ps / (double)sim);
     printf("\n");
@@ -236,7 +244,7 @@ static void scale_row(const char *dims) {
     run_t r = synth_once(t, TN_ALLGATHER, 64 * MiB, 1, prefix, dims);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    uint64_t lb = topo_lower_bound_ps(t, TN_ALLGATHER, 64 * MiB);
+    uint64_t lb = lower_bound(t, TN_ALLGATHER, 64 * MiB);
     printf("  mesh %-6s %5u NPUs  transfers %9llu  plan %9.1f  lower %8.1f  write %8.1f  "
            "total %9.1f ms  cpu %9.1f ms  peak RSS %7.1f MiB  busbw/bound %.4f\n",
            dims, t->npus, (unsigned long long)r.transfers, r.plan, r.lower, r.write, r.total, r.cpu,

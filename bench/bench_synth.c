@@ -54,7 +54,9 @@ static void row(const topo_t *t, tn_coll_t coll, uint64_t size) {
   /* No Ring All-to-All: Direct is its baseline. */
   uint64_t tr = coll == TN_ALLTOALL ? UINT64_MAX : time_of(t, coll, size, SYNTH_RING, &ring, NULL);
   uint64_t td = time_of(t, coll, size, SYNTH_DIRECT, &direct, NULL);
-  uint64_t lb = topo_lower_bound_ps(t, coll, size), base = tr < td ? tr : td;
+  uint64_t lb = 0, base = tr < td ? tr : td;
+  tn_err_t err = {0};
+  if (topo_lower_bound_ps(t, coll, size, &lb, &err) != TN_OK) die("lower bound", &err);
   char sz[32];
   printf("  %-14s %-13s %6s  %-7s time %12.3f us  bound %12.3f us  time/bound %6.3f  "
          "time/best-baseline %5.3f  synth %8.1f ms\n",

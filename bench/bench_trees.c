@@ -101,7 +101,9 @@ static void buckets(const topo_t *t, const schedule_t *s) {
   for (uint32_t i = 0; i < schedule_len(s); i++) {
     const sched_xfer_t *x = schedule_xfer(s, i);
     uint32_t l = topo_find_link(t, x->src, x->dst);
-    double dur = (double)tn_xfer_ps(x->bytes, t->links[l].bandwidth_GBps);
+    uint64_t ps = 0; /* the plan ran, so its transfers' times fit */
+    if (!tn_xfer_ps(x->bytes, t->links[l].bandwidth_GBps, &ps)) continue;
+    double dur = (double)ps;
     double e = (double)x->end_ps - (double)t->links[l].latency_ps, b = e - dur;
     for (int k = 0; k < 20; k++) {
       double lo = T * k / 20, hi = T * (k + 1) / 20;
@@ -128,7 +130,8 @@ static void row(const char *name, const topo_t *t, uint64_t size, const trees_op
   algo_verify_report_t rep;
   if (algo_verify(a, t, &rep, &err) != TN_OK) die(name, &err);
   if (getenv("BENCH_TREES_BUCKETS")) buckets(t, &s);
-  uint64_t sim = simulate(t, a), lb = topo_lower_bound_ps(t, TN_ALLREDUCE, size);
+  uint64_t sim = simulate(t, a), lb = 0;
+  if (topo_lower_bound_ps(t, TN_ALLREDUCE, size, &lb, &err) != TN_OK) die("lower bound", &err);
   double busbw = tn_gbps(size, sim) * 2.0 * (t->npus - 1) / t->npus;
   char sz[32];
   printf("  %-13s %7s K=%-3u xfers %8u  sim %11.3f us  plan %s  /bound %.4f  busbw %6.1f GB/s  "

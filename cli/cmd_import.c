@@ -37,7 +37,7 @@ typedef struct import_args {
 
 static int print_result(const algo_t *a, const char *file, const char *prefix,
                         const algo_verify_report_t *rep, const topo_t *t, const sim_result_t *sr,
-                        double import_ms, bool json) {
+                        uint64_t lb, double import_ms, bool json) {
   uint64_t msgs = algo_send_count(a), nodes = algo_node_count(a);
   if (!json) {
     char sz[32];
@@ -74,7 +74,6 @@ static int print_result(const algo_t *a, const char *file, const char *prefix,
     cli_json_add_ns(o, "time_ns", sr->time_ps);
     cJSON_AddNumberToObject(o, "algbw_GBps", algbw);
     cJSON_AddNumberToObject(o, "busbw_GBps", algbw * tn_coll_busbw_factor(a->coll, a->npus));
-    uint64_t lb = topo_lower_bound_ps(t, a->coll, a->size_bytes);
     cli_json_add_ns(o, "lower_bound_ns", lb);
     cJSON_AddNumberToObject(o, "ratio_to_bound", lb ? (double)sr->time_ps / (double)lb : 0.0);
   }
@@ -134,9 +133,12 @@ int cmd_import(int argc, char **argv) {
       tn_err_prefix(&err, "%s does not verify", pos[1]);
     goto fail;
   }
-  if (t && sim_run(t, alg, NULL, &sr, &err) != TN_OK) goto fail;
+  uint64_t lb = 0;
+  if (t && (sim_run(t, alg, NULL, &sr, &err) != TN_OK ||
+            topo_lower_bound_ps(t, alg->coll, alg->size_bytes, &lb, &err) != TN_OK))
+    goto fail;
   if (emit_chakra_write(alg, a.out, &err) != TN_OK) goto fail;
-  code = print_result(alg, pos[1], a.out, &rep, t, &sr, ms, a.json);
+  code = print_result(alg, pos[1], a.out, &rep, t, &sr, lb, ms, a.json);
   goto done;
 fail:
   code = cli_report("import", &err);

@@ -49,6 +49,7 @@ typedef struct coll_info {
   bool has_coll, has_size;
   tn_coll_t coll;
   uint64_t size;
+  uint64_t bound_ps; /* the lower bound, when both the collective and the size are known */
 } coll_info_t;
 
 static tn_status_t parse_args(int argc, char **argv, sim_args_t *a, coll_info_t *ci, uint32_t *top,
@@ -128,7 +129,7 @@ static void print_summary(const topo_t *t, const algo_t *a, const coll_info_t *c
     printf("\n");
   }
   if (ci->has_coll && ci->has_size) {
-    uint64_t lb = topo_lower_bound_ps(t, ci->coll, ci->size);
+    uint64_t lb = ci->bound_ps;
     printf("lower bound %.3f ns (time/bound %.3f)\n", (double)lb / 1e3,
            lb ? (double)r->time_ps / (double)lb : 0.0);
   }
@@ -165,7 +166,7 @@ static int print_json(const topo_t *t, const algo_t *a, const coll_info_t *ci,
   cli_json_add_ns(o, "time_ns", r->time_ps);
   double algbw = ci->has_size ? tn_gbps(ci->size, r->time_ps) : 0.0;
   bool both = ci->has_coll && ci->has_size;
-  uint64_t lb = both ? topo_lower_bound_ps(t, ci->coll, ci->size) : 0;
+  uint64_t lb = both ? ci->bound_ps : 0;
   if (ci->has_size)
     cJSON_AddNumberToObject(o, "algbw_GBps", algbw);
   else
@@ -225,7 +226,18 @@ int cmd_sim(int argc, char **argv) {
   if (set->has_coll) {
     if (!ci.has_coll) ci.coll = set->coll, ci.has_coll = true;
     if (!ci.has_size && set->size_bytes > 0) ci.size = set->size_bytes, ci.has_size = true;
+    /* A size the files do not move would give bandwidths of no meaning. */
+    if (set->size_bytes > 0 && ci.size != set->size_bytes) {
+      char want[32], got[32];
+      tn_err_set(&err, TN_INVAL, "--size %s disagrees with the set %s, whose files say %s",
+                 tn_fmt_size(ci.size, got, sizeof got), a.prefix,
+                 tn_fmt_size(set->size_bytes, want, sizeof want));
+      goto fail;
+    }
   }
+  if (ci.has_coll && ci.has_size &&
+      topo_lower_bound_ps(t, ci.coll, ci.size, &ci.bound_ps, &err) != TN_OK)
+    goto fail;
   if (sim_run(t, set, &so, &r, &err) != TN_OK) {
     if (err.status == TN_PARSE) tn_err_prefix(&err, "%s", a.prefix); /* "rank r node i: ..." */
     goto fail;

@@ -159,8 +159,9 @@ int cmd_synth(int argc, char **argv) {
   } else if (sim_run(t, out.algo, NULL, &sr, &err) != TN_OK) {
     goto fail;
   }
+  uint64_t lb = 0;
+  if (topo_lower_bound_ps(t, coll, size, &lb, &err) != TN_OK) goto fail;
   if (emit_chakra_write(out.algo, a.out, &err) != TN_OK) goto fail;
-  uint64_t lb = topo_lower_bound_ps(t, coll, size);
   if (a.json)
     code = print_json(t, out.algo, size, &out, &sr, lb, a.out);
   else

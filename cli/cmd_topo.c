@@ -95,9 +95,11 @@ static int topo_gen_cmd(int argc, char **argv) {
   if (npos < 2) return cli_usage("topo gen", "needs KIND and DIMS (e.g. 'mesh 8x8')");
   if (out == NULL) return cli_usage("topo gen", "needs -o FILE");
   double bw = DEFAULT_BW_GBPS, lat = DEFAULT_LAT_NS;
-  if (bw_s && tn_parse_double(bw_s, 0, TOPO_MAX_BANDWIDTH_GBPS, "--bandwidth", &bw, &err) != TN_OK)
+  char why[96];
+  if (bw_s && tn_parse_double(bw_s, -HUGE_VAL, HUGE_VAL, "--bandwidth", &bw, &err) != TN_OK)
     return cli_usage("topo gen", "%s", err.msg);
-  if (bw_s && !(bw > 0)) return cli_usage("topo gen", "--bandwidth must be > 0 GB/s, not %s", bw_s);
+  if (bw_s && !topo_bandwidth_check(bw, why, sizeof why))
+    return cli_usage("topo gen", "--bandwidth %s", why);
   if (lat_s && tn_parse_double(lat_s, 0, TOPO_MAX_LATENCY_NS, "--latency", &lat, &err) != TN_OK)
     return cli_usage("topo gen", "%s", err.msg);
   if (unidir && strcmp(pos[0], "ring") != 0)
@@ -136,19 +138,28 @@ static int topo_gen_cmd(int argc, char **argv) {
 
 /* ---- info ----------------------------------------------------------------- */
 
-/* The 1 GiB bound of coll and the busbw it allows (nccl-tests' factor). */
-static double bound_1gib_ns(const topo_bounds_t *b, tn_coll_t c, double *busbw) {
-  uint64_t ps = topo_bound_ps(b, c, 1ull << 30);
+/* The 1 GiB bounds of every collective, in ps (into gib_ps), when b is connected. */
+static tn_status_t bounds_1gib(const topo_bounds_t *b, uint64_t gib_ps[TN_NCOLLS], tn_err_t *err) {
+  tn_status_t st = TN_OK;
+  for (int c = 0; c < TN_NCOLLS && st == TN_OK; c++)
+    st = b->connected ? topo_bound_ps(b, (tn_coll_t)c, 1ull << 30, &gib_ps[c], err) : TN_OK;
+  return st;
+}
+
+/* The 1 GiB bound of coll in ns and the busbw it allows (nccl-tests' factor). */
+static double bound_1gib_ns(const topo_bounds_t *b, const uint64_t *gib_ps, tn_coll_t c,
+                            double *busbw) {
+  uint64_t ps = gib_ps[c];
   *busbw = tn_gbps(1ull << 30, ps) * tn_coll_busbw_factor(c, b->npus);
   return (double)ps / 1e3;
 }
 
-static void print_bounds(const topo_bounds_t *b) {
+static void print_bounds(const topo_bounds_t *b, const uint64_t *gib_ps) {
   printf("%-12s 1 GiB no faster than (busbw ceiling; docs/bounds.md)%s\n", "bounds",
          b->tight ? "" : ", per-NPU cuts only above the size cap: not tight");
   for (int c = 0; c < TN_NCOLLS; c++) {
     char tm[32], why[200];
-    double busbw = 0.0, ns = bound_1gib_ns(b, (tn_coll_t)c, &busbw);
+    double busbw = 0.0, ns = bound_1gib_ns(b, gib_ps, (tn_coll_t)c, &busbw);
     cli_fmt_time_ns(ns, tm, sizeof tm);
     printf("  %-13s %10s  %8.2f GB/s  %s\n", tn_coll_name((tn_coll_t)c), tm, busbw,
            topo_bound_explain(b, (tn_coll_t)c, why, sizeof why));
@@ -158,7 +169,8 @@ static void print_bounds(const topo_bounds_t *b) {
   printf("  %-13s %10s  the longest shortest-latency path between two NPUs\n", "latency", lat);
 }
 
-static void print_info(const topo_t *t, const topo_info_t *in, const topo_bounds_t *b) {
+static void print_info(const topo_t *t, const topo_info_t *in, const topo_bounds_t *b,
+                       const uint64_t *gib_ps) {
   printf("%-12s %s\n", "name", t->name);
   if (t->description[0]) printf("%-12s %s\n", "description", t->description);
   printf("%-12s ", "shape");
@@ -181,10 +193,11 @@ static void print_info(const topo_t *t, const topo_info_t *in, const topo_bounds
   printf("%-12s %u .. %u\n", "out-degree", in->min_out_degree, in->max_out_degree);
   printf("%-12s %g .. %g GB/s per NPU\n", "ingress", in->min_ingress_GBps, in->max_ingress_GBps);
   printf("%-12s %g .. %g GB/s per NPU\n", "egress", in->min_egress_GBps, in->max_egress_GBps);
-  if (in->connected && t->npus > 1) print_bounds(b);
+  if (in->connected && t->npus > 1) print_bounds(b, gib_ps);
 }
 
-static void add_bounds_json(cJSON *o, const topo_bounds_t *b, bool connected) {
+static void add_bounds_json(cJSON *o, const topo_bounds_t *b, const uint64_t *gib_ps,
+                            bool connected) {
   if (!connected) {
     cJSON_AddNullToObject(o, "latency_bound_ns");
     cJSON_AddNullToObject(o, "bounds");
@@ -196,7 +209,7 @@ static void add_bounds_json(cJSON *o, const topo_bounds_t *b, bool connected) {
   for (int c = 0; all && c < TN_NCOLLS; c++) {
     cJSON *x = cJSON_AddObjectToObject(all, tn_coll_name((tn_coll_t)c));
     char why[200];
-    double busbw = 0.0, ns = bound_1gib_ns(b, (tn_coll_t)c, &busbw);
+    double busbw = 0.0, ns = bound_1gib_ns(b, gib_ps, (tn_coll_t)c, &busbw);
     if (x == NULL) continue;
     cJSON_AddNumberToObject(x, "time_1GiB_ns", ns);
     cJSON_AddNumberToObject(x, "busbw_ceiling_GBps", busbw);
@@ -205,7 +218,8 @@ static void add_bounds_json(cJSON *o, const topo_bounds_t *b, bool connected) {
   }
 }
 
-static int print_info_json(const topo_t *t, const topo_info_t *in, const topo_bounds_t *b) {
+static int print_info_json(const topo_t *t, const topo_info_t *in, const topo_bounds_t *b,
+                           const uint64_t *gib_ps) {
   cJSON *o = cJSON_CreateObject();
   if (o == NULL) return 3;
   cJSON_AddStringToObject(o, "name", t->name);
@@ -226,7 +240,7 @@ static int print_info_json(const topo_t *t, const topo_info_t *in, const topo_bo
   cJSON_AddNumberToObject(o, "max_ingress_GBps", in->max_ingress_GBps);
   cJSON_AddNumberToObject(o, "min_egress_GBps", in->min_egress_GBps);
   cJSON_AddNumberToObject(o, "max_egress_GBps", in->max_egress_GBps);
-  add_bounds_json(o, b, in->connected && t->npus > 1);
+  add_bounds_json(o, b, gib_ps, in->connected && t->npus > 1);
   char *s = cli_json_text(o, true);
   cJSON_Delete(o);
   if (s == NULL) return 3;
@@ -251,16 +265,17 @@ static int topo_info_cmd(int argc, char **argv) {
   topo_t *t = NULL;
   topo_info_t in;
   topo_bounds_t b;
+  uint64_t gib_ps[TN_NCOLLS] = {0};
   if (cli_load_topo(pos[0], &t, &err) != TN_OK || topo_analyze(t, &in, &err) != TN_OK ||
-      topo_bounds_compute(t, &b, &err) != TN_OK) {
+      topo_bounds_compute(t, &b, &err) != TN_OK || bounds_1gib(&b, gib_ps, &err) != TN_OK) {
     topo_free(t);
     return cli_report("topo info", &err);
   }
   int rc = 0;
   if (json)
-    rc = print_info_json(t, &in, &b);
+    rc = print_info_json(t, &in, &b, gib_ps);
   else
-    print_info(t, &in, &b);
+    print_info(t, &in, &b, gib_ps);
   topo_free(t);
   return rc;
 }

@@ -10,9 +10,8 @@
 #include "emit/emit.h"
 #include "sim/sim.h"
 
-static void fill_metrics(cli_result_t *r, const topo_t *t, uint64_t time_ps) {
+static void fill_metrics(cli_result_t *r, uint64_t time_ps) {
   r->time_ps = time_ps;
-  r->lower_bound_ps = topo_lower_bound_ps(t, r->coll, r->size_bytes);
   r->algbw_GBps = tn_gbps(r->size_bytes, time_ps);
   r->busbw_GBps = r->algbw_GBps * tn_coll_busbw_factor(r->coll, r->npus);
   r->ratio_to_bound = r->lower_bound_ps > 0 ? (double)time_ps / (double)r->lower_bound_ps : 0.0;
@@ -44,6 +43,7 @@ tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, 
   tn_status_t st = cli_synth_named(t, coll, size_bytes, algo, seed, &out, &e);
   if (st == TN_OK && out.algo == NULL)
     st = tn_err_set(&e, TN_INTERNAL, "synthesis returned no algorithm");
+  if (st == TN_OK) st = topo_lower_bound_ps(t, coll, size_bytes, &r->lower_bound_ps, &e);
   if (st == TN_OK && chakra_prefix != NULL) st = emit_chakra_write(out.algo, chakra_prefix, &e);
   if (st == TN_OK && out.time_ps != 0)
     res.time_ps = out.time_ps; /* already simulated by the portfolio, or exact */
@@ -53,7 +53,7 @@ tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, 
     r->ok = true;
     r->synth_ms = out.synth_ms;
     snprintf(r->method, sizeof r->method, "%s", synth_method_name(out.method));
-    fill_metrics(r, t, res.time_ps);
+    fill_metrics(r, res.time_ps);
   } else {
     r->status = st;
     tn_fit_line(r->error, sizeof r->error, e.msg[0] ? e.msg : tn_status_str(st));

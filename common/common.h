@@ -131,9 +131,34 @@ tn_status_t tn_parse_u64(const char *s, uint64_t min, uint64_t max, const char *
 tn_status_t tn_parse_double(const char *s, double min, double max, const char *what, double *out,
                             tn_err_t *err);
 
-/* Bytes per picosecond-free helpers: time in ps to move bytes over a link of gbps GB/s
- * (2^30 B/s), rounded to the nearest picosecond. The one definition used by ten/ and sim/. */
-uint64_t tn_xfer_ps(uint64_t bytes, double gbps);
+/* ---- time in picoseconds --------------------------------------------------- */
+/* The longest time tenet computes with: 2^62 ps, 53.4 days. Every time in ps (a transfer,
+ * an event, a bound) is checked against it, and one that would pass it is an error naming
+ * the figure, never a capped or wrapped value. Four times it still fit in 64 bits, so a
+ * sum of a few checked times cannot wrap before its own check. */
+#define TN_TIME_MAX_PS (UINT64_C(1) << 62)
+#if defined(__GNUC__)
+#define TN_MUST_CHECK __attribute__((warn_unused_result))
+#else
+#define TN_MUST_CHECK
+#endif
+/* Time in ps to move bytes over a link of gbps GB/s (2^30 B/s), rounded to the nearest
+ * picosecond, into *ps. The one definition used by ten/ and sim/. false (and *ps
+ * untouched) when it passes TN_TIME_MAX_PS or gbps is not a positive number. */
+bool tn_xfer_ps(uint64_t bytes, double gbps, uint64_t *ps) TN_MUST_CHECK;
+/* *out = a + b; false when the sum passes TN_TIME_MAX_PS. */
+bool tn_time_add(uint64_t a, uint64_t b, uint64_t *out) TN_MUST_CHECK;
+/* A time computed in floating point (a bound), rounded down into *out; false when it is
+ * not a number or passes TN_TIME_MAX_PS. */
+bool tn_time_from_double(double ps, uint64_t *out) TN_MUST_CHECK;
+/* The one error for a time past TN_TIME_MAX_PS: TN_INVAL (bad input: a size too large or
+ * a link too slow), "<what> passes 2^62 ps (53.4 days), the longest time tenet computes
+ * with", what formatted from fmt. */
+tn_status_t tn_time_overflow(tn_err_t *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 /* algbw in GB/s (2^30 B/s) of bytes in time_ps. */
 double tn_gbps(uint64_t bytes, uint64_t time_ps);
 

@@ -154,10 +154,41 @@ tn_status_t tn_parse_double(const char *s, double min, double max, const char *w
   return TN_OK;
 }
 
-uint64_t tn_xfer_ps(uint64_t bytes, double gbps) {
-  /* bytes / (gbps * 2^30 B/s) seconds = bytes * 1e12 / (gbps * 2^30) ps. */
-  double ps = (double)bytes * 1e12 / (gbps * TN_GIB);
-  return (uint64_t)llround(ps);
+bool tn_xfer_ps(uint64_t bytes, double gbps, uint64_t *ps) {
+  /* bytes / (gbps * 2^30 B/s) seconds = bytes * 1e12 / (gbps * 2^30) ps. The comparison
+   * comes before the conversion: a double past 2^63 has no llround. */
+  if (!(gbps > 0.0)) return false;
+  double x = (double)bytes * 1e12 / (gbps * TN_GIB);
+  if (!(x <= (double)TN_TIME_MAX_PS)) return false;
+  uint64_t r = (uint64_t)llround(x);
+  if (r > TN_TIME_MAX_PS) return false;
+  *ps = r;
+  return true;
+}
+
+bool tn_time_add(uint64_t a, uint64_t b, uint64_t *out) {
+  uint64_t r = 0;
+  if (!tn_add_u64(a, b, &r) || r > TN_TIME_MAX_PS) return false;
+  *out = r;
+  return true;
+}
+
+bool tn_time_from_double(double ps, uint64_t *out) {
+  if (!(ps >= 0.0 && ps <= (double)TN_TIME_MAX_PS)) return false;
+  uint64_t r = (uint64_t)floor(ps);
+  if (r > TN_TIME_MAX_PS) return false;
+  *out = r;
+  return true;
+}
+
+tn_status_t tn_time_overflow(tn_err_t *err, const char *fmt, ...) {
+  char what[TN_ERR_MSG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  return tn_err_set(err, TN_INVAL,
+                    "%s passes 2^62 ps (53.4 days), the longest time tenet computes with", what);
 }
 
 double tn_gbps(uint64_t bytes, uint64_t time_ps) {

@@ -31,7 +31,15 @@
  * inflated first. tenet_* header attributes, when present, must agree across the set. */
 #define EMIT_CHAKRA_VERSION "0.0.4"
 #define EMIT_CHAKRA_MAX_FILE_BYTES (1u << 30) /* per file, also once gunzipped */
-#define EMIT_CHAKRA_MAX_NODES (1u << 24)      /* per file */
+/* A gzip'd file inflates to at most EMIT_CHAKRA_GZIP_MAX_RATIO times its compressed size,
+ * or EMIT_CHAKRA_GZIP_MIN_BYTES for a small file, and never past EMIT_CHAKRA_MAX_FILE_BYTES
+ * (docs/chakra-format.md). Chakra files compress 5 to 10 times; a gzip bomb, 1000 times.
+ * Each reading thread inflates one file at a time, so a set's inflated bytes in memory are
+ * at most threads x 64 x its largest compressed file: a bound proportional to what is on
+ * disk, the same for every thread count (the set reads or fails alike). */
+#define EMIT_CHAKRA_GZIP_MAX_RATIO 64u
+#define EMIT_CHAKRA_GZIP_MIN_BYTES (1u << 20)
+#define EMIT_CHAKRA_MAX_NODES (1u << 24) /* per file */
 #define EMIT_CHAKRA_MAX_CHUNKS_PER_NPU (1u << 20)
 #define EMIT_CHAKRA_MAX_MSG_BYTES (1ull << 50)       /* comm_size */
 #define EMIT_CHAKRA_MAX_DURATION_US 1000000000000ull /* duration_micros: 11.6 days */
@@ -80,8 +88,7 @@ tn_status_t emit_dot(const algo_t *a, uint32_t rank, FILE *f, tn_err_t *err);
 
 /* MSCCL-IR: import an XML file for messages of size_bytes total (the collective's size);
  * export an algorithm as MSCCL-IR XML (all or nothing). */
-tn_status_t emit_msccl_import(const char *path, uint64_t size_bytes, algo_t **out,
-                              tn_err_t *err);
+tn_status_t emit_msccl_import(const char *path, uint64_t size_bytes, algo_t **out, tn_err_t *err);
 tn_status_t emit_msccl_import_mem(const char *xml, size_t len, const char *what,
                                   uint64_t size_bytes, algo_t **out, tn_err_t *err);
 tn_status_t emit_msccl_export(const algo_t *a, const char *path, tn_err_t *err);
@@ -116,7 +123,6 @@ tn_status_t emit_msccl_import_mem_opts(const char *xml, size_t len, const char *
 /* MSCCL-IR as a string (caller frees *xml; *len its length without the NUL). The file
  * form emit_msccl_export writes exactly these bytes. */
 tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_err_t *err);
-
 
 /* ---- MSCCL-IR export modes -------------------------------------------------
  * Exact (emit_msccl_export, _mem): one threadblock per node, so that the import gives back

@@ -140,7 +140,8 @@ static tn_status_t search(const topo_t *t, tn_coll_t coll, uint64_t size, uint64
   S.size = size;
   S.seed = seed;
   S.best = -1;
-  S.bound_ps = topo_lower_bound_ps(t, TN_ALLGATHER, size);
+  tn_status_t bst = topo_lower_bound_ps(t, TN_ALLGATHER, size, &S.bound_ps, err);
+  if (bst != TN_OK) return bst;
   atomic_init(&S.limit_ps, UINT64_MAX);
   atomic_init(&S.over, false);
   for (size_t i = 0; i < NCAND; i++) {

@@ -3,6 +3,8 @@
  * duration in steps, earliest arrivals and a lower bound on the makespan. */
 #include "milp/milp_internal.h"
 
+#include <assert.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +54,15 @@ static tn_status_t collect_vlinks(const topo_t *t, milp_fab_t *f, tn_err_t *err)
   return TN_OK;
 }
 
+/* One chunk's time on link l, at least 1 ps; discretise has checked that it fits. */
+static uint64_t busy_ps(uint64_t chunk, const topo_link_t *l) {
+  uint64_t busy = 0;
+  bool ok = tn_xfer_ps(chunk, l->bandwidth_GBps, &busy);
+  assert(ok);
+  (void)ok;
+  return busy ? busy : 1;
+}
+
 /* Worst relative overestimate, over every hop the model uses, of the hop's occupancy and
  * of its arrival when time is counted in whole steps of step_ps. */
 static double rounding_error(const topo_t *t, const milp_fab_t *f, uint64_t chunk,
@@ -60,8 +71,7 @@ static double rounding_error(const topo_t *t, const milp_fab_t *f, uint64_t chun
   for (uint32_t i = 0; i < f->nvl; i++)
     for (uint32_t h = 0; h < f->vl[i].nhops; h++) {
       const topo_link_t *l = &t->links[f->vl[i].link[h]];
-      uint64_t busy = tn_xfer_ps(chunk, l->bandwidth_GBps);
-      if (busy == 0) busy = 1;
+      uint64_t busy = busy_ps(chunk, l);
       double a = (double)(ceil_div(busy, step_ps) * step_ps) / (double)busy;
       double b = (double)(ceil_div(busy + l->latency_ps, step_ps) * step_ps) /
                  (double)(busy + l->latency_ps);
@@ -82,7 +92,11 @@ static tn_status_t discretise(const topo_t *t, milp_fab_t *f, uint32_t res, tn_e
   uint64_t fastest = UINT64_MAX;
   for (uint32_t i = 0; i < f->nvl; i++)
     for (uint32_t h = 0; h < f->vl[i].nhops; h++) {
-      uint64_t busy = tn_xfer_ps(chunk, t->links[f->vl[i].link[h]].bandwidth_GBps);
+      const topo_link_t *l = &t->links[f->vl[i].link[h]];
+      uint64_t busy = 0;
+      if (!tn_xfer_ps(chunk, l->bandwidth_GBps, &busy))
+        return tn_time_overflow(err, "one chunk of %" PRIu64 " bytes over link %u -> %u (%g GB/s)",
+                                chunk, l->src, l->dst, l->bandwidth_GBps);
       if (busy == 0) busy = 1;
       if (busy < fastest) fastest = busy;
     }
@@ -101,8 +115,7 @@ static tn_status_t discretise(const topo_t *t, milp_fab_t *f, uint32_t res, tn_e
     uint64_t off = 0;
     for (uint32_t h = 0; h < e->nhops; h++) {
       const topo_link_t *l = &t->links[e->link[h]];
-      uint64_t busy = tn_xfer_ps(chunk, l->bandwidth_GBps);
-      if (busy == 0) busy = 1;
+      uint64_t busy = busy_ps(chunk, l);
       e->off[h] = (uint32_t)off;
       e->dur[h] = (uint32_t)ceil_div(busy, f->step_ps);
       off += ceil_div(busy + l->latency_ps, f->step_ps);

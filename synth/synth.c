@@ -173,6 +173,10 @@ tn_status_t synth_run(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
     return tn_err_set(err, TN_INVAL,
                       "size %llu B is smaller than one byte per chunk (%u NPUs x %u chunks)",
                       (unsigned long long)size_bytes, t->npus, k);
+  /* No schedule beats a lower bound: when one passes the longest time tenet computes with,
+   * refuse the case up front, named by its own collective (not by a planner's part). */
+  tn_status_t bst = topo_size_check(t, coll, size_bytes, err);
+  if (bst != TN_OK) return bst;
   double t0 = tn_wall_seconds();
   out->method = m;
   out->chosen = m == SYNTH_AUTO;

@@ -3,6 +3,7 @@
 #include "ten/ten.h"
 
 #include <assert.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,14 +208,25 @@ static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, uint32_t l, tn_err_t
    * rather than divide and round again (bytes > 0, so the zeroed memo never matches).
    * Every message takes time (at least 1 ps): no zero-time event loops. */
   if (msg->bytes != ls->memo_bytes) {
+    uint64_t ps = 0;
+    if (!tn_xfer_ps(msg->bytes, lk->bandwidth_GBps, &ps))
+      return tn_time_overflow(err, "sending %" PRIu64 " bytes over link %u (%u -> %u, %g GB/s)",
+                              msg->bytes, l, lk->src, lk->dst, lk->bandwidth_GBps);
     ls->memo_bytes = msg->bytes;
-    ls->memo_busy_ps = tn_xfer_ps(msg->bytes, lk->bandwidth_GBps);
-    if (ls->memo_busy_ps == 0) ls->memo_busy_ps = 1;
+    ls->memo_busy_ps = ps ? ps : 1;
   }
   uint64_t busy = ls->memo_busy_ps;
-  uint64_t start = e->now > ls->free_ps ? e->now : ls->free_ps;
-  ls->free_ps = start + busy;
-  ls->stats.bytes += msg->bytes;
+  uint64_t start = e->now > ls->free_ps ? e->now : ls->free_ps, end = 0, arrive = 0;
+  /* Times and the link's byte count are checked, never wrapped or capped. */
+  if (!tn_time_add(start, busy, &end) || !tn_time_add(end, lk->latency_ps, &arrive))
+    return tn_time_overflow(err,
+                            "the arrival of %" PRIu64 " bytes over link %u (%u -> %u), queued "
+                            "at %" PRIu64 " ps,",
+                            msg->bytes, l, lk->src, lk->dst, start);
+  if (!tn_add_u64(ls->stats.bytes, msg->bytes, &ls->stats.bytes))
+    return tn_err_set(err, TN_INVAL, "link %u (%u -> %u) carries more than 2^64 - 1 bytes", l,
+                      lk->src, lk->dst);
+  ls->free_ps = end;
   ls->stats.busy_ps += busy;
   ls->stats.messages++;
   if (ls->last_enq_ps == e->now && e->tie_fn)
@@ -225,7 +237,7 @@ static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, uint32_t l, tn_err_t
   ls->last_waited = msg->waited;
   if (e->observer) e->observer(e->observer_ctx, l, start, start + busy, msg->bytes, msg->cookie);
   msg->at = lk->dst;
-  msg->arrive_ps = start + busy + lk->latency_ps;
+  msg->arrive_ps = arrive;
   msg->next = UINT32_MAX;
   if (ls->tail != UINT32_MAX) {
     e->msgs[ls->tail].next = m; /* its arrival is scheduled when the ones before it are done */
@@ -317,7 +329,10 @@ tn_status_t ten_send_via(ten_engine_t *e, uint32_t src, uint32_t dst, uint32_t f
 }
 
 tn_status_t ten_timer(ten_engine_t *e, uint64_t delay_ps, uint64_t cookie, tn_err_t *err) {
-  ev_t v = {e->now + delay_ps, (uint64_t)CLS_TIMER << KEY_CLS_SHIFT | e->timer_seq++, cookie};
+  uint64_t at = 0;
+  if (!tn_time_add(e->now, delay_ps, &at))
+    return tn_time_overflow(err, "a wait of %" PRIu64 " ps from %" PRIu64 " ps", delay_ps, e->now);
+  ev_t v = {at, (uint64_t)CLS_TIMER << KEY_CLS_SHIFT | e->timer_seq++, cookie};
   return heap_push(e, &v, err);
 }
 

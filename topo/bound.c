@@ -7,6 +7,7 @@
 #include "topo/topo.h"
 #include "topo/topo_internal.h"
 #include <igraph/igraph.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -697,8 +698,20 @@ out:
   return st;
 }
 
-uint64_t topo_bound_ps(const topo_bounds_t *b, tn_coll_t coll, uint64_t size_bytes) {
-  if (!b->connected) return UINT64_MAX;
+/* The one refusal of a bound past TN_TIME_MAX_PS. */
+static tn_status_t bound_time(double best, tn_coll_t coll, uint64_t size_bytes, uint64_t *ps,
+                              tn_err_t *err) {
+  if (tn_time_from_double(best, ps)) return TN_OK;
+  return tn_time_overflow(err, "the %s lower bound for %" PRIu64 " bytes (%.3g s)",
+                          tn_coll_name(coll), size_bytes, best / 1e12);
+}
+
+tn_status_t topo_bound_ps(const topo_bounds_t *b, tn_coll_t coll, uint64_t size_bytes, uint64_t *ps,
+                          tn_err_t *err) {
+  if (!b->connected) {
+    *ps = UINT64_MAX;
+    return TN_OK;
+  }
   const topo_coll_bound_t *c = &b->coll[coll];
   /* All-Gather and Reduce-Scatter count whole blocks of floor(S/n) bytes: a size that is
    * not a multiple of n leaves some NPUs a byte less to send. */
@@ -706,8 +719,7 @@ uint64_t topo_bound_ps(const topo_bounds_t *b, tn_coll_t coll, uint64_t size_byt
   double best = 0.0;
   for (uint32_t i = 0; i < c->nterms; i++)
     best = fmax(best, c->terms[i].ps_per_byte * (double)s + c->terms[i].ps);
-  if (!(best < 1.8e19)) return UINT64_MAX;
-  return (uint64_t)floor(best);
+  return bound_time(best, coll, size_bytes, ps, err);
 }
 
 double topo_bound_ps_per_byte(const topo_bounds_t *b, tn_coll_t coll) {
@@ -766,7 +778,8 @@ const char *topo_bound_explain(const topo_bounds_t *b, tn_coll_t coll, char *buf
 }
 
 /* The per-NPU bound (docs/bounds.md §1), for when the full computation cannot run. */
-static uint64_t npu_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes) {
+static tn_status_t npu_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, uint64_t *ps,
+                                tn_err_t *err) {
   double n = t->npus, s = (double)size_bytes, worst = 0.0;
   for (uint32_t v = 0; v < t->npus; v++) {
     double in = topo_ingress_GBps(t, v), o = topo_egress_GBps(t, v);
@@ -776,15 +789,22 @@ static uint64_t npu_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_byte
                                              : s / fmin(in, o);
     worst = fmax(worst, need * PS_PER_BYTE_AT_1GBPS);
   }
-  return worst < 1.8e19 ? (uint64_t)floor(worst) : UINT64_MAX;
+  return bound_time(worst, coll, size_bytes, ps, err);
 }
 
-uint64_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes) {
-  if (t->npus < 2) return 0;
+tn_status_t topo_size_check(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, tn_err_t *err) {
+  uint64_t ps = 0;
+  return t->npus < 2 ? TN_OK : npu_bound_ps(t, coll, size_bytes, &ps, err);
+}
+
+tn_status_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, uint64_t *ps,
+                                tn_err_t *err) {
+  *ps = 0;
+  if (t->npus < 2) return TN_OK;
   topo_bounds_t b;
-  tn_err_t err = {0};
-  if (topo_bounds_compute(t, &b, &err) != TN_OK) return npu_bound_ps(t, coll, size_bytes);
-  return topo_bound_ps(&b, coll, size_bytes);
+  tn_err_t e = {0};
+  if (topo_bounds_compute(t, &b, &e) != TN_OK) return npu_bound_ps(t, coll, size_bytes, ps, err);
+  return topo_bound_ps(&b, coll, size_bytes, ps, err);
 }
 
 uint64_t topo_bounds_cost_us(const topo_t *t) {

@@ -3,8 +3,23 @@
 #include "topo/topo.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+bool topo_bandwidth_check(double gbps, char *why, size_t len) {
+  if (!isfinite(gbps))
+    snprintf(why, len, "must be a finite number of GB/s, not %g", gbps);
+  else if (!(gbps > 0.0))
+    snprintf(why, len, "must be > 0 GB/s, not %g", gbps);
+  else if (gbps < TOPO_MIN_BANDWIDTH_GBPS)
+    snprintf(why, len, "is below the floor of %g GB/s: %g", TOPO_MIN_BANDWIDTH_GBPS, gbps);
+  else if (gbps > TOPO_MAX_BANDWIDTH_GBPS)
+    snprintf(why, len, "exceeds the cap of %g GB/s: %g", TOPO_MAX_BANDWIDTH_GBPS, gbps);
+  else
+    return true;
+  return false;
+}
 
 static int link_cmp(const void *a, const void *b) {
   const topo_link_t *x = a, *y = b;
@@ -33,11 +48,9 @@ static tn_status_t validate_links(uint32_t npus, uint32_t switches, const topo_l
                         i, l->src, l->dst, nodes - 1);
     if (l->src == l->dst)
       return tn_err_set(err, TN_PARSE, "links[%u]: self-loop on node %u", i, l->src);
-    if (!(l->bandwidth_GBps > 0.0) || !isfinite(l->bandwidth_GBps))
-      return tn_err_set(err, TN_PARSE, "links[%u]: bandwidth must be > 0 and finite", i);
-    if (l->bandwidth_GBps > TOPO_MAX_BANDWIDTH_GBPS)
-      return tn_err_set(err, TN_PARSE, "links[%u]: bandwidth %g exceeds %g GB/s", i,
-                        l->bandwidth_GBps, TOPO_MAX_BANDWIDTH_GBPS);
+    char why[96];
+    if (!topo_bandwidth_check(l->bandwidth_GBps, why, sizeof why))
+      return tn_err_set(err, TN_PARSE, "links[%u]: bandwidth %s", i, why);
     if ((double)l->latency_ps > TOPO_MAX_LATENCY_NS * 1000.0)
       return tn_err_set(err, TN_PARSE, "links[%u]: latency exceeds %g ns", i,
                         TOPO_MAX_LATENCY_NS);
@@ -195,10 +208,9 @@ tn_status_t topo_set_link(topo_t *t, uint32_t src, uint32_t dst, double bandwidt
   uint32_t l = topo_find_link(t, src, dst);
   if (l == TOPO_NO_LINK)
     return tn_err_set(err, TN_INVAL, "no link %u -> %u in fabric '%s'", src, dst, t->name);
-  if (!(bandwidth_GBps > 0.0) || !isfinite(bandwidth_GBps) ||
-      bandwidth_GBps > TOPO_MAX_BANDWIDTH_GBPS)
-    return tn_err_set(err, TN_INVAL, "link %u -> %u: bandwidth must be in (0, %g] GB/s", src,
-                      dst, TOPO_MAX_BANDWIDTH_GBPS);
+  char why[96];
+  if (!topo_bandwidth_check(bandwidth_GBps, why, sizeof why))
+    return tn_err_set(err, TN_INVAL, "link %u -> %u: bandwidth %s", src, dst, why);
   if ((double)latency_ps > TOPO_MAX_LATENCY_NS * 1000.0)
     return tn_err_set(err, TN_INVAL, "link %u -> %u: latency exceeds %g ns", src, dst,
                       TOPO_MAX_LATENCY_NS);

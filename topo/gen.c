@@ -115,10 +115,9 @@ tn_status_t topo_i_gen_check(const topo_dim_t *dims, uint32_t ndims, tn_err_t *e
       return tn_err_set(err, TN_PARSE, "dims[%u]: size must be at least 1", d);
     if (dims[d].kind > TOPO_DIM_SWITCH)
       return tn_err_set(err, TN_PARSE, "dims[%u]: unknown kind", d);
-    if (!(dims[d].bandwidth_GBps > 0.0) || !isfinite(dims[d].bandwidth_GBps) ||
-        dims[d].bandwidth_GBps > TOPO_MAX_BANDWIDTH_GBPS)
-      return tn_err_set(err, TN_PARSE, "dims[%u]: bandwidth must be > 0 and at most %g GB/s",
-                        d, TOPO_MAX_BANDWIDTH_GBPS);
+    char why[96];
+    if (!topo_bandwidth_check(dims[d].bandwidth_GBps, why, sizeof why))
+      return tn_err_set(err, TN_PARSE, "dims[%u]: bandwidth %s", d, why);
     if (!(dims[d].latency_ns >= 0.0) || dims[d].latency_ns > TOPO_MAX_LATENCY_NS)
       return tn_err_set(err, TN_PARSE, "dims[%u]: latency must be in [0, %g] ns", d,
                         TOPO_MAX_LATENCY_NS);

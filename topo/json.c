@@ -100,9 +100,8 @@ static tn_status_t get_bandwidth(const jctx_t *c, const cJSON *it, const char *p
     return jerr(c, "%s must be > 0, not NaN", path);
   tn_status_t st = get_number(c, it, path, out);
   if (st != TN_OK) return st;
-  if (!(*out > 0.0)) return jerr(c, "%s must be > 0 (GB/s), not %g", path, *out);
-  if (*out > TOPO_MAX_BANDWIDTH_GBPS)
-    return jerr(c, "%s = %g exceeds the cap of %g GB/s", path, *out, TOPO_MAX_BANDWIDTH_GBPS);
+  char why[96];
+  if (!topo_bandwidth_check(*out, why, sizeof why)) return jerr(c, "%s %s", path, why);
   return TN_OK;
 }
 

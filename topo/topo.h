@@ -12,9 +12,19 @@
 #define TOPO_MAX_SWITCHES 65536u
 #define TOPO_MAX_LINKS 4194304u
 #define TOPO_MAX_DIMS 8u
-#define TOPO_MAX_BANDWIDTH_GBPS 1.0e6 /* 1 PB/s per link */
-#define TOPO_MAX_LATENCY_NS 1.0e9     /* 1 s per link */
+#define TOPO_MAX_BANDWIDTH_GBPS 1.0e6  /* 1 PB/s per link */
+/* The floor of a link's bandwidth: 1 MB/s (a million bytes, 0.00093 GB/s) rounded up to
+ * 0.001 GB/s. Slower links are refused at load, whatever the sizes sent over them: 1 GiB
+ * takes 1000 s at the floor, and a figure like 1e-9 GB/s is a unit mistake. */
+#define TOPO_MIN_BANDWIDTH_GBPS 1.0e-3
+#define TOPO_MAX_LATENCY_NS 1.0e9      /* 1 s per link */
 #define TOPO_NO_LINK UINT32_MAX
+
+/* The one rule for a link's bandwidth in GB/s: a finite number in [TOPO_MIN_BANDWIDTH_GBPS,
+ * TOPO_MAX_BANDWIDTH_GBPS]. true when gbps is one; else false with the reason written
+ * into why (len bytes), to follow the item's name: "must be > 0 GB/s, not -1", "is below
+ * the floor of 0.001 GB/s: 1e-09". */
+bool topo_bandwidth_check(double gbps, char *why, size_t len);
 
 /* The kind of one dimension of a generated fabric (ASTRA-sim's building blocks plus
  * the mesh line). A 2D mesh is [LINE, LINE], a torus [RING, RING], a binary hypercube
@@ -263,10 +273,13 @@ typedef struct topo_bounds {
 tn_status_t topo_bounds_compute(const topo_t *t, topo_bounds_t *out, tn_err_t *err);
 
 /* The bound in ps for a collective of size_bytes (NCCL's meaning of the size, see
- * docs/bounds.md): the max of coll's terms, rounded down; UINT64_MAX when b is not
- * connected. The simulator rounds each message's link time to the nearest ps, so a
- * simulated time may undercut this by at most half a ps per message. O(1). */
-uint64_t topo_bound_ps(const topo_bounds_t *b, tn_coll_t coll, uint64_t size_bytes);
+ * docs/bounds.md): the max of coll's terms, rounded down, into *ps; UINT64_MAX when b is
+ * not connected (no schedule exists). The simulator rounds each message's link time to
+ * the nearest ps, so a simulated time may undercut this by at most half a ps per message.
+ * TN_INVAL (tn_time_overflow, naming the size) when the bound passes TN_TIME_MAX_PS: then
+ * every schedule does too. O(1). */
+tn_status_t topo_bound_ps(const topo_bounds_t *b, tn_coll_t coll, uint64_t size_bytes, uint64_t *ps,
+                          tn_err_t *err);
 
 /* The bandwidth term alone: ps per byte of S (the large-size limit of the bound). */
 double topo_bound_ps_per_byte(const topo_bounds_t *b, tn_coll_t coll);
@@ -282,8 +295,15 @@ const char *topo_bound_explain(const topo_bounds_t *b, tn_coll_t coll, char *buf
 uint64_t topo_bounds_cost_us(const topo_t *t);
 
 /* topo_bounds_compute then topo_bound_ps, for a caller with a single size. When the
- * computation fails (out of memory) it returns the per-NPU bound, still valid. */
-uint64_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes);
+ * computation fails (out of memory) it gives the per-NPU bound, still valid. Errors as
+ * topo_bound_ps's. */
+tn_status_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, uint64_t *ps,
+                                tn_err_t *err);
+
+/* Refuses, as topo_bound_ps does, a size whose per-NPU bound (docs/bounds.md §1, the
+ * bytes an NPU must take in or send out over its own links) already passes TN_TIME_MAX_PS:
+ * a check in O(n + L), for callers that plan before they need the tight bound. */
+tn_status_t topo_size_check(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, tn_err_t *err);
 
 /* Sum of incoming / outgoing link bandwidth of a node, GB/s. */
 double topo_ingress_GBps(const topo_t *t, uint32_t node);

@@ -186,9 +186,9 @@ static tn_status_t to_dims(yctx_t *c, const ylist_t *lists, topo_dim_t *dims, ui
     dims[d].size = (uint32_t)x;
     v = &lists[K_BANDWIDTH].v[d];
     if ((st = to_number(c, "bandwidth", d, v, &x)) != TN_OK) return st;
-    if (!(x > 0) || x > TOPO_MAX_BANDWIDTH_GBPS)
-      return yerr(c, v->line, v->col, "bandwidth[%u] must be > 0 and at most %g GB/s, not %s",
-                  d, TOPO_MAX_BANDWIDTH_GBPS, v->text);
+    char why[96];
+    if (!topo_bandwidth_check(x, why, sizeof why))
+      return yerr(c, v->line, v->col, "bandwidth[%u] %s", d, why);
     dims[d].bandwidth_GBps = x;
     v = &lists[K_LATENCY].v[d];
     if ((st = to_number(c, "latency", d, v, &x)) != TN_OK) return st;

@@ -598,12 +598,31 @@ static bool scan_id(const uint8_t *p, size_t n, uint64_t *id) {
   return true;
 }
 
-/* Inflates a gzip file (one or more members) into *out (caller frees). */
+/* The most bytes a gzip'd file of len bytes may inflate to (emit.h). */
+static size_t gunzip_limit(size_t len) {
+  size_t limit = EMIT_CHAKRA_MAX_FILE_BYTES;
+  if (len < limit / EMIT_CHAKRA_GZIP_MAX_RATIO) limit = len * EMIT_CHAKRA_GZIP_MAX_RATIO;
+  return limit < EMIT_CHAKRA_GZIP_MIN_BYTES ? EMIT_CHAKRA_GZIP_MIN_BYTES : limit;
+}
+
+static tn_status_t gunzip_refuse(const char *what, size_t len, size_t limit, tn_err_t *err) {
+  if (limit == EMIT_CHAKRA_MAX_FILE_BYTES)
+    return tn_err_set(err, TN_LIMIT, "%s: inflates past the %u-byte limit", what,
+                      EMIT_CHAKRA_MAX_FILE_BYTES);
+  return tn_err_set(err, TN_LIMIT,
+                    "%s: gzip inflates past %zu bytes, the limit for %zu compressed bytes "
+                    "(%u times, at least %u; docs/chakra-format.md)",
+                    what, limit, len, EMIT_CHAKRA_GZIP_MAX_RATIO, EMIT_CHAKRA_GZIP_MIN_BYTES);
+}
+
+/* Inflates a gzip file (one or more members) into *out (caller frees), refusing to go past
+ * gunzip_limit(len): the output buffer never grows beyond the limit and one byte. */
 static tn_status_t gunzip(const uint8_t *in, size_t len, const char *what, uint8_t **out,
                           size_t *out_len, tn_err_t *err) {
   *out = NULL;
   *out_len = 0;
   if (len > UINT32_MAX) return tn_err_set(err, TN_LIMIT, "%s: gzip file too large", what);
+  size_t limit = gunzip_limit(len);
   z_stream z;
   memset(&z, 0, sizeof z);
   if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
@@ -615,14 +634,13 @@ static tn_status_t gunzip(const uint8_t *in, size_t len, const char *what, uint8
   z.avail_in = (uInt)len;
   for (;;) {
     if (b.len == b.cap) {
-      if (b.cap >= EMIT_CHAKRA_MAX_FILE_BYTES) {
-        st = tn_err_set(err, TN_LIMIT, "%s: inflates past the %u-byte limit", what,
-                        EMIT_CHAKRA_MAX_FILE_BYTES);
+      if (b.cap > limit) {
+        st = gunzip_refuse(what, len, limit, err);
         break;
       }
       size_t want = b.cap ? b.cap * 2 : (len < 16384 ? 65536 : len * 4);
-      if (want > EMIT_CHAKRA_MAX_FILE_BYTES) want = EMIT_CHAKRA_MAX_FILE_BYTES;
-      if ((st = tn_vec_reserve(&b, want, err)) != TN_OK) break;
+      if (want > limit + 1) want = limit + 1;
+      if ((st = tn_vec_reserve_exact_uninit(&b, want, err)) != TN_OK) break;
     }
     size_t room = b.cap - b.len;
     z.next_out = (uint8_t *)b.data + b.len;
@@ -651,6 +669,7 @@ static tn_status_t gunzip(const uint8_t *in, size_t len, const char *what, uint8
     }
   }
   inflateEnd(&z);
+  if (st == TN_OK && b.len > limit) st = gunzip_refuse(what, len, limit, err);
   if (st != TN_OK) {
     tn_vec_free(&b);
     return st;

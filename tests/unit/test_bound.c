@@ -119,8 +119,8 @@ static void latency_term_is_the_longest_shortest_path(void **state) {
   /* 22 hops of 500 ns from corner to corner: 1 KiB cannot be gathered sooner. */
   assert_int_equal(b.latency_ps, 22u * 500000u);
   for (int c = 0; c < TN_NCOLLS; c++)
-    assert_true(topo_bound_ps(&b, (tn_coll_t)c, 1024) >= 22u * 500000u);
-  assert_true(topo_bound_ps(&b, TN_ALLGATHER, 1024) < 22u * 500000u + 100000u);
+    assert_true(tu_bound_ps(&b, (tn_coll_t)c, 1024) >= 22u * 500000u);
+  assert_true(tu_bound_ps(&b, TN_ALLGATHER, 1024) < 22u * 500000u + 100000u);
   topo_free(t);
 }
 
@@ -181,15 +181,15 @@ static void bound_is_zero_for_one_npu_and_infinite_when_disconnected(void **stat
   TU_OK(topo_create("one", 1, 0, NULL, 0, &one, &tu_err_));
   topo_bounds_t b = bounds_of(one);
   for (int c = 0; c < TN_NCOLLS; c++)
-    assert_int_equal(topo_bound_ps(&b, (tn_coll_t)c, GIB), 0);
+    assert_int_equal(tu_bound_ps(&b, (tn_coll_t)c, GIB), 0);
   topo_free(one);
   topo_link_t l[2] = {{0, 1, 50.0, 0, 0}, {1, 0, 50.0, 0, 0}};
   topo_t *t = NULL;
   TU_OK(topo_create("split", 3, 0, l, 2, &t, &tu_err_));
   b = bounds_of(t);
   assert_false(b.connected);
-  assert_true(topo_bound_ps(&b, TN_ALLGATHER, 1024) == UINT64_MAX);
-  assert_true(topo_lower_bound_ps(t, TN_ALLREDUCE, 1024) == UINT64_MAX);
+  assert_true(tu_bound_ps(&b, TN_ALLGATHER, 1024) == UINT64_MAX);
+  assert_true(tu_lower_bound_ps(t, TN_ALLREDUCE, 1024) == UINT64_MAX);
   topo_free(t);
 }
 
@@ -200,14 +200,14 @@ static void bound_rounds_down_and_grows_with_size(void **state) {
   for (int c = 0; c < TN_NCOLLS; c++) {
     uint64_t prev = 0;
     for (uint64_t s = 1; s < GIB; s = s * 3 + 1) {
-      uint64_t ps = topo_bound_ps(&b, (tn_coll_t)c, s);
+      uint64_t ps = tu_bound_ps(&b, (tn_coll_t)c, s);
       /* Gathers count whole blocks: S rounded down to a multiple of the 16 NPUs. */
       double whole = (double)(c == TN_ALLREDUCE ? s : s - s % 16), exact = 0.0;
       for (uint32_t i = 0; i < b.coll[c].nterms; i++)
         exact = fmax(exact, b.coll[c].terms[i].ps_per_byte * whole + b.coll[c].terms[i].ps);
       assert_true((double)ps <= exact && (double)ps > exact - 1.0);
       assert_true(ps >= prev);
-      assert_int_equal(ps, topo_lower_bound_ps(t, (tn_coll_t)c, s));
+      assert_int_equal(ps, tu_lower_bound_ps(t, (tn_coll_t)c, s));
       prev = ps;
     }
   }
@@ -370,7 +370,7 @@ static void check_no_schedule_beats_the_bound(const topo_t *t, uint64_t seed) {
   static const uint64_t sizes[] = {96 * 64, 49152 * 64};
   for (int c = 0; c < TN_NCOLLS; c++)
     for (size_t si = 0; si < 2; si++) {
-      uint64_t size = sizes[si] * t->npus, bound = topo_bound_ps(&b, (tn_coll_t)c, size);
+      uint64_t size = sizes[si] * t->npus, bound = tu_bound_ps(&b, (tn_coll_t)c, size);
       assert_true((double)bound >= npu_bound_ps(t, (tn_coll_t)c, size) - 1.0);
       for (int k = 0; k < 3; k++) {
         algo_t *a = NULL;

@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,13 +100,40 @@ static void fmt_size_prints_compact_binary_units(void **state) {
 static void xfer_ps_uses_gib_per_second(void **state) {
   (void)state;
   /* 2^30 bytes at 1 GB/s (= 2^30 B/s) take one second. */
-  assert_int_equal(tn_xfer_ps(1ull << 30, 1.0), 1000000000000ull);
+  assert_int_equal(tu_xfer_ps(1ull << 30, 1.0), 1000000000000ull);
   /* 1 MiB at 50 GB/s: 2^20 / (50 * 2^30) s = 19531250 ps exactly. */
-  assert_int_equal(tn_xfer_ps(1u << 20, 50.0), 19531250ull);
+  assert_int_equal(tu_xfer_ps(1u << 20, 50.0), 19531250ull);
   /* One byte at 50 GB/s is 18.6 ps: rounded to the nearest. */
-  assert_int_equal(tn_xfer_ps(1, 50.0), 19);
+  assert_int_equal(tu_xfer_ps(1, 50.0), 19);
   assert_true(tn_gbps(1ull << 30, 1000000000000ull) == 1.0);
   assert_true(tn_gbps(5, 0) == 0.0);
+}
+
+/* A time past 2^62 ps is refused, never capped or wrapped: the transfer, the sum, the
+ * conversion of a bound. */
+static void time_arithmetic_refuses_what_passes_2_to_the_62_ps(void **state) {
+  (void)state;
+  uint64_t ps = 7;
+  /* 2^62 ps at 1 GB/s is 2^62 / 1e12 * 2^30 bytes, about 4.95e15. */
+  assert_true(tn_xfer_ps(4000000000000000ull, 1.0, &ps));
+  uint64_t fits = ps; /* 3.725e18 */
+  assert_true(fits > 3700000000000000000ull && fits < TN_TIME_MAX_PS);
+  assert_false(tn_xfer_ps(5000000000000000ull, 1.0, &ps));
+  assert_false(tn_xfer_ps(UINT64_MAX, 50.0, &ps));
+  assert_false(tn_xfer_ps(1ull << 30, 1e-9, &ps)); /* 31 years */
+  assert_false(tn_xfer_ps(1, 0.0, &ps));
+  assert_int_equal(ps, fits); /* untouched by the refusals */
+  assert_true(tn_time_add(TN_TIME_MAX_PS - 1, 1, &ps) && ps == TN_TIME_MAX_PS);
+  assert_false(tn_time_add(TN_TIME_MAX_PS, 1, &ps));
+  assert_false(tn_time_add(UINT64_MAX, UINT64_MAX, &ps));
+  assert_true(tn_time_from_double(1.9, &ps) && ps == 1);
+  assert_false(tn_time_from_double(1.8e19, &ps));
+  assert_false(tn_time_from_double(NAN, &ps));
+  assert_false(tn_time_from_double(-1.0, &ps));
+  tn_err_t err = {0};
+  assert_int_equal(tn_time_overflow(&err, "sending %d bytes", 5), TN_INVAL);
+  assert_string_equal(err.msg, "sending 5 bytes passes 2^62 ps (53.4 days), the longest time "
+                               "tenet computes with");
 }
 
 static void parse_numbers_check_ranges(void **state) {
@@ -604,6 +632,7 @@ int main(void) {
       cmocka_unit_test(parse_size_list_reads_lists_and_ranges),
       cmocka_unit_test(fmt_size_prints_compact_binary_units),
       cmocka_unit_test(xfer_ps_uses_gib_per_second),
+      cmocka_unit_test(time_arithmetic_refuses_what_passes_2_to_the_62_ps),
       cmocka_unit_test(parse_numbers_check_ranges),
       cmocka_unit_test(err_first_error_wins),
       cmocka_unit_test(err_keeps_the_reason_of_an_overlong_message),

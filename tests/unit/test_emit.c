@@ -1,6 +1,6 @@
 /* tests/unit/test_emit.c — the Chakra ET writer and reader (round trips, determinism, the
- * wire contract of docs/chakra-format.md, rejection of broken sets, foreign producers' files, gzip),
- * the JSON dump and the DOT output. */
+ * wire contract of docs/chakra-format.md, rejection of broken sets, foreign producers' files,
+ * gzip), the JSON dump and the DOT output. */
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -812,6 +812,60 @@ static void emit_read_accepts_gzip(void **state) {
   algo_free(a);
 }
 
+/* n zero bytes gzip'd at level 9 (about 1000 to 1): *len bytes, caller frees. */
+static uint8_t *gzip_zeros(size_t n, size_t *len) {
+  uint8_t *zeros = calloc(n ? n : 1, 1), *out = NULL;
+  assert_non_null(zeros);
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  assert_int_equal(deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY), Z_OK);
+  size_t cap = deflateBound(&z, (uLong)n);
+  out = malloc(cap);
+  assert_non_null(out);
+  z.next_in = zeros;
+  z.avail_in = (uInt)n;
+  z.next_out = out;
+  z.avail_out = (uInt)cap;
+  assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+  *len = cap - z.avail_out;
+  deflateEnd(&z);
+  free(zeros);
+  return out;
+}
+
+/* A gzip bomb stops at its budget (emit.h): the larger of EMIT_CHAKRA_GZIP_MIN_BYTES and
+ * EMIT_CHAKRA_GZIP_MAX_RATIO times the compressed size. Zeros inflate to a file whose
+ * first record is empty, so a stream within the budget fails on that, one past it on the
+ * budget, at exactly the boundary. */
+static void emit_read_stops_a_gzip_bomb_at_its_budget(void **state) {
+  (void)state;
+  size_t len = 0;
+  const char *empty = "node record 1 is empty", *budget = "gzip inflates past";
+  uint8_t *d = gzip_zeros(EMIT_CHAKRA_GZIP_MIN_BYTES, &len);
+  assert_true(len * EMIT_CHAKRA_GZIP_MAX_RATIO < EMIT_CHAKRA_GZIP_MIN_BYTES);
+  expect_decode_error(d, len, 2, empty);
+  free(d);
+  d = gzip_zeros(EMIT_CHAKRA_GZIP_MIN_BYTES + 1, &len);
+  algo_t *a = empty_set(2);
+  tn_err_t err = {0};
+  assert_int_equal(emit_chakra_decode(d, len, "x.0.et", a, 0, &err), TN_LIMIT);
+  assert_non_null(strstr(err.msg, "x.0.et"));
+  assert_non_null(strstr(err.msg, budget));
+  algo_free(a);
+  free(d);
+  /* 256 MiB of zeros: about 250 KiB compressed, refused after 64 times that, not
+   * inflated whole. */
+  d = gzip_zeros((size_t)256 << 20, &len);
+  a = empty_set(2);
+  tn_err_t err2 = {0};
+  assert_int_equal(emit_chakra_decode(d, len, "x.0.et", a, 0, &err2), TN_LIMIT);
+  char want[64];
+  snprintf(want, sizeof want, "past %zu bytes", len * EMIT_CHAKRA_GZIP_MAX_RATIO);
+  assert_non_null(strstr(err2.msg, want));
+  algo_free(a);
+  free(d);
+}
+
 /* Truncates the file at path to half its length. */
 static void cut_in_half(const char *path) {
   size_t len;
@@ -1066,6 +1120,7 @@ int main(void) {
       cmocka_unit_test(emit_read_rejects_a_string_or_float_comm_attr),
       cmocka_unit_test(emit_read_rejects_bad_values),
       cmocka_unit_test(emit_read_accepts_gzip),
+      cmocka_unit_test(emit_read_stops_a_gzip_bomb_at_its_budget),
       cmocka_unit_test(emit_read_reports_the_lowest_failing_rank_on_any_thread_count),
       cmocka_unit_test(emit_write_is_byte_identical_on_any_thread_count),
       cmocka_unit_test(emit_write_is_all_or_nothing),

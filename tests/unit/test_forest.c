@@ -49,7 +49,7 @@ static void check_fabric(const topo_t *t, uint64_t size) {
     if (sim != r.time_ps)
       fail_msg("%s %s: predicted %llu ps, simulated %llu ps", t->name,
                tn_coll_name(colls[c]), (unsigned long long)r.time_ps, (unsigned long long)sim);
-    uint64_t lb = topo_lower_bound_ps(t, colls[c], size), slack = algo_send_count(r.algo) / 2 + 1;
+    uint64_t lb = tu_lower_bound_ps(t, colls[c], size), slack = algo_send_count(r.algo) / 2 + 1;
     if (sim + slack < lb)
       fail_msg("%s %s: %llu ps beats the bound %llu ps", t->name, tn_coll_name(colls[c]),
                (unsigned long long)sim, (unsigned long long)lb);
@@ -112,7 +112,7 @@ static void forest_is_near_the_bound_on_a_spine_with_shared_uplinks(void **state
   (void)state;
   topo_t *t = shipped("spine-4x8");
   tn_err_t err = {0};
-  uint64_t size = 64u << 20, lb = topo_lower_bound_ps(t, TN_ALLGATHER, size);
+  uint64_t size = 64u << 20, lb = tu_lower_bound_ps(t, TN_ALLGATHER, size);
   forest_opts_t o = {.pace = true};
   schedule_t s;
   must(forest_run(t, size, &o, &s, &err), &err);
@@ -134,7 +134,7 @@ static void forest_reduce_is_near_the_bound_on_an_oversubscribed_fat_tree(void *
   (void)state;
   topo_t *t = shipped("fattree-32-4to1");
   tn_err_t err = {0};
-  uint64_t size = 64u << 20, lb = topo_lower_bound_ps(t, TN_REDUCESCATTER, size);
+  uint64_t size = 64u << 20, lb = tu_lower_bound_ps(t, TN_REDUCESCATTER, size);
   schedule_t a, b;
   must(forest_run_reduce(t, size, NULL, &a, &err), &err);
   must(forest_run_reduce(t, size, NULL, &b, &err), &err);

@@ -55,7 +55,7 @@ static void check_fabric(const topo_t *t, uint64_t size, uint32_t k, uint64_t se
   if (t->npus > 1) {
     /* The reversed plan is not timed by the planner; it must still be a sane schedule:
      * never faster than the bound, and an All-Reduce about RS + AG. */
-    assert_true(sim[1] >= topo_lower_bound_ps(t, TN_REDUCESCATTER, size) / 2);
+    assert_true(sim[1] >= tu_lower_bound_ps(t, TN_REDUCESCATTER, size) / 2);
     assert_true(sim[2] >= sim[1]);
   }
   for (int c = 0; c < 3; c++)
@@ -361,11 +361,11 @@ static void greedy_all_gather_on_mesh_8x8_is_near_the_bound(void **state) {
   greedy_opts_t o = {.seed = 1, .chunks_per_npu = 0};
   schedule_t s;
   TU_OK(greedy_run(t, 1u << 20, &o, &s, &tu_err_));
-  uint64_t lb = topo_lower_bound_ps(t, TN_ALLGATHER, 1u << 20);
+  uint64_t lb = tu_lower_bound_ps(t, TN_ALLGATHER, 1u << 20);
   assert_true((double)s.time_ps <= 1.5 * (double)lb);
   schedule_free(&s);
   TU_OK(greedy_run(t, 64u << 20, &o, &s, &tu_err_));
-  lb = topo_lower_bound_ps(t, TN_ALLGATHER, 64u << 20);
+  lb = tu_lower_bound_ps(t, TN_ALLGATHER, 64u << 20);
   assert_true((double)lb >= 0.97 * (double)s.time_ps);
   schedule_free(&s);
   topo_free(t);

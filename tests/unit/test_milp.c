@@ -212,7 +212,7 @@ static void milp_switch4_routes_through_the_switch(void **st) {
 /* A unidirectional-ring schedule as warm start: n-1 steps, valid on the ring. */
 static void ring_schedule(const topo_t *t, uint64_t size, schedule_t *s) {
   uint32_t n = t->npus;
-  uint64_t bytes = size / n, busy = tn_xfer_ps(bytes, 50.0);
+  uint64_t bytes = size / n, busy = tu_xfer_ps(bytes, 50.0);
   schedule_init(s, TN_ALLGATHER, n, 1, size);
   for (uint32_t step = 0; step + 1 < n; step++)
     for (uint32_t r = 0; r < n; r++) {
@@ -303,7 +303,7 @@ static void milp_takes_the_greedy_as_warm_start(void **st) {
 /* True when every link's chunk time and latency are whole steps (the model is exact). */
 static bool exact_steps(const topo_t *t, uint64_t size, uint32_t k, uint64_t step) {
   for (uint32_t i = 0; i < t->nlinks; i++) {
-    uint64_t busy = tn_xfer_ps(ten_chunk_bytes(size, t->npus, k, 0), t->links[i].bandwidth_GBps);
+    uint64_t busy = tu_xfer_ps(ten_chunk_bytes(size, t->npus, k, 0), t->links[i].bandwidth_GBps);
     if (busy % step != 0 || t->links[i].latency_ps % step != 0) return false;
   }
   return true;

@@ -169,7 +169,7 @@ static void sim_direct_allgather_on_fc_is_latency_plus_shard_time(void **state) 
     topo_t *t = gen1(TOPO_DIM_FC, n, false);
     algo_t *a = direct_ag(n, MIB, false);
     sim_result_t res;
-    assert_int_equal(run_ok(t, a, &res), 500000u + tn_xfer_ps(MIB, 50.0));
+    assert_int_equal(run_ok(t, a, &res), 500000u + tu_xfer_ps(MIB, 50.0));
     for (uint32_t r = 0; r < n; r++)
       assert_int_equal(res.npu_finish_ps[r], res.time_ps);
     assert_int_equal(res.links[0].messages, 1);
@@ -185,7 +185,7 @@ static void sim_runs_foreign_set_with_arbitrary_tags(void **state) {
   algo_t *a = direct_ag(8, 4096, true);
   assert_false(a->has_coll);
   sim_result_t res;
-  assert_int_equal(run_ok(t, a, &res), 500000u + tn_xfer_ps(4096, 50.0));
+  assert_int_equal(run_ok(t, a, &res), 500000u + tu_xfer_ps(4096, 50.0));
   assert_int_equal(res.messages, 56);
   sim_result_free(&res);
   algo_free(a);
@@ -214,11 +214,11 @@ static void sim_contention_on_one_link_is_k_transfers_plus_latency(void **state)
       TU_OK(algo_add_recv(a, 1, 0, (int32_t)i, m, false, NULL, 0, NULL, 0, NULL, &tu_err_));
     }
     sim_result_t res;
-    assert_int_equal(run_ok(t, a, &res), k * tn_xfer_ps(m, 25.0) + 700000u);
+    assert_int_equal(run_ok(t, a, &res), k * tu_xfer_ps(m, 25.0) + 700000u);
     assert_int_equal(res.links[0].link, topo_find_link(t, 0, 1));
     assert_int_equal(res.links[0].messages, k);
     assert_int_equal(res.links[0].bytes, k * m);
-    assert_int_equal(res.links[0].busy_ps, k * tn_xfer_ps(m, 25.0));
+    assert_int_equal(res.links[0].busy_ps, k * tu_xfer_ps(m, 25.0));
     assert_int_equal(res.links[1].messages, 0);
     sim_result_free(&res);
     algo_free(a);
@@ -232,7 +232,7 @@ static void sim_switch_hop_is_store_and_forward(void **state) {
   (void)state;
   topo_t *t = gen1(TOPO_DIM_SWITCH, 4, false);
   assert_int_equal(t->switches, 1);
-  const uint64_t m = MIB, x = tn_xfer_ps(MIB, 50.0);
+  const uint64_t m = MIB, x = tu_xfer_ps(MIB, 50.0);
   for (uint32_t k = 1; k <= 4; k++) {
     algo_t *a = NULL;
     TU_OK(algo_create_unknown("chakra", 4, &a, &tu_err_));
@@ -264,7 +264,7 @@ static void sim_send_is_eager_and_late_recv_completes_at_once(void **state) {
   TU_OK(algo_add_recv(a, 1, 0, 0, 1024, false, &c, 1, NULL, 0, NULL, &tu_err_));
   sim_result_t res;
   run_ok(t, a, &res);
-  assert_int_equal(res.npu_finish_ps[0], 500000u + tn_xfer_ps(1024, 50.0));
+  assert_int_equal(res.npu_finish_ps[0], 500000u + tu_xfer_ps(1024, 50.0));
   assert_int_equal(res.npu_finish_ps[1], 10000000u);
   sim_result_free(&res);
   algo_free(a);
@@ -277,7 +277,7 @@ static void sim_matches_same_key_fifo(void **state) {
   topo_t *t = gen1(TOPO_DIM_RING, 2, false);
   algo_t *a = collectiveapi_ring_allreduce(2, 4096, 0);
   sim_result_t res;
-  uint64_t x = tn_xfer_ps(4096, 50.0) + 500000u;
+  uint64_t x = tu_xfer_ps(4096, 50.0) + 500000u;
   /* send, recv, comp(1 ns), send, recv: two serial message times plus one ns. */
   assert_int_equal(run_ok(t, a, &res), 2 * x + 1000u);
   sim_result_free(&res);
@@ -306,8 +306,8 @@ static void sim_issues_ready_sends_in_ascending_id(void **state) {
     TU_OK(algo_add_recv(a, 1, 0, 0, big, false, NULL, 0, NULL, 0, NULL, &tu_err_));
     sim_result_t res;
     run_ok(t, a, &res);
-    uint64_t small_at = tn_xfer_ps(small, 50.0) + lat;
-    if (big_first) small_at += tn_xfer_ps(big, 50.0);
+    uint64_t small_at = tu_xfer_ps(small, 50.0) + lat;
+    if (big_first) small_at += tu_xfer_ps(big, 50.0);
     assert_int_equal(res.npu_finish_ps[1], small_at + 100000000u);
     sim_result_free(&res);
     algo_free(a);
@@ -464,7 +464,7 @@ static void sim_two_runs_are_identical(void **state) {
     seen[x.links[i].link] = 1;
   }
   assert_true(x.links[0].busy_ps > x.links[x.nlinks - 1].busy_ps);
-  assert_true(x.time_ps > 500000u + tn_xfer_ps(100000, 50.0));
+  assert_true(x.time_ps > 500000u + tu_xfer_ps(100000, 50.0));
   sim_result_free(&x);
   sim_result_free(&y);
   algo_free(a);

@@ -68,7 +68,7 @@ static void multi_hop_messages_store_and_forward(void **state) {
   TU_OK(ten_send(f.e, 0, 15, 1024, 1, &tu_err_));
   ten_event_t ev;
   assert_true(ten_next(f.e, &ev));
-  uint64_t hop = 500000 + tn_xfer_ps(1024, 50.0);
+  uint64_t hop = 500000 + tu_xfer_ps(1024, 50.0);
   assert_int_equal(ev.time_ps, 6 * hop);
   teardown(&f);
 }
@@ -80,7 +80,7 @@ static void switch_hop_goes_through_the_switch(void **state) {
   TU_OK(ten_send(f.e, 2, 5, 4096, 1, &tu_err_));
   TU_OK(ten_send(f.e, 3, 5, 4096, 2, &tu_err_));
   ten_event_t ev;
-  uint64_t hop = 500000 + tn_xfer_ps(4096, 50.0);
+  uint64_t hop = 500000 + tu_xfer_ps(4096, 50.0);
   /* Both arrive at the switch together; the switch->5 link serialises them, lower
    * incoming link id first. */
   assert_true(ten_next(f.e, &ev));
@@ -88,7 +88,33 @@ static void switch_hop_goes_through_the_switch(void **state) {
   assert_int_equal(ev.time_ps, 2 * hop);
   assert_true(ten_next(f.e, &ev));
   assert_int_equal(ev.cookie, 2);
-  assert_int_equal(ev.time_ps, 2 * hop + tn_xfer_ps(4096, 50.0));
+  assert_int_equal(ev.time_ps, 2 * hop + tu_xfer_ps(4096, 50.0));
+  teardown(&f);
+}
+
+/* A time past 2^62 ps is an error naming the figure, never a capped or wrapped time: a
+ * message too large for its link, a queue that grows past the limit, a timer. */
+static void engine_refuses_times_past_2_to_the_62_ps(void **state) {
+  (void)state;
+  fixture_t f;
+  setup_kind(&f, "ring", "4");
+  tn_err_t err = {0};
+  /* 2^62 ps at 50 GB/s is about 2.5e17 bytes. */
+  assert_int_equal(ten_send(f.e, 0, 1, 1ull << 58, 1, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "sending 288230376151711744 bytes over link"));
+  assert_non_null(strstr(err.msg, "passes 2^62 ps"));
+  teardown(&f);
+  /* Each message fits, the second queued behind the first does not. */
+  setup_kind(&f, "ring", "4");
+  uint64_t m = 1ull << 57; /* 2.9e18 ps each */
+  TU_OK(ten_send(f.e, 0, 1, m, 1, &tu_err_));
+  tn_err_t err2 = {0};
+  assert_int_equal(ten_send(f.e, 0, 1, m, 2, &err2), TN_INVAL);
+  assert_non_null(strstr(err2.msg, "the arrival of 144115188075855872 bytes over link"));
+  tn_err_t err3 = {0};
+  assert_int_equal(ten_timer(f.e, TN_TIME_MAX_PS + 1, 3, &err3), TN_INVAL);
+  assert_non_null(strstr(err3.msg, "a wait of 4611686018427387905 ps"));
+  TU_OK(ten_timer(f.e, TN_TIME_MAX_PS, 4, &tu_err_));
   teardown(&f);
 }
 
@@ -96,7 +122,7 @@ static void timers_fire_after_deliveries_of_the_same_instant(void **state) {
   (void)state;
   fixture_t f;
   setup_kind(&f, "ring", "4");
-  uint64_t t1 = 500000 + tn_xfer_ps(100, 50.0);
+  uint64_t t1 = 500000 + tu_xfer_ps(100, 50.0);
   TU_OK(ten_timer(f.e, t1, 99, &tu_err_));
   TU_OK(ten_send(f.e, 0, 1, 100, 1, &tu_err_));
   ten_event_t ev;
@@ -171,6 +197,7 @@ int main(void) {
       cmocka_unit_test(multi_hop_messages_store_and_forward),
       cmocka_unit_test(switch_hop_goes_through_the_switch),
       cmocka_unit_test(timers_fire_after_deliveries_of_the_same_instant),
+      cmocka_unit_test(engine_refuses_times_past_2_to_the_62_ps),
       cmocka_unit_test(send_to_self_or_unreachable_is_refused),
       cmocka_unit_test(chunk_bytes_split_evenly_and_sum_to_size),
       cmocka_unit_test(schedule_keeps_chunks_deps_and_time),

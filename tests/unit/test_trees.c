@@ -44,7 +44,7 @@ static uint64_t run_checked(const topo_t *t, uint64_t size, const trees_opts_t *
   assert_true(rep.semantics_checked);
   uint64_t sim = simulate(a, t);
   assert_int_equal(sim, s.time_ps);
-  assert_true(sim >= topo_lower_bound_ps(t, TN_ALLREDUCE, size));
+  assert_true(sim >= tu_lower_bound_ps(t, TN_ALLREDUCE, size));
   algo_free(a);
   schedule_free(&s);
   return sim;
@@ -178,7 +178,7 @@ static void tree_allreduce_runs_are_byte_identical(void **state) {
 static void tree_allreduce_on_mesh_8x8_is_near_the_ingress_bound(void **state) {
   (void)state;
   topo_t *t = gen("mesh", "8x8");
-  uint64_t size = 64 * MiB, lb = topo_lower_bound_ps(t, TN_ALLREDUCE, size);
+  uint64_t size = 64 * MiB, lb = tu_lower_bound_ps(t, TN_ALLREDUCE, size);
   /* 2 * 63 * S / (224 * 50 GB/s) */
   assert_true((double)lb >= 2.0 * 63 * (double)size * 1e12 / (224 * 50 * TN_GIB) - 1);
   uint64_t sim = run_checked(t, size, NULL);

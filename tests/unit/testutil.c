@@ -73,3 +73,24 @@ topo_t *tu_random_fabric(uint32_t n, uint64_t seed, bool with_switch) {
   free(d.links);
   return t;
 }
+
+uint64_t tu_xfer_ps(uint64_t bytes, double gbps) {
+  uint64_t ps = 0;
+  if (!tn_xfer_ps(bytes, gbps, &ps))
+    fail_msg("%llu bytes at %g GB/s do not fit in 2^62 ps", (unsigned long long)bytes, gbps);
+  return ps;
+}
+
+uint64_t tu_bound_ps(const topo_bounds_t *b, tn_coll_t c, uint64_t size) {
+  uint64_t ps = 0;
+  tn_err_t err = {0};
+  if (topo_bound_ps(b, c, size, &ps, &err) != TN_OK) fail_msg("%s", err.msg);
+  return ps;
+}
+
+uint64_t tu_lower_bound_ps(const topo_t *t, tn_coll_t c, uint64_t size) {
+  uint64_t ps = 0;
+  tn_err_t err = {0};
+  if (topo_lower_bound_ps(t, c, size, &ps, &err) != TN_OK) fail_msg("%s", err.msg);
+  return ps;
+}

@@ -27,6 +27,14 @@ const char *tu_tmpdir(const char *test_name);
                tu_err_.msg[0] ? tu_err_.msg : "(message elsewhere)");                \
   } while (0)
 
+/* tn_xfer_ps for figures that fit (the test fails otherwise). */
+uint64_t tu_xfer_ps(uint64_t bytes, double gbps);
+
+/* topo_bound_ps and topo_lower_bound_ps for sizes whose bound fits (the test fails
+ * otherwise). */
+uint64_t tu_bound_ps(const topo_bounds_t *b, tn_coll_t c, uint64_t size);
+uint64_t tu_lower_bound_ps(const topo_t *t, tn_coll_t c, uint64_t size);
+
 /* A random strongly connected fabric of n NPUs: a directed Hamiltonian cycle in random
  * order plus random extra links, all with random figures (10..99 GB/s, 0..999 ns:
  * asymmetric and heterogeneous), and with with_switch one switch joined both ways to a
