@@ -24,8 +24,10 @@ static const char topo_help[] =
 
 static const char gen_help[] =
     "usage: tenet topo gen KIND DIMS [--bandwidth GBPS] [--latency NS] [--explicit]\n"
-    "                      [--unidirectional] [--name NAME] [--description TEXT] -o FILE\n\n"
-    "Writes a generated fabric as a topology JSON file (docs/architecture.md §4).\n"
+    "                      [--unidirectional] [--name NAME] [--description TEXT]\n"
+    "                      [--astra-yaml] -o FILE\n\n"
+    "Writes a generated fabric as a topology JSON file (docs/architecture.md §4), or with\n"
+    "--astra-yaml as ASTRA-sim's analytical network YAML.\n"
     "  KIND   ring, fc (fully connected), switch (star), mesh, torus or hypercube\n"
     "  DIMS   8 for ring, fc and switch; 8x8 or 4x4x4 for mesh and torus; the NPU count\n"
     "         (a power of two) for hypercube\n"
@@ -35,7 +37,11 @@ static const char gen_help[] =
     "  --unidirectional   ring only: links i -> i+1 only\n"
     "  --name NAME        the fabric's name (default KIND-DIMS)\n"
     "  --description TEXT what the fabric models (default: how it was generated)\n"
-    "  -o, --output FILE  the JSON file to write (written completely or not at all)\n";
+    "  --astra-yaml       write ASTRA-sim's network YAML instead (topology, npus_count,\n"
+    "                     bandwidth, latency per dimension; ring, fc, switch and torus only:\n"
+    "                     ASTRA-sim has no mesh line; its congestion-aware backend runs\n"
+    "                     1-D fabrics only)\n"
+    "  -o, --output FILE  the file to write (written completely or not at all)\n";
 
 static const char info_help[] =
     "usage: tenet topo info TOPO [--json]\n\n"
@@ -71,9 +77,28 @@ static const char draw_help[] =
 
 /* ---- gen ------------------------------------------------------------------ */
 
+/* t as ASTRA-sim's network YAML at out (the congestion-aware form when t has one
+ * dimension, else the unaware one). */
+static tn_status_t write_astra_yaml(const topo_t *t, const char *out, tn_err_t *err) {
+  tn_sb_t b;
+  tn_sb_init(&b, err);
+  tn_status_t st = topo_astra_yaml(t, t->ndims == 1, &b, err);
+  tn_outfile_t o = {0};
+  if (st == TN_OK && (st = tn_outfile_open(&o, out, err)) == TN_OK) {
+    if (fwrite(b.v.data, 1, b.v.len, o.f) != b.v.len) {
+      tn_outfile_abort(&o);
+      st = tn_err_set(err, TN_IO, "%s: write failed", out);
+    } else {
+      st = tn_outfile_commit(&o, err);
+    }
+  }
+  tn_vec_free(&b.v);
+  return st;
+}
+
 static int topo_gen_cmd(int argc, char **argv) {
   const char *bw_s = NULL, *lat_s = NULL, *out = NULL, *name = NULL, *desc = NULL;
-  bool help = false, explicit_links = false, unidir = false;
+  bool help = false, explicit_links = false, unidir = false, astra = false;
   const cli_opt_t opts[] = {{"bandwidth", 0, &bw_s, NULL},
                             {"latency", 0, &lat_s, NULL},
                             {"output", 'o', &out, NULL},
@@ -82,6 +107,7 @@ static int topo_gen_cmd(int argc, char **argv) {
                             {"description", 0, &desc, NULL},
                             {"explicit", 0, NULL, &explicit_links},
                             {"unidirectional", 0, NULL, &unidir},
+                            {"astra-yaml", 0, NULL, &astra},
                             {"help", 'h', NULL, &help}};
   const char *pos[2];
   size_t npos = 0;
@@ -124,7 +150,12 @@ static int topo_gen_cmd(int argc, char **argv) {
     desc = auto_desc;
   }
   if (st == TN_OK) st = topo_set_description(t, desc, &err);
-  if (st == TN_OK) st = topo_save(t, out, explicit_links, &err);
+  if (st == TN_OK && astra && explicit_links)
+    st = tn_err_set(&err, TN_INVAL, "--astra-yaml writes dimensions, not links: drop --explicit");
+  if (st == TN_OK && astra)
+    st = write_astra_yaml(t, out, &err);
+  else if (st == TN_OK)
+    st = topo_save(t, out, explicit_links, &err);
   if (st == TN_OK)
     printf("wrote %s: %u NPUs, %u switches, %u links\n", out, t->npus, t->switches, t->nlinks);
   topo_free(t);

@@ -18,6 +18,7 @@ static const command_t commands[] = {
     {"topo", cmd_topo, "generate, inspect, list and draw fabrics (gen, info, list, draw)"},
     {"synth", cmd_synth, "synthesize a collective for a fabric and write Chakra ET files"},
     {"sim", cmd_sim, "simulate a Chakra ET set on a fabric: time, busbw, bound, busiest links"},
+    {"astra", cmd_astra, "write a directory ASTRA-sim runs as it is: set, workload, configs, run.sh"},
     {"verify", cmd_verify, "check a Chakra ET set: matching, deadlock, collective semantics"},
     {"et", cmd_et, "look inside a Chakra ET set (dump as JSON, dot of one rank)"},
     {"import", cmd_import, "convert an MSCCL-IR XML algorithm to a Chakra ET set (msccl)"},

@@ -55,6 +55,13 @@
  * O(nodes + deps + chunks). */
 tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err);
 
+/* Writes an ASTRA-sim workload: <prefix>.<rank>.et for ranks 0..npus-1, each a
+ * GlobalMetadata and one COMM_COLL_NODE (comm_type of coll, comm_size size_bytes,
+ * is_cpu_op false), which ASTRA-sim runs with its implementation of coll — a custom Chakra
+ * set when the system JSON names one (then comm_size is not used). TN_IO on file errors. */
+tn_status_t emit_chakra_write_workload(const char *prefix, uint32_t npus, tn_coll_t coll,
+                                       uint64_t size_bytes, tn_err_t *err);
+
 /* Reads <prefix>.<rank>.et for ranks 0.. until the first missing file (npus == 0) or
  * exactly npus ranks (a missing one is an error, and so is a file for rank npus). Accepts
  * any producer's files (see above), and rejects corrupt, truncated or incomplete sets with

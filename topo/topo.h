@@ -313,4 +313,11 @@ double topo_egress_GBps(const topo_t *t, uint32_t node);
  * <dir>/<name>.json. *path is malloc'ed (caller frees). */
 tn_status_t topo_resolve(const char *arg, const char *shipped_dir, char **path, tn_err_t *err);
 
+/* Appends t as ASTRA-sim's analytical network YAML (topology, npus_count, bandwidth in
+ * GB/s, latency in ns: one entry per dimension) to out. TN_INVAL with the reason for a
+ * fabric without that form: given link by link, a mesh line or unidirectional ring, links
+ * that differ from their dimension, or (congestion_aware) more than one dimension, which
+ * that backend does not run. */
+tn_status_t topo_astra_yaml(const topo_t *t, bool congestion_aware, tn_sb_t *out, tn_err_t *err);
+
 #endif

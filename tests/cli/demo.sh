@@ -37,8 +37,10 @@ check "results.json" python3 -c 'import json,sys; assert len(json.load(open(sys.
 check "next-to-last line: what to open" test "$(tail -n 2 stdout.txt | head -n 1 | cut -c1-5)" = "Open "
 last=$(tail -n 1 stdout.txt)
 check "last line: ASTRA-sim" test "${last:0:10}" = "ASTRA-sim:"
-check "last line: custom implementation" grep -q '"all-gather-implementation-custom": \["/' <<<"$last"
-check "last line: dataset splits" grep -q '"preferred-dataset-splits": 1' <<<"$last"
+check "last line: the run.sh to start" grep -q 'AstraSim_Analytical_Congestion_Aware /.*/out/astra-ring-8/run.sh' <<<"$last"
+check "astra dir: a 1-D fabric" grep -q 'topology: \[ Ring \]' out/astra-ring-8/network.yml
+check "astra dir: custom implementation" grep -q '"all-gather-implementation-custom":' out/astra-ring-8/system.json
+check "astra dir: the set" test -s out/astra-ring-8/set/greedy.7.et
 check "no temp files" test -z "$(find out -name '*.tmp.*')"
 # greedy beats ring on the 8x8 mesh at 16 MiB
 check "greedy beats ring at 16MiB" awk '/^mesh-8x8, allgather/{on=1} on && $1=="16MiB" && $2=="greedy" { if ($NF+0 > 1.0) found=1 } END { exit !found }' stdout.txt
