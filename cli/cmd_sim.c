@@ -31,6 +31,11 @@ static const char help[] =
     "                        id (tenet's: ascending node id, ascending link id), reverse,\n"
     "                        or random (drawn from --seed, default 1). Default id\n"
     "      --seed N          seed of --ties random\n"
+    "                        Without --ties, a set that leaves such an order open (two\n"
+    "                        messages entering one link at one instant) is also run in\n"
+    "                        reverse and 4 random orders, and the spread is reported\n"
+    "                        when they differ (JSON: order_dependent, time_min_ns,\n"
+    "                        time_max_ns); tenet's own sets leave none open\n"
     "      --json            print one JSON object instead of a summary\n"
     "  -h, --help            this help\n"
     "\n"
@@ -108,18 +113,34 @@ static tn_status_t finish_summary(const sim_result_t *r, uint64_t out[3], tn_err
   return TN_OK;
 }
 
+/* The spread over orders of same-instant events, for a set that leaves them open. */
+typedef struct order_info {
+  bool open; /* the id-order run met ties that change the time */
+  uint64_t min_ps, max_ps;
+  uint32_t orders;
+} order_info_t;
+
+static void count_tie(void *ctx, const sim_tie_t *tie) {
+  (void)tie;
+  ++*(uint64_t *)ctx;
+}
+
 static double util(const sim_result_t *r, const sim_link_use_t *l) {
   return r->time_ps ? (double)l->busy_ps / (double)r->time_ps : 0.0;
 }
 
 static void print_summary(const topo_t *t, const algo_t *a, const coll_info_t *ci,
-                          const sim_result_t *r, const uint64_t fin[3], uint32_t top,
-                          const char *trace) {
+                          const sim_result_t *r, const order_info_t *oi, const uint64_t fin[3],
+                          uint32_t top, const char *trace) {
   char sz[32];
   printf("%s", a->name);
   if (ci->has_coll) printf(" %s", tn_coll_name(ci->coll));
   if (ci->has_size) printf(" of %s", tn_fmt_size(ci->size, sz, sizeof sz));
   printf(" on %s (%u NPUs): %.3f ns\n", t->name, t->npus, (double)r->time_ps / 1e3);
+  if (oi->open)
+    printf("order-dependent: %.3f-%.3f ns over %u orders of same-instant events (the set leaves "
+           "them open; --ties picks one)\n",
+           (double)oi->min_ps / 1e3, (double)oi->max_ps / 1e3, oi->orders);
   printf("NPU finish: min %.3f ns, median %.3f ns, max %.3f ns\n", (double)fin[0] / 1e3,
          (double)fin[1] / 1e3, (double)fin[2] / 1e3);
   if (ci->has_size) {
@@ -150,7 +171,8 @@ static void print_summary(const topo_t *t, const algo_t *a, const coll_info_t *c
 }
 
 static int print_json(const topo_t *t, const algo_t *a, const coll_info_t *ci,
-                      const sim_result_t *r, uint32_t top, const char *trace) {
+                      const sim_result_t *r, const order_info_t *oi, uint32_t top,
+                      const char *trace) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "topology", t->name);
   cJSON_AddNumberToObject(o, "npus", t->npus);
@@ -164,6 +186,9 @@ static int print_json(const topo_t *t, const algo_t *a, const coll_info_t *ci,
   else
     cJSON_AddNullToObject(o, "size_bytes");
   cli_json_add_ns(o, "time_ns", r->time_ps);
+  cJSON_AddBoolToObject(o, "order_dependent", oi->open);
+  cli_json_add_ns(o, "time_min_ns", oi->open ? oi->min_ps : r->time_ps);
+  cli_json_add_ns(o, "time_max_ns", oi->open ? oi->max_ps : r->time_ps);
   double algbw = ci->has_size ? tn_gbps(ci->size, r->time_ps) : 0.0;
   bool both = ci->has_coll && ci->has_size;
   uint64_t lb = both ? ci->bound_ps : 0;
@@ -238,15 +263,25 @@ int cmd_sim(int argc, char **argv) {
   if (ci.has_coll && ci.has_size &&
       topo_lower_bound_ps(t, ci.coll, ci.size, &ci.bound_ps, &err) != TN_OK)
     goto fail;
+  /* Unless an order was asked for, a set whose run meets ties (two messages entering one
+   * link at one instant) is run under more orders, and a spread is reported. */
+  uint64_t ties = 0;
+  order_info_t oi = {0};
+  if (!a.ties) so.on_tie = count_tie, so.tie_ctx = &ties;
   if (sim_run(t, set, &so, &r, &err) != TN_OK) {
     if (err.status == TN_PARSE) tn_err_prefix(&err, "%s", a.prefix); /* "rank r node i: ..." */
     goto fail;
   }
+  if (ties > 0) {
+    sim_spread_t sp;
+    if (sim_order_spread(t, set, SIM_SPREAD_SEEDS, &sp, &err) != TN_OK) goto fail;
+    oi = (order_info_t){sp.min_ps != sp.max_ps, sp.min_ps, sp.max_ps, sp.orders};
+  }
   if (finish_summary(&r, fin, &err) != TN_OK) goto fail;
   if (a.json)
-    code = print_json(t, set, &ci, &r, top, a.trace);
+    code = print_json(t, set, &ci, &r, &oi, top, a.trace);
   else
-    print_summary(t, set, &ci, &r, fin, top, a.trace);
+    print_summary(t, set, &ci, &r, &oi, fin, top, a.trace);
   goto done;
 fail:
   code = cli_report("sim", &err);

@@ -8,7 +8,6 @@
 #include "emit/emit.h"
 #include "sim/sim.h"
 
-#define VERIFY_SEEDS 4 /* random orders of same-instant events tried, besides id and reverse */
 
 static const char help[] =
     "usage: tenet verify -t TOPO -c COLL -s SIZE PREFIX\n"
@@ -91,7 +90,7 @@ int cmd_verify(int argc, char **argv) {
     goto done;
   }
   sim_spread_t sp;
-  if (sim_order_spread(t, set, VERIFY_SEEDS, &sp, &err) != TN_OK) {
+  if (sim_order_spread(t, set, SIM_SPREAD_SEEDS, &sp, &err) != TN_OK) {
     if (err.status == TN_PARSE) tn_err_prefix(&err, "%s", pos[0]);
     code = cli_report("verify", &err);
     goto done;

@@ -71,6 +71,8 @@ typedef struct sim_strict_report {
  * to their ranks). What sim_run reports on failure. */
 tn_status_t sim_make_strict(const topo_t *t, algo_t **a, sim_strict_report_t *rep, tn_err_t *err);
 
+#define SIM_SPREAD_SEEDS 4 /* random orders sim and verify try besides id and reverse */
+
 typedef struct sim_spread {
   uint64_t id_ps, min_ps, max_ps; /* tenet's order; the fastest and slowest order tried */
   uint32_t orders;                /* orders tried */
