@@ -138,6 +138,11 @@ tn_status_t algo_drop_gates(const algo_t *a, algo_t **out, tn_err_t *err);
  * over rank order (no All-to-All: TN_INVAL); Direct: all pairs, peers rotated. */
 tn_status_t algo_ring(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint32_t chunks_per_npu,
                       algo_t **out, tn_err_t *err);
+/* algo_ring, or with both the two counter-rotating rings of MSCCLang's bidirectional ring:
+ * the odd pieces of every block go r -> r-1 (mirrored), the even ones r -> r+1, so both
+ * directions of every ring link carry half. both needs chunks_per_npu >= 2 (TN_INVAL). */
+tn_status_t algo_ring_both(tn_coll_t coll, uint32_t npus, uint64_t size_bytes,
+                           uint32_t chunks_per_npu, bool both, algo_t **out, tn_err_t *err);
 /* MSCCLang's Two-Step All-to-All for NPUs in groups (servers): member lists the NPUs
  * group by group (groups of npus / groups each). Step 1: every NPU sends each local peer,
  * in one message, the pieces it addresses to the NPUs with that peer's local index in every

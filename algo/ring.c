@@ -40,24 +40,38 @@ tn_status_t algo_i_baseline_create(const char *name, tn_coll_t coll, uint32_t np
  * a COMP, which the send of the next step forwards. After n-1 steps rank r holds block r
  * reduced over all ranks. Every block is K chunks (pieces) that travel independently.
  * last_comp[p] receives, per rank, the id of the final COMP of piece p (for All-Reduce). */
-static tn_status_t ring_rs(algo_t *a, uint32_t r, uint32_t *tag, uint32_t *last_comp,
+/* Piece p's way round the ring: +1 (r to r+1), or -1 for the odd pieces of a
+ * bidirectional ring, which mirror the even ones. */
+static int piece_dir(uint32_t p, bool both) {
+  return both && (p & 1u) ? -1 : 1;
+}
+
+/* The ring neighbour of r one step in direction dir, and the block r handles at offset
+ * off (mirrored for dir -1): (r + dir * off) mod n. */
+static uint32_t ring_at(uint32_t r, int dir, int64_t off, uint32_t n) {
+  int64_t v = ((int64_t)r + dir * off) % (int64_t)n;
+  return (uint32_t)(v < 0 ? v + n : v);
+}
+
+static tn_status_t ring_rs(algo_t *a, uint32_t r, bool both, uint32_t *tag, uint32_t *last_comp,
                            uint32_t *prev, tn_err_t *err) {
-  uint32_t n = a->npus, k = a->chunks_per_npu, next = (r + 1) % n, from = (r + n - 1) % n;
+  uint32_t n = a->npus, k = a->chunks_per_npu;
   tn_status_t st = TN_OK;
   for (uint32_t s = 0; s + 1 < n && st == TN_OK; s++) {
-    uint32_t send_block = (r + 2 * n - s - 1) % n, recv_block = (r + 2 * n - s - 2) % n;
     for (uint32_t p = 0; p < k && st == TN_OK; p++) {
-      uint32_t c = send_block * k + p;
-      st = algo_add_send(a, r, next, (int32_t)(*tag + p), algo_i_chunk_bytes(a, c), &prev[p],
-                         s == 0 ? 0 : 1, &c, 1, NULL, err);
+      int d = piece_dir(p, both);
+      uint32_t c = ring_at(r, d, -(int64_t)s - 1, n) * k + p;
+      st = algo_add_send(a, r, ring_at(r, d, 1, n), (int32_t)(*tag + p), algo_i_chunk_bytes(a, c),
+                         &prev[p], s == 0 ? 0 : 1, &c, 1, NULL, err);
     }
     for (uint32_t p = 0; p < k && st == TN_OK; p++) {
-      uint32_t c = recv_block * k + p;
-      st = algo_add_recv(a, r, from, (int32_t)(*tag + p), algo_i_chunk_bytes(a, c), true, NULL, 0,
-                         &c, 1, &prev[p], err);
+      int d = piece_dir(p, both);
+      uint32_t c = ring_at(r, d, -(int64_t)s - 2, n) * k + p;
+      st = algo_add_recv(a, r, ring_at(r, d, -1, n), (int32_t)(*tag + p), algo_i_chunk_bytes(a, c),
+                         true, NULL, 0, &c, 1, &prev[p], err);
     }
     for (uint32_t p = 0; p < k && st == TN_OK; p++) {
-      uint32_t c = recv_block * k + p;
+      uint32_t c = ring_at(r, piece_dir(p, both), -(int64_t)s - 2, n) * k + p;
       st = algo_add_comp(a, r, 0, &prev[p], 1, &c, 1, &prev[p], err);
     }
     *tag += k;
@@ -70,22 +84,23 @@ static tn_status_t ring_rs(algo_t *a, uint32_t r, uint32_t *tag, uint32_t *last_
 /* All-Gather over the ring: in step s (0..n-2) rank r sends block (r-s) mod n to r+1; a
  * block received in step s is forwarded in step s+1. first_dep[p] (or NULL) is what the
  * first send of piece p waits for: the reduction that completed block r in All-Reduce. */
-static tn_status_t ring_ag(algo_t *a, uint32_t r, uint32_t *tag, const uint32_t *first_dep,
-                           uint32_t *prev, tn_err_t *err) {
-  uint32_t n = a->npus, k = a->chunks_per_npu, next = (r + 1) % n, from = (r + n - 1) % n;
+static tn_status_t ring_ag(algo_t *a, uint32_t r, bool both, uint32_t *tag,
+                           const uint32_t *first_dep, uint32_t *prev, tn_err_t *err) {
+  uint32_t n = a->npus, k = a->chunks_per_npu;
   tn_status_t st = TN_OK;
   for (uint32_t s = 0; s + 1 < n && st == TN_OK; s++) {
-    uint32_t send_block = (r + n - s) % n, recv_block = (r + 2 * n - s - 1) % n;
     for (uint32_t p = 0; p < k && st == TN_OK; p++) {
-      uint32_t c = send_block * k + p;
+      int d = piece_dir(p, both);
+      uint32_t c = ring_at(r, d, -(int64_t)s, n) * k + p;
       const uint32_t *dep = s > 0 ? &prev[p] : first_dep ? &first_dep[p] : NULL;
-      st = algo_add_send(a, r, next, (int32_t)(*tag + p), algo_i_chunk_bytes(a, c), dep,
-                         dep ? 1 : 0, &c, 1, NULL, err);
+      st = algo_add_send(a, r, ring_at(r, d, 1, n), (int32_t)(*tag + p), algo_i_chunk_bytes(a, c),
+                         dep, dep ? 1 : 0, &c, 1, NULL, err);
     }
     for (uint32_t p = 0; p < k && st == TN_OK; p++) {
-      uint32_t c = recv_block * k + p;
-      st = algo_add_recv(a, r, from, (int32_t)(*tag + p), algo_i_chunk_bytes(a, c), false, NULL, 0,
-                         &c, 1, &prev[p], err);
+      int d = piece_dir(p, both);
+      uint32_t c = ring_at(r, d, -(int64_t)s - 1, n) * k + p;
+      st = algo_add_recv(a, r, ring_at(r, d, -1, n), (int32_t)(*tag + p), algo_i_chunk_bytes(a, c),
+                         false, NULL, 0, &c, 1, &prev[p], err);
     }
     *tag += k;
   }
@@ -94,11 +109,20 @@ static tn_status_t ring_ag(algo_t *a, uint32_t r, uint32_t *tag, const uint32_t 
 
 tn_status_t algo_ring(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint32_t chunks_per_npu,
                       algo_t **out, tn_err_t *err) {
+  return algo_ring_both(coll, npus, size_bytes, chunks_per_npu, false, out, err);
+}
+
+tn_status_t algo_ring_both(tn_coll_t coll, uint32_t npus, uint64_t size_bytes,
+                           uint32_t chunks_per_npu, bool both, algo_t **out, tn_err_t *err) {
   algo_t *a = NULL;
   uint32_t *scratch = NULL;
   if (coll == TN_ALLTOALL) {
     *out = NULL;
     return tn_err_set(err, TN_INVAL, "ring: no All-to-All baseline (Direct is the usual one)");
+  }
+  if (both && chunks_per_npu < 2) {
+    *out = NULL;
+    return tn_err_set(err, TN_INVAL, "ring: both directions need 2 chunks per NPU or more");
   }
   uint64_t steps = npus > 0 ? npus - 1 : 0;
   uint64_t tags = steps * chunks_per_npu * (coll == TN_ALLREDUCE ? 2u : 1u);
@@ -112,9 +136,10 @@ tn_status_t algo_ring(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint32
   for (uint32_t r = 0; r < npus && npus > 1; r++) {
     /* Tags count the messages of the pair (r, r+1) in the order they are sent. */
     uint32_t tag = 0;
-    if (coll != TN_ALLGATHER && (st = ring_rs(a, r, &tag, last, prev, err)) != TN_OK) goto fail;
+    if (coll != TN_ALLGATHER && (st = ring_rs(a, r, both, &tag, last, prev, err)) != TN_OK)
+      goto fail;
     if (coll != TN_REDUCESCATTER &&
-        (st = ring_ag(a, r, &tag, coll == TN_ALLREDUCE ? last : NULL, prev, err)) != TN_OK)
+        (st = ring_ag(a, r, both, &tag, coll == TN_ALLREDUCE ? last : NULL, prev, err)) != TN_OK)
       goto fail;
   }
   if ((st = algo_fill_idle(a, err)) != TN_OK) goto fail;

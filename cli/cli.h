@@ -137,6 +137,7 @@ typedef struct cli_result {
   tn_coll_t coll;
   char algorithm[16]; /* as asked for ("auto", "greedy", …) */
   char method[16];    /* what made the algorithm (auto's choice) */
+  char variant[48];   /* a baseline's configuration ("both directions, 8 chunks"), or "" */
   uint64_t size_bytes;
   bool ok;            /* false: error holds the one-line reason */
   tn_status_t status; /* why it failed (TN_OK when ok) */

@@ -41,15 +41,15 @@ typedef struct synth_args {
   bool json, verbose, help;
 } synth_args_t;
 
-static void print_summary(const topo_t *t, const algo_t *a, uint64_t size,
-                          const synth_result_t *so, const sim_result_t *sr, uint64_t lb_ps,
-                          const char *prefix) {
+static void print_summary(const topo_t *t, const algo_t *a, uint64_t size, const synth_result_t *so,
+                          const sim_result_t *sr, uint64_t lb_ps, const char *prefix) {
   char sz[32];
   double algbw = tn_gbps(size, sr->time_ps);
-  printf("%s%s %s of %s on %s (%u NPUs): %.3f us, algbw %.2f GB/s, busbw %.2f GB/s\n", a->name,
-         so->chosen ? " (chosen by auto)" : "",
-         tn_coll_name(a->coll), tn_fmt_size(size, sz, sizeof sz), t->name, t->npus,
-         (double)sr->time_ps / 1e6, algbw, algbw * tn_coll_busbw_factor(a->coll, t->npus));
+  printf("%s%s%s%s%s %s of %s on %s (%u NPUs): %.3f us, algbw %.2f GB/s, busbw %.2f GB/s\n",
+         a->name, so->variant[0] ? " (" : "", so->variant, so->variant[0] ? ")" : "",
+         so->chosen ? " (chosen by auto)" : "", tn_coll_name(a->coll),
+         tn_fmt_size(size, sz, sizeof sz), t->name, t->npus, (double)sr->time_ps / 1e6, algbw,
+         algbw * tn_coll_busbw_factor(a->coll, t->npus));
   printf("lower bound %.3f us (time/bound %.3f); %llu messages, %llu nodes; synthesized in "
          "%.1f ms%s%s\n",
          (double)lb_ps / 1e6, lb_ps ? (double)sr->time_ps / (double)lb_ps : 0.0,
@@ -69,6 +69,7 @@ static int print_json(const topo_t *t, const algo_t *a, uint64_t size, const syn
   cJSON_AddBoolToObject(o, "chosen_by_auto", so->chosen);
   cli_json_add_u64(o, "size_bytes", size);
   cJSON_AddNumberToObject(o, "chunks_per_npu", a->chunks_per_npu);
+  if (so->variant[0]) cJSON_AddStringToObject(o, "variant", so->variant);
   cli_json_add_ns(o, "time_ns", sr->time_ps);
   if (so->time_ps) cli_json_add_ns(o, "predicted_ns", so->time_ps);
   cJSON_AddNumberToObject(o, "algbw_GBps", algbw);

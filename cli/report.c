@@ -42,6 +42,7 @@ static cJSON *row_json(const cli_result_t *r) {
             cJSON_AddStringToObject(o, "collective", tn_coll_name(r->coll)) &&
             cJSON_AddStringToObject(o, "algorithm", r->algorithm) &&
             cJSON_AddStringToObject(o, "method", r->method) &&
+            cJSON_AddStringToObject(o, "variant", r->variant) &&
             cli_json_add_u64(o, "size_bytes", r->size_bytes) &&
             cli_json_add_ns(o, "time_ns", r->time_ps) &&
             cJSON_AddNumberToObject(o, "algbw_GBps", round_to(r->algbw_GBps, 1e6)) &&
@@ -91,7 +92,7 @@ tn_status_t cli_results_csv(const cli_result_t *rows, size_t n, const char *path
   tn_status_t st = tn_outfile_open(&o, path, err);
   if (st != TN_OK) return st;
   fprintf(o.f, "topology,npus,collective,algorithm,size_bytes,time_ns,algbw_GBps,busbw_GBps,"
-               "lower_bound_ns,ratio_to_bound,speedup_vs_ring,method\n");
+               "lower_bound_ns,ratio_to_bound,speedup_vs_ring,method,variant\n");
   for (size_t i = 0; i < n; i++) {
     const cli_result_t *r = &rows[i];
     char speed[32] = "";
@@ -105,6 +106,8 @@ tn_status_t cli_results_csv(const cli_result_t *rows, size_t n, const char *path
             (double)r->time_ps / 1000.0, r->algbw_GBps, r->busbw_GBps,
             (double)r->lower_bound_ps / 1000.0, r->ratio_to_bound, speed);
     cli_csv_text(o.f, r->method);
+    fputc(',', o.f);
+    cli_csv_text(o.f, r->variant);
     fputc('\n', o.f);
   }
   return tn_outfile_commit(&o, err);
@@ -129,12 +132,14 @@ tn_status_t cli_results_table(const cli_result_t *rows, size_t n, FILE *f, tn_er
   tn_status_t st = cli_table_init(&t, headers, "llrrrrrr", 8, err);
   for (size_t i = 0; st == TN_OK && i < n; i++) {
     const cli_result_t *r = &rows[i];
-    char size[32], time[32], alg[32], bus[32], bound[32], ratio[32], speed[32], name[40];
-    /* A portfolio row says what it chose: "auto:greedy". */
-    if (r->method[0] && strcmp(r->method, r->algorithm) != 0)
-      snprintf(name, sizeof name, "%s:%s", r->algorithm, r->method);
-    else
-      snprintf(name, sizeof name, "%s", r->algorithm);
+    char size[32], time[32], alg[32], bus[32], bound[32], ratio[32], speed[32], name[96];
+    /* A portfolio row says what it chose ("auto:greedy"), a baseline its configuration
+     * ("ring (both directions, 8 chunks)"). */
+    int at = r->method[0] && strcmp(r->method, r->algorithm) != 0
+                 ? snprintf(name, sizeof name, "%s:%s", r->algorithm, r->method)
+                 : snprintf(name, sizeof name, "%s", r->algorithm);
+    if (r->variant[0] && at > 0 && (size_t)at < sizeof name)
+      snprintf(name + at, sizeof name - (size_t)at, " (%s)", r->variant);
     tn_fmt_size(r->size_bytes, size, sizeof size);
     cli_fmt_time_ns((double)r->time_ps / 1000.0, time, sizeof time);
     snprintf(alg, sizeof alg, "%.2f", r->algbw_GBps);

@@ -53,6 +53,7 @@ tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, 
     r->ok = true;
     r->synth_ms = out.synth_ms;
     snprintf(r->method, sizeof r->method, "%s", synth_method_name(out.method));
+    snprintf(r->variant, sizeof r->variant, "%s", out.variant);
     fill_metrics(r, res.time_ps);
   } else {
     r->status = st;

@@ -55,6 +55,8 @@ typedef struct synth_result {
                               whose prediction is exact), else 0 */
   double synth_ms;         /* wall time of synthesis, lowering and the portfolio's sims */
   const char *milp_status; /* "optimal" / "feasible" / "timeout" for the MILP, else NULL */
+  char variant[48];        /* a baseline's configuration ("both directions, 8 chunks"), or "" */
+  bool strict;             /* algo is order-proof already (sim_make_strict ran on it) */
 } synth_result_t;
 
 /* Builds the algorithm for coll of size_bytes (NCCL's meaning) on t with opts->method and

@@ -46,7 +46,7 @@ else
 fi
 
 # ---- a synthesized set -------------------------------------------------------------
-synth_out=$("$TENET" synth -t ring-8 -c allgather -s 8MiB -a ring -o "$SCRATCH/ag" 2>&1)
+synth_out=$("$TENET" synth -t ring-8 -c allgather -s 8MiB -a ring --chunks 1 -o "$SCRATCH/ag" 2>&1)
 synth_rc=$?
 if [ $synth_rc -ne 0 ]; then
   bad "tenet synth -a ring: exit $synth_rc: $synth_out"

@@ -133,7 +133,9 @@ for algo in ring direct greedy; do
       [ "$(json_get "$S/imp.json" verified)" = True ] && ok ||
       { bad "re-import runtime-fit $algo $coll: $(cat "$S/err.txt")"; continue; }
     if [ $algo = ring ]; then
-      [ "$(json_get "$S/imp.json" time_ns)" = "$(json_get "$S/syn.json" time_ns)" ] && ok ||
+      # The order gates of the Chakra set (1 ns each) have no MSCCL-IR form.
+      awk -v a="$(json_get "$S/imp.json" time_ns)" -v b="$(json_get "$S/syn.json" time_ns)" \
+        'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 16) }' && ok ||
         bad "ring $coll runtime-fit time $(json_get "$S/imp.json" time_ns) vs $(json_get "$S/syn.json" time_ns)"
     fi
   done

@@ -52,7 +52,7 @@ refused "topo info" "is below the floor of 0.001 GB/s: 0.0001" "$TENET" topo inf
 # the engine says which message.
 sed 's/1e-9/0.001/' slow.json >floor.json
 SUBCMD=synth
-run "$TENET" synth -t floor.json -c allgather -s 1GiB -a ring -o f/ag --json
+run "$TENET" synth -t floor.json -c allgather -s 1GiB -a ring --chunks 1 -o f/ag --json
 check "a link at the floor works: $(cat err.txt)" test "$rc" -eq 0
 desc="floor time"
 python3 - out.txt <<'PY' && ok || bad "a ring over a 0.001 GB/s link: time and bound"

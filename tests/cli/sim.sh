@@ -60,7 +60,7 @@ EOF
 
 # tenet's own files: the header gives collective and size, and the simulated time is the
 # one synth reported for them.
-"$TENET" synth -t "$SCRATCH/ring8.json" -c allreduce -s 64MiB -a ring -o "$SCRATCH/own/ar" --json >"$SCRATCH/synth.json" ||
+"$TENET" synth -t "$SCRATCH/ring8.json" -c allreduce -s 64MiB -a ring --chunks 1 -o "$SCRATCH/own/ar" --json >"$SCRATCH/synth.json" ||
   bad "synth ring"
 "$TENET" sim -t "$SCRATCH/ring8.json" "$SCRATCH/own/ar" --json --top 3 >"$SCRATCH/out.json" || bad "sim own set"
 [ "$(json_get "$SCRATCH/out.json" collective)" = allreduce ] && ok || bad "header collective"
