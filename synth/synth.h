@@ -42,7 +42,8 @@ bool synth_method_available(synth_method_t m);
 typedef struct synth_opts {
   synth_method_t method;
   uint64_t seed;           /* the greedy's tie-breaking seed */
-  uint32_t chunks_per_npu; /* 0 = chosen by the producer (1 for the baselines) */
+  uint32_t chunks_per_npu; /* 0 = chosen by the producer (the baselines: their fastest
+                              configuration, see variant) */
   double time_limit_s;     /* MILP; 0 = its default */
   bool verbose;            /* MILP: solver output to stderr */
 } synth_opts_t;
