@@ -455,7 +455,7 @@ static cJSON *result_json(const cli_batch_plan_t *p, const cli_batch_case_t *c, 
                                         "ratio_to_bound"};
     for (size_t i = 0; ok && i < sizeof nulls / sizeof nulls[0]; i++)
       ok = cJSON_AddNullToObject(o, nulls[i]) != NULL;
-    ok = ok && cJSON_AddStringToObject(o, "status", "error") &&
+    ok = ok && cJSON_AddStringToObject(o, "status", r->not_applicable ? "n/a" : "error") &&
          cJSON_AddStringToObject(o, "error", r->error);
   }
   if (!ok) {
@@ -490,9 +490,11 @@ static cJSON *read_result(const char *dir, const cli_batch_plan_t *p, const cli_
   return o;
 }
 
+/* A result that is final: ok, or n/a (the algorithm does not make the collective). */
 static bool result_ok(const cJSON *o) {
   const cJSON *status = cJSON_GetObjectItemCaseSensitive(o, "status");
-  return cJSON_IsString(status) && strcmp(status->valuestring, "ok") == 0;
+  return cJSON_IsString(status) &&
+         (strcmp(status->valuestring, "ok") == 0 || strcmp(status->valuestring, "n/a") == 0);
 }
 
 /* Whether a result was made from the inputs whose key is given. */
@@ -535,7 +537,15 @@ static tn_status_t run_case(const cli_batch_plan_t *p, const cli_batch_case_t *c
   topo_t *t = NULL;
   tn_err_t e = {0};
   memset(r, 0, sizeof *r);
-  if (cli_load_topo_spec(p->topos[c->topo], &t, &e) == TN_OK) {
+  synth_method_t m = SYNTH_AUTO;
+  const char *why = NULL;
+  tn_err_t me = {0};
+  if (synth_method_parse(p->algos[c->algo], "--algos", &m, &me) == TN_OK &&
+      !synth_method_applies(m, p->colls[c->coll], &why)) {
+    /* A pair of the cross product that means nothing (ring x alltoall): not a failure. */
+    r->not_applicable = true;
+    tn_fit_line(r->error, sizeof r->error, why);
+  } else if (cli_load_topo_spec(p->topos[c->topo], &t, &e) == TN_OK) {
     cli_run_one(t, p->labels[c->topo], p->colls[c->coll], p->sizes[c->size], p->algos[c->algo],
                 p->seed, p->keep == CLI_BATCH_KEEP_RESULTS ? NULL : prefix, r, &e);
   } else {
@@ -903,7 +913,7 @@ typedef struct batch_ctx {
   uint32_t *group_left; /* --keep best: cases of each group not yet finished in this run */
   pthread_mutex_t mu;
   cli_progress_t progress;
-  size_t ran, skipped, failed;
+  size_t ran, skipped, failed, not_applicable;
   volatile sig_atomic_t halt; /* an output error: stop everything */
   tn_err_t err;               /* the first such error */
 } batch_ctx_t;
@@ -947,12 +957,14 @@ static void batch_job(void *arg, size_t k, unsigned worker) {
     b->skipped++;
   else
     b->ran++;
-  if (!skip && !r.ok) b->failed++;
+  bool failed = !skip && !r.ok && !r.not_applicable;
+  if (failed) b->failed++;
+  if (!skip && r.not_applicable) b->not_applicable++;
   /* On a terminal a failure is printed above the bar; otherwise under its case line. */
-  if (!skip && !r.ok && b->opts->tty)
+  if (failed && b->opts->tty)
     fprintf(stderr, "\r\033[Ktenet batch: FAILED %s: %s\n", item, r.error);
-  cli_progress_step_work(&b->progress, item, skip || r.ok, skip, tn_wall_seconds() - t0,
-                         b->cost_us[k]);
+  cli_progress_step_as(&b->progress, item, !failed, skip || r.not_applicable,
+                       r.not_applicable ? "n/a" : NULL, tn_wall_seconds() - t0, b->cost_us[k]);
   /* Once every algorithm of the group has finished, keep only the fastest one's set. */
   size_t g = c.index / p->nalgos;
   if (st == TN_OK && b->group_left != NULL && --b->group_left[g] == 0) {
@@ -962,7 +974,7 @@ static void batch_job(void *arg, size_t k, unsigned worker) {
       b->halt = 1;
     }
   }
-  if (!skip && !r.ok && !b->opts->tty) fprintf(stderr, "tenet batch:   %s\n", r.error);
+  if (failed && !b->opts->tty) fprintf(stderr, "tenet batch:   %s\n", r.error);
   pthread_mutex_unlock(&b->mu);
 }
 
@@ -1012,6 +1024,7 @@ tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
   stats->ran = b.ran;
   stats->skipped = b.skipped;
   stats->failed = b.failed;
+  stats->not_applicable = b.not_applicable;
   if (st == TN_OK && b.err.status != TN_OK) st = tn_err_set(err, b.err.status, "%s", b.err.msg);
   stats->interrupted = st == TN_OK && b.ran + b.skipped < m;
   if (st == TN_OK && !stats->interrupted) {

@@ -140,6 +140,7 @@ typedef struct cli_result {
   char variant[48];   /* a baseline's configuration ("both directions, 8 chunks"), or "" */
   uint64_t size_bytes;
   bool ok;            /* false: error holds the one-line reason */
+  bool not_applicable; /* the algorithm does not make the collective (error says so) */
   tn_status_t status; /* why it failed (TN_OK when ok) */
   char error[512];
   uint64_t time_ps;        /* simulated collective time */
@@ -257,6 +258,10 @@ void cli_progress_set_work(cli_progress_t *p, uint64_t work_total);
 void cli_progress_step(cli_progress_t *p, const char *item, bool ok, bool skipped, double seconds);
 void cli_progress_step_work(cli_progress_t *p, const char *item, bool ok, bool skipped,
                             double seconds, uint64_t work);
+/* cli_progress_step_work whose line says label (e.g. "n/a") instead of ok / done-before /
+ * FAILED. */
+void cli_progress_step_as(cli_progress_t *p, const char *item, bool ok, bool skipped,
+                          const char *label, double seconds, uint64_t work);
 /* Erases the bar (terminal). */
 void cli_progress_finish(cli_progress_t *p);
 /* "[#####...] 12/40, 1 failed  ETA 0:42" as of now_s (tn_wall_seconds). The ETA is the

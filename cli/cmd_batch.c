@@ -20,7 +20,9 @@ static const char *const batch_help =
     "result.json was made from the same inputs (the bytes of the fabric file or the\n"
     "generator spec, collective, size, algorithm, seed) is complete and is skipped when\n"
     "the command is run again (resume); a changed input reruns its cases. Failed cases\n"
-    "are recorded and retried on the next run. At the end DIR/summary.json\n"
+    "are recorded and retried on the next run; a case whose algorithm does not make\n"
+    "its collective (ring x alltoall, trees x allgather) is recorded as status n/a, not\n"
+    "a failure. At the end DIR/summary.json\n"
     "({\"rows\":[...]}, one row per case: case, topology, npus, collective, algorithm,\n"
     "size_bytes, time_ns, algbw_GBps, busbw_GBps, lower_bound_ns, ratio_to_bound, status,\n"
     "error) and DIR/summary.csv (text quoted as 'tenet compare --csv' does) are written\n"
@@ -182,8 +184,9 @@ int cmd_batch(int argc, char **argv) {
     return batch_signal == SIGTERM ? 143 : 130;
   }
   fprintf(stderr,
-          "tenet batch: %zu cases (%zu run, %zu done before, %zu failed) in %s; "
+          "tenet batch: %zu cases (%zu run, %zu done before, %zu failed, %zu n/a) in %s; "
           "summary in %s/summary.json and %s/summary.csv\n",
-          stats.cases, stats.ran, stats.skipped, stats.failed, dur, out, out);
+          stats.cases, stats.ran - stats.not_applicable, stats.skipped, stats.failed,
+          stats.not_applicable, dur, out, out);
   return stats.failed ? 2 : 0;
 }

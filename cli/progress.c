@@ -54,6 +54,11 @@ void cli_progress_step(cli_progress_t *p, const char *item, bool ok, bool skippe
 
 void cli_progress_step_work(cli_progress_t *p, const char *item, bool ok, bool skipped,
                             double seconds, uint64_t work) {
+  cli_progress_step_as(p, item, ok, skipped, NULL, seconds, work);
+}
+
+void cli_progress_step_as(cli_progress_t *p, const char *item, bool ok, bool skipped,
+                          const char *label, double seconds, uint64_t work) {
   p->done++;
   p->work_done += work;
   if (!skipped) p->work_ran += work;
@@ -67,9 +72,10 @@ void cli_progress_step_work(cli_progress_t *p, const char *item, bool ok, bool s
     p->drawn = true;
   } else if (p->lines) {
     fprintf(stderr, "tenet %s: [%zu/%zu] %s %s", p->cmd, p->done, p->total,
-            skipped ? "done-before"
-            : ok    ? "ok"
-                    : "FAILED",
+            label     ? label
+            : skipped ? "done-before"
+            : ok      ? "ok"
+                      : "FAILED",
             item ? item : "");
     if (!skipped) fprintf(stderr, " (%.2f s)", seconds);
     fputc('\n', stderr);

@@ -146,9 +146,8 @@ static tn_status_t forest_reduce(const topo_t *t, tn_coll_t coll, uint64_t size,
 /* All-to-All: the greedy's routed pieces (the other planners make none). */
 static tn_status_t alltoall(const topo_t *t, uint64_t size, const synth_opts_t *o,
                             synth_method_t m, synth_result_t *out, tn_err_t *err) {
-  if (m != SYNTH_GREEDY)
-    return tn_err_set(err, TN_INVAL, "%s makes no All-to-All (greedy and direct do)",
-                      synth_method_name(m));
+  if (m != SYNTH_GREEDY) /* synth_method_applies let only the greedy through */
+    return tn_err_set(err, TN_INTERNAL, "%s: no All-to-All planner", synth_method_name(m));
   greedy_opts_t g = {.seed = o->seed, .chunks_per_npu = o->chunks_per_npu};
   schedule_t s;
   tn_status_t st = greedy_alltoall(t, size, &g, &s, err);

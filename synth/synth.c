@@ -162,28 +162,22 @@ static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size,
   return st;
 }
 
-static tn_status_t baseline(const topo_t *t, tn_coll_t coll, uint64_t size, synth_method_t m,
-                            uint32_t k, algo_t **out, tn_err_t *err) {
+/* MSCCLang's Two-Step All-to-All over the fabric's servers. */
+static tn_status_t two_step(const topo_t *t, uint64_t size, uint32_t k, algo_t **out,
+                            tn_err_t *err) {
   tn_status_t st = topo_check_connected(t, err);
   if (st != TN_OK) return st;
-  if (m == SYNTH_TWOSTEP) {
-    if (coll != TN_ALLTOALL)
-      return tn_err_set(err, TN_INVAL, "twostep makes All-to-All only, not %s", tn_coll_name(coll));
-    uint32_t *member = NULL, groups = 0;
-    st = tn_malloc(t->npus, sizeof *member, &member, err);
-    if (st == TN_OK) st = servers(t, member, &groups, err);
-    if (st == TN_OK) st = algo_two_step(t->npus, member, groups, size, k ? k : 1, out, err);
-    free(member);
-    return st;
-  }
-  return tn_err_set(err, TN_INTERNAL, "no baseline %d", (int)m);
+  uint32_t *member = NULL, groups = 0;
+  st = tn_malloc(t->npus, sizeof *member, &member, err);
+  if (st == TN_OK) st = servers(t, member, &groups, err);
+  if (st == TN_OK) st = algo_two_step(t->npus, member, groups, size, k ? k : 1, out, err);
+  free(member);
+  return st;
 }
 
 /* The tree All-Reduce; its plan's time is exact (timed on the simulator's engine). */
 static tn_status_t trees(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
                          synth_result_t *out, tn_err_t *err) {
-  if (coll != TN_ALLREDUCE)
-    return tn_err_set(err, TN_INVAL, "trees makes All-Reduce only, not %s", tn_coll_name(coll));
   /* A disconnected fabric is refused as every method refuses it; trees' own TN_INVAL
    * means only that its trees do not fit this fabric. */
   tn_status_t st = topo_check_connected(t, err);
@@ -197,15 +191,42 @@ static tn_status_t trees(const topo_t *t, tn_coll_t coll, uint64_t size, const s
   return st;
 }
 
+bool synth_method_applies(synth_method_t m, tn_coll_t coll, const char **why) {
+  const char *no = NULL;
+  switch (m) {
+  case SYNTH_RING:
+    if (coll == TN_ALLTOALL) no = "ring: no All-to-All baseline (Direct is the usual one)";
+    break;
+  case SYNTH_TREES:
+    if (coll != TN_ALLREDUCE) no = "trees makes All-Reduce only";
+    break;
+  case SYNTH_TWOSTEP:
+    if (coll != TN_ALLTOALL) no = "twostep makes All-to-All only";
+    break;
+  case SYNTH_FOREST:
+    if (coll == TN_ALLTOALL) no = "forest makes no All-to-All (greedy and direct do)";
+    break;
+  case SYNTH_MILP:
+    if (coll == TN_ALLTOALL) no = "milp makes no All-to-All (greedy and direct do)";
+    break;
+  default: break;
+  }
+  if (why) *why = no;
+  return no == NULL;
+}
+
 static tn_status_t produce(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
                            synth_method_t m, synth_result_t *out, tn_err_t *err) {
+  const char *why = NULL;
+  if (m != SYNTH_AUTO && !synth_method_applies(m, coll, &why))
+    return tn_err_set(err, TN_INVAL, "%s", why);
   switch (m) {
   case SYNTH_RING:
   case SYNTH_DIRECT: {
     tn_status_t st = topo_check_connected(t, err);
     return st == TN_OK ? best_baseline(t, coll, size, m, o->chunks_per_npu, out, err) : st;
   }
-  case SYNTH_TWOSTEP: return baseline(t, coll, size, m, o->chunks_per_npu, &out->algo, err);
+  case SYNTH_TWOSTEP: return two_step(t, size, o->chunks_per_npu, &out->algo, err);
   case SYNTH_GREEDY:
   case SYNTH_MILP:
   case SYNTH_FOREST: return synth_i_planned(t, coll, size, o, m, out, err);

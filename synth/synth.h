@@ -36,6 +36,11 @@ const char *synth_method_name(synth_method_t m);
 tn_status_t synth_method_parse(const char *s, const char *what, synth_method_t *out,
                                tn_err_t *err);
 
+/* Whether method m makes collective coll at all (ring: no All-to-All; trees: All-Reduce
+ * only; twostep: All-to-All only; forest, milp: no All-to-All); when not, *why (may be
+ * NULL) says so in one line. The one rule synth_run and batch's sweeps use. */
+bool synth_method_applies(synth_method_t m, tn_coll_t coll, const char **why);
+
 /* True when this build has the method (the MILP is optional). */
 bool synth_method_available(synth_method_t m);
 

@@ -235,4 +235,20 @@ fails_with 1 "$TENET" batch "${A[@]}" --keep all -o full
 check "another --keep on a folder is refused" grep -q 'was run with --keep results' err.txt
 fails_with 1 "$TENET" batch "${A[@]}" --keep some -o x
 
+# A pair of the cross product that means nothing (ring x alltoall) is n/a, not a failure:
+# exit 0, recorded once, not run again.
+run "$TENET" batch --topos ring-4 --colls alltoall,allgather --sizes 64KiB --algos ring,direct -o na
+desc="ring x alltoall"; expect_rc 0
+grep -q "(3 run, 0 done before, 0 failed, 1 n/a)" err.txt && ok || bad "n/a summary: $(tail -n 1 err.txt)"
+grep -q "\] n/a ring-4/alltoall/64KiB/ring" err.txt && ok || bad "n/a line: $(cat err.txt)"
+python3 - na/summary.json <<'PY' && ok || bad "n/a row"
+import json, sys
+rows = {(r["collective"], r["algorithm"]): r for r in json.load(open(sys.argv[1]))["rows"]}
+r = rows[("alltoall", "ring")]
+assert r["status"] == "n/a" and "All-to-All" in r["error"] and r["time_ns"] is None, r
+assert all(v["status"] == "ok" for k, v in rows.items() if k != ("alltoall", "ring")), rows
+PY
+run "$TENET" batch --topos ring-4 --colls alltoall,allgather --sizes 64KiB --algos ring,direct -o na
+grep -q "(0 run, 4 done before, 0 failed, 0 n/a)" err.txt && ok || bad "n/a resumed: $(tail -n 1 err.txt)"
+
 testlib_done
