@@ -197,7 +197,10 @@ static void print_bounds(const topo_bounds_t *b, const uint64_t *gib_ps) {
   }
   char lat[32];
   cli_fmt_time_ns((double)b->latency_ps / 1e3, lat, sizeof lat);
-  printf("  %-13s %10s  the longest shortest-latency path between two NPUs\n", "latency", lat);
+  printf("  %-13s %10s  %s\n", "latency", lat,
+         b->tight ? "the longest shortest-latency path between two NPUs"
+                  : "hops from NPU 0 to the farthest NPU x the smallest link latency (above the "
+                    "size cap: not tight)");
 }
 
 static void print_info(const topo_t *t, const topo_info_t *in, const topo_bounds_t *b,
@@ -217,7 +220,9 @@ static void print_info(const topo_t *t, const topo_info_t *in, const topo_bounds
   printf("%-12s %u directed\n", "links", in->links);
   printf("%-12s %s\n", "connected", in->connected ? "yes" : "no (some NPU cannot reach another)");
   if (in->connected)
-    printf("%-12s %u hops over NPU pairs\n", "diameter", in->diameter);
+    printf("%-12s %s%u hops over NPU pairs%s\n", "diameter",
+           in->diameter_exact ? "" : ">= ", in->diameter,
+           in->diameter_exact ? "" : " (two BFS sweeps: too big for all pairs)");
   else
     printf("%-12s - (disconnected)\n", "diameter");
   printf("%-12s %u .. %u (over NPUs)\n", "in-degree", in->min_in_degree, in->max_in_degree);
@@ -263,6 +268,7 @@ static int print_info_json(const topo_t *t, const topo_info_t *in, const topo_bo
     cJSON_AddNumberToObject(o, "diameter", in->diameter);
   else
     cJSON_AddNullToObject(o, "diameter");
+  cJSON_AddBoolToObject(o, "diameter_exact", in->connected && in->diameter_exact);
   cJSON_AddNumberToObject(o, "min_in_degree", in->min_in_degree);
   cJSON_AddNumberToObject(o, "max_in_degree", in->max_in_degree);
   cJSON_AddNumberToObject(o, "min_out_degree", in->min_out_degree);

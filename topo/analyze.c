@@ -60,8 +60,7 @@ static tn_status_t npu_distances(const topo_t *t, const igraph_t *g, uint32_t *d
   *bad_src = *bad_dst = UINT32_MAX;
   for (uint32_t s0 = 0; s0 < t->npus && e == IGRAPH_SUCCESS; s0 += BATCH) {
     uint32_t s1 = s0 + BATCH < t->npus ? s0 + BATCH : t->npus;
-    e = igraph_distances(g, &m, igraph_vss_range(s0, s1), igraph_vss_range(0, t->npus),
-                         IGRAPH_OUT);
+    e = igraph_distances(g, &m, igraph_vss_range(s0, s1), igraph_vss_range(0, t->npus), IGRAPH_OUT);
     for (uint32_t s = s0; s < s1 && e == IGRAPH_SUCCESS; s++) {
       for (uint32_t d = 0; d < t->npus; d++) {
         igraph_real_t h = MATRIX(m, s - s0, d);
@@ -77,6 +76,92 @@ static tn_status_t npu_distances(const topo_t *t, const igraph_t *g, uint32_t *d
   igraph_matrix_destroy(&m);
   *diameter = diam;
   return map_igraph(e, "distances", err);
+}
+
+/* npus x (nodes + links) above which the diameter is not taken from a BFS per NPU (65536
+ * NPUs on a ring would take minutes). */
+#define ALL_PAIRS_WORK 200000000ull
+
+static tn_status_t check_connected_locked(const topo_t *t, tn_err_t *err);
+
+/* The diameter of a generated fabric that is still exactly what its shape generates (no
+ * link removed or added): the sum of its dimensions' diameters (the fabric is their
+ * Cartesian product). False when t is not such a fabric. */
+static bool shape_diameter(const topo_t *t, uint32_t *diameter) {
+  if (t->ndims == 0) return false;
+  topo_t *u = NULL;
+  tn_err_t e = {0};
+  if (topo_gen(t->name, t->dims, t->ndims, &u, &e) != TN_OK) return false;
+  bool same = u->nlinks == t->nlinks && u->npus == t->npus && u->switches == t->switches;
+  for (uint32_t l = 0; same && l < t->nlinks; l++)
+    same = u->links[l].src == t->links[l].src && u->links[l].dst == t->links[l].dst;
+  topo_free(u);
+  if (!same) return false;
+  uint32_t d = 0;
+  for (uint32_t i = 0; i < t->ndims; i++) {
+    const topo_dim_t *dim = &t->dims[i];
+    uint32_t n = dim->size;
+    if (n <= 1) continue;
+    switch (dim->kind) {
+    case TOPO_DIM_RING: d += dim->unidirectional ? n - 1 : n / 2; break;
+    case TOPO_DIM_LINE: d += n - 1; break;
+    case TOPO_DIM_FC: d += 1; break;
+    case TOPO_DIM_SWITCH: d += 2; break;
+    }
+  }
+  *diameter = d;
+  return true;
+}
+
+/* The largest hop distance from NPU src to an NPU (*far: that NPU), by BFS on the CSR
+ * arrays. dist and queue hold topo_nodes(t) entries. */
+static uint32_t npu_eccentricity(const topo_t *t, uint32_t src, uint32_t *dist, uint32_t *queue,
+                                 uint32_t *far) {
+  uint32_t nodes = topo_nodes(t), head = 0, tail = 0, best = 0;
+  for (uint32_t v = 0; v < nodes; v++)
+    dist[v] = UINT32_MAX;
+  dist[src] = 0;
+  queue[tail++] = src;
+  *far = src;
+  while (head < tail) {
+    uint32_t v = queue[head++];
+    if (v < t->npus && dist[v] > best) best = dist[v], *far = v;
+    for (uint32_t i = t->out_off[v]; i < t->out_off[v + 1]; i++) {
+      uint32_t w = t->links[t->out_link[i]].dst;
+      if (dist[w] == UINT32_MAX) dist[w] = dist[v] + 1, queue[tail++] = w;
+    }
+  }
+  return best;
+}
+
+/* Above ALL_PAIRS_WORK: connectivity from strongly connected components, the diameter
+ * exact from the shape when there is one, else a lower bound from two BFS sweeps (NPU 0,
+ * then the NPU farthest from it). */
+static tn_status_t large_diameter(const topo_t *t, topo_info_t *info, tn_err_t *err) {
+  tn_err_t ce = {0};
+  tn_status_t cs = check_connected_locked(t, &ce);
+  if (cs == TN_INFEASIBLE) {
+    info->connected = false;
+    info->diameter = UINT32_MAX;
+    return TN_OK;
+  }
+  if (cs != TN_OK) return tn_err_set(err, cs, "%s", ce.msg);
+  info->connected = true;
+  if (shape_diameter(t, &info->diameter)) {
+    info->diameter_exact = true;
+    return TN_OK;
+  }
+  uint32_t *dist = NULL, *queue = NULL, far = 0, far2 = 0;
+  tn_status_t st = tn_malloc(topo_nodes(t), sizeof *dist, &dist, err);
+  if (st == TN_OK) st = tn_malloc(topo_nodes(t), sizeof *queue, &queue, err);
+  if (st == TN_OK) {
+    uint32_t a = npu_eccentricity(t, 0, dist, queue, &far);
+    uint32_t b = npu_eccentricity(t, far, dist, queue, &far2);
+    info->diameter = a > b ? a : b;
+  }
+  free(dist);
+  free(queue);
+  return st;
 }
 
 static tn_status_t analyze_locked(const topo_t *t, topo_info_t *info, tn_err_t *err) {
@@ -99,6 +184,8 @@ static tn_status_t analyze_locked(const topo_t *t, topo_info_t *info, tn_err_t *
     if (eg < info->min_egress_GBps) info->min_egress_GBps = eg;
     if (eg > info->max_egress_GBps) info->max_egress_GBps = eg;
   }
+  if ((uint64_t)t->npus * ((uint64_t)topo_nodes(t) + t->nlinks) > ALL_PAIRS_WORK)
+    return large_diameter(t, info, err);
   igraph_t g;
   tn_status_t st = build_graph(t, &g, err);
   if (st != TN_OK) return st;
@@ -106,6 +193,7 @@ static tn_status_t analyze_locked(const topo_t *t, topo_info_t *info, tn_err_t *
   st = npu_distances(t, &g, &info->diameter, &a, &b, err);
   igraph_destroy(&g);
   info->connected = st == TN_OK && info->diameter != UINT32_MAX;
+  info->diameter_exact = true;
   return st;
 }
 
@@ -132,8 +220,10 @@ static tn_status_t check_connected_locked(const topo_t *t, tn_err_t *err) {
         e = igraph_distances(&g, &m, igraph_vss_1(0), igraph_vss_1(other), IGRAPH_OUT);
         if (e == IGRAPH_SUCCESS) {
           bool fwd = !isfinite(MATRIX(m, 0, 0));
-          st = tn_err_set(err, TN_INFEASIBLE, "fabric '%s' is disconnected: NPU %u cannot "
-                          "reach NPU %u", t->name, fwd ? 0u : other, fwd ? other : 0u);
+          st = tn_err_set(err, TN_INFEASIBLE,
+                          "fabric '%s' is disconnected: NPU %u cannot "
+                          "reach NPU %u",
+                          t->name, fwd ? 0u : other, fwd ? other : 0u);
         }
         igraph_matrix_destroy(&m);
       }
@@ -150,7 +240,9 @@ void topo_igraph_lock(void) {
   igraph_setup();
 }
 
-void topo_igraph_unlock(void) { pthread_mutex_unlock(&igraph_mu); }
+void topo_igraph_unlock(void) {
+  pthread_mutex_unlock(&igraph_mu);
+}
 
 tn_status_t topo_i_igraph_status(int igraph_error, const char *what, tn_err_t *err) {
   return map_igraph((igraph_error_t)igraph_error, what, err);

@@ -76,6 +76,57 @@ static setcut_t set_cut(const topo_t *t, const uint8_t *in) {
   return c;
 }
 
+/* set_cut of one node: its own links, O(degree). */
+static setcut_t node_cut(const topo_t *t, uint32_t v) {
+  setcut_t c = {v < t->npus ? 1u : 0u, 1, 0.0, 0.0, 0.0, 0.0};
+  double lo = INFINITY, li = INFINITY;
+  for (uint32_t i = t->out_off[v]; i < t->out_off[v + 1]; i++) {
+    const topo_link_t *l = &t->links[t->out_link[i]];
+    if (l->dst == v) continue;
+    c.out_GBps += l->bandwidth_GBps;
+    lo = fmin(lo, (double)l->latency_ps);
+  }
+  for (uint32_t i = t->in_off[v]; i < t->in_off[v + 1]; i++) {
+    const topo_link_t *l = &t->links[t->in_link[i]];
+    c.in_GBps += l->bandwidth_GBps;
+    li = fmin(li, (double)l->latency_ps);
+  }
+  c.out_lat_ps = isfinite(lo) ? lo : 0.0;
+  c.in_lat_ps = isfinite(li) ? li : 0.0;
+  return c;
+}
+
+/* set_cut of every party g < k of a partition (grp[v]: v's party, UINT32_MAX for transit
+ * nodes outside every party) in one pass over the links: cuts[g]. Sums run in link order,
+ * as set_cut's do, so each is bit for bit set_cut's. */
+static void group_cuts(const topo_t *t, const uint32_t *grp, uint32_t k, setcut_t *cuts) {
+  for (uint32_t g = 0; g < k; g++)
+    cuts[g] = (setcut_t){0, 0, 0.0, 0.0, INFINITY, INFINITY};
+  for (uint32_t v = 0; v < topo_nodes(t); v++) {
+    if (grp[v] >= k) continue;
+    cuts[grp[v]].nodes++;
+    if (v < t->npus) cuts[grp[v]].npus++;
+  }
+  for (uint32_t i = 0; i < t->nlinks; i++) {
+    const topo_link_t *l = &t->links[i];
+    uint32_t a = grp[l->src] < k ? grp[l->src] : UINT32_MAX;
+    uint32_t b = grp[l->dst] < k ? grp[l->dst] : UINT32_MAX;
+    if (a == b) continue;
+    if (a != UINT32_MAX) {
+      cuts[a].out_GBps += l->bandwidth_GBps;
+      cuts[a].out_lat_ps = fmin(cuts[a].out_lat_ps, (double)l->latency_ps);
+    }
+    if (b != UINT32_MAX) {
+      cuts[b].in_GBps += l->bandwidth_GBps;
+      cuts[b].in_lat_ps = fmin(cuts[b].in_lat_ps, (double)l->latency_ps);
+    }
+  }
+  for (uint32_t g = 0; g < k; g++) {
+    if (!isfinite(cuts[g].out_lat_ps)) cuts[g].out_lat_ps = 0.0;
+    if (!isfinite(cuts[g].in_lat_ps)) cuts[g].in_lat_ps = 0.0;
+  }
+}
+
 /* Smallest latency among a node's incoming links (0 when it has none). */
 static double min_in_lat(const topo_t *t, uint32_t v) {
   double m = INFINITY;
@@ -240,6 +291,37 @@ static void latency_terms(const topo_t *f, const far_t *far, side_t *s) {
   s->diameter_ps = s->lat_ps;
 }
 
+/* Above the caps, a latency term in O(V + L): data of NPU 0 must reach every NPU, so the
+ * collective takes at least (hops from NPU 0 to the farthest NPU) x (the smallest link
+ * latency). A lower bound on the exact term, never above it. */
+static tn_status_t hop_latency(const topo_t *f, side_t *s, tn_err_t *err) {
+  uint32_t nodes = topo_nodes(f), *dist = NULL, *queue = NULL;
+  tn_status_t st = tn_malloc(nodes, sizeof *dist, &dist, err);
+  if (st == TN_OK) st = tn_malloc(nodes, sizeof *queue, &queue, err);
+  if (st == TN_OK && nodes > 0) {
+    double lo = INFINITY;
+    for (uint32_t l = 0; l < f->nlinks; l++)
+      lo = fmin(lo, (double)f->links[l].latency_ps);
+    for (uint32_t v = 0; v < nodes; v++)
+      dist[v] = UINT32_MAX;
+    uint32_t head = 0, tail = 0, far = 0;
+    dist[0] = 0;
+    queue[tail++] = 0;
+    while (head < tail) {
+      uint32_t v = queue[head++];
+      if (v < f->npus && dist[v] > far) far = dist[v];
+      for (uint32_t i = f->out_off[v]; i < f->out_off[v + 1]; i++) {
+        uint32_t u = f->links[f->out_link[i]].dst;
+        if (dist[u] == UINT32_MAX) dist[u] = dist[v] + 1, queue[tail++] = u;
+      }
+    }
+    s->diameter_ps = f->nlinks ? far * lo : 0.0;
+  }
+  free(dist);
+  free(queue);
+  return st;
+}
+
 /* One fabric's side: the seed, then (when tight) shortest latencies and the cut search.
  * Above the caps, connectivity comes from topo_check_connected. */
 static tn_status_t side_compute(const topo_t *f, bool tight, side_t *s, tn_err_t *err) {
@@ -254,6 +336,7 @@ static tn_status_t side_compute(const topo_t *f, bool tight, side_t *s, tn_err_t
     tn_err_t e2 = {0};
     s->connected = topo_check_connected(f, &e2) == TN_OK;
     if (s->connected) seed_side(f, s);
+    if (s->connected) st = hop_latency(f, s, err);
     goto out;
   }
   topo_igraph_lock();
@@ -484,7 +567,6 @@ static tn_status_t fill_allreduce(const topo_t *t, const topo_t *tt, const side_
   tn_status_t st = scratch_alloc(t, &sc, err);
   if (st != TN_OK) return st;
   uint32_t *grp = sc.grp;
-  uint8_t *one = sc.set;
   topo_bound_term_t gossip = {0}, bisect = {0};
   gossip_ctx_t gc = {b, &gossip};
   visitor_t vis = {gossip_visit, &gc};
@@ -493,10 +575,8 @@ static tn_status_t fill_allreduce(const topo_t *t, const topo_t *tt, const side_
   gossip_set(t, rs->set, grp, b, &gossip);
   b->terms[0] = gossip;
   for (uint32_t v = 0; v < t->npus; v++) {
-    one[v] = 1;
-    setcut_t c = set_cut(t, one);
+    setcut_t c = node_cut(t, v);
     bisect_eval(&c, b, &bisect);
-    one[v] = 0;
   }
   setcut_t ca = set_cut(t, ag->set), cr = set_cut(t, rs->set);
   bisect_eval(&ca, b, &bisect);
@@ -515,9 +595,8 @@ static tn_status_t fill_allreduce(const topo_t *t, const topo_t *tt, const side_
 /* A node set X with a NPUs of n: its NPUs address a(n - a)/n of S to the NPUs outside, and
  * receive as much from them, through the links leaving and entering X. Keeps the best in
  * b and *term. */
-static void exchange_eval(const topo_t *t, const uint8_t *in, const char *family,
-                          topo_coll_bound_t *b, topo_bound_term_t *term) {
-  setcut_t c = set_cut(t, in);
+static void exchange_eval_cut(const topo_t *t, setcut_t c, const char *family, topo_coll_bound_t *b,
+                              topo_bound_term_t *term) {
   double n = t->npus, a = c.npus;
   if (c.npus == 0 || c.npus == t->npus) return;
   double cross = a * (n - a) / n;
@@ -536,21 +615,26 @@ static void exchange_eval(const topo_t *t, const uint8_t *in, const char *family
   }
 }
 
+static void exchange_eval(const topo_t *t, const uint8_t *in, const char *family,
+                          topo_coll_bound_t *b, topo_bound_term_t *term) {
+  exchange_eval_cut(t, set_cut(t, in), family, b, term);
+}
+
 typedef struct exchange_ctx {
   topo_coll_bound_t *b;
   topo_bound_term_t *term, *volume;
   uint8_t *in;
+  setcut_t *cuts; /* one per node: a partition's parties */
 } exchange_ctx_t;
 
 /* Every party of a partition, as a set X (its transit switches outside). */
 static void exchange_visit(const topo_t *t, const uint32_t *grp, uint32_t k, const char *family,
                            void *ctx) {
   exchange_ctx_t *x = ctx;
-  for (uint32_t g = 0; g < k && k >= 2; g++) {
-    for (uint32_t v = 0; v < topo_nodes(t); v++)
-      x->in[v] = grp[v] == g;
-    exchange_eval(t, x->in, family, x->b, x->term);
-  }
+  if (k < 2) return;
+  group_cuts(t, grp, k, x->cuts);
+  for (uint32_t g = 0; g < k; g++)
+    exchange_eval_cut(t, x->cuts[g], family, x->b, x->term);
 }
 
 /* Hops between nodes along links either way, from every node (BFS): d[u * nodes + v]. */
@@ -634,7 +718,12 @@ static tn_status_t fill_alltoall(const topo_t *t, const topo_t *tt, const side_t
   tn_status_t st = scratch_alloc(t, &sc, err);
   if (st != TN_OK) return st;
   topo_bound_term_t cut = {0}, volume = {0};
-  exchange_ctx_t x = {b, &cut, &volume, sc.set};
+  setcut_t *cuts = NULL;
+  if ((st = tn_malloc(topo_nodes(t) + 1u, sizeof *cuts, &cuts, err)) != TN_OK) {
+    scratch_free(&sc);
+    return st;
+  }
+  exchange_ctx_t x = {b, &cut, &volume, sc.set, cuts};
   visitor_t vis = {exchange_visit, &x};
   gossip_family(t, sc.grp, sc.p, sc.level, sc.keep, sc.bws, &vis);
   exchange_eval(t, ag->set, "an All-Gather cut", b, &cut);
@@ -659,6 +748,7 @@ static tn_status_t fill_alltoall(const topo_t *t, const topo_t *tt, const side_t
   b->terms[3] = volume;
   b->nterms = 4;
 out:
+  free(cuts);
   scratch_free(&sc);
   return st;
 }

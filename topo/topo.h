@@ -189,6 +189,7 @@ typedef struct topo_info {
   uint32_t npus, switches, links;
   bool connected;                          /* every NPU reaches every NPU along directed links */
   uint32_t diameter;                       /* hops, over NPU pairs; UINT32_MAX when not connected */
+  bool diameter_exact; /* false: a lower bound (two BFS sweeps) on a big fabric without shape */
   uint32_t min_in_degree, max_in_degree;   /* over NPUs */
   uint32_t min_out_degree, max_out_degree; /* over NPUs */
   double min_ingress_GBps, max_ingress_GBps; /* sum of incoming link bandwidths, NPUs */
@@ -197,7 +198,9 @@ typedef struct topo_info {
 
 /* Fills info (caller's storage). Degrees and bandwidths come from the CSR arrays;
  * connectivity and the diameter from igraph BFS from every NPU, O(npus * (V + E)) time,
- * O(64 * npus) extra memory. Errors: TN_NOMEM, TN_INTERNAL (an igraph failure). */
+ * O(64 * npus) extra memory — up to 2e8 of npus * (V + E); above, connectivity from
+ * strongly connected components and the diameter from the shape of a generated fabric
+ * (exact), else two BFS sweeps (a lower bound, diameter_exact false): O(V + E). Errors: TN_NOMEM, TN_INTERNAL (an igraph failure). */
 tn_status_t topo_analyze(const topo_t *t, topo_info_t *info, tn_err_t *err);
 
 /* Debian's igraph is built without thread safety (its error "finally" stack is global):
