@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -20,8 +21,37 @@
 
 static _Atomic(const tn_cleanup_t *) slots[CLEANUP_SLOTS];
 /* Set by the signal handler before it reads the slots: from then on no registration may
- * be freed, for the handler may be reading it on another thread. */
+ * be freed, for the handler may be reading it on another thread, and no file may be
+ * created or renamed (tn_cleanup_begin refuses). */
 static atomic_int dying;
+/* Creations and renames under way (between tn_cleanup_begin and tn_cleanup_end) on any
+ * thread: the handler waits for them to finish before it cleans up, so that no temporary
+ * appears after its unlink and no rename lands after it put a backup back. */
+static atomic_int busy;
+
+static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+/* The calling thread's signal mask before its bracket. */
+static _Thread_local sigset_t saved_mask;
+
+bool tn_cleanup_begin(void) {
+  sigset_t block;
+  sigemptyset(&block);
+  for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
+    sigaddset(&block, fatal_signals[i]);
+  /* Blocked on this thread while it is busy: a handler running here would wait for this
+   * very thread. Another thread takes the signal, or this one once it is done. */
+  pthread_sigmask(SIG_BLOCK, &block, &saved_mask);
+  atomic_fetch_add(&busy, 1);
+  if (!atomic_load(&dying)) return true;
+  tn_cleanup_end();
+  return false;
+}
+
+void tn_cleanup_end(void) {
+  atomic_fetch_sub(&busy, 1);
+  pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
+}
 
 int tn_cleanup_register(const tn_cleanup_t *c) {
   for (int i = 0; i < CLEANUP_SLOTS; i++) {
@@ -43,6 +73,10 @@ void tn_cleanup_unregister(int slot) {
 
 void tn_cleanup_on_signal(void) {
   atomic_store(&dying, 1);
+  /* busy is raised before dying is read (both sequentially consistent): a thread that
+   * missed dying is counted here, and one that comes later sees it and stops. */
+  while (atomic_load(&busy) > 0) {
+  }
   for (int i = 0; i < CLEANUP_SLOTS; i++) {
     const tn_cleanup_t *c = atomic_load(&slots[i]);
     if (c == NULL) continue;

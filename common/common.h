@@ -230,12 +230,15 @@ tn_status_t tn_out_plan(const char *path, char **target, char **tmp, tn_err_t *e
 tn_status_t tn_rename_into_place(const char *tmp, const char *path, tn_err_t *err);
 /* One output stream under tn_out_plan: open writes the temporary (or the device), commit
  * checks every write and renames into place (TN_IO naming path and the reason), abort
- * removes the temporary. Both end the stream; abort after either is harmless. */
+ * removes the temporary. Both end the stream; abort after either is harmless. Open first
+ * removes the target's stale temporaries (tn_out_clean_stale) and registers its own for
+ * a fatal signal (tn_cleanup_register) until the stream ends. */
 typedef struct tn_outfile {
   FILE *f;
-  char *path;   /* as given, for messages */
-  char *target; /* path with its links followed */
-  char *tmp;    /* NULL when written straight into target */
+  char *path;                     /* as given, for messages */
+  char *target;                   /* path with its links followed */
+  char *tmp;                      /* NULL when written straight into target */
+  struct tn_outfile_guard *guard; /* the temporary's registration (files.c) */
 } tn_outfile_t;
 tn_status_t tn_outfile_open(tn_outfile_t *o, const char *path, tn_err_t *err);
 tn_status_t tn_outfile_commit(tn_outfile_t *o, tn_err_t *err);
@@ -273,6 +276,14 @@ typedef struct tn_cleanup {
   char *const *targets;
 } tn_cleanup_t;
 int tn_cleanup_register(const tn_cleanup_t *c);
+/* Brackets the creation of a registered temporary (or a rename of registered names): the
+ * handler waits until no thread is between the two, and begin returns false (nothing may
+ * be created any more) once a handler has started; the process is then ending. Begin
+ * blocks SIGINT, SIGTERM and SIGHUP on the calling thread and end unblocks them; call end
+ * only after a begin that returned true, on the same thread, with no bracket inside
+ * another. Keep the bracket to a syscall or two. */
+bool tn_cleanup_begin(void);
+void tn_cleanup_end(void);
 void tn_cleanup_unregister(int slot);
 void tn_cleanup_on_signal(void);
 /* Removes, from path's folder, the temporaries "<stem>.tmp.<pid>" and backups

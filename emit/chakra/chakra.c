@@ -443,7 +443,12 @@ static tn_status_t put_node(tn_vec_t *buf, const algo_t *a, uint32_t r, uint32_t
  * removes path when remove_on_failure (a temporary; never a device written straight in). */
 static tn_status_t write_file(const char *path, const tn_vec_t *b, bool remove_on_failure,
                               tn_err_t *err) {
+  /* A temporary is created inside tn_cleanup_begin/end: a signal handler cleaning up waits
+   * for it, and none is created once one has started. */
+  if (remove_on_failure && !tn_cleanup_begin())
+    return tn_err_set(err, TN_IO, "%s: not written: the process is ending on a signal", path);
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (remove_on_failure) tn_cleanup_end();
   if (fd < 0) return tn_err_set(err, TN_IO, "%s: cannot write: %s", path, strerror(errno));
   const uint8_t *p = b->data;
   size_t left = b->len;
@@ -629,20 +634,26 @@ static tn_status_t rename_ranks(write_job_t *j, tn_err_t *err) {
   tn_status_t st = TN_OK;
   for (; r < j->a->npus && st == TN_OK; r++) {
     if (j->tmps[r] == NULL) continue; /* written straight in */
-    struct stat sb;
-    if (lstat(j->targets[r], &sb) == 0 && S_ISREG(sb.st_mode)) {
-      if (rename(j->targets[r], j->backups[r]) != 0) {
-        st = tn_err_set(err, TN_IO, "%s: cannot move the previous file aside: %s", j->targets[r],
-                        strerror(errno));
-        break;
-      }
-      j->backed[r] = 1;
-    }
-    if (rename(j->tmps[r], j->targets[r]) != 0) {
-      st = tn_err_set(err, TN_IO, "%s: cannot rename into place: %s", j->targets[r],
-                      strerror(errno));
+    /* Both renames of a rank inside tn_cleanup_begin/end: a signal handler putting the
+     * backups back waits for them, so it never runs between the two. */
+    if (!tn_cleanup_begin()) {
+      st = tn_err_set(err, TN_IO, "%s: not renamed: the process is ending on a signal",
+                      j->targets[r]);
       break;
     }
+    struct stat sb;
+    if (lstat(j->targets[r], &sb) == 0 && S_ISREG(sb.st_mode)) {
+      if (rename(j->targets[r], j->backups[r]) != 0)
+        st = tn_err_set(err, TN_IO, "%s: cannot move the previous file aside: %s", j->targets[r],
+                        strerror(errno));
+      else
+        j->backed[r] = 1;
+    }
+    if (st == TN_OK && rename(j->tmps[r], j->targets[r]) != 0)
+      st = tn_err_set(err, TN_IO, "%s: cannot rename into place: %s", j->targets[r],
+                      strerror(errno));
+    tn_cleanup_end();
+    if (st != TN_OK) break;
   }
   if (st != TN_OK) roll_back(j, r, err);
   return st;
