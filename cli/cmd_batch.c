@@ -71,14 +71,25 @@ static const char *const batch_help_more =
     "Progress goes to stderr: a bar with counts and ETA on a terminal (the ETA weighs\n"
     "the cases left by their estimated run time), one line per case otherwise. Ctrl-C\n"
     "(SIGINT) or SIGTERM stops scheduling, lets running cases finish and leaves no\n"
-    "half-written case; run the same command again to resume.\n"
+    "half-written case; a second one stops at once, leaving no temporary file (cases\n"
+    "still running are redone); run the same command again to resume.\n"
     "Exit: 0 all cases ok, 1 bad arguments, 2 some cases failed, 3 internal error,\n"
     "130/143 interrupted by SIGINT/SIGTERM.\n";
 
 static volatile sig_atomic_t batch_signal;
 
+/* The first SIGINT or SIGTERM stops scheduling and lets running cases finish; a second
+ * one ends the process at once, as cli/main.c's handler does: the temporaries of the sets
+ * being written are removed first (tn_cleanup_on_signal), and a resumed run redoes those
+ * cases. */
 static void on_signal(int sig) {
-  batch_signal = sig;
+  if (batch_signal == 0) {
+    batch_signal = sig;
+    return;
+  }
+  tn_cleanup_on_signal();
+  signal(sig, SIG_DFL);
+  raise(sig);
 }
 
 static int batch_merge(int argc, char **argv) {

@@ -98,8 +98,31 @@ static int finish_stdout(const char *cmd, int rc) {
   return rc == 0 ? 1 : rc;
 }
 
+/* SIGINT, SIGTERM and SIGHUP end the process as they would, but first remove the
+ * temporaries of outputs being written and put back the files they were replacing
+ * (tn_cleanup_on_signal: only unlink and rename of names prepared beforehand). */
+static void on_fatal_signal(int sig) {
+  tn_cleanup_on_signal();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void install_signal_cleanup(void) {
+  const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    /* A signal the parent set to be ignored (nohup's SIGHUP) stays ignored. */
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+      sigaction(sigs[i], &sa, NULL);
+  }
+}
+
 int cli_main(int argc, char **argv) {
   guard_std_streams();
+  install_signal_cleanup();
   int rc = dispatch(argc, argv);
   return finish_stdout(argc >= 2 ? argv[1] : "", rc);
 }

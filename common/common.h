@@ -230,12 +230,15 @@ tn_status_t tn_out_plan(const char *path, char **target, char **tmp, tn_err_t *e
 tn_status_t tn_rename_into_place(const char *tmp, const char *path, tn_err_t *err);
 /* One output stream under tn_out_plan: open writes the temporary (or the device), commit
  * checks every write and renames into place (TN_IO naming path and the reason), abort
- * removes the temporary. Both end the stream; abort after either is harmless. */
+ * removes the temporary. Both end the stream; abort after either is harmless. Open first
+ * removes the target's stale temporaries (tn_out_clean_stale) and registers its own for
+ * a fatal signal (tn_cleanup_register) until the stream ends. */
 typedef struct tn_outfile {
   FILE *f;
-  char *path;   /* as given, for messages */
-  char *target; /* path with its links followed */
-  char *tmp;    /* NULL when written straight into target */
+  char *path;                     /* as given, for messages */
+  char *target;                   /* path with its links followed */
+  char *tmp;                      /* NULL when written straight into target */
+  struct tn_outfile_guard *guard; /* the temporary's registration (files.c) */
 } tn_outfile_t;
 tn_status_t tn_outfile_open(tn_outfile_t *o, const char *path, tn_err_t *err);
 tn_status_t tn_outfile_commit(tn_outfile_t *o, tn_err_t *err);
@@ -255,6 +258,43 @@ tn_status_t tn_read_file(const char *path, size_t max, char **data, size_t *len,
 /* Creates the parent directory of the output path (mkdir -p of every component but the
  * last); refuses, before creating anything, a path tn_out_plan refuses as a directory. */
 tn_status_t tn_mkdir_parents(const char *path, tn_err_t *err);
+
+/* ---- temporaries left by a signal or a killed run ------------------------------
+ * A writer registers, before it creates them, the names a fatal signal must clean up:
+ * n temporaries to unlink and, when backups is not NULL, n backups of the files being
+ * replaced, each renamed back over targets[i] where it still exists (the file it replaced
+ * returns). Entries may be NULL. The registration and its names must stay valid until
+ * tn_cleanup_unregister. tn_cleanup_register returns a slot, or -1 when all are taken (the
+ * write goes on; what a signal strands is then removed by tn_out_clean_stale later).
+ * tn_cleanup_unregister never returns while a signal handler is cleaning up (the process
+ * is ending). tn_cleanup_on_signal is async-signal-safe (unlink and rename of names
+ * prepared beforehand): cli/'s handlers for SIGINT, SIGTERM and SIGHUP call it. */
+typedef struct tn_cleanup {
+  size_t n;
+  char *const *tmps;
+  char *const *backups;
+  char *const *targets;
+} tn_cleanup_t;
+int tn_cleanup_register(const tn_cleanup_t *c);
+/* Brackets the creation of a registered temporary (or a rename of registered names): the
+ * handler waits until no thread is between the two, and begin returns false (nothing may
+ * be created any more) once a handler has started; the process is then ending. Begin
+ * blocks SIGINT, SIGTERM and SIGHUP on the calling thread and end unblocks them; call end
+ * only after a begin that returned true, on the same thread, with no bracket inside
+ * another. Keep the bracket to a syscall or two. */
+bool tn_cleanup_begin(void);
+void tn_cleanup_end(void);
+void tn_cleanup_unregister(int slot);
+void tn_cleanup_on_signal(void);
+/* Removes, from path's folder, the temporaries "<stem>.tmp.<pid>" and backups
+ * "<stem>.old.<pid>" that processes no longer running left (killed: SIGKILL, a crash, a
+ * power cut), where stem is path's last component, followed by "." digits and `ranked`
+ * when ranked is not NULL (".et": the rank files of a Chakra prefix). A temporary of a
+ * running process (another writer) stays. *removed (may be NULL) counts the names removed.
+ * TN_IO naming the file when one cannot be removed; a missing folder holds nothing.
+ * O(entries in the folder). */
+tn_status_t tn_out_clean_stale(const char *path, const char *ranked, size_t *removed,
+                               tn_err_t *err);
 
 /* ---- determinism ------------------------------------------------------- */
 /* SplitMix64: the project's only pseudo-random source, always seeded explicitly. */

@@ -102,7 +102,17 @@ tn_status_t tn_rename_into_place(const char *tmp, const char *path, tn_err_t *er
   return st;
 }
 
+/* A stream's temporary as registered for a fatal signal. */
+struct tn_outfile_guard {
+  tn_cleanup_t c;
+  char *tmps[1];
+  int slot;
+};
+
 static void outfile_release(tn_outfile_t *o) {
+  if (o->guard) tn_cleanup_unregister(o->guard->slot);
+  free(o->guard);
+  o->guard = NULL;
   free(o->path);
   free(o->target);
   free(o->tmp);
@@ -113,10 +123,24 @@ static void outfile_release(tn_outfile_t *o) {
 tn_status_t tn_outfile_open(tn_outfile_t *o, const char *path, tn_err_t *err) {
   o->f = NULL;
   o->path = o->target = o->tmp = NULL;
+  o->guard = NULL;
   tn_status_t st = tn_strdup(path, &o->path, err);
   if (st == TN_OK) st = tn_out_plan(path, &o->target, &o->tmp, err);
+  if (st == TN_OK && o->tmp) st = tn_out_clean_stale(o->target, NULL, NULL, err);
+  if (st == TN_OK && o->tmp) st = tn_calloc(1, sizeof *o->guard, &o->guard, err);
   if (st != TN_OK) goto fail;
+  if (o->guard) {
+    o->guard->tmps[0] = o->tmp;
+    o->guard->c = (tn_cleanup_t){.n = 1, .tmps = o->guard->tmps};
+    o->guard->slot = tn_cleanup_register(&o->guard->c);
+  }
+  /* A temporary is created where a signal handler waits for it. */
+  if (o->tmp && !tn_cleanup_begin()) {
+    st = tn_err_set(err, TN_IO, "%s: not written: the process is ending on a signal", path);
+    goto fail;
+  }
   o->f = fopen(o->tmp ? o->tmp : o->target, "wb");
+  if (o->tmp) tn_cleanup_end();
   if (o->f == NULL) {
     st = tn_err_set(err, TN_IO, "%s: cannot write: %s", path, strerror(errno));
     goto fail;

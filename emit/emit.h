@@ -14,7 +14,8 @@
  *                   6 chakra, 0 other; the exact name in the attribute's doc_string) and,
  *                   when the collective is known, tenet_coll (Chakra CollectiveCommType:
  *                   ALL_GATHER 2, REDUCE_SCATTER 7, ALL_REDUCE 0), tenet_chunks_per_npu,
- *                   tenet_size_bytes — all int64_val, the same in every file of a set.
+ *                   tenet_size_bytes — all int64_val, the same in every file of a set;
+ *                   tenet_set_id (int64_val holding emit_chakra_set_id's 64 bits).
  *   Node            id = index, name ("send r0->r1 tag 3 chunk 5"), type COMP_NODE /
  *                   COMM_SEND_NODE / COMM_RECV_NODE, data_deps (ctrl_deps empty),
  *                   duration_micros on COMP; comm_src (int32; SEND: own rank), comm_dst
@@ -28,7 +29,9 @@
  * uint64, mapped to indices in ascending id order. Only COMP, SEND and RECV nodes are
  * accepted: ASTRA-sim never finishes any other type in a collective (METADATA_NODE
  * included), so a set holding one would hang there. gzip files (magic 1f 8b 08) are
- * inflated first. tenet_* header attributes, when present, must agree across the set. */
+ * inflated first. tenet_* header attributes, when present, must agree across the set: files
+ * of two sets mixed (tenet_set_id differing, or present in some files only) are refused,
+ * naming the odd ranks; files without any tenet_set_id are read as before. */
 #define EMIT_CHAKRA_VERSION "0.0.4"
 #define EMIT_CHAKRA_MAX_FILE_BYTES (1u << 30) /* per file, also once gunzipped */
 /* A gzip'd file inflates to at most EMIT_CHAKRA_GZIP_MAX_RATIO times its compressed size,
@@ -44,9 +47,21 @@
 #define EMIT_CHAKRA_MAX_MSG_BYTES (1ull << 50)       /* comm_size */
 #define EMIT_CHAKRA_MAX_DURATION_US 1000000000000ull /* duration_micros: 11.6 days */
 
-/* Writes <prefix>.<rank>.et for every rank (all or nothing: every file goes to a temporary
- * name first and is renamed only when all are written; on failure no temporary and no
- * renamed file is left behind). Rank files <prefix>.<npus>.et, … of an earlier, larger set
+/* The set's identity written in every file's header (tenet_set_id): a 64-bit hash of the
+ * rank count, the collective header and every rank's nodes (docs/chakra-format.md). Same
+ * algo, same id, on any machine and thread count. O(nodes + deps + chunks). */
+uint64_t emit_chakra_set_id(const algo_t *a);
+
+/* Writes <prefix>.<rank>.et for every rank as one unit: every file goes to a temporary
+ * "<file>.tmp.<pid>" first, and only when all are written does each rank move into place
+ * (its previous file moved aside to "<file>.old.<pid>" first, removed once all are in
+ * place). On a failure before that, the temporaries are removed and the previous set is
+ * untouched; when a rename fails midway, the previous files are put back and err says so,
+ * or, when even that fails, which ranks hold the new set (the reader refuses such a mix by
+ * its set id). While it runs, its names are registered with tn_cleanup_register, so that a
+ * SIGINT, SIGTERM or SIGHUP (cli/ handles them) leaves no temporary. Temporaries and
+ * backups of this prefix that killed runs left (their process no longer runs) are removed
+ * first (tn_out_clean_stale). Rank files <prefix>.<npus>.et, … of an earlier, larger set
  * are removed, so the prefix names exactly this set. Deterministic: same algo, same bytes.
  * Creates the prefix's directory. Refuses (TN_INVAL, naming rank and node) a rank with no
  * node (see algo_fill_idle), a dependency out of range or on itself, a peer out of range or
@@ -70,7 +85,9 @@ tn_status_t emit_chakra_write_workload(const char *prefix, uint32_t npus, tn_col
  * ids, dangling or self dependencies, unsupported node types, a missing required
  * attribute, non-integer comm attributes, comm_size <= 0, tags outside 0..ALGO_MAX_TAG,
  * peers negative, >= ranks or equal to the node's rank, chunk ids out of range, a node
- * count differing from tenet_nodes, headers disagreeing between files. TN_IO for a missing
+ * count differing from tenet_nodes, headers disagreeing between files, files of different
+ * sets (tenet_set_id: "p: ranks 5-7 belong to another set (id …) than ranks 0-4 (id …)"),
+ * a counted set whose files say it has more ranks than exist. TN_IO for a missing
  * or unreadable file, TN_LIMIT past the caps above. *out is NULL on failure; caller frees
  * with algo_free. O(file bytes + nodes log nodes). */
 tn_status_t emit_chakra_read(const char *prefix, uint32_t npus, algo_t **out, tn_err_t *err);

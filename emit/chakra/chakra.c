@@ -22,6 +22,10 @@
  *                                                    ALL_TO_ALL 6
  *                   tenet_chunks_per_npu  int64_val  } written with tenet_coll, only when
  *                   tenet_size_bytes      int64_val  } the collective is known (has_coll)
+ *                   tenet_set_id          int64_val  the set's identity (emit_chakra_set_id,
+ *                                                    its 64 bits as an int64): the same in
+ *                                                    every file of one set, so that the reader
+ *                                                    refuses files of two sets mixed
  *   Node            tenet_chunks          int64_list chunk ids the node carries or reduces
  *                   tenet_reduce          int32_val  1 on a RECV that lands in scratch for a
  *                                                    later COMP reduction (absent = copy) */
@@ -56,7 +60,8 @@ typedef ChakraProtoMsg__Node pbnode_t;
  * drops a const qualifier. protobuf-c never writes through them. */
 static char k_npus[] = "tenet_npus", k_nodes[] = "tenet_nodes", k_producer[] = "tenet_producer",
             k_coll[] = "tenet_coll", k_cpn[] = "tenet_chunks_per_npu",
-            k_size[] = "tenet_size_bytes", k_version[] = EMIT_CHAKRA_VERSION;
+            k_size[] = "tenet_size_bytes", k_set[] = "tenet_set_id",
+            k_version[] = EMIT_CHAKRA_VERSION;
 
 static const char *const producer_names[] = {"",       "greedy", "milp",  "ring",
                                              "direct", "msccl",  "chakra"};
@@ -133,8 +138,9 @@ static attr_t *attr_i64(attr_t *at, char *name, int64_t v) {
 }
 
 /* Appends rank's GlobalMetadata record to buf (uint8_t: the file's bytes). */
-static tn_status_t put_metadata(tn_vec_t *buf, const algo_t *a, uint32_t rank, tn_err_t *err) {
-  attr_t at[6], *ap[6];
+static tn_status_t put_metadata(tn_vec_t *buf, const algo_t *a, uint32_t rank, uint64_t set_id,
+                                tn_err_t *err) {
+  attr_t at[7], *ap[7];
   size_t n = 0;
   char producer[sizeof a->name];
   snprintf(producer, sizeof producer, "%s", a->name);
@@ -150,12 +156,82 @@ static tn_status_t put_metadata(tn_vec_t *buf, const algo_t *a, uint32_t rank, t
     ap[n] = attr_i64(&at[n], k_cpn, a->chunks_per_npu), n++;
     ap[n] = attr_i64(&at[n], k_size, (int64_t)a->size_bytes), n++;
   }
+  int64_t id_bits; /* the id's 64 bits as an int64 (the reader copies them back) */
+  memcpy(&id_bits, &set_id, sizeof id_bits);
+  ap[n] = attr_i64(&at[n], k_set, id_bits), n++;
   ChakraProtoMsg__GlobalMetadata md;
   chakra_proto_msg__global_metadata__init(&md);
   md.version = k_version;
   md.n_attr = n;
   md.attr = ap;
   return put_record(buf, &md.base, err);
+}
+
+/* ------------------------------------------------------------ set identity
+ * A set's id is a 64-bit hash of everything its files encode: the rank count, the header
+ * (producer, collective, chunks per NPU, size) and every rank's nodes in order (type,
+ * peer, tag, size, duration, reduce flag, dependencies, chunks). Each rank is hashed on its
+ * own (in parallel) and the ranks' hashes are folded in rank order, so the id does not
+ * depend on the thread count, and the values go in as integers, never as memory, so it
+ * does not depend on the machine either. Two sets that differ anywhere get different ids
+ * (but for a 2^-64 chance); the same algorithm always gets the same one. */
+
+static inline uint64_t hash_mix(uint64_t h, uint64_t v) {
+  h = (h ^ v) * 0xff51afd7ed558ccdull;
+  return h ^ (h >> 32);
+}
+
+/* SplitMix64's finalizer: every input bit reaches every output bit. */
+static uint64_t hash_final(uint64_t h) {
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  return h ^ (h >> 31);
+}
+
+static uint64_t rank_hash(const algo_t *a, uint32_t r) {
+  uint32_t n = algo_rank_len(a, r);
+  uint64_t h = hash_mix(hash_mix(0x243f6a8885a308d3ull, r), n);
+  for (uint32_t i = 0; i < n; i++) {
+    const algo_node_t *x = algo_node(a, r, i);
+    h = hash_mix(h, (uint64_t)x->op | (uint64_t)x->reduce << 8 | (uint64_t)(uint32_t)x->peer << 32);
+    h = hash_mix(h, (uint64_t)(uint32_t)x->tag | (uint64_t)x->ndeps << 32);
+    h = hash_mix(hash_mix(hash_mix(h, x->bytes), x->duration_us), x->nchunks);
+    const uint32_t *d = algo_node_deps(a, r, x), *c = algo_node_chunks(a, r, x);
+    for (uint32_t k = 0; k < x->ndeps; k++)
+      h = hash_mix(h, d[k]);
+    for (uint32_t k = 0; k < x->nchunks; k++)
+      h = hash_mix(h, c[k]);
+  }
+  return hash_final(h);
+}
+
+typedef struct hash_job {
+  const algo_t *a;
+  uint64_t *hashes; /* per rank */
+} hash_job_t;
+
+static void hash_rank(void *ctx, size_t item, unsigned worker) {
+  (void)worker;
+  hash_job_t *j = ctx;
+  j->hashes[item] = rank_hash(j->a, (uint32_t)item);
+}
+
+/* The id from the ranks' hashes (hashes may be NULL: each is computed here). */
+static uint64_t set_id_from(const algo_t *a, const uint64_t *hashes) {
+  uint64_t h = hash_mix(0x13198a2e03707344ull, a->npus);
+  for (const char *s = a->name; *s; s++)
+    h = hash_mix(h, (uint8_t)*s);
+  h = hash_mix(h, a->has_coll);
+  if (a->has_coll)
+    h = hash_mix(hash_mix(hash_mix(h, (uint64_t)coll_code(a->coll)), a->chunks_per_npu),
+                 a->size_bytes);
+  for (uint32_t r = 0; r < a->npus; r++)
+    h = hash_mix(h, hashes ? hashes[r] : rank_hash(a, r));
+  return hash_final(h);
+}
+
+uint64_t emit_chakra_set_id(const algo_t *a) {
+  return set_id_from(a, NULL);
 }
 
 /* Appends v in decimal at p; returns the new end. Names are formatted by hand, two digits
@@ -367,7 +443,12 @@ static tn_status_t put_node(tn_vec_t *buf, const algo_t *a, uint32_t r, uint32_t
  * removes path when remove_on_failure (a temporary; never a device written straight in). */
 static tn_status_t write_file(const char *path, const tn_vec_t *b, bool remove_on_failure,
                               tn_err_t *err) {
+  /* A temporary is created inside tn_cleanup_begin/end: a signal handler cleaning up waits
+   * for it, and none is created once one has started. */
+  if (remove_on_failure && !tn_cleanup_begin())
+    return tn_err_set(err, TN_IO, "%s: not written: the process is ending on a signal", path);
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (remove_on_failure) tn_cleanup_end();
   if (fd < 0) return tn_err_set(err, TN_IO, "%s: cannot write: %s", path, strerror(errno));
   const uint8_t *p = b->data;
   size_t left = b->len;
@@ -426,16 +507,18 @@ static tn_status_t first_failure(const worker_fail_t *w, unsigned n, tn_err_t *e
 
 typedef struct write_job {
   const algo_t *a;
-  const char *prefix;
+  uint64_t set_id;      /* emit_chakra_set_id, in every file's header */
   tn_vec_t *bufs;       /* uint8_t, one per worker: the file being encoded */
   worker_fail_t *fails; /* one per worker */
   char **targets;       /* per rank: its file, links followed (tn_out_plan) */
   char **tmps;          /* per rank: its temporary, NULL when written straight in */
+  char **backups;       /* per rank with a temporary: where its previous file waits */
   uint8_t *written;     /* per rank: its temporary (or target) has been written */
+  uint8_t *backed;      /* per rank: its previous file was moved to its backup */
   first_fail_t first;
 } write_job_t;
 
-/* One rank: encode its file into the worker's buffer and write it where tn_out_plan says
+/* One rank: encode its file into the worker's buffer and write it where tn_out_plan said
  * (its temporary, or straight into a device or FIFO). */
 static void write_rank(void *ctx, size_t item, unsigned worker) {
   write_job_t *j = ctx;
@@ -444,43 +527,169 @@ static void write_rank(void *ctx, size_t item, unsigned worker) {
   tn_vec_t *buf = &j->bufs[worker];
   tn_err_t err = {0};
   buf->len = 0;
-  tn_status_t st = put_metadata(buf, j->a, r, &err);
+  tn_status_t st = put_metadata(buf, j->a, r, j->set_id, &err);
   for (uint32_t i = 0; st == TN_OK && i < algo_rank_len(j->a, r); i++)
     st = put_node(buf, j->a, r, i, &err);
-  char *path = st == TN_OK ? rank_path(j->prefix, r, "", &err) : NULL;
-  if (st == TN_OK && path == NULL) st = TN_NOMEM;
-  if (st == TN_OK) st = tn_out_plan(path, &j->targets[r], &j->tmps[r], &err);
   if (st == TN_OK) {
     bool direct = j->tmps[r] == NULL;
     if ((st = write_file(direct ? j->targets[r] : j->tmps[r], buf, !direct, &err)) == TN_OK)
       j->written[r] = 1;
   }
-  free(path);
   if (st != TN_OK) note_fail(&j->first, &j->fails[worker], r, &err);
 }
 
-/* Removes the temporaries written and the files of ranks [0, renamed) that were renamed
- * into place (a device written straight into stays). */
-static void undo(const write_job_t *j, uint32_t renamed) {
-  for (uint32_t r = 0; r < j->a->npus; r++) {
-    if (j->tmps[r] == NULL) continue;
-    if (r < renamed)
-      remove(j->targets[r]);
-    else if (j->written[r])
-      remove(j->tmps[r]);
+/* Plans every rank's output (tn_out_plan) and names its backup "<target>.old.<pid>", all
+ * before any file is created, so that a signal handler can be given the names. */
+static tn_status_t plan_ranks(write_job_t *j, const char *prefix, tn_err_t *err) {
+  tn_status_t st = TN_OK;
+  for (uint32_t r = 0; r < j->a->npus && st == TN_OK; r++) {
+    char *path = rank_path(prefix, r, "", err);
+    if (path == NULL) return TN_NOMEM;
+    st = tn_out_plan(path, &j->targets[r], &j->tmps[r], err);
+    free(path);
+    if (st != TN_OK || j->tmps[r] == NULL) continue;
+    size_t n = strlen(j->targets[r]) + 32;
+    if ((st = tn_calloc(n, 1, &j->backups[r], err)) == TN_OK)
+      snprintf(j->backups[r], n, "%s.old.%ld", j->targets[r], (long)getpid());
   }
+  return st;
+}
+
+/* Appends "0-4, 7" (the ranks r < n with mark[r] == want, as ranges) to buf; "…" ends a
+ * list that does not fit. Returns how many ranks matched. */
+static uint32_t put_ranks(char *buf, size_t len, const uint8_t *mark, uint32_t n, uint8_t want) {
+  size_t at = strlen(buf);
+  uint32_t count = 0;
+  bool first = true, cut = false;
+  for (uint32_t r = 0; r < n; r++) {
+    if (mark[r] != want) continue;
+    uint32_t e = r;
+    while (e + 1 < n && mark[e + 1] == want)
+      e++;
+    count += e - r + 1;
+    if (!cut) {
+      char one[48];
+      if (e == r)
+        snprintf(one, sizeof one, "%s%" PRIu32, first ? "" : ", ", r);
+      else
+        snprintf(one, sizeof one, "%s%" PRIu32 "-%" PRIu32, first ? "" : ", ", r, e);
+      if (at + strlen(one) + 8 < len) {
+        memcpy(buf + at, one, strlen(one) + 1);
+        at += strlen(one);
+      } else {
+        snprintf(buf + at, len - at, ", ...");
+        cut = true;
+      }
+    }
+    first = false;
+    r = e;
+  }
+  return count;
+}
+
+/* "rank 5" or "ranks 0-4, 7" into buf (len bytes) for the marked ranks. */
+static void name_ranks(char *buf, size_t len, const uint8_t *mark, uint32_t n, uint8_t want) {
+  char list[256] = "";
+  uint32_t count = put_ranks(list, sizeof list, mark, n, want);
+  snprintf(buf, len, "%s %s", count == 1 ? "rank" : "ranks", list);
+}
+
+/* A rename failed at rank `at`: puts back every previous file moved aside (and removes a
+ * new file where there was none), removes the temporaries, and adds to err what is left:
+ * the previous set whole, or the ranks of the new set that could not be taken back. */
+static void roll_back(write_job_t *j, uint32_t at, tn_err_t *err) {
+  uint32_t n = j->a->npus, left_new = 0;
+  uint8_t *is_new = j->written; /* reused: 1 = rank r now holds the new set's file */
+  for (uint32_t r = 0; r < n; r++) {
+    is_new[r] = 0;
+    if (j->tmps[r] == NULL) continue;
+    if (r < at) is_new[r] = 1; /* renamed into place */
+    if (j->backed[r] && rename(j->backups[r], j->targets[r]) == 0)
+      is_new[r] = 0;
+    else if (r < at && !j->backed[r] && unlink(j->targets[r]) == 0)
+      is_new[r] = 0;
+    if (r >= at) unlink(j->tmps[r]);
+    left_new += is_new[r];
+  }
+  if (err == NULL || err->status == TN_OK) return;
+  char msg[TN_ERR_MSG_MAX], ranks[320];
+  if (left_new == 0) {
+    snprintf(msg, sizeof msg, "%s; the previous files are left as they were", err->msg);
+  } else {
+    name_ranks(ranks, sizeof ranks, is_new, n, 1);
+    snprintf(msg, sizeof msg,
+             "%s; %s of the new set could not be taken back and the others are the previous "
+             "files: a mixed set, which readers refuse (set id %016" PRIx64 ")",
+             err->msg, ranks, j->set_id);
+  }
+  tn_fit_line(err->msg, sizeof err->msg, msg);
+}
+
+/* Moves each rank's temporary into place. The previous file is first moved aside to its
+ * backup (not removed: a failure puts it back) and not renamed over: ext4 flushes a file
+ * renamed over another one to disk (auto_da_alloc), which made rewriting a set several
+ * times slower. A directory in the way is neither moved nor removed: the rename fails. */
+static tn_status_t rename_ranks(write_job_t *j, tn_err_t *err) {
+  uint32_t r = 0;
+  tn_status_t st = TN_OK;
+  for (; r < j->a->npus && st == TN_OK; r++) {
+    if (j->tmps[r] == NULL) continue; /* written straight in */
+    /* Both renames of a rank inside tn_cleanup_begin/end: a signal handler putting the
+     * backups back waits for them, so it never runs between the two. */
+    if (!tn_cleanup_begin()) {
+      st = tn_err_set(err, TN_IO, "%s: not renamed: the process is ending on a signal",
+                      j->targets[r]);
+      break;
+    }
+    struct stat sb;
+    if (lstat(j->targets[r], &sb) == 0 && S_ISREG(sb.st_mode)) {
+      if (rename(j->targets[r], j->backups[r]) != 0)
+        st = tn_err_set(err, TN_IO, "%s: cannot move the previous file aside: %s", j->targets[r],
+                        strerror(errno));
+      else
+        j->backed[r] = 1;
+    }
+    if (st == TN_OK && rename(j->tmps[r], j->targets[r]) != 0)
+      st = tn_err_set(err, TN_IO, "%s: cannot rename into place: %s", j->targets[r],
+                      strerror(errno));
+    tn_cleanup_end();
+    if (st != TN_OK) break;
+  }
+  if (st != TN_OK) roll_back(j, r, err);
+  return st;
+}
+
+/* Removes the temporaries written (a device written straight into stays). */
+static void undo(const write_job_t *j) {
+  for (uint32_t r = 0; r < j->a->npus; r++)
+    if (j->tmps[r] != NULL && j->written[r]) remove(j->tmps[r]);
 }
 
 static void free_job(write_job_t *j) {
   for (uint32_t r = 0; j->targets && r < j->a->npus; r++) {
     free(j->targets[r]);
     free(j->tmps[r]);
+    free(j->backups[r]);
   }
   free(j->bufs);
   free(j->fails);
   free(j->targets);
   free(j->tmps);
+  free(j->backups);
   free(j->written);
+  free(j->backed);
+}
+
+/* The set's id, each rank hashed on one of `workers` threads. */
+static tn_status_t compute_set_id(const algo_t *a, unsigned workers, uint64_t *id, tn_err_t *err) {
+  uint64_t *hashes = NULL;
+  tn_status_t st = tn_calloc(a->npus, sizeof *hashes, &hashes, err);
+  if (st != TN_OK) return st;
+  hash_job_t hj = {a, hashes};
+  tn_parallel_for(a->npus, workers, hash_rank, &hj);
+  *id = set_id_from(a, hashes);
+  free(hashes);
+  return TN_OK;
 }
 
 tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err) {
@@ -491,21 +700,32 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
                         "algo_fill_idle)",
                         r);
   /* tn_mkdir_parents also refuses a prefix that names a folder ("out/", "/"), which would
-   * write hidden files ".0.et" inside it. */
+   * write hidden files ".0.et" inside it. Temporaries of earlier runs that were killed
+   * (SIGKILL leaves them) go first, so that they never pile up. */
   tn_status_t st = tn_mkdir_parents(prefix, err);
+  if (st == TN_OK) st = tn_out_clean_stale(prefix, ".et", NULL, err);
   if (st != TN_OK) return st;
   unsigned workers = tn_thread_count();
   if (workers > a->npus) workers = a->npus;
-  write_job_t j = {.a = a, .prefix = prefix};
+  write_job_t j = {.a = a};
   atomic_init(&j.first.rank, UINT32_MAX);
+  int slot = -1;
   if ((st = tn_calloc(workers, sizeof *j.bufs, &j.bufs, err)) != TN_OK ||
       (st = tn_calloc(workers, sizeof *j.fails, &j.fails, err)) != TN_OK ||
       (st = tn_calloc(a->npus, sizeof *j.targets, &j.targets, err)) != TN_OK ||
       (st = tn_calloc(a->npus, sizeof *j.tmps, &j.tmps, err)) != TN_OK ||
-      (st = tn_calloc(a->npus, 1, &j.written, err)) != TN_OK) {
+      (st = tn_calloc(a->npus, sizeof *j.backups, &j.backups, err)) != TN_OK ||
+      (st = tn_calloc(a->npus, 1, &j.written, err)) != TN_OK ||
+      (st = tn_calloc(a->npus, 1, &j.backed, err)) != TN_OK ||
+      (st = compute_set_id(a, workers, &j.set_id, err)) != TN_OK ||
+      (st = plan_ranks(&j, prefix, err)) != TN_OK) {
     free_job(&j);
     return st;
   }
+  /* From here until every rank is in place, a SIGINT, SIGTERM or SIGHUP removes the
+   * temporaries and puts back the previous files moved aside (cli/ installs the handler). */
+  const tn_cleanup_t doomed = {a->npus, j.tmps, j.backups, j.targets};
+  slot = tn_cleanup_register(&doomed);
   for (unsigned k = 0; k < workers; k++) {
     tn_vec_init(&j.bufs[k], 1);
     j.fails[k].rank = UINT32_MAX;
@@ -513,30 +733,30 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
   tn_parallel_for(a->npus, workers, write_rank, &j);
   for (unsigned k = 0; k < workers; k++)
     tn_vec_free(&j.bufs[k]);
-  uint32_t renamed = 0;
-  char *path = NULL;
-  if ((st = first_failure(j.fails, workers, err)) != TN_OK) goto fail;
-  for (; renamed < a->npus; renamed++) {
-    if (j.tmps[renamed] == NULL) continue; /* written straight in */
-    /* Remove the old file first: ext4 flushes a file renamed over another one to disk
-     * (auto_da_alloc), which made rewriting a set several times slower. The name holds
-     * the old file, no file, or the new one; never a partial one. (unlink, not remove:
-     * a directory in the way must make the rename fail, not be deleted.) */
-    unlink(j.targets[renamed]);
-    if ((st = tn_rename_into_place(j.tmps[renamed], j.targets[renamed], err)) != TN_OK) goto fail;
+  if ((st = first_failure(j.fails, workers, err)) != TN_OK) {
+    undo(&j);
+    goto done;
   }
+  /* Only now, with every temporary complete, do the ranks move into place. */
+  if ((st = rename_ranks(&j, err)) != TN_OK) goto done;
+  /* The new set is whole: a signal from here on must no longer put the previous files
+   * back, and the backups go (one a signal strands is removed as stale later). */
+  tn_cleanup_unregister(slot), slot = -1;
+  for (uint32_t r = 0; r < a->npus; r++)
+    if (j.backed[r]) unlink(j.backups[r]);
   /* The set at prefix is replaced whole: rank files left over from a larger earlier set
-   * would otherwise be read as part of this one. */
+   * would otherwise be read as part of this one (the reader would refuse them: they carry
+   * another set id). */
   for (uint32_t r = a->npus; r < TOPO_MAX_NPUS; r++) {
-    path = rank_path(prefix, r, "", err);
+    char *path = rank_path(prefix, r, "", err);
     if (path == NULL) break;
     int gone = remove(path);
-    free(path), path = NULL;
+    free(path);
     if (gone != 0) break;
   }
   st = TN_OK;
-fail:
-  if (st != TN_OK) undo(&j, renamed);
+done:
+  tn_cleanup_unregister(slot);
   free_job(&j);
   return st;
 }
@@ -798,8 +1018,8 @@ static tn_status_t int_attr(const attr_t *at, int64_t lo, int64_t hi, const loc_
 
 /* Header fields found in a file's GlobalMetadata. */
 typedef struct header {
-  bool has_npus, has_nodes, has_coll, has_cpn, has_size, has_producer;
-  int64_t npus, nodes, coll, cpn, size, producer;
+  bool has_npus, has_nodes, has_coll, has_cpn, has_size, has_producer, has_set;
+  int64_t npus, nodes, coll, cpn, size, producer, set; /* set: the id's 64 bits */
   char producer_name[32];
 } header_t;
 
@@ -828,6 +1048,7 @@ static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *w
         {k_cpn, &h->has_cpn, &h->cpn, 1, EMIT_CHAKRA_MAX_CHUNKS_PER_NPU},
         {k_size, &h->has_size, &h->size, 0, INT64_MAX},
         {k_producer, &h->has_producer, &h->producer, 0, INT64_MAX},
+        {k_set, &h->has_set, &h->set, INT64_MIN, INT64_MAX},
     };
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
       if (strcmp(at->name, keys[k].name) != 0) continue;
@@ -1384,7 +1605,9 @@ typedef struct read_job {
 static void read_rank(void *ctx, size_t item, unsigned worker) {
   read_job_t *j = ctx;
   uint32_t r = (uint32_t)item;
-  if (skip_rank(&j->first, r)) return;
+  /* A rank past a failure is still read up to its header: the set's identity is checked
+   * on every rank that has one, whatever the threads' timing. */
+  bool skip = skip_rank(&j->first, r);
   tn_err_t err = {0};
   char *path = rank_path(j->prefix, r, "", &err);
   tn_status_t st = path ? TN_OK : TN_NOMEM;
@@ -1403,11 +1626,105 @@ static void read_rank(void *ctx, size_t item, unsigned worker) {
   if (st == TN_OK) st = open_file(&data, &len, path, j->a, r, &plain, &pos, &j->headers[r], &err);
   if (st == TN_OK) {
     j->header_ok[r] = 1;
-    st = decode_nodes(&j->readers[worker], data, len, pos, path, &j->headers[r], j->a, r, &err);
+    if (!skip)
+      st = decode_nodes(&j->readers[worker], data, len, pos, path, &j->headers[r], j->a, r, &err);
   }
   free(plain);
   if (st != TN_OK) note_fail(&j->first, &j->fails[worker], r, &err);
   free(path);
+}
+
+/* A rank's set identity for comparison: (has, bits), ordered. */
+typedef struct rank_key {
+  bool has;
+  uint64_t id;
+  uint32_t rank;
+} rank_key_t;
+
+static int key_cmp(const void *x, const void *y) {
+  const rank_key_t *p = x, *q = y;
+  if (p->has != q->has) return p->has ? 1 : -1;
+  if (p->id != q->id) return p->id < q->id ? -1 : 1;
+  return p->rank < q->rank ? -1 : p->rank > q->rank;
+}
+
+static uint64_t header_set_id(const header_t *h) {
+  uint64_t id;
+  memcpy(&id, &h->set, sizeof id);
+  return id;
+}
+
+/* "id 0123456789abcdef" or "no set id" for a group of ranks. */
+static void name_id(char *buf, size_t len, bool has, uint64_t id) {
+  if (has)
+    snprintf(buf, len, "id %016" PRIx64, id);
+  else
+    snprintf(buf, len, "no set id");
+}
+
+/* Every rank whose header was read must carry the same set identity (tenet_set_id), or
+ * none at all (another producer's files, or tenet's from before the id). The set is the
+ * identity most ranks carry (ties: the one of the lowest rank); the others are named. When
+ * the ranks were counted (files until the first missing one), a set whose files say it has
+ * more ranks is incomplete. O(n log n). */
+static tn_status_t check_identity(const char *prefix, uint32_t n, bool counted, const header_t *hs,
+                                  const uint8_t *ok, tn_err_t *err) {
+  rank_key_t *keys = NULL;
+  uint8_t *odd = NULL;
+  tn_status_t st = tn_calloc(n, sizeof *keys, &keys, err);
+  if (st == TN_OK) st = tn_calloc(n, 1, &odd, err);
+  if (st != TN_OK) {
+    free(keys);
+    return st;
+  }
+  uint32_t m = 0;
+  for (uint32_t r = 0; r < n; r++)
+    if (ok[r]) keys[m++] = (rank_key_t){hs[r].has_set, header_set_id(&hs[r]), r};
+  qsort(keys, m, sizeof *keys, key_cmp);
+  /* The largest group; among equal ones, the one whose first rank is lowest. */
+  uint32_t best = 0, best_len = 0, groups = 0;
+  for (uint32_t i = 0; i < m;) {
+    uint32_t e = i;
+    while (e < m && keys[e].has == keys[i].has && keys[e].id == keys[i].id)
+      e++;
+    if (e - i > best_len || (e - i == best_len && keys[i].rank < keys[best].rank))
+      best = i, best_len = e - i;
+    groups++;
+    i = e;
+  }
+  if (groups > 1) {
+    const rank_key_t ref = keys[best];
+    char others[160] = "", one[40], ids[64], them[320], us[320];
+    uint32_t shown = 0;
+    for (uint32_t i = 0; i < m; i++) {
+      bool same = keys[i].has == ref.has && keys[i].id == ref.id;
+      odd[keys[i].rank] = same ? 2 : 1;
+      if (same || (i > 0 && keys[i].has == keys[i - 1].has && keys[i].id == keys[i - 1].id))
+        continue;
+      name_id(one, sizeof one, keys[i].has, keys[i].id);
+      if (shown++ < 3)
+        snprintf(others + strlen(others), sizeof others - strlen(others), "%s%s",
+                 shown > 1 ? ", " : "", one);
+      else if (shown == 4)
+        snprintf(others + strlen(others), sizeof others - strlen(others), ", ...");
+    }
+    name_ranks(them, sizeof them, odd, n, 1);
+    name_ranks(us, sizeof us, odd, n, 2);
+    name_id(ids, sizeof ids, ref.has, ref.id);
+    bool one_odd = strncmp(them, "ranks", 5) != 0;
+    st = tn_err_set(err, TN_PARSE, "%s: %s %s to %s (%s) than %s (%s)", prefix, them,
+                    one_odd ? "belongs" : "belong", groups > 2 ? "other sets" : "another set",
+                    others, us, ids);
+  } else if (m > 0 && counted && keys[0].has && hs[keys[0].rank].has_npus &&
+             (uint64_t)hs[keys[0].rank].npus > n) {
+    st = tn_err_set(err, TN_PARSE,
+                    "%s: an incomplete set: ranks 0-%" PRIu32 " of %" PRId64 " (id %016" PRIx64
+                    "); %s.%" PRIu32 ".et is missing",
+                    prefix, n - 1, hs[keys[0].rank].npus, keys[0].id, prefix, n);
+  }
+  free(keys);
+  free(odd);
+  return st;
 }
 
 tn_status_t emit_chakra_read(const char *prefix, uint32_t npus, algo_t **out, tn_err_t *err) {
@@ -1463,6 +1780,7 @@ tn_status_t emit_chakra_read(const char *prefix, uint32_t npus, algo_t **out, tn
     tn_vec_free(&j.bufs[k]);
   }
   uint32_t failed = (uint32_t)atomic_load(&j.first.rank);
+  st = check_identity(prefix, n, npus == 0, j.headers, j.header_ok, err);
   for (uint32_t r = 0; r < n && r <= failed && st == TN_OK; r++) {
     if (r == failed && !j.header_ok[r]) break; /* its file or header did not read */
     char *what = rank_path(prefix, r, "", err);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/common.h"
@@ -260,6 +261,86 @@ static void outfile_commit_and_abort_leave_no_partial_file(void **state) {
   snprintf(bad, sizeof bad, "%s/no/such/dir/x", dir);
   assert_int_equal(tn_outfile_open(&o, bad, &err), TN_IO);
   assert_non_null(strstr(err.msg, bad));
+}
+
+/* A pid no process has any more: a child that has exited and been reaped. */
+static long dead_pid(void) {
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) _exit(0);
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  return (long)pid;
+}
+
+static void touch(const char *path) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("x", f);
+  assert_int_equal(fclose(f), 0);
+}
+
+/* A killed writer's temporary of an output (and only that) goes when the output is opened
+ * again; a running process's stays. */
+static void outfile_open_removes_the_stale_temporaries_of_its_target(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("common_stale");
+  char path[1100], dead_tmp[1200], live_tmp[1200], other[1200];
+  snprintf(path, sizeof path, "%s/result.json", dir);
+  long dead = dead_pid();
+  snprintf(dead_tmp, sizeof dead_tmp, "%s.tmp.%ld", path, dead);
+  snprintf(live_tmp, sizeof live_tmp, "%s.tmp.%ld", path, (long)getppid());
+  snprintf(other, sizeof other, "%s/summary.json.tmp.%ld", dir, dead);
+  touch(dead_tmp), touch(live_tmp), touch(other);
+  tn_outfile_t o;
+  TU_OK(tn_outfile_open(&o, path, &tu_err_));
+  fputs("{}", o.f);
+  TU_OK(tn_outfile_commit(&o, &tu_err_));
+  struct stat sb;
+  assert_int_equal(stat(dead_tmp, &sb), -1);
+  assert_int_equal(stat(live_tmp, &sb), 0);
+  assert_int_equal(stat(other, &sb), 0);
+  size_t removed = 0;
+  TU_OK(tn_out_clean_stale(other, NULL, &removed, &tu_err_)); /* its own stem is "…tmp.N" */
+  assert_int_equal(removed, 0);
+  snprintf(path, sizeof path, "%s/summary.json", dir);
+  TU_OK(tn_out_clean_stale(path, NULL, &removed, &tu_err_));
+  assert_int_equal(removed, 1);
+}
+
+/* What a fatal signal's handler does with a registration: the temporaries are unlinked and
+ * each backup that still exists is renamed back over its target. (In a child: the handler
+ * marks the process as ending.) */
+static void cleanup_on_signal_unlinks_temporaries_and_puts_backups_back(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("common_cleanup");
+  static char tmp0[1100], tmp1[1100], bak0[1100], bak1[1100], tgt0[1100], tgt1[1100];
+  snprintf(tmp0, sizeof tmp0, "%s/x.0.et.tmp.1", dir);
+  snprintf(tmp1, sizeof tmp1, "%s/x.1.et.tmp.1", dir);
+  snprintf(bak0, sizeof bak0, "%s/x.0.et.old.1", dir);
+  snprintf(bak1, sizeof bak1, "%s/x.1.et.old.1", dir); /* never made: rank 1 had no file */
+  snprintf(tgt0, sizeof tgt0, "%s/x.0.et", dir);
+  snprintf(tgt1, sizeof tgt1, "%s/x.1.et", dir);
+  touch(tmp0), touch(tmp1), touch(bak0), touch(tgt0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    char *tmps[] = {tmp0, tmp1}, *baks[] = {bak0, bak1}, *tgts[] = {tgt0, tgt1};
+    const tn_cleanup_t c = {2, tmps, baks, tgts};
+    if (tn_cleanup_register(&c) < 0 || !tn_cleanup_begin()) _exit(2);
+    tn_cleanup_end();
+    tn_cleanup_on_signal();
+    _exit(tn_cleanup_begin() ? 3 : 0); /* nothing may be created any more */
+  }
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  struct stat sb;
+  assert_int_equal(stat(tmp0, &sb), -1);
+  assert_int_equal(stat(tmp1, &sb), -1);
+  assert_int_equal(stat(bak0, &sb), -1);
+  assert_int_equal(stat(tgt0, &sb), 0); /* the backup, back in place */
+  assert_int_equal(stat(tgt1, &sb), -1);
 }
 
 /* tn_out_plan: where every output goes. */
@@ -640,6 +721,8 @@ int main(void) {
       cmocka_unit_test(outfile_commit_and_abort_leave_no_partial_file),
       cmocka_unit_test(utf8_check_and_repair_follow_the_standard),
       cmocka_unit_test(out_plan_follows_links_writes_devices_in_place_and_refuses_directories),
+      cmocka_unit_test(outfile_open_removes_the_stale_temporaries_of_its_target),
+      cmocka_unit_test(cleanup_on_signal_unlinks_temporaries_and_puts_backups_back),
       cmocka_unit_test(outfile_replaces_what_a_link_names_and_keeps_the_link),
       cmocka_unit_test(outfile_writes_into_a_device_and_reports_a_full_one),
       cmocka_unit_test(mkdir_parents_refuses_a_directory_name_before_creating_anything),

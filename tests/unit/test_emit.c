@@ -6,7 +6,9 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <inttypes.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -454,10 +456,12 @@ static void emit_read_rejects_a_missing_rank_file(void **state) {
   assert_int_equal(emit_chakra_read(prefix, 4, &b, &err), TN_IO);
   assert_null(b);
   assert_non_null(strstr(err.msg, "ag.2.et"));
-  /* Counting files stops at rank 2; the header says 4 ranks. */
+  /* Counting files stops at rank 2; the set's files say it has 4 ranks. */
   tn_err_clear(&err);
   assert_int_equal(emit_chakra_read(prefix, 0, &b, &err), TN_PARSE);
-  assert_non_null(strstr(err.msg, "ag.0.et: written for a set of 4 ranks, but the set has 2"));
+  if (strstr(err.msg, "ag: an incomplete set: ranks 0-1 of 4 (id ") == NULL ||
+      strstr(err.msg, "ag.2.et is missing") == NULL)
+    fail_msg("%s", err.msg);
   /* A topology of 2 NPUs for a set that has more files. */
   TU_OK(emit_chakra_write(a, prefix, &tu_err_));
   tn_err_clear(&err);
@@ -894,8 +898,8 @@ static void emit_read_reports_the_lowest_failing_rank_on_any_thread_count(void *
     assert_int_equal(emit_chakra_read(p, 9, &c, &err), TN_PARSE);
     assert_null(c);
     if (strstr(err.msg, "ag.2.et") == NULL) fail_msg("%s threads: %s", threads[t], err.msg);
-    /* A header that disagrees with rank 0's (another size) in rank 3 and broken nodes in
-     * rank 5: rank 3's header is reported. */
+    /* Rank 3 from another set (another size) and broken nodes in rank 5: the mix is
+     * reported, naming rank 3. */
     TU_OK(emit_chakra_write(a, p, &tu_err_));
     TU_OK(emit_chakra_write(b, other, &tu_err_));
     snprintf(q, sizeof q, "%s", path_of(other, 3));
@@ -903,16 +907,18 @@ static void emit_read_reports_the_lowest_failing_rank_on_any_thread_count(void *
     cut_in_half(path_of(p, 5));
     tn_err_clear(&err);
     assert_int_equal(emit_chakra_read(p, 9, &c, &err), TN_PARSE);
-    if (strstr(err.msg, "ag.3.et: its collective header") == NULL)
+    if (strstr(err.msg, "ag: rank 3 belongs to another set (id ") == NULL ||
+        strstr(err.msg, "than ranks 0-2, 4-8 (id ") == NULL)
       fail_msg("%s threads: %s", threads[t], err.msg);
-    /* The same two faults the other way round: broken nodes in rank 3 come first. */
+    /* The same two faults the other way round: the mix still comes first, as it is
+     * checked on every rank's header before any rank's nodes. */
     TU_OK(emit_chakra_write(a, p, &tu_err_));
     snprintf(q, sizeof q, "%s", path_of(other, 5));
     assert_int_equal(rename(q, path_of(p, 5)), 0);
     cut_in_half(path_of(p, 3));
     tn_err_clear(&err);
     assert_int_equal(emit_chakra_read(p, 9, &c, &err), TN_PARSE);
-    if (strstr(err.msg, "ag.3.et") == NULL || strstr(err.msg, "collective header"))
+    if (strstr(err.msg, "ag: rank 5 belongs to another set") == NULL)
       fail_msg("%s threads: %s", threads[t], err.msg);
     /* And a whole set reads back equal. */
     TU_OK(emit_chakra_write(a, p, &tu_err_));
@@ -1049,6 +1055,208 @@ static void emit_write_replaces_a_larger_set_and_refuses_empty_ranks(void **stat
   algo_free(small);
 }
 
+/* ---- the set's identity ---------------------------------------------------- */
+
+/* The tenet_set_id of a file (its 64 bits), asserting it is there as an int64_val. */
+static uint64_t file_set_id(const char *path) {
+  size_t len, pos = 0;
+  uint8_t *d = slurp(path, &len);
+  size_t n = get_len(d, &pos);
+  ChakraProtoMsg__GlobalMetadata *md = chakra_proto_msg__global_metadata__unpack(NULL, n, d + pos);
+  assert_non_null(md);
+  const ChakraProtoMsg__AttributeProto *h = find_attr(md->attr, md->n_attr, "tenet_set_id");
+  assert_non_null(h);
+  assert_int_equal(h->value_case, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL);
+  uint64_t id;
+  memcpy(&id, &h->int64_val, sizeof id);
+  chakra_proto_msg__global_metadata__free_unpacked(md, NULL);
+  free(d);
+  return id;
+}
+
+/* Rewrites a file without its tenet_set_id, as tenet wrote files before the id. */
+static void strip_set_id(const char *path) {
+  size_t len, pos = 0;
+  uint8_t *d = slurp(path, &len);
+  size_t n = get_len(d, &pos);
+  ChakraProtoMsg__GlobalMetadata *md = chakra_proto_msg__global_metadata__unpack(NULL, n, d + pos);
+  assert_non_null(md);
+  size_t k = 0;
+  for (size_t i = 0; i < md->n_attr; i++)
+    if (strcmp(md->attr[i]->name, "tenet_set_id") != 0) md->attr[k++] = md->attr[i];
+  assert_int_equal(k + 1, md->n_attr);
+  size_t was = md->n_attr;
+  md->n_attr = k;
+  uint8_t buf[4096];
+  size_t m = chakra_proto_msg__global_metadata__get_packed_size(md), at = 0;
+  assert_true(m + 2 < sizeof buf && m < 16384);
+  if (m >= 128) buf[at++] = (uint8_t)(m | 0x80);
+  buf[at++] = (uint8_t)(m >= 128 ? m >> 7 : m);
+  chakra_proto_msg__global_metadata__pack(md, buf + at);
+  m += at;
+  md->n_attr = was;
+  chakra_proto_msg__global_metadata__free_unpacked(md, NULL);
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(buf, 1, m, f), m);
+  assert_int_equal(fwrite(d + pos + n, 1, len - pos - n, f), len - pos - n);
+  assert_int_equal(fclose(f), 0);
+  free(d);
+}
+
+static void copy_file(const char *from, const char *to) {
+  size_t len;
+  uint8_t *d = slurp(from, &len);
+  spit(to, d, len);
+  free(d);
+}
+
+/* Every file of a set carries the same id, a function of the content alone; files of two
+ * sets mixed are refused naming the odd ranks; files without any id read as before. */
+static void emit_set_id_marks_every_file_and_a_mix_is_refused(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_set_id");
+  char p[1100], q[1100], want[400], from[1200];
+  snprintf(p, sizeof p, "%s/ag", dir);
+  snprintf(q, sizeof q, "%s/other", dir);
+  algo_t *a = ring_allgather(8, 64), *b = ring_allgather(8, 128), *a2 = ring_allgather(8, 64);
+  algo_t *c = NULL;
+  uint64_t ia = emit_chakra_set_id(a), ib = emit_chakra_set_id(b);
+  assert_true(ia != ib);
+  assert_true(emit_chakra_set_id(a2) == ia); /* the content decides, not the object */
+  TU_OK(emit_chakra_write(a, p, &tu_err_));
+  TU_OK(emit_chakra_write(b, q, &tu_err_));
+  for (uint32_t r = 0; r < 8; r++) {
+    assert_true(file_set_id(path_of(p, r)) == ia);
+    assert_true(file_set_id(path_of(q, r)) == ib);
+  }
+  /* The id survives a read: the set read back has the same one. */
+  TU_OK(emit_chakra_read(p, 0, &c, &tu_err_));
+  assert_true(emit_chakra_set_id(c) == ia);
+  algo_free(c), c = NULL;
+  /* Ranks 5-7 of the other set among ranks 0-4 of this one: refused, on any thread count,
+   * whether counted or given. */
+  for (uint32_t r = 5; r < 8; r++) {
+    snprintf(from, sizeof from, "%s", path_of(q, r));
+    copy_file(from, path_of(p, r));
+  }
+  snprintf(want, sizeof want,
+           "ag: ranks 5-7 belong to another set (id %016" PRIx64 ") than ranks 0-4 (id %016" PRIx64
+           ")",
+           ib, ia);
+  static const char *const threads[] = {"1", "3"};
+  for (size_t t = 0; t < 2; t++) {
+    setenv("TENET_THREADS", threads[t], 1);
+    for (uint32_t npus = 0; npus <= 8; npus += 8) {
+      tn_err_t err = {0};
+      assert_int_equal(emit_chakra_read(p, npus, &c, &err), TN_PARSE);
+      assert_null(c);
+      if (strstr(err.msg, want) == NULL) fail_msg("want '%s', got '%s'", want, err.msg);
+    }
+  }
+  unsetenv("TENET_THREADS");
+  /* Files without the id (another producer's, tenet's before it) are read as before... */
+  TU_OK(emit_chakra_write(a, p, &tu_err_));
+  for (uint32_t r = 0; r < 8; r++)
+    strip_set_id(path_of(p, r));
+  TU_OK(emit_chakra_read(p, 0, &c, &tu_err_));
+  assert_true(algo_equal(a, c));
+  algo_free(c), c = NULL;
+  /* ...but not beside files that have one. */
+  snprintf(from, sizeof from, "%s", path_of(q, 2));
+  copy_file(from, path_of(p, 2));
+  tn_err_t err = {0};
+  assert_int_equal(emit_chakra_read(p, 8, &c, &err), TN_PARSE);
+  snprintf(want, sizeof want,
+           "rank 2 belongs to another set (id %016" PRIx64 ") than ranks 0-1, 3-7 (no set id)", ib);
+  if (strstr(err.msg, want) == NULL) fail_msg("want '%s', got '%s'", want, err.msg);
+  algo_free(a);
+  algo_free(a2);
+  algo_free(b);
+}
+
+/* A rename that fails midway (rank 2's previous file cannot be moved aside: its backup
+ * name is taken by a folder) puts ranks 0 and 1 back: the previous set is whole, and no
+ * temporary or backup is left. */
+static void emit_write_failing_midway_puts_the_previous_set_back(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_midway");
+  char p[1100], block[1300], keep[1400], cmd[1400];
+  snprintf(p, sizeof p, "%s/ag", dir);
+  algo_t *a = ring_allgather(4, 64), *b = ring_allgather(4, 128), *c = NULL;
+  TU_OK(emit_chakra_write(a, p, &tu_err_));
+  snprintf(block, sizeof block, "%s.old.%ld", path_of(p, 2), (long)getpid());
+  assert_int_equal(mkdir(block, 0777), 0);
+  snprintf(keep, sizeof keep, "%s/keep", block);
+  spit(keep, (const uint8_t *)"x", 1);
+  tn_err_t err = {0};
+  assert_int_equal(emit_chakra_write(b, p, &err), TN_IO);
+  if (strstr(err.msg, "ag.2.et: cannot move the previous file aside") == NULL ||
+      strstr(err.msg, "the previous files are left as they were") == NULL)
+    fail_msg("%s", err.msg);
+  TU_OK(emit_chakra_read(p, 0, &c, &tu_err_));
+  assert_true(algo_equal(a, c));
+  algo_free(c);
+  assert_int_equal(remove(keep), 0);
+  assert_int_equal(rmdir(block), 0);
+  snprintf(cmd, sizeof cmd, "test $(ls '%s' | wc -l) -eq 4", dir); /* ag.0.et .. ag.3.et */
+  assert_int_equal(system(cmd), 0);
+  algo_free(a);
+  algo_free(b);
+}
+
+/* A pid that no process has any more: a child that has exited and been reaped. */
+static long dead_pid(void) {
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) _exit(0);
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  return (long)pid;
+}
+
+/* A name in dir: head, a pid, tail. */
+typedef struct stale_name {
+  const char *head;
+  bool live; /* pid 1 (alive) instead of a dead one */
+  const char *tail;
+} stale_name_t;
+
+static const char *stale_path(const char *dir, const stale_name_t *n, long dead) {
+  static char buf[1300];
+  snprintf(buf, sizeof buf, "%s/%s%ld%s", dir, n->head, n->live ? 1L : dead, n->tail);
+  return buf;
+}
+
+/* Temporaries and backups that killed writers left beside a prefix are removed by the next
+ * write to it; those of live processes and other names stay. */
+static void emit_write_removes_stale_temporaries_of_its_prefix(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_stale_tmp");
+  char p[1100];
+  snprintf(p, sizeof p, "%s/ag", dir);
+  long dead = dead_pid();
+  const stale_name_t gone[] = {
+      {"ag.0.et.tmp.", false, ""}, {"ag.7.et.tmp.", false, ""}, {"ag.3.et.old.", false, ""}};
+  const stale_name_t stay[] = {{"ag.0.et.tmp.", true, ""},    {"agx.0.et.tmp.", false, ""},
+                               {"ag.0.et.tmp.", false, ".x"}, {"ag.0.json.tmp.", false, ""},
+                               {"ag.et.tmp.", false, ""},     {"other.0.et.tmp.", false, ""}};
+  for (size_t i = 0; i < 3; i++)
+    spit(stale_path(dir, &gone[i], dead), (const uint8_t *)"x", 1);
+  for (size_t i = 0; i < 6; i++)
+    spit(stale_path(dir, &stay[i], dead), (const uint8_t *)"x", 1);
+  algo_t *a = ring_allgather(4, 64);
+  TU_OK(emit_chakra_write(a, p, &tu_err_));
+  struct stat sb;
+  for (size_t i = 0; i < 3; i++)
+    if (stat(stale_path(dir, &gone[i], dead), &sb) == 0)
+      fail_msg("%s was not removed", stale_path(dir, &gone[i], dead));
+  for (size_t i = 0; i < 6; i++)
+    if (stat(stale_path(dir, &stay[i], dead), &sb) != 0)
+      fail_msg("%s was removed", stale_path(dir, &stay[i], dead));
+  algo_free(a);
+}
+
 /* ---- JSON and DOT --------------------------------------------------------- */
 
 static char *dump_to_string(const algo_t *a, bool dot, uint32_t rank, tn_status_t *st) {
@@ -1127,6 +1335,9 @@ int main(void) {
       cmocka_unit_test(emit_write_refuses_a_folder_prefix_and_follows_linked_rank_files),
       cmocka_unit_test(emit_write_refusing_a_node_leaves_no_file_on_any_thread_count),
       cmocka_unit_test(emit_write_replaces_a_larger_set_and_refuses_empty_ranks),
+      cmocka_unit_test(emit_set_id_marks_every_file_and_a_mix_is_refused),
+      cmocka_unit_test(emit_write_failing_midway_puts_the_previous_set_back),
+      cmocka_unit_test(emit_write_removes_stale_temporaries_of_its_prefix),
       cmocka_unit_test(emit_json_dump_is_one_valid_object),
       cmocka_unit_test(emit_dot_draws_one_rank),
   };
