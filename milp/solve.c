@@ -353,7 +353,10 @@ static int guarded(ctx_t *cx, const model_t *m, double limit_s, int *sret, int *
     glp_init_iocp(&ip);
     ip.msg_lev = msg;
     ip.presolve = GLP_OFF;
-    ip.gmi_cuts = ip.mir_cuts = ip.cov_cuts = ip.clq_cuts = GLP_ON;
+    /* No Gomory cuts: their separation (a tableau row per fractional variable, after
+     * every backtrack) is work the iteration count does not see, and it took half the
+     * time of ring-4 at 16 chunks per NPU (54 s with them, 18 s without, same answer). */
+    ip.mir_cuts = ip.cov_cuts = ip.clq_cuts = GLP_ON;
     ip.fp_heur = GLP_ON;
     ip.br_tech = GLP_BR_DTH; /* pseudo-cost start-up probes cost seconds per node here */
     ip.bt_tech = GLP_BT_BLB;
