@@ -34,7 +34,7 @@ static const char help[] =
     "      --seed N          tie-breaking seed of the greedy (default 1)\n"
     "      --node-limit N    MILP work limit: branch-and-bound nodes (default 1000)\n"
     "      --iter-limit N    MILP work limit: simplex iterations, all LPs together\n"
-    "                        (default: 2*10^8 / (rows + columns) of each model, within\n"
+    "                        (default: 5*10^7 / (rows + columns) of each model, within\n"
     "                        1000..100000). The MILP stops at the first limit reached\n"
     "                        and returns its best schedule (never slower than the\n"
     "                        greedy's); the same input gives the same output on any\n"
