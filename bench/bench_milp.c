@@ -75,8 +75,8 @@ int main(int argc, char **argv) {
                r.solve_s, r.cols, r.symmetric ? " sym" : "");
       else
         printf("%-14s %2u %-9s %11s %11s %11s %11s %11s %7s %7s %7.2f  (%s)\n", t->name, k,
-               st == TN_LIMIT && r.status == MILP_TIMEOUT ? "timeout" : "error", "-", "-", "-",
-               gbuf, "-", "-", "-", r.solve_s, err.msg);
+               st == TN_LIMIT ? "limit" : "error", "-", "-", "-", gbuf, "-", "-", "-", r.solve_s,
+               err.msg);
       fflush(stdout);
       if (have_g) schedule_free(&g);
       schedule_free(&m);

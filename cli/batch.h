@@ -30,6 +30,8 @@ typedef struct cli_batch_plan {
   size_t nalgos;
   uint64_t seed;
   cli_batch_keep_t keep; /* part of the sweep: a folder keeps one kind of output */
+  double time_limit_s;   /* the MILP's wall-clock safety net (0: its default); not part of
+                            a case's inputs: the MILP's work limit decides its result */
 } cli_batch_plan_t;
 
 typedef struct cli_batch_case {

@@ -71,9 +71,9 @@ tn_status_t cli_load_topo(const char *arg, topo_t **out, tn_err_t *err);
 #define CLI_DEFAULT_SEED 1
 
 /* synth_run with the method named by algo ("auto", "greedy", …; NULL means auto), parsed
- * with synth_method_parse. */
+ * with synth_method_parse; time_limit_s is the MILP's safety net (0: its default). */
 tn_status_t cli_synth_named(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, const char *algo,
-                            uint64_t seed, synth_result_t *out, tn_err_t *err);
+                            uint64_t seed, double time_limit_s, synth_result_t *out, tn_err_t *err);
 
 /* ---- aligned tables (cli/table.c) --------------------------------------- */
 #define CLI_TABLE_MAX_COLS 32
@@ -155,8 +155,8 @@ typedef struct cli_result {
  * is false, r->error holds the message and the status is returned. t is borrowed and only
  * read; the call is re-entrant (each thread passes its own topology). */
 tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, uint64_t size_bytes,
-                        const char *algo, uint64_t seed, const char *chakra_prefix, cli_result_t *r,
-                        tn_err_t *err);
+                        const char *algo, uint64_t seed, double time_limit_s,
+                        const char *chakra_prefix, cli_result_t *r, tn_err_t *err);
 /* Sets speedup_vs_ring of every ok row from the ok "ring" row of the same topology,
  * collective and size. O(n^2). */
 void cli_results_set_speedups(cli_result_t *rows, size_t n);
@@ -211,6 +211,7 @@ typedef struct cli_compare_spec {
   const char *const *algos;
   size_t nalgos;
   uint64_t seed;
+  double time_limit_s;    /* the MILP's wall-clock safety net (0: its default) */
   unsigned jobs;          /* 0 = all cores */
   bool progress;          /* bar on stderr when it is a terminal */
   bool stop_on_error;     /* first failure (in row order) fails the call */

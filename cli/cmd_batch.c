@@ -10,7 +10,8 @@
 
 static const char *const batch_help =
     "usage: tenet batch --topos LIST --colls LIST --sizes LIST [--algos LIST]\n"
-    "                   [-j N] [--shard I/N] [--seed N] [--keep results|best|all] -o DIR\n"
+    "                   [-j N] [--shard I/N] [--seed N] [--keep results|best|all]\n"
+    "                   [--time-limit S] -o DIR\n"
     "       tenet batch --manifest FILE [-j N] [--shard I/N] [--keep K] -o DIR\n"
     "       tenet batch merge DIR... -o DIR\n\n"
     "Runs every case of fabrics x collectives x sizes x algorithms (in that order,\n"
@@ -34,6 +35,10 @@ static const char *const batch_help =
     "  --algos LIST      auto, greedy, trees, forest, ring, direct, twostep, milp\n"
     "                    (default auto,ring,direct)\n"
     "  --seed N          greedy tie-breaking seed (default 1)\n"
+    "  --time-limit S    MILP wall-clock safety net in seconds per case (default 60); the\n"
+    "                    MILP stops on its work limit first (1000 nodes, simplex\n"
+    "                    iterations scaled to the model: see 'tenet synth --help'), so\n"
+    "                    a case's result does not depend on it unless it is reached\n"
     "  --keep WHAT       Chakra sets to keep: results (default: none, only result.json\n"
     "                    and the summaries), best (the fastest algorithm's set per\n"
     "                    fabric, collective and size) or all (every case's). A sweep's\n"
@@ -127,13 +132,22 @@ int cmd_batch(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "merge") == 0) return batch_merge(argc - 1, argv + 1);
   const char *topos = NULL, *colls = NULL, *sizes = NULL, *algos = NULL;
   const char *manifest = NULL, *jobs_s = NULL, *shard_s = NULL, *out = NULL, *seed_s = NULL;
-  const char *keep_s = NULL;
+  const char *keep_s = NULL, *time_limit_s = NULL;
   bool help = false;
   const cli_opt_t opts[] = {
-      {"topos", 0, &topos, NULL},   {"colls", 0, &colls, NULL},       {"sizes", 0, &sizes, NULL},
-      {"algos", 0, &algos, NULL},   {"manifest", 0, &manifest, NULL}, {"jobs", 'j', &jobs_s, NULL},
-      {"shard", 0, &shard_s, NULL}, {"output", 'o', &out, NULL},      {"out", 0, &out, NULL},
-      {"seed", 0, &seed_s, NULL},   {"keep", 0, &keep_s, NULL},       {"help", 'h', NULL, &help},
+      {"topos", 0, &topos, NULL},
+      {"colls", 0, &colls, NULL},
+      {"sizes", 0, &sizes, NULL},
+      {"algos", 0, &algos, NULL},
+      {"manifest", 0, &manifest, NULL},
+      {"jobs", 'j', &jobs_s, NULL},
+      {"shard", 0, &shard_s, NULL},
+      {"output", 'o', &out, NULL},
+      {"out", 0, &out, NULL},
+      {"seed", 0, &seed_s, NULL},
+      {"keep", 0, &keep_s, NULL},
+      {"help", 'h', NULL, &help},
+      {"time-limit", 0, &time_limit_s, NULL},
   };
   tn_err_t err = {0};
   const char *pos[1];
@@ -148,6 +162,7 @@ int cmd_batch(int argc, char **argv) {
       .out_dir = out, .nshards = 1, .stop = &batch_signal, .tty = isatty(STDERR_FILENO) == 1};
   uint64_t seed = CLI_DEFAULT_SEED;
   cli_batch_keep_t keep = CLI_BATCH_KEEP_RESULTS;
+  double time_limit = 0.0;
   if (out == NULL) return cli_usage("batch", "missing -o DIR");
   if (manifest && (topos || colls || sizes || algos || seed_s))
     return cli_usage("batch", "--manifest replaces --topos, --colls, --sizes, --algos and --seed");
@@ -157,7 +172,9 @@ int cmd_batch(int argc, char **argv) {
   if ((jobs_s && cli_parse_jobs(jobs_s, &o.jobs, &err) != TN_OK) ||
       (shard_s && cli_parse_shard(shard_s, &o.shard, &o.nshards, &err) != TN_OK) ||
       (seed_s && tn_parse_u64(seed_s, 0, UINT64_MAX, "--seed", &seed, &err) != TN_OK) ||
-      (keep_s && cli_batch_keep_parse(keep_s, &keep, &err) != TN_OK))
+      (keep_s && cli_batch_keep_parse(keep_s, &keep, &err) != TN_OK) ||
+      (time_limit_s &&
+       tn_parse_double(time_limit_s, 0.001, 1e6, "--time-limit", &time_limit, &err) != TN_OK))
     return cli_usage("batch", "%s", err.msg);
   const char *delay = getenv("TENET_BATCH_TEST_DELAY_MS"); /* tests only */
   if (delay && *delay) o.test_delay_ms = (unsigned)strtoul(delay, NULL, 10);
@@ -170,6 +187,7 @@ int cmd_batch(int argc, char **argv) {
     return st == TN_PARSE || st == TN_INVAL ? cli_usage("batch", "%s", err.msg)
                                             : cli_report("batch", &err);
   plan.keep = keep;
+  plan.time_limit_s = time_limit;
   struct sigaction sa, old_int, old_term;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;

@@ -42,7 +42,7 @@ static void compare_job(void *arg, size_t i, unsigned worker) {
     snprintf(r->error, sizeof r->error, "cannot copy the fabric: out of memory");
   } else {
     cli_run_one(c->topos[worker], sp->label, sp->coll, sp->sizes[si], sp->algos[ai], sp->seed,
-                chakra, r, &e);
+                sp->time_limit_s, chakra, r, &e);
   }
   pthread_mutex_lock(&c->mu);
   if (!r->ok && sp->stop_on_error) c->stop = 1;
@@ -100,7 +100,8 @@ done:
 
 static const char *const compare_help =
     "usage: tenet compare -t TOPO -c COLL [--sizes LIST] [--algos LIST] [--json]\n"
-    "                     [--csv FILE] [--plot FILE.png|FILE.svg] [--seed N] [-j N]\n\n"
+    "                     [--csv FILE] [--plot FILE.png|FILE.svg] [--seed N] [-j N]\n"
+    "                     [--time-limit S]\n\n"
     "Synthesizes every algorithm at every size on one fabric, simulates each and prints\n"
     "time, algbw, busbw (GB/s = 2^30 B/s), the lower bound, the ratio to it and the\n"
     "speed-up over Ring.\n\n"
@@ -117,22 +118,32 @@ static const char *const compare_help =
     "  --plot FILE          busbw against size, one line per algorithm, the bound dashed\n"
     "                       (.png or .svg)\n"
     "  --seed N             greedy tie-breaking seed (default 1)\n"
+    "  --time-limit S       MILP wall-clock safety net in seconds per run (default 60);\n"
+    "                       the MILP stops on its work limit first (see 'tenet synth\n"
+    "                       --help': 1000 nodes, simplex iterations scaled to the model)\n"
     "  -j, --jobs N         runs in parallel (default: all cores)\n\n"
     "Exit: 0 ok, 1 bad arguments, 2 a run could not be done, 3 internal error.\n";
 
 int cmd_compare(int argc, char **argv) {
   const char *topo_arg = NULL, *coll_s = NULL, *sizes_s = "1KiB..1GiB";
   const char *algos_s = NULL, *csv = NULL, *plot = NULL, *seed_s = NULL;
-  const char *jobs_s = NULL;
+  const char *jobs_s = NULL, *time_limit_s = NULL;
   bool json = false, help = false;
   const cli_opt_t opts[] = {
       /* --topo and --coll as in synth, sim and verify; the long forms too */
-      {"topo", 't', &topo_arg, NULL},   {"coll", 'c', &coll_s, NULL},
-      {"topology", 0, &topo_arg, NULL}, {"collective", 0, &coll_s, NULL},
-      {"sizes", 0, &sizes_s, NULL},     {"algos", 0, &algos_s, NULL},
-      {"json", 0, NULL, &json},         {"csv", 0, &csv, NULL},
-      {"plot", 0, &plot, NULL},         {"seed", 0, &seed_s, NULL},
-      {"jobs", 'j', &jobs_s, NULL},     {"help", 'h', NULL, &help},
+      {"topo", 't', &topo_arg, NULL},
+      {"coll", 'c', &coll_s, NULL},
+      {"topology", 0, &topo_arg, NULL},
+      {"collective", 0, &coll_s, NULL},
+      {"sizes", 0, &sizes_s, NULL},
+      {"algos", 0, &algos_s, NULL},
+      {"json", 0, NULL, &json},
+      {"csv", 0, &csv, NULL},
+      {"plot", 0, &plot, NULL},
+      {"seed", 0, &seed_s, NULL},
+      {"jobs", 'j', &jobs_s, NULL},
+      {"help", 'h', NULL, &help},
+      {"time-limit", 0, &time_limit_s, NULL},
   };
   tn_err_t err = {0};
   const char *pos[1];
@@ -160,6 +171,8 @@ int cmd_compare(int argc, char **argv) {
       cli_parse_algos(algos_s, &algos, &sp.nalgos, &err) != TN_OK ||
       (seed_s && tn_parse_u64(seed_s, 0, UINT64_MAX, "--seed", &seed, &err) != TN_OK) ||
       (jobs_s && cli_parse_jobs(jobs_s, &sp.jobs, &err) != TN_OK) ||
+      (time_limit_s && tn_parse_double(time_limit_s, 0.001, 1e6, "--time-limit", &sp.time_limit_s,
+                                       &err) != TN_OK) ||
       (plot && cli_plot_device(plot, &(const char *){NULL}, &err) != TN_OK)) {
     rc = cli_usage("compare", "%s", err.msg);
     goto done;

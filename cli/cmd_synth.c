@@ -29,17 +29,27 @@ static const char help[] =
     "                        servers)\n"
     "  -o, --out PREFIX      output prefix (its directory is created)\n"
     "      --chunks K        chunks per NPU (alltoall: pieces per block; default: chosen\n"
-    "                        by the method; ring tries one direction whole and both\n"
-    "                        directions in 2 and 8 chunks, direct 1 and 4 chunks, and\n"
-    "                        each keeps its fastest, named in the summary)\n"
+    "                        by the method: milp takes the greedy's; ring tries one\n"
+    "                        direction whole and both directions in 2 and 8 chunks,\n"
+    "                        direct 1 and 4 chunks, and each keeps its fastest, named\n"
+    "                        in the summary)\n"
     "      --seed N          tie-breaking seed of the greedy (default 1)\n"
-    "      --time-limit S    MILP time limit in seconds (default 60)\n"
+    "      --node-limit N    MILP work limit: branch-and-bound nodes (default 1000)\n"
+    "      --iter-limit N    MILP work limit: simplex iterations, all LPs together\n"
+    "                        (default: 5*10^7 / (rows + columns) of each model, within\n"
+    "                        1000..100000). The MILP stops at the first limit reached\n"
+    "                        and returns its best schedule (never slower than the\n"
+    "                        greedy's); the same input gives the same output on any\n"
+    "                        machine under any load\n"
+    "      --time-limit S    MILP wall-clock safety net in seconds (default 60); a run\n"
+    "                        it cuts short depends on the machine's speed\n"
     "      --verbose         show the MILP solver's output\n"
     "      --json            print one JSON object instead of a summary\n"
     "  -h, --help            this help\n";
 
 typedef struct synth_args {
-  const char *topo, *coll, *size, *algo, *out, *chunks, *seed, *time_limit;
+  const char *topo, *coll, *size, *algo, *out, *chunks, *seed, *time_limit, *node_limit,
+      *iter_limit;
   bool json, verbose, help;
 } synth_args_t;
 
@@ -57,6 +67,11 @@ static void print_summary(const topo_t *t, const algo_t *a, uint64_t size, const
          (double)lb_ps / 1e6, lb_ps ? (double)sr->time_ps / (double)lb_ps : 0.0,
          (unsigned long long)sr->messages, (unsigned long long)algo_node_count(a), so->synth_ms,
          so->milp_status ? "; MILP " : "", so->milp_status ? so->milp_status : "");
+  if (so->milp_status)
+    printf("MILP search: %s, gap %.1f%%%s\n", so->milp_stop ? so->milp_stop : "-",
+           100.0 * so->milp_gap,
+           strcmp(so->milp_status, "greedy") == 0 ? "; the greedy's algorithm was faster: kept"
+                                                  : "");
   printf("wrote %s.0.et .. %s.%u.et\n", prefix, prefix, t->npus - 1);
 }
 
@@ -81,6 +96,8 @@ static int print_json(const topo_t *t, const algo_t *a, uint64_t size, const syn
   cli_json_add_u64(o, "messages", sr->messages);
   cJSON_AddNumberToObject(o, "synth_ms", so->synth_ms);
   if (so->milp_status) cJSON_AddStringToObject(o, "milp_status", so->milp_status);
+  if (so->milp_stop) cJSON_AddStringToObject(o, "milp_stop", so->milp_stop);
+  if (so->milp_status) cJSON_AddNumberToObject(o, "milp_gap", so->milp_gap);
   cli_json_add_et_files(o, prefix, t->npus);
   return cli_json_print("synth", o);
 }
@@ -97,6 +114,8 @@ static tn_status_t parse_args(int argc, char **argv, synth_args_t *a, tn_coll_t 
       {"chunks", 0, &a->chunks, NULL},
       {"seed", 0, &a->seed, NULL},
       {"time-limit", 0, &a->time_limit, NULL},
+      {"node-limit", 0, &a->node_limit, NULL},
+      {"iter-limit", 0, &a->iter_limit, NULL},
       {"json", 0, NULL, &a->json},
       {"verbose", 0, NULL, &a->verbose},
       {"help", 'h', NULL, &a->help},
@@ -123,6 +142,14 @@ static tn_status_t parse_args(int argc, char **argv, synth_args_t *a, tn_coll_t 
     return st;
   if (a->time_limit && (st = tn_parse_double(a->time_limit, 0.001, 1e6, "--time-limit",
                                              &so->time_limit_s, err)) != TN_OK)
+    return st;
+  if (a->node_limit) {
+    if ((st = tn_parse_u64(a->node_limit, 1, UINT32_MAX, "--node-limit", &v, err)) != TN_OK)
+      return st;
+    so->node_limit = (uint32_t)v;
+  }
+  if (a->iter_limit && (st = tn_parse_u64(a->iter_limit, 1, INT32_MAX, "--iter-limit",
+                                          &so->iter_limit, err)) != TN_OK)
     return st;
   so->verbose = a->verbose;
   return TN_OK;

@@ -19,16 +19,17 @@ static void fill_metrics(cli_result_t *r, uint64_t time_ps) {
 }
 
 tn_status_t cli_synth_named(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, const char *algo,
-                            uint64_t seed, synth_result_t *out, tn_err_t *err) {
+                            uint64_t seed, double time_limit_s, synth_result_t *out,
+                            tn_err_t *err) {
   memset(out, 0, sizeof *out);
-  synth_opts_t so = {.method = SYNTH_AUTO, .seed = seed};
+  synth_opts_t so = {.method = SYNTH_AUTO, .seed = seed, .time_limit_s = time_limit_s};
   tn_status_t st = algo ? synth_method_parse(algo, "algorithm", &so.method, err) : TN_OK;
   return st == TN_OK ? synth_run(t, coll, size_bytes, &so, out, err) : st;
 }
 
 tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, uint64_t size_bytes,
-                        const char *algo, uint64_t seed, const char *chakra_prefix, cli_result_t *r,
-                        tn_err_t *err) {
+                        const char *algo, uint64_t seed, double time_limit_s,
+                        const char *chakra_prefix, cli_result_t *r, tn_err_t *err) {
   memset(r, 0, sizeof *r);
   snprintf(r->topology, sizeof r->topology, "%s", topo_name);
   snprintf(r->algorithm, sizeof r->algorithm, "%s", algo);
@@ -40,7 +41,7 @@ tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, 
   synth_result_t out = {0};
   sim_opts_t sopt = {0};
   sim_result_t res = {0};
-  tn_status_t st = cli_synth_named(t, coll, size_bytes, algo, seed, &out, &e);
+  tn_status_t st = cli_synth_named(t, coll, size_bytes, algo, seed, time_limit_s, &out, &e);
   if (st == TN_OK && out.algo == NULL)
     st = tn_err_set(&e, TN_INTERNAL, "synthesis returned no algorithm");
   if (st == TN_OK) st = topo_lower_bound_ps(t, coll, size_bytes, &r->lower_bound_ps, &e);

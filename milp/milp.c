@@ -4,6 +4,7 @@
  * into a schedule_t. */
 #include "milp/milp_internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 void milp_opts_init(milp_opts_t *o) {
   memset(o, 0, sizeof *o);
   o->time_limit_s = 60.0;
+  o->node_limit = MILP_DEFAULT_NODE_LIMIT;
   o->chunks_per_npu = 1;
 }
 
@@ -24,6 +26,11 @@ static tn_status_t validate(const topo_t *t, uint64_t size_bytes, const milp_opt
                       o->chunks_per_npu, MILP_MAX_CHUNKS_PER_NPU);
   if (!(o->time_limit_s > 0.0) || !isfinite(o->time_limit_s))
     return tn_err_set(err, TN_INVAL, "the time limit must be > 0 s, not %g", o->time_limit_s);
+  if (o->node_limit == 0)
+    return tn_err_set(err, TN_INVAL, "the node limit must be at least 1, not 0");
+  if (o->iter_limit > INT_MAX)
+    return tn_err_set(err, TN_INVAL, "the iteration limit must be at most %d, not %llu", INT_MAX,
+                      (unsigned long long)o->iter_limit);
   if (o->steps_per_xfer > 16)
     return tn_err_set(err, TN_INVAL, "steps per transfer must be in 1..16, not %u",
                       o->steps_per_xfer);
@@ -83,43 +90,68 @@ static void plan_copy(const milp_fab_t *f, const milp_plan_t *from, milp_plan_t 
   to->makespan = from->makespan;
 }
 
-/* The symmetric model first (fabrics with translation symmetry, up to half the time):
- * small, so GLPK usually solves it at once. If it reaches the lower bound the answer is
- * optimal outright (*done); otherwise it becomes the full model's start when shorter, and
- * the fallback answer should the full model time out. A symmetric timeout is no error. */
+/* The symmetric model first (fabrics with translation symmetry, up to half the work and
+ * half the time): small, so GLPK usually solves it at once. If it reaches the lower bound
+ * the answer is optimal outright (*done, in sym); otherwise it becomes the full model's
+ * start when shorter (*improved). A stop without a solution is no error. */
 static tn_status_t solve_symmetric(const milp_fab_t *f, const milp_opts_t *o, double t0,
-                                   milp_plan_t *start, milp_plan_t *sym, bool *have, bool *done,
-                                   milp_result_t *res, tn_err_t *err) {
+                                   milp_plan_t *start, milp_plan_t *sym, bool *improved, bool *done,
+                                   milp_budget_t *used, milp_result_t *res, tn_err_t *err) {
   milp_plan_t s0 = {0};
   milp_result_t sres = {0};
-  tn_err_t e2 = {0};
-  *have = *done = false;
+  /* iters 0: milp_i_glpk scales the limit to the model's size */
+  milp_budget_t half = {.iters = (o->iter_limit + 1) / 2, .nodes = (o->node_limit + 1) / 2};
+  bool found = false;
+  uint32_t bound = 0;
+  *improved = *done = false;
   tn_status_t st = milp_i_plan_init(f, &s0, err);
   if (st == TN_OK) st = milp_i_heuristic(f, true, &s0, err);
-  if (st != TN_OK) goto out;
-  st = milp_i_glpk(f, true, &s0, o, t0 + o->time_limit_s / 2, sym, &sres, &e2);
-  if (st == TN_LIMIT && sres.status == MILP_TIMEOUT) {
-    st = TN_OK;
-    goto out;
-  }
-  if (st != TN_OK) {
-    tn_err_set(err, st, "%s", e2.msg);
-    goto out;
-  }
-  *have = true;
+  if (st == TN_OK)
+    st = milp_i_glpk(f, true, &s0, o, &half, t0 + o->time_limit_s / 2, sym, &found, &bound, used,
+                     &sres, err);
+  if (st != TN_OK || !found) goto out;
   if (sym->makespan == f->lb_steps) {
     *done = true;
     *res = (milp_result_t){.status = MILP_OPTIMAL,
-                           .steps = sym->makespan,
-                           .bound_ps = sym->makespan * f->step_ps,
+                           .stop = MILP_STOP_PROVEN,
                            .cols = sres.cols,
                            .rows = sres.rows,
                            .symmetric = true};
   } else if (sym->makespan < start->makespan) {
     plan_copy(f, sym, start);
+    *improved = true;
   }
 out:
   milp_i_plan_free(&s0);
+  return st;
+}
+
+static uint64_t less_used(uint64_t have, uint64_t used) {
+  return used < have ? have - used : 0;
+}
+
+/* The full model with the work the symmetric one left. Without a solution from GLPK the
+ * starting plan is the answer (best). */
+static tn_status_t solve_full(const milp_fab_t *f, const milp_opts_t *o, double t0,
+                              const milp_plan_t *start, const milp_budget_t *sym_used,
+                              milp_plan_t *best, uint32_t *bound, milp_budget_t *used,
+                              milp_result_t *r, tn_err_t *err) {
+  bool auto_iters = o->iter_limit == 0;
+  milp_budget_t left = {.iters = auto_iters ? 0 : less_used(o->iter_limit, sym_used->iters),
+                        .nodes = (uint32_t)less_used(o->node_limit, sym_used->nodes)};
+  bool found = false;
+  tn_status_t st = TN_OK;
+  *bound = f->lb_steps;
+  r->status = MILP_FEASIBLE;
+  r->incumbent_is_start = true;
+  if (start->makespan == f->lb_steps)
+    r->stop = MILP_STOP_PROVEN; /* the start meets the lower bound: nothing to search */
+  else if ((!auto_iters && left.iters == 0) || left.nodes == 0)
+    r->stop = left.iters == 0 ? MILP_STOP_ITERS : MILP_STOP_NODES;
+  else
+    st = milp_i_glpk(f, false, start, o, &left, t0 + o->time_limit_s, best, &found, bound, used, r,
+                     err);
+  if (st == TN_OK && !found) plan_copy(f, start, best);
   return st;
 }
 
@@ -127,7 +159,7 @@ static tn_status_t solve_unlocked(const topo_t *t, uint64_t size_bytes, const mi
                                   schedule_t *out, milp_result_t *res, tn_err_t *err) {
   double t0 = tn_wall_seconds();
   memset(res, 0, sizeof *res);
-  res->status = MILP_TIMEOUT;
+  res->status = MILP_FEASIBLE;
   schedule_init(out, TN_ALLGATHER, t ? t->npus : 0, opts ? opts->chunks_per_npu : 0, size_bytes);
   tn_status_t st = validate(t, size_bytes, opts, err);
   if (st == TN_OK) st = open_log(opts, err);
@@ -137,8 +169,10 @@ static tn_status_t solve_unlocked(const topo_t *t, uint64_t size_bytes, const mi
   }
   milp_fab_t f = {0};
   milp_plan_t start = {0}, best = {0}, sym = {0};
-  milp_result_t r = {.status = MILP_TIMEOUT};
-  bool have_sym = false, done = false, warm_used = false;
+  milp_result_t r = {.status = MILP_FEASIBLE};
+  milp_budget_t sym_used = {0}, full_used = {0};
+  bool improved = false, done = false, warm_used = false;
+  uint32_t bound = 0;
   st = milp_i_fab_build(t, size_bytes, opts->chunks_per_npu, opts->steps_per_xfer, &f, err);
   if (st == TN_OK) st = milp_i_plan_init(&f, &start, err);
   if (st == TN_OK) st = milp_i_plan_init(&f, &best, err);
@@ -146,26 +180,19 @@ static tn_status_t solve_unlocked(const topo_t *t, uint64_t size_bytes, const mi
   if (st == TN_OK) st = starting_plan(&f, opts, &start, &warm_used, err);
   if (st != TN_OK) goto fail;
   uint32_t horizon = start.makespan;
-  if (f.perm) st = solve_symmetric(&f, opts, t0, &start, &sym, &have_sym, &done, &r, err);
+  if (f.perm)
+    st = solve_symmetric(&f, opts, t0, &start, &sym, &improved, &done, &sym_used, &r, err);
   if (st == TN_OK && done) {
     plan_copy(&f, &sym, &best);
+    bound = sym.makespan;
   } else if (st == TN_OK) {
-    tn_err_t e2 = {0};
-    st = milp_i_glpk(&f, false, &start, opts, t0 + opts->time_limit_s, &best, &r, &e2);
-    if (st == TN_LIMIT && r.status == MILP_TIMEOUT && have_sym) {
-      /* GLPK's answer to the symmetric model stands, with the gap to the bound. */
-      st = TN_OK;
-      plan_copy(&f, &sym, &best);
-      r.status = MILP_FEASIBLE;
-      r.symmetric = true;
-      r.incumbent_is_start = false;
-      r.bound_ps = f.lb_steps * f.step_ps;
-      r.gap = (double)(sym.makespan - f.lb_steps) / sym.makespan;
-    } else if (st != TN_OK) {
-      tn_err_set(err, st, "%s", e2.msg);
-    }
+    st = solve_full(&f, opts, t0, &start, &sym_used, &best, &bound, &full_used, &r, err);
+    /* the answer is the symmetric model's when it became the full model's start */
+    if (improved && r.incumbent_is_start) r.symmetric = true, r.incumbent_is_start = false;
   }
   if (st != TN_OK) goto fail;
+  if (best.makespan == bound) /* the lower bound proves it, whatever stopped the search */
+    r.status = MILP_OPTIMAL, r.stop = MILP_STOP_PROVEN;
   *res = r;
   res->steps = best.makespan;
   res->step_ps = f.step_ps;
@@ -173,11 +200,17 @@ static tn_status_t solve_unlocked(const topo_t *t, uint64_t size_bytes, const mi
   res->start_ps = horizon * f.step_ps;
   res->warm_used = warm_used;
   res->objective_ps = best.makespan * f.step_ps;
+  res->bound_ps = (uint64_t)bound * f.step_ps;
+  res->gap = best.makespan ? (double)(best.makespan - bound) / best.makespan : 0.0;
+  res->iters = sym_used.iters + full_used.iters;
+  res->nodes = sym_used.nodes + full_used.nodes;
   st = milp_i_replay(&f, &best, opts->gate_sends, out, &res->gated, err);
 fail:
   if (st != TN_OK) {
     res->status = r.status;
     res->cols = r.cols, res->rows = r.rows;
+    /* past validation, a cap can only be the model's (steps of the discrete model) */
+    res->model_too_large = st == TN_LIMIT;
   }
   res->solve_s = tn_wall_seconds() - t0;
   milp_i_plan_free(&start);

@@ -17,13 +17,21 @@
  * prefers early transfers and short routes.
  *
  * Solve: a starting plan (the MILP's own list schedule, or the caller's warm start
- * re-timed, whichever is shorter) gives the horizon and GLPK's first incumbent. On a
- * fabric with translation symmetry (rings, tori, hypercubes, fully connected, switch
- * stars: milp/fabric.c checks it link by link) a symmetric model whose variables are
- * NPU 0's chunks, each standing for all its translates, is solved first (1/n of the
+ * re-timed, whichever is shorter) gives the horizon and GLPK's first incumbent, and it is
+ * the answer of last resort: whatever stops the search, the result is never worse than
+ * it. On a fabric with translation symmetry (rings, tori, hypercubes, fully connected,
+ * switch stars: milp/fabric.c checks it link by link) a symmetric model whose variables
+ * are NPU 0's chunks, each standing for all its translates, is solved first (1/n of the
  * size); if it meets the lower bound (the farthest chunk, and each NPU's ingress) the
- * answer is optimal outright, else it seeds the full model and is the fallback answer
- * (FEASIBLE, with its gap) should the full model run out of time.
+ * answer is optimal outright, else it seeds the full model.
+ *
+ * Stopping: the search stops on a work limit — simplex iterations (the root LP's and
+ * every node's, counted by GLPK) and branch-and-bound nodes — checked in GLPK's
+ * branch-and-cut callback, so the same input gives the same answer on any machine under
+ * any load. The symmetric model may use up to half of each budget, the full model what is
+ * left (an automatic iteration limit is computed for each model from its size). A start
+ * that already meets the lower bound is optimal without GLPK. The wall-clock limit is only a safety
+ * net; an answer it cut short depends on the machine's speed, and res->stop says so.
  *
  * Output: the plan is replayed through ten's engine exactly as the simulator will run
  * the lowered algorithm, so out->time_ps is the true (simulated) time; with exact steps
@@ -47,10 +55,38 @@
 #define MILP_MAX_COLS 400000u /* variables handed to GLPK */
 #define MILP_MAX_HOPS 8u      /* switch hops of one NPU-to-NPU route */
 
-typedef enum { MILP_OPTIMAL = 0, MILP_FEASIBLE = 1, MILP_TIMEOUT = 2 } milp_status_t;
+/* Default work limits. A simplex iteration costs about (rows + columns) of the model, so
+ * by default each model GLPK solves gets MILP_AUTO_ITER_WORK / (rows + columns)
+ * iterations, clamped to [MILP_AUTO_ITER_MIN, MILP_AUTO_ITER_MAX] (the symmetric model
+ * half of its own). Measured on two shared cores: ring-8 All-Gather of 1 MiB at the
+ * greedy's 2 chunks per NPU is proven optimal in 455 iterations; hetero-ring-6 at 8
+ * (102,233 columns, 89,443 rows: ~1 ms an iteration) stops after 1,000, in 2 s;
+ * mesh-2x4 at 4 (17,917 rows and columns) after 2,790 in 0.5 s, where 11,162 took 45 s
+ * (the branch-and-cut around the node LPs costs more than their iterations). */
+#define MILP_DEFAULT_NODE_LIMIT 1000u
+#define MILP_AUTO_ITER_WORK 50000000u
+#define MILP_AUTO_ITER_MIN 1000u
+#define MILP_AUTO_ITER_MAX 100000u
+
+/* OPTIMAL: proven optimal in the discrete model for the given chunk count. FEASIBLE: a
+ * stop (res->stop) came first; res->gap bounds how far from optimal the answer is. */
+typedef enum { MILP_OPTIMAL = 0, MILP_FEASIBLE = 1 } milp_status_t;
+
+/* What ended the search. */
+typedef enum {
+  MILP_STOP_PROVEN = 0, /* optimality proven */
+  MILP_STOP_NODES,      /* the node limit */
+  MILP_STOP_ITERS,      /* the simplex iteration limit */
+  MILP_STOP_TIME,       /* the wall-clock safety net (machine-dependent) */
+  MILP_STOP_SIZE        /* the model passed MILP_MAX_COLS: the starting plan stands */
+} milp_stop_t;
 
 typedef struct milp_opts {
-  double time_limit_s;     /* default 60; must be > 0 */
+  double time_limit_s;     /* wall-clock safety net, default 60; must be > 0 */
+  uint32_t node_limit;     /* branch-and-bound nodes, default MILP_DEFAULT_NODE_LIMIT; >= 1 */
+  uint64_t iter_limit;     /* simplex iterations of the root LP and all nodes together,
+                              both models; 0 (default) = scaled to each model's size (see
+                              MILP_AUTO_ITER_WORK); at most INT_MAX */
   uint32_t chunks_per_npu; /* >= 1 (0 is refused) */
   const schedule_t *warm;  /* optional feasible All-Gather schedule (greedy's), borrowed;
                               re-timed in the discrete model and used when shorter than
@@ -70,7 +106,10 @@ typedef struct milp_opts {
 
 typedef struct milp_result {
   milp_status_t status;
+  milp_stop_t stop;        /* what ended the search (PROVEN exactly when OPTIMAL) */
   double solve_s;          /* wall time of the whole call */
+  uint64_t iters;          /* simplex iterations used, both models */
+  uint32_t nodes;          /* branch-and-bound nodes used, both models */
   double gap;              /* relative MIP gap of the makespan (0 when OPTIMAL) */
   uint64_t bound_ps;       /* best proven lower bound on the discrete model's makespan */
   uint64_t objective_ps;   /* the MILP's makespan: steps × step_ps */
@@ -80,32 +119,37 @@ typedef struct milp_result {
   uint64_t start_ps;       /* time of the starting schedule (warm start or own heuristic)
                               in the discrete model: horizon × step_ps */
   bool warm_used;          /* the caller's warm start gave the horizon */
-  bool incumbent_is_start; /* GLPK accepted the starting schedule and found no better */
+  bool incumbent_is_start; /* the answer is the starting schedule (GLPK found no better,
+                              or stopped before it had an integer solution) */
   bool symmetric;          /* the answer is GLPK's solution of the symmetric model */
   bool gated;              /* some transfer has a timing-only dependency */
+  bool model_too_large;    /* TN_LIMIT came from the model's size caps, not the fabric's */
   uint32_t cols, rows;     /* size of the last model GLPK solved */
 } milp_result_t;
 
-/* Fills o with the defaults (60 s, 1 chunk per NPU, no warm start, output discarded). */
+/* Fills o with the defaults (60 s safety net, the default work limits, 1 chunk per NPU,
+ * no warm start, output discarded). */
 void milp_opts_init(milp_opts_t *o);
 
 /* Solves for an All-Gather schedule of size_bytes on t (borrowed) and fills *out
  * (initialised here; caller frees with schedule_free; on failure it is left empty, as
  * greedy_run leaves it, and freeing it is harmless) and *res.
- * Errors: TN_INVAL for bad options (chunks_per_npu 0, a time limit <= 0, a size smaller
- * than one byte per chunk, a warm start for another collective or fabric);
- * TN_LIMIT when the fabric or model exceeds the caps above, or when GLPK found no
- * integer solution within the time limit (res->status = MILP_TIMEOUT; the warm start is
- * never returned under the MILP's name unless GLPK accepted it as its incumbent, and
- * then the status is FEASIBLE with its gap or OPTIMAL when proven); TN_INFEASIBLE for a
- * disconnected fabric; TN_IO when log_path cannot be opened; TN_SOLVER when GLPK fails.
- * Exponential in the worst case; bounded by time_limit_s plus model building (GLPK
- * checks the clock between LP solves, so a long one can overrun the limit somewhat).
- * Deterministic when it finishes before the limit; a FEASIBLE answer cut short by the
- * limit depends on the machine's speed. */
+ * Errors: TN_INVAL for bad options (chunks_per_npu 0, a time or work limit out of range,
+ * a size smaller than one byte per chunk, a warm start for another collective or
+ * fabric); TN_LIMIT when the fabric or model exceeds the caps above (res->model_too_large
+ * says it was the model); TN_INFEASIBLE for a disconnected fabric; TN_IO when log_path
+ * cannot be opened; TN_SOLVER when GLPK fails. A stop is no error: the answer is then
+ * the best schedule known (GLPK's incumbent, or the starting plan, the warm start's when
+ * given) with status FEASIBLE and its gap.
+ * Exponential in the worst case; bounded by the work limits plus model building (and by
+ * time_limit_s, which GLPK checks between LP solves, so a long one can overrun it).
+ * Deterministic unless res->stop is MILP_STOP_TIME. Every thread that calls it leaves
+ * no GLPK environment behind. */
 tn_status_t milp_solve(const topo_t *t, uint64_t size_bytes, const milp_opts_t *opts,
                        schedule_t *out, milp_result_t *res, tn_err_t *err);
 
 const char *milp_status_name(milp_status_t s);
+/* "proven optimal", "node limit", "iteration limit", "time limit", "model too large". */
+const char *milp_stop_name(milp_stop_t s);
 
 #endif

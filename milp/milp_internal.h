@@ -93,13 +93,24 @@ tn_status_t milp_i_retime(const milp_fab_t *f, const schedule_t *warm, milp_plan
 tn_status_t milp_i_replay(const milp_fab_t *f, const milp_plan_t *p, bool gates, schedule_t *out,
                           bool *gated, tn_err_t *err);
 
+/* An amount of GLPK's work: simplex iterations and branch-and-bound nodes. */
+typedef struct milp_budget {
+  uint64_t iters;
+  uint32_t nodes;
+} milp_budget_t;
+
 /* The GLPK part: builds and solves the model with start as starting solution and
- * horizon, stopping at the wall-clock deadline_s (tn_wall_seconds). With sym, only NPU
- * 0's chunks are variables and every placement stands for all its translates (start
- * must then be symmetric). On TN_OK, best (initialised, empty) holds GLPK's solution and
- * res its status, gap, bound and size. */
+ * horizon, stopping when the work in *limit is spent (or, as a safety net, at the
+ * wall-clock deadline_s, tn_wall_seconds). With sym, only NPU 0's chunks are variables
+ * and every placement stands for all its translates (start must then be symmetric).
+ * On TN_OK: *found says whether GLPK has an integer solution, then in best (initialised
+ * by the caller); *bound_steps is a proven lower bound on the makespan (at least
+ * f->lb_steps); *used the work spent; res gets status, stop, size and
+ * incumbent_is_start. A model above MILP_MAX_COLS is no error: *found is false and
+ * res->stop MILP_STOP_SIZE. Frees this thread's GLPK environment before returning. */
 tn_status_t milp_i_glpk(const milp_fab_t *f, bool sym, const milp_plan_t *start,
-                        const milp_opts_t *o, double deadline_s, milp_plan_t *best,
+                        const milp_opts_t *o, const milp_budget_t *limit, double deadline_s,
+                        milp_plan_t *best, bool *found, uint32_t *bound_steps, milp_budget_t *used,
                         milp_result_t *res, tn_err_t *err);
 
 #endif

@@ -15,27 +15,33 @@
 #endif
 
 #ifdef TENET_HAVE_MILP
-/* Keeps the weaker MILP outcome of the (at most two) solves of one collective: the status
- * names rank optimal < feasible < timeout. */
-static void note_milp_status(synth_result_t *out, milp_status_t s) {
-  if (out->milp_status == NULL || strcmp(out->milp_status, milp_status_name(MILP_OPTIMAL)) == 0 ||
-      s == MILP_TIMEOUT)
-    out->milp_status = milp_status_name(s);
+/* Keeps the weaker MILP outcome of the (at most two) solves of one collective: feasible
+ * over optimal, with its stop, and the larger gap. */
+static void note_milp(synth_result_t *out, const milp_result_t *res) {
+  bool first = out->milp_status == NULL;
+  if (first || res->status != MILP_OPTIMAL) {
+    if (first || strcmp(out->milp_status, milp_status_name(MILP_OPTIMAL)) == 0)
+      out->milp_stop = milp_stop_name(res->stop);
+    out->milp_status = milp_status_name(res->status);
+  }
+  if (first || res->gap > out->milp_gap) out->milp_gap = res->gap;
 }
 
-/* The MILP, warm-started by the greedy's plan with the same chunking (one chunk per NPU
- * unless told otherwise). */
+/* The MILP, warm-started by the greedy's plan with the same chunking: the greedy's own
+ * choice unless told otherwise, so that the MILP starts where the greedy ends. */
 static tn_status_t plan_milp(const topo_t *t, tn_coll_t coll, uint64_t size,
                              const synth_opts_t *o, schedule_t *s, synth_result_t *out,
                              tn_err_t *err) {
-  greedy_opts_t g = {.seed = o->seed, .chunks_per_npu = o->chunks_per_npu ? o->chunks_per_npu : 1};
+  greedy_opts_t g = {.seed = o->seed, .chunks_per_npu = o->chunks_per_npu};
   schedule_t warm;
   tn_status_t st = greedy_run_for(t, coll, size, &g, &warm, err);
   if (st != TN_OK) return st;
   milp_opts_t m;
   milp_opts_init(&m);
   if (o->time_limit_s > 0) m.time_limit_s = o->time_limit_s;
-  m.chunks_per_npu = g.chunks_per_npu;
+  if (o->node_limit > 0) m.node_limit = o->node_limit;
+  if (o->iter_limit > 0) m.iter_limit = o->iter_limit;
+  m.chunks_per_npu = warm.chunks_per_npu;
   m.warm = &warm;
   m.verbose = o->verbose;
   /* Timing-only dependencies keep the replay at the MILP's objective; the Reduce-Scatter
@@ -44,10 +50,20 @@ static tn_status_t plan_milp(const topo_t *t, tn_coll_t coll, uint64_t size,
   milp_result_t res;
   st = milp_solve(t, size, &m, s, &res, err);
   schedule_free(&warm);
-  if (st == TN_OK) note_milp_status(out, res.status);
+  if (st == TN_OK) note_milp(out, &res);
+  if (st == TN_LIMIT && res.model_too_large) out->milp_stop = milp_stop_name(MILP_STOP_SIZE);
   return st;
 }
 #endif
+
+bool synth_i_milp_too_large(const synth_result_t *r) {
+#ifdef TENET_HAVE_MILP
+  return r->milp_stop != NULL && strcmp(r->milp_stop, milp_stop_name(MILP_STOP_SIZE)) == 0;
+#else
+  (void)r;
+  return false;
+#endif
+}
 
 /* Plans an All-Gather schedule on t (the fabric, or its transpose for a reversed half)
  * that will be lowered to coll. On failure *s is left empty (initialised), whichever

@@ -1,7 +1,7 @@
 /* synth/portfolio.c — `auto`: builds every applicable method's algorithm, times each with
  * the simulator (the same model ASTRA-sim runs), and keeps the fastest; among equal times
- * the earlier method in synth_method_t wins. The MILP is not a candidate (its time limit
- * would make the portfolio's wall time and result depend on the machine). */
+ * the earlier method in synth_method_t wins. The MILP is not a candidate: its work limit
+ * makes it deterministic, but it takes seconds where the others take milliseconds. */
 #include <string.h>
 
 #include "sim/sim.h"

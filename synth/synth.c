@@ -242,6 +242,47 @@ tn_status_t synth_i_one(const topo_t *t, tn_coll_t coll, uint64_t size, const sy
   return produce(t, coll, size, o, m, out, err);
 }
 
+/* Makes out's set order-proof and times it. Every method's set leaves the order of some
+ * same-instant events open (a producer plans in one order; a runtime may pick another),
+ * so every set synth returns passes here; its time is then the strict set's. (The
+ * portfolio compares candidates before: the gates change a time by nanoseconds.) */
+/* Every method's set leaves the order of some same-instant events open (a producer plans
+ * in one order; a runtime may pick another), so the one kept is made order-proof here, the
+ * one place every set passes; its time is then the strict set's. (The portfolio makes its
+ * near-fastest candidates strict before it chooses: the gates move a time by nanoseconds.) */
+static tn_status_t finish(const topo_t *t, synth_result_t *out, tn_err_t *err) {
+  tn_status_t st = algo_fill_idle(out->algo, err);
+  if (st == TN_OK && !out->strict) {
+    sim_strict_report_t rep;
+    st = sim_make_strict(t, &out->algo, &rep, err);
+    if (st == TN_OK) out->time_ps = rep.time_ps, out->strict = true;
+  }
+  return st;
+}
+
+/* The MILP never loses to the greedy it starts from: the greedy's finished set (exactly
+ * what SYNTH_GREEDY with the same opts returns) replaces the MILP's when it is faster, or
+ * when the MILP's model was too large at the greedy's own chunk count (no --chunks given;
+ * a count the caller chose stays an error). milp_st and e are the MILP's outcome. */
+static tn_status_t milp_or_greedy(const topo_t *t, tn_coll_t coll, uint64_t size,
+                                  const synth_opts_t *o, tn_status_t milp_st, const tn_err_t *e,
+                                  synth_result_t *out, tn_err_t *err) {
+  bool fallback = milp_st == TN_LIMIT && o->chunks_per_npu == 0 && synth_i_milp_too_large(out);
+  if (milp_st != TN_OK && !fallback) return tn_err_set(err, milp_st, "%s", e->msg);
+  synth_result_t g = {0};
+  tn_status_t st = synth_i_one(t, coll, size, o, SYNTH_GREEDY, &g, err);
+  if (st == TN_OK) st = finish(t, &g, err);
+  if (st == TN_OK && (fallback || g.time_ps < out->time_ps)) {
+    algo_free(out->algo);
+    out->algo = g.algo;
+    out->time_ps = g.time_ps;
+    out->milp_status = "greedy";
+    g.algo = NULL;
+  }
+  synth_result_free(&g);
+  return st;
+}
+
 tn_status_t synth_run(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
                       const synth_opts_t *opts, synth_result_t *out, tn_err_t *err) {
   memset(out, 0, sizeof *out);
@@ -261,18 +302,14 @@ tn_status_t synth_run(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
   double t0 = tn_wall_seconds();
   out->method = m;
   out->chosen = m == SYNTH_AUTO;
+  tn_err_t e = {0}; /* the MILP's failure may still end in the greedy's set */
   tn_status_t st = m == SYNTH_AUTO ? synth_i_portfolio(t, coll, size_bytes, opts, out, err)
-                                   : synth_i_one(t, coll, size_bytes, opts, m, out, err);
-  if (st == TN_OK) st = algo_fill_idle(out->algo, err);
-  /* Every method's set leaves the order of some same-instant events open (a producer plans
-   * in one order; a runtime may pick another), so the one kept is made order-proof here,
-   * the one place every set passes; its time is then the strict set's. (The portfolio
-   * compares candidates before: the gates change a time by nanoseconds.) */
-  if (st == TN_OK && !out->strict) {
-    sim_strict_report_t rep;
-    st = sim_make_strict(t, &out->algo, &rep, err);
-    if (st == TN_OK) out->time_ps = rep.time_ps;
-  }
+                                   : synth_i_one(t, coll, size_bytes, opts, m, out, &e);
+  if (st == TN_OK) st = finish(t, out, m == SYNTH_AUTO ? err : &e);
+  if (m == SYNTH_MILP)
+    st = milp_or_greedy(t, coll, size_bytes, opts, st, &e, out, err);
+  else if (st != TN_OK && m != SYNTH_AUTO)
+    tn_err_set(err, st, "%s", e.msg);
   out->chosen = m == SYNTH_AUTO;
   out->synth_ms = (tn_wall_seconds() - t0) * 1e3;
   if (st != TN_OK) synth_result_free(out);

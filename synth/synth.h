@@ -48,8 +48,10 @@ typedef struct synth_opts {
   synth_method_t method;
   uint64_t seed;           /* the greedy's tie-breaking seed */
   uint32_t chunks_per_npu; /* 0 = chosen by the producer (the baselines: their fastest
-                              configuration, see variant) */
-  double time_limit_s;     /* MILP; 0 = its default */
+                              configuration, see variant; milp: the greedy's choice) */
+  double time_limit_s;     /* MILP's wall-clock safety net; 0 = its default (60 s) */
+  uint32_t node_limit;     /* MILP's work limit in branch-and-bound nodes; 0 = default */
+  uint64_t iter_limit;     /* MILP's work limit in simplex iterations; 0 = default */
   bool verbose;            /* MILP: solver output to stderr */
 } synth_opts_t;
 
@@ -60,16 +62,26 @@ typedef struct synth_result {
   uint64_t time_ps;        /* its simulated time when known (AUTO, or an All-Gather plan,
                               whose prediction is exact), else 0 */
   double synth_ms;         /* wall time of synthesis, lowering and the portfolio's sims */
-  const char *milp_status; /* "optimal" / "feasible" / "timeout" for the MILP, else NULL */
-  char variant[48];        /* a baseline's configuration ("both directions, 8 chunks"), or "" */
-  bool strict;             /* algo is order-proof already (sim_make_strict ran on it) */
+  /* The MILP's outcome (NULL for other methods): "optimal" (proven for the chunk count,
+   * in the discrete model), "feasible" (a stop came first; milp_gap bounds the distance
+   * to optimal) or "greedy" (the MILP's algorithm simulated slower than the greedy's, or
+   * its model was too large at the greedy's chunk count: the greedy's is returned). */
+  const char *milp_status;
+  const char *milp_stop; /* what ended the MILP's search (milp_stop_name), else NULL */
+  double milp_gap;       /* relative gap of the MILP's makespan to its proven bound */
+  char variant[48];      /* a baseline's configuration ("both directions, 8 chunks"), or "" */
+  bool strict;           /* algo is order-proof already (sim_make_strict ran on it) */
 } synth_result_t;
 
 /* Builds the algorithm for coll of size_bytes (NCCL's meaning) on t with opts->method and
- * fills *out (zeroed first; out->algo NULL on failure). Errors: TN_INFEASIBLE for a
+ * fills *out (zeroed first; out->algo NULL on failure). The MILP plans with the greedy's
+ * chunk count unless opts->chunks_per_npu says otherwise, starts from the greedy's plan,
+ * and is never slower than SYNTH_GREEDY with the same opts: both are built and the
+ * faster kept (the MILP on a tie). Errors: TN_INFEASIBLE for a
  * disconnected fabric, TN_INVAL for a size below one byte per chunk or an unavailable
  * method, and whatever the producer reports (TN_LIMIT for caps, TN_SOLVER, TN_NOMEM).
- * Deterministic: same inputs, same algorithm, whatever the thread count. */
+ * Deterministic: same inputs, same algorithm, whatever the thread count and load (the
+ * MILP stops on a work limit; only its wall-clock safety net could break this). */
 tn_status_t synth_run(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
                       const synth_opts_t *opts, synth_result_t *out, tn_err_t *err);
 

@@ -14,6 +14,10 @@ tn_status_t synth_i_planned(const topo_t *t, tn_coll_t coll, uint64_t size,
                             const synth_opts_t *o, synth_method_t m, synth_result_t *out,
                             tn_err_t *err);
 
+/* Whether the MILP failed only because its model was too large for the chunk count
+ * (r->milp_stop says so). */
+bool synth_i_milp_too_large(const synth_result_t *r);
+
 /* AUTO: every applicable method, simulated; the fastest is kept in out. */
 tn_status_t synth_i_portfolio(const topo_t *t, tn_coll_t coll, uint64_t size,
                               const synth_opts_t *o, synth_result_t *out, tn_err_t *err);

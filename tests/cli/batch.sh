@@ -251,4 +251,14 @@ PY
 run "$TENET" batch --topos ring-4 --colls alltoall,allgather --sizes 64KiB --algos ring,direct -o na
 grep -q "(0 run, 4 done before, 0 failed, 0 n/a)" err.txt && ok || bad "n/a resumed: $(tail -n 1 err.txt)"
 
+# The MILP on two worker threads: every thread frees GLPK's environment (LeakSanitizer in
+# the ASan build fails the run otherwise); --time-limit is the MILP's safety net.
+run "$TENET" batch --topos ring-4,mesh-2x2 --colls allgather --sizes 1MiB --algos milp,greedy \
+  -j 2 --time-limit 20 -o milpj2
+expect_rc 0
+check "batch milp -j 2: every case ok" grep -q '"status":"ok"' milpj2/summary.json
+fails_with 1 "$TENET" batch --topos ring-4 --colls allgather --sizes 4KiB --algos milp \
+  --time-limit 0 -o milpbad
+check "batch --time-limit 0 is refused" grep -q -- '--time-limit' err.txt
+
 testlib_done

@@ -90,4 +90,12 @@ check "no csv without its plot" test ! -e both.csv
 fails_with 1 "$TENET" compare -t ring-8 -c allgather --sizes 1MiB --csv plainfile/x.csv --plot both.png
 check "no plot without its csv" test ! -e both.png
 
+# --time-limit reaches the MILP (its safety net); the work limit stops it first.
+run "$TENET" compare -t ring-4 -c allgather --sizes 4KiB,1MiB --algos milp,greedy --time-limit 20 \
+  --json -j 2
+expect_rc 0
+check "compare milp rows" test "$(grep -o '"algorithm":"milp"' out.txt | wc -l)" -eq 2
+fails_with 1 "$TENET" compare -t ring-4 -c allgather --sizes 4KiB --algos milp --time-limit 0
+check "compare --time-limit 0 is refused" grep -q -- '--time-limit' err.txt
+
 testlib_done

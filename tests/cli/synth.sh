@@ -92,7 +92,38 @@ t_pred=$(flat | sed 's/.*"predicted_ns":\([0-9.e+]*\).*/\1/')
 t_sim=$(flat | sed 's/.*"time_ns":\([0-9.e+]*\).*/\1/')
 [ -n "$t_pred" ] && [ "$t_pred" = "$t_sim" ] && ok || bad "$desc: predicted $t_pred, simulated $t_sim"
 expect_fail 1 "milp time limit 0" "$TENET" synth -t ring-8 -c allgather -s 1MiB -a milp --time-limit 0 -o bad/x
-expect_fail 2 "milp fabric too large" "$TENET" synth -t ring-64 -c allgather -s 1MiB -a milp --chunks 16 -o bad/x
+expect_fail 2 "milp fabric too large" "$TENET" synth -t ring-100 -c allgather -s 1MiB -a milp -o bad/x
+grep -q 'cap of 64' err.txt && ok || bad "milp fabric too large: $(cat err.txt)"
+desc="milp model too large: the starting plan stands"
+run "$TENET" synth -t ring-64 -c allgather -s 1MiB -a milp --chunks 16 -o milp/big --json
+expect_rc 0
+expect_key milp_stop '"modeltoolarge"'
+# -a milp plans with the greedy's chunk count and never loses to the greedy
+desc="milp at the greedy's chunk count"
+run "$TENET" synth -t ring-8 -c allgather -s 1MiB -a milp -o milp/k --json
+expect_key chunks_per_npu 2
+expect_key time_ns 9045.921
+expect_key milp_status '"optimal"'
+desc="milp returns the greedy's algorithm when that is faster"
+run "$TENET" synth -t ring-4 -c allgather -s 1MB --chunks 3 -a milp -o milp/g --json
+expect_key milp_status '"greedy"'
+expect_key algorithm '"greedy"'
+"$TENET" synth -t ring-4 -c allgather -s 1MB --chunks 3 -a greedy -o milp/gg --json >gg.json
+t_m=$(flat | sed 's/.*"time_ns":\([0-9.e+]*\).*/\1/')
+grep -q "\"time_ns\":$t_m," gg.json && ok || bad "$desc: milp $t_m, greedy $(cat gg.json)"
+# the stop is a count of work: the same bytes every time, whatever the load
+desc="milp stopped by its work limit is deterministic"
+for i in 1 2; do
+  run "$TENET" synth -t mesh-2x4 -c allgather -s 1MiB --chunks 2 -a milp --iter-limit 100 -o wl$i/x --json
+  expect_key milp_stop '"iterationlimit"'
+done
+same=1
+for r in 0 1 2 3 4 5 6 7; do cmp -s wl1/x.$r.et wl2/x.$r.et || same=0; done
+[ $same = 1 ] && ok || bad "$desc: the two runs' files differ"
+desc="synth --help names the MILP's default work limits"
+run "$TENET" synth --help
+grep -q 'node-limit N.*default 1000' out.txt && grep -q 'iter-limit N' out.txt && ok || bad "$desc"
+expect_fail 1 "milp iteration limit 0" "$TENET" synth -t ring-8 -c allgather -s 1MiB -a milp --iter-limit 0 -o bad/x
 
 # ---- determinism ---------------------------------------------------------------------
 desc="determinism"

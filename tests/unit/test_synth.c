@@ -206,6 +206,53 @@ static void every_method_is_order_proof(void **state) {
   }
 }
 
+#ifdef TENET_HAVE_MILP
+/* -a milp and -a greedy with the same options. */
+static void milp_and_greedy(const char *kind, const char *dims, uint64_t size, uint32_t k,
+                            synth_result_t *m, synth_result_t *g) {
+  tn_err_t err = {0};
+  topo_t *t = NULL;
+  must(topo_gen_kind(kind, dims, 50.0, 500.0, &t, &err), &err);
+  synth_opts_t o = {.method = SYNTH_MILP, .seed = 1, .chunks_per_npu = k};
+  must(synth_run(t, TN_ALLGATHER, size, &o, m, &err), &err);
+  o.method = SYNTH_GREEDY;
+  must(synth_run(t, TN_ALLGATHER, size, &o, g, &err), &err);
+  assert_int_equal(simulate(t, m->algo), m->time_ps);
+  topo_free(t);
+}
+
+/* Without --chunks the MILP plans with the greedy's chunk count (ring-8, 1 MiB: 2), so it
+ * no longer loses to the greedy while calling itself optimal (1 chunk: 11,766 ns against
+ * 9,045 ns). */
+static void synth_milp_plans_with_the_greedys_chunk_count(void **state) {
+  (void)state;
+  synth_result_t m = {0}, g = {0};
+  milp_and_greedy("ring", "8", 1 << 20, 0, &m, &g);
+  assert_int_equal(m.algo->chunks_per_npu, g.algo->chunks_per_npu);
+  assert_true(g.algo->chunks_per_npu > 1);
+  assert_true(m.time_ps <= g.time_ps);
+  assert_string_equal(m.milp_status, "optimal");
+  assert_string_equal(m.milp_stop, "proven optimal");
+  assert_true(m.milp_gap == 0.0);
+  synth_result_free(&m);
+  synth_result_free(&g);
+}
+
+/* The discrete model rounds latencies up: on ring-4, 1 MB in 3 chunks per NPU, the
+ * MILP's proven-optimal plan simulates slower than the greedy's. -a milp then returns
+ * the greedy's algorithm and says so. */
+static void synth_milp_returns_the_greedys_algorithm_when_it_is_faster(void **state) {
+  (void)state;
+  synth_result_t m = {0}, g = {0};
+  milp_and_greedy("ring", "4", 1000000, 3, &m, &g);
+  assert_string_equal(m.milp_status, "greedy");
+  assert_int_equal(m.time_ps, g.time_ps);
+  assert_string_equal(m.algo->name, "greedy");
+  synth_result_free(&m);
+  synth_result_free(&g);
+}
+#endif
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(synth_method_names_round_trip),
@@ -216,6 +263,10 @@ int main(void) {
       cmocka_unit_test(synth_auto_is_never_slower_than_a_candidate_on_random_fabrics),
       cmocka_unit_test(synth_auto_is_deterministic),
       cmocka_unit_test(every_method_is_order_proof),
+#ifdef TENET_HAVE_MILP
+      cmocka_unit_test(synth_milp_plans_with_the_greedys_chunk_count),
+      cmocka_unit_test(synth_milp_returns_the_greedys_algorithm_when_it_is_faster),
+#endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
