@@ -77,12 +77,17 @@ typedef struct sim {
 
 /* ten_tie_fn: engine cookies are global node indices. */
 static void on_engine_tie(void *ctx, uint32_t link, uint64_t first, uint64_t second, bool waited1,
-                          bool waited2) {
+                          bool waited2, uint64_t gap_ps) {
   const sim_t *s = ctx;
   uint32_t r1 = s->nodes[first].rank, r2 = s->nodes[second].rank;
-  sim_tie_t v = {
-      link,    r1,     (uint32_t)first - s->rank_off[r1], r2, (uint32_t)second - s->rank_off[r2],
-      waited1, waited2};
+  sim_tie_t v = {link,
+                 r1,
+                 (uint32_t)first - s->rank_off[r1],
+                 r2,
+                 (uint32_t)second - s->rank_off[r2],
+                 waited1,
+                 waited2,
+                 gap_ps};
   s->on_tie(s->tie_ctx, &v);
 }
 
@@ -644,7 +649,7 @@ tn_status_t sim_run(const topo_t *t, const algo_t *a, const sim_opts_t *opts, si
       (st = ten_engine_create(t, s.routes, &s.e, err)) != TN_OK ||
       (st = set_hop_order(&s, err)) != TN_OK)
     goto fail;
-  if (s.on_tie) ten_engine_set_tie_observer(s.e, on_engine_tie, &s);
+  if (s.on_tie) ten_engine_set_tie_observer(s.e, on_engine_tie, &s, opts->tie_window_ps);
   if (opts && opts->trace_path) {
     if ((st = sim_i_trace_create(t, a, &s.trace, err)) != TN_OK ||
         (st = tn_calloc(s.total + 1u, sizeof *s.issue_ps, &s.issue_ps, err)) != TN_OK)

@@ -23,6 +23,7 @@ typedef struct sim_tie {
   uint32_t link;
   uint32_t first_rank, first_id, second_rank, second_id;
   bool first_waited, second_waited; /* had queued behind another message before */
+  uint64_t gap_ps;                   /* second entered this long after first (0: a tie) */
 } sim_tie_t;
 typedef void (*sim_tie_fn)(void *ctx, const sim_tie_t *tie);
 
@@ -32,6 +33,7 @@ typedef struct sim_opts {
   uint64_t seed;     /* SIM_TIES_RANDOM */
   sim_tie_fn on_tie; /* or NULL */
   void *tie_ctx;
+  uint64_t tie_window_ps; /* on_tie also hears of pairs up to this far apart (0: ties) */
 } sim_opts_t;
 
 /* Parses "id", "reverse" or "random". */

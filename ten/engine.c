@@ -68,6 +68,7 @@ struct ten_engine {
   ten_xmit_fn observer;
   void *observer_ctx;
   ten_tie_fn tie_fn;
+  uint64_t tie_window_ps;
   void *tie_ctx;
   const uint32_t *hop_rank; /* per link: its place among same-instant arrivals, or NULL */
   tn_err_t sticky;          /* first failure while forwarding inside ten_next */
@@ -163,8 +164,9 @@ void ten_engine_set_observer(ten_engine_t *e, ten_xmit_fn fn, void *ctx) {
   e->observer_ctx = ctx;
 }
 
-void ten_engine_set_tie_observer(ten_engine_t *e, ten_tie_fn fn, void *ctx) {
+void ten_engine_set_tie_observer(ten_engine_t *e, ten_tie_fn fn, void *ctx, uint64_t window_ps) {
   e->tie_fn = fn;
+  e->tie_window_ps = window_ps;
   e->tie_ctx = ctx;
 }
 
@@ -229,8 +231,9 @@ static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, uint32_t l, tn_err_t
   ls->free_ps = end;
   ls->stats.busy_ps += busy;
   ls->stats.messages++;
-  if (ls->last_enq_ps == e->now && e->tie_fn)
-    e->tie_fn(e->tie_ctx, l, ls->last_cookie, msg->cookie, ls->last_waited, msg->waited);
+  if (e->tie_fn && ls->last_enq_ps != UINT64_MAX && e->now - ls->last_enq_ps <= e->tie_window_ps)
+    e->tie_fn(e->tie_ctx, l, ls->last_cookie, msg->cookie, ls->last_waited, msg->waited,
+              e->now - ls->last_enq_ps);
   ls->last_enq_ps = e->now;
   ls->last_cookie = msg->cookie;
   msg->waited = msg->waited || start > e->now;

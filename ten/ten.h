@@ -35,12 +35,13 @@ typedef struct ten_event {
 typedef void (*ten_xmit_fn)(void *ctx, uint32_t link, uint64_t start_ps, uint64_t end_ps,
                             uint64_t bytes, uint64_t cookie);
 
-/* Optional observer of ties: message `second` entered link's FIFO at the same instant as
- * `first` (cookies), so the order between them is the engine's choice, not the caller's.
- * waited1/waited2: whether that message had queued behind another on some link before
- * (so that its arrival here is set by other messages, not by when it was sent). */
+/* Optional observer of ties: message `second` entered link's FIFO gap_ps after `first`
+ * (cookies), the message before it there; at gap 0 (a tie) the order between them is the
+ * engine's choice, not the caller's. waited1/waited2: whether that message had queued
+ * behind another on some link before (so that its arrival here is set by other messages,
+ * not by when it was sent). */
 typedef void (*ten_tie_fn)(void *ctx, uint32_t link, uint64_t first, uint64_t second, bool waited1,
-                           bool waited2);
+                           bool waited2, uint64_t gap_ps);
 
 /* Creates an engine at time 0 on t, routing with routes (both borrowed, must outlive the
  * engine). */
@@ -48,7 +49,9 @@ tn_status_t ten_engine_create(const topo_t *t, topo_routes_t *routes, ten_engine
                               tn_err_t *err);
 void ten_engine_free(ten_engine_t *e);
 void ten_engine_set_observer(ten_engine_t *e, ten_xmit_fn fn, void *ctx);
-void ten_engine_set_tie_observer(ten_engine_t *e, ten_tie_fn fn, void *ctx);
+/* fn hears of every pair of consecutive entries into one link at most window_ps apart (0:
+ * ties only). */
+void ten_engine_set_tie_observer(ten_engine_t *e, ten_tie_fn fn, void *ctx, uint64_t window_ps);
 /* Messages that arrive at an instant are forwarded in ascending rank[link of arrival]
  * (then link id) instead of link id: another order a runtime may pick among them. rank
  * (nlinks entries, each < 2^30) is borrowed; NULL restores link order. */
