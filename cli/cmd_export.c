@@ -47,7 +47,11 @@ static const char help[] =
     "      --channels best   the count whose file, imported back, simulates fastest on TOPO\n"
     "                        (ties: fewer threadblocks); tries 1..32\n"
     "      --json            print one JSON object (mode, channels, threadblocks per GPU,\n"
-    "                        steps) instead of a summary\n"
+    "                        steps, time_ns, exported_time_ns) instead of a summary\n"
+    "\n"
+    "The summary ends with the set's simulated time on TOPO next to the file's (read back\n"
+    "as a runtime would run it: the runtime-fit form serialises steps per threadblock). A\n"
+    "set that does not fit MSCCL's limits is refused (exit 2) with what would fit.\n"
     "  -h, --help            this help\n";
 
 /* Files carry chunk ids but maybe not the header: fill it from -c/-s and the ids. */
@@ -80,13 +84,51 @@ static tn_status_t set_header(algo_t *a, tn_coll_t coll, uint64_t size, tn_err_t
 /* --channels best: the channel count (1..32) whose runtime-fit form, imported back with the
  * set's COMP duration, simulates fastest on t (ties: fewer threadblocks, then fewer
  * channels). Counts that do not fit are skipped; none fits: the default's refusal. */
+/* The duration the set gives its COMPs (its reductions), for reading an export back. */
+static uint64_t set_comp_us(const algo_t *a) {
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
+      if (algo_node(a, r, i)->op == ALGO_COMP && algo_node(a, r, i)->duration_us)
+        return algo_node(a, r, i)->duration_us;
+  return 0;
+}
+
+/* The simulated times of the set and of the MSCCL-IR it was written as (xml, read back
+ * with the set's COMP duration): what a runtime running the file would take. */
+static tn_status_t compare_times(const algo_t *a, const topo_t *t, const char *xml, size_t len,
+                                 uint64_t *set_ps, uint64_t *xml_ps, tn_err_t *err) {
+  emit_msccl_opts_t io = {set_comp_us(a), NULL};
+  algo_t *b = NULL;
+  sim_result_t r1 = {0}, r2 = {0};
+  tn_status_t st = sim_run(t, a, NULL, &r1, err);
+  if (st == TN_OK)
+    st = emit_msccl_import_mem_opts(xml, len, "the written file", a->size_bytes, &io, &b, err);
+  if (st == TN_OK) st = sim_run(t, b, NULL, &r2, err);
+  *set_ps = r1.time_ps;
+  *xml_ps = r2.time_ps;
+  sim_result_free(&r1);
+  sim_result_free(&r2);
+  algo_free(b);
+  return st;
+}
+
+/* Writes len bytes of xml to path (all or nothing, through tn_outfile). */
+static tn_status_t write_xml(const char *path, const char *xml, size_t len, tn_err_t *err) {
+  tn_outfile_t o = {0};
+  tn_status_t st = tn_mkdir_parents(path, err);
+  if (st == TN_OK) st = tn_outfile_open(&o, path, err);
+  if (st != TN_OK) return st;
+  if (fwrite(xml, 1, len, o.f) != len) {
+    tn_outfile_abort(&o);
+    return tn_err_set(err, TN_IO, "%s: write failed", path);
+  }
+  return tn_outfile_commit(&o, err);
+}
+
 static tn_status_t best_channels(const algo_t *a, const topo_t *t, bool no_fuse, uint64_t *best,
                                  tn_err_t *err) {
-  uint64_t comp_us = 0, best_ps = UINT64_MAX;
+  uint64_t comp_us = set_comp_us(a), best_ps = UINT64_MAX;
   uint32_t best_tbs = UINT32_MAX;
-  for (uint32_t r = 0; r < a->npus && comp_us == 0; r++)
-    for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
-      if (algo_node(a, r, i)->op == ALGO_COMP) comp_us = algo_node(a, r, i)->duration_us;
   *best = 0;
   for (uint32_t c = 1; c <= EMIT_MSCCL_MAX_CHANNELS; c++) {
     emit_msccl_export_opts_t eo = {false, no_fuse, {0, 0, 0, 0, 0}, c};
@@ -165,10 +207,28 @@ int cmd_export(int argc, char **argv) {
     goto fail;
   emit_msccl_export_opts_t eo = {exact, no_fuse, {0, 0, 0, 0, 0}, (uint32_t)nch};
   emit_msccl_export_stats_t st = {0};
-  if (emit_msccl_export_opts(a, &eo, out, &st, &err) != TN_OK) {
+  char *xml = NULL;
+  size_t xml_len = 0;
+  if (emit_msccl_export_mem_opts(a, &eo, &xml, &xml_len, &st, &err) != TN_OK) {
     tn_err_prefix(&err, "%s", exact ? "exact" : "runtime-fit");
+    if (!exact && (err.status == TN_LIMIT || err.status == TN_INFEASIBLE)) {
+      tn_err_t why = err;
+      tn_err_clear(&err);
+      tn_err_set(&err, why.status,
+                 "%s; what fits: a set with fewer chunks per NPU ('tenet synth --chunks 1'), "
+                 "or --exact (one threadblock per node, for msccl-tools and simulators)",
+                 why.msg);
+    }
     goto fail;
   }
+  uint64_t set_ps = 0, xml_ps = 0;
+  /* Timed before it is written: a file that does not read back is not written at all. */
+  if (compare_times(a, t, xml, xml_len, &set_ps, &xml_ps, &err) != TN_OK)
+    tn_err_prefix(&err, "%s: reading it back", out);
+  else
+    write_xml(out, xml, xml_len, &err);
+  free(xml);
+  if (err.status != TN_OK) goto fail;
   if (json) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "file", out);
@@ -184,6 +244,8 @@ int cmd_export(int argc, char **argv) {
     cli_json_add_u64(o, "steps", st.steps);
     cli_json_add_u64(o, "nop_steps", st.nops);
     cli_json_add_u64(o, "fused_steps", st.fused);
+    cli_json_add_ns(o, "time_ns", set_ps);
+    cli_json_add_ns(o, "exported_time_ns", xml_ps);
     char *txt = cli_json_text(o, false);
     cJSON_Delete(o);
     if (!txt) {
@@ -201,6 +263,9 @@ int cmd_export(int argc, char **argv) {
            "(%llu steps, %llu nop, %llu fused)\n",
            st.channels, st.tbs_min, st.tbs_max, st.steps_max, (unsigned long long)st.steps,
            (unsigned long long)st.nops, (unsigned long long)st.fused);
+    printf("simulated on %s: the set %.3f ns, this file %.3f ns (%+.2f%%)\n", t->name,
+           (double)set_ps / 1e3, (double)xml_ps / 1e3,
+           set_ps ? 100.0 * ((double)xml_ps - (double)set_ps) / (double)set_ps : 0.0);
   }
   goto done;
 fail:

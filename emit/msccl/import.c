@@ -597,8 +597,7 @@ static tn_status_t parse_xml(imp_t *I, const char *xml, size_t len, tn_err_t *er
   S.I = I;
   S.err = err;
   S.inplace = -1;
-  if (len == 0)
-    return tn_err_set(err, TN_PARSE, "%s:1: malformed XML: the file is empty", I->what);
+  if (len == 0) return tn_err_set(err, TN_PARSE, "%s:1: malformed XML: the file is empty", I->what);
   if (len > INT_MAX)
     return tn_err_set(err, TN_PARSE, "%s: the file is too large for the XML parser", I->what);
   /* Our own SAX handler only (no tree), through the public push-parser API. */
@@ -623,7 +622,13 @@ static tn_status_t parse_xml(imp_t *I, const char *xml, size_t len, tn_err_t *er
   /* A step element takes about 100 bytes in the files the tools write. */
   if (rc == TN_OK) rc = tn_vec_reserve_exact(&I->steps, len / 100 + 16, err);
   if (rc == TN_OK) {
-    xmlParseChunk(ctxt, xml, (int)len, 1);
+    /* In pieces: one chunk of the whole file trips libxml2's "huge input lookup" limit
+     * (10 MB) that keeps its other safeguards on; a 128-NPU export is larger. */
+    const size_t piece = (size_t)1 << 16;
+    for (size_t at = 0; at < len && S.rc == TN_OK && ctxt->wellFormed; at += piece) {
+      size_t n = len - at < piece ? len - at : piece;
+      xmlParseChunk(ctxt, xml + at, (int)n, at + n == len);
+    }
     rc = S.rc;
   }
   if (rc == TN_OK && !ctxt->wellFormed)
@@ -660,7 +665,8 @@ static tn_status_t layout(imp_t *I, tn_err_t *err) {
   if (I->coll == TN_ALLTOALL && I->inplace)
     return tn_err_set(err, TN_PARSE,
                       "%s: an in-place alltoall is not supported (declare o_chunks=%d and "
-                      "inplace=\"0\")", I->what, whole);
+                      "inplace=\"0\")",
+                      I->what, whole);
   uint64_t base = 0;
   for (uint32_t g = 0; g < I->n; g++) {
     mgpu_t *G = &I->gpus[g];
@@ -1171,9 +1177,11 @@ static tn_status_t exec_node(imp_t *I, uint32_t i, tn_err_t *err) {
                   st->op == OP_CPY || st->op == OP_RE;
   bool need_dst = st->op != OP_S && st->op != OP_RRS;
   tn_status_t rc = TN_OK;
-  if (need_src && (rc = slot_of(I, err, x.si, x.g, st->srcbuf, st->srcoff, st->cnt, &x.src)) != TN_OK)
+  if (need_src &&
+      (rc = slot_of(I, err, x.si, x.g, st->srcbuf, st->srcoff, st->cnt, &x.src)) != TN_OK)
     return rc;
-  if (need_dst && (rc = slot_of(I, err, x.si, x.g, st->dstbuf, st->dstoff, st->cnt, &x.dst)) != TN_OK)
+  if (need_dst &&
+      (rc = slot_of(I, err, x.si, x.g, st->dstbuf, st->dstoff, st->cnt, &x.dst)) != TN_OK)
     return rc;
   if (n->kind == K_SEND) return exec_send(I, &x, err);
   if (n->kind == K_RECV) return exec_recv(I, &x, err);
@@ -1257,8 +1265,8 @@ static tn_status_t check_outputs(const imp_t *I, tn_err_t *err) {
     for (uint32_t k = 0; k < count; k++) {
       uint32_t got = I->content[G->loc_base + base + k];
       /* All-to-All: output slot s K + j of gpu g receives s's piece j for g. */
-      uint32_t want = I->coll == TN_ALLTOALL ? k / I->K * I->n * I->K + g * I->K + k % I->K
-                                             : first + k;
+      uint32_t want =
+          I->coll == TN_ALLTOALL ? k / I->K * I->n * I->K + g * I->K + k % I->K : first + k;
       if (got != want)
         return tn_err_set(err, TN_PARSE,
                           "%s: gpu %u: output slot %s[%u] ends %s%u, not chunk %u "

@@ -167,5 +167,28 @@ if "$T" synth -t "$S/fc128.json" -c allgather -s 128MiB -a direct -o "$S/rt/big"
     ok || bad "--exact refused what it can write"
 fi
 
+# A 128-NPU export: past libxml2's 10 MB single-chunk lookup limit, it reads back (the
+# importer feeds the parser in pieces), and the summary sets the file's simulated time next
+# to the set's (what a runtime running the file would take).
+"$T" synth -t mesh-16x8 -c allgather -s 1GiB -a greedy --chunks 4 -o "$S/big/ag" >/dev/null ||
+  bad "synth mesh-16x8 --chunks 4"
+"$T" export msccl -t mesh-16x8 -c allgather -s 1GiB "$S/big/ag" -o "$S/big/ag.xml" >"$S/out.txt" 2>"$S/err.txt" &&
+  [ "$(stat -c %s "$S/big/ag.xml")" -gt 10485760 ] &&
+  grep -q "^simulated on mesh-16x8: the set 9922376.000 ns, this file [0-9.]* ns (+" "$S/out.txt" &&
+  ok || bad "128-NPU export: $(cat "$S/out.txt" "$S/err.txt")"
+"$T" import msccl "$S/big/ag.xml" -s 1GiB -t mesh-16x8 -o "$S/big/back" >/dev/null 2>"$S/err.txt" &&
+  ok || bad "128-NPU export reads back: $(cat "$S/err.txt")"
+"$T" export msccl -t "$S/ring8.json" -c allgather -s 8MiB "$S/x/ring-allgather" -o "$S/t.xml" --json >"$S/j.json" 2>/dev/null
+$PY -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["time_ns"] > 0 and o["exported_time_ns"] > 0' "$S/j.json" 2>/dev/null &&
+  ok || bad "export --json lacks time_ns/exported_time_ns: $(cat "$S/j.json")"
+
+# A set too finely chunked for MSCCL's limits: refused, and the message says what fits.
+"$T" synth -t mesh-4x4 -c allreduce -s 4MiB -a greedy --chunks 64 -o "$S/fine/ar" >/dev/null ||
+  bad "synth --chunks 64"
+"$T" export msccl -t mesh-4x4 -c allreduce -s 4MiB "$S/fine/ar" -o "$S/fine/ar.xml" 2>"$S/err.txt" >/dev/null
+rc=$?
+[ $rc = 2 ] && grep -q "does not fit MSCCL's limits: .*; what fits: a set with fewer chunks per NPU" "$S/err.txt" &&
+  [ ! -e "$S/fine/ar.xml" ] && ok || bad "no-fit hint: rc $rc $(cat "$S/err.txt")"
+
 echo "$pass passed, $fail failed"
 [ $fail = 0 ] && [ $pass -gt 0 ]
