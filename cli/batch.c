@@ -122,6 +122,10 @@ static tn_status_t finish_topos(cli_batch_plan_t *p, tn_err_t *err) {
   return st;
 }
 
+/* The largest size a sweep takes: batch.json keeps sizes as JSON numbers, exact up to 2^53
+ * (8 PiB); above it a resumed sweep would read another size back. */
+#define BATCH_MAX_SIZE ((uint64_t)1 << 53)
+
 tn_status_t cli_batch_plan_from_lists(const char *topos, const char *colls, const char *sizes,
                                       const char *algos, uint64_t seed, cli_batch_plan_t *p,
                                       tn_err_t *err) {
@@ -130,6 +134,12 @@ tn_status_t cli_batch_plan_from_lists(const char *topos, const char *colls, cons
   tn_status_t st = append_items(&p->topos, &p->ntopos, topos, "--topos", err);
   if (st == TN_OK) st = cli_parse_colls(colls, &p->colls, &p->ncolls, err);
   if (st == TN_OK) st = cli_parse_sizes(sizes, &p->sizes, &p->nsizes, err);
+  for (size_t i = 0; st == TN_OK && i < p->nsizes; i++)
+    if (p->sizes[i] > BATCH_MAX_SIZE)
+      st = tn_err_set(err, TN_INVAL,
+                      "--sizes: %llu B is above 2^53 B (8 PiB), the largest size a sweep keeps "
+                      "exactly in batch.json",
+                      (unsigned long long)p->sizes[i]);
   if (st == TN_OK) st = cli_parse_algos(algos, &p->algos, &p->nalgos, err);
   if (st == TN_OK) st = finish_topos(p, err);
   if (st != TN_OK) cli_batch_plan_free(p);
@@ -386,9 +396,16 @@ tn_status_t cli_batch_plan_parse_json(const char *text, const char *what, cli_ba
   tn_status_t st = o ? TN_OK : tn_err_set(err, TN_PARSE, "%s: not valid JSON", what);
   if (st == TN_OK) st = get_strings(o, "topologies", what, &p->topos, &p->ntopos, err);
   size_t nlabels = 0;
-  if (st == TN_OK) st = get_strings(o, "labels", what, &p->labels, &nlabels, err);
-  if (st == TN_OK && nlabels != p->ntopos)
-    st = tn_err_set(err, TN_PARSE, "%s: labels and topologies differ in length", what);
+  if (st == TN_OK) {
+    st = get_strings(o, "labels", what, &p->labels, &nlabels, err);
+    if (st != TN_OK || nlabels != p->ntopos) {
+      /* The plan frees ntopos labels: these go now, by their own count. */
+      cli_list_free(p->labels, nlabels);
+      p->labels = NULL;
+      if (st == TN_OK)
+        st = tn_err_set(err, TN_PARSE, "%s: labels and topologies differ in length", what);
+    }
+  }
   if (st == TN_OK) st = get_strings(o, "algorithms", what, &p->algos, &p->nalgos, err);
   char **colls = NULL;
   size_t ncolls = 0;
@@ -405,7 +422,8 @@ tn_status_t cli_batch_plan_parse_json(const char *text, const char *what, cli_ba
   const cJSON *e = NULL;
   if (st == TN_OK) {
     cJSON_ArrayForEach(e, sizes) {
-      if (!cJSON_IsNumber(e) || e->valuedouble < 1 || e->valuedouble > 9.0e15) {
+      if (!cJSON_IsNumber(e) || e->valuedouble < 1 || e->valuedouble > (double)BATCH_MAX_SIZE ||
+          e->valuedouble != floor(e->valuedouble)) {
         st = tn_err_set(err, TN_PARSE, "%s: sizes[%zu] is not a size", what, p->nsizes);
         break;
       }
