@@ -122,8 +122,8 @@ static tn_status_t finish_topos(cli_batch_plan_t *p, tn_err_t *err) {
   return st;
 }
 
-/* The largest size a sweep takes: batch.json keeps sizes as JSON numbers, exact up to 2^53
- * (8 PiB); above it a resumed sweep would read another size back. */
+/* batch.json keeps a size as a JSON number up to 2^53 (exact as a double, which is how
+ * cJSON reads numbers back), and as a decimal string above. */
 #define BATCH_MAX_SIZE ((uint64_t)1 << 53)
 
 tn_status_t cli_batch_plan_from_lists(const char *topos, const char *colls, const char *sizes,
@@ -134,12 +134,6 @@ tn_status_t cli_batch_plan_from_lists(const char *topos, const char *colls, cons
   tn_status_t st = append_items(&p->topos, &p->ntopos, topos, "--topos", err);
   if (st == TN_OK) st = cli_parse_colls(colls, &p->colls, &p->ncolls, err);
   if (st == TN_OK) st = cli_parse_sizes(sizes, &p->sizes, &p->nsizes, err);
-  for (size_t i = 0; st == TN_OK && i < p->nsizes; i++)
-    if (p->sizes[i] > BATCH_MAX_SIZE)
-      st = tn_err_set(err, TN_INVAL,
-                      "--sizes: %llu B is above 2^53 B (8 PiB), the largest size a sweep keeps "
-                      "exactly in batch.json",
-                      (unsigned long long)p->sizes[i]);
   if (st == TN_OK) st = cli_parse_algos(algos, &p->algos, &p->nalgos, err);
   if (st == TN_OK) st = finish_topos(p, err);
   if (st != TN_OK) cli_batch_plan_free(p);
@@ -308,8 +302,12 @@ static cJSON *plan_to_cjson(const cli_batch_plan_t *p) {
   bool ok = o && colls && sizes && topos && labels && algos;
   for (size_t i = 0; ok && i < p->ncolls; i++)
     ok = cJSON_AddItemToArray(colls, cJSON_CreateString(tn_coll_name(p->colls[i])));
-  for (size_t i = 0; ok && i < p->nsizes; i++)
-    ok = cJSON_AddItemToArray(sizes, cli_json_u64(p->sizes[i]));
+  for (size_t i = 0; ok && i < p->nsizes; i++) {
+    char dec[24];
+    snprintf(dec, sizeof dec, "%llu", (unsigned long long)p->sizes[i]);
+    ok = cJSON_AddItemToArray(sizes, p->sizes[i] <= BATCH_MAX_SIZE ? cli_json_u64(p->sizes[i])
+                                                                   : cJSON_CreateString(dec));
+  }
   if (ok) {
     ok = cJSON_AddNumberToObject(o, "version", 1) &&
          cJSON_AddItemToObject(o, "topologies", topos) &&
@@ -422,12 +420,18 @@ tn_status_t cli_batch_plan_parse_json(const char *text, const char *what, cli_ba
   const cJSON *e = NULL;
   if (st == TN_OK) {
     cJSON_ArrayForEach(e, sizes) {
-      if (!cJSON_IsNumber(e) || e->valuedouble < 1 || e->valuedouble > (double)BATCH_MAX_SIZE ||
-          e->valuedouble != floor(e->valuedouble)) {
+      uint64_t v = 0;
+      tn_err_t ve = {0};
+      bool ok = cJSON_IsString(e) ? tn_parse_u64(e->valuestring, BATCH_MAX_SIZE + 1, UINT64_MAX,
+                                                 "size", &v, &ve) == TN_OK
+                                  : cJSON_IsNumber(e) && e->valuedouble >= 1 &&
+                                        e->valuedouble <= (double)BATCH_MAX_SIZE &&
+                                        e->valuedouble == floor(e->valuedouble);
+      if (!ok) {
         st = tn_err_set(err, TN_PARSE, "%s: sizes[%zu] is not a size", what, p->nsizes);
         break;
       }
-      p->sizes[p->nsizes++] = (uint64_t)e->valuedouble;
+      p->sizes[p->nsizes++] = cJSON_IsString(e) ? v : (uint64_t)e->valuedouble;
     }
   }
   const cJSON *seed = o ? cJSON_GetObjectItemCaseSensitive(o, "seed") : NULL;

@@ -174,5 +174,9 @@ run "$TENET" batch --topos ring-16 --colls allgather --sizes $big --algos ring -
 expect_rc 0
 grep -q "\"size_bytes\":$big[,}]" bigsweep/summary.json && ok || bad "$desc: summary.json: $(head -c 300 bigsweep/summary.json)"
 grep -q "$big" bigsweep/batch.json && ok || bad "$desc: batch.json lost the size"
+# ... and reads it back: the same sweep resumes (a number past 2^53 is kept as a string).
+run "$TENET" batch --topos ring-16 --colls allgather --sizes $big --algos ring -o bigsweep
+expect_rc 0
+grep -q "1 done before" err.txt && ok || bad "$desc: no resume: $(tail -n 1 err.txt)"
 
 testlib_done
