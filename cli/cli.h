@@ -64,6 +64,9 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 const char *cli_topology_dir(void);
 /* Resolves and loads a TOPO argument (a file or a shipped name). Caller frees. */
 tn_status_t cli_load_topo(const char *arg, topo_t **out, tn_err_t *err);
+/* Reads the Chakra set at prefix for the fabric t: emit_chakra_read, and a set whose rank
+ * count is not t's NPU count is refused naming both counts. */
+tn_status_t cli_read_set(const char *prefix, const topo_t *t, algo_t **out, tn_err_t *err);
 
 /* ---- synthesis (synth/: one call for every method) ------------------------ */
 /* The greedy's tie-breaking seed when --seed is not given: one value for synth, compare,

@@ -330,7 +330,7 @@ static tn_status_t parse_args(int argc, char **argv, astra_args_t *a, tn_err_t *
 static tn_status_t get_algo(const astra_args_t *a, astra_job_t *j, algo_t **own, tn_err_t *err) {
   tn_status_t st;
   if (a->set) {
-    if ((st = emit_chakra_read(a->set, j->t->npus, own, err)) != TN_OK) return st;
+    if ((st = cli_read_set(a->set, j->t, own, err)) != TN_OK) return st;
     if ((*own)->has_coll && ((*own)->coll != j->coll || (*own)->size_bytes != j->size)) {
       char got[32], want[32];
       return tn_err_set(err, TN_INVAL, "%s: the files hold %s of %s, not %s of %s", a->set,

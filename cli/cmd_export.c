@@ -197,7 +197,7 @@ int cmd_export(int argc, char **argv) {
   algo_verify_report_t rep = {0};
   int code = 0;
   if (cli_load_topo(topo, &t, &err) != TN_OK) goto fail;
-  if (emit_chakra_read(pos[1], t->npus, &a, &err) != TN_OK) goto fail;
+  if (cli_read_set(pos[1], t, &a, &err) != TN_OK) goto fail;
   if (set_header(a, coll, size, &err) != TN_OK) goto fail;
   if (algo_verify(a, t, &rep, &err) != TN_OK) {
     tn_err_prefix(&err, "%s does not verify", pos[1]);

@@ -245,7 +245,7 @@ int cmd_sim(int argc, char **argv) {
   }
   /* One file per NPU of the fabric: the reader refuses a missing one and one too many. */
   if (cli_load_topo(a.topo, &t, &err) != TN_OK ||
-      emit_chakra_read(a.prefix, t->npus, &set, &err) != TN_OK)
+      cli_read_set(a.prefix, t, &set, &err) != TN_OK)
     goto fail;
   /* The files' own header (tenet's extra metadata) fills what the flags left open. */
   if (set->has_coll) {

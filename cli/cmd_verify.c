@@ -79,7 +79,7 @@ int cmd_verify(int argc, char **argv) {
   algo_verify_report_t rep = {0};
   int code = 0;
   if (cli_load_topo(a.topo, &t, &err) != TN_OK ||
-      emit_chakra_read(pos[0], t->npus, &set, &err) != TN_OK ||
+      cli_read_set(pos[0], t, &set, &err) != TN_OK ||
       check_header(set, pos[0], coll, size, &err) != TN_OK) {
     code = cli_report("verify", &err);
     goto done;

@@ -6,18 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const cli_opt_t *find_long(const cli_opt_t *opts, size_t n, const char *name,
-                                  size_t len) {
+#include "emit/emit.h"
+
+static const cli_opt_t *find_long(const cli_opt_t *opts, size_t n, const char *name, size_t len) {
   for (size_t i = 0; i < n; i++)
     if (strlen(opts[i].long_name) == len && strncmp(opts[i].long_name, name, len) == 0)
       return &opts[i];
   return NULL;
 }
 
-static tn_status_t unknown_option(const cli_opt_t *opts, size_t n, const char *arg,
-                                  tn_err_t *err) {
+static tn_status_t unknown_option(const cli_opt_t *opts, size_t n, const char *arg, tn_err_t *err) {
   const char *name = arg;
-  while (*name == '-') name++;
+  while (*name == '-')
+    name++;
   char buf[80];
   snprintf(buf, sizeof buf, "%s", name);
   char *eq = strchr(buf, '=');
@@ -28,15 +29,14 @@ static tn_status_t unknown_option(const cli_opt_t *opts, size_t n, const char *a
   return tn_err_set(err, TN_INVAL, "unknown option '%s'", arg);
 }
 
-tn_status_t cli_parse(int argc, char **argv, const cli_opt_t *opts, size_t nopts,
-                      const char **pos, size_t max_pos, size_t *npos, tn_err_t *err) {
+tn_status_t cli_parse(int argc, char **argv, const cli_opt_t *opts, size_t nopts, const char **pos,
+                      size_t max_pos, size_t *npos, tn_err_t *err) {
   *npos = 0;
   bool only_pos = false;
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
     if (only_pos || arg[0] != '-' || arg[1] == '\0') {
-      if (*npos == max_pos)
-        return tn_err_set(err, TN_INVAL, "unexpected argument '%s'", arg);
+      if (*npos == max_pos) return tn_err_set(err, TN_INVAL, "unexpected argument '%s'", arg);
       pos[(*npos)++] = arg;
       continue;
     }
@@ -56,7 +56,8 @@ tn_status_t cli_parse(int argc, char **argv, const cli_opt_t *opts, size_t nopts
     }
     if (o == NULL) return unknown_option(opts, nopts, arg, err);
     if (o->flag) {
-      if (inline_val) return tn_err_set(err, TN_INVAL, "option '--%s' takes no value", o->long_name);
+      if (inline_val)
+        return tn_err_set(err, TN_INVAL, "option '--%s' takes no value", o->long_name);
       *o->flag = true;
       continue;
     }
@@ -94,4 +95,16 @@ const char *cli_topology_dir(void) {
 tn_status_t cli_load_topo(const char *arg, topo_t **out, tn_err_t *err) {
   /* Every command takes the same TOPO forms: a file, a shipped name, or KIND-DIMS. */
   return cli_load_topo_spec(arg, out, err);
+}
+
+tn_status_t cli_read_set(const char *prefix, const topo_t *t, algo_t **out, tn_err_t *err) {
+  tn_status_t st = emit_chakra_read(prefix, 0, out, err);
+  if (st != TN_OK || (*out)->npus == t->npus) return st;
+  uint32_t n = (*out)->npus;
+  algo_free(*out);
+  *out = NULL;
+  return tn_err_set(err, TN_PARSE,
+                    "%s: a set of %u ranks (%s.0.et .. %s.%u.et), but the fabric "
+                    "'%s' has %u NPUs: each NPU runs one rank file",
+                    prefix, n, prefix, prefix, n - 1, t->name, t->npus);
 }

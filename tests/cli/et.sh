@@ -79,7 +79,7 @@ else
     "$TENET" verify -t ring-8 -c allreduce -s 8MiB "$SCRATCH/ag"
   expect 1 "not allgather of 4MiB" "verify with the wrong size" -- \
     "$TENET" verify -t ring-8 -c allgather -s 4MiB "$SCRATCH/ag"
-  expect 1 "ag.4.et: exists" "verify against a smaller fabric" -- \
+  expect 1 "but the fabric 'ring-4' has 4 NPUs" "verify against a smaller fabric" -- \
     "$TENET" verify -t ring-4 -c allgather -s 8MiB "$SCRATCH/ag"
   mkdir -p "$SCRATCH/miss" && cp "$SCRATCH"/ag.*.et "$SCRATCH/miss/" && rm "$SCRATCH/miss/ag.5.et"
   expect 1 "ag.5.et" "verify with a rank file missing" -- \

@@ -155,6 +155,11 @@ $PY -c 'import json,sys; o=json.load(open(sys.argv[1])); sys.exit(0 if o["order_
   ok || bad "--ties reverse still reports a spread"
 "$TENET" sim -t ring-8 "$SCRATCH/ties/g" --json | $PY -c 'import json,sys; sys.exit(0 if not json.load(sys.stdin)["order_dependent"] else 1)' &&
   ok || bad "tenet's own set reported order-dependent"
+# A set run on a fabric with more NPUs than its ranks: the message gives both counts.
+"$TENET" synth -t mesh-4x4 -c allgather -s 1MiB -o "$SCRATCH/m44/ag" >/dev/null || bad "synth mesh-4x4"
+"$TENET" sim -t mesh-8x8 "$SCRATCH/m44/ag" 2>"$SCRATCH/err.txt" >/dev/null
+[ $? = 1 ] && grep -q "a set of 16 ranks (.*), but the fabric 'mesh-8x8' has 64 NPUs" "$SCRATCH/err.txt" &&
+  ok || bad "16 ranks on 64 NPUs: $(cat "$SCRATCH/err.txt")"
 "$TENET" sim -t ring-8 "$SCRATCH/ties/g" --ties fifo 2>"$SCRATCH/err.txt"
 [ $? = 1 ] && grep -q "expected id, reverse or random" "$SCRATCH/err.txt" && ok || bad "--ties fifo: $(cat "$SCRATCH/err.txt")"
 "$TENET" sim -t ring-8 "$SCRATCH/ties/g" --seed 3 2>"$SCRATCH/err.txt"
