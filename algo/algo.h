@@ -55,6 +55,7 @@ typedef struct algo_rank {
 
 typedef struct algo {
   char name[32]; /* producer: "greedy", "milp", "ring", "direct", "msccl", "chakra" */
+  char fabric[64]; /* the fabric it was made for (synth), as its files record it; "" unknown */
   bool has_coll; /* coll/chunks_per_npu/size_bytes are known */
   tn_coll_t coll;
   uint32_t npus;

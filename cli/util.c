@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,6 +100,10 @@ tn_status_t cli_load_topo(const char *arg, topo_t **out, tn_err_t *err) {
 
 tn_status_t cli_read_set(const char *prefix, const topo_t *t, algo_t **out, tn_err_t *err) {
   tn_status_t st = emit_chakra_read(prefix, 0, out, err);
+  if (st == TN_OK && (*out)->npus == t->npus && (*out)->fabric[0] &&
+      strcmp((*out)->fabric, t->name) != 0)
+    fprintf(stderr, "tenet: note: %s was made for the fabric '%s', not '%s'\n", prefix,
+            (*out)->fabric, t->name);
   if (st != TN_OK || (*out)->npus == t->npus) return st;
   uint32_t n = (*out)->npus;
   algo_free(*out);

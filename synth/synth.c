@@ -252,6 +252,7 @@ tn_status_t synth_i_one(const topo_t *t, tn_coll_t coll, uint64_t size, const sy
  * near-fastest candidates strict before it chooses: the gates move a time by nanoseconds.) */
 static tn_status_t finish(const topo_t *t, synth_result_t *out, tn_err_t *err) {
   tn_status_t st = algo_fill_idle(out->algo, err);
+  if (st == TN_OK) snprintf(out->algo->fabric, sizeof out->algo->fabric, "%s", t->name);
   if (st == TN_OK && !out->strict) {
     sim_strict_report_t rep;
     st = sim_make_strict(t, &out->algo, &rep, err);

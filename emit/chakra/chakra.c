@@ -22,6 +22,8 @@
  *                                                    ALL_TO_ALL 6
  *                   tenet_chunks_per_npu  int64_val  } written with tenet_coll, only when
  *                   tenet_size_bytes      int64_val  } the collective is known (has_coll)
+ *                   tenet_fabric          int64_val  0; its doc_string names the fabric the
+ *                                                    set was made for (synth), when known
  *                   tenet_set_id          int64_val  the set's identity (emit_chakra_set_id,
  *                                                    its 64 bits as an int64): the same in
  *                                                    every file of one set, so that the reader
@@ -60,7 +62,7 @@ typedef ChakraProtoMsg__Node pbnode_t;
  * drops a const qualifier. protobuf-c never writes through them. */
 static char k_npus[] = "tenet_npus", k_nodes[] = "tenet_nodes", k_producer[] = "tenet_producer",
             k_coll[] = "tenet_coll", k_cpn[] = "tenet_chunks_per_npu",
-            k_size[] = "tenet_size_bytes", k_set[] = "tenet_set_id",
+            k_size[] = "tenet_size_bytes", k_fabric[] = "tenet_fabric", k_set[] = "tenet_set_id",
             k_version[] = EMIT_CHAKRA_VERSION;
 
 static const char *const producer_names[] = {"",       "greedy", "milp",  "ring",
@@ -140,9 +142,10 @@ static attr_t *attr_i64(attr_t *at, char *name, int64_t v) {
 /* Appends rank's GlobalMetadata record to buf (uint8_t: the file's bytes). */
 static tn_status_t put_metadata(tn_vec_t *buf, const algo_t *a, uint32_t rank, uint64_t set_id,
                                 tn_err_t *err) {
-  attr_t at[7], *ap[7];
+  attr_t at[8], *ap[8];
   size_t n = 0;
-  char producer[sizeof a->name];
+  char producer[sizeof a->name], fabric[sizeof a->fabric];
+  snprintf(fabric, sizeof fabric, "%s", a->fabric);
   snprintf(producer, sizeof producer, "%s", a->name);
   int64_t code = 0;
   for (size_t i = 1; i < NPRODUCERS; i++)
@@ -151,6 +154,10 @@ static tn_status_t put_metadata(tn_vec_t *buf, const algo_t *a, uint32_t rank, u
   ap[n] = attr_i64(&at[n], k_nodes, (int64_t)algo_rank_len(a, rank)), n++;
   ap[n] = attr_i64(&at[n], k_producer, code);
   ap[n]->doc_string = producer, n++;
+  if (fabric[0]) { /* the name in doc_string, as for the producer: readers see an integer */
+    ap[n] = attr_i64(&at[n], k_fabric, 0);
+    ap[n]->doc_string = fabric, n++;
+  }
   if (a->has_coll) {
     ap[n] = attr_i64(&at[n], k_coll, coll_code(a->coll)), n++;
     ap[n] = attr_i64(&at[n], k_cpn, a->chunks_per_npu), n++;
@@ -1018,9 +1025,10 @@ static tn_status_t int_attr(const attr_t *at, int64_t lo, int64_t hi, const loc_
 
 /* Header fields found in a file's GlobalMetadata. */
 typedef struct header {
-  bool has_npus, has_nodes, has_coll, has_cpn, has_size, has_producer, has_set;
-  int64_t npus, nodes, coll, cpn, size, producer, set; /* set: the id's 64 bits */
+  bool has_npus, has_nodes, has_coll, has_cpn, has_size, has_producer, has_set, has_fabric;
+  int64_t npus, nodes, coll, cpn, size, producer, set, fabric; /* set: the id's 64 bits */
   char producer_name[32];
+  char fabric_name[64];
 } header_t;
 
 static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *what, header_t *h,
@@ -1049,6 +1057,7 @@ static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *w
         {k_size, &h->has_size, &h->size, 0, INT64_MAX},
         {k_producer, &h->has_producer, &h->producer, 0, INT64_MAX},
         {k_set, &h->has_set, &h->set, INT64_MIN, INT64_MAX},
+        {k_fabric, &h->has_fabric, &h->fabric, 0, 0},
     };
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
       if (strcmp(at->name, keys[k].name) != 0) continue;
@@ -1057,12 +1066,14 @@ static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *w
       else
         st = int_attr(at, keys[k].lo, keys[k].hi, where, keys[k].v, err);
       *keys[k].has = true;
-      if (st == TN_OK && keys[k].v == &h->producer) {
-        /* Keep a printable copy of the producer's name. */
-        size_t j = 0;
-        for (const char *s = at->doc_string; s && *s && j + 1 < sizeof h->producer_name; s++)
-          if (*s >= 0x20 && *s < 0x7f && *s != '"' && *s != '\\') h->producer_name[j++] = *s;
-        h->producer_name[j] = '\0';
+      if (st == TN_OK && (keys[k].v == &h->producer || keys[k].v == &h->fabric)) {
+        /* Keep a printable copy of the producer's or the fabric's name. */
+        bool prod = keys[k].v == &h->producer;
+        char *dst = prod ? h->producer_name : h->fabric_name;
+        size_t cap = prod ? sizeof h->producer_name : sizeof h->fabric_name, j = 0;
+        for (const char *s = at->doc_string; s && *s && j + 1 < cap; s++)
+          if (*s >= 0x20 && *s < 0x7f && *s != '"' && *s != '\\') dst[j++] = *s;
+        dst[j] = '\0';
       }
     }
   }
@@ -1101,6 +1112,7 @@ static tn_status_t apply_header(const header_t *h, const char *what, algo_t *a, 
                            : "chakra";
       snprintf(a->name, sizeof a->name, "%s", nm);
     }
+    snprintf(a->fabric, sizeof a->fabric, "%s", h->has_fabric ? h->fabric_name : "");
     a->has_coll = false;
     if (h->has_coll) {
       tn_err_t e2 = {0};

@@ -160,6 +160,12 @@ $PY -c 'import json,sys; o=json.load(open(sys.argv[1])); sys.exit(0 if o["order_
 "$TENET" sim -t mesh-8x8 "$SCRATCH/m44/ag" 2>"$SCRATCH/err.txt" >/dev/null
 [ $? = 1 ] && grep -q "a set of 16 ranks (.*), but the fabric 'mesh-8x8' has 64 NPUs" "$SCRATCH/err.txt" &&
   ok || bad "16 ranks on 64 NPUs: $(cat "$SCRATCH/err.txt")"
+# The files record the fabric synth made them for: another fabric of that size gets a note.
+"$TENET" sim -t torus-4x4 "$SCRATCH/m44/ag" 2>"$SCRATCH/err.txt" >/dev/null &&
+  grep -q "note: .*m44/ag was made for the fabric 'mesh-4x4', not 'torus-4x4'" "$SCRATCH/err.txt" &&
+  ok || bad "no note for another fabric: $(cat "$SCRATCH/err.txt")"
+"$TENET" sim -t mesh-4x4 "$SCRATCH/m44/ag" 2>"$SCRATCH/err.txt" >/dev/null && [ ! -s "$SCRATCH/err.txt" ] &&
+  ok || bad "a note on its own fabric: $(cat "$SCRATCH/err.txt")"
 "$TENET" sim -t ring-8 "$SCRATCH/ties/g" --ties fifo 2>"$SCRATCH/err.txt"
 [ $? = 1 ] && grep -q "expected id, reverse or random" "$SCRATCH/err.txt" && ok || bad "--ties fifo: $(cat "$SCRATCH/err.txt")"
 "$TENET" sim -t ring-8 "$SCRATCH/ties/g" --seed 3 2>"$SCRATCH/err.txt"
