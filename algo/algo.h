@@ -76,6 +76,9 @@ tn_status_t algo_set_collective(algo_t *a, tn_coll_t coll, uint32_t chunks_per_n
                                 uint64_t size_bytes, tn_err_t *err);
 /* The same for files whose collective is unknown (has_coll false). */
 tn_status_t algo_create_unknown(const char *name, uint32_t npus, algo_t **out, tn_err_t *err);
+/* An empty algorithm with a's header: producer name, ranks, collective, fabric. For passes
+ * that rebuild a set node by node (sim_make_strict, algo_drop_gates). */
+tn_status_t algo_create_like(const algo_t *a, algo_t **out, tn_err_t *err);
 void algo_free(algo_t *a);
 
 /* Appends a node to rank; deps (node ids of that rank, ndeps of them, taken from

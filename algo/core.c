@@ -210,15 +210,28 @@ static tn_status_t stand_ins(const algo_t *a, uint32_t r, uint32_t d, const uint
   return TN_OK;
 }
 
+tn_status_t algo_create_like(const algo_t *a, algo_t **out, tn_err_t *err) {
+  *out = NULL;
+  algo_t *b = NULL;
+  tn_status_t st = algo_create_unknown(a->name, a->npus, &b, err);
+  if (st == TN_OK && a->has_coll)
+    st = algo_set_collective(b, a->coll, a->chunks_per_npu, a->size_bytes, err);
+  if (st != TN_OK) {
+    algo_free(b);
+    return st;
+  }
+  memcpy(b->fabric, a->fabric, sizeof b->fabric);
+  *out = b;
+  return TN_OK;
+}
+
 tn_status_t algo_drop_gates(const algo_t *a, algo_t **out, tn_err_t *err) {
   *out = NULL;
   algo_t *b = NULL;
   tn_vec_t deps;
   tn_vec_init(&deps, sizeof(uint32_t));
   uint32_t *map = NULL, *stamp = NULL;
-  tn_status_t st = algo_create_unknown(a->name, a->npus, &b, err);
-  if (st == TN_OK && a->has_coll)
-    st = algo_set_collective(b, a->coll, a->chunks_per_npu, a->size_bytes, err);
+  tn_status_t st = algo_create_like(a, &b, err);
   for (uint32_t r = 0; st == TN_OK && r < a->npus; r++) {
     uint32_t len = algo_rank_len(a, r), kept = 0;
     free(map);

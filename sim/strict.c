@@ -61,8 +61,9 @@ static tn_status_t push_all(tn_vec_t *v, const uint32_t *x, uint32_t n, tn_err_t
  * two messages that both queued on the way, or of a SEND at MAX_DELAY, adds none). A
  * SEND delayed behind another one delayed this round waits one nanosecond more than that
  * one, so a chain of same-instant arrivals (first, second), (second, third), ... is
- * spread out in one round. bump[] is per original node, zero on entry. */
-static tn_status_t add_constraints(state_t *s, uint32_t *bump, bool *added, tn_err_t *err) {
+ * spread out in one round. s->bump (per original node) is zero on entry. */
+static tn_status_t add_constraints(state_t *s, bool *added, tn_err_t *err) {
+  uint32_t *bump = s->bump;
   *added = false;
   for (size_t i = 0; i < s->ties.len; i++) {
     const sim_tie_t *v = &TN_VEC_AT(&s->ties, sim_tie_t, i);
@@ -104,9 +105,7 @@ static tn_status_t build(const state_t *s, algo_t **out, tn_err_t *err) {
   tn_vec_t deps, *after_of = NULL;
   tn_vec_init(&deps, sizeof(uint32_t));
   uint32_t *end = NULL, total = s->off[a->npus];
-  tn_status_t st = algo_create_unknown(a->name, a->npus, &b, err);
-  if (st == TN_OK && a->has_coll)
-    st = algo_set_collective(b, a->coll, a->chunks_per_npu, a->size_bytes, err);
+  tn_status_t st = algo_create_like(a, &b, err);
   if (st == TN_OK) st = tn_calloc(total + 1u, sizeof *end, &end, err);
   if (st == TN_OK) st = tn_calloc(total + 1u, sizeof *after_of, &after_of, err);
   /* after_of[g]: the SENDs g must follow. */
@@ -206,7 +205,7 @@ tn_status_t sim_make_strict(const topo_t *t, algo_t **a, sim_strict_report_t *re
     if (exact == 0 || rep->rounds == MAX_ROUNDS) break;
     bool added = false;
     memset(s.bump, 0, (size_t)s.off[s.orig->npus] * sizeof *s.bump);
-    if ((st = add_constraints(&s, s.bump, &added, err)) != TN_OK || !added) break;
+    if ((st = add_constraints(&s, &added, err)) != TN_OK || !added) break;
     rep->rounds++;
     algo_t *next = NULL;
     if ((st = build(&s, &next, err)) != TN_OK) break;

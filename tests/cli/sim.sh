@@ -166,6 +166,11 @@ $PY -c 'import json,sys; o=json.load(open(sys.argv[1])); sys.exit(0 if o["order_
   ok || bad "no note for another fabric: $(cat "$SCRATCH/err.txt")"
 "$TENET" sim -t mesh-4x4 "$SCRATCH/m44/ag" 2>"$SCRATCH/err.txt" >/dev/null && [ ! -s "$SCRATCH/err.txt" ] &&
   ok || bad "a note on its own fabric: $(cat "$SCRATCH/err.txt")"
+# A set sim_make_strict rebuilt (the greedy's, gated) keeps the record too.
+"$TENET" synth -t mesh-4x4 -c allgather -s 1MiB -a greedy -o "$SCRATCH/m44g/ag" >/dev/null || bad "synth greedy"
+"$TENET" sim -t torus-4x4 "$SCRATCH/m44g/ag" 2>"$SCRATCH/err.txt" >/dev/null &&
+  grep -q "was made for the fabric 'mesh-4x4'" "$SCRATCH/err.txt" && ok ||
+  bad "a gated set lost its fabric: $(cat "$SCRATCH/err.txt")"
 "$TENET" sim -t ring-8 "$SCRATCH/ties/g" --ties fifo 2>"$SCRATCH/err.txt"
 [ $? = 1 ] && grep -q "expected id, reverse or random" "$SCRATCH/err.txt" && ok || bad "--ties fifo: $(cat "$SCRATCH/err.txt")"
 "$TENET" sim -t ring-8 "$SCRATCH/ties/g" --seed 3 2>"$SCRATCH/err.txt"
