@@ -73,6 +73,7 @@ typedef struct sim {
   uint32_t *hop_rank; /* per link, for SIM_TIES_REVERSE / RANDOM */
   sim_tie_fn on_tie;
   void *tie_ctx;
+  tn_heap_less_fn ready_less; /* ready_order(ties) */
 } sim_t;
 
 /* ten_tie_fn: engine cookies are global node indices. */
@@ -402,21 +403,30 @@ static uint64_t mix64(uint64_t x) {
 /* The ready nodes of the current instant, issued in ascending global index (SIM_TIES_ID),
  * descending, or in an order drawn from the seed. */
 static bool index_less(const void *ctx, uint32_t a, uint32_t b) {
-  const sim_t *s = ctx;
-  if (s->ties == SIM_TIES_REVERSE) return a > b;
-  if (s->ties == SIM_TIES_RANDOM) {
-    uint64_t ka = mix64(s->seed ^ mix64(a)), kb = mix64(s->seed ^ mix64(b));
-    if (ka != kb) return ka < kb;
-  }
+  (void)ctx;
   return a < b;
 }
+static bool index_more(const void *ctx, uint32_t a, uint32_t b) {
+  (void)ctx;
+  return a > b;
+}
+static bool seeded_less(const void *ctx, uint32_t a, uint32_t b) {
+  const sim_t *s = ctx;
+  uint64_t ka = mix64(s->seed ^ mix64(a)), kb = mix64(s->seed ^ mix64(b));
+  return ka != kb ? ka < kb : a < b;
+}
+/* The order of s->ties, picked once per run (the heap is the issue loop's hot path). */
+static tn_heap_less_fn ready_order(const sim_t *s) {
+  return s->ties == SIM_TIES_REVERSE  ? index_more
+         : s->ties == SIM_TIES_RANDOM ? seeded_less
+                                      : index_less;
+}
 static void ready_push(sim_t *s, uint32_t g) {
-  tn_heap_push(s->ready, &s->nready, g, index_less, s);
+  tn_heap_push(s->ready, &s->nready, g, s->ready_less, s);
 }
 static uint32_t ready_pop(sim_t *s) {
-  return tn_heap_pop(s->ready, &s->nready, index_less, s);
+  return tn_heap_pop(s->ready, &s->nready, s->ready_less, s);
 }
-
 /* The links' places among same-instant arrivals for SIM_TIES_REVERSE / RANDOM
  * (Fisher-Yates from the seed). */
 static tn_status_t set_hop_order(sim_t *s, tn_err_t *err) {
@@ -643,6 +653,7 @@ tn_status_t sim_run(const topo_t *t, const algo_t *a, const sim_opts_t *opts, si
   sim_t s = {.t = t, .a = a};
   if (opts)
     s.ties = opts->ties, s.seed = opts->seed, s.on_tie = opts->on_tie, s.tie_ctx = opts->tie_ctx;
+  s.ready_less = ready_order(&s);
   tn_status_t st = validate(&s, err);
   if (st != TN_OK) goto fail;
   if ((st = topo_routes_create(t, &s.routes, err)) != TN_OK ||
