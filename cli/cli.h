@@ -75,6 +75,10 @@ tn_status_t cli_read_set(const char *prefix, const topo_t *t, algo_t **out, tn_e
 
 /* synth_run with the method named by algo ("auto", "greedy", …; NULL means auto), parsed
  * with synth_method_parse; time_limit_s is the MILP's safety net (0: its default). */
+/* The options synth and astra share, from their flag values (each may be NULL): -a ALGO
+ * (default auto), --seed N (default CLI_DEFAULT_SEED), --chunks K (1..1024). */
+tn_status_t cli_synth_opts(const char *algo, const char *seed, const char *chunks,
+                           synth_opts_t *so, tn_err_t *err);
 tn_status_t cli_synth_named(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, const char *algo,
                             uint64_t seed, double time_limit_s, synth_result_t *out, tn_err_t *err);
 

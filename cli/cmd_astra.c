@@ -56,6 +56,7 @@ static const char help[] =
 typedef struct astra_args {
   const char *topo, *coll, *size, *algo, *set, *out, *backend, *seed, *chunks;
   bool help;
+  synth_opts_t so; /* from -a, --seed, --chunks */
 } astra_args_t;
 
 typedef struct astra_job {
@@ -322,7 +323,7 @@ static tn_status_t parse_args(int argc, char **argv, astra_args_t *a, tn_err_t *
                       "apply");
   if (a->backend && strcmp(a->backend, "aware") != 0 && strcmp(a->backend, "unaware") != 0)
     return tn_err_set(err, TN_INVAL, "--backend '%s': expected aware or unaware", a->backend);
-  return TN_OK;
+  return cli_synth_opts(a->algo, a->seed, a->chunks, &a->so, err);
 }
 
 /* The algorithm: synthesized, or read from --set (checked, and timed under several orders
@@ -349,17 +350,8 @@ static tn_status_t get_algo(const astra_args_t *a, astra_job_t *j, algo_t **own,
     j->max_ps = sp.max_ps;
     return TN_OK;
   }
-  synth_opts_t so = {.method = SYNTH_AUTO, .seed = CLI_DEFAULT_SEED};
-  if (a->algo && (st = synth_method_parse(a->algo, "--algo", &so.method, err)) != TN_OK) return st;
-  uint64_t v = 0;
-  if (a->seed && (st = tn_parse_u64(a->seed, 0, UINT64_MAX, "--seed", &so.seed, err)) != TN_OK)
-    return st;
-  if (a->chunks) {
-    if ((st = tn_parse_u64(a->chunks, 1, 1024, "--chunks", &v, err)) != TN_OK) return st;
-    so.chunks_per_npu = (uint32_t)v;
-  }
   synth_result_t r;
-  if ((st = synth_run(j->t, j->coll, j->size, &so, &r, err)) != TN_OK) return st;
+  if ((st = synth_run(j->t, j->coll, j->size, &a->so, &r, err)) != TN_OK) return st;
   *own = r.algo;
   j->a = r.algo;
   sim_result_t sr = {0};
@@ -376,7 +368,8 @@ tn_status_t cli_astra_write(const topo_t *t, tn_coll_t coll, uint64_t size, cons
   algo_t *own = NULL;
   tn_sb_t probe;
   tn_sb_init(&probe, err);
-  tn_status_t st = topo_astra_yaml(t, true, &probe, err);
+  tn_status_t st = cli_synth_opts(NULL, NULL, NULL, &a.so, err);
+  if (st == TN_OK) st = topo_astra_yaml(t, true, &probe, err);
   if (st == TN_OK) st = plan_dir(&j, dir, err);
   if (st == TN_OK) st = get_algo(&a, &j, &own, err);
   if (st == TN_OK) st = write_whole(&j, err);

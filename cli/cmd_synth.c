@@ -130,16 +130,8 @@ static tn_status_t parse_args(int argc, char **argv, synth_args_t *a, tn_coll_t 
   if ((st = tn_coll_parse(a->coll, coll, err)) != TN_OK) return st;
   if ((st = tn_parse_size(a->size, size, err)) != TN_OK) return st;
   if (*size == 0) return tn_err_set(err, TN_INVAL, "--size must be > 0");
-  so->method = SYNTH_AUTO;
-  if (a->algo && (st = synth_method_parse(a->algo, "--algo", &so->method, err)) != TN_OK) return st;
-  so->seed = CLI_DEFAULT_SEED;
+  if ((st = cli_synth_opts(a->algo, a->seed, a->chunks, so, err)) != TN_OK) return st;
   uint64_t v = 0;
-  if (a->chunks) {
-    if ((st = tn_parse_u64(a->chunks, 1, 1024, "--chunks", &v, err)) != TN_OK) return st;
-    so->chunks_per_npu = (uint32_t)v;
-  }
-  if (a->seed && (st = tn_parse_u64(a->seed, 0, UINT64_MAX, "--seed", &so->seed, err)) != TN_OK)
-    return st;
   if (a->time_limit && (st = tn_parse_double(a->time_limit, 0.001, 1e6, "--time-limit",
                                              &so->time_limit_s, err)) != TN_OK)
     return st;

@@ -113,3 +113,15 @@ tn_status_t cli_read_set(const char *prefix, const topo_t *t, algo_t **out, tn_e
                     "'%s' has %u NPUs: each NPU runs one rank file",
                     prefix, n, prefix, prefix, n - 1, t->name, t->npus);
 }
+
+tn_status_t cli_synth_opts(const char *algo, const char *seed, const char *chunks, synth_opts_t *so,
+                           tn_err_t *err) {
+  so->method = SYNTH_AUTO;
+  so->seed = CLI_DEFAULT_SEED;
+  tn_status_t st = algo ? synth_method_parse(algo, "--algo", &so->method, err) : TN_OK;
+  uint64_t v = 0;
+  if (st == TN_OK && chunks && (st = tn_parse_u64(chunks, 1, 1024, "--chunks", &v, err)) == TN_OK)
+    so->chunks_per_npu = (uint32_t)v;
+  if (st == TN_OK && seed) st = tn_parse_u64(seed, 0, UINT64_MAX, "--seed", &so->seed, err);
+  return st;
+}
