@@ -27,8 +27,6 @@ int cmd_export(int argc, char **argv);
 int cmd_et(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_astra(int argc, char **argv);
-/* Removes path and, for a directory, everything under it (best effort, for cleanup). */
-void cli_remove_tree(const char *path);
 /* What `tenet astra -t <t> -c coll -s size -o dir` writes (auto, congestion-aware backend),
  * for callers with a fabric in hand (the demo); *predicted_ps is tenet's time. */
 tn_status_t cli_astra_write(const topo_t *t, tn_coll_t coll, uint64_t size, const char *dir,

@@ -84,28 +84,6 @@ static const char *custom_key(tn_coll_t coll) {
   return "all-reduce-implementation-custom";
 }
 
-void cli_remove_tree(const char *path) {
-  struct stat sb;
-  if (lstat(path, &sb) != 0) return;
-  if (S_ISDIR(sb.st_mode)) {
-    DIR *d = opendir(path);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-      size_t n = strlen(path) + strlen(e->d_name) + 2;
-      char *sub = malloc(n);
-      if (!sub) continue;
-      snprintf(sub, n, "%s/%s", path, e->d_name);
-      cli_remove_tree(sub);
-      free(sub);
-    }
-    if (d) closedir(d);
-    rmdir(path);
-  } else {
-    unlink(path);
-  }
-}
-
 static tn_status_t join(const char *a, const char *b, char **out, tn_err_t *err) {
   size_t n = strlen(a) + strlen(b) + 2;
   tn_status_t st = tn_calloc(n, 1, out, err);
@@ -159,9 +137,21 @@ static tn_status_t plan_dir(astra_job_t *j, const char *dir, tn_err_t *err) {
                         "-o %s: the directory is not empty (tenet astra writes "
                         "a new one whole)",
                         j->dir);
-  } else if ((st = tn_mkdir_parents(j->dir, err)) != TN_OK) {
-    return st;
   }
+  size_t tn = strlen(j->dir) + 32;
+  if ((st = tn_calloc(tn, 1, &j->tmp, err)) != TN_OK) return st;
+  snprintf(j->tmp, tn, "%s.tmp.%ld", j->dir, (long)getpid());
+  return TN_OK;
+}
+
+/* Just before writing (nothing is created for a run that fails earlier): DIR's parent
+ * folders, DIR's absolute path for system.json, and the folders earlier runs killed
+ * mid-write left beside it. */
+static tn_status_t place_dir(astra_job_t *j, tn_err_t *err) {
+  struct stat sb;
+  tn_status_t st = stat(j->dir, &sb) == 0 ? TN_OK : tn_mkdir_parents(j->dir, err);
+  if (st == TN_OK) st = tn_out_clean_stale_dirs(j->dir, NULL, err);
+  if (st != TN_OK) return st;
   char *slash = strrchr(j->dir, '/');
   const char *base = slash ? slash + 1 : j->dir;
   char parent[PATH_MAX];
@@ -180,9 +170,6 @@ static tn_status_t plan_dir(astra_job_t *j, const char *dir, tn_err_t *err) {
   size_t fn = strlen(parent) + strlen(base) + 2;
   if ((st = tn_calloc(fn, 1, &j->final, err)) != TN_OK) return st;
   snprintf(j->final, fn, "%s%s%s", parent, strcmp(parent, "/") ? "/" : "", base);
-  size_t tn = strlen(j->dir) + 32;
-  if ((st = tn_calloc(tn, 1, &j->tmp, err)) != TN_OK) return st;
-  snprintf(j->tmp, tn, "%s.tmp.%ld", j->dir, (long)getpid());
   return TN_OK;
 }
 
@@ -285,18 +272,20 @@ static tn_status_t write_dir(const astra_job_t *j, tn_err_t *err) {
 
 /* Writes the directory whole: built under j->tmp with SIGINT, SIGTERM and SIGHUP held, so
  * an interrupt takes effect only once it is complete or removed. */
-static tn_status_t write_whole(const astra_job_t *j, tn_err_t *err) {
+static tn_status_t write_whole(astra_job_t *j, tn_err_t *err) {
+  tn_status_t st = place_dir(j, err);
+  if (st != TN_OK) return st;
   sigset_t hold, old;
   sigemptyset(&hold);
   sigaddset(&hold, SIGINT);
   sigaddset(&hold, SIGTERM);
   sigaddset(&hold, SIGHUP);
   sigprocmask(SIG_BLOCK, &hold, &old);
-  tn_status_t st = write_dir(j, err);
+  st = write_dir(j, err);
   if (st == TN_OK && rename(j->tmp, j->dir) != 0)
     st = tn_err_set(err, TN_IO, "%s: cannot move the new directory into place: %s", j->dir,
                     strerror(errno));
-  if (st != TN_OK) cli_remove_tree(j->tmp);
+  if (st != TN_OK) tn_remove_tree(j->tmp);
   sigprocmask(SIG_SETMASK, &old, NULL);
   return st;
 }

@@ -173,7 +173,7 @@ int cmd_demo(int argc, char **argv) {
   topo_t *ring = NULL;
   if (st == TN_OK) st = topo_gen_kind("ring", "8", CLI_GEN_BANDWIDTH_GBPS, CLI_GEN_LATENCY_NS, &ring, &err);
   if (st == TN_OK) {
-    cli_remove_tree(astra_dir);
+    tn_remove_tree(astra_dir);
     st = cli_astra_write(ring, TN_ALLGATHER, 1u << 20, astra_dir, &astra_ps, &err);
   }
   topo_free(ring);

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -124,7 +125,31 @@ static bool stem_matches(const char *name, const char *stem, const char *ranked)
           tail_pid(p) > 0 && strchr(p + 5, '.') == NULL);
 }
 
-tn_status_t tn_out_clean_stale(const char *path, const char *ranked, size_t *removed,
+void tn_remove_tree(const char *path) {
+  struct stat sb;
+  if (lstat(path, &sb) != 0) return;
+  if (!S_ISDIR(sb.st_mode)) {
+    unlink(path);
+    return;
+  }
+  DIR *d = opendir(path);
+  const struct dirent *e;
+  while (d && (e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    size_t n = strlen(path) + strlen(e->d_name) + 2;
+    char *sub = malloc(n);
+    if (!sub) continue;
+    snprintf(sub, n, "%s/%s", path, e->d_name);
+    tn_remove_tree(sub);
+    free(sub);
+  }
+  if (d) closedir(d);
+  rmdir(path);
+}
+
+/* tn_out_clean_stale's walk; dirs: the stale names are folders (removed whole), else
+ * regular files. */
+static tn_status_t clean_stale(const char *path, const char *ranked, bool dirs, size_t *removed,
                                tn_err_t *err) {
   if (removed) *removed = 0;
   const char *slash = strrchr(path, '/');
@@ -155,12 +180,15 @@ tn_status_t tn_out_clean_stale(const char *path, const char *ranked, size_t *rem
     char *p = NULL;
     if ((st = tn_calloc(n, 1, &p, err)) != TN_OK) break;
     snprintf(p, n, "%s/%s", dir, e->d_name);
-    struct stat sb; /* only files: a folder or a link of that name is no writer's */
-    if (lstat(p, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    struct stat sb; /* only the kind asked for: a link of that name is no writer's */
+    if (lstat(p, &sb) != 0 || !(dirs ? S_ISDIR(sb.st_mode) : S_ISREG(sb.st_mode))) {
       free(p);
       continue;
     }
-    if (unlink(p) == 0) {
+    if (dirs) {
+      tn_remove_tree(p);
+      if (removed && lstat(p, &sb) != 0) (*removed)++;
+    } else if (unlink(p) == 0) {
       if (removed) (*removed)++;
     } else if (errno != ENOENT) {
       st = tn_err_set(err, TN_IO, "%s: cannot remove a stale temporary: %s", p, strerror(errno));
@@ -170,4 +198,13 @@ tn_status_t tn_out_clean_stale(const char *path, const char *ranked, size_t *rem
   closedir(d);
   free(dir);
   return st;
+}
+
+tn_status_t tn_out_clean_stale(const char *path, const char *ranked, size_t *removed,
+                               tn_err_t *err) {
+  return clean_stale(path, ranked, false, removed, err);
+}
+
+tn_status_t tn_out_clean_stale_dirs(const char *path, size_t *removed, tn_err_t *err) {
+  return clean_stale(path, NULL, true, removed, err);
 }

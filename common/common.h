@@ -295,6 +295,12 @@ void tn_cleanup_on_signal(void);
  * O(entries in the folder). */
 tn_status_t tn_out_clean_stale(const char *path, const char *ranked, size_t *removed,
                                tn_err_t *err);
+/* The same for folders "<stem>.tmp.<pid>" a writer of whole folders (tenet astra) built
+ * and a dead process left; each is removed with everything in it. */
+tn_status_t tn_out_clean_stale_dirs(const char *path, size_t *removed, tn_err_t *err);
+/* Removes path and, for a folder, everything under it (best effort, for cleanup; links
+ * are removed, never followed). */
+void tn_remove_tree(const char *path);
 
 /* ---- determinism ------------------------------------------------------- */
 /* SplitMix64: the project's only pseudo-random source, always seeded explicitly. */

@@ -110,4 +110,14 @@ SUBCMD="topo gen"
 expect_fail 1 "mesh as ASTRA-sim YAML" "$TENET" topo gen mesh 4x4 --astra-yaml -o m.yml
 expect_msg "is a line"
 
+# What a run killed mid-write leaves (DIR.tmp.<dead pid>) goes on the next run; a run that
+# fails before writing creates no folder at all.
+mkdir -p stale/r8.tmp.999999/set && touch stale/r8.tmp.999999/set/greedy.0.et
+run "$TENET" astra -t ring-8 -c allgather -s 1MiB -o stale/r8
+desc="astra after a killed run"; expect_rc 0
+[ "$(ls stale)" = "r8" ] && ok || bad "stale folder left: $(ls stale)"
+SUBCMD=astra
+refuse "smaller than one byte per chunk" "$TENET" astra -t ring-8 -c allgather -s 1 -o "$SCRATCH/new/deep/dir"
+[ ! -e "$SCRATCH/new" ] && ok || bad "a failed run created $SCRATCH/new"
+
 testlib_done
