@@ -155,6 +155,7 @@ static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size,
     st = first;
     *err = first_err;
   }
+  if (st == TN_OK) out->time_ps = best_ps; /* simulated here: the portfolio need not again */
   if (st != TN_OK) {
     algo_free(out->algo);
     out->algo = NULL;
