@@ -69,7 +69,7 @@ static const char *const producer_names[] = {"",       "greedy", "milp",  "ring"
                                              "direct", "msccl",  "chakra"};
 #define NPRODUCERS (sizeof producer_names / sizeof producer_names[0])
 
-static int64_t coll_code(tn_coll_t c) {
+int64_t emit_i_coll_code(tn_coll_t c) {
   switch (c) {
   case TN_ALLGATHER: return CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER;
   case TN_REDUCESCATTER: return CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER;
@@ -121,7 +121,7 @@ static inline size_t varint_size(uint64_t v) {
 }
 
 /* Appends varint32 length + the packed message. */
-static tn_status_t put_record(tn_vec_t *b, const ProtobufCMessage *m, tn_err_t *err) {
+tn_status_t emit_i_put_record(tn_vec_t *b, const ProtobufCMessage *m, tn_err_t *err) {
   size_t n = protobuf_c_message_get_packed_size(m);
   if (n > UINT32_MAX) return tn_err_set(err, TN_LIMIT, "a record of %zu bytes is too large", n);
   tn_status_t st = tn_vec_reserve(b, b->len + 5 + n, err);
@@ -159,7 +159,7 @@ static tn_status_t put_metadata(tn_vec_t *buf, const algo_t *a, uint32_t rank, u
     ap[n]->doc_string = fabric, n++;
   }
   if (a->has_coll) {
-    ap[n] = attr_i64(&at[n], k_coll, coll_code(a->coll)), n++;
+    ap[n] = attr_i64(&at[n], k_coll, emit_i_coll_code(a->coll)), n++;
     ap[n] = attr_i64(&at[n], k_cpn, a->chunks_per_npu), n++;
     ap[n] = attr_i64(&at[n], k_size, (int64_t)a->size_bytes), n++;
   }
@@ -171,7 +171,7 @@ static tn_status_t put_metadata(tn_vec_t *buf, const algo_t *a, uint32_t rank, u
   md.version = k_version;
   md.n_attr = n;
   md.attr = ap;
-  return put_record(buf, &md.base, err);
+  return emit_i_put_record(buf, &md.base, err);
 }
 
 /* ------------------------------------------------------------ set identity
@@ -230,7 +230,7 @@ static uint64_t set_id_from(const algo_t *a, const uint64_t *hashes) {
     h = hash_mix(h, (uint8_t)*s);
   h = hash_mix(h, a->has_coll);
   if (a->has_coll)
-    h = hash_mix(hash_mix(hash_mix(h, (uint64_t)coll_code(a->coll)), a->chunks_per_npu),
+    h = hash_mix(hash_mix(hash_mix(h, (uint64_t)emit_i_coll_code(a->coll)), a->chunks_per_npu),
                  a->size_bytes);
   for (uint32_t r = 0; r < a->npus; r++)
     h = hash_mix(h, hashes ? hashes[r] : rank_hash(a, r));

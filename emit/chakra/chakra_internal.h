@@ -87,4 +87,9 @@ static inline uint64_t emit_i_hash_bytes(const uint8_t *p, size_t n) {
   return h ^ (h >> 32);
 }
 
+/* The Chakra CollectiveCommType of c (chakra.c). */
+int64_t emit_i_coll_code(tn_coll_t c);
+/* Appends the varint32 length and the packed message m to b (chakra.c). */
+tn_status_t emit_i_put_record(tn_vec_t *b, const ProtobufCMessage *m, tn_err_t *err);
+
 #endif

@@ -11,43 +11,19 @@
 static char k_comm_type[] = "comm_type", k_comm_size[] = "comm_size", k_cpu[] = "is_cpu_op",
             k_version[] = EMIT_CHAKRA_VERSION;
 
-/* Appends the varint32 length and the packed message m to b. */
-static tn_status_t put_message(tn_vec_t *b, const ProtobufCMessage *m, tn_err_t *err) {
-  size_t n = protobuf_c_message_get_packed_size(m);
-  tn_status_t st = tn_vec_reserve(b, b->len + 5 + n, err);
-  if (st != TN_OK) return st;
-  uint8_t *p = (uint8_t *)b->data + b->len;
-  size_t v = n, k = 0;
-  while (v >= 0x80)
-    p[k++] = (uint8_t)(v | 0x80), v >>= 7;
-  p[k++] = (uint8_t)v;
-  b->len += k + protobuf_c_message_pack(m, p + k);
-  return TN_OK;
-}
-
-static int64_t comm_type(tn_coll_t c) {
-  switch (c) {
-  case TN_ALLGATHER: return CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER;
-  case TN_REDUCESCATTER: return CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER;
-  case TN_ALLREDUCE: return CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE;
-  case TN_ALLTOALL: return CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL;
-  }
-  return CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE;
-}
-
 /* The bytes of one rank's file (the same for every rank). */
 static tn_status_t workload_bytes(tn_coll_t coll, uint64_t size_bytes, tn_vec_t *b, tn_err_t *err) {
   ChakraProtoMsg__GlobalMetadata md;
   chakra_proto_msg__global_metadata__init(&md);
   md.version = k_version;
-  tn_status_t st = put_message(b, &md.base, err);
+  tn_status_t st = emit_i_put_record(b, &md.base, err);
   if (st != TN_OK) return st;
   ChakraProtoMsg__AttributeProto at[3], *ap[3] = {&at[0], &at[1], &at[2]};
   for (int i = 0; i < 3; i++)
     chakra_proto_msg__attribute_proto__init(&at[i]);
   at[0].name = k_comm_type;
   at[0].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
-  at[0].int64_val = comm_type(coll);
+  at[0].int64_val = emit_i_coll_code(coll);
   at[1].name = k_comm_size;
   at[1].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
   at[1].int64_val = (int64_t)size_bytes;
@@ -63,7 +39,7 @@ static tn_status_t workload_bytes(tn_coll_t coll, uint64_t size_bytes, tn_vec_t 
   n.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
   n.n_attr = 3;
   n.attr = ap;
-  return put_message(b, &n.base, err);
+  return emit_i_put_record(b, &n.base, err);
 }
 
 tn_status_t emit_chakra_write_workload(const char *prefix, uint32_t npus, tn_coll_t coll,
