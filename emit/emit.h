@@ -6,6 +6,7 @@
 #include "algo/algo.h"
 #include "common/common.h"
 #include "topo/topo.h"
+#include "workload/workload.h"
 
 /* ---- Chakra ET ------------------------------------------------------------
  * What tenet writes (every attribute in the member docs/chakra-format.md names):
@@ -98,6 +99,44 @@ tn_status_t emit_chakra_read(const char *prefix, uint32_t npus, algo_t **out, tn
  * rank may hold part of the file's nodes: free a. Used by the reader and the fuzz target. */
 tn_status_t emit_chakra_decode(const uint8_t *data, size_t len, const char *what, algo_t *a,
                                uint32_t rank, tn_err_t *err);
+
+/* ---- Chakra workloads (docs/workload.md) ------------------------------------
+ * A workload is a training step as ASTRA-sim runs it: one file per rank, any node types
+ * ASTRA-sim simulates without a memory model. Node types map to workload/'s ops:
+ *   COMP_NODE        WL_COMP: duration_micros (absent: 0), is_cpu_op (bool or integer;
+ *                    absent: false)
+ *   COMM_COLL_NODE   WL_COLL: comm_type (required), comm_size (required, except for
+ *                    BROADCAST), pg_name (string holding an integer, or an integer;
+ *                    absent, "" and "0": every rank), duration_micros (BROADCAST replay)
+ *   COMM_SEND_NODE   WL_SEND: comm_dst, comm_size required; comm_src (if present, the
+ *                    file's rank); comm_tag (absent: 0)
+ *   COMM_RECV_NODE   WL_RECV: comm_src, comm_size required; comm_dst (if present, the
+ *                    file's rank); comm_tag (absent: 0)
+ *   METADATA_NODE, INVALID_NODE   WL_NOP
+ * MEM_LOAD_NODE, MEM_STORE_NODE and unknown types are refused (TN_PARSE naming file and
+ * node: "w.3.et node 17: MEM_LOAD_NODE, which tenet does not simulate"). data_deps and
+ * ctrl_deps are both dependencies. Node names are kept (cut to WL_MAX_NAME bytes). */
+
+/* Reads <prefix>.<rank>.et for ranks 0.. until the first missing file (npus == 0) or
+ * exactly npus ranks, into a workload (nodes in ascending id per rank). TN_PARSE naming
+ * file and node (or record and byte offset) for: empty, truncated or undecodable files,
+ * a missing or non-integer required attribute, a negative comm_size, a pg_name that is not
+ * an integer, duplicate ids, dependencies on missing ids or on the node itself, refused
+ * node types. TN_IO when rank 0 (or a counted rank) is missing or unreadable; TN_LIMIT
+ * past EMIT_CHAKRA_MAX_FILE_BYTES, the gzip budget or WL_MAX_NODES. The graph checks
+ * (cycles, collectives across ranks, p2p matching) are wl_check's. O(bytes + n log n). */
+tn_status_t emit_chakra_read_workload(const char *prefix, uint32_t npus, workload_t **out,
+                                      tn_err_t *err);
+/* Decodes one file's bytes (plain or gzip; what names it in messages) into rank `rank` of
+ * w, which must be empty. Used by the reader and the fuzz target. On failure the rank may
+ * hold part of the nodes: free w. */
+tn_status_t emit_chakra_decode_workload(const uint8_t *data, size_t len, const char *what,
+                                        workload_t *w, uint32_t rank, tn_err_t *err);
+/* Writes w as <prefix>.<rank>.et, each a GlobalMetadata (version EMIT_CHAKRA_VERSION) then
+ * its nodes with the attributes above (names as given), all ranks as one unit as
+ * emit_chakra_write does. What it writes emit_chakra_read_workload reads back equal.
+ * TN_IO on file errors. Deterministic. */
+tn_status_t emit_chakra_write_wl(const workload_t *w, const char *prefix, tn_err_t *err);
 
 /* JSON dump of a set to f: one object {"producer", "npus", "collective", "chunks_per_npu",
  * "size_bytes" (the last three null when unknown), "nodes", "messages", "ranks": [{"rank",
