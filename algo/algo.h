@@ -54,9 +54,9 @@ typedef struct algo_rank {
 } algo_rank_t;
 
 typedef struct algo {
-  char name[32]; /* producer: "greedy", "milp", "ring", "direct", "msccl", "chakra" */
+  char name[32];   /* producer: "greedy", "milp", "ring", "direct", "msccl", "chakra" */
   char fabric[64]; /* the fabric it was made for (synth), as its files record it; "" unknown */
-  bool has_coll; /* coll/chunks_per_npu/size_bytes are known */
+  bool has_coll;   /* coll/chunks_per_npu/size_bytes are known */
   tn_coll_t coll;
   uint32_t npus;
   uint32_t chunks_per_npu;
@@ -134,6 +134,12 @@ tn_status_t algo_fill_idle(algo_t *a, tn_err_t *err);
  * the gates implied beyond their nanosecond stays. For forms that order each sequence of
  * steps themselves (MSCCL-IR threadblocks). Caller frees *out. */
 tn_status_t algo_drop_gates(const algo_t *a, algo_t **out, tn_err_t *err);
+/* a (k ranks) placed on ranks members[0..k) (ascending, below npus) of an algorithm of npus
+ * ranks: node for node, peers mapped, the other ranks empty, chunk lists dropped (their
+ * numbering is a's) and the collective unknown. For a collective of a process group in a
+ * step (sim_step). Caller frees *out. */
+tn_status_t algo_embed(const algo_t *a, const uint32_t *members, uint32_t npus, algo_t **out,
+                       tn_err_t *err);
 
 /* ---- producers ----------------------------------------------------------- */
 

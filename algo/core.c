@@ -225,6 +225,31 @@ tn_status_t algo_create_like(const algo_t *a, algo_t **out, tn_err_t *err) {
   return TN_OK;
 }
 
+tn_status_t algo_embed(const algo_t *a, const uint32_t *members, uint32_t npus, algo_t **out,
+                       tn_err_t *err) {
+  *out = NULL;
+  for (uint32_t q = 0; q < a->npus; q++)
+    if (members[q] >= npus || (q > 0 && members[q] <= members[q - 1]))
+      return tn_err_set(err, TN_INVAL, "members must ascend below %u (member %u is rank %u)", npus,
+                        q, members[q]);
+  algo_t *b = NULL;
+  tn_status_t st = algo_create_unknown(a->name, npus, &b, err);
+  for (uint32_t q = 0; st == TN_OK && q < a->npus; q++)
+    for (uint32_t i = 0; st == TN_OK && i < algo_rank_len(a, q); i++) {
+      const algo_node_t *n = algo_node(a, q, i);
+      algo_node_t m = *n;
+      m.nchunks = 0;
+      if (n->op != ALGO_COMP) m.peer = (int32_t)members[n->peer];
+      st = algo_add(b, members[q], &m, algo_node_deps(a, q, n), NULL, NULL, err);
+    }
+  if (st != TN_OK) {
+    algo_free(b);
+    return st;
+  }
+  *out = b;
+  return TN_OK;
+}
+
 tn_status_t algo_drop_gates(const algo_t *a, algo_t **out, tn_err_t *err) {
   *out = NULL;
   algo_t *b = NULL;

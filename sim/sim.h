@@ -7,6 +7,7 @@
 #include "algo/algo.h"
 #include "common/common.h"
 #include "topo/topo.h"
+#include "workload/workload.h"
 
 /* The order among events of one instant that a runtime is free to pick: nodes that
  * become ready together, and messages that reach one link together at a hop. tenet's
@@ -23,7 +24,7 @@ typedef struct sim_tie {
   uint32_t link;
   uint32_t first_rank, first_id, second_rank, second_id;
   bool first_waited, second_waited; /* had queued behind another message before */
-  uint64_t gap_ps;                   /* second entered this long after first (0: a tie) */
+  uint64_t gap_ps;                  /* second entered this long after first (0: a tie) */
 } sim_tie_t;
 typedef void (*sim_tie_fn)(void *ctx, const sim_tie_t *tie);
 
@@ -85,5 +86,31 @@ typedef struct sim_spread {
  * changes it. What sim_run reports on failure. */
 tn_status_t sim_order_spread(const topo_t *t, const algo_t *a, uint32_t seeds, sim_spread_t *out,
                              tn_err_t *err);
+
+/* ---- whole training steps (sim/step.c, docs/workload.md) --------------------------- */
+typedef struct sim_step_result {
+  uint64_t step_ps;    /* the last rank's finish */
+  uint32_t last_rank;  /* that rank (the lowest of equals) */
+  uint64_t exposed_ps; /* its step time not covered by its GPU compute (ASTRA-sim's
+                          "exposed communication") */
+  uint32_t npus;
+  uint64_t *finish_ps;  /* per rank */
+  uint64_t *compute_ps; /* per rank: GPU COMP time */
+  uint32_t ncolls;
+  uint64_t *coll_start_ps, *coll_end_ps; /* per collective of cs: first start, last end */
+  uint64_t messages;                     /* SENDs: the workload's and the algorithms' */
+} sim_step_result_t;
+
+/* Runs the step w (checked by wl_check, which gave cs) on t, collective k of cs running
+ * algos[k]: an algo_t of t's NPU count with nodes only on the collective's ranks (a
+ * group's algorithm placed with algo_embed), or NULL for a BROADCAST, which takes its
+ * duration_micros as ASTRA-sim replays it. The rules are ASTRA-sim's (sim/step.c): per
+ * rank one GPU COMP, one CPU COMP and one communication at a time, lowest id first; a
+ * COLL runs its algorithm's rank part and is done with it. TN_INVAL when ranks differ
+ * from t's NPUs or an algorithm does not fit its collective; TN_PARSE naming rank and node
+ * on a deadlock. O((nodes + messages * hops) log pending). */
+tn_status_t sim_step(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
+                     const algo_t *const *algos, sim_step_result_t *res, tn_err_t *err);
+void sim_step_result_free(sim_step_result_t *r);
 
 #endif

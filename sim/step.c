@@ -1,0 +1,565 @@
+/* sim/step.c — a whole training step on the shared network (docs/workload.md): every rank's
+ * workload DAG runs as ASTRA-sim's workload layer runs it, and each collective expands into
+ * its algorithm's SENDs, RECVs and COMPs on ten/'s engine, so that collectives, point-to-
+ * point messages and compute of one step contend for the same links. Pipeline:
+ * (algo, workload) → sim → cli.
+ *
+ * The rules, those of ASTRA-sim's Workload and HardwareResource:
+ * - A rank runs at most one GPU COMP, one CPU COMP (is_cpu_op) and one communication (a
+ *   COLL, a SEND or a NOP) at a time; RECVs are not limited. Among the nodes whose
+ *   dependencies are done, the lowest id of each kind goes first.
+ * - A COMP takes duration_micros (0 costs 1 ns). A BROADCAST replays its duration_micros.
+ * - A COLL on rank r starts its algorithm's rank-r nodes (they run as sim.c runs a set:
+ *   ready nodes issued at once, eager sends) and is done when the last of them is.
+ * - A SEND is done when its message has arrived; a RECV when its message is there. Every
+ *   message (the workload's and the algorithms') pairs FIFO per (source, destination, tag,
+ *   size), as in sim.c and in ASTRA-sim, which matches messages by tag alone.
+ * - Events of one instant are drained first; then the nodes made ready are issued, in
+ *   ascending (rank, id) order, as in sim.c. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim.h"
+#include "ten/ten.h"
+
+#define NONE UINT32_MAX
+#define COMP_ZERO_PS 1000u
+
+enum { X_COMP, X_SEND, X_RECV, X_COLL, X_BCAST, X_NOP };
+enum { R_GPU, R_CPU, R_COMM, R_NCLASS, R_FREE = R_NCLASS, R_INNER };
+enum { ST_WAIT, ST_ISSUED, ST_DONE };
+
+typedef struct xnode {
+  uint64_t arg;      /* SEND: bytes; COMP, BCAST: duration in ps */
+  uint32_t pending;  /* dependencies not yet done (an algorithm's root: its COLL's start) */
+  uint32_t succ_off; /* successors: succ[succ_off .. next node's succ_off) */
+  uint32_t keyid, qnext;
+  uint32_t inst; /* COLL: its instance; an algorithm's node: the instance it runs in */
+  uint32_t rank, peer;
+  int32_t tag;
+  uint8_t op, cls, state;
+  bool root; /* an algorithm node without dependencies: it waits for its COLL only */
+} xnode_t;
+
+/* One collective on one rank: the COLL node and its algorithm's rank-r nodes. */
+typedef struct inst {
+  uint32_t coll, wnode;  /* the collective (index into cs), the COLL's global index */
+  uint32_t first, count; /* its algorithm nodes: global first .. first + count */
+  uint32_t left;         /* not yet done */
+} inst_t;
+
+typedef struct key {
+  uint32_t src, dst;
+  int32_t tag;
+  uint64_t bytes;
+} key_t;
+
+typedef struct keyq {
+  uint32_t msg_head, msg_tail, recv_head, recv_tail;
+} keyq_t;
+
+typedef struct step {
+  const topo_t *t;
+  const workload_t *w;
+  const wl_colls_t *cs;
+  const algo_t *const *algos;
+  uint32_t npus, total, nwork; /* nodes; the workload's come first, in (rank, id) order */
+  uint32_t *wrank_off;         /* npus + 1: workload node i of rank r is wrank_off[r] + i */
+  xnode_t *nodes;
+  uint32_t *succ;
+  inst_t *inst;
+  uint32_t ninst;
+  key_t *keys;
+  keyq_t *kq;
+  uint32_t nkeys;
+  uint32_t *ready; /* heap of global indices to issue at the current instant */
+  uint32_t nready;
+  uint32_t *wready; /* per rank and class: a heap of workload nodes waiting for it */
+  uint32_t *wready_n;
+  uint32_t *wready_base; /* offset of (rank, class)'s heap in wready */
+  uint8_t *busy;         /* per rank and class */
+  uint8_t *dirty;        /* ranks to look at once the instant is drained */
+  uint32_t *dirty_list;
+  uint32_t ndirty;
+  uint32_t ndone;
+  topo_routes_t *routes;
+  ten_engine_t *e;
+  sim_step_result_t *res;
+} step_t;
+
+static bool index_less(const void *ctx, uint32_t a, uint32_t b) {
+  (void)ctx;
+  return a < b;
+}
+
+static void mark_dirty(step_t *s, uint32_t r) {
+  if (!s->dirty[r]) s->dirty[r] = 1, s->dirty_list[s->ndirty++] = r;
+}
+
+/* A node's dependencies are done: an algorithm node (or a RECV, which nothing limits)
+ * is issued this instant; a workload node waits for its kind's resource. */
+static void make_ready(step_t *s, uint32_t g) {
+  xnode_t *n = &s->nodes[g];
+  if (n->cls == R_INNER || n->cls == R_FREE) {
+    tn_heap_push(s->ready, &s->nready, g, index_less, NULL);
+    return;
+  }
+  uint32_t q = n->rank * R_NCLASS + n->cls;
+  tn_heap_push(s->wready + s->wready_base[q], &s->wready_n[q], g, index_less, NULL);
+  mark_dirty(s, n->rank);
+}
+
+static void complete(step_t *s, uint32_t g, uint64_t now);
+
+/* The last node of an instance is done: so is its COLL. */
+static void inst_done(step_t *s, uint32_t k, uint64_t now) {
+  inst_t *in = &s->inst[k];
+  uint64_t *end = &s->res->coll_end_ps[in->coll];
+  if (now > *end) *end = now;
+  complete(s, in->wnode, now);
+}
+
+static void complete(step_t *s, uint32_t g, uint64_t now) {
+  xnode_t *n = &s->nodes[g];
+  n->state = ST_DONE;
+  s->ndone++;
+  if (now > s->res->finish_ps[n->rank]) s->res->finish_ps[n->rank] = now;
+  if (n->op == X_BCAST) {
+    uint64_t *end = &s->res->coll_end_ps[s->inst[n->inst].coll];
+    if (now > *end) *end = now;
+  }
+  if (n->cls < R_NCLASS) {
+    s->busy[n->rank * R_NCLASS + n->cls] = 0;
+    mark_dirty(s, n->rank);
+  }
+  for (uint32_t k = n->succ_off; k < n[1].succ_off; k++)
+    if (--s->nodes[s->succ[k]].pending == 0) make_ready(s, s->succ[k]);
+  if (n->cls == R_INNER && --s->inst[n->inst].left == 0) inst_done(s, n->inst, now);
+}
+
+static void deliver(step_t *s, uint32_t g, uint64_t now) {
+  complete(s, g, now);
+  keyq_t *q = &s->kq[s->nodes[g].keyid];
+  if (q->recv_head != NONE) {
+    uint32_t rv = q->recv_head;
+    q->recv_head = s->nodes[rv].qnext;
+    if (q->recv_head == NONE) q->recv_tail = NONE;
+    complete(s, rv, now);
+    return;
+  }
+  s->nodes[g].qnext = NONE;
+  if (q->msg_tail == NONE)
+    q->msg_head = g;
+  else
+    s->nodes[q->msg_tail].qnext = g;
+  q->msg_tail = g;
+}
+
+static tn_status_t issue(step_t *s, uint32_t g, uint64_t now, tn_err_t *err) {
+  xnode_t *n = &s->nodes[g];
+  n->state = ST_ISSUED;
+  if (n->cls < R_NCLASS) s->busy[n->rank * R_NCLASS + n->cls] = 1;
+  switch (n->op) {
+  case X_SEND: return ten_send(s->e, n->rank, n->peer, n->arg, g, err);
+  case X_BCAST: {
+    uint64_t *start = &s->res->coll_start_ps[s->inst[n->inst].coll];
+    if (*start == UINT64_MAX || now < *start) *start = now;
+    return ten_timer(s->e, n->arg, g, err);
+  }
+  case X_COMP:
+    if (n->cls == R_GPU) s->res->compute_ps[n->rank] += n->arg;
+    return ten_timer(s->e, n->arg, g, err);
+  case X_NOP: complete(s, g, now); return TN_OK;
+  case X_COLL: {
+    inst_t *in = &s->inst[n->inst];
+    uint64_t *start = &s->res->coll_start_ps[in->coll];
+    if (*start == UINT64_MAX || now < *start) *start = now;
+    if (in->count == 0) {
+      inst_done(s, n->inst, now);
+      return TN_OK;
+    }
+    for (uint32_t h = in->first; h < in->first + in->count; h++)
+      if (s->nodes[h].root && --s->nodes[h].pending == 0) make_ready(s, h);
+    return TN_OK;
+  }
+  default: break;
+  }
+  keyq_t *q = &s->kq[n->keyid]; /* X_RECV */
+  if (q->msg_head != NONE) {
+    uint32_t m = q->msg_head;
+    q->msg_head = s->nodes[m].qnext;
+    if (q->msg_head == NONE) q->msg_tail = NONE;
+    complete(s, g, now);
+    return TN_OK;
+  }
+  n->qnext = NONE;
+  if (q->recv_tail == NONE)
+    q->recv_head = g;
+  else
+    s->nodes[q->recv_tail].qnext = g;
+  q->recv_tail = g;
+  return TN_OK;
+}
+
+/* Issues what the instant made ready, until nothing more is: algorithm nodes and RECVs
+ * at once, and per rank the lowest waiting node of every free resource. Issuing may
+ * complete nodes at once (a RECV whose message is there, a NOP), hence the loop. */
+static tn_status_t issue_ready(step_t *s, uint64_t now, tn_err_t *err) {
+  tn_status_t st = TN_OK;
+  while (st == TN_OK && (s->nready > 0 || s->ndirty > 0)) {
+    while (st == TN_OK && s->nready > 0)
+      st = issue(s, tn_heap_pop(s->ready, &s->nready, index_less, NULL), now, err);
+    /* The ranks in ascending order, as sim.c issues (rank, id). */
+    while (st == TN_OK && s->ndirty > 0) {
+      uint32_t best = 0;
+      for (uint32_t i = 1; i < s->ndirty; i++)
+        if (s->dirty_list[i] < s->dirty_list[best]) best = i;
+      uint32_t r = s->dirty_list[best];
+      s->dirty_list[best] = s->dirty_list[--s->ndirty];
+      s->dirty[r] = 0;
+      for (uint32_t c = 0; st == TN_OK && c < R_NCLASS; c++) {
+        uint32_t q = r * R_NCLASS + c;
+        if (s->busy[q] || s->wready_n[q] == 0) continue;
+        st = issue(s, tn_heap_pop(s->wready + s->wready_base[q], &s->wready_n[q], index_less, NULL),
+                   now, err);
+      }
+    }
+  }
+  return st;
+}
+
+/* ---- building the expanded graph ------------------------------------------------ */
+
+static uint32_t key_of(step_t *s, uint32_t src, uint32_t dst, int32_t tag, uint64_t bytes,
+                       uint64_t *hash_tab, uint32_t *val_tab, size_t cap) {
+  uint64_t h = ((uint64_t)src * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)dst * 0xC2B2AE3D27D4EB4Full) ^
+               ((uint64_t)(uint32_t)tag * 0x165667B19E3779F9ull) ^ (bytes * 0xFF51AFD7ED558CCDull);
+  h ^= h >> 31;
+  size_t pos = h & (cap - 1);
+  while (val_tab[pos] != 0) {
+    key_t *k = &s->keys[val_tab[pos] - 1];
+    if (hash_tab[pos] == h && k->src == src && k->dst == dst && k->tag == tag && k->bytes == bytes)
+      return val_tab[pos] - 1;
+    pos = (pos + 1) & (cap - 1);
+  }
+  hash_tab[pos] = h;
+  val_tab[pos] = s->nkeys + 1;
+  s->keys[s->nkeys] = (key_t){src, dst, tag, bytes};
+  return s->nkeys++;
+}
+
+static tn_status_t check_algos(const step_t *s, tn_err_t *err) {
+  const wl_colls_t *cs = s->cs;
+  for (uint32_t k = 0; k < cs->n; k++) {
+    const wl_coll_t *c = &cs->c[k];
+    const algo_t *a = s->algos[k];
+    if (a == NULL) {
+      if (c->comm_type == WL_CT_BROADCAST) continue;
+      return tn_err_set(err, TN_INVAL, "collective node %" PRIu64 ": no algorithm", c->id);
+    }
+    if (a->npus != s->npus)
+      return tn_err_set(err, TN_INVAL,
+                        "collective node %" PRIu64 ": its algorithm has %u ranks, the step %u",
+                        c->id, a->npus, s->npus);
+    uint32_t j = 0;
+    for (uint32_t r = 0; r < s->npus; r++) {
+      bool member = j < c->nranks && c->ranks[j] == r;
+      if (member) j++;
+      if (!member && algo_rank_len(a, r) > 0)
+        return tn_err_set(err, TN_INVAL,
+                          "collective node %" PRIu64 ": its algorithm has nodes on rank %u, "
+                          "which does not take part",
+                          c->id, r);
+    }
+  }
+  return TN_OK;
+}
+
+static uint8_t class_of(const wl_node_t *x) {
+  if (x->op == WL_RECV) return R_FREE;
+  if (x->op == WL_COMP) return x->cpu ? R_CPU : R_GPU;
+  return R_COMM;
+}
+
+/* Numbers every node (the workload's, then each instance's algorithm nodes), counts
+ * their dependencies and successors, and sets the instances and matching keys. */
+static tn_status_t build(step_t *s, tn_err_t *err) {
+  const workload_t *w = s->w;
+  const wl_colls_t *cs = s->cs;
+  tn_status_t st;
+  uint64_t total = 0, edges = 0, msgs = 0;
+  if ((st = tn_calloc((size_t)s->npus + 1, sizeof *s->wrank_off, &s->wrank_off, err)) != TN_OK)
+    return st;
+  for (uint32_t r = 0; r < s->npus; r++) {
+    s->wrank_off[r + 1] = s->wrank_off[r] + wl_count(w, r);
+    edges += w->ranks[r].deps.len;
+    for (uint32_t i = 0; i < wl_count(w, r); i++)
+      msgs += wl_node(w, r, i)->op == WL_SEND || wl_node(w, r, i)->op == WL_RECV;
+  }
+  s->nwork = s->wrank_off[s->npus];
+  total = s->nwork;
+  s->ninst = 0;
+  for (uint32_t k = 0; k < cs->n; k++) {
+    s->ninst += cs->c[k].nranks;
+    const algo_t *a = s->algos[k];
+    if (a == NULL) continue;
+    for (uint32_t q = 0; q < cs->c[k].nranks; q++) {
+      uint32_t r = cs->c[k].ranks[q];
+      total += algo_rank_len(a, r);
+      edges += a->ranks[r].deps.len;
+      const algo_node_t *nodes = a->ranks[r].nodes.data;
+      for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
+        msgs += nodes[i].op != ALGO_COMP;
+    }
+  }
+  if (total >= UINT32_MAX - 2 || edges >= UINT32_MAX - 2)
+    return tn_err_set(err, TN_LIMIT,
+                      "the step expands to %" PRIu64 " nodes and %" PRIu64
+                      " dependencies, above 2^32",
+                      total, edges);
+  s->total = (uint32_t)total;
+  size_t cap = 16;
+  while (cap < 2 * msgs + 2)
+    cap <<= 1;
+  uint64_t *htab = NULL;
+  uint32_t *vtab = NULL, *fill = NULL;
+  if ((st = tn_calloc(total + 2, sizeof *s->nodes, &s->nodes, err)) != TN_OK ||
+      (st = tn_malloc(edges + 1, sizeof *s->succ, &s->succ, err)) != TN_OK ||
+      (st = tn_calloc((size_t)s->ninst + 1, sizeof *s->inst, &s->inst, err)) != TN_OK ||
+      (st = tn_malloc(msgs + 1, sizeof *s->keys, &s->keys, err)) != TN_OK ||
+      (st = tn_calloc(cap, sizeof *htab, &htab, err)) != TN_OK ||
+      (st = tn_calloc(cap, sizeof *vtab, &vtab, err)) != TN_OK ||
+      (st = tn_calloc(total + 2, sizeof *fill, &fill, err)) != TN_OK)
+    goto out;
+  xnode_t *X = s->nodes;
+  /* The workload's nodes. */
+  for (uint32_t r = 0; r < s->npus; r++)
+    for (uint32_t i = 0; i < wl_count(w, r); i++) {
+      const wl_node_t *x = wl_node(w, r, i);
+      xnode_t *n = &X[s->wrank_off[r] + i];
+      n->rank = r;
+      n->cls = class_of(x);
+      n->inst = NONE;
+      n->keyid = NONE;
+      n->pending = x->ndeps;
+      switch (x->op) {
+      case WL_COMP:
+        n->op = X_COMP;
+        n->arg = x->duration_us ? x->duration_us * 1000000u : COMP_ZERO_PS;
+        break;
+      case WL_SEND:
+      case WL_RECV:
+        n->op = x->op == WL_SEND ? X_SEND : X_RECV;
+        n->peer = x->peer;
+        n->tag = x->tag;
+        n->arg = x->bytes;
+        n->keyid = x->op == WL_SEND ? key_of(s, r, x->peer, x->tag, x->bytes, htab, vtab, cap)
+                                    : key_of(s, x->peer, r, x->tag, x->bytes, htab, vtab, cap);
+        break;
+      case WL_COLL:
+        n->op = cs->of[cs->rank_off[r] + i] != NONE && s->algos[cs->of[cs->rank_off[r] + i]]
+                    ? X_COLL
+                    : X_BCAST;
+        n->arg = x->duration_us ? x->duration_us * 1000000u : COMP_ZERO_PS;
+        break;
+      default: n->op = X_NOP; break;
+      }
+      const uint32_t *d = wl_deps(w, r, x);
+      for (uint32_t k = 0; k < x->ndeps; k++)
+        X[s->wrank_off[r] + d[k]].succ_off++; /* count successors first */
+    }
+  /* The instances and their algorithm nodes. */
+  uint32_t g = s->nwork, ki = 0;
+  for (uint32_t k = 0; k < cs->n; k++) {
+    const wl_coll_t *c = &cs->c[k];
+    const algo_t *a = s->algos[k];
+    for (uint32_t q = 0; q < c->nranks; q++, ki++) {
+      uint32_t r = c->ranks[q], wg = s->wrank_off[r] + c->index[q];
+      uint32_t cnt = a ? (uint32_t)algo_rank_len(a, r) : 0;
+      s->inst[ki] = (inst_t){k, wg, g, cnt, cnt};
+      X[wg].inst = ki;
+      for (uint32_t i = 0; i < cnt; i++, g++) {
+        const algo_node_t *y = algo_node(a, r, i);
+        xnode_t *n = &X[g];
+        n->rank = r;
+        n->cls = R_INNER;
+        n->inst = ki;
+        n->keyid = NONE;
+        n->root = y->ndeps == 0;
+        n->pending = n->root ? 1 : y->ndeps; /* a root waits for its COLL */
+        n->op = y->op == ALGO_SEND ? X_SEND : y->op == ALGO_RECV ? X_RECV : X_COMP;
+        if (y->op == ALGO_COMP) {
+          n->arg = y->duration_us ? y->duration_us * 1000000u : COMP_ZERO_PS;
+        } else {
+          n->peer = (uint32_t)y->peer;
+          n->tag = y->tag;
+          n->arg = y->bytes;
+          n->keyid = y->op == ALGO_SEND ? key_of(s, r, n->peer, y->tag, y->bytes, htab, vtab, cap)
+                                        : key_of(s, n->peer, r, y->tag, y->bytes, htab, vtab, cap);
+        }
+        const uint32_t *d = algo_node_deps(a, r, y);
+        for (uint32_t j = 0; j < y->ndeps; j++)
+          X[g - i + d[j]].succ_off++;
+      }
+    }
+  }
+  /* Successor lists: counts to offsets, then fill. */
+  uint32_t off = 0;
+  for (uint32_t h = 0; h <= s->total; h++) {
+    uint32_t c = h < s->total ? X[h].succ_off : 0;
+    X[h].succ_off = off;
+    fill[h] = off;
+    off += c;
+  }
+  for (uint32_t r = 0; r < s->npus; r++)
+    for (uint32_t i = 0; i < wl_count(w, r); i++) {
+      const wl_node_t *x = wl_node(w, r, i);
+      const uint32_t *d = wl_deps(w, r, x);
+      for (uint32_t k = 0; k < x->ndeps; k++)
+        s->succ[fill[s->wrank_off[r] + d[k]]++] = s->wrank_off[r] + i;
+    }
+  for (uint32_t k = 0; k < s->ninst; k++) {
+    const inst_t *in = &s->inst[k];
+    const algo_t *a = s->algos[in->coll];
+    uint32_t r = X[in->wnode].rank;
+    for (uint32_t i = 0; i < in->count; i++) {
+      const algo_node_t *y = algo_node(a, r, i);
+      const uint32_t *d = algo_node_deps(a, r, y);
+      for (uint32_t j = 0; j < y->ndeps; j++)
+        s->succ[fill[in->first + d[j]]++] = in->first + i;
+    }
+  }
+  if ((st = tn_malloc((size_t)s->nkeys + 1, sizeof *s->kq, &s->kq, err)) != TN_OK) goto out;
+  for (uint32_t k = 0; k < s->nkeys; k++)
+    s->kq[k] = (keyq_t){NONE, NONE, NONE, NONE};
+out:
+  free(htab);
+  free(vtab);
+  free(fill);
+  return st;
+}
+
+static tn_status_t alloc_queues(step_t *s, tn_err_t *err) {
+  uint32_t nq = s->npus * R_NCLASS;
+  tn_status_t st;
+  if ((st = tn_malloc((size_t)s->total + 1, sizeof *s->ready, &s->ready, err)) != TN_OK ||
+      (st = tn_malloc((size_t)s->nwork + 1, sizeof *s->wready, &s->wready, err)) != TN_OK ||
+      (st = tn_calloc((size_t)nq + 1, sizeof *s->wready_n, &s->wready_n, err)) != TN_OK ||
+      (st = tn_calloc((size_t)nq + 1, sizeof *s->wready_base, &s->wready_base, err)) != TN_OK ||
+      (st = tn_calloc((size_t)nq + 1, 1, &s->busy, err)) != TN_OK ||
+      (st = tn_calloc((size_t)s->npus + 1, 1, &s->dirty, err)) != TN_OK ||
+      (st = tn_calloc((size_t)s->npus + 1, sizeof *s->dirty_list, &s->dirty_list, err)) != TN_OK)
+    return st;
+  /* Each (rank, class) heap has room for every workload node of that rank and class. */
+  for (uint32_t g = 0; g < s->nwork; g++)
+    if (s->nodes[g].cls < R_NCLASS)
+      s->wready_base[s->nodes[g].rank * R_NCLASS + s->nodes[g].cls + 1]++;
+  for (uint32_t q = 1; q < nq; q++)
+    s->wready_base[q] += s->wready_base[q - 1];
+  return TN_OK;
+}
+
+/* After the queue ran dry with nodes left: name a waiting node. */
+static tn_status_t report_stuck(const step_t *s, tn_err_t *err) {
+  for (uint32_t g = 0; g < s->nwork; g++) {
+    const xnode_t *n = &s->nodes[g];
+    if (n->state == ST_DONE) continue;
+    const wl_node_t *x = wl_node(s->w, n->rank, g - s->wrank_off[n->rank]);
+    const key_t *k = n->keyid != NONE ? &s->keys[n->keyid] : NULL;
+    if (n->state == ST_ISSUED && n->op == X_RECV)
+      return tn_err_set(err, TN_PARSE,
+                        "rank %u node %" PRIu64
+                        ": deadlock: its RECV from rank %u (tag %d, %" PRIu64
+                        " bytes) never gets its message",
+                        n->rank, x->id, k->src, k->tag, k->bytes);
+    if (n->state == ST_ISSUED && n->op == X_COLL)
+      return tn_err_set(err, TN_PARSE,
+                        "rank %u node %" PRIu64 ": deadlock: its collective waits for messages "
+                        "from ranks that never send them (a rank blocked elsewhere)",
+                        n->rank, x->id);
+  }
+  for (uint32_t g = 0; g < s->nwork; g++)
+    if (s->nodes[g].state != ST_DONE) {
+      uint32_t r = s->nodes[g].rank;
+      return tn_err_set(err, TN_PARSE, "rank %u node %" PRIu64 ": deadlock: never starts", r,
+                        wl_node(s->w, r, g - s->wrank_off[r])->id);
+    }
+  return tn_err_set(err, TN_INTERNAL, "the step stopped with nodes left");
+}
+
+static tn_status_t run(step_t *s, tn_err_t *err) {
+  for (uint32_t g = 0; g < s->nwork; g++)
+    if (s->nodes[g].pending == 0) make_ready(s, g);
+  tn_status_t st = issue_ready(s, 0, err);
+  ten_event_t ev;
+  while (st == TN_OK && ten_next(s->e, &ev)) {
+    uint32_t g = (uint32_t)ev.cookie;
+    if (ev.kind == TEN_EV_DELIVER)
+      deliver(s, g, ev.time_ps);
+    else
+      complete(s, g, ev.time_ps);
+    if (ten_peek_time(s->e) != ev.time_ps) st = issue_ready(s, ev.time_ps, err);
+  }
+  if (st == TN_OK) st = ten_engine_status(s->e, err);
+  if (st == TN_OK && s->ndone < s->total) st = report_stuck(s, err);
+  return st;
+}
+
+void sim_step_result_free(sim_step_result_t *r) {
+  if (r == NULL) return;
+  free(r->finish_ps);
+  free(r->compute_ps);
+  free(r->coll_start_ps);
+  free(r->coll_end_ps);
+  memset(r, 0, sizeof *r);
+}
+
+tn_status_t sim_step(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
+                     const algo_t *const *algos, sim_step_result_t *res, tn_err_t *err) {
+  memset(res, 0, sizeof *res);
+  if (w->npus != t->npus)
+    return tn_err_set(err, TN_INVAL, "the workload has %u ranks, the fabric %u NPUs", w->npus,
+                      t->npus);
+  step_t s = {.t = t, .w = w, .cs = cs, .algos = algos, .npus = w->npus, .res = res};
+  tn_status_t st;
+  if ((st = tn_calloc(w->npus, sizeof *res->finish_ps, &res->finish_ps, err)) != TN_OK ||
+      (st = tn_calloc(w->npus, sizeof *res->compute_ps, &res->compute_ps, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *res->coll_start_ps, &res->coll_start_ps, err)) !=
+          TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *res->coll_end_ps, &res->coll_end_ps, err)) !=
+          TN_OK)
+    goto out;
+  res->npus = w->npus;
+  res->ncolls = cs->n;
+  for (uint32_t k = 0; k < cs->n; k++)
+    res->coll_start_ps[k] = UINT64_MAX;
+  if ((st = check_algos(&s, err)) != TN_OK || (st = build(&s, err)) != TN_OK ||
+      (st = alloc_queues(&s, err)) != TN_OK ||
+      (st = topo_routes_create(t, &s.routes, err)) != TN_OK ||
+      (st = ten_engine_create(t, s.routes, &s.e, err)) != TN_OK || (st = run(&s, err)) != TN_OK)
+    goto out;
+  for (uint32_t r = 0; r < w->npus; r++)
+    if (res->finish_ps[r] > res->step_ps) res->step_ps = res->finish_ps[r], res->last_rank = r;
+  res->exposed_ps = res->step_ps - res->compute_ps[res->last_rank];
+  for (uint32_t g = 0; g < s.total; g++)
+    res->messages += s.nodes[g].op == X_SEND;
+out:
+  free(s.wrank_off);
+  free(s.nodes);
+  free(s.succ);
+  free(s.inst);
+  free(s.keys);
+  free(s.kq);
+  free(s.ready);
+  free(s.wready);
+  free(s.wready_n);
+  free(s.wready_base);
+  free(s.busy);
+  free(s.dirty);
+  free(s.dirty_list);
+  ten_engine_free(s.e);
+  topo_routes_free(s.routes);
+  if (st != TN_OK) sim_step_result_free(res);
+  return st;
+}
