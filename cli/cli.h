@@ -32,6 +32,47 @@ int cmd_astra(int argc, char **argv);
 tn_status_t cli_astra_write(const topo_t *t, tn_coll_t coll, uint64_t size, const char *dir,
                             uint64_t *predicted_ps, tn_err_t *err);
 
+/* `tenet workload`: synthesizes every collective of a Chakra workload for a fabric and
+ * writes a directory ASTRA-sim runs the step from (cli/cmd_workload.c). */
+int cmd_workload(int argc, char **argv);
+
+/* ---- ASTRA-sim run directories (cli/rundir.c) ------------------------------ */
+typedef struct cli_rundir {
+  char *dir;    /* DIR, without trailing slashes */
+  char *final;  /* DIR's absolute path (set by cli_rundir_write before fill runs) */
+  char *tmp;    /* DIR.tmp.<pid>, where it is built */
+  bool replace; /* DIR holds an earlier run's directory, replaced whole */
+} cli_rundir_t;
+/* Checks -o DIR: new, an empty directory, or (marker non-NULL) a directory holding the
+ * file marker, which an earlier run of the command wrote and which is replaced whole.
+ * Creates nothing. Free with cli_rundir_free. */
+tn_status_t cli_rundir_plan(cli_rundir_t *d, const char *dir, const char *cmd, const char *marker,
+                            tn_err_t *err);
+typedef tn_status_t (*cli_rundir_fill_fn)(void *ctx, const cli_rundir_t *d, tn_err_t *err);
+/* Creates DIR's parents, removes what killed runs left, then with SIGINT, SIGTERM and
+ * SIGHUP held: creates d->tmp, lets fill write into it, and renames it to DIR (an earlier
+ * one moved aside, then removed). On failure nothing is left. */
+tn_status_t cli_rundir_write(cli_rundir_t *d, cli_rundir_fill_fn fill, void *ctx, tn_err_t *err);
+void cli_rundir_free(cli_rundir_t *d);
+/* "a/b" (caller frees). */
+tn_status_t cli_path_join(const char *a, const char *b, char **out, tn_err_t *err);
+/* Writes text to dir/name (all or nothing; mode 0755 when exec). */
+tn_status_t cli_put_text(const char *dir, const char *name, const char *text, bool exec,
+                         tn_err_t *err);
+/* The system JSON key naming a custom implementation of coll. */
+const char *cli_astra_custom_key(tn_coll_t coll);
+typedef struct cli_astra_system {
+  uint32_t native_dims;   /* > 0: ASTRA-sim's own implementations (ring; All-to-All direct)
+                             for every collective, one per network dimension */
+  const char *custom_set; /* or NULL: the custom implementation of custom_coll */
+  tn_coll_t custom_coll;
+  const char *per_node; /* or NULL: the per-node-custom-implementation YAML */
+} cli_astra_system_t;
+/* system.json's text (caller frees): FIFO scheduling, one dataset split, and s. */
+tn_status_t cli_astra_system_json(const cli_astra_system_t *s, char **out, tn_err_t *err);
+/* remote_memory.json (no memory expansion) and network.yml (topo_astra_yaml) in dir. */
+tn_status_t cli_astra_common_files(const char *dir, const topo_t *t, bool aware, tn_err_t *err);
+
 /* ---- option parsing ----------------------------------------------------- */
 /* One option: --long (and -s when short_name != 0). A value option stores its argument
  * in *value; a flag sets *flag. Accepts "--long VALUE", "--long=VALUE" and "-s VALUE". */
@@ -75,8 +116,8 @@ tn_status_t cli_read_set(const char *prefix, const topo_t *t, algo_t **out, tn_e
  * with synth_method_parse; time_limit_s is the MILP's safety net (0: its default). */
 /* The options synth and astra share, from their flag values (each may be NULL): -a ALGO
  * (default auto), --seed N (default CLI_DEFAULT_SEED), --chunks K (1..1024). */
-tn_status_t cli_synth_opts(const char *algo, const char *seed, const char *chunks,
-                           synth_opts_t *so, tn_err_t *err);
+tn_status_t cli_synth_opts(const char *algo, const char *seed, const char *chunks, synth_opts_t *so,
+                           tn_err_t *err);
 tn_status_t cli_synth_named(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, const char *algo,
                             uint64_t seed, double time_limit_s, synth_result_t *out, tn_err_t *err);
 
@@ -144,9 +185,9 @@ typedef struct cli_result {
   char method[16];    /* what made the algorithm (auto's choice) */
   char variant[48];   /* a baseline's configuration ("both directions, 8 chunks"), or "" */
   uint64_t size_bytes;
-  bool ok;            /* false: error holds the one-line reason */
+  bool ok;             /* false: error holds the one-line reason */
   bool not_applicable; /* the algorithm does not make the collective (error says so) */
-  tn_status_t status; /* why it failed (TN_OK when ok) */
+  tn_status_t status;  /* why it failed (TN_OK when ok) */
   char error[512];
   uint64_t time_ps;        /* simulated collective time */
   uint64_t lower_bound_ps; /* topo_lower_bound_ps */

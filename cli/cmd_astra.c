@@ -4,18 +4,10 @@
  * the remote-memory JSON, the network YAML, and run.sh, which finds the simulator, runs it
  * and sets its time next to tenet's prediction. The directory appears whole or not at all:
  * it is built under a temporary name and renamed into place. */
-#define _XOPEN_SOURCE 700 /* realpath */
 #include "cli/cli.h"
 
-#include <cjson/cJSON.h>
-#include <dirent.h>
-#include <errno.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "emit/emit.h"
 #include "sim/sim.h"
@@ -68,135 +60,8 @@ typedef struct astra_job {
   uint64_t predicted_ps;
   bool spread; /* a given set whose time depends on the order of events */
   uint64_t min_ps, max_ps;
-  char *dir;   /* DIR, without trailing slashes */
-  char *final; /* DIR's absolute path */
-  char *tmp;   /* where it is built */
+  cli_rundir_t d;
 } astra_job_t;
-
-/* The key of the system JSON that names a custom implementation of coll. */
-static const char *custom_key(tn_coll_t coll) {
-  switch (coll) {
-  case TN_ALLGATHER: return "all-gather-implementation-custom";
-  case TN_REDUCESCATTER: return "reduce-scatter-implementation-custom";
-  case TN_ALLREDUCE: return "all-reduce-implementation-custom";
-  case TN_ALLTOALL: return "all-to-all-implementation-custom";
-  }
-  return "all-reduce-implementation-custom";
-}
-
-static tn_status_t join(const char *a, const char *b, char **out, tn_err_t *err) {
-  size_t n = strlen(a) + strlen(b) + 2;
-  tn_status_t st = tn_calloc(n, 1, out, err);
-  if (st == TN_OK) snprintf(*out, n, "%s/%s", a, b);
-  return st;
-}
-
-/* Writes text to dir/name (mode 0755 when exec). */
-static tn_status_t put_text(const char *dir, const char *name, const char *text, bool exec,
-                            tn_err_t *err) {
-  char *path = NULL;
-  tn_status_t st = join(dir, name, &path, err);
-  if (st != TN_OK) return st;
-  tn_outfile_t o = {0};
-  if ((st = tn_outfile_open(&o, path, err)) == TN_OK) {
-    size_t len = strlen(text);
-    if (fwrite(text, 1, len, o.f) != len) {
-      tn_outfile_abort(&o);
-      st = tn_err_set(err, TN_IO, "%s: write failed", path);
-    } else {
-      st = tn_outfile_commit(&o, err);
-    }
-  }
-  if (st == TN_OK && exec && chmod(path, 0755) != 0)
-    st = tn_err_set(err, TN_IO, "%s: cannot make it executable: %s", path, strerror(errno));
-  free(path);
-  return st;
-}
-
-/* DIR's absolute path: its parent resolved, then its last component. Creates the parent. */
-static tn_status_t plan_dir(astra_job_t *j, const char *dir, tn_err_t *err) {
-  tn_status_t st = tn_strdup(dir, &j->dir, err);
-  if (st != TN_OK) return st;
-  size_t n = strlen(j->dir);
-  while (n > 1 && j->dir[n - 1] == '/')
-    j->dir[--n] = '\0';
-  if (strcmp(j->dir, "/") == 0 || strcmp(j->dir, ".") == 0 || strcmp(j->dir, "..") == 0)
-    return tn_err_set(err, TN_INVAL, "-o %s: name a new directory to write", dir);
-  struct stat sb;
-  if (stat(j->dir, &sb) == 0) {
-    if (!S_ISDIR(sb.st_mode))
-      return tn_err_set(err, TN_INVAL, "-o %s: exists and is not a directory", j->dir);
-    DIR *d = opendir(j->dir);
-    struct dirent *e;
-    bool empty = d != NULL;
-    while (d && (e = readdir(d)) != NULL)
-      if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) empty = false;
-    if (d) closedir(d);
-    if (!empty)
-      return tn_err_set(err, TN_INVAL,
-                        "-o %s: the directory is not empty (tenet astra writes "
-                        "a new one whole)",
-                        j->dir);
-  }
-  size_t tn = strlen(j->dir) + 32;
-  if ((st = tn_calloc(tn, 1, &j->tmp, err)) != TN_OK) return st;
-  snprintf(j->tmp, tn, "%s.tmp.%ld", j->dir, (long)getpid());
-  return TN_OK;
-}
-
-/* Just before writing (nothing is created for a run that fails earlier): DIR's parent
- * folders, DIR's absolute path for system.json, and the folders earlier runs killed
- * mid-write left beside it. */
-static tn_status_t place_dir(astra_job_t *j, tn_err_t *err) {
-  struct stat sb;
-  tn_status_t st = stat(j->dir, &sb) == 0 ? TN_OK : tn_mkdir_parents(j->dir, err);
-  if (st == TN_OK) st = tn_out_clean_stale_dirs(j->dir, NULL, err);
-  if (st != TN_OK) return st;
-  char *slash = strrchr(j->dir, '/');
-  const char *base = slash ? slash + 1 : j->dir;
-  char parent[PATH_MAX];
-  if (slash == j->dir) {
-    strcpy(parent, "/");
-  } else {
-    char *p = NULL;
-    if ((st = tn_strdup(j->dir, &p, err)) != TN_OK) return st;
-    if (slash) p[slash - j->dir] = '\0';
-    char *r = realpath(slash ? p : ".", parent);
-    free(p);
-    if (!r)
-      return tn_err_set(err, TN_IO, "-o %s: cannot resolve its directory: %s", j->dir,
-                        strerror(errno));
-  }
-  size_t fn = strlen(parent) + strlen(base) + 2;
-  if ((st = tn_calloc(fn, 1, &j->final, err)) != TN_OK) return st;
-  snprintf(j->final, fn, "%s%s%s", parent, strcmp(parent, "/") ? "/" : "", base);
-  return TN_OK;
-}
-
-static tn_status_t system_json(const astra_job_t *j, const char *set_abs, char **out,
-                               tn_err_t *err) {
-  cJSON *o = cJSON_CreateObject(), *impl = NULL;
-  if (o) {
-    cJSON_AddStringToObject(o, "scheduling-policy", "FIFO");
-    cJSON_AddNumberToObject(o, "endpoint-delay", 10);
-    cJSON_AddNumberToObject(o, "active-chunks-per-dimension", 1);
-    cJSON_AddNumberToObject(o, "preferred-dataset-splits", 1);
-    impl = cJSON_AddArrayToObject(o, custom_key(j->coll));
-    if (impl) cJSON_AddItemToArray(impl, cJSON_CreateString(set_abs));
-    cJSON_AddStringToObject(o, "collective-optimization", "localBWAware");
-    cJSON_AddNumberToObject(o, "local-mem-bw", 1600);
-    cJSON_AddNumberToObject(o, "boost-mode", 0);
-  }
-  char *text = o && impl ? cli_json_text(o, true) : NULL;
-  size_t n = text ? strlen(text) : 0;
-  *out = text ? realloc(text, n + 2) : NULL;
-  if (*out)
-    memcpy(*out + n, "\n", 2);
-  else
-    free(text);
-  cJSON_Delete(o);
-  return *out ? TN_OK : tn_err_set(err, TN_NOMEM, "out of memory writing system.json");
-}
 
 static tn_status_t run_sh(const astra_job_t *j, const char *coll_name, tn_sb_t *b) {
   const char *bin =
@@ -235,58 +100,32 @@ static tn_status_t run_sh(const astra_job_t *j, const char *coll_name, tn_sb_t *
   return b->st;
 }
 
-/* Writes every file into j->tmp. */
-static tn_status_t write_dir(const astra_job_t *j, tn_err_t *err) {
+/* Writes every file into d->tmp (cli_rundir_fill_fn). */
+static tn_status_t write_dir(void *ctx, const cli_rundir_t *d, tn_err_t *err) {
+  const astra_job_t *j = ctx;
   const char *cn = tn_coll_name(j->coll);
   char *set_tmp = NULL, *set_abs = NULL, *wl = NULL, *sys = NULL, rel[96];
-  tn_sb_t net, sh;
-  tn_sb_init(&net, err);
+  tn_sb_t sh;
   tn_sb_init(&sh, err);
-  if (mkdir(j->tmp, 0755) != 0)
-    return tn_err_set(err, TN_IO, "%s: cannot create: %s", j->tmp, strerror(errno));
   snprintf(rel, sizeof rel, "set/%s", j->a->name);
-  tn_status_t st = join(j->tmp, rel, &set_tmp, err);
-  if (st == TN_OK) st = join(j->final, rel, &set_abs, err);
+  tn_status_t st = cli_path_join(d->tmp, rel, &set_tmp, err);
+  if (st == TN_OK) st = cli_path_join(d->final, rel, &set_abs, err);
   if (st == TN_OK) st = emit_chakra_write(j->a, set_tmp, err);
   snprintf(rel, sizeof rel, "workload/%s", cn);
-  if (st == TN_OK) st = join(j->tmp, rel, &wl, err);
+  if (st == TN_OK) st = cli_path_join(d->tmp, rel, &wl, err);
   if (st == TN_OK) st = tn_mkdir_parents(wl, err);
   if (st == TN_OK) st = emit_chakra_write_workload(wl, j->t->npus, j->coll, j->size, err);
-  if (st == TN_OK) st = system_json(j, set_abs, &sys, err);
-  if (st == TN_OK) st = put_text(j->tmp, "system.json", sys, false, err);
-  if (st == TN_OK)
-    st = put_text(j->tmp, "remote_memory.json",
-                  "{\n  \"memory-type\": \"NO_MEMORY_EXPANSION\"\n}\n", false, err);
-  if (st == TN_OK) st = topo_astra_yaml(j->t, j->aware, &net, err);
-  if (st == TN_OK) st = put_text(j->tmp, "network.yml", net.v.data, false, err);
+  cli_astra_system_t sj = {.custom_set = set_abs, .custom_coll = j->coll};
+  if (st == TN_OK) st = cli_astra_system_json(&sj, &sys, err);
+  if (st == TN_OK) st = cli_put_text(d->tmp, "system.json", sys, false, err);
+  if (st == TN_OK) st = cli_astra_common_files(d->tmp, j->t, j->aware, err);
   if (st == TN_OK) st = run_sh(j, cn, &sh);
-  if (st == TN_OK) st = put_text(j->tmp, "run.sh", sh.v.data, true, err);
+  if (st == TN_OK) st = cli_put_text(d->tmp, "run.sh", sh.v.data, true, err);
   free(set_tmp);
   free(set_abs);
   free(wl);
   free(sys);
-  tn_vec_free(&net.v);
   tn_vec_free(&sh.v);
-  return st;
-}
-
-/* Writes the directory whole: built under j->tmp with SIGINT, SIGTERM and SIGHUP held, so
- * an interrupt takes effect only once it is complete or removed. */
-static tn_status_t write_whole(astra_job_t *j, tn_err_t *err) {
-  tn_status_t st = place_dir(j, err);
-  if (st != TN_OK) return st;
-  sigset_t hold, old;
-  sigemptyset(&hold);
-  sigaddset(&hold, SIGINT);
-  sigaddset(&hold, SIGTERM);
-  sigaddset(&hold, SIGHUP);
-  sigprocmask(SIG_BLOCK, &hold, &old);
-  st = write_dir(j, err);
-  if (st == TN_OK && rename(j->tmp, j->dir) != 0)
-    st = tn_err_set(err, TN_IO, "%s: cannot move the new directory into place: %s", j->dir,
-                    strerror(errno));
-  if (st != TN_OK) tn_remove_tree(j->tmp);
-  sigprocmask(SIG_SETMASK, &old, NULL);
   return st;
 }
 
@@ -359,15 +198,13 @@ tn_status_t cli_astra_write(const topo_t *t, tn_coll_t coll, uint64_t size, cons
   tn_sb_init(&probe, err);
   tn_status_t st = cli_synth_opts(NULL, NULL, NULL, &a.so, err);
   if (st == TN_OK) st = topo_astra_yaml(t, true, &probe, err);
-  if (st == TN_OK) st = plan_dir(&j, dir, err);
+  if (st == TN_OK) st = cli_rundir_plan(&j.d, dir, "astra", NULL, err);
   if (st == TN_OK) st = get_algo(&a, &j, &own, err);
-  if (st == TN_OK) st = write_whole(&j, err);
+  if (st == TN_OK) st = cli_rundir_write(&j.d, write_dir, &j, err);
   *predicted_ps = j.predicted_ps;
   tn_vec_free(&probe.v);
   algo_free(own);
-  free(j.dir);
-  free(j.final);
-  free(j.tmp);
+  cli_rundir_free(&j.d);
   return st;
 }
 
@@ -391,11 +228,12 @@ int cmd_astra(int argc, char **argv) {
     goto fail;
   j.t = t;
   /* The fabric's form is checked before any synthesis: a refusal costs nothing. */
-  if (topo_astra_yaml(t, j.aware, &probe, &err) != TN_OK || plan_dir(&j, a.out, &err) != TN_OK ||
-      get_algo(&a, &j, &own, &err) != TN_OK || write_whole(&j, &err) != TN_OK)
+  if (topo_astra_yaml(t, j.aware, &probe, &err) != TN_OK ||
+      cli_rundir_plan(&j.d, a.out, "astra", NULL, &err) != TN_OK ||
+      get_algo(&a, &j, &own, &err) != TN_OK || cli_rundir_write(&j.d, write_dir, &j, &err) != TN_OK)
     goto fail;
-  printf("wrote %s: %s %s of %llu B on %s (%u NPUs) for ASTRA-sim's congestion-%s backend\n", j.dir,
-         j.a->name, tn_coll_name(j.coll), (unsigned long long)j.size, t->name, t->npus,
+  printf("wrote %s: %s %s of %llu B on %s (%u NPUs) for ASTRA-sim's congestion-%s backend\n",
+         j.d.dir, j.a->name, tn_coll_name(j.coll), (unsigned long long)j.size, t->name, t->npus,
          j.aware ? "aware" : "unaware");
   if (j.spread)
     printf("tenet predicts %.3f-%.3f ns (the set leaves the order of same-instant events open)\n",
@@ -403,7 +241,7 @@ int cmd_astra(int argc, char **argv) {
   else
     printf("tenet predicts %.3f ns; run %s/run.sh (ASTRA_SIM=path/to/AstraSim_Analytical_"
            "Congestion_%s)\n",
-           (double)j.predicted_ps / 1e3, j.dir, j.aware ? "Aware" : "Unaware");
+           (double)j.predicted_ps / 1e3, j.d.dir, j.aware ? "Aware" : "Unaware");
   goto done;
 fail:
   code = cli_report("astra", &err);
@@ -411,8 +249,6 @@ done:
   tn_vec_free(&probe.v);
   algo_free(own);
   topo_free(t);
-  free(j.dir);
-  free(j.final);
-  free(j.tmp);
+  cli_rundir_free(&j.d);
   return code;
 }
