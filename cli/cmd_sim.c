@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/workload.h"
 #include "emit/emit.h"
 #include "sim/sim.h"
 
 static const char help[] =
     "usage: tenet sim -t TOPO PREFIX [-c COLL -s SIZE] [--ties ORDER [--seed N]] [--json]\n"
     "                 [--trace FILE] [--top N]\n"
+    "       tenet sim -t TOPO WORKLOAD_PREFIX --workload DIR [--json]\n"
     "\n"
     "Simulates the Chakra ET set PREFIX.0.et ... PREFIX.<n-1>.et (one file per NPU of TOPO,\n"
     "written by tenet or any other producer) on the fabric TOPO with the analytical,\n"
@@ -37,6 +39,14 @@ static const char help[] =
     "                        when they differ (JSON: order_dependent, time_min_ns,\n"
     "                        time_max_ns); tenet's own sets leave none open\n"
     "      --json            print one JSON object instead of a summary\n"
+    "      --workload DIR    PREFIX is a Chakra workload (a training step) and DIR what\n"
+    "                        'tenet workload' wrote for it: simulates the whole step, each\n"
+    "                        collective running its set from DIR on the shared network\n"
+    "                        beside the step's compute and messages (ASTRA-sim's rules: one\n"
+    "                        GPU COMP and one communication per rank at a time), and again\n"
+    "                        with Ring and with Direct for every collective. Reports the\n"
+    "                        step time (JSON: step_ns), the communication it leaves exposed\n"
+    "                        (exposed_comm_ns) and each collective's start, end and time\n"
     "  -h, --help            this help\n"
     "\n"
     "Errors (exit 1) name rank, node and reason: an unmatched SEND or RECV, a dependency on\n"
@@ -44,7 +54,7 @@ static const char help[] =
     "disconnected.\n";
 
 typedef struct sim_args {
-  const char *topo, *coll, *size, *trace, *top, *ties, *seed;
+  const char *topo, *coll, *size, *trace, *top, *ties, *seed, *workload;
   const char *prefix;
   bool json, help;
 } sim_args_t;
@@ -60,9 +70,11 @@ typedef struct coll_info {
 static tn_status_t parse_args(int argc, char **argv, sim_args_t *a, coll_info_t *ci, uint32_t *top,
                               sim_opts_t *so, tn_err_t *err) {
   const cli_opt_t opts[] = {
-      {"topo", 't', &a->topo, NULL}, {"coll", 'c', &a->coll, NULL}, {"size", 's', &a->size, NULL},
-      {"trace", 0, &a->trace, NULL}, {"top", 0, &a->top, NULL},     {"json", 0, NULL, &a->json},
-      {"ties", 0, &a->ties, NULL},   {"seed", 0, &a->seed, NULL},   {"help", 'h', NULL, &a->help},
+      {"topo", 't', &a->topo, NULL}, {"coll", 'c', &a->coll, NULL},
+      {"size", 's', &a->size, NULL}, {"trace", 0, &a->trace, NULL},
+      {"top", 0, &a->top, NULL},     {"json", 0, NULL, &a->json},
+      {"ties", 0, &a->ties, NULL},   {"seed", 0, &a->seed, NULL},
+      {"help", 'h', NULL, &a->help}, {"workload", 0, &a->workload, NULL},
   };
   const char *pos[1] = {NULL};
   size_t npos = 0;
@@ -71,6 +83,11 @@ static tn_status_t parse_args(int argc, char **argv, sim_args_t *a, coll_info_t 
   if (!a->topo || npos != 1)
     return tn_err_set(err, TN_INVAL, "-t TOPO and PREFIX are required (see 'tenet sim --help')");
   a->prefix = pos[0];
+  if (a->workload && (a->coll || a->size || a->trace || a->top || a->ties || a->seed))
+    return tn_err_set(err, TN_INVAL,
+                      "--workload simulates a whole step: -c, -s, --trace, --top, --ties and "
+                      "--seed do not apply");
+  if (a->workload) return TN_OK;
   if (a->coll) {
     if ((st = tn_coll_parse(a->coll, &ci->coll, err)) != TN_OK) return st;
     ci->has_coll = true;
@@ -243,9 +260,9 @@ int cmd_sim(int argc, char **argv) {
     fputs(help, stdout);
     return 0;
   }
+  if (a.workload) return cli_wl_sim(a.topo, a.prefix, a.workload, a.json);
   /* One file per NPU of the fabric: the reader refuses a missing one and one too many. */
-  if (cli_load_topo(a.topo, &t, &err) != TN_OK ||
-      cli_read_set(a.prefix, t, &set, &err) != TN_OK)
+  if (cli_load_topo(a.topo, &t, &err) != TN_OK || cli_read_set(a.prefix, t, &set, &err) != TN_OK)
     goto fail;
   /* The files' own header (tenet's extra metadata) fills what the flags left open. */
   if (set->has_coll) {

@@ -18,7 +18,10 @@ static const command_t commands[] = {
     {"topo", cmd_topo, "generate, inspect, list and draw fabrics (gen, info, list, draw)"},
     {"synth", cmd_synth, "synthesize a collective for a fabric and write Chakra ET files"},
     {"sim", cmd_sim, "simulate a Chakra ET set on a fabric: time, busbw, bound, busiest links"},
-    {"astra", cmd_astra, "write a directory ASTRA-sim runs as it is: set, workload, configs, run.sh"},
+    {"astra", cmd_astra,
+     "write a directory ASTRA-sim runs as it is: set, workload, configs, run.sh"},
+    {"workload", cmd_workload,
+     "synthesize every collective of a Chakra workload; write its ASTRA-sim run directory"},
     {"verify", cmd_verify, "check a Chakra ET set: matching, deadlock, collective semantics"},
     {"et", cmd_et, "look inside a Chakra ET set (dump as JSON, dot of one rank)"},
     {"import", cmd_import, "convert an MSCCL-IR XML algorithm to a Chakra ET set (msccl)"},
@@ -61,8 +64,8 @@ static int dispatch(int argc, char **argv) {
     if (tn_thread_env_check(&err) != TN_OK) return cli_report(cmd, &err);
     return commands[i].run(argc - 1, argv + 1);
   }
-  const char *best = tn_suggest(cmd, commands, sizeof commands / sizeof commands[0],
-                                sizeof commands[0]);
+  const char *best =
+      tn_suggest(cmd, commands, sizeof commands / sizeof commands[0], sizeof commands[0]);
   if (best)
     fprintf(stderr, "tenet: unknown command '%s' (did you mean '%s'?)\n", cmd, best);
   else

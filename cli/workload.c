@@ -1,0 +1,728 @@
+/* cli/workload.c — a step's plan (cli/workload.h): its collectives and their sets, the
+ * cache, the comparison with Ring and Direct, the directory ASTRA-sim runs and its
+ * manifest. docs/workload.md. */
+#include "cli/workload.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "emit/emit.h"
+
+#define NONE UINT32_MAX
+#define MANIFEST_MAX (64u << 20)
+
+static const char why_bcast[] = "BROADCAST: ASTRA-sim replays its duration";
+static const char why_group[] =
+    "a process group short of every rank: tenet's sets span every rank, ASTRA-sim runs its "
+    "own algorithm";
+static const char why_id[] = "node id above 2^31-1: ASTRA-sim's per-node YAML keys are int";
+
+void cli_wl_plan_free(cli_wl_plan_t *p) {
+  for (uint32_t i = 0; i < p->nsets; i++) {
+    algo_free(p->sets[i].algo);
+    algo_free(p->sets[i].base[0]);
+    algo_free(p->sets[i].base[1]);
+  }
+  for (int b = 0; b < 2; b++) {
+    for (uint32_t k = 0; p->fill[b] && k < p->cs.n; k++)
+      algo_free(p->fill[b][k]);
+    free(p->fill[b]);
+  }
+  for (int r = 0; r < CLI_WL_RUNS; r++)
+    sim_step_result_free(&p->step[r]);
+  free(p->sets);
+  free(p->set_of);
+  free(p->why);
+  wl_colls_free(&p->cs);
+  wl_free(p->w);
+  topo_free(p->t);
+  cli_rundir_free(&p->d);
+}
+
+/* ---- loading ------------------------------------------------------------------- */
+
+static int set_key_cmp(const cli_wl_set_t *a, tn_coll_t coll, uint64_t bytes) {
+  if (a->coll != coll) return a->coll < coll ? -1 : 1;
+  return (a->bytes > bytes) - (a->bytes < bytes);
+}
+
+/* The set slot of (coll, bytes), added in sorted place among p->sets[0..nsets). */
+static uint32_t set_slot(cli_wl_plan_t *p, tn_coll_t coll, uint64_t bytes) {
+  uint32_t lo = 0, hi = p->nsets;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    int c = set_key_cmp(&p->sets[mid], coll, bytes);
+    if (c == 0) return mid;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  memmove(&p->sets[lo + 1], &p->sets[lo], (p->nsets - lo) * sizeof *p->sets);
+  memset(&p->sets[lo], 0, sizeof *p->sets);
+  p->sets[lo].coll = coll;
+  p->sets[lo].bytes = bytes;
+  p->nsets++;
+  return lo;
+}
+
+/* A set's name: what made it, as a digest, so a cached set is reused only for the same
+ * fabric, collective, size, method, seed, chunks and tenet version. */
+static void set_name(const cli_wl_plan_t *p, cli_wl_set_t *s) {
+  char text[256];
+  int n = snprintf(text, sizeof text, "%016" PRIx64 " %s %" PRIu64 " %s %" PRIu64 " %u %s",
+                   p->digest, tn_coll_name(s->coll), s->bytes, synth_method_name(p->so.method),
+                   p->so.seed, p->so.chunks_per_npu, TENET_VERSION);
+  uint64_t h = tn_fnv1a64(text, n > 0 ? (size_t)n : 0, TN_FNV1A64_INIT);
+  snprintf(s->name, sizeof s->name, "%s-%" PRIu64 "-%016" PRIx64, tn_coll_name(s->coll), s->bytes,
+           h);
+}
+
+tn_status_t cli_wl_load(cli_wl_plan_t *p, tn_err_t *err) {
+  tn_status_t st;
+  if ((st = cli_load_topo(p->topo_arg, &p->t, err)) != TN_OK ||
+      (st = cli_topo_digest(p->topo_arg, &p->digest, err)) != TN_OK)
+    return st;
+  if ((st = emit_chakra_read_workload(p->prefix, 0, &p->w, err)) != TN_OK) return st;
+  if (p->w->npus != p->t->npus)
+    return tn_err_set(err, TN_INVAL,
+                      "%s: a workload of %u ranks, but the fabric '%s' has %u NPUs: each NPU "
+                      "runs one rank file",
+                      p->prefix, p->w->npus, p->t->name, p->t->npus);
+  if ((st = wl_check(p->w, &p->cs, err)) != TN_OK) {
+    tn_err_prefix(err, "%s", p->prefix);
+    return st;
+  }
+  uint32_t n = p->cs.n;
+  if ((st = tn_calloc((size_t)n + 1, sizeof *p->sets, &p->sets, err)) != TN_OK ||
+      (st = tn_malloc((size_t)n + 1, sizeof *p->set_of, &p->set_of, err)) != TN_OK ||
+      (st = tn_calloc((size_t)n + 1, sizeof *p->why, &p->why, err)) != TN_OK ||
+      (st = tn_calloc((size_t)n + 1, sizeof *p->fill[0], &p->fill[0], err)) != TN_OK ||
+      (st = tn_calloc((size_t)n + 1, sizeof *p->fill[1], &p->fill[1], err)) != TN_OK)
+    return st;
+  for (uint32_t k = 0; k < n; k++) {
+    const wl_coll_t *c = &p->cs.c[k];
+    p->set_of[k] = NONE;
+    if (!c->synthesizable)
+      p->why[k] = why_bcast;
+    else if (c->nranks != p->t->npus)
+      p->why[k] = why_group;
+    else if (c->id > INT32_MAX)
+      p->why[k] = why_id;
+    else
+      set_slot(p, c->coll, c->bytes);
+  }
+  /* Slots are final (sorted): map each collective to its own. */
+  for (uint32_t k = 0; k < n; k++)
+    if (p->why[k] == NULL) p->set_of[k] = set_slot(p, p->cs.c[k].coll, p->cs.c[k].bytes);
+  for (uint32_t i = 0; i < p->nsets; i++)
+    set_name(p, &p->sets[i]);
+  return TN_OK;
+}
+
+/* ---- making the sets --------------------------------------------------------------- */
+
+/* A set read back from prefix when it is what s needs (made for this fabric, this
+ * collective and size); a missing file is a miss, a bad one a miss with a note. */
+static bool from_cache(const cli_wl_plan_t *p, const char *dir, cli_wl_set_t *s) {
+  char *prefix = NULL, first[4200];
+  tn_err_t e = {0};
+  bool hit = false;
+  if (cli_path_join(dir, s->name, &prefix, &e) != TN_OK) return false;
+  struct stat sb;
+  snprintf(first, sizeof first, "%s.0.et", prefix);
+  if (stat(first, &sb) == 0) {
+    algo_t *a = NULL;
+    if (emit_chakra_read(prefix, p->t->npus, &a, &e) != TN_OK) {
+      fprintf(stderr, "tenet workload: note: cached set %s not used: %s\n", prefix, e.msg);
+    } else if (a->has_coll && a->coll == s->coll && a->size_bytes == s->bytes &&
+               strcmp(a->fabric, p->t->name) == 0) {
+      s->algo = a;
+      a = NULL;
+      s->cached = hit = true;
+      snprintf(s->method, sizeof s->method, "%s", s->algo->name);
+    }
+    algo_free(a);
+  }
+  free(prefix);
+  return hit;
+}
+
+typedef struct make_ctx {
+  cli_wl_plan_t *p;
+  topo_t **topos; /* one copy per worker */
+  char *old_sets; /* DIR/sets of the directory being replaced, or NULL */
+} make_ctx_t;
+
+/* The Ring (All-to-All: Direct) and Direct of the comparison, at their best configuration
+ * as synth makes them. */
+static tn_status_t make_bases(const topo_t *t, cli_wl_set_t *s, tn_err_t *err) {
+  for (int b = 0; b < 2; b++) {
+    synth_opts_t so = {.method = b == 0 && s->coll != TN_ALLTOALL ? SYNTH_RING : SYNTH_DIRECT};
+    synth_result_t r;
+    tn_status_t st = synth_run(t, s->coll, s->bytes, &so, &r, err);
+    if (st != TN_OK) return st;
+    s->base[b] = r.algo;
+    snprintf(s->base_variant[b], sizeof s->base_variant[b], "%s", r.variant);
+  }
+  return TN_OK;
+}
+
+static void make_job(void *arg, size_t i, unsigned worker) {
+  make_ctx_t *c = arg;
+  cli_wl_plan_t *p = c->p;
+  cli_wl_set_t *s = &p->sets[i];
+  tn_err_t *e = &s->err;
+  tn_status_t st = TN_OK;
+  if (c->topos[worker] == NULL) st = topo_clone(p->t, &c->topos[worker], e);
+  const topo_t *t = c->topos[worker];
+  bool hit = st == TN_OK && ((p->cache && from_cache(p, p->cache, s)) ||
+                             (c->old_sets && from_cache(p, c->old_sets, s)));
+  if (st == TN_OK && !hit) {
+    synth_result_t r;
+    if ((st = synth_run(t, s->coll, s->bytes, &p->so, &r, e)) == TN_OK) {
+      s->algo = r.algo;
+      snprintf(s->method, sizeof s->method, "%s", synth_method_name(r.method));
+    }
+  }
+  sim_result_t sr = {0};
+  if (st == TN_OK && (st = sim_run(t, s->algo, NULL, &sr, e)) == TN_OK) s->time_ps = sr.time_ps;
+  sim_result_free(&sr);
+  if (st == TN_OK) st = make_bases(t, s, e);
+  if (st == TN_OK && p->cache && !s->cached) {
+    char *prefix = NULL;
+    if ((st = cli_path_join(p->cache, s->name, &prefix, e)) == TN_OK)
+      st = emit_chakra_write(s->algo, prefix, e);
+    free(prefix);
+  }
+  if (st != TN_OK && e->status == TN_OK) e->status = st;
+}
+
+/* Ring and Direct for the collectives without a set, on their ranks. */
+static tn_status_t make_fills(cli_wl_plan_t *p, tn_err_t *err) {
+  tn_status_t st = TN_OK;
+  for (uint32_t k = 0; k < p->cs.n && st == TN_OK; k++) {
+    const wl_coll_t *c = &p->cs.c[k];
+    if (p->set_of[k] != NONE || !c->synthesizable) continue;
+    for (int b = 0; b < 2 && st == TN_OK; b++) {
+      algo_t *own = NULL;
+      bool ring = b == 0 && c->coll != TN_ALLTOALL;
+      st = ring ? algo_ring(c->coll, c->nranks, c->bytes, 1, &own, err)
+                : algo_direct(c->coll, c->nranks, c->bytes, 1, &own, err);
+      if (st == TN_OK) st = algo_embed(own, c->ranks, p->t->npus, &p->fill[b][k], err);
+      algo_free(own);
+    }
+    if (st != TN_OK) tn_err_prefix(err, "collective node %" PRIu64, c->id);
+  }
+  return st;
+}
+
+/* The first failed job, in set order (the same whatever the thread count). */
+static tn_status_t first_failure(const cli_wl_plan_t *p, tn_err_t *err) {
+  for (uint32_t i = 0; i < p->nsets; i++)
+    if (p->sets[i].err.status != TN_OK) {
+      *err = p->sets[i].err;
+      char size[32];
+      tn_err_prefix(err, "%s of %s", tn_coll_name(p->sets[i].coll),
+                    tn_fmt_size(p->sets[i].bytes, size, sizeof size));
+      return err->status;
+    }
+  return TN_OK;
+}
+
+tn_status_t cli_wl_make_sets(cli_wl_plan_t *p, tn_err_t *err) {
+  make_ctx_t c = {p, NULL, NULL};
+  unsigned jobs = p->jobs ? p->jobs : 1;
+  if (jobs > p->nsets) jobs = p->nsets ? p->nsets : 1;
+  tn_status_t st = tn_calloc(jobs, sizeof *c.topos, &c.topos, err);
+  if (st == TN_OK && p->d.replace) st = cli_path_join(p->d.dir, "sets", &c.old_sets, err);
+  if (st == TN_OK) st = cli_parallel(p->nsets, jobs, make_job, &c, NULL, err);
+  for (unsigned w = 0; c.topos && w < jobs; w++)
+    topo_free(c.topos[w]);
+  free(c.topos);
+  free(c.old_sets);
+  if (st == TN_OK) st = first_failure(p, err);
+  if (st == TN_OK) st = make_fills(p, err);
+  return st;
+}
+
+/* ---- reading a directory back ------------------------------------------------------ */
+
+static const cJSON *member(const cJSON *o, const char *key) {
+  return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+tn_status_t cli_wl_read_dir(cli_wl_plan_t *p, const char *dir, tn_err_t *err) {
+  char *path = NULL, *text = NULL;
+  size_t len = 0;
+  cJSON *m = NULL;
+  tn_status_t st = cli_path_join(dir, CLI_WL_MANIFEST, &path, err);
+  if (st == TN_OK) st = tn_read_file(path, MANIFEST_MAX, &text, &len, err);
+  if (st != TN_OK) goto out;
+  m = cJSON_ParseWithLength(text, len);
+  const cJSON *fmt = member(m, "tenet_workload"), *colls = member(m, "collectives");
+  if (!cJSON_IsNumber(fmt) || fmt->valuedouble != CLI_WL_FORMAT || !cJSON_IsArray(colls)) {
+    st = tn_err_set(err, TN_PARSE, "%s: not a manifest 'tenet workload' wrote", path);
+    goto out;
+  }
+  const cJSON *fab = member(m, "fabric");
+  if (cJSON_IsString(fab) && strcmp(fab->valuestring, p->t->name) != 0)
+    fprintf(stderr, "tenet sim: note: %s was made for the fabric '%s', not '%s'\n", dir,
+            fab->valuestring, p->t->name);
+  /* Each collective of the workload that has a set slot needs its set named. */
+  for (uint32_t k = 0; k < p->cs.n && st == TN_OK; k++) {
+    if (p->set_of[k] == NONE) continue;
+    cli_wl_set_t *s = &p->sets[p->set_of[k]];
+    if (s->algo) continue;
+    const char *name = NULL;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, colls) {
+      const cJSON *node = member(it, "node"), *set = member(it, "set");
+      if (cJSON_IsNumber(node) && (uint64_t)node->valuedouble == p->cs.c[k].id &&
+          cJSON_IsString(set))
+        name = set->valuestring;
+    }
+    if (name == NULL) {
+      st = tn_err_set(err, TN_INVAL,
+                      "%s: collective node %" PRIu64 " (%s of %" PRIu64
+                      " B) has no set there; run 'tenet workload' again for this workload",
+                      dir, p->cs.c[k].id, tn_coll_name(s->coll), s->bytes);
+      break;
+    }
+    char *prefix = NULL;
+    if ((st = cli_path_join(dir, name, &prefix, err)) == TN_OK &&
+        (st = cli_read_set(prefix, p->t, &s->algo, err)) == TN_OK &&
+        (!s->algo->has_coll || s->algo->coll != s->coll || s->algo->size_bytes != s->bytes))
+      st = tn_err_set(err, TN_INVAL,
+                      "%s: the set for node %" PRIu64 " does not hold %s of %" PRIu64 " B", prefix,
+                      p->cs.c[k].id, tn_coll_name(s->coll), s->bytes);
+    if (st == TN_OK) snprintf(s->method, sizeof s->method, "%s", s->algo->name);
+    free(prefix);
+  }
+  for (uint32_t i = 0; i < p->nsets && st == TN_OK; i++) {
+    cli_wl_set_t *s = &p->sets[i];
+    sim_result_t sr = {0};
+    if ((st = sim_run(p->t, s->algo, NULL, &sr, err)) == TN_OK) s->time_ps = sr.time_ps;
+    sim_result_free(&sr);
+    if (st == TN_OK) st = make_bases(p->t, s, err);
+  }
+  if (st == TN_OK) st = make_fills(p, err);
+out:
+  cJSON_Delete(m);
+  free(text);
+  free(path);
+  return st;
+}
+
+/* ---- the step, three ways ----------------------------------------------------------- */
+
+tn_status_t cli_wl_predict(cli_wl_plan_t *p, tn_err_t *err) {
+  const algo_t **algos = NULL;
+  tn_status_t st = tn_calloc((size_t)p->cs.n + 1, sizeof *algos, &algos, err);
+  for (int run = 0; run < CLI_WL_RUNS && st == TN_OK; run++) {
+    for (uint32_t k = 0; k < p->cs.n; k++) {
+      uint32_t s = p->set_of[k];
+      if (s != NONE)
+        algos[k] = run == CLI_WL_TENET ? p->sets[s].algo : p->sets[s].base[run - 1];
+      else /* tenet's run models ASTRA-sim's own algorithm there by Ring */
+        algos[k] = p->fill[run == CLI_WL_DIRECT ? 1 : 0][k];
+    }
+    st = sim_step(p->t, p->w, &p->cs, algos, &p->step[run], err);
+    if (st == TN_PARSE) tn_err_prefix(err, "%s", p->prefix);
+  }
+  free(algos);
+  return st;
+}
+
+/* ---- writing the directory ------------------------------------------------------------ */
+
+static const char *base_name(const char *path) {
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+/* Copies the workload's rank files byte for byte into dir/workload/NAME.<r>.et. */
+static tn_status_t copy_workload(const cli_wl_plan_t *p, const char *dir, tn_err_t *err) {
+  tn_status_t st = TN_OK;
+  for (uint32_t r = 0; r < p->w->npus && st == TN_OK; r++) {
+    char src[4200], dst[4200];
+    snprintf(src, sizeof src, "%s.%u.et", p->prefix, r);
+    snprintf(dst, sizeof dst, "%s/workload/%s.%u.et", dir, base_name(p->prefix), r);
+    char *data = NULL;
+    size_t len = 0;
+    tn_outfile_t o = {0};
+    if ((st = tn_read_file(src, EMIT_CHAKRA_MAX_FILE_BYTES, &data, &len, err)) == TN_OK &&
+        (st = tn_mkdir_parents(dst, err)) == TN_OK &&
+        (st = tn_outfile_open(&o, dst, err)) == TN_OK) {
+      if (fwrite(data, 1, len, o.f) != len) {
+        tn_outfile_abort(&o);
+        st = tn_err_set(err, TN_IO, "%s: write failed", dst);
+      } else {
+        st = tn_outfile_commit(&o, err);
+      }
+    }
+    free(data);
+  }
+  return st;
+}
+
+static tn_status_t per_node_yaml(const cli_wl_plan_t *p, const char *final, tn_sb_t *b) {
+  tn_sb_printf(b, "# tenet workload: the Chakra set of each collective node (ASTRA-sim's\n"
+                  "# per-node-custom-implementation); collectives not listed run ASTRA-sim's "
+                  "own.\n");
+  uint32_t listed = 0;
+  for (uint32_t k = 0; k < p->cs.n; k++)
+    if (p->set_of[k] != NONE) {
+      tn_sb_printf(b, "%" PRIu64 ": \"%s/sets/%s\"\n", p->cs.c[k].id, final,
+                   p->sets[p->set_of[k]].name);
+      listed++;
+    }
+  if (listed == 0) tn_sb_printf(b, "{}\n");
+  return b->st;
+}
+
+static bool has_groups(const cli_wl_plan_t *p) {
+  for (uint32_t k = 0; k < p->cs.n; k++)
+    if (p->cs.c[k].pg != 0) return true;
+  return false;
+}
+
+static tn_status_t comm_group_json(const cli_wl_plan_t *p, char **out, tn_err_t *err) {
+  cJSON *o = cJSON_CreateObject();
+  bool ok = o != NULL;
+  for (uint32_t k = 0; ok && k < p->cs.n; k++) {
+    const wl_coll_t *c = &p->cs.c[k];
+    char key[32];
+    snprintf(key, sizeof key, "%" PRId64, c->pg);
+    if (c->pg == 0 || cJSON_GetObjectItemCaseSensitive(o, key)) continue;
+    cJSON *a = cJSON_AddArrayToObject(o, key);
+    for (uint32_t q = 0; a && q < c->nranks; q++)
+      ok = ok && cJSON_AddItemToArray(a, cJSON_CreateNumber(c->ranks[q]));
+    ok = ok && a;
+  }
+  *out = ok ? cli_json_text(o, true) : NULL;
+  cJSON_Delete(o);
+  return *out ? TN_OK : tn_err_set(err, TN_NOMEM, "out of memory writing comm_group.json");
+}
+
+static tn_status_t run_sh(const cli_wl_plan_t *p, bool groups, tn_sb_t *b) {
+  const char *bin =
+      p->aware ? "AstraSim_Analytical_Congestion_Aware" : "AstraSim_Analytical_Congestion_Unaware";
+  tn_sb_printf(b,
+               "#!/bin/sh\n"
+               "# Runs this step in ASTRA-sim (written by tenet workload: %s on %s).\n"
+               "# ASTRA_SIM may name the simulator; else %s is looked up on PATH.\n"
+               "here=$(cd \"$(dirname \"$0\")\" && pwd)\n"
+               "bin=${ASTRA_SIM:-$(command -v %s || true)}\n"
+               "if [ -z \"$bin\" ] || [ ! -x \"$bin\" ]; then\n"
+               "  echo \"run.sh: no ASTRA-sim: set ASTRA_SIM to the %s binary or put it on "
+               "PATH\" >&2\n"
+               "  exit 2\n"
+               "fi\n"
+               "out=$(\"$bin\" --workload-configuration=\"$here/workload/%s\" \\\n"
+               "  --system-configuration=\"$here/system.json\" \\\n"
+               "  --remote-memory-configuration=\"$here/remote_memory.json\" \\\n"
+               "  %s--network-configuration=\"$here/network.yml\" 2>&1)\n"
+               "rc=$?\n"
+               "printf '%%s\\n' \"$out\"\n"
+               "[ $rc = 0 ] || { echo \"run.sh: ASTRA-sim exited with $rc\" >&2; exit 1; }\n"
+               "ns=$(printf '%%s\\n' \"$out\" | sed -n 's/.*sys\\[[0-9]*\\] finished, "
+               "\\([0-9][0-9]*\\) cycles.*/\\1/p' | sort -n | tail -n 1)\n"
+               "[ -n \"$ns\" ] || { echo \"run.sh: no 'sys[i] finished, N cycles' line in "
+               "ASTRA-sim's output\" >&2; exit 1; }\n"
+               "echo \"ASTRA-sim: step $ns ns; tenet predicted %.3f ns\"\n",
+               base_name(p->prefix), p->t->name, bin, bin, bin, base_name(p->prefix),
+               groups ? "--comm-group-configuration=\"$here/comm_group.json\" \\\n  " : "",
+               (double)p->step[CLI_WL_TENET].step_ps / 1e3);
+  return b->st;
+}
+
+static cJSON *manifest(const cli_wl_plan_t *p) {
+  cJSON *o = cJSON_CreateObject(), *sets = NULL, *colls = NULL;
+  if (!o) return NULL;
+  char size[32];
+  cJSON_AddNumberToObject(o, "tenet_workload", CLI_WL_FORMAT);
+  cJSON_AddStringToObject(o, "fabric", p->t->name);
+  cJSON_AddNumberToObject(o, "npus", p->t->npus);
+  cJSON_AddStringToObject(o, "source", p->prefix);
+  cJSON_AddStringToObject(o, "algorithm", synth_method_name(p->so.method));
+  cli_json_add_u64(o, "seed", p->so.seed);
+  cJSON_AddNumberToObject(o, "chunks_per_npu", p->so.chunks_per_npu);
+  if ((sets = cJSON_AddArrayToObject(o, "sets")) != NULL)
+    for (uint32_t i = 0; i < p->nsets; i++) {
+      const cli_wl_set_t *s = &p->sets[i];
+      cJSON *x = cJSON_CreateObject();
+      if (!x || !cJSON_AddItemToArray(sets, x)) break;
+      char rel[128];
+      snprintf(rel, sizeof rel, "sets/%s", s->name);
+      cJSON_AddStringToObject(x, "set", rel);
+      cJSON_AddStringToObject(x, "collective", tn_coll_name(s->coll));
+      cli_json_add_u64(x, "size_bytes", s->bytes);
+      cJSON_AddStringToObject(x, "size", tn_fmt_size(s->bytes, size, sizeof size));
+      cJSON_AddStringToObject(x, "method", s->method);
+      cli_json_add_ns(x, "time_ns", s->time_ps);
+      cJSON_AddBoolToObject(x, "cached", s->cached);
+    }
+  if ((colls = cJSON_AddArrayToObject(o, "collectives")) != NULL)
+    for (uint32_t k = 0; k < p->cs.n; k++) {
+      const wl_coll_t *c = &p->cs.c[k];
+      cJSON *x = cJSON_CreateObject();
+      if (!x || !cJSON_AddItemToArray(colls, x)) break;
+      char tb[24], rel[128];
+      cli_json_add_u64(x, "node", c->id);
+      cJSON_AddStringToObject(x, "type", wl_comm_type_name(c->comm_type, tb));
+      cli_json_add_u64(x, "size_bytes", c->bytes);
+      cJSON_AddNumberToObject(x, "ranks", c->nranks);
+      cJSON_AddNumberToObject(x, "process_group", (double)c->pg);
+      if (p->set_of[k] != NONE) {
+        snprintf(rel, sizeof rel, "sets/%s", p->sets[p->set_of[k]].name);
+        cJSON_AddStringToObject(x, "set", rel);
+      } else {
+        cJSON_AddNullToObject(x, "set");
+        cJSON_AddStringToObject(x, "fallback", p->why[k]);
+      }
+      cli_json_add_ns(x, "start_ns", p->step[CLI_WL_TENET].coll_start_ps[k]);
+      cli_json_add_ns(x, "end_ns", p->step[CLI_WL_TENET].coll_end_ps[k]);
+    }
+  cli_json_add_ns(o, "step_ns", p->step[CLI_WL_TENET].step_ps);
+  cli_json_add_ns(o, "exposed_comm_ns", p->step[CLI_WL_TENET].exposed_ps);
+  cli_json_add_ns(o, "ring_step_ns", p->step[CLI_WL_RING].step_ps);
+  cli_json_add_ns(o, "direct_step_ns", p->step[CLI_WL_DIRECT].step_ps);
+  cJSON_AddBoolToObject(o, "astra", p->astra_ok);
+  if (!p->astra_ok) cJSON_AddStringToObject(o, "astra_note", p->astra_why);
+  return o;
+}
+
+static tn_status_t put_json(const char *dir, const char *name, cJSON *o, tn_err_t *err) {
+  char *text = o ? cli_json_text(o, true) : NULL;
+  cJSON_Delete(o);
+  if (!text) return tn_err_set(err, TN_NOMEM, "out of memory writing %s", name);
+  size_t n = strlen(text);
+  char *t2 = realloc(text, n + 2);
+  if (!t2) {
+    free(text);
+    return tn_err_set(err, TN_NOMEM, "out of memory writing %s", name);
+  }
+  memcpy(t2 + n, "\n", 2);
+  tn_status_t st = cli_put_text(dir, name, t2, false, err);
+  free(t2);
+  return st;
+}
+
+static tn_status_t fill_dir(void *ctx, const cli_rundir_t *d, tn_err_t *err) {
+  cli_wl_plan_t *p = ctx;
+  tn_status_t st = TN_OK;
+  for (uint32_t i = 0; i < p->nsets && st == TN_OK; i++) {
+    char *prefix = NULL, rel[128];
+    snprintf(rel, sizeof rel, "sets/%s", p->sets[i].name);
+    if ((st = cli_path_join(d->tmp, rel, &prefix, err)) == TN_OK)
+      st = emit_chakra_write(p->sets[i].algo, prefix, err);
+    free(prefix);
+  }
+  tn_sb_t yaml, sh;
+  tn_sb_init(&yaml, err);
+  tn_sb_init(&sh, err);
+  char *sys = NULL, *yaml_abs = NULL, *groups = NULL;
+  bool grouped = has_groups(p);
+  if (st == TN_OK) st = per_node_yaml(p, d->final, &yaml);
+  if (st == TN_OK) st = cli_put_text(d->tmp, "per_node.yaml", yaml.v.data, false, err);
+  if (st == TN_OK) st = cli_path_join(d->final, "per_node.yaml", &yaml_abs, err);
+  cli_astra_system_t sj = {.native_dims = p->t->ndims ? p->t->ndims : 1, .per_node = yaml_abs};
+  if (st == TN_OK) st = cli_astra_system_json(&sj, &sys, err);
+  if (st == TN_OK) st = cli_put_text(d->tmp, "system.json", sys, false, err);
+  if (st == TN_OK) st = copy_workload(p, d->tmp, err);
+  if (st == TN_OK && grouped && (st = comm_group_json(p, &groups, err)) == TN_OK)
+    st = cli_put_text(d->tmp, "comm_group.json", groups, false, err);
+  if (st == TN_OK && p->astra_ok) st = cli_astra_common_files(d->tmp, p->t, p->aware, err);
+  if (st == TN_OK && p->astra_ok) st = run_sh(p, grouped, &sh);
+  if (st == TN_OK && p->astra_ok) st = cli_put_text(d->tmp, "run.sh", sh.v.data, true, err);
+  if (st == TN_OK) st = put_json(d->tmp, CLI_WL_MANIFEST, manifest(p), err);
+  tn_vec_free(&yaml.v);
+  tn_vec_free(&sh.v);
+  free(sys);
+  free(yaml_abs);
+  free(groups);
+  return st;
+}
+
+tn_status_t cli_wl_write(cli_wl_plan_t *p, tn_err_t *err) {
+  tn_sb_t probe;
+  tn_err_t e = {0};
+  tn_sb_init(&probe, &e);
+  p->astra_ok = topo_astra_yaml(p->t, p->aware, &probe, &e) == TN_OK;
+  if (!p->astra_ok) snprintf(p->astra_why, sizeof p->astra_why, "%s", e.msg);
+  tn_vec_free(&probe.v);
+  return cli_rundir_write(&p->d, fill_dir, p, err);
+}
+
+/* ---- reports ---------------------------------------------------------------------------- */
+
+cJSON *cli_wl_json(const cli_wl_plan_t *p) {
+  cJSON *o = manifest(p);
+  if (o) cJSON_AddStringToObject(o, "dir", p->d.dir);
+  return o;
+}
+
+void cli_wl_print_sets(const cli_wl_plan_t *p, FILE *f) {
+  if (p->nsets == 0) return;
+  static const char *const head[] = {"collective", "size", "method", "alone us", "ring us", "set"};
+  cli_table_t t;
+  tn_err_t e = {0};
+  if (cli_table_init(&t, head, "llrrrl", 6, &e) != TN_OK) return;
+  for (uint32_t i = 0; i < p->nsets; i++) {
+    const cli_wl_set_t *s = &p->sets[i];
+    char size[32], alone[32], ring[32], set[128];
+    sim_result_t r = {0};
+    uint64_t ring_ps = 0;
+    if (s->base[0] && sim_run(p->t, s->base[0], NULL, &r, &e) == TN_OK) ring_ps = r.time_ps;
+    sim_result_free(&r);
+    snprintf(alone, sizeof alone, "%.3f", (double)s->time_ps / 1e6);
+    snprintf(ring, sizeof ring, "%.3f", (double)ring_ps / 1e6);
+    snprintf(set, sizeof set, "sets/%s%s", s->name, s->cached ? " (cache)" : "");
+    const char *row[] = {tn_coll_name(s->coll),
+                         tn_fmt_size(s->bytes, size, sizeof size),
+                         s->method,
+                         alone,
+                         ring,
+                         set};
+    if (cli_table_add(&t, row, &e) != TN_OK) break;
+  }
+  cli_table_print(&t, f);
+  cli_table_free(&t);
+}
+
+void cli_wl_print_fallbacks(const cli_wl_plan_t *p, FILE *f) {
+  for (uint32_t k = 0; k < p->cs.n; k++)
+    if (p->set_of[k] == NONE) {
+      char tb[24];
+      fprintf(f, "left to ASTRA-sim: node %" PRIu64 " (%s of %" PRIu64 " B, %u ranks): %s\n",
+              p->cs.c[k].id, wl_comm_type_name(p->cs.c[k].comm_type, tb), p->cs.c[k].bytes,
+              p->cs.c[k].nranks, p->why[k]);
+    }
+}
+
+/* ---- tenet sim --workload ------------------------------------------------------------- */
+
+static const char *const run_names[CLI_WL_RUNS] = {"tenet", "ring", "direct"};
+
+static cJSON *sim_json(const cli_wl_plan_t *p, const char *dir) {
+  cJSON *o = cJSON_CreateObject(), *colls = NULL;
+  if (!o) return NULL;
+  const sim_step_result_t *s = &p->step[CLI_WL_TENET];
+  cJSON_AddStringToObject(o, "topology", p->t->name);
+  cJSON_AddNumberToObject(o, "npus", p->t->npus);
+  cJSON_AddStringToObject(o, "workload", p->prefix);
+  cJSON_AddStringToObject(o, "dir", dir);
+  cli_json_add_ns(o, "step_ns", s->step_ps);
+  cli_json_add_ns(o, "exposed_comm_ns", s->exposed_ps);
+  cli_json_add_ns(o, "compute_ns", s->compute_ps[s->last_rank]);
+  cJSON_AddNumberToObject(o, "last_rank", s->last_rank);
+  cli_json_add_u64(o, "messages", s->messages);
+  for (int r = CLI_WL_RING; r < CLI_WL_RUNS; r++) {
+    cJSON *x = cJSON_AddObjectToObject(o, run_names[r]);
+    if (!x) continue;
+    cli_json_add_ns(x, "step_ns", p->step[r].step_ps);
+    cli_json_add_ns(x, "exposed_comm_ns", p->step[r].exposed_ps);
+  }
+  cJSON_AddNumberToObject(o, "speedup_vs_ring",
+                          s->step_ps ? (double)p->step[CLI_WL_RING].step_ps / (double)s->step_ps
+                                     : 0.0);
+  if ((colls = cJSON_AddArrayToObject(o, "collectives")) != NULL)
+    for (uint32_t k = 0; k < p->cs.n; k++) {
+      const wl_coll_t *c = &p->cs.c[k];
+      cJSON *x = cJSON_CreateObject();
+      if (!x || !cJSON_AddItemToArray(colls, x)) break;
+      char tb[24];
+      cli_json_add_u64(x, "node", c->id);
+      cJSON_AddStringToObject(x, "type", wl_comm_type_name(c->comm_type, tb));
+      cli_json_add_u64(x, "size_bytes", c->bytes);
+      cJSON_AddNumberToObject(x, "ranks", c->nranks);
+      if (p->set_of[k] != NONE) {
+        cJSON_AddStringToObject(x, "method", p->sets[p->set_of[k]].method);
+        cJSON_AddStringToObject(x, "set", p->sets[p->set_of[k]].name);
+      } else {
+        cJSON_AddStringToObject(x, "fallback", p->why[k]);
+      }
+      cli_json_add_ns(x, "start_ns", s->coll_start_ps[k]);
+      cli_json_add_ns(x, "end_ns", s->coll_end_ps[k]);
+      cli_json_add_ns(x, "time_ns", s->coll_end_ps[k] - s->coll_start_ps[k]);
+    }
+  return o;
+}
+
+static void sim_print(const cli_wl_plan_t *p, const char *dir) {
+  const sim_step_result_t *s = &p->step[CLI_WL_TENET];
+  uint32_t left = 0;
+  for (uint32_t k = 0; k < p->cs.n; k++)
+    left += p->set_of[k] == NONE;
+  printf("step of %s on %s (%u NPUs) with the sets of %s: %u collectives (%u sets, %u left "
+         "to ASTRA-sim), %" PRIu64 " messages\n\n",
+         p->prefix, p->t->name, p->t->npus, dir, p->cs.n, p->nsets, left, s->messages);
+  static const char *const head[] = {"algorithms", "step us", "exposed comm us", "vs tenet"};
+  cli_table_t t;
+  tn_err_t e = {0};
+  if (cli_table_init(&t, head, "lrrr", 4, &e) == TN_OK) {
+    for (int r = 0; r < CLI_WL_RUNS; r++) {
+      char step[32], exp[32], rel[32];
+      snprintf(step, sizeof step, "%.3f", (double)p->step[r].step_ps / 1e6);
+      snprintf(exp, sizeof exp, "%.3f", (double)p->step[r].exposed_ps / 1e6);
+      snprintf(rel, sizeof rel, "%.3fx",
+               s->step_ps ? (double)p->step[r].step_ps / (double)s->step_ps : 0.0);
+      const char *row[] = {r == CLI_WL_TENET  ? "tenet (these sets)"
+                           : r == CLI_WL_RING ? "ring (a2a: direct)"
+                                              : "direct",
+                           step, exp, rel};
+      if (cli_table_add(&t, row, &e) != TN_OK) break;
+    }
+    cli_table_print(&t, stdout);
+    cli_table_free(&t);
+  }
+  printf("\nrank %u finishes last: compute %.3f us, exposed communication %.3f us\n\n",
+         s->last_rank, (double)s->compute_ps[s->last_rank] / 1e6, (double)s->exposed_ps / 1e6);
+  static const char *const ch[] = {"node",   "collective", "size",   "ranks",
+                                   "method", "start us",   "end us", "time us"};
+  if (cli_table_init(&t, ch, "rllrlrrr", 8, &e) != TN_OK) return;
+  for (uint32_t k = 0; k < p->cs.n; k++) {
+    const wl_coll_t *c = &p->cs.c[k];
+    char id[32], size[32], ranks[16], st[32], en[32], tm[32], tb[24];
+    snprintf(id, sizeof id, "%" PRIu64, c->id);
+    snprintf(ranks, sizeof ranks, "%u", c->nranks);
+    snprintf(st, sizeof st, "%.3f", (double)s->coll_start_ps[k] / 1e6);
+    snprintf(en, sizeof en, "%.3f", (double)s->coll_end_ps[k] / 1e6);
+    snprintf(tm, sizeof tm, "%.3f", (double)(s->coll_end_ps[k] - s->coll_start_ps[k]) / 1e6);
+    const char *method = p->set_of[k] != NONE              ? p->sets[p->set_of[k]].method
+                         : c->comm_type == WL_CT_BROADCAST ? "replay"
+                                                           : "ring (ASTRA-sim's own)";
+    const char *row[] = {id,
+                         wl_comm_type_name(c->comm_type, tb),
+                         tn_fmt_size(c->bytes, size, sizeof size),
+                         ranks,
+                         method,
+                         st,
+                         en,
+                         tm};
+    if (cli_table_add(&t, row, &e) != TN_OK) break;
+  }
+  cli_table_print(&t, stdout);
+  cli_table_free(&t);
+}
+
+int cli_wl_sim(const char *topo, const char *prefix, const char *dir, bool json) {
+  cli_wl_plan_t p = {.prefix = prefix, .topo_arg = topo};
+  tn_err_t err = {0};
+  int code = 0;
+  if (cli_wl_load(&p, &err) != TN_OK || cli_wl_read_dir(&p, dir, &err) != TN_OK ||
+      cli_wl_predict(&p, &err) != TN_OK) {
+    code = cli_report("sim", &err);
+  } else if (json) {
+    code = cli_json_print("sim", sim_json(&p, dir));
+  } else {
+    sim_print(&p, dir);
+  }
+  cli_wl_plan_free(&p);
+  return code;
+}
