@@ -389,12 +389,19 @@ static tn_status_t check_groups(const wl_colls_t *cs, tn_err_t *err) {
     for (uint32_t j = 0; j < i; j++) {
       const wl_coll_t *b = &cs->c[j];
       if (b->pg != a->pg) continue;
-      if (a->nranks != b->nranks || memcmp(a->ranks, b->ranks, a->nranks * sizeof *a->ranks))
+      /* Both rank lists ascend: the first place they differ names a rank in one only. */
+      uint32_t k = 0;
+      while (k < a->nranks && k < b->nranks && a->ranks[k] == b->ranks[k])
+        k++;
+      if (k < a->nranks || k < b->nranks) {
+        bool in_b = k < b->nranks && (k == a->nranks || b->ranks[k] < a->ranks[k]);
+        const wl_coll_t *has = in_b ? b : a, *lacks = in_b ? a : b;
         return tn_err_set(err, TN_PARSE,
-                          "process group %" PRId64 ": node %" PRIu64 " is on %u ranks from rank "
-                          "%u, node %" PRIu64 " on %u ranks from rank %u; a group's collectives "
-                          "must involve the same ranks",
-                          a->pg, b->id, b->nranks, b->ranks[0], a->id, a->nranks, a->ranks[0]);
+                          "process group %" PRId64 ": rank %u holds node %" PRIu64
+                          " but not node %" PRIu64 "; a group's collectives must involve the "
+                          "same ranks",
+                          a->pg, has->ranks[k], has->id, lacks->id);
+      }
       break;
     }
   }

@@ -93,7 +93,7 @@ static bool coll_from_code(int64_t code, tn_coll_t *c) {
   return true;
 }
 
-static char *rank_path(const char *prefix, uint32_t rank, const char *suffix, tn_err_t *err) {
+char *emit_i_rank_path(const char *prefix, uint32_t rank, const char *suffix, tn_err_t *err) {
   size_t n = strlen(prefix) + strlen(suffix) + 32;
   char *p = NULL;
   if (tn_calloc(n, 1, &p, err) != TN_OK) return NULL;
@@ -131,7 +131,7 @@ tn_status_t emit_i_put_record(tn_vec_t *b, const ProtobufCMessage *m, tn_err_t *
   return TN_OK;
 }
 
-static attr_t *attr_i64(attr_t *at, char *name, int64_t v) {
+attr_t *emit_i_attr_i64(attr_t *at, char *name, int64_t v) {
   chakra_proto_msg__attribute_proto__init(at);
   at->name = name;
   at->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
@@ -150,22 +150,22 @@ static tn_status_t put_metadata(tn_vec_t *buf, const algo_t *a, uint32_t rank, u
   int64_t code = 0;
   for (size_t i = 1; i < NPRODUCERS; i++)
     if (strcmp(a->name, producer_names[i]) == 0) code = (int64_t)i;
-  ap[n] = attr_i64(&at[n], k_npus, a->npus), n++;
-  ap[n] = attr_i64(&at[n], k_nodes, (int64_t)algo_rank_len(a, rank)), n++;
-  ap[n] = attr_i64(&at[n], k_producer, code);
+  ap[n] = emit_i_attr_i64(&at[n], k_npus, a->npus), n++;
+  ap[n] = emit_i_attr_i64(&at[n], k_nodes, (int64_t)algo_rank_len(a, rank)), n++;
+  ap[n] = emit_i_attr_i64(&at[n], k_producer, code);
   ap[n]->doc_string = producer, n++;
   if (fabric[0]) { /* the name in doc_string, as for the producer: readers see an integer */
-    ap[n] = attr_i64(&at[n], k_fabric, 0);
+    ap[n] = emit_i_attr_i64(&at[n], k_fabric, 0);
     ap[n]->doc_string = fabric, n++;
   }
   if (a->has_coll) {
-    ap[n] = attr_i64(&at[n], k_coll, emit_i_coll_code(a->coll)), n++;
-    ap[n] = attr_i64(&at[n], k_cpn, a->chunks_per_npu), n++;
-    ap[n] = attr_i64(&at[n], k_size, (int64_t)a->size_bytes), n++;
+    ap[n] = emit_i_attr_i64(&at[n], k_coll, emit_i_coll_code(a->coll)), n++;
+    ap[n] = emit_i_attr_i64(&at[n], k_cpn, a->chunks_per_npu), n++;
+    ap[n] = emit_i_attr_i64(&at[n], k_size, (int64_t)a->size_bytes), n++;
   }
   int64_t id_bits; /* the id's 64 bits as an int64 (the reader copies them back) */
   memcpy(&id_bits, &set_id, sizeof id_bits);
-  ap[n] = attr_i64(&at[n], k_set, id_bits), n++;
+  ap[n] = emit_i_attr_i64(&at[n], k_set, id_bits), n++;
   ChakraProtoMsg__GlobalMetadata md;
   chakra_proto_msg__global_metadata__init(&md);
   md.version = k_version;
@@ -183,33 +183,22 @@ static tn_status_t put_metadata(tn_vec_t *buf, const algo_t *a, uint32_t rank, u
  * does not depend on the machine either. Two sets that differ anywhere get different ids
  * (but for a 2^-64 chance); the same algorithm always gets the same one. */
 
-static inline uint64_t hash_mix(uint64_t h, uint64_t v) {
-  h = (h ^ v) * 0xff51afd7ed558ccdull;
-  return h ^ (h >> 32);
-}
-
-/* SplitMix64's finalizer: every input bit reaches every output bit. */
-static uint64_t hash_final(uint64_t h) {
-  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
-  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-  return h ^ (h >> 31);
-}
-
 static uint64_t rank_hash(const algo_t *a, uint32_t r) {
   uint32_t n = algo_rank_len(a, r);
-  uint64_t h = hash_mix(hash_mix(0x243f6a8885a308d3ull, r), n);
+  uint64_t h = emit_i_hash_mix(emit_i_hash_mix(0x243f6a8885a308d3ull, r), n);
   for (uint32_t i = 0; i < n; i++) {
     const algo_node_t *x = algo_node(a, r, i);
-    h = hash_mix(h, (uint64_t)x->op | (uint64_t)x->reduce << 8 | (uint64_t)(uint32_t)x->peer << 32);
-    h = hash_mix(h, (uint64_t)(uint32_t)x->tag | (uint64_t)x->ndeps << 32);
-    h = hash_mix(hash_mix(hash_mix(h, x->bytes), x->duration_us), x->nchunks);
+    h = emit_i_hash_mix(h, (uint64_t)x->op | (uint64_t)x->reduce << 8 |
+                               (uint64_t)(uint32_t)x->peer << 32);
+    h = emit_i_hash_mix(h, (uint64_t)(uint32_t)x->tag | (uint64_t)x->ndeps << 32);
+    h = emit_i_hash_mix(emit_i_hash_mix(emit_i_hash_mix(h, x->bytes), x->duration_us), x->nchunks);
     const uint32_t *d = algo_node_deps(a, r, x), *c = algo_node_chunks(a, r, x);
     for (uint32_t k = 0; k < x->ndeps; k++)
-      h = hash_mix(h, d[k]);
+      h = emit_i_hash_mix(h, d[k]);
     for (uint32_t k = 0; k < x->nchunks; k++)
-      h = hash_mix(h, c[k]);
+      h = emit_i_hash_mix(h, c[k]);
   }
-  return hash_final(h);
+  return emit_i_hash_final(h);
 }
 
 typedef struct hash_job {
@@ -225,16 +214,17 @@ static void hash_rank(void *ctx, size_t item, unsigned worker) {
 
 /* The id from the ranks' hashes (hashes may be NULL: each is computed here). */
 static uint64_t set_id_from(const algo_t *a, const uint64_t *hashes) {
-  uint64_t h = hash_mix(0x13198a2e03707344ull, a->npus);
+  uint64_t h = emit_i_hash_mix(0x13198a2e03707344ull, a->npus);
   for (const char *s = a->name; *s; s++)
-    h = hash_mix(h, (uint8_t)*s);
-  h = hash_mix(h, a->has_coll);
+    h = emit_i_hash_mix(h, (uint8_t)*s);
+  h = emit_i_hash_mix(h, a->has_coll);
   if (a->has_coll)
-    h = hash_mix(hash_mix(hash_mix(h, (uint64_t)emit_i_coll_code(a->coll)), a->chunks_per_npu),
-                 a->size_bytes);
+    h = emit_i_hash_mix(
+        emit_i_hash_mix(emit_i_hash_mix(h, (uint64_t)emit_i_coll_code(a->coll)), a->chunks_per_npu),
+        a->size_bytes);
   for (uint32_t r = 0; r < a->npus; r++)
-    h = hash_mix(h, hashes ? hashes[r] : rank_hash(a, r));
-  return hash_final(h);
+    h = emit_i_hash_mix(h, hashes ? hashes[r] : rank_hash(a, r));
+  return emit_i_hash_final(h);
 }
 
 uint64_t emit_chakra_set_id(const algo_t *a) {
@@ -513,15 +503,17 @@ static tn_status_t first_failure(const worker_fail_t *w, unsigned n, tn_err_t *e
 }
 
 typedef struct write_job {
-  const algo_t *a;
-  uint64_t set_id;      /* emit_chakra_set_id, in every file's header */
-  tn_vec_t *bufs;       /* uint8_t, one per worker: the file being encoded */
-  worker_fail_t *fails; /* one per worker */
-  char **targets;       /* per rank: its file, links followed (tn_out_plan) */
-  char **tmps;          /* per rank: its temporary, NULL when written straight in */
-  char **backups;       /* per rank with a temporary: where its previous file waits */
-  uint8_t *written;     /* per rank: its temporary (or target) has been written */
-  uint8_t *backed;      /* per rank: its previous file was moved to its backup */
+  uint32_t npus;
+  emit_i_encode_fn encode; /* fills a buffer with one rank's file */
+  void *ctx;               /* encode's */
+  uint64_t set_id;         /* named when a failed roll back leaves a mixed set */
+  tn_vec_t *bufs;          /* uint8_t, one per worker: the file being encoded */
+  worker_fail_t *fails;    /* one per worker */
+  char **targets;          /* per rank: its file, links followed (tn_out_plan) */
+  char **tmps;             /* per rank: its temporary, NULL when written straight in */
+  char **backups;          /* per rank with a temporary: where its previous file waits */
+  uint8_t *written;        /* per rank: its temporary (or target) has been written */
+  uint8_t *backed;         /* per rank: its previous file was moved to its backup */
   first_fail_t first;
 } write_job_t;
 
@@ -534,9 +526,7 @@ static void write_rank(void *ctx, size_t item, unsigned worker) {
   tn_vec_t *buf = &j->bufs[worker];
   tn_err_t err = {0};
   buf->len = 0;
-  tn_status_t st = put_metadata(buf, j->a, r, j->set_id, &err);
-  for (uint32_t i = 0; st == TN_OK && i < algo_rank_len(j->a, r); i++)
-    st = put_node(buf, j->a, r, i, &err);
+  tn_status_t st = j->encode(j->ctx, r, buf, &err);
   if (st == TN_OK) {
     bool direct = j->tmps[r] == NULL;
     if ((st = write_file(direct ? j->targets[r] : j->tmps[r], buf, !direct, &err)) == TN_OK)
@@ -549,8 +539,8 @@ static void write_rank(void *ctx, size_t item, unsigned worker) {
  * before any file is created, so that a signal handler can be given the names. */
 static tn_status_t plan_ranks(write_job_t *j, const char *prefix, tn_err_t *err) {
   tn_status_t st = TN_OK;
-  for (uint32_t r = 0; r < j->a->npus && st == TN_OK; r++) {
-    char *path = rank_path(prefix, r, "", err);
+  for (uint32_t r = 0; r < j->npus && st == TN_OK; r++) {
+    char *path = emit_i_rank_path(prefix, r, "", err);
     if (path == NULL) return TN_NOMEM;
     st = tn_out_plan(path, &j->targets[r], &j->tmps[r], err);
     free(path);
@@ -605,7 +595,7 @@ static void name_ranks(char *buf, size_t len, const uint8_t *mark, uint32_t n, u
  * new file where there was none), removes the temporaries, and adds to err what is left:
  * the previous set whole, or the ranks of the new set that could not be taken back. */
 static void roll_back(write_job_t *j, uint32_t at, tn_err_t *err) {
-  uint32_t n = j->a->npus, left_new = 0;
+  uint32_t n = j->npus, left_new = 0;
   uint8_t *is_new = j->written; /* reused: 1 = rank r now holds the new set's file */
   for (uint32_t r = 0; r < n; r++) {
     is_new[r] = 0;
@@ -639,7 +629,7 @@ static void roll_back(write_job_t *j, uint32_t at, tn_err_t *err) {
 static tn_status_t rename_ranks(write_job_t *j, tn_err_t *err) {
   uint32_t r = 0;
   tn_status_t st = TN_OK;
-  for (; r < j->a->npus && st == TN_OK; r++) {
+  for (; r < j->npus && st == TN_OK; r++) {
     if (j->tmps[r] == NULL) continue; /* written straight in */
     /* Both renames of a rank inside tn_cleanup_begin/end: a signal handler putting the
      * backups back waits for them, so it never runs between the two. */
@@ -668,12 +658,12 @@ static tn_status_t rename_ranks(write_job_t *j, tn_err_t *err) {
 
 /* Removes the temporaries written (a device written straight into stays). */
 static void undo(const write_job_t *j) {
-  for (uint32_t r = 0; r < j->a->npus; r++)
+  for (uint32_t r = 0; r < j->npus; r++)
     if (j->tmps[r] != NULL && j->written[r]) remove(j->tmps[r]);
 }
 
 static void free_job(write_job_t *j) {
-  for (uint32_t r = 0; j->targets && r < j->a->npus; r++) {
+  for (uint32_t r = 0; j->targets && r < j->npus; r++) {
     free(j->targets[r]);
     free(j->tmps[r]);
     free(j->backups[r]);
@@ -699,6 +689,20 @@ static tn_status_t compute_set_id(const algo_t *a, unsigned workers, uint64_t *i
   return TN_OK;
 }
 
+/* An algorithm set's file for one rank: its header, then its nodes. */
+typedef struct algo_enc {
+  const algo_t *a;
+  uint64_t set_id; /* emit_chakra_set_id, in every file's header */
+} algo_enc_t;
+
+static tn_status_t encode_algo_rank(void *ctx, uint32_t r, tn_vec_t *buf, tn_err_t *err) {
+  const algo_enc_t *e = ctx;
+  tn_status_t st = put_metadata(buf, e->a, r, e->set_id, err);
+  for (uint32_t i = 0; st == TN_OK && i < algo_rank_len(e->a, r); i++)
+    st = put_node(buf, e->a, r, i, err);
+  return st;
+}
+
 tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err) {
   for (uint32_t r = 0; r < a->npus; r++)
     if (algo_rank_len(a, r) == 0)
@@ -706,6 +710,16 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
                         "rank %" PRIu32 " has no nodes (every Chakra file needs one: "
                         "algo_fill_idle)",
                         r);
+  unsigned workers = tn_thread_count();
+  if (workers > a->npus) workers = a->npus;
+  algo_enc_t e = {a, 0};
+  tn_status_t st = compute_set_id(a, workers, &e.set_id, err);
+  if (st != TN_OK) return st;
+  return emit_i_write_set(prefix, a->npus, e.set_id, encode_algo_rank, &e, err);
+}
+
+tn_status_t emit_i_write_set(const char *prefix, uint32_t npus, uint64_t set_id,
+                             emit_i_encode_fn encode, void *ctx, tn_err_t *err) {
   /* tn_mkdir_parents also refuses a prefix that names a folder ("out/", "/"), which would
    * write hidden files ".0.et" inside it. Temporaries of earlier runs that were killed
    * (SIGKILL leaves them) go first, so that they never pile up. */
@@ -713,31 +727,30 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
   if (st == TN_OK) st = tn_out_clean_stale(prefix, ".et", NULL, err);
   if (st != TN_OK) return st;
   unsigned workers = tn_thread_count();
-  if (workers > a->npus) workers = a->npus;
-  write_job_t j = {.a = a};
+  if (workers > npus) workers = npus;
+  write_job_t j = {.npus = npus, .encode = encode, .ctx = ctx, .set_id = set_id};
   atomic_init(&j.first.rank, UINT32_MAX);
   int slot = -1;
   if ((st = tn_calloc(workers, sizeof *j.bufs, &j.bufs, err)) != TN_OK ||
       (st = tn_calloc(workers, sizeof *j.fails, &j.fails, err)) != TN_OK ||
-      (st = tn_calloc(a->npus, sizeof *j.targets, &j.targets, err)) != TN_OK ||
-      (st = tn_calloc(a->npus, sizeof *j.tmps, &j.tmps, err)) != TN_OK ||
-      (st = tn_calloc(a->npus, sizeof *j.backups, &j.backups, err)) != TN_OK ||
-      (st = tn_calloc(a->npus, 1, &j.written, err)) != TN_OK ||
-      (st = tn_calloc(a->npus, 1, &j.backed, err)) != TN_OK ||
-      (st = compute_set_id(a, workers, &j.set_id, err)) != TN_OK ||
+      (st = tn_calloc(npus, sizeof *j.targets, &j.targets, err)) != TN_OK ||
+      (st = tn_calloc(npus, sizeof *j.tmps, &j.tmps, err)) != TN_OK ||
+      (st = tn_calloc(npus, sizeof *j.backups, &j.backups, err)) != TN_OK ||
+      (st = tn_calloc(npus, 1, &j.written, err)) != TN_OK ||
+      (st = tn_calloc(npus, 1, &j.backed, err)) != TN_OK ||
       (st = plan_ranks(&j, prefix, err)) != TN_OK) {
     free_job(&j);
     return st;
   }
   /* From here until every rank is in place, a SIGINT, SIGTERM or SIGHUP removes the
    * temporaries and puts back the previous files moved aside (cli/ installs the handler). */
-  const tn_cleanup_t doomed = {a->npus, j.tmps, j.backups, j.targets};
+  const tn_cleanup_t doomed = {npus, j.tmps, j.backups, j.targets};
   slot = tn_cleanup_register(&doomed);
   for (unsigned k = 0; k < workers; k++) {
     tn_vec_init(&j.bufs[k], 1);
     j.fails[k].rank = UINT32_MAX;
   }
-  tn_parallel_for(a->npus, workers, write_rank, &j);
+  tn_parallel_for(npus, workers, write_rank, &j);
   for (unsigned k = 0; k < workers; k++)
     tn_vec_free(&j.bufs[k]);
   if ((st = first_failure(j.fails, workers, err)) != TN_OK) {
@@ -749,13 +762,13 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
   /* The new set is whole: a signal from here on must no longer put the previous files
    * back, and the backups go (one a signal strands is removed as stale later). */
   tn_cleanup_unregister(slot), slot = -1;
-  for (uint32_t r = 0; r < a->npus; r++)
+  for (uint32_t r = 0; r < npus; r++)
     if (j.backed[r]) unlink(j.backups[r]);
   /* The set at prefix is replaced whole: rank files left over from a larger earlier set
    * would otherwise be read as part of this one (the reader would refuse them: they carry
    * another set id). */
-  for (uint32_t r = a->npus; r < TOPO_MAX_NPUS; r++) {
-    char *path = rank_path(prefix, r, "", err);
+  for (uint32_t r = npus; r < TOPO_MAX_NPUS; r++) {
+    char *path = emit_i_rank_path(prefix, r, "", err);
     if (path == NULL) break;
     int gone = remove(path);
     free(path);
@@ -907,11 +920,7 @@ static tn_status_t gunzip(const uint8_t *in, size_t len, const char *what, uint8
 }
 
 /* One record's place in the file: its frame, and for nodes the id found by scan_id. */
-typedef struct frame {
-  uint64_t id;
-  size_t off, len;
-  size_t seq; /* record number, 1-based for nodes (for messages) */
-} frame_t;
+typedef emit_i_frame_t frame_t;
 
 /* Names record seq in messages: "GlobalMetadata record" or "node record 5". */
 static void record_name(size_t seq, char *rec, size_t len) {
@@ -949,19 +958,9 @@ static tn_status_t next_frame(const uint8_t *p, size_t n, size_t *pos, const cha
 
 /* Where a message points: "<file>: GlobalMetadata" or "<file>: node <id>". Formatted
  * only when an error is reported. */
-typedef struct loc {
-  const char *what;
-  bool header;
-  uint64_t id;
-} loc_t;
+typedef emit_i_loc_t loc_t;
 
-static tn_status_t loc_err(const loc_t *l, tn_err_t *err, tn_status_t st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-
-static tn_status_t loc_err(const loc_t *l, tn_err_t *err, tn_status_t st, const char *fmt, ...) {
+tn_status_t emit_i_loc_err(const loc_t *l, tn_err_t *err, tn_status_t st, const char *fmt, ...) {
   char where[600];
   if (l->header)
     snprintf(where, sizeof where, "%s: GlobalMetadata", l->what);
@@ -977,7 +976,7 @@ static tn_status_t loc_err(const loc_t *l, tn_err_t *err, tn_status_t st, const 
 /* Integer value of an attribute held in any integer member (docs/chakra-format.md: ASTRA-sim reads
  * them all); unsigned values beyond INT64_MAX clamp to it (out of range for every use).
  * False for strings, floats, bools, lists and an unset value. */
-static bool attr_int(const attr_t *at, int64_t *v) {
+bool emit_i_attr_int(const attr_t *at, int64_t *v) {
   switch (at->value_case) {
   case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL: *v = at->int32_val; return true;
   case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL: *v = at->int64_val; return true;
@@ -998,38 +997,32 @@ static bool attr_int(const attr_t *at, int64_t *v) {
 }
 
 /* "string_val", "float_val", … for messages; "no value" when unset. */
-static const char *member_name(const attr_t *at) {
+const char *emit_i_member_name(const attr_t *at) {
   const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(
       &chakra_proto_msg__attribute_proto__descriptor, (unsigned)at->value_case);
   return fd ? fd->name : "no value";
 }
 
 /* Reads an integer attribute into *v within [lo, hi]; `where` names file and node. */
-static tn_status_t int_attr(const attr_t *at, int64_t lo, int64_t hi, const loc_t *where,
+tn_status_t emit_i_int_attr(const attr_t *at, int64_t lo, int64_t hi, const loc_t *where,
                             int64_t *v, tn_err_t *err) {
   if (at->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE__NOT_SET)
-    return loc_err(where, err, TN_PARSE,
-                   "%s has no value (a oneof member must be set, even "
-                   "to 0)",
-                   at->name);
-  if (!attr_int(at, v))
-    return loc_err(where, err, TN_PARSE,
-                   "%s must hold an integer (int32_val or int64_val), "
-                   "not %s",
-                   at->name, member_name(at));
+    return emit_i_loc_err(where, err, TN_PARSE,
+                          "%s has no value (a oneof member must be set, even "
+                          "to 0)",
+                          at->name);
+  if (!emit_i_attr_int(at, v))
+    return emit_i_loc_err(where, err, TN_PARSE,
+                          "%s must hold an integer (int32_val or int64_val), "
+                          "not %s",
+                          at->name, emit_i_member_name(at));
   if (*v < lo || *v > hi)
-    return loc_err(where, err, TN_PARSE, "%s = %" PRId64 " is outside %" PRId64 "..%" PRId64,
-                   at->name, *v, lo, hi);
+    return emit_i_loc_err(where, err, TN_PARSE, "%s = %" PRId64 " is outside %" PRId64 "..%" PRId64,
+                          at->name, *v, lo, hi);
   return TN_OK;
 }
 
-/* Header fields found in a file's GlobalMetadata. */
-typedef struct header {
-  bool has_npus, has_nodes, has_coll, has_cpn, has_size, has_producer, has_set, has_fabric;
-  int64_t npus, nodes, coll, cpn, size, producer, set, fabric; /* set: the id's 64 bits */
-  char producer_name[32];
-  char fabric_name[64];
-} header_t;
+typedef emit_i_header_t header_t;
 
 static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *what, header_t *h,
                                tn_err_t *err) {
@@ -1062,9 +1055,9 @@ static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *w
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
       if (strcmp(at->name, keys[k].name) != 0) continue;
       if (*keys[k].has)
-        st = loc_err(where, err, TN_PARSE, "%s appears twice", at->name);
+        st = emit_i_loc_err(where, err, TN_PARSE, "%s appears twice", at->name);
       else
-        st = int_attr(at, keys[k].lo, keys[k].hi, where, keys[k].v, err);
+        st = emit_i_int_attr(at, keys[k].lo, keys[k].hi, where, keys[k].v, err);
       *keys[k].has = true;
       if (st == TN_OK && (keys[k].v == &h->producer || keys[k].v == &h->fabric)) {
         /* Keep a printable copy of the producer's or the fabric's name. */
@@ -1081,14 +1074,14 @@ static tn_status_t read_header(const uint8_t *p, const frame_t *f, const char *w
   if (st != TN_OK) return st;
   tn_coll_t c;
   if (h->has_coll && !coll_from_code(h->coll, &c))
-    return loc_err(where, err, TN_PARSE,
-                   "tenet_coll = %" PRId64 " is not All-Gather (2), "
-                   "Reduce-Scatter (7), All-Reduce (0) or All-to-All (6)",
-                   h->coll);
+    return emit_i_loc_err(where, err, TN_PARSE,
+                          "tenet_coll = %" PRId64 " is not All-Gather (2), "
+                          "Reduce-Scatter (7), All-Reduce (0) or All-to-All (6)",
+                          h->coll);
   if (h->has_coll && (!h->has_cpn || !h->has_size))
-    return loc_err(where, err, TN_PARSE,
-                   "tenet_coll needs tenet_chunks_per_npu and "
-                   "tenet_size_bytes");
+    return emit_i_loc_err(where, err, TN_PARSE,
+                          "tenet_coll needs tenet_chunks_per_npu and "
+                          "tenet_size_bytes");
   return TN_OK;
 }
 
@@ -1137,7 +1130,7 @@ static int frame_cmp(const void *x, const void *y) {
 }
 
 /* Index (in ascending id order) of node id, or -1. */
-static int64_t find_id(const frame_t *f, size_t n, uint64_t id) {
+int64_t emit_i_find_frame(const frame_t *f, size_t n, uint64_t id) {
   size_t lo = 0, hi = n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -1166,14 +1159,14 @@ typedef struct dec {
 static tn_status_t add_deps(dec_t *d, const uint64_t *ids, size_t n, uint32_t self,
                             const loc_t *where, tn_err_t *err) {
   for (size_t k = 0; k < n; k++) {
-    int64_t j =
-        d->dense ? (ids[k] < d->n ? (int64_t)ids[k] : -1) : find_id(d->frames, d->n, ids[k]);
+    int64_t j = d->dense ? (ids[k] < d->n ? (int64_t)ids[k] : -1)
+                         : emit_i_find_frame(d->frames, d->n, ids[k]);
     if (j < 0)
-      return loc_err(where, err, TN_PARSE,
-                     "depends on node %" PRIu64 ", which is not in the "
-                     "file",
-                     ids[k]);
-    if ((uint32_t)j == self) return loc_err(where, err, TN_PARSE, "depends on itself");
+      return emit_i_loc_err(where, err, TN_PARSE,
+                            "depends on node %" PRIu64 ", which is not in the "
+                            "file",
+                            ids[k]);
+    if ((uint32_t)j == self) return emit_i_loc_err(where, err, TN_PARSE, "depends on itself");
     if (d->seen[j] == self + 1) continue; /* listed twice (or in data and ctrl deps) */
     d->seen[j] = self + 1;
     uint32_t dep = (uint32_t)j;
@@ -1185,15 +1178,15 @@ static tn_status_t add_deps(dec_t *d, const uint64_t *ids, size_t n, uint32_t se
 
 static tn_status_t read_chunks(dec_t *d, const attr_t *at, const loc_t *where, tn_err_t *err) {
   if (at->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST)
-    return loc_err(where, err, TN_PARSE, "tenet_chunks must be an int64_list, not %s",
-                   member_name(at));
+    return emit_i_loc_err(where, err, TN_PARSE, "tenet_chunks must be an int64_list, not %s",
+                          emit_i_member_name(at));
   uint64_t limit = d->chunk_limit;
   const ChakraProtoMsg__Int64List *l = at->int64_list;
-  if (l->n_values == 0) return loc_err(where, err, TN_PARSE, "tenet_chunks is empty");
+  if (l->n_values == 0) return emit_i_loc_err(where, err, TN_PARSE, "tenet_chunks is empty");
   for (size_t k = 0; k < l->n_values; k++) {
     if (l->values[k] < 0 || (uint64_t)l->values[k] >= limit)
-      return loc_err(where, err, TN_PARSE, "chunk %" PRId64 " is outside 0..%" PRIu64, l->values[k],
-                     limit - 1);
+      return emit_i_loc_err(where, err, TN_PARSE, "chunk %" PRId64 " is outside 0..%" PRIu64,
+                            l->values[k], limit - 1);
     uint32_t c = (uint32_t)l->values[k];
     tn_status_t st = tn_vec_push(&d->chunks, &c, err);
     if (st != TN_OK) return st;
@@ -1227,17 +1220,18 @@ static tn_status_t convert(dec_t *d, const emit_i_lazy_node_t *pn, const attr_t 
   default: {
     const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(
         &chakra_proto_msg__node_type__descriptor, (int)pn->type);
-    return loc_err(where, err, TN_PARSE,
-                   "unsupported node type %d (%s); a collective's "
-                   "files hold only COMP_NODE, COMM_SEND_NODE and COMM_RECV_NODE",
-                   (int)pn->type, ev ? ev->name : "unknown");
+    return emit_i_loc_err(where, err, TN_PARSE,
+                          "unsupported node type %d (%s); a collective's "
+                          "files hold only COMP_NODE, COMM_SEND_NODE and COMM_RECV_NODE",
+                          (int)pn->type, ev ? ev->name : "unknown");
   }
   }
   const attr_t *found[A_COUNT] = {NULL};
   for (size_t i = 0; i < pn->n_attr; i++) {
     int k = kinds[i];
     if (k < 0) continue;
-    if (found[k]) return loc_err(where, err, TN_PARSE, "attribute %s appears twice", names[k]);
+    if (found[k])
+      return emit_i_loc_err(where, err, TN_PARSE, "attribute %s appears twice", names[k]);
     found[k] = ats[i];
   }
   d->deps.len = d->chunks.len = 0;
@@ -1248,15 +1242,15 @@ static tn_status_t convert(dec_t *d, const emit_i_lazy_node_t *pn, const attr_t 
   int64_t v, npus = d->a->npus, me = d->rank;
   if (found[A_REDUCE]) {
     if (x.op != ALGO_RECV)
-      return loc_err(where, err, TN_PARSE, "tenet_reduce on a node that is not a RECV");
-    if ((st = int_attr(found[A_REDUCE], 0, 1, where, &v, err)) != TN_OK) return st;
+      return emit_i_loc_err(where, err, TN_PARSE, "tenet_reduce on a node that is not a RECV");
+    if ((st = emit_i_int_attr(found[A_REDUCE], 0, 1, where, &v, err)) != TN_OK) return st;
     x.reduce = v == 1;
   }
   if (x.op == ALGO_COMP) {
     if (pn->duration_micros > EMIT_CHAKRA_MAX_DURATION_US)
-      return loc_err(where, err, TN_PARSE,
-                     "duration_micros %" PRIu64 " is absurd (over %" PRIu64 ")",
-                     pn->duration_micros, (uint64_t)EMIT_CHAKRA_MAX_DURATION_US);
+      return emit_i_loc_err(where, err, TN_PARSE,
+                            "duration_micros %" PRIu64 " is absurd (over %" PRIu64 ")",
+                            pn->duration_micros, (uint64_t)EMIT_CHAKRA_MAX_DURATION_US);
     x.duration_us = pn->duration_micros;
   } else {
     bool send = x.op == ALGO_SEND;
@@ -1265,24 +1259,24 @@ static tn_status_t convert(dec_t *d, const emit_i_lazy_node_t *pn, const attr_t 
     const int need[3] = {peer_k, A_SIZE, A_TAG};
     for (int k = 0; k < 3; k++)
       if (found[need[k]] == NULL)
-        return loc_err(where, err, TN_PARSE, "%s lacks the required attribute %s", kind,
-                       names[need[k]]);
-    if ((st = int_attr(found[peer_k], 0, npus - 1, where, &v, err)) != TN_OK) return st;
+        return emit_i_loc_err(where, err, TN_PARSE, "%s lacks the required attribute %s", kind,
+                              names[need[k]]);
+    if ((st = emit_i_int_attr(found[peer_k], 0, npus - 1, where, &v, err)) != TN_OK) return st;
     if (v == me)
-      return loc_err(where, err, TN_PARSE, "%s = %" PRId64 " is the node's own rank", names[peer_k],
-                     v);
+      return emit_i_loc_err(where, err, TN_PARSE, "%s = %" PRId64 " is the node's own rank",
+                            names[peer_k], v);
     x.peer = (int32_t)v;
     if (found[self_k]) {
-      if ((st = int_attr(found[self_k], 0, npus - 1, where, &v, err)) != TN_OK) return st;
+      if ((st = emit_i_int_attr(found[self_k], 0, npus - 1, where, &v, err)) != TN_OK) return st;
       if (v != me)
-        return loc_err(where, err, TN_PARSE, "%s = %" PRId64 " on a %s of rank %" PRId64,
-                       names[self_k], v, kind, me);
+        return emit_i_loc_err(where, err, TN_PARSE, "%s = %" PRId64 " on a %s of rank %" PRId64,
+                              names[self_k], v, kind, me);
     }
-    if ((st = int_attr(found[A_SIZE], 1, (int64_t)EMIT_CHAKRA_MAX_MSG_BYTES, where, &v, err)) !=
-        TN_OK)
+    if ((st = emit_i_int_attr(found[A_SIZE], 1, (int64_t)EMIT_CHAKRA_MAX_MSG_BYTES, where, &v,
+                              err)) != TN_OK)
       return st;
     x.bytes = (uint64_t)v;
-    if ((st = int_attr(found[A_TAG], 0, ALGO_MAX_TAG, where, &v, err)) != TN_OK) return st;
+    if ((st = emit_i_int_attr(found[A_TAG], 0, ALGO_MAX_TAG, where, &v, err)) != TN_OK) return st;
     x.tag = (int32_t)v;
   }
   x.ndeps = (uint32_t)d->deps.len;
@@ -1432,7 +1426,7 @@ static tn_status_t decode_node(reader_t *rd, const uint8_t *p, const frame_t *f,
 
 /* Frames every node record from pos on into frames (counted first, so allocated once):
  * each must frame, carry an id, and the count must match the header's when it has one. */
-static tn_status_t frame_nodes(const uint8_t *p, size_t len, size_t pos, const char *what,
+tn_status_t emit_i_frame_nodes(const uint8_t *p, size_t len, size_t pos, const char *what,
                                const header_t *h, tn_vec_t *frames, tn_err_t *err) {
   size_t count = 0;
   uint64_t rl;
@@ -1462,7 +1456,7 @@ static tn_status_t frame_nodes(const uint8_t *p, size_t len, size_t pos, const c
 
 /* Orders the frames by id (files normally list them so: sorted only when not) and refuses
  * a repeated id. */
-static tn_status_t order_frames(frame_t *f, size_t n, const char *what, tn_err_t *err) {
+tn_status_t emit_i_order_frames(frame_t *f, size_t n, const char *what, tn_err_t *err) {
   bool sorted = true;
   for (size_t i = 1; i < n && sorted; i++)
     sorted = f[i - 1].id <= f[i].id;
@@ -1484,8 +1478,8 @@ static tn_status_t decode_nodes(reader_t *rd, const uint8_t *p, size_t len, size
   dec_t d = {what, a, rank, NULL, 0, false, limit, NULL, {0}, {0}};
   tn_vec_init(&d.deps, sizeof(uint32_t));
   tn_vec_init(&d.chunks, sizeof(uint32_t));
-  tn_status_t st = frame_nodes(p, len, pos, what, h, &frames, err);
-  if (st == TN_OK) st = order_frames(frames.data, frames.len, what, err);
+  tn_status_t st = emit_i_frame_nodes(p, len, pos, what, h, &frames, err);
+  if (st == TN_OK) st = emit_i_order_frames(frames.data, frames.len, what, err);
   if (st != TN_OK) goto fail;
   d.frames = frames.data;
   d.n = frames.len;
@@ -1530,6 +1524,13 @@ static tn_status_t open_file(const uint8_t **data, size_t *len, const char *what
   if (rank >= a->npus || algo_rank_len(a, rank) > 0)
     return tn_err_set(err, TN_INVAL, "%s: rank %" PRIu32 " is out of range or already read", what,
                       rank);
+  return emit_i_open_bytes(data, len, what, plain, pos, h, err);
+}
+
+tn_status_t emit_i_open_bytes(const uint8_t **data, size_t *len, const char *what, uint8_t **plain,
+                              size_t *pos, header_t *h, tn_err_t *err) {
+  *plain = NULL;
+  *pos = 0;
   if (*len == 0)
     return tn_err_set(err, TN_PARSE,
                       "%s: empty file (a Chakra ET file holds a GlobalMetadata "
@@ -1571,7 +1572,7 @@ tn_status_t emit_chakra_decode(const uint8_t *data, size_t len, const char *what
 
 /* Reads the file at path into b (replacing its contents), as tn_read_file does but into
  * a buffer reused across the files of a set. */
-static tn_status_t read_whole(const char *path, tn_vec_t *b, tn_err_t *err) {
+tn_status_t emit_i_read_whole(const char *path, tn_vec_t *b, tn_err_t *err) {
   b->len = 0;
   FILE *f = NULL;
   tn_status_t st = tn_input_open(path, &f, err);
@@ -1621,14 +1622,14 @@ static void read_rank(void *ctx, size_t item, unsigned worker) {
    * on every rank that has one, whatever the threads' timing. */
   bool skip = skip_rank(&j->first, r);
   tn_err_t err = {0};
-  char *path = rank_path(j->prefix, r, "", &err);
+  char *path = emit_i_rank_path(j->prefix, r, "", &err);
   tn_status_t st = path ? TN_OK : TN_NOMEM;
   const uint8_t *data = NULL;
   size_t len = 0;
   /* read(2) into the worker's buffer rather than mmap: unmapping on one thread stops the
    * others (TLB shootdown), which cost more than the copy. */
   if (st == TN_OK) {
-    if ((st = read_whole(path, &j->bufs[worker], &err)) == TN_OK) {
+    if ((st = emit_i_read_whole(path, &j->bufs[worker], &err)) == TN_OK) {
       data = j->bufs[worker].data;
       len = j->bufs[worker].len;
     }
@@ -1679,7 +1680,7 @@ static void name_id(char *buf, size_t len, bool has, uint64_t id) {
  * identity most ranks carry (ties: the one of the lowest rank); the others are named. When
  * the ranks were counted (files until the first missing one), a set whose files say it has
  * more ranks is incomplete. O(n log n). */
-static tn_status_t check_identity(const char *prefix, uint32_t n, bool counted, const header_t *hs,
+tn_status_t emit_i_check_identity(const char *prefix, uint32_t n, bool counted, const header_t *hs,
                                   const uint8_t *ok, tn_err_t *err) {
   rank_key_t *keys = NULL;
   uint8_t *odd = NULL;
@@ -1739,8 +1740,7 @@ static tn_status_t check_identity(const char *prefix, uint32_t n, bool counted, 
   return st;
 }
 
-tn_status_t emit_chakra_read(const char *prefix, uint32_t npus, algo_t **out, tn_err_t *err) {
-  *out = NULL;
+tn_status_t emit_i_count_ranks(const char *prefix, uint32_t npus, uint32_t *count, tn_err_t *err) {
   if (npus > TOPO_MAX_NPUS)
     return tn_err_set(err, TN_INVAL, "%s: %" PRIu32 " ranks are too many", prefix, npus);
   uint32_t n = npus;
@@ -1749,7 +1749,7 @@ tn_status_t emit_chakra_read(const char *prefix, uint32_t npus, algo_t **out, tn
     for (;; n++) {
       if (n == TOPO_MAX_NPUS)
         return tn_err_set(err, TN_LIMIT, "%s: more than %u rank files", prefix, TOPO_MAX_NPUS);
-      if ((path = rank_path(prefix, n, "", err)) == NULL) return TN_NOMEM;
+      if ((path = emit_i_rank_path(prefix, n, "", err)) == NULL) return TN_NOMEM;
       bool there = file_exists(path);
       free(path);
       if (!there) break;
@@ -1758,7 +1758,7 @@ tn_status_t emit_chakra_read(const char *prefix, uint32_t npus, algo_t **out, tn
       return tn_err_set(err, TN_IO, "%s.0.et: no Chakra ET set at this prefix: %s", prefix,
                         strerror(ENOENT));
   } else {
-    if ((path = rank_path(prefix, n, "", err)) == NULL) return TN_NOMEM;
+    if ((path = emit_i_rank_path(prefix, n, "", err)) == NULL) return TN_NOMEM;
     bool extra = file_exists(path);
     tn_status_t st = extra ? tn_err_set(err, TN_PARSE,
                                         "%s: exists, but the set should have "
@@ -1768,9 +1768,17 @@ tn_status_t emit_chakra_read(const char *prefix, uint32_t npus, algo_t **out, tn
     free(path);
     if (st != TN_OK) return st;
   }
-  algo_t *a = NULL;
-  tn_status_t st = algo_create_unknown("chakra", n, &a, err);
+  *count = n;
+  return TN_OK;
+}
+
+tn_status_t emit_chakra_read(const char *prefix, uint32_t npus, algo_t **out, tn_err_t *err) {
+  *out = NULL;
+  uint32_t n = 0;
+  tn_status_t st = emit_i_count_ranks(prefix, npus, &n, err);
   if (st != TN_OK) return st;
+  algo_t *a = NULL;
+  if ((st = algo_create_unknown("chakra", n, &a, err)) != TN_OK) return st;
   unsigned workers = tn_thread_count();
   if (workers > n) workers = n;
   read_job_t j = {prefix, a, NULL, NULL, NULL, NULL, NULL, {0}};
@@ -1792,10 +1800,10 @@ tn_status_t emit_chakra_read(const char *prefix, uint32_t npus, algo_t **out, tn
     tn_vec_free(&j.bufs[k]);
   }
   uint32_t failed = (uint32_t)atomic_load(&j.first.rank);
-  st = check_identity(prefix, n, npus == 0, j.headers, j.header_ok, err);
+  st = emit_i_check_identity(prefix, n, npus == 0, j.headers, j.header_ok, err);
   for (uint32_t r = 0; r < n && r <= failed && st == TN_OK; r++) {
     if (r == failed && !j.header_ok[r]) break; /* its file or header did not read */
-    char *what = rank_path(prefix, r, "", err);
+    char *what = emit_i_rank_path(prefix, r, "", err);
     st = what ? apply_header(&j.headers[r], what, a, r, err) : TN_NOMEM;
     free(what);
   }

@@ -1,5 +1,6 @@
-/* emit/chakra/chakra_internal.h — private to emit/chakra/: the fast path of the Chakra ET
- * reader. It unpacks a Node with protobuf_c_message_unpack through a twin of the Node
+/* emit/chakra/chakra_internal.h — private to emit/chakra/: the pieces of chakra.c that the
+ * workload reader and writer (wl_io.c) share, and the fast path of the Chakra ET reader.
+ * The fast path unpacks a Node with protobuf_c_message_unpack through a twin of the Node
  * descriptor whose field 10 (attr) is `repeated bytes`, the same wire format as `repeated
  * AttributeProto`; each attribute is unpacked by protobuf-c with the real AttributeProto
  * descriptor once per distinct bytes and reused. (The writer encodes node records itself:
@@ -7,6 +8,8 @@
 #ifndef TENET_EMIT_CHAKRA_INTERNAL_H
 #define TENET_EMIT_CHAKRA_INTERNAL_H
 
+#include <stdarg.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "common/common.h"
@@ -86,6 +89,103 @@ static inline uint64_t emit_i_hash_bytes(const uint8_t *p, size_t n) {
   }
   return h ^ (h >> 32);
 }
+
+/* ---- shared by chakra.c (algorithm sets) and wl_io.c (workloads) ------------------ */
+
+static inline uint64_t emit_i_hash_mix(uint64_t h, uint64_t v) {
+  h = (h ^ v) * 0xff51afd7ed558ccdull;
+  return h ^ (h >> 32);
+}
+
+/* SplitMix64's finalizer: every input bit reaches every output bit. */
+static inline uint64_t emit_i_hash_final(uint64_t h) {
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  return h ^ (h >> 31);
+}
+
+/* "<prefix>.<rank>.et<suffix>", or NULL (err set) when out of memory. Caller frees. */
+char *emit_i_rank_path(const char *prefix, uint32_t rank, const char *suffix, tn_err_t *err);
+
+/* Fills at as an AttributeProto {name, int64_val v} and returns it. */
+ChakraProtoMsg__AttributeProto *emit_i_attr_i64(ChakraProtoMsg__AttributeProto *at, char *name,
+                                                int64_t v);
+
+/* Encodes rank's whole file (GlobalMetadata record, then node records) into buf, which
+ * the caller has emptied. Called on several threads at once, one rank each. */
+typedef tn_status_t (*emit_i_encode_fn)(void *ctx, uint32_t rank, tn_vec_t *buf, tn_err_t *err);
+
+/* Writes <prefix>.<rank>.et for ranks 0..npus-1 as one unit, each encoded by encode (see
+ * emit_chakra_write in emit.h for the temporaries, the renames, the roll back, the
+ * cleanup registration and the removal of a larger earlier set's files); set_id is named
+ * when a failed roll back leaves a mixed set. */
+tn_status_t emit_i_write_set(const char *prefix, uint32_t npus, uint64_t set_id,
+                             emit_i_encode_fn encode, void *ctx, tn_err_t *err);
+
+/* Header fields found in a file's GlobalMetadata (tenet's attributes; others ignored). */
+typedef struct emit_i_header {
+  bool has_npus, has_nodes, has_coll, has_cpn, has_size, has_producer, has_set, has_fabric;
+  int64_t npus, nodes, coll, cpn, size, producer, set, fabric; /* set: the id's 64 bits */
+  char producer_name[32];
+  char fabric_name[64];
+} emit_i_header_t;
+
+/* One record's place in the file: its frame, and for nodes the id found on the wire. */
+typedef struct emit_i_frame {
+  uint64_t id;
+  size_t off, len;
+  size_t seq; /* record number, 1-based for nodes (for messages) */
+} emit_i_frame_t;
+
+/* Reads the file at path into b (replacing its contents) under tn_input_open's rule and
+ * the EMIT_CHAKRA_MAX_FILE_BYTES limit. */
+tn_status_t emit_i_read_whole(const char *path, tn_vec_t *b, tn_err_t *err);
+
+/* The rank count of the set at prefix: npus when given (a file for rank npus is an
+ * error), else the files 0.. until the first missing one (none: TN_IO). */
+tn_status_t emit_i_count_ranks(const char *prefix, uint32_t npus, uint32_t *n, tn_err_t *err);
+
+/* Checks one file's size, gunzips it when it is gzip'd within its budget (*plain then owns
+ * the bytes; free it) and reads its GlobalMetadata into h. *data, *len and *pos then give
+ * the node records. what names the file in messages. */
+tn_status_t emit_i_open_bytes(const uint8_t **data, size_t *len, const char *what, uint8_t **plain,
+                              size_t *pos, emit_i_header_t *h, tn_err_t *err);
+
+/* Frames every node record of p[pos..len) into frames (emit_i_frame_t): each must frame and
+ * carry a readable id, there must be one at least and as many as the header's tenet_nodes. */
+tn_status_t emit_i_frame_nodes(const uint8_t *p, size_t len, size_t pos, const char *what,
+                               const emit_i_header_t *h, tn_vec_t *frames, tn_err_t *err);
+/* Sorts frames by id (when they are not) and refuses a repeated id. */
+tn_status_t emit_i_order_frames(emit_i_frame_t *f, size_t n, const char *what, tn_err_t *err);
+/* Index of node id among frames sorted by id, or -1. */
+int64_t emit_i_find_frame(const emit_i_frame_t *f, size_t n, uint64_t id);
+
+/* Every rank whose header was read (ok[r]) must carry one set identity or none; when
+ * counted, a set whose files say it has more than n ranks is incomplete. */
+tn_status_t emit_i_check_identity(const char *prefix, uint32_t n, bool counted,
+                                  const emit_i_header_t *hs, const uint8_t *ok, tn_err_t *err);
+
+/* Where a message points: "<file>: GlobalMetadata" or "<file>: node <id>". */
+typedef struct emit_i_loc {
+  const char *what;
+  bool header;
+  uint64_t id;
+} emit_i_loc_t;
+
+tn_status_t emit_i_loc_err(const emit_i_loc_t *l, tn_err_t *err, tn_status_t st, const char *fmt,
+                           ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* Integer value of an attribute held in any integer member; false for other members. */
+bool emit_i_attr_int(const ChakraProtoMsg__AttributeProto *at, int64_t *v);
+/* "string_val", "float_val", … for messages; "no value" when unset. */
+const char *emit_i_member_name(const ChakraProtoMsg__AttributeProto *at);
+/* Reads an integer attribute into *v within [lo, hi]; where names file and node. */
+tn_status_t emit_i_int_attr(const ChakraProtoMsg__AttributeProto *at, int64_t lo, int64_t hi,
+                            const emit_i_loc_t *where, int64_t *v, tn_err_t *err);
 
 /* The Chakra CollectiveCommType of c (chakra.c). */
 int64_t emit_i_coll_code(tn_coll_t c);
