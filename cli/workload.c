@@ -320,21 +320,45 @@ out:
 
 /* ---- the step, three ways ----------------------------------------------------------- */
 
-tn_status_t cli_wl_predict(cli_wl_plan_t *p, tn_err_t *err) {
+typedef struct predict_ctx {
+  cli_wl_plan_t *p;
+  tn_err_t err[CLI_WL_RUNS];
+} predict_ctx_t;
+
+/* One run of the step (cli_job_fn), on its own copy of the fabric. */
+static void predict_job(void *arg, size_t run, unsigned worker) {
+  (void)worker;
+  predict_ctx_t *c = arg;
+  cli_wl_plan_t *p = c->p;
+  tn_err_t *err = &c->err[run];
   const algo_t **algos = NULL;
+  topo_t *t = NULL;
   tn_status_t st = tn_calloc((size_t)p->cs.n + 1, sizeof *algos, &algos, err);
-  for (int run = 0; run < CLI_WL_RUNS && st == TN_OK; run++) {
-    for (uint32_t k = 0; k < p->cs.n; k++) {
-      uint32_t s = p->set_of[k];
-      if (s != NONE)
-        algos[k] = run == CLI_WL_TENET ? p->sets[s].algo : p->sets[s].base[run - 1];
-      else /* tenet's run models ASTRA-sim's own algorithm there by Ring */
-        algos[k] = p->fill[run == CLI_WL_DIRECT ? 1 : 0][k];
-    }
-    st = sim_step(p->t, p->w, &p->cs, algos, &p->step[run], err);
-    if (st == TN_PARSE) tn_err_prefix(err, "%s", p->prefix);
+  if (st == TN_OK) st = topo_clone(p->t, &t, err);
+  for (uint32_t k = 0; st == TN_OK && k < p->cs.n; k++) {
+    uint32_t s = p->set_of[k];
+    if (s != NONE)
+      algos[k] = run == CLI_WL_TENET ? p->sets[s].algo : p->sets[s].base[run - 1];
+    else /* tenet's run models ASTRA-sim's own algorithm there by Ring */
+      algos[k] = p->fill[run == CLI_WL_DIRECT ? 1 : 0][k];
   }
+  if (st == TN_OK) st = sim_step(t, p->w, &p->cs, algos, &p->step[run], err);
+  if (st == TN_PARSE) tn_err_prefix(err, "%s", p->prefix);
+  if (st != TN_OK && err->status == TN_OK) err->status = st;
+  topo_free(t);
   free(algos);
+}
+
+tn_status_t cli_wl_predict(cli_wl_plan_t *p, tn_err_t *err) {
+  predict_ctx_t c = {.p = p};
+  unsigned jobs = p->jobs ? p->jobs : cli_cores();
+  tn_status_t st = cli_parallel(CLI_WL_RUNS, jobs < CLI_WL_RUNS ? jobs : CLI_WL_RUNS, predict_job,
+                                &c, NULL, err);
+  for (int run = 0; st == TN_OK && run < CLI_WL_RUNS; run++)
+    if (c.err[run].status != TN_OK) {
+      *err = c.err[run];
+      st = err->status;
+    }
   return st;
 }
 

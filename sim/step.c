@@ -70,7 +70,6 @@ typedef struct step {
   uint32_t *succ;
   inst_t *inst;
   uint32_t ninst;
-  key_t *keys;
   keyq_t *kq;
   uint32_t nkeys;
   uint32_t *ready; /* heap of global indices to issue at the current instant */
@@ -80,7 +79,7 @@ typedef struct step {
   uint32_t *wready_base; /* offset of (rank, class)'s heap in wready */
   uint8_t *busy;         /* per rank and class */
   uint8_t *dirty;        /* ranks to look at once the instant is drained */
-  uint32_t *dirty_list;
+  uint32_t *dirty_list, *dirty_work;
   uint32_t ndirty;
   uint32_t ndone;
   topo_routes_t *routes;
@@ -88,9 +87,22 @@ typedef struct step {
   sim_step_result_t *res;
 } step_t;
 
+static uint64_t mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
 static bool index_less(const void *ctx, uint32_t a, uint32_t b) {
   (void)ctx;
   return a < b;
+}
+
+static int u32_cmp(const void *x, const void *y) {
+  uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+  return (a > b) - (a < b);
 }
 
 static void mark_dirty(step_t *s, uint32_t r) {
@@ -210,13 +222,15 @@ static tn_status_t issue_ready(step_t *s, uint64_t now, tn_err_t *err) {
   while (st == TN_OK && (s->nready > 0 || s->ndirty > 0)) {
     while (st == TN_OK && s->nready > 0)
       st = issue(s, tn_heap_pop(s->ready, &s->nready, index_less, NULL), now, err);
-    /* The ranks in ascending order, as sim.c issues (rank, id). */
-    while (st == TN_OK && s->ndirty > 0) {
-      uint32_t best = 0;
-      for (uint32_t i = 1; i < s->ndirty; i++)
-        if (s->dirty_list[i] < s->dirty_list[best]) best = i;
-      uint32_t r = s->dirty_list[best];
-      s->dirty_list[best] = s->dirty_list[--s->ndirty];
+    /* The ranks in ascending order, as sim.c issues (rank, id); ranks made dirty on the
+     * way wait for the next pass. */
+    uint32_t m = s->ndirty;
+    if (st != TN_OK || m == 0) continue;
+    memcpy(s->dirty_work, s->dirty_list, m * sizeof *s->dirty_work);
+    s->ndirty = 0;
+    if (m > 1) qsort(s->dirty_work, m, sizeof *s->dirty_work, u32_cmp);
+    for (uint32_t i = 0; i < m && st == TN_OK; i++) {
+      uint32_t r = s->dirty_work[i];
       s->dirty[r] = 0;
       for (uint32_t c = 0; st == TN_OK && c < R_NCLASS; c++) {
         uint32_t q = r * R_NCLASS + c;
@@ -231,22 +245,84 @@ static tn_status_t issue_ready(step_t *s, uint64_t now, tn_err_t *err) {
 
 /* ---- building the expanded graph ------------------------------------------------ */
 
-static uint32_t key_of(step_t *s, uint32_t src, uint32_t dst, int32_t tag, uint64_t bytes,
-                       uint64_t *hash_tab, uint32_t *val_tab, size_t cap) {
-  uint64_t h = ((uint64_t)src * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)dst * 0xC2B2AE3D27D4EB4Full) ^
-               ((uint64_t)(uint32_t)tag * 0x165667B19E3779F9ull) ^ (bytes * 0xFF51AFD7ED558CCDull);
-  h ^= h >> 31;
-  size_t pos = h & (cap - 1);
-  while (val_tab[pos] != 0) {
-    key_t *k = &s->keys[val_tab[pos] - 1];
-    if (hash_tab[pos] == h && k->src == src && k->dst == dst && k->tag == tag && k->bytes == bytes)
-      return val_tab[pos] - 1;
-    pos = (pos + 1) & (cap - 1);
+/* Matching keys: (source, destination, tag, size) numbered in first-seen order by an
+ * open-addressing table. */
+typedef struct keymap {
+  key_t *keys;
+  uint64_t *hash;
+  uint32_t *val; /* 1-based key ids; 0: empty */
+  size_t cap;
+  uint32_t n;
+} keymap_t;
+
+static tn_status_t keymap_init(keymap_t *m, uint64_t msgs, tn_err_t *err) {
+  memset(m, 0, sizeof *m);
+  m->cap = 16;
+  while (m->cap < 2 * msgs + 2)
+    m->cap <<= 1;
+  tn_status_t st = tn_malloc(msgs + 1, sizeof *m->keys, &m->keys, err);
+  if (st == TN_OK) st = tn_malloc(m->cap, sizeof *m->hash, &m->hash, err);
+  if (st == TN_OK) st = tn_calloc(m->cap, sizeof *m->val, &m->val, err);
+  return st;
+}
+
+static void keymap_free(keymap_t *m) {
+  free(m->keys);
+  free(m->hash);
+  free(m->val);
+}
+
+static uint32_t key_of(keymap_t *m, uint32_t src, uint32_t dst, int32_t tag, uint64_t bytes) {
+  uint64_t h = mix64(mix64(((uint64_t)src << 32 | dst) ^ mix64((uint64_t)(uint32_t)tag)) ^ bytes);
+  size_t pos = h & (m->cap - 1);
+  while (m->val[pos] != 0) {
+    const key_t *k = &m->keys[m->val[pos] - 1];
+    if (m->hash[pos] == h && k->src == src && k->dst == dst && k->tag == tag && k->bytes == bytes)
+      return m->val[pos] - 1;
+    pos = (pos + 1) & (m->cap - 1);
   }
-  hash_tab[pos] = h;
-  val_tab[pos] = s->nkeys + 1;
-  s->keys[s->nkeys] = (key_t){src, dst, tag, bytes};
-  return s->nkeys++;
+  m->hash[pos] = h;
+  m->val[pos] = m->n + 1;
+  m->keys[m->n] = (key_t){src, dst, tag, bytes};
+  return m->n++;
+}
+
+/* The keys of one algorithm, numbered once however many collectives run it: its
+ * messages pair within one collective, so a collective's keys are its algorithm's, offset
+ * by the collective's base. */
+typedef struct local_keys {
+  const algo_t *a;
+  uint32_t *off; /* npus + 1: node i of rank r is at off[r] + i */
+  uint32_t *id;  /* local key of every SEND and RECV */
+  uint32_t n;    /* keys */
+} local_keys_t;
+
+static tn_status_t number_keys(const algo_t *a, local_keys_t *lk, tn_err_t *err) {
+  uint64_t nodes = 0, msgs = 0;
+  for (uint32_t r = 0; r < a->npus; r++)
+    nodes += algo_rank_len(a, r);
+  lk->a = a;
+  tn_status_t st = tn_calloc((size_t)a->npus + 1, sizeof *lk->off, &lk->off, err);
+  if (st == TN_OK) st = tn_malloc(nodes + 1, sizeof *lk->id, &lk->id, err);
+  if (st != TN_OK) return st;
+  for (uint32_t r = 0; r < a->npus; r++) {
+    lk->off[r + 1] = lk->off[r] + algo_rank_len(a, r);
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
+      msgs += algo_node(a, r, i)->op != ALGO_COMP;
+  }
+  keymap_t m;
+  if ((st = keymap_init(&m, msgs, err)) == TN_OK)
+    for (uint32_t r = 0; r < a->npus; r++)
+      for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+        const algo_node_t *y = algo_node(a, r, i);
+        uint32_t peer = (uint32_t)y->peer;
+        lk->id[lk->off[r] + i] = y->op == ALGO_SEND   ? key_of(&m, r, peer, y->tag, y->bytes)
+                                 : y->op == ALGO_RECV ? key_of(&m, peer, r, y->tag, y->bytes)
+                                                      : NONE;
+      }
+  lk->n = m.n;
+  keymap_free(&m);
+  return st;
 }
 
 static tn_status_t check_algos(const step_t *s, tn_err_t *err) {
@@ -282,6 +358,31 @@ static uint8_t class_of(const wl_node_t *x) {
   return R_COMM;
 }
 
+/* The local keys of every distinct algorithm, and each collective's key base: the
+ * workload's own SENDs and RECVs take keys 0 .. wkeys-1. */
+static tn_status_t number_all_keys(step_t *s, local_keys_t **lks, uint32_t *nlk, uint32_t **kbase,
+                                   uint32_t **which, tn_err_t *err) {
+  const wl_colls_t *cs = s->cs;
+  tn_status_t st = tn_calloc((size_t)cs->n + 1, sizeof **lks, lks, err);
+  if (st == TN_OK) st = tn_calloc((size_t)cs->n + 1, sizeof **kbase, kbase, err);
+  if (st == TN_OK) st = tn_calloc((size_t)cs->n + 1, sizeof **which, which, err);
+  for (uint32_t k = 0; k < cs->n && st == TN_OK; k++) {
+    const algo_t *a = s->algos[k];
+    (*which)[k] = NONE;
+    if (a == NULL) continue;
+    uint32_t j = 0;
+    while (j < *nlk && (*lks)[j].a != a)
+      j++;
+    if (j == *nlk && (st = number_keys(a, &(*lks)[(*nlk)++], err)) != TN_OK) break;
+    (*which)[k] = j;
+    if ((uint64_t)s->nkeys + (*lks)[j].n >= UINT32_MAX - 1)
+      st = tn_err_set(err, TN_LIMIT, "the step's collectives have more than 2^32 message keys");
+    (*kbase)[k] = s->nkeys;
+    s->nkeys += (*lks)[j].n;
+  }
+  return st;
+}
+
 /* Numbers every node (the workload's, then each instance's algorithm nodes), counts
  * their dependencies and successors, and sets the instances and matching keys. */
 static tn_status_t build(step_t *s, tn_err_t *err) {
@@ -289,6 +390,9 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
   const wl_colls_t *cs = s->cs;
   tn_status_t st;
   uint64_t total = 0, edges = 0, msgs = 0;
+  local_keys_t *lks = NULL;
+  uint32_t nlk = 0, *kbase = NULL, *which = NULL, *fill = NULL;
+  keymap_t wm = {0};
   if ((st = tn_calloc((size_t)s->npus + 1, sizeof *s->wrank_off, &s->wrank_off, err)) != TN_OK)
     return st;
   for (uint32_t r = 0; r < s->npus; r++) {
@@ -303,14 +407,9 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
   for (uint32_t k = 0; k < cs->n; k++) {
     s->ninst += cs->c[k].nranks;
     const algo_t *a = s->algos[k];
-    if (a == NULL) continue;
-    for (uint32_t q = 0; q < cs->c[k].nranks; q++) {
-      uint32_t r = cs->c[k].ranks[q];
-      total += algo_rank_len(a, r);
-      edges += a->ranks[r].deps.len;
-      const algo_node_t *nodes = a->ranks[r].nodes.data;
-      for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
-        msgs += nodes[i].op != ALGO_COMP;
+    for (uint32_t q = 0; a && q < cs->c[k].nranks; q++) {
+      total += algo_rank_len(a, cs->c[k].ranks[q]);
+      edges += a->ranks[cs->c[k].ranks[q]].deps.len;
     }
   }
   if (total >= UINT32_MAX - 2 || edges >= UINT32_MAX - 2)
@@ -319,17 +418,10 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
                       " dependencies, above 2^32",
                       total, edges);
   s->total = (uint32_t)total;
-  size_t cap = 16;
-  while (cap < 2 * msgs + 2)
-    cap <<= 1;
-  uint64_t *htab = NULL;
-  uint32_t *vtab = NULL, *fill = NULL;
-  if ((st = tn_calloc(total + 2, sizeof *s->nodes, &s->nodes, err)) != TN_OK ||
+  if ((st = keymap_init(&wm, msgs, err)) != TN_OK ||
+      (st = tn_calloc(total + 2, sizeof *s->nodes, &s->nodes, err)) != TN_OK ||
       (st = tn_malloc(edges + 1, sizeof *s->succ, &s->succ, err)) != TN_OK ||
       (st = tn_calloc((size_t)s->ninst + 1, sizeof *s->inst, &s->inst, err)) != TN_OK ||
-      (st = tn_malloc(msgs + 1, sizeof *s->keys, &s->keys, err)) != TN_OK ||
-      (st = tn_calloc(cap, sizeof *htab, &htab, err)) != TN_OK ||
-      (st = tn_calloc(cap, sizeof *vtab, &vtab, err)) != TN_OK ||
       (st = tn_calloc(total + 2, sizeof *fill, &fill, err)) != TN_OK)
     goto out;
   xnode_t *X = s->nodes;
@@ -354,8 +446,8 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
         n->peer = x->peer;
         n->tag = x->tag;
         n->arg = x->bytes;
-        n->keyid = x->op == WL_SEND ? key_of(s, r, x->peer, x->tag, x->bytes, htab, vtab, cap)
-                                    : key_of(s, x->peer, r, x->tag, x->bytes, htab, vtab, cap);
+        n->keyid = x->op == WL_SEND ? key_of(&wm, r, x->peer, x->tag, x->bytes)
+                                    : key_of(&wm, x->peer, r, x->tag, x->bytes);
         break;
       case WL_COLL:
         n->op = cs->of[cs->rank_off[r] + i] != NONE && s->algos[cs->of[cs->rank_off[r] + i]]
@@ -369,11 +461,14 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
       for (uint32_t k = 0; k < x->ndeps; k++)
         X[s->wrank_off[r] + d[k]].succ_off++; /* count successors first */
     }
+  s->nkeys = wm.n;
+  if ((st = number_all_keys(s, &lks, &nlk, &kbase, &which, err)) != TN_OK) goto out;
   /* The instances and their algorithm nodes. */
   uint32_t g = s->nwork, ki = 0;
   for (uint32_t k = 0; k < cs->n; k++) {
     const wl_coll_t *c = &cs->c[k];
     const algo_t *a = s->algos[k];
+    const local_keys_t *lk = a ? &lks[which[k]] : NULL;
     for (uint32_t q = 0; q < c->nranks; q++, ki++) {
       uint32_t r = c->ranks[q], wg = s->wrank_off[r] + c->index[q];
       uint32_t cnt = a ? (uint32_t)algo_rank_len(a, r) : 0;
@@ -395,8 +490,7 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
           n->peer = (uint32_t)y->peer;
           n->tag = y->tag;
           n->arg = y->bytes;
-          n->keyid = y->op == ALGO_SEND ? key_of(s, r, n->peer, y->tag, y->bytes, htab, vtab, cap)
-                                        : key_of(s, n->peer, r, y->tag, y->bytes, htab, vtab, cap);
+          n->keyid = kbase[k] + lk->id[lk->off[r] + i];
         }
         const uint32_t *d = algo_node_deps(a, r, y);
         for (uint32_t j = 0; j < y->ndeps; j++)
@@ -434,8 +528,14 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
   for (uint32_t k = 0; k < s->nkeys; k++)
     s->kq[k] = (keyq_t){NONE, NONE, NONE, NONE};
 out:
-  free(htab);
-  free(vtab);
+  for (uint32_t j = 0; j < nlk; j++) {
+    free(lks[j].off);
+    free(lks[j].id);
+  }
+  free(lks);
+  free(kbase);
+  free(which);
+  keymap_free(&wm);
   free(fill);
   return st;
 }
@@ -449,7 +549,8 @@ static tn_status_t alloc_queues(step_t *s, tn_err_t *err) {
       (st = tn_calloc((size_t)nq + 1, sizeof *s->wready_base, &s->wready_base, err)) != TN_OK ||
       (st = tn_calloc((size_t)nq + 1, 1, &s->busy, err)) != TN_OK ||
       (st = tn_calloc((size_t)s->npus + 1, 1, &s->dirty, err)) != TN_OK ||
-      (st = tn_calloc((size_t)s->npus + 1, sizeof *s->dirty_list, &s->dirty_list, err)) != TN_OK)
+      (st = tn_calloc((size_t)s->npus + 1, sizeof *s->dirty_list, &s->dirty_list, err)) != TN_OK ||
+      (st = tn_calloc((size_t)s->npus + 1, sizeof *s->dirty_work, &s->dirty_work, err)) != TN_OK)
     return st;
   /* Each (rank, class) heap has room for every workload node of that rank and class. */
   for (uint32_t g = 0; g < s->nwork; g++)
@@ -466,13 +567,12 @@ static tn_status_t report_stuck(const step_t *s, tn_err_t *err) {
     const xnode_t *n = &s->nodes[g];
     if (n->state == ST_DONE) continue;
     const wl_node_t *x = wl_node(s->w, n->rank, g - s->wrank_off[n->rank]);
-    const key_t *k = n->keyid != NONE ? &s->keys[n->keyid] : NULL;
     if (n->state == ST_ISSUED && n->op == X_RECV)
       return tn_err_set(err, TN_PARSE,
                         "rank %u node %" PRIu64
                         ": deadlock: its RECV from rank %u (tag %d, %" PRIu64
                         " bytes) never gets its message",
-                        n->rank, x->id, k->src, k->tag, k->bytes);
+                        n->rank, x->id, n->peer, n->tag, n->arg);
     if (n->state == ST_ISSUED && n->op == X_COLL)
       return tn_err_set(err, TN_PARSE,
                         "rank %u node %" PRIu64 ": deadlock: its collective waits for messages "
@@ -549,7 +649,6 @@ out:
   free(s.nodes);
   free(s.succ);
   free(s.inst);
-  free(s.keys);
   free(s.kq);
   free(s.ready);
   free(s.wready);
@@ -558,6 +657,7 @@ out:
   free(s.busy);
   free(s.dirty);
   free(s.dirty_list);
+  free(s.dirty_work);
   ten_engine_free(s.e);
   topo_routes_free(s.routes);
   if (st != TN_OK) sim_step_result_free(res);
