@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# tests/cli/workload.sh — `tenet workload` and `tenet sim --workload`: example steps, the
+# directory ASTRA-sim runs (sets, per-node YAML, system JSON, workload copy, manifest,
+# run.sh), a hand-worked step time, the cache, determinism across thread counts, and
+# refusals of bad workloads and arguments.
+# Usage: bash workload.sh TENET_BIN SCRATCH_DIR SOURCE_DIR
+set -u
+. "$(dirname "$0")/lib/testlib.bash"
+testlib_init "$@" workload
+PY=/usr/bin/python3 # Debian's, which has python3-protobuf
+
+run "$TENET" workload --help
+desc="workload --help"; expect_rc 0
+grep -q "per_node.yaml" out.txt && grep -q "example KIND" out.txt && ok || bad "help"
+
+# An example step: dp on 8 ranks, 4 layers of 1 ms compute and 4 MiB gradients.
+run "$TENET" workload example dp -n 8 -s 4MiB --compute-us 1000 -o w/dp
+desc="example dp"; expect_rc 0
+for r in 0 7; do [ -s "w/dp.$r.et" ] && ok || bad "missing w/dp.$r.et"; done
+[ ! -e w/dp.8.et ] && ok || bad "a ninth rank"
+
+# The directory, with Ring sets so the step can be worked by hand.
+D="$SCRATCH/out"
+run "$TENET" workload -t ring-8 w/dp -o "$D" -a ring --json
+desc="workload ring-8 dp"; expect_rc 0
+for f in per_node.yaml system.json workload.json network.yml remote_memory.json run.sh \
+  workload/dp.0.et workload/dp.7.et; do
+  [ -e "$D/$f" ] && ok || bad "missing $f"
+done
+cmp -s w/dp.3.et "$D/workload/dp.3.et" && ok || bad "the workload copy differs"
+ls "$SCRATCH" | grep -q "tmp\." && bad "a temporary is left: $(ls "$SCRATCH")" || ok
+$PY - "$D" <<'PYEOF' && ok || bad "directory contents"
+import json, os, sys
+d = sys.argv[1]
+m = json.load(open(os.path.join(d, "workload.json")))
+s = json.load(open(os.path.join(d, "system.json")))
+assert s["per-node-custom-implementation"] == os.path.join(d, "per_node.yaml"), s
+assert s["all-reduce-implementation"] == ["ring"], s
+# per_node.yaml: node id -> absolute set prefix, one per collective with a set.
+yaml = {}
+for line in open(os.path.join(d, "per_node.yaml")):
+    if line.startswith("#") or not line.strip():
+        continue
+    k, v = line.split(":", 1)
+    yaml[int(k)] = v.strip().strip('"')
+colls = {c["node"]: c for c in m["collectives"]}
+assert sorted(yaml) == [1, 3, 5, 7, 8], yaml
+for node, prefix in yaml.items():
+    assert prefix == os.path.join(d, colls[node]["set"]), (node, prefix)
+    assert os.path.exists(prefix + ".0.et") and os.path.exists(prefix + ".7.et")
+assert {c["type"] for c in m["collectives"]} == {"ALL_REDUCE", "ALL_GATHER"}
+# Hand-worked: each All-Reduce (shorter than a layer's 1 ms) starts when its layer's
+# backward ends, so the last starts at 4 ms; the All-Gather follows it.
+t = {x["collective"]: float(x["time_ns"]) for x in m["sets"]}
+assert t["allreduce"] < 1e6, t
+want = 4e6 + t["allreduce"] + t["allgather"]
+assert abs(float(m["step_ns"]) - want) < 1e-3, (m["step_ns"], want)
+assert abs(float(m["exposed_comm_ns"]) - (want - 4e6)) < 1e-3, m["exposed_comm_ns"]
+PYEOF
+
+# tenet sim --workload reads the directory back: the same step.
+run "$TENET" sim -t ring-8 w/dp --workload "$D" --json
+desc="sim --workload"; expect_rc 0
+json_ok out.txt && ok || bad "sim --workload JSON"
+[ "$(json_get out.txt step_ns)" = "$(json_get "$D/workload.json" step_ns)" ] && ok ||
+  bad "step_ns $(json_get out.txt step_ns) vs the manifest's $(json_get "$D/workload.json" step_ns)"
+$PY - out.txt <<'PYEOF' && ok || bad "sim --workload keys"
+import json, sys
+o = json.load(open(sys.argv[1]))
+for k in ("step_ns", "exposed_comm_ns", "compute_ns", "ring", "direct", "collectives"):
+    assert k in o, k
+assert len(o["collectives"]) == 5
+assert float(o["ring"]["step_ns"]) == float(o["step_ns"]), o  # the sets are Ring's
+assert float(o["direct"]["step_ns"]) > 0
+for c in o["collectives"]:
+    assert abs(float(c["end_ns"]) - float(c["start_ns"]) - float(c["time_ns"])) < 1e-3, c
+PYEOF
+run "$TENET" sim -t ring-8 w/dp --workload "$D"
+desc="sim --workload text"; expect_rc 0
+grep -q "exposed comm" out.txt && grep -q "ALL_GATHER" out.txt && ok || bad "text: $(head -3 out.txt)"
+
+# Again into the same directory: replaced whole, every set from the one it replaces.
+cp -r "$D/sets" sets.before
+run "$TENET" workload -t ring-8 w/dp -o "$D" -a ring --json
+desc="workload again"; expect_rc 0
+$PY -c 'import json,sys; m=json.load(open(sys.argv[1])); assert all(s["cached"] for s in m["sets"]), m["sets"]' out.txt &&
+  ok || bad "second run synthesized again"
+diff -r sets.before "$D/sets" >/dev/null && ok || bad "cached sets differ"
+
+# A cache folder shared across directories; any thread count gives the same files.
+run "$TENET" workload -t switch-8 w/dp -o d1 -j 1 --cache cache --json
+desc="workload -j 1 --cache"; expect_rc 0
+$PY -c 'import json,sys; m=json.load(open(sys.argv[1])); assert not any(s["cached"] for s in m["sets"])' out.txt &&
+  ok || bad "a fresh cache reported a hit"
+run "$TENET" workload -t switch-8 w/dp -o d2 -j 2
+desc="workload -j 2"; expect_rc 0
+diff -r d1/sets d2/sets >/dev/null && ok || bad "-j 1 and -j 2 wrote different sets"
+run "$TENET" workload -t switch-8 w/dp -o d3 --cache cache --json
+desc="workload from the cache"; expect_rc 0
+$PY -c 'import json,sys; m=json.load(open(sys.argv[1])); assert all(s["cached"] for s in m["sets"])' out.txt &&
+  ok || bad "the cache was not used"
+# A set cached for another algorithm is not reused.
+run "$TENET" workload -t switch-8 w/dp -o d4 --cache cache -a direct --json
+$PY -c 'import json,sys; m=json.load(open(sys.argv[1])); assert not any(s["cached"] for s in m["sets"])' out.txt &&
+  ok || bad "-a direct reused auto's sets"
+
+# A fabric ASTRA-sim's backend cannot express: everything but network.yml and run.sh.
+run "$TENET" workload example tp -n 16 -s 1MiB --compute-us 10 -o w/tp
+run "$TENET" workload -t mesh-4x4 w/tp -o m44
+desc="workload mesh-4x4"; expect_rc 0
+[ -e m44/per_node.yaml ] && [ ! -e m44/run.sh ] && [ ! -e m44/network.yml ] && ok || bad "mesh-4x4 files"
+grep -q "no network.yml or run.sh" out.txt && ok || bad "mesh-4x4 says why"
+
+# Pipeline: point-to-point messages only (no collective, no set).
+run "$TENET" workload example pp -n 4 --layers 3 -s 1MiB --compute-us 100 -o w/pp
+run "$TENET" workload -t ring-4 w/pp -o pp --json
+desc="workload pp"; expect_rc 0
+# (3 + 3) forwards of 100 us and 3 hops of 500 ns + 1 MiB at 50 GiB/s.
+[ "$(json_get out.txt step_ns)" = "$($PY -c 'print(6 * 100000 + 3 * (500 + 19531.25))')" ] && ok ||
+  bad "pp step $(json_get out.txt step_ns)"
+
+# run.sh against a stand-in that prints ASTRA-sim's lines.
+cat >fake.sh <<'SH'
+#!/bin/sh
+echo "[workload] [info] sys[0] finished, 4100 cycles, exposed communication 100 cycles."
+echo "[workload] [info] sys[1] finished, 4200 cycles, exposed communication 200 cycles."
+SH
+chmod +x fake.sh
+ASTRA_SIM="$SCRATCH/fake.sh" "$D/run.sh" >rs.txt 2>&1 && grep -q "ASTRA-sim: step 4200 ns; tenet predicted" rs.txt &&
+  ok || bad "run.sh: $(cat rs.txt)"
+
+# Bad input: one line, exit 1, nothing written.
+mkdir -p w7 && for r in 0 1 2 3 4 5 6; do cp w/dp.$r.et w7/dp.$r.et; done
+fails_with 1 "$TENET" workload -t ring-8 w7/dp -o bad1
+expect_msg "w7/dp.7.et is missing"
+fails_with 1 "$TENET" workload -t ring-8 w/nothing -o bad2
+mkdir -p full && echo x >full/keep
+fails_with 1 "$TENET" workload -t ring-8 w/dp -o full
+expect_msg "not empty"
+fails_with 1 "$TENET" workload -t ring-8 w/dp
+fails_with 1 "$TENET" workload example dp -n 1 -o w/one
+fails_with 1 "$TENET" workload example nosuch -n 4 -o w/x
+SUBCMD=sim
+fails_with 1 "$TENET" sim -t ring-8 w/dp --workload "$D" -c allreduce
+fails_with 1 "$TENET" sim -t ring-8 w/dp --workload nodir
+expect_msg "nodir/workload.json"
+fails_with 1 "$TENET" sim -t ring-8 w/tp --workload "$D"
+expect_msg "a workload of 16 ranks, but the fabric 'ring-8' has 8 NPUs"
+SUBCMD=workload
+
+# Workloads with faults, written record by record with protobuf's Python runtime.
+if $PY -c 'import google.protobuf' 2>/dev/null && command -v protoc >/dev/null &&
+  mkdir -p gen && protoc --python_out=gen --proto_path="$SRC/emit/chakra" "$SRC/emit/chakra/et_def.proto"; then
+  $PY - gen bad <<'PYEOF' && ok || bad "writing faulty workloads"
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[1])
+import et_def_pb2 as pb
+def varint(n):
+    out = b""
+    while True:
+        b = n & 0x7F; n >>= 7
+        if n: out += bytes([b | 0x80])
+        else: return out + bytes([b])
+def write(prefix, rank, nodes):
+    md = pb.GlobalMetadata(version="0.0.4").SerializeToString()
+    with open("%s.%d.et" % (prefix, rank), "wb") as f:
+        f.write(varint(len(md)) + md)
+        for n in nodes:
+            b = n.SerializeToString(); f.write(varint(len(b)) + b)
+def coll(i, size, deps=()):
+    n = pb.Node(id=i, name="c%d" % i, type=pb.COMM_COLL_NODE, data_deps=list(deps))
+    n.attr.add(name="comm_type", int64_val=pb.ALL_REDUCE)
+    n.attr.add(name="comm_size", int64_val=size)
+    return n
+def comp(i, deps=()):
+    return pb.Node(id=i, name="k%d" % i, type=pb.COMP_NODE, duration_micros=5, data_deps=list(deps))
+pre = sys.argv[2]
+for r in range(4):  # size differs on rank 2
+    write(pre + "_size", r, [comp(1), coll(2, 4096 if r == 2 else 8192, [1])])
+for r in range(4):  # a cycle on rank 1
+    write(pre + "_cycle", r, [comp(1, [3] if r == 1 else []), coll(2, 8192, [1]), comp(3, [2])])
+for r in range(4):  # rank 3 lacks the collective
+    write(pre + "_missing", r, [comp(1)] + ([coll(2, 8192, [1])] if r != 3 else []))
+PYEOF
+  fails_with 1 "$TENET" workload -t ring-4 bad_size -o x1
+  expect_msg "node 2: collective of 8192 bytes on rank 0 but 4096 bytes on rank 2"
+  fails_with 1 "$TENET" workload -t ring-4 bad_cycle -o x2
+  expect_msg "rank 1: dependency cycle through nodes"
+  fails_with 1 "$TENET" workload -t ring-4 bad_missing -o x3
+  expect_msg "missing on rank 3"
+else
+  bad "faulty workloads need $PY with google.protobuf and protoc (scripts/install-deps.sh installs them)"
+fi
+
+testlib_done
