@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "emit/emit.h"
 
@@ -144,6 +145,7 @@ static bool from_cache(const cli_wl_plan_t *p, const char *dir, cli_wl_set_t *s)
       s->algo = a;
       a = NULL;
       s->cached = hit = true;
+      snprintf(s->source, sizeof s->source, "%s", prefix);
       snprintf(s->method, sizeof s->method, "%s", s->algo->name);
     }
     algo_free(a);
@@ -162,11 +164,13 @@ typedef struct make_ctx {
  * as synth makes them. */
 static tn_status_t make_bases(const topo_t *t, cli_wl_set_t *s, tn_err_t *err) {
   for (int b = 0; b < 2; b++) {
-    synth_opts_t so = {.method = b == 0 && s->coll != TN_ALLTOALL ? SYNTH_RING : SYNTH_DIRECT};
     synth_result_t r;
-    tn_status_t st = synth_run(t, s->coll, s->bytes, &so, &r, err);
+    tn_status_t st =
+        synth_baseline(t, s->coll, s->bytes,
+                       b == 0 && s->coll != TN_ALLTOALL ? SYNTH_RING : SYNTH_DIRECT, &r, err);
     if (st != TN_OK) return st;
     s->base[b] = r.algo;
+    s->base_ps[b] = r.time_ps;
     snprintf(s->base_variant[b], sizeof s->base_variant[b], "%s", r.variant);
   }
   return TN_OK;
@@ -186,12 +190,14 @@ static void make_job(void *arg, size_t i, unsigned worker) {
     synth_result_t r;
     if ((st = synth_run(t, s->coll, s->bytes, &p->so, &r, e)) == TN_OK) {
       s->algo = r.algo;
+      s->time_ps = r.time_ps; /* synth times every set it returns */
       snprintf(s->method, sizeof s->method, "%s", synth_method_name(r.method));
     }
+  } else if (st == TN_OK) {
+    sim_result_t sr = {0};
+    if ((st = sim_run(t, s->algo, NULL, &sr, e)) == TN_OK) s->time_ps = sr.time_ps;
+    sim_result_free(&sr);
   }
-  sim_result_t sr = {0};
-  if (st == TN_OK && (st = sim_run(t, s->algo, NULL, &sr, e)) == TN_OK) s->time_ps = sr.time_ps;
-  sim_result_free(&sr);
   if (st == TN_OK) st = make_bases(t, s, e);
   if (st == TN_OK && p->cache && !s->cached) {
     char *prefix = NULL;
@@ -250,6 +256,28 @@ tn_status_t cli_wl_make_sets(cli_wl_plan_t *p, tn_err_t *err) {
   return st;
 }
 
+static void bases_job(void *arg, size_t i, unsigned worker) {
+  make_ctx_t *c = arg;
+  cli_wl_set_t *s = &c->p->sets[i];
+  tn_status_t st = TN_OK;
+  if (c->topos[worker] == NULL) st = topo_clone(c->p->t, &c->topos[worker], &s->err);
+  if (st == TN_OK) st = make_bases(c->topos[worker], s, &s->err);
+  if (st != TN_OK && s->err.status == TN_OK) s->err.status = st;
+}
+
+/* The comparison's Ring and Direct of every set, p->jobs (or all cores) at a time. */
+static tn_status_t bases_parallel(cli_wl_plan_t *p, tn_err_t *err) {
+  make_ctx_t c = {p, NULL, NULL};
+  unsigned jobs = p->jobs ? p->jobs : cli_cores();
+  if (jobs > p->nsets) jobs = p->nsets ? p->nsets : 1;
+  tn_status_t st = tn_calloc(jobs, sizeof *c.topos, &c.topos, err);
+  if (st == TN_OK) st = cli_parallel(p->nsets, jobs, bases_job, &c, NULL, err);
+  for (unsigned w = 0; c.topos && w < jobs; w++)
+    topo_free(c.topos[w]);
+  free(c.topos);
+  return st == TN_OK ? first_failure(p, err) : st;
+}
+
 /* ---- reading a directory back ------------------------------------------------------ */
 
 static const cJSON *member(const cJSON *o, const char *key) {
@@ -303,13 +331,7 @@ tn_status_t cli_wl_read_dir(cli_wl_plan_t *p, const char *dir, tn_err_t *err) {
     if (st == TN_OK) snprintf(s->method, sizeof s->method, "%s", s->algo->name);
     free(prefix);
   }
-  for (uint32_t i = 0; i < p->nsets && st == TN_OK; i++) {
-    cli_wl_set_t *s = &p->sets[i];
-    sim_result_t sr = {0};
-    if ((st = sim_run(p->t, s->algo, NULL, &sr, err)) == TN_OK) s->time_ps = sr.time_ps;
-    sim_result_free(&sr);
-    if (st == TN_OK) st = make_bases(p->t, s, err);
-  }
+  if (st == TN_OK) st = bases_parallel(p, err);
   if (st == TN_OK) st = make_fills(p, err);
 out:
   cJSON_Delete(m);
@@ -537,13 +559,35 @@ static tn_status_t put_json(const char *dir, const char *name, cJSON *o, tn_err_
   return st;
 }
 
+/* A cached set's files, hard-linked under the new prefix (the same bytes, read and checked
+ * when it was taken from the cache): true when every rank's file was linked; else none is
+ * left and the caller writes the set. */
+static bool link_set(const char *from, const char *to, uint32_t npus) {
+  char a[4200], b[4200];
+  snprintf(b, sizeof b, "%s", to);
+  if (tn_mkdir_parents(b, &(tn_err_t){0}) != TN_OK) return false;
+  for (uint32_t r = 0; r < npus; r++) {
+    snprintf(a, sizeof a, "%s.%u.et", from, r);
+    snprintf(b, sizeof b, "%s.%u.et", to, r);
+    if (link(a, b) != 0) {
+      while (r-- > 0) {
+        snprintf(b, sizeof b, "%s.%u.et", to, r);
+        unlink(b);
+      }
+      return false;
+    }
+  }
+  return true;
+}
+
 static tn_status_t fill_dir(void *ctx, const cli_rundir_t *d, tn_err_t *err) {
   cli_wl_plan_t *p = ctx;
   tn_status_t st = TN_OK;
   for (uint32_t i = 0; i < p->nsets && st == TN_OK; i++) {
     char *prefix = NULL, rel[128];
     snprintf(rel, sizeof rel, "sets/%s", p->sets[i].name);
-    if ((st = cli_path_join(d->tmp, rel, &prefix, err)) == TN_OK)
+    if ((st = cli_path_join(d->tmp, rel, &prefix, err)) == TN_OK &&
+        !(p->sets[i].cached && link_set(p->sets[i].source, prefix, p->t->npus)))
       st = emit_chakra_write(p->sets[i].algo, prefix, err);
     free(prefix);
   }
@@ -600,10 +644,7 @@ void cli_wl_print_sets(const cli_wl_plan_t *p, FILE *f) {
   for (uint32_t i = 0; i < p->nsets; i++) {
     const cli_wl_set_t *s = &p->sets[i];
     char size[32], alone[32], ring[32], set[128];
-    sim_result_t r = {0};
-    uint64_t ring_ps = 0;
-    if (s->base[0] && sim_run(p->t, s->base[0], NULL, &r, &e) == TN_OK) ring_ps = r.time_ps;
-    sim_result_free(&r);
+    uint64_t ring_ps = s->base_ps[0];
     snprintf(alone, sizeof alone, "%.3f", (double)s->time_ps / 1e6);
     snprintf(ring, sizeof ring, "%.3f", (double)ring_ps / 1e6);
     snprintf(set, sizeof set, "sets/%s%s", s->name, s->cached ? " (cache)" : "");

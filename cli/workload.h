@@ -20,12 +20,14 @@ enum { CLI_WL_TENET = 0, CLI_WL_RING = 1, CLI_WL_DIRECT = 2, CLI_WL_RUNS = 3 };
 typedef struct cli_wl_set {
   tn_coll_t coll;
   uint64_t bytes;
-  char name[96];    /* "allreduce-4194304-<16 hex digits>": its files sets/NAME.* */
-  algo_t *algo;     /* tenet's */
-  char method[16];  /* what made it */
-  uint64_t time_ps; /* simulated alone */
-  bool cached;      /* read from the cache instead of synthesized */
-  algo_t *base[2];  /* Ring (All-to-All: Direct) and Direct, for the comparison */
+  char name[96];       /* "allreduce-4194304-<16 hex digits>": its files sets/NAME.* */
+  algo_t *algo;        /* tenet's */
+  char method[16];     /* what made it */
+  uint64_t time_ps;    /* simulated alone */
+  bool cached;         /* read from the cache instead of synthesized */
+  char source[4096];   /* the cached set's prefix (its files are linked, not rewritten) */
+  algo_t *base[2];     /* Ring (All-to-All: Direct) and Direct, for the comparison */
+  uint64_t base_ps[2]; /* their times alone */
   char base_variant[2][48];
   tn_err_t err; /* a job's failure */
 } cli_wl_set_t;

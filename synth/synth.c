@@ -163,6 +163,19 @@ static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size,
   return st;
 }
 
+tn_status_t synth_baseline(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, synth_method_t m,
+                           synth_result_t *out, tn_err_t *err) {
+  memset(out, 0, sizeof *out);
+  const char *why = NULL;
+  if (m != SYNTH_RING && m != SYNTH_DIRECT)
+    return tn_err_set(err, TN_INVAL, "a baseline is ring or direct, not %s", synth_method_name(m));
+  if (!synth_method_applies(m, coll, &why)) return tn_err_set(err, TN_INVAL, "%s", why);
+  tn_status_t st = topo_check_connected(t, err);
+  if (st == TN_OK) st = best_baseline(t, coll, size_bytes, m, 0, out, err);
+  if (st == TN_OK) out->method = m;
+  return st;
+}
+
 /* MSCCLang's Two-Step All-to-All over the fabric's servers. */
 static tn_status_t two_step(const topo_t *t, uint64_t size, uint32_t k, algo_t **out,
                             tn_err_t *err) {

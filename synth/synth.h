@@ -33,8 +33,7 @@ const char *synth_method_name(synth_method_t m);
 
 /* Parses a method name. TN_INVAL with a did-you-mean naming `what` (e.g. "--algo") for an
  * unknown name, and for "milp" in a build without GLPK. */
-tn_status_t synth_method_parse(const char *s, const char *what, synth_method_t *out,
-                               tn_err_t *err);
+tn_status_t synth_method_parse(const char *s, const char *what, synth_method_t *out, tn_err_t *err);
 
 /* Whether method m makes collective coll at all (ring: no All-to-All; trees: All-Reduce
  * only; twostep: All-to-All only; forest, milp: no All-to-All); when not, *why (may be
@@ -56,12 +55,12 @@ typedef struct synth_opts {
 } synth_opts_t;
 
 typedef struct synth_result {
-  algo_t *algo;            /* owned; free with synth_result_free */
-  synth_method_t method;   /* the method that made algo (the portfolio's choice for AUTO) */
-  bool chosen;             /* method was chosen by the portfolio (AUTO) */
-  uint64_t time_ps;        /* its simulated time when known (AUTO, or an All-Gather plan,
-                              whose prediction is exact), else 0 */
-  double synth_ms;         /* wall time of synthesis, lowering and the portfolio's sims */
+  algo_t *algo;          /* owned; free with synth_result_free */
+  synth_method_t method; /* the method that made algo (the portfolio's choice for AUTO) */
+  bool chosen;           /* method was chosen by the portfolio (AUTO) */
+  uint64_t time_ps;      /* its simulated time when known (AUTO, or an All-Gather plan,
+                            whose prediction is exact), else 0 */
+  double synth_ms;       /* wall time of synthesis, lowering and the portfolio's sims */
   /* The MILP's outcome (NULL for other methods): "optimal" (proven for the chunk count,
    * in the discrete model), "feasible" (a stop came first; milp_gap bounds the distance
    * to optimal) or "greedy" (the MILP's algorithm simulated slower than the greedy's, or
@@ -86,5 +85,13 @@ tn_status_t synth_run(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
                       const synth_opts_t *opts, synth_result_t *out, tn_err_t *err);
 
 void synth_result_free(synth_result_t *r);
+
+/* A baseline (SYNTH_RING or SYNTH_DIRECT) at its best configuration, as synth_run picks it,
+ * without the order-proofing pass that every set synth_run returns goes through: for
+ * comparisons (the step of `tenet sim --workload` with Ring for every collective), not for
+ * files. out->time_ps is its simulated time, out->variant its configuration. TN_INVAL for
+ * another method or a collective it does not make. */
+tn_status_t synth_baseline(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, synth_method_t m,
+                           synth_result_t *out, tn_err_t *err);
 
 #endif

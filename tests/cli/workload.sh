@@ -70,7 +70,8 @@ o = json.load(open(sys.argv[1]))
 for k in ("step_ns", "exposed_comm_ns", "compute_ns", "ring", "direct", "collectives"):
     assert k in o, k
 assert len(o["collectives"]) == 5
-assert float(o["ring"]["step_ns"]) == float(o["step_ns"]), o  # the sets are Ring's
+# The sets are Ring's (order-proofed: a few ns of gates more than the bare Ring).
+assert 0 <= float(o["step_ns"]) - float(o["ring"]["step_ns"]) < 100, o
 assert float(o["direct"]["step_ns"]) > 0
 for c in o["collectives"]:
     assert abs(float(c["end_ns"]) - float(c["start_ns"]) - float(c["time_ns"])) < 1e-3, c
