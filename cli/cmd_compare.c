@@ -205,7 +205,8 @@ int cmd_compare(int argc, char **argv) {
     char why[200] = "see docs/bounds.md";
     topo_bounds_t bd;
     tn_err_t be = {0};
-    if (topo_bounds_compute(t, &bd, &be) == TN_OK) topo_bound_explain(&bd, sp.coll, why, sizeof why);
+    if (topo_bounds_compute(t, &bd, &be) == TN_OK)
+      topo_bound_explain(&bd, sp.coll, why, sizeof why);
     printf("%s, %s, %u NPUs (lower bound: %s)\n", label, tn_coll_name(sp.coll), t->npus, why);
     st = cli_results_table(rows, nrows, stdout, &err);
   }

@@ -170,7 +170,6 @@ static tn_status_t make_bases(const topo_t *t, cli_wl_set_t *s, tn_err_t *err) {
                        b == 0 && s->coll != TN_ALLTOALL ? SYNTH_RING : SYNTH_DIRECT, &r, err);
     if (st != TN_OK) return st;
     s->base[b] = r.algo;
-    s->base_ps[b] = r.time_ps;
     snprintf(s->base_variant[b], sizeof s->base_variant[b], "%s", r.variant);
   }
   return TN_OK;
@@ -198,7 +197,6 @@ static void make_job(void *arg, size_t i, unsigned worker) {
     if ((st = sim_run(t, s->algo, NULL, &sr, e)) == TN_OK) s->time_ps = sr.time_ps;
     sim_result_free(&sr);
   }
-  if (st == TN_OK) st = make_bases(t, s, e);
   if (st == TN_OK && p->cache && !s->cached) {
     char *prefix = NULL;
     if ((st = cli_path_join(p->cache, s->name, &prefix, e)) == TN_OK)
@@ -371,12 +369,11 @@ static void predict_job(void *arg, size_t run, unsigned worker) {
   free(algos);
 }
 
-tn_status_t cli_wl_predict(cli_wl_plan_t *p, tn_err_t *err) {
+tn_status_t cli_wl_predict(cli_wl_plan_t *p, bool compare, tn_err_t *err) {
   predict_ctx_t c = {.p = p};
-  unsigned jobs = p->jobs ? p->jobs : cli_cores();
-  tn_status_t st = cli_parallel(CLI_WL_RUNS, jobs < CLI_WL_RUNS ? jobs : CLI_WL_RUNS, predict_job,
-                                &c, NULL, err);
-  for (int run = 0; st == TN_OK && run < CLI_WL_RUNS; run++)
+  unsigned jobs = p->jobs ? p->jobs : cli_cores(), runs = compare ? CLI_WL_RUNS : 1;
+  tn_status_t st = cli_parallel(runs, jobs < runs ? jobs : runs, predict_job, &c, NULL, err);
+  for (unsigned run = 0; st == TN_OK && run < runs; run++)
     if (c.err[run].status != TN_OK) {
       *err = c.err[run];
       st = err->status;
@@ -536,8 +533,6 @@ static cJSON *manifest(const cli_wl_plan_t *p) {
     }
   cli_json_add_ns(o, "step_ns", p->step[CLI_WL_TENET].step_ps);
   cli_json_add_ns(o, "exposed_comm_ns", p->step[CLI_WL_TENET].exposed_ps);
-  cli_json_add_ns(o, "ring_step_ns", p->step[CLI_WL_RING].step_ps);
-  cli_json_add_ns(o, "direct_step_ns", p->step[CLI_WL_DIRECT].step_ps);
   cJSON_AddBoolToObject(o, "astra", p->astra_ok);
   if (!p->astra_ok) cJSON_AddStringToObject(o, "astra_note", p->astra_why);
   return o;
@@ -637,23 +632,17 @@ cJSON *cli_wl_json(const cli_wl_plan_t *p) {
 
 void cli_wl_print_sets(const cli_wl_plan_t *p, FILE *f) {
   if (p->nsets == 0) return;
-  static const char *const head[] = {"collective", "size", "method", "alone us", "ring us", "set"};
+  static const char *const head[] = {"collective", "size", "method", "alone us", "set"};
   cli_table_t t;
   tn_err_t e = {0};
-  if (cli_table_init(&t, head, "llrrrl", 6, &e) != TN_OK) return;
+  if (cli_table_init(&t, head, "llrrl", 5, &e) != TN_OK) return;
   for (uint32_t i = 0; i < p->nsets; i++) {
     const cli_wl_set_t *s = &p->sets[i];
-    char size[32], alone[32], ring[32], set[128];
-    uint64_t ring_ps = s->base_ps[0];
+    char size[32], alone[32], set[128];
     snprintf(alone, sizeof alone, "%.3f", (double)s->time_ps / 1e6);
-    snprintf(ring, sizeof ring, "%.3f", (double)ring_ps / 1e6);
     snprintf(set, sizeof set, "sets/%s%s", s->name, s->cached ? " (cache)" : "");
-    const char *row[] = {tn_coll_name(s->coll),
-                         tn_fmt_size(s->bytes, size, sizeof size),
-                         s->method,
-                         alone,
-                         ring,
-                         set};
+    const char *row[] = {tn_coll_name(s->coll), tn_fmt_size(s->bytes, size, sizeof size), s->method,
+                         alone, set};
     if (cli_table_add(&t, row, &e) != TN_OK) break;
   }
   cli_table_print(&t, f);
@@ -781,7 +770,7 @@ int cli_wl_sim(const char *topo, const char *prefix, const char *dir, bool json)
   tn_err_t err = {0};
   int code = 0;
   if (cli_wl_load(&p, &err) != TN_OK || cli_wl_read_dir(&p, dir, &err) != TN_OK ||
-      cli_wl_predict(&p, &err) != TN_OK) {
+      cli_wl_predict(&p, true, &err) != TN_OK) {
     code = cli_report("sim", &err);
   } else if (json) {
     code = cli_json_print("sim", sim_json(&p, dir));
