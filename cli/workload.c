@@ -453,35 +453,11 @@ static tn_status_t comm_group_json(const cli_wl_plan_t *p, char **out, tn_err_t 
 }
 
 static tn_status_t run_sh(const cli_wl_plan_t *p, bool groups, tn_sb_t *b) {
-  const char *bin =
-      p->aware ? "AstraSim_Analytical_Congestion_Aware" : "AstraSim_Analytical_Congestion_Unaware";
-  tn_sb_printf(b,
-               "#!/bin/sh\n"
-               "# Runs this step in ASTRA-sim (written by tenet workload: %s on %s).\n"
-               "# ASTRA_SIM may name the simulator; else %s is looked up on PATH.\n"
-               "here=$(cd \"$(dirname \"$0\")\" && pwd)\n"
-               "bin=${ASTRA_SIM:-$(command -v %s || true)}\n"
-               "if [ -z \"$bin\" ] || [ ! -x \"$bin\" ]; then\n"
-               "  echo \"run.sh: no ASTRA-sim: set ASTRA_SIM to the %s binary or put it on "
-               "PATH\" >&2\n"
-               "  exit 2\n"
-               "fi\n"
-               "out=$(\"$bin\" --workload-configuration=\"$here/workload/%s\" \\\n"
-               "  --system-configuration=\"$here/system.json\" \\\n"
-               "  --remote-memory-configuration=\"$here/remote_memory.json\" \\\n"
-               "  %s--network-configuration=\"$here/network.yml\" 2>&1)\n"
-               "rc=$?\n"
-               "printf '%%s\\n' \"$out\"\n"
-               "[ $rc = 0 ] || { echo \"run.sh: ASTRA-sim exited with $rc\" >&2; exit 1; }\n"
-               "ns=$(printf '%%s\\n' \"$out\" | sed -n 's/.*sys\\[[0-9]*\\] finished, "
-               "\\([0-9][0-9]*\\) cycles.*/\\1/p' | sort -n | tail -n 1)\n"
-               "[ -n \"$ns\" ] || { echo \"run.sh: no 'sys[i] finished, N cycles' line in "
-               "ASTRA-sim's output\" >&2; exit 1; }\n"
-               "echo \"ASTRA-sim: step $ns ns; tenet predicted %.3f ns\"\n",
-               base_name(p->prefix), p->t->name, bin, bin, bin, base_name(p->prefix),
-               groups ? "--comm-group-configuration=\"$here/comm_group.json\" \\\n  " : "",
-               (double)p->step[CLI_WL_TENET].step_ps / 1e3);
-  return b->st;
+  char pred[64], what[512];
+  snprintf(pred, sizeof pred, "%.3f", (double)p->step[CLI_WL_TENET].step_ps / 1e3);
+  snprintf(what, sizeof what, "tenet workload: %s on %s", base_name(p->prefix), p->t->name);
+  cli_astra_run_t r = {what, p->aware, base_name(p->prefix), groups, "step ", pred};
+  return cli_astra_run_sh(&r, b);
 }
 
 static cJSON *manifest(const cli_wl_plan_t *p) {
