@@ -327,10 +327,11 @@ static tn_status_t check_node(const workload_t *w, uint32_t r, uint32_t i, tn_er
   if (x->op > WL_NOP)
     return tn_err_set(err, TN_INVAL, "rank %" PRIu32 " node %" PRIu64 ": unknown op %d", r, x->id,
                       (int)x->op);
-  if (x->bytes > INT64_MAX || x->pg < 0 || x->peer > INT32_MAX)
-    return tn_err_set(err, TN_INVAL,
-                      "rank %" PRIu32 " node %" PRIu64 ": comm_size, pg or peer out of range", r,
-                      x->id);
+  const char *bad = x->bytes > INT64_MAX  ? "comm_size above INT64_MAX"
+                    : x->pg < 0           ? "a negative process group"
+                    : x->peer > INT32_MAX ? "a peer above INT32_MAX"
+                                          : NULL;
+  if (bad) return tn_err_set(err, TN_INVAL, "rank %" PRIu32 " node %" PRIu64 ": %s", r, x->id, bad);
   return TN_OK;
 }
 

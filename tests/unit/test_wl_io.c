@@ -626,6 +626,15 @@ static void wl_io_decode_refuses_a_rank_already_read(void **state) {
   wl_free(w);
 }
 
+/* Two ranks, each a COMP of id 1. */
+static workload_t *make_two_comps(void) {
+  workload_t *w = NULL;
+  TU_OK(wl_create(2, &w, &tu_err_));
+  for (uint32_t r = 0; r < 2; r++)
+    add(w, r, (wl_node_t){.id = 1, .op = WL_COMP}, "c", NULL, 0);
+  return w;
+}
+
 static void wl_io_write_refuses_what_the_reader_would_reject(void **state) {
   (void)state;
   workload_t *w = NULL;
@@ -641,6 +650,20 @@ static void wl_io_write_refuses_what_the_reader_would_reject(void **state) {
   assert_int_equal(emit_chakra_write_wl(w, prefix, &err), TN_INVAL);
   assert_non_null(strstr(err.msg, "rank 1 node 1: bad dependency 1"));
   assert_int_equal(access(rank_file(prefix, 0), F_OK), -1); /* nothing written */
+  wl_free(w);
+  w = make_two_comps();
+  TU_OK(wl_add(w, 1, &(wl_node_t){.id = 2, .op = WL_COLL, .bytes = 8, .pg = -1}, "g", NULL, 0, NULL,
+               &tu_err_));
+  tn_err_clear(&err);
+  assert_int_equal(emit_chakra_write_wl(w, prefix, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "rank 1 node 2: a negative process group"));
+  wl_free(w);
+  w = make_two_comps();
+  TU_OK(wl_add(w, 0, &(wl_node_t){.id = 2, .op = WL_SEND, .bytes = 1ull << 63, .peer = 1}, "s",
+               NULL, 0, NULL, &tu_err_));
+  tn_err_clear(&err);
+  assert_int_equal(emit_chakra_write_wl(w, prefix, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "rank 0 node 2: comm_size above INT64_MAX"));
   wl_free(w);
 }
 
