@@ -65,12 +65,14 @@ tn_status_t wl_add(workload_t *w, uint32_t rank, const wl_node_t *node, const ch
   tn_status_t st = tn_vec_reserve(&R->deps, R->deps.len + ndeps, err);
   if (st == TN_OK) st = tn_vec_reserve(&R->names, R->names.len + n.name_len, err);
   if (st != TN_OK) return st;
-  uint32_t *d = (uint32_t *)R->deps.data + R->deps.len;
-  if (ndeps) memcpy(d, deps, ndeps * sizeof *deps);
-  qsort(d, ndeps, sizeof *d, u32_cmp);
   uint32_t k = 0;
-  for (uint32_t i = 0; i < ndeps; i++)
-    if (k == 0 || d[k - 1] != d[i]) d[k++] = d[i];
+  if (ndeps) { /* an empty vector's data is NULL, which neither memcpy nor qsort may take */
+    uint32_t *d = (uint32_t *)R->deps.data + R->deps.len;
+    memcpy(d, deps, ndeps * sizeof *deps);
+    qsort(d, ndeps, sizeof *d, u32_cmp);
+    for (uint32_t i = 0; i < ndeps; i++)
+      if (k == 0 || d[k - 1] != d[i]) d[k++] = d[i];
+  }
   n.ndeps = k;
   if (n.name_len) memcpy((char *)R->names.data + R->names.len, name, n.name_len);
   if ((st = tn_vec_push(&R->nodes, &n, err)) != TN_OK) return st;
@@ -82,7 +84,8 @@ tn_status_t wl_add(workload_t *w, uint32_t rank, const wl_node_t *node, const ch
 
 const char *wl_name(const workload_t *w, uint32_t rank, const wl_node_t *n,
                     char buf[WL_MAX_NAME + 1]) {
-  memcpy(buf, (const char *)w->ranks[rank].names.data + n->name_off, n->name_len);
+  if (n->name_len) /* the names' data is NULL while no node has a name */
+    memcpy(buf, (const char *)w->ranks[rank].names.data + n->name_off, n->name_len);
   buf[n->name_len] = '\0';
   return buf;
 }
@@ -279,8 +282,8 @@ static tn_status_t check_p2p(const workload_t *w, tn_err_t *err) {
         st = tn_vec_push(&v, &(p2p_t){x->peer, r, x->tag, x->bytes, r, i}, err);
     }
   if (st == TN_OK) {
-    qsort(s.data, s.len, sizeof(p2p_t), p2p_cmp);
-    qsort(v.data, v.len, sizeof(p2p_t), p2p_cmp);
+    if (s.len > 1) qsort(s.data, s.len, sizeof(p2p_t), p2p_cmp); /* data is NULL when empty */
+    if (v.len > 1) qsort(v.data, v.len, sizeof(p2p_t), p2p_cmp);
     const p2p_t *a = s.data, *b = v.data;
     size_t i = 0, j = 0;
     while (st == TN_OK && (i < s.len || j < v.len)) {
@@ -422,7 +425,7 @@ static tn_status_t group_colls(const workload_t *w, wl_colls_t *out, tn_err_t *e
       if (wl_node(w, r, i)->op == WL_COLL)
         st = tn_vec_push(&m, &(member_t){wl_node(w, r, i)->id, r, i}, err);
   if (st != TN_OK) goto out;
-  qsort(m.data, m.len, sizeof(member_t), member_cmp);
+  if (m.len > 1) qsort(m.data, m.len, sizeof(member_t), member_cmp); /* NULL when empty */
   const member_t *ms = m.data;
   uint32_t groups = 0;
   for (size_t i = 0; i < m.len; i++)

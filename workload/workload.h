@@ -74,7 +74,8 @@ static inline uint32_t wl_count(const workload_t *w, uint32_t rank) {
 const char *wl_name(const workload_t *w, uint32_t rank, const wl_node_t *n,
                     char buf[WL_MAX_NAME + 1]);
 static inline const uint32_t *wl_deps(const workload_t *w, uint32_t rank, const wl_node_t *n) {
-  return (const uint32_t *)w->ranks[rank].deps.data + n->dep_off;
+  const uint32_t *d = w->ranks[rank].deps.data; /* NULL while the rank has no dependency */
+  return d ? d + n->dep_off : d;
 }
 
 /* The Chakra type's name ("ALL_REDUCE", …, "code 42" for an unknown one; buf holds it). */
