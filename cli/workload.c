@@ -21,6 +21,9 @@ static const char why_group[] =
     "a process group short of every rank: tenet's sets span every rank, ASTRA-sim runs its "
     "own algorithm";
 static const char why_id[] = "node id above 2^31-1: ASTRA-sim's per-node YAML keys are int";
+static const char why_shared[] =
+    "its node id names a collective of another kind or size on another rank: ASTRA-sim's "
+    "per-node YAML maps an id to one set for every rank";
 
 void cli_wl_plan_free(cli_wl_plan_t *p) {
   for (uint32_t i = 0; i < p->nsets; i++) {
@@ -83,6 +86,60 @@ static void set_name(const cli_wl_plan_t *p, cli_wl_set_t *s) {
            h);
 }
 
+/* The nodes of collective c on every rank: ids the YAML's int keys hold. */
+static bool ids_fit(const cli_wl_plan_t *p, const wl_coll_t *c) {
+  for (uint32_t q = 0; q < c->nranks; q++)
+    if (wl_node(p->w, c->ranks[q], c->index[q])->id > INT32_MAX) return false;
+  return true;
+}
+
+/* One node id of one rank that the YAML maps to a collective's set. */
+typedef struct id_use {
+  uint64_t id;
+  uint32_t coll; /* index into cs */
+} id_use_t;
+
+static int id_use_cmp(const void *x, const void *y) {
+  const id_use_t *a = x, *b = y;
+  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  return (a->coll > b->coll) - (a->coll < b->coll);
+}
+
+/* The (id, collective) pairs of every rank of the collectives in line for a set (why
+ * NULL), sorted by id. */
+static tn_status_t id_uses(const cli_wl_plan_t *p, tn_vec_t *v, tn_err_t *err) {
+  tn_vec_init(v, sizeof(id_use_t));
+  tn_status_t st = TN_OK;
+  for (uint32_t k = 0; k < p->cs.n && st == TN_OK; k++) {
+    const wl_coll_t *c = &p->cs.c[k];
+    for (uint32_t q = 0; p->why[k] == NULL && q < c->nranks && st == TN_OK; q++)
+      st = tn_vec_push(v, &(id_use_t){wl_node(p->w, c->ranks[q], c->index[q])->id, k}, err);
+  }
+  if (st == TN_OK && v->len > 1) qsort(v->data, v->len, sizeof(id_use_t), id_use_cmp);
+  return st;
+}
+
+/* An id that ranks use for collectives of different kinds or sizes cannot name one set in
+ * the YAML: those collectives are left to ASTRA-sim. */
+static tn_status_t shared_ids(cli_wl_plan_t *p, tn_err_t *err) {
+  tn_vec_t v;
+  tn_status_t st = id_uses(p, &v, err);
+  const id_use_t *u = v.data;
+  for (size_t i = 0; st == TN_OK && i < v.len;) {
+    size_t j = i;
+    bool clash = false;
+    for (; j < v.len && u[j].id == u[i].id; j++) {
+      const wl_coll_t *a = &p->cs.c[u[i].coll], *b = &p->cs.c[u[j].coll];
+      clash = clash || a->coll != b->coll || a->bytes != b->bytes;
+    }
+    for (size_t k = i; clash && k < j; k++)
+      p->why[u[k].coll] = why_shared;
+    i = j;
+  }
+  tn_vec_free(&v);
+  return st;
+}
+
 tn_status_t cli_wl_load(cli_wl_plan_t *p, tn_err_t *err) {
   tn_status_t st;
   if ((st = cli_load_topo(p->topo_arg, &p->t, err)) != TN_OK ||
@@ -112,11 +169,12 @@ tn_status_t cli_wl_load(cli_wl_plan_t *p, tn_err_t *err) {
       p->why[k] = why_bcast;
     else if (c->nranks != p->t->npus)
       p->why[k] = why_group;
-    else if (c->id > INT32_MAX)
+    else if (!ids_fit(p, c))
       p->why[k] = why_id;
-    else
-      set_slot(p, c->coll, c->bytes);
   }
+  if ((st = shared_ids(p, err)) != TN_OK) return st;
+  for (uint32_t k = 0; k < n; k++)
+    if (p->why[k] == NULL) set_slot(p, p->cs.c[k].coll, p->cs.c[k].bytes);
   /* Slots are final (sorted): map each collective to its own. */
   for (uint32_t k = 0; k < n; k++)
     if (p->why[k] == NULL) p->set_of[k] = set_slot(p, p->cs.c[k].coll, p->cs.c[k].bytes);
@@ -413,19 +471,24 @@ static tn_status_t copy_workload(const cli_wl_plan_t *p, const char *dir, tn_err
   return st;
 }
 
-static tn_status_t per_node_yaml(const cli_wl_plan_t *p, const char *final, tn_sb_t *b) {
+static tn_status_t per_node_yaml(const cli_wl_plan_t *p, const char *final, tn_sb_t *b,
+                                 tn_err_t *err) {
   tn_sb_printf(b, "# tenet workload: the Chakra set of each collective node (ASTRA-sim's\n"
                   "# per-node-custom-implementation); collectives not listed run ASTRA-sim's "
                   "own.\n");
+  tn_vec_t v;
+  tn_status_t st = id_uses(p, &v, err); /* every rank's id of every collective with a set */
+  const id_use_t *u = v.data;
   uint32_t listed = 0;
-  for (uint32_t k = 0; k < p->cs.n; k++)
-    if (p->set_of[k] != NONE) {
-      tn_sb_printf(b, "%" PRIu64 ": \"%s/sets/%s\"\n", p->cs.c[k].id, final,
-                   p->sets[p->set_of[k]].name);
-      listed++;
-    }
+  for (size_t i = 0; st == TN_OK && i < v.len; i++) {
+    if (i > 0 && u[i].id == u[i - 1].id) continue; /* the same set (shared_ids) */
+    tn_sb_printf(b, "%" PRIu64 ": \"%s/sets/%s\"\n", u[i].id, final,
+                 p->sets[p->set_of[u[i].coll]].name);
+    listed++;
+  }
   if (listed == 0) tn_sb_printf(b, "{}\n");
-  return b->st;
+  tn_vec_free(&v);
+  return st != TN_OK ? st : b->st;
 }
 
 static bool has_groups(const cli_wl_plan_t *p) {
@@ -567,7 +630,7 @@ static tn_status_t fill_dir(void *ctx, const cli_rundir_t *d, tn_err_t *err) {
   tn_sb_init(&sh, err);
   char *sys = NULL, *yaml_abs = NULL, *groups = NULL;
   bool grouped = has_groups(p);
-  if (st == TN_OK) st = per_node_yaml(p, d->final, &yaml);
+  if (st == TN_OK) st = per_node_yaml(p, d->final, &yaml, err);
   if (st == TN_OK) st = cli_put_text(d->tmp, "per_node.yaml", yaml.v.data, false, err);
   if (st == TN_OK) st = cli_path_join(d->final, "per_node.yaml", &yaml_abs, err);
   cli_astra_system_t sj = {.native_dims = p->t->ndims ? p->t->ndims : 1, .per_node = yaml_abs};

@@ -189,7 +189,7 @@ PYEOF
   fails_with 1 "$TENET" workload -t ring-4 bad_cycle -o x2
   expect_msg "rank 1: dependency cycle through nodes"
   fails_with 1 "$TENET" workload -t ring-4 bad_missing -o x3
-  expect_msg "missing on rank 3"
+  expect_msg "rank 3 holds 0 of its collectives"
 else
   bad "faulty workloads need $PY with google.protobuf and protoc (scripts/install-deps.sh installs them)"
 fi
