@@ -183,7 +183,12 @@ for r in range(4):  # a cycle on rank 1
     write(pre + "_cycle", r, [comp(1, [3] if r == 1 else []), coll(2, 8192, [1]), comp(3, [2])])
 for r in range(4):  # rank 3 lacks the collective
     write(pre + "_missing", r, [comp(1)] + ([coll(2, 8192, [1])] if r != 3 else []))
+for r in range(4):  # ASTRA-sim's microbenchmarks: rank r's collective has the id r
+    write(pre + "_byid", r, [comp(100), coll(10 + r, 8192, [100])])
 PYEOF
+  run "$TENET" workload -t ring-4 bad_byid -o byid
+  desc="collectives paired by order"; expect_rc 0
+  [ "$(grep -c '^1[0-3]: ' byid/per_node.yaml)" = 4 ] && ok || bad "per_node.yaml: $(cat byid/per_node.yaml)"
   fails_with 1 "$TENET" workload -t ring-4 bad_size -o x1
   expect_msg "node 2: collective of 8192 bytes on rank 0 but 4096 bytes on rank 2"
   fails_with 1 "$TENET" workload -t ring-4 bad_cycle -o x2
