@@ -400,6 +400,13 @@ void wl_colls_free(wl_colls_t *c) {
   memset(c, 0, sizeof *c);
 }
 
+static int coll_cmp(const void *x, const void *y) {
+  const wl_coll_t *a = x, *b = y;
+  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  if (a->pg != b->pg) return a->pg < b->pg ? -1 : 1;
+  return (a->ranks[0] > b->ranks[0]) - (a->ranks[0] < b->ranks[0]);
+}
+
 static tn_status_t group_colls(const workload_t *w, wl_colls_t *out, tn_err_t *err) {
   tn_vec_t m;
   tn_vec_init(&m, sizeof(member_t));
@@ -446,10 +453,15 @@ static tn_status_t group_colls(const workload_t *w, wl_colls_t *out, tn_err_t *e
     for (uint32_t q = 0; q < k; q++) {
       c->ranks[q] = ms[i + q].rank;
       c->index[q] = ms[i + q].index;
-      out->of[out->rank_off[ms[i + q].rank] + ms[i + q].index] = out->n - 1;
     }
     i = j;
   }
+  if (st != TN_OK) goto out;
+  /* In ascending id (of the lowest rank's node), then group and first rank. */
+  qsort(out->c, out->n, sizeof *out->c, coll_cmp);
+  for (uint32_t g = 0; g < out->n; g++)
+    for (uint32_t q = 0; q < out->c[g].nranks; q++)
+      out->of[out->rank_off[out->c[g].ranks[q]] + out->c[g].index[q]] = g;
 out:
   tn_vec_free(&m);
   return st;

@@ -97,7 +97,7 @@ typedef struct wl_coll {
 } wl_coll_t;
 
 typedef struct wl_colls {
-  wl_coll_t *c; /* in ascending id */
+  wl_coll_t *c; /* in ascending id (of each one's lowest rank's node) */
   uint32_t n;
   uint32_t *of;       /* of[rank_off[r] + i]: collective of node i of rank r, or UINT32_MAX */
   uint32_t *rank_off; /* npus + 1 entries */
