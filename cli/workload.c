@@ -497,7 +497,9 @@ static bool has_groups(const cli_wl_plan_t *p) {
   return false;
 }
 
-static tn_status_t comm_group_json(const cli_wl_plan_t *p, char **out, tn_err_t *err) {
+/* comm_group.json: each process group's ranks, as ASTRA-sim reads them (NULL when out of
+ * memory). */
+static cJSON *comm_groups(const cli_wl_plan_t *p) {
   cJSON *o = cJSON_CreateObject();
   bool ok = o != NULL;
   for (uint32_t k = 0; ok && k < p->cs.n; k++) {
@@ -510,9 +512,8 @@ static tn_status_t comm_group_json(const cli_wl_plan_t *p, char **out, tn_err_t 
       ok = ok && cJSON_AddItemToArray(a, cJSON_CreateNumber(c->ranks[q]));
     ok = ok && a;
   }
-  *out = ok ? cli_json_text(o, true) : NULL;
-  cJSON_Delete(o);
-  return *out ? TN_OK : tn_err_set(err, TN_NOMEM, "out of memory writing comm_group.json");
+  if (!ok) cJSON_Delete(o);
+  return ok ? o : NULL;
 }
 
 static tn_status_t run_sh(const cli_wl_plan_t *p, bool groups, tn_sb_t *b) {
@@ -628,7 +629,7 @@ static tn_status_t fill_dir(void *ctx, const cli_rundir_t *d, tn_err_t *err) {
   tn_sb_t yaml, sh;
   tn_sb_init(&yaml, err);
   tn_sb_init(&sh, err);
-  char *sys = NULL, *yaml_abs = NULL, *groups = NULL;
+  char *sys = NULL, *yaml_abs = NULL;
   bool grouped = has_groups(p);
   if (st == TN_OK) st = per_node_yaml(p, d->final, &yaml, err);
   if (st == TN_OK) st = cli_put_text(d->tmp, "per_node.yaml", yaml.v.data, false, err);
@@ -637,8 +638,7 @@ static tn_status_t fill_dir(void *ctx, const cli_rundir_t *d, tn_err_t *err) {
   if (st == TN_OK) st = cli_astra_system_json(&sj, &sys, err);
   if (st == TN_OK) st = cli_put_text(d->tmp, "system.json", sys, false, err);
   if (st == TN_OK) st = copy_workload(p, d->tmp, err);
-  if (st == TN_OK && grouped && (st = comm_group_json(p, &groups, err)) == TN_OK)
-    st = cli_put_text(d->tmp, "comm_group.json", groups, false, err);
+  if (st == TN_OK && grouped) st = put_json(d->tmp, "comm_group.json", comm_groups(p), err);
   if (st == TN_OK && p->astra_ok) st = cli_astra_common_files(d->tmp, p->t, p->aware, err);
   if (st == TN_OK && p->astra_ok) st = run_sh(p, grouped, &sh);
   if (st == TN_OK && p->astra_ok) st = cli_put_text(d->tmp, "run.sh", sh.v.data, true, err);
@@ -647,7 +647,6 @@ static tn_status_t fill_dir(void *ctx, const cli_rundir_t *d, tn_err_t *err) {
   tn_vec_free(&sh.v);
   free(sys);
   free(yaml_abs);
-  free(groups);
   return st;
 }
 
