@@ -15,8 +15,9 @@
  * Schedule: every piece leaves its source at once (destinations rotated from the next NPU
  * up, as NCCL and MSCCLang rotate their peers), each relay forwards it when it arrives.
  * Pieces per block 1, 2, 4, 8 (as the size and the transfer cap allow) are planned at the
- * first growth rate, then at the second (above 32 NPUs only the best count); the fastest
- * is kept, the first among equals. */
+ * first growth rate, then at the second (above 32 NPUs only the best count, and the first
+ * sweep stops at a count slower than a smaller one: each plan is replayed on the engine,
+ * the bulk of the time at 128 NPUs); the fastest is kept, the first among equals. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,8 +43,10 @@ typedef struct a2a {
   double *dist;         /* Dijkstra scratch, per NPU */
   uint32_t *from;       /* per NPU: predecessor on the cheapest path */
   uint8_t *done;
-  uint32_t *path;       /* per (source, destination, piece): offset into hops */
-  tn_vec_t hops;        /* uint32_t NPUs of every path, source first */
+  uint32_t *adj_off, *adj; /* CSR by NPU: its logical edges' far ends, ascending */
+  double *cost;            /* per adj entry: the edge's length (its route's links) */
+  uint32_t *path;          /* per (source, destination, piece): offset into hops */
+  tn_vec_t hops;           /* uint32_t NPUs of every path, source first */
 } a2a_t;
 
 static void a2a_free(a2a_t *A) {
@@ -53,20 +56,44 @@ static void a2a_free(a2a_t *A) {
   free(A->dist);
   free(A->from);
   free(A->done);
+  free(A->adj_off);
+  free(A->adj);
+  free(A->cost);
   free(A->path);
   tn_vec_free(&A->hops);
 }
 
-static double edge_cost(const a2a_t *A, uint32_t u, uint32_t v) {
-  size_t p = (size_t)u * A->n + v;
-  if (A->lg.lo[p] == A->lg.lo[p + 1]) return INFINITY;
-  double c = 0;
-  for (uint32_t i = A->lg.lo[p]; i < A->lg.lo[p + 1]; i++)
-    c += A->len[A->lg.links[i]];
-  return c;
+/* The logical edges as adjacency lists (far ends ascending, as the dense scan met them). */
+static tn_status_t adjacency(a2a_t *A, tn_err_t *err) {
+  uint32_t n = A->n, m = 0;
+  tn_status_t st = tn_malloc(n + 1u, sizeof *A->adj_off, &A->adj_off, err);
+  for (uint32_t u = 0; st == TN_OK && u < n; u++) {
+    A->adj_off[u] = m;
+    for (uint32_t v = 0; v < n; v++)
+      m += A->lg.lo[(size_t)u * n + v] < A->lg.lo[(size_t)u * n + v + 1];
+  }
+  if (st == TN_OK) A->adj_off[n] = m;
+  if (st == TN_OK) st = tn_malloc(m + 1u, sizeof *A->adj, &A->adj, err);
+  if (st == TN_OK) st = tn_malloc(m + 1u, sizeof *A->cost, &A->cost, err);
+  for (uint32_t u = 0, k = 0; st == TN_OK && u < n; u++)
+    for (uint32_t v = 0; v < n; v++)
+      if (A->lg.lo[(size_t)u * n + v] < A->lg.lo[(size_t)u * n + v + 1]) A->adj[k++] = v;
+  return st;
 }
 
-/* Cheapest paths from s to every NPU (dense Dijkstra; ties to the lowest id). */
+/* Every logical edge's length under the current link lengths. */
+static void edge_costs(a2a_t *A) {
+  for (uint32_t u = 0; u < A->n; u++)
+    for (uint32_t k = A->adj_off[u]; k < A->adj_off[u + 1]; k++) {
+      size_t p = (size_t)u * A->n + A->adj[k];
+      double c = 0;
+      for (uint32_t i = A->lg.lo[p]; i < A->lg.lo[p + 1]; i++)
+        c += A->len[A->lg.links[i]];
+      A->cost[k] = c;
+    }
+}
+
+/* Cheapest paths from s to every NPU (Dijkstra, dense selection; ties to the lowest id). */
 static void dijkstra(a2a_t *A, uint32_t s) {
   uint32_t n = A->n;
   for (uint32_t v = 0; v < n; v++)
@@ -79,10 +106,10 @@ static void dijkstra(a2a_t *A, uint32_t s) {
         x = v;
     if (x == UINT32_MAX) break;
     A->done[x] = 1;
-    for (uint32_t v = 0; v < n; v++) {
-      if (A->done[v]) continue;
-      double c = A->dist[x] + edge_cost(A, x, v);
-      if (c < A->dist[v]) A->dist[v] = c, A->from[v] = x;
+    for (uint32_t k = A->adj_off[x]; k < A->adj_off[x + 1]; k++) {
+      uint32_t v = A->adj[k];
+      double c = A->dist[x] + A->cost[k];
+      if (!A->done[v] && c < A->dist[v]) A->dist[v] = c, A->from[v] = x;
     }
   }
 }
@@ -91,6 +118,7 @@ static void dijkstra(a2a_t *A, uint32_t s) {
 static tn_status_t route_round(a2a_t *A, uint32_t j, uint32_t m, tn_err_t *err) {
   uint32_t n = A->n;
   for (uint32_t s = 0; s < n; s++) {
+    edge_costs(A);
     dijkstra(A, s);
     for (uint32_t d = 0; d < n; d++) {
       if (d == s) continue;
@@ -139,7 +167,10 @@ static tn_status_t build(a2a_t *A, uint64_t size, uint32_t m, schedule_t *out, t
         const uint32_t *h = &TN_VEC_AT(&A->hops, uint32_t, A->path[((size_t)s * n + d) * m + j]);
         uint64_t bytes = ten_chunk_bytes(space, n, k, c);
         for (uint32_t e = 0; st == TN_OK && e < h[0]; e++) {
-          sched_xfer_t x = {.src = h[1 + e], .dst = h[2 + e], .bytes = bytes, .nchunks = 1,
+          sched_xfer_t x = {.src = h[1 + e],
+                            .dst = h[2 + e],
+                            .bytes = bytes,
+                            .nchunks = 1,
                             .ndeps = prev == SCHED_NONE ? 0u : 1u};
           uint32_t index;
           st = schedule_add(out, &x, &c, &prev, &index, err);
@@ -193,6 +224,7 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
   topo_routes_t *routes = NULL;
   st = topo_routes_create(t, &routes, err);
   if (st == TN_OK) st = topo_logical_edges(t, routes, &A.lg, err);
+  if (st == TN_OK) st = adjacency(&A, err);
   if (st == TN_OK) st = tn_malloc(t->nlinks + 1u, sizeof *A.len, &A.len, err);
   if (st == TN_OK) st = tn_malloc(t->nlinks + 1u, sizeof *A.inv_bw, &A.inv_bw, err);
   if (st == TN_OK) st = tn_malloc(n, sizeof *A.dist, &A.dist, err);
@@ -203,9 +235,11 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
   /* Pieces per block at the first growth rate, then the second at every count (up to
    * SMALL NPUs) or at the best one. */
   uint32_t best_m = 0, first_best = 0;
+  bool worse = false; /* above SMALL NPUs: a count slower than a smaller one ends the sweep */
   for (size_t i = 0; st == TN_OK && i < 8; i++) {
     if (i == 4) first_best = best_m;
     uint32_t m = i < 4 || n <= SMALL ? 1u << (i % 4) : i == 4 ? first_best : 0;
+    if (i < 4 && worse) m = 0;
     if (fixed) m = i % 4 == 0 ? fixed : 0;
     if (m == 0 || (!fixed && m > 1 && size_bytes / ((uint64_t)n * m) < MIN_PIECE_BYTES)) continue;
     if (!fixed && size_bytes / n % m != 0) continue; /* blocks cut evenly only (algo.h) */
@@ -221,6 +255,7 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
       *out = s;
       best_m = m;
     } else {
+      worse = n > SMALL;
       schedule_free(&s);
     }
   }
