@@ -15,9 +15,11 @@
  * Schedule: every piece leaves its source at once (destinations rotated from the next NPU
  * up, as NCCL and MSCCLang rotate their peers), each relay forwards it when it arrives.
  * Pieces per block 1, 2, 4, 8 (as the size and the transfer cap allow) are planned at the
- * first growth rate, then at the second (above 32 NPUs only the best count, and the first
- * sweep stops at a count slower than a smaller one: each plan is replayed on the engine,
- * the bulk of the time at 128 NPUs); the fastest is kept, the first among equals. */
+ * first growth rate, then at the second. Above 32 NPUs, where each plan's replay on the
+ * engine is the bulk of the time, the first sweep stops at a count slower than a smaller
+ * one, and the second rate (for irregular fabrics) plans only the best count, and not at
+ * all when every NPU has the same ingress and egress (tori, hypercubes, two-level switch
+ * fabrics: it never won there). The fastest is kept, the first among equals. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,11 @@ static const double growths[] = {0.005, 0.2};
 /* Up to this many NPUs every piece count is planned at both growth rates. */
 #define SMALL 32u
 
+typedef struct qent {
+  double d;
+  uint32_t v;
+} qent_t;
+
 typedef struct a2a {
   const topo_t *t;
   topo_logical_t lg;
@@ -45,8 +52,10 @@ typedef struct a2a {
   uint8_t *done;
   uint32_t *adj_off, *adj; /* CSR by NPU: its logical edges' far ends, ascending */
   double *cost;            /* per adj entry: the edge's length (its route's links) */
-  uint32_t *path;          /* per (source, destination, piece): offset into hops */
-  tn_vec_t hops;           /* uint32_t NPUs of every path, source first */
+  qent_t *q;               /* Dijkstra's heap: at most one entry per edge and the source */
+  uint32_t qlen;
+  uint32_t *path; /* per (source, destination, piece): offset into hops */
+  tn_vec_t hops;  /* uint32_t NPUs of every path, source first */
 } a2a_t;
 
 static void a2a_free(a2a_t *A) {
@@ -59,6 +68,7 @@ static void a2a_free(a2a_t *A) {
   free(A->adj_off);
   free(A->adj);
   free(A->cost);
+  free(A->q);
   free(A->path);
   tn_vec_free(&A->hops);
 }
@@ -75,6 +85,7 @@ static tn_status_t adjacency(a2a_t *A, tn_err_t *err) {
   if (st == TN_OK) A->adj_off[n] = m;
   if (st == TN_OK) st = tn_malloc(m + 1u, sizeof *A->adj, &A->adj, err);
   if (st == TN_OK) st = tn_malloc(m + 1u, sizeof *A->cost, &A->cost, err);
+  if (st == TN_OK) st = tn_malloc(m + 1u, sizeof *A->q, &A->q, err);
   for (uint32_t u = 0, k = 0; st == TN_OK && u < n; u++)
     for (uint32_t v = 0; v < n; v++)
       if (A->lg.lo[(size_t)u * n + v] < A->lg.lo[(size_t)u * n + v + 1]) A->adj[k++] = v;
@@ -93,23 +104,57 @@ static void edge_costs(a2a_t *A) {
     }
 }
 
-/* Cheapest paths from s to every NPU (Dijkstra, dense selection; ties to the lowest id). */
+/* Dijkstra's queue: (distance, NPU), the least first, ties to the lower NPU. */
+static bool qless(const qent_t *a, const qent_t *b) {
+  return a->d < b->d || (a->d == b->d && a->v < b->v);
+}
+
+static void qpush(a2a_t *A, double d, uint32_t v) {
+  uint32_t i = A->qlen++;
+  qent_t x = {d, v};
+  while (i > 0 && qless(&x, &A->q[(i - 1) / 2])) {
+    A->q[i] = A->q[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  A->q[i] = x;
+}
+
+static qent_t qpop(a2a_t *A) {
+  qent_t top = A->q[0], last = A->q[--A->qlen];
+  uint32_t i = 0, m = A->qlen;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= m) break;
+    if (c + 1 < m && qless(&A->q[c + 1], &A->q[c])) c++;
+    if (!qless(&A->q[c], &last)) break;
+    A->q[i] = A->q[c];
+    i = c;
+  }
+  if (m > 0) A->q[i] = last;
+  return top;
+}
+
+/* Cheapest paths from s to every NPU (Dijkstra with a binary heap, stale entries skipped;
+ * the NPUs settle in (distance, id) order, ties to the lowest id). */
 static void dijkstra(a2a_t *A, uint32_t s) {
   uint32_t n = A->n;
   for (uint32_t v = 0; v < n; v++)
     A->dist[v] = INFINITY, A->from[v] = UINT32_MAX, A->done[v] = 0;
   A->dist[s] = 0;
-  for (uint32_t it = 0; it < n; it++) {
-    uint32_t x = UINT32_MAX;
-    for (uint32_t v = 0; v < n; v++)
-      if (!A->done[v] && isfinite(A->dist[v]) && (x == UINT32_MAX || A->dist[v] < A->dist[x]))
-        x = v;
-    if (x == UINT32_MAX) break;
+  A->qlen = 0;
+  qpush(A, 0.0, s);
+  while (A->qlen > 0) {
+    qent_t e = qpop(A);
+    uint32_t x = e.v;
+    if (A->done[x] || e.d != A->dist[x]) continue;
     A->done[x] = 1;
     for (uint32_t k = A->adj_off[x]; k < A->adj_off[x + 1]; k++) {
       uint32_t v = A->adj[k];
       double c = A->dist[x] + A->cost[k];
-      if (!A->done[v] && c < A->dist[v]) A->dist[v] = c, A->from[v] = x;
+      if (!A->done[v] && c < A->dist[v]) {
+        A->dist[v] = c, A->from[v] = x;
+        qpush(A, c, v);
+      }
     }
   }
 }
@@ -235,11 +280,16 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
   /* Pieces per block at the first growth rate, then the second at every count (up to
    * SMALL NPUs) or at the best one. */
   uint32_t best_m = 0, first_best = 0;
-  bool worse = false; /* above SMALL NPUs: a count slower than a smaller one ends the sweep */
+  bool worse = false;  /* above SMALL NPUs: a count slower than a smaller one ends the sweep */
+  bool uniform = true; /* every NPU with the same ingress and egress: the first rate only */
+  for (uint32_t v = 1; v < n; v++)
+    uniform = uniform && topo_egress_GBps(t, v) == topo_egress_GBps(t, 0) &&
+              topo_ingress_GBps(t, v) == topo_ingress_GBps(t, 0);
   for (size_t i = 0; st == TN_OK && i < 8; i++) {
     if (i == 4) first_best = best_m;
     uint32_t m = i < 4 || n <= SMALL ? 1u << (i % 4) : i == 4 ? first_best : 0;
     if (i < 4 && worse) m = 0;
+    if (i >= 4 && n > SMALL && uniform) m = 0;
     if (fixed) m = i % 4 == 0 ? fixed : 0;
     if (m == 0 || (!fixed && m > 1 && size_bytes / ((uint64_t)n * m) < MIN_PIECE_BYTES)) continue;
     if (!fixed && size_bytes / n % m != 0) continue; /* blocks cut evenly only (algo.h) */
