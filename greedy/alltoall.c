@@ -35,6 +35,14 @@ static const double growths[] = {0.005, 0.2};
 #define MAX_TRANSFERS (1u << 19)
 /* Up to this many NPUs every piece count is planned at both growth rates. */
 #define SMALL 32u
+/* Pieces per block tried; 16 only up to MAX16_NPUS NPUs and when 8 left more than
+ * MAX16_GAP to the lower bound (hypercube-64 1 GiB: 1.041 of the bound at 16 against 1.094
+ * at 8; mesh-8x8 1.025 at 8 gains 0.6% at 16 for a set 2x the size, which the portfolio's
+ * checks and the files then pay for). */
+static const uint32_t counts[] = {1, 2, 4, 8, 16};
+#define NCOUNTS 5u
+#define MAX16_NPUS 64u
+#define MAX16_GAP 1.03
 
 typedef struct qent {
   double d;
@@ -157,6 +165,38 @@ static void dijkstra(a2a_t *A, uint32_t s) {
       }
     }
   }
+}
+
+/* Whether finer pieces than the best plan so far (best) may pay: few enough NPUs, and best
+ * more than MAX16_GAP over the lower bound (*lb, computed on first use; 0: unknown). */
+static bool finer_pays(const topo_t *t, uint64_t size, const schedule_t *best, uint64_t *lb) {
+  tn_err_t e = {0};
+  if (t->npus > MAX16_NPUS || best->time_ps == 0) return false;
+  if (*lb == 0 && topo_lower_bound_ps(t, TN_ALLTOALL, size, lb, &e) != TN_OK) *lb = 0;
+  return *lb == 0 || (double)best->time_ps > MAX16_GAP * (double)*lb;
+}
+
+/* The fewest transfers one piece per block can take: every (source, destination) pair's
+ * hop distance over the logical edges (BFS from every NPU), summed. */
+static tn_status_t least_transfers(a2a_t *A, uint64_t *out, tn_err_t *err) {
+  uint32_t n = A->n, *hop = A->from, *queue = NULL; /* from: scratch of n entries */
+  uint64_t sum = 0;
+  tn_status_t st = tn_malloc(n, sizeof *queue, &queue, err);
+  for (uint32_t s = 0; st == TN_OK && s < n; s++) {
+    for (uint32_t v = 0; v < n; v++)
+      hop[v] = UINT32_MAX;
+    uint32_t head = 0, tail = 0;
+    hop[s] = 0, queue[tail++] = s;
+    while (head < tail) {
+      uint32_t x = queue[head++];
+      sum += hop[x];
+      for (uint32_t k = A->adj_off[x]; k < A->adj_off[x + 1]; k++)
+        if (hop[A->adj[k]] == UINT32_MAX) hop[A->adj[k]] = hop[x] + 1, queue[tail++] = A->adj[k];
+    }
+  }
+  free(queue);
+  *out = sum;
+  return st;
 }
 
 /* Round j of the paths: every source's piece j to every destination. */
@@ -285,28 +325,34 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
   for (uint32_t v = 1; v < n; v++)
     uniform = uniform && topo_egress_GBps(t, v) == topo_egress_GBps(t, 0) &&
               topo_ingress_GBps(t, v) == topo_ingress_GBps(t, 0);
-  for (size_t i = 0; st == TN_OK && i < 8; i++) {
-    if (i == 4) first_best = best_m;
-    uint32_t m = i < 4 || n <= SMALL ? 1u << (i % 4) : i == 4 ? first_best : 0;
-    if (i < 4 && worse) m = 0;
-    if (i >= 4 && n > SMALL && uniform) m = 0;
-    if (fixed) m = i % 4 == 0 ? fixed : 0;
+  uint64_t least = 0, lb = 0;
+  if (st == TN_OK) st = least_transfers(&A, &least, err);
+  for (uint32_t i = 0; st == TN_OK && i < 2 * NCOUNTS; i++) {
+    uint32_t c = i % NCOUNTS;
+    if (i == NCOUNTS) first_best = best_m;
+    uint32_t m = i < NCOUNTS || n <= SMALL ? counts[c] : c == 0 ? first_best : 0;
+    if (i < NCOUNTS && worse) m = 0;
+    if (m && counts[c] > 8 && !finer_pays(t, size_bytes, out, &lb)) m = 0;
+    if (i >= NCOUNTS && n > SMALL && uniform) m = 0;
+    if (fixed) m = c == 0 ? fixed : 0;
     if (m == 0 || (!fixed && m > 1 && size_bytes / ((uint64_t)n * m) < MIN_PIECE_BYTES)) continue;
     if (!fixed && size_bytes / n % m != 0) continue; /* blocks cut evenly only (algo.h) */
-    A.growth = growths[i / 4];
-    schedule_t s;
+    /* Every piece crosses at least its hop distance: past the cap whatever its paths. */
+    if (!fixed && m > 1 && least * m > MAX_TRANSFERS) continue;
+    A.growth = growths[i / NCOUNTS];
+    schedule_t sch;
     st = route(&A, m, err);
     if (st != TN_OK) break;
     if (!fixed && m > 1 && A.hops.len - 2 * (uint64_t)n * (n - 1) * m > MAX_TRANSFERS) continue;
-    st = build(&A, size_bytes, m, &s, err);
+    st = build(&A, size_bytes, m, &sch, err);
     if (st != TN_OK) break;
-    if (best_m == 0 || s.time_ps < out->time_ps) {
+    if (best_m == 0 || sch.time_ps < out->time_ps) {
       schedule_free(out);
-      *out = s;
+      *out = sch;
       best_m = m;
     } else {
       worse = n > SMALL;
-      schedule_free(&s);
+      schedule_free(&sch);
     }
   }
   a2a_free(&A);
