@@ -132,11 +132,15 @@ static tn_status_t segs_build(const topo_t *t, segs_t *g, uint32_t **head, uint3
 
 #include <glpk.h>
 
-/* Rounds of column generation at most (each adds up to one tree per source), and simplex
- * work in all, counted as iterations times the master's rows and columns: a work limit,
- * so that the answer does not depend on the machine (1e7 is about 2 s of one core). */
+/* Rounds of column generation at most (each adds up to one tree per source), and work
+ * limits, so that the answer does not depend on the machine: simplex iterations times the
+ * square of the master's rows (2e9: 1.4 s of one core on a 256-NPU torus written link by
+ * link, 2.3 s on a random 128-NPU graph, the worst seen; a master's degeneracy, not its
+ * size, decides the rest), and Dijkstra work over the rounds, n (n + segments) per round
+ * (2e9, about 2 s). */
 #define MCF_MAX_ROUNDS 400u
-#define MCF_MAX_WORK 1e7
+#define MCF_MAX_WORK 2e9
+#define MCF_MAX_PRICING 2e9
 #define MCF_SEED_TREES 4u
 /* A feasible flow within this (relative) of the best dual bound proves that bound exact. */
 #define MCF_GAP 1e-7
@@ -322,10 +326,11 @@ static bool mcf_body(void *ctx) {
   sp.msg_lev = GLP_MSG_OFF;
   sp.presolve = GLP_OFF; /* keep the basis from round to round */
   bool ok = true;
-  double work = 0.0;
+  double work = 0.0, size = (double)(n + L) * (double)(n + L);
+  double pricing = (double)n * (n + M->g->nseg);
   for (M->rounds = 0; ok && M->rounds < MCF_MAX_ROUNDS; M->rounds++) {
-    double size = (double)(n + L) + glp_get_num_cols(P), before = glp_get_it_cnt(P);
-    if ((MCF_MAX_WORK - work) / size < 1.0) break;
+    double before = glp_get_it_cnt(P);
+    if ((MCF_MAX_WORK - work) / size < 1.0 || (M->rounds + 1) * pricing > MCF_MAX_PRICING) break;
     sp.it_lim = (int)fmin((MCF_MAX_WORK - work) / size, 1e9);
     int rc = glp_simplex(P, &sp);
     work += (glp_get_it_cnt(P) - before) * size;

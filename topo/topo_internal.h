@@ -52,7 +52,7 @@ tn_status_t topo_i_kind_shape(const char *kind, uint32_t *sizes, uint32_t *n,
  * to every other at once over the fixed routes: the maximum concurrent flow, or a dual
  * bound on it. *exact when a feasible flow reaches lambda (within 1e-7), which proves it
  * the exact limit. false when not computed: no GLPK in this build, more than MCF_MAX_NPUS
- * NPUs, or the LP failed. O(n^2 hops) for the routes, then at most a work limit (2 s). */
+ * NPUs, or the LP failed. O(n^2 hops) for the routes, then at most work limits (~2.5 s). */
 #define MCF_MAX_NPUS 256u
 bool topo_i_mcf_rate(const topo_t *t, double cap_rate, double *lambda, bool *exact);
 
