@@ -199,10 +199,11 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
  * a real MSCCL runtime loads, one send peer and one receive peer per threadblock, fused
  * rcs / rrc / rrcs steps, cross-threadblock dependencies through depid/deps/hasdep and nop
  * steps, channels bounded; the import still verifies and simulates (tb serialisation may
- * change the time). The rules and the deadlock-freedom argument are at the top of
- * emit/msccl/pack.c. Limits (zero fields take these defaults) follow the MSCCL executor of
- * NCCL and RCCL (Azure/msccl-executor-nccl, ROCm/rccl src/include/msccl/msccl_struct.h and
- * msccl_parser.cc). */
+ * change the time). All-to-All is out of place in both (send buffer i, receive buffer o,
+ * relays in scratch, one more tb per GPU for the cpy of the piece it keeps). The rules and the
+ * deadlock-freedom argument are at the top of emit/msccl/pack.c. Limits (zero fields take these
+ * defaults) follow the MSCCL executor of NCCL and RCCL (Azure/msccl-executor-nccl, ROCm/rccl
+ * src/include/msccl/msccl_struct.h and msccl_parser.cc). */
 #define EMIT_MSCCL_MAX_CHANNELS 32        /* MAXCHANNELS */
 #define EMIT_MSCCL_MAX_TBS 108            /* per GPU: co-resident blocks (A100 SMs) */
 #define EMIT_MSCCL_MAX_TBS_PER_CHANNEL 32 /* sending (and receiving) tbs per channel */

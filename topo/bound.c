@@ -731,9 +731,12 @@ static tn_status_t fill_alltoall(const topo_t *t, const topo_t *tt, const side_t
   st = exchange_splits(t, &x, err);
   if (st != TN_OK) goto out;
   double conv = PS_PER_BYTE_AT_1GBPS, n = t->npus, lambda;
-  /* The exact limit, where it is computed: (S/n) / lambda for every pair. */
-  if (topo_i_mcf_rate(t, &lambda) &&
-      conv / (n * lambda) > fmax(cut.ps_per_byte, volume.ps_per_byte)) {
+  bool exact = false;
+  /* The flow limit over the fixed routes, where it is computed: (S/n) / lambda for every
+   * pair; exact when the program's optimum was proved. */
+  double known = fmax(cut.ps_per_byte, volume.ps_per_byte);
+  bool flow = known > 0.0 && topo_i_mcf_rate(t, conv / (n * known), &lambda, &exact);
+  if (flow && conv / (n * lambda) > known) {
     cut = (topo_bound_term_t){conv / (n * lambda), 0.0};
     b->kind = TOPO_BOUND_FLOW;
     b->cut_npus = t->npus;
@@ -742,6 +745,7 @@ static tn_status_t fill_alltoall(const topo_t *t, const topo_t *tt, const side_t
     b->crossings = 0.0;
     b->family[0] = '\0';
   }
+  b->exact = flow && exact;
   b->terms[0] = cut;
   b->terms[1] = (topo_bound_term_t){conv / (n * topo_egress_GBps(t, ag->lat_npu)), ag->lat_ps};
   b->terms[2] = (topo_bound_term_t){conv / (n * topo_egress_GBps(tt, rs->lat_npu)), rs->lat_ps};
@@ -847,21 +851,22 @@ const char *topo_bound_explain(const topo_bounds_t *b, tn_coll_t coll, char *buf
     break;
   case TOPO_BOUND_FLOW:
     snprintf(buf, len,
-             "at most %g GB/s from every NPU to every other at once (maximum "
-             "concurrent flow, exact)",
-             c->cut_GBps);
+             "at most %g GB/s from every NPU to every other at once over the routes "
+             "(maximum concurrent flow%s)",
+             c->cut_GBps, c->exact ? ", exact" : ": its dual, the optimum not proved");
     break;
   case TOPO_BOUND_VOLUME:
     snprintf(buf, len,
              "%g buffers' worth of piece-hops (every piece crosses at least its hop "
-             "distance) over all %g GB/s of links",
-             c->crossings, c->cut_GBps);
+             "distance) over all %g GB/s of links%s",
+             c->crossings, c->cut_GBps, c->exact ? "; exact: a flow over the routes meets it" : "");
     break;
   case TOPO_BOUND_EXCHANGE:
     snprintf(buf, len,
              "%g buffers' worth must cross between a set of %u NPUs (%u nodes; %s) "
-             "and the rest through %g GB/s",
-             c->crossings, c->cut_npus, c->cut_nodes, c->family, c->cut_GBps);
+             "and the rest through %g GB/s%s",
+             c->crossings, c->cut_npus, c->cut_nodes, c->family, c->cut_GBps,
+             c->exact ? "; exact: a flow over the routes meets it" : "");
     break;
   }
   return buf;
@@ -898,14 +903,17 @@ tn_status_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_b
 }
 
 uint64_t topo_bounds_cost_us(const topo_t *t) {
-  /* Fitted on this module's own runs over 16..256 NPU fabrics (one core, 2024): the cut
-   * searches cost about 0.2 us per (NPU, node + link) pair; the maximum concurrent flow,
-   * when it runs, about 0.006 us x (NPUs x links)^2 (0.5 s on a 64-NPU ring), a third of
-   * that with switches (shorter paths), the least. Within a factor of about 3. */
+  /* Fitted on this module's own runs over 16..256 NPU fabrics (one core): the cut
+   * searches cost about 0.2 us per (NPU, node + link) pair. The All-to-All flow (up to
+   * MCF_MAX_NPUS NPUs) walks every route, about 0.05 us per NPU pair on a generated fabric,
+   * where the routes or the symmetric program settle it; an explicit fabric may need
+   * column generation, about 2 us per (NPU, link) pair on the shipped ones (random4reg-32
+   * and torus-8x8-degraded 30 ms), at most its work limit (2 s). Within a factor of about
+   * 4. */
   double n = t->npus, v = topo_nodes(t), l = t->nlinks;
   bool tight = t->npus <= TOPO_BOUND_TIGHT_MAX_NPUS && t->nlinks <= TOPO_BOUND_TIGHT_MAX_LINKS;
   double us = tight ? 0.2 * n * (v + l) : 0.05 * n * l;
-  double vars = n * l;
-  if (t->npus >= 2 && vars <= MCF_MAX_VARS) us += (t->switches ? 0.002 : 0.006) * vars * vars;
+  if (t->npus >= 2 && t->npus <= MCF_MAX_NPUS)
+    us += t->ndims ? 0.05 * n * n : fmin(2.0 * n * l, 2e6);
   return (uint64_t)llround(us) + 1;
 }

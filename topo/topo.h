@@ -238,7 +238,7 @@ typedef enum {
   TOPO_BOUND_BISECT = 4,   /* AR: one crossing each way of a 2-sided cut */
   TOPO_BOUND_EXCHANGE = 5, /* A2A: a(n-a)/n of S crossing a cut with a NPUs inside */
   TOPO_BOUND_VOLUME = 6,   /* A2A: every piece's hops over the total link bandwidth */
-  TOPO_BOUND_FLOW = 7,     /* A2A: the maximum concurrent flow (exact; GLPK, small fabrics) */
+  TOPO_BOUND_FLOW = 7,     /* A2A: the maximum concurrent flow over the routes (GLPK) */
 } topo_bound_kind_t;
 
 typedef struct topo_coll_bound {
@@ -251,6 +251,7 @@ typedef struct topo_coll_bound {
   double cut_GBps;    /* the capacity the argument divides by */
   double crossings;   /* bytes that must cross it per byte of S */
   char family[48];    /* GOSSIP: which partition ("singletons", "links > 50 GB/s", ...) */
+  bool exact;         /* A2A: a flow over the routes meets the bandwidth term (FLOW: proved) */
 } topo_coll_bound_t;
 
 typedef struct topo_bounds {
