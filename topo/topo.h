@@ -267,11 +267,12 @@ typedef struct topo_bounds {
  * |X & NPUs| / B_out(X), found exactly by Dinkelbach iteration over max-flows (igraph),
  * one sink NPU after another; Reduce-Scatter the same on the transposed fabric;
  * All-Reduce the best of a documented family of partitions (2(k-1) S / capacity leaving
- * the groups) and of 2-sided cuts; each with latency terms (the longest shortest-latency
- * path, the first hop after the last byte leaves an NPU). out is the caller's storage.
- * Errors: TN_NOMEM, TN_INTERNAL (an igraph failure). Time O(n * F) per direction, F one
- * max-flow on V + 1 nodes and L + n links (push-relabel, O(V^2 sqrt(E)) worst case, near
- * linear on fabrics), plus O(n L log V) for latencies; above TOPO_BOUND_TIGHT_MAX_NPUS
+ * the groups) and of 2-sided cuts, the narrowest found exactly by 2(n-1) max-flows; each
+ * with latency terms (the longest shortest-latency path, the first hop after the last byte
+ * leaves an NPU). out is the caller's storage. Errors: TN_NOMEM, TN_INTERNAL (an igraph
+ * failure). Time O(n * F) per direction and for the 2-sided cut, F one max-flow on V + 1
+ * nodes and L + n links (push-relabel, O(V^2 sqrt(E)) worst case, near linear on
+ * fabrics), plus O(n L log V) for latencies; above TOPO_BOUND_TIGHT_MAX_NPUS
  * NPUs or TOPO_BOUND_TIGHT_MAX_LINKS links only O(n L log V) (out->tight false).
  * Thread-safe (igraph calls are serialised). */
 tn_status_t topo_bounds_compute(const topo_t *t, topo_bounds_t *out, tn_err_t *err);
