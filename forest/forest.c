@@ -37,7 +37,7 @@ static tn_status_t run_half(const topo_t *t, uint64_t size_bytes, const forest_o
     st = reduce ? pack_reduce(t, routes, opts, &pk, err)
                 : forest_i_pack(t, routes, trees_of(opts), &pk, err);
   if (st == TN_OK)
-    st = reduce ? forest_i_plan_reduce(t, routes, &pk, size_bytes, opts, false, out, err)
+    st = reduce ? forest_i_plan_reduce(t, routes, &pk, size_bytes, opts, out, err)
                 : forest_i_plan_gather(t, routes, &pk, size_bytes, opts, out, err);
   forest_i_pack_free(&pk);
   topo_routes_free(routes);
@@ -67,7 +67,7 @@ tn_status_t forest_run_halves(const topo_t *t, uint64_t size_bytes, const forest
   if (st == TN_OK) st = forest_i_pack(t, routes, trees_of(opts), &pk, err);
   if (st == TN_OK && !symmetric) st = pack_reduce(t, routes, opts, &tpk, err);
   if (st == TN_OK)
-    st = forest_i_plan_reduce(t, routes, symmetric ? &pk : &tpk, size_bytes, opts, true, rs, err);
+    st = forest_i_plan_reduce(t, routes, symmetric ? &pk : &tpk, size_bytes, opts, rs, err);
   forest_opts_t g = opts ? *opts : (forest_opts_t){.pace = true};
   g.chunks_per_npu = rs->chunks_per_npu;
   if (st == TN_OK) st = forest_i_plan_gather(t, routes, &pk, size_bytes, &g, ag, err);

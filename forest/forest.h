@@ -64,8 +64,8 @@ tn_status_t forest_run(const topo_t *t, uint64_t size_bytes, const forest_opts_t
  * All-Gather's own chunks are (see forest/reduce.c); several pacings are planned and the
  * fastest kept. Planned on ten/'s engine with reductions 1 ns after arrival, so
  * out->time_ps is what the simulator measures on algo_from_schedule(out,
- * TN_REDUCESCATTER). 144 chunks per NPU by default (128 in forest_run_halves), fewer as
- * forest_run. Errors as forest_run. */
+ * TN_REDUCESCATTER). 128 chunks per NPU by default, fewer as forest_run. Errors as
+ * forest_run. */
 tn_status_t forest_run_reduce(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
                               schedule_t *out, tn_err_t *err);
 

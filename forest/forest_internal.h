@@ -72,14 +72,13 @@ static inline const uint32_t *forest_i_children(const forest_kids_t *kd, uint32_
 /* The two planners, on a packing made by the caller (forest.c): an All-Gather down
  * pk's trees (plan.c), a Reduce-Scatter up them (reduce.c: pk packed on the transposed
  * fabric, or on t itself when t is symmetric); routes are t's. As forest_run and
- * forest_run_reduce after their packing; half says the Reduce-Scatter is the first half
- * of an All-Reduce, whose chunking the All-Gather that follows takes (see reduce.c). */
+ * forest_run_reduce after their packing. */
 tn_status_t forest_i_plan_gather(const topo_t *t, topo_routes_t *routes, const forest_pack_t *pk,
                                  uint64_t size_bytes, const forest_opts_t *opts, schedule_t *out,
                                  tn_err_t *err);
 tn_status_t forest_i_plan_reduce(const topo_t *t, topo_routes_t *routes, const forest_pack_t *pk,
-                                 uint64_t size_bytes, const forest_opts_t *opts, bool half,
-                                 schedule_t *out, tn_err_t *err);
+                                 uint64_t size_bytes, const forest_opts_t *opts, schedule_t *out,
+                                 tn_err_t *err);
 
 /* Chunks per NPU for size on n NPUs with at most most_chunks (see forest_run), at least
  * one. */

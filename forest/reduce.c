@@ -18,14 +18,8 @@
 
 #include "forest/forest_internal.h"
 
-/* Chunks per NPU at most (forest_i_chunks): a Reduce-Scatter alone, and the first half of
- * an All-Reduce (whose All-Gather takes the same count). Measured at 1 GiB, 144 against
- * 128 alone: leaf-32 1.032 -> 1.027 of the bound, spine-4x8, rail-4x8, hierarchical-4x4
- * and dgx1-8 0.1-0.3% faster, random4reg-32 0.06% slower; in an All-Reduce 144 made
- * leaf-32 1.042 -> 1.050 and dgx1-8 1.013 -> 1.015. (Pacing 16 instead of 4 gave leaf-32
- * the same, but its schedule needs 24 rounds of sim_make_strict, not one.) */
-#define MAX_CHUNKS_ALONE 144u
-#define MAX_CHUNKS_HALF 128u
+/* Chunks per NPU at most (forest_i_chunks). */
+#define MAX_CHUNKS 128u
 #define TIMER_BIT (1ull << 63)
 
 typedef struct rplan {
@@ -283,11 +277,10 @@ static tn_status_t plan_once(rplan_t *p, const topo_t *t, topo_routes_t *routes,
 static const uint32_t paces[] = {2, 4};
 
 tn_status_t forest_i_plan_reduce(const topo_t *t, topo_routes_t *routes, const forest_pack_t *pk,
-                                 uint64_t size_bytes, const forest_opts_t *opts, bool half,
-                                 schedule_t *out, tn_err_t *err) {
-  uint32_t most = half ? MAX_CHUNKS_HALF : MAX_CHUNKS_ALONE;
+                                 uint64_t size_bytes, const forest_opts_t *opts, schedule_t *out,
+                                 tn_err_t *err) {
   uint32_t k = opts && opts->chunks_per_npu ? opts->chunks_per_npu
-                                            : forest_i_chunks(t->npus, size_bytes, most);
+                                            : forest_i_chunks(t->npus, size_bytes, MAX_CHUNKS);
   schedule_init(out, TN_REDUCESCATTER, t->npus, k, size_bytes);
   tn_status_t st = forest_i_check(t, size_bytes, k, err);
   if (st != TN_OK) return st;
