@@ -420,6 +420,15 @@ static uint32_t set_overlap(const vctx_t *v, uint32_t x, uint32_t y) {
   return NONE;
 }
 
+/* Sets bits lo..hi (inclusive) of the bitset w, a word at a time. */
+static void bits_fill(uint32_t *w, uint32_t lo, uint32_t hi) {
+  for (uint32_t i = lo / 32; i <= hi / 32; i++) {
+    uint32_t from = i == lo / 32 ? lo % 32 : 0, to = i == hi / 32 ? hi % 32 : 31;
+    uint32_t upto = to == 31 ? UINT32_MAX : ((uint32_t)1 << (to + 1)) - 1;
+    w[i] |= upto & ~(((uint32_t)1 << from) - 1);
+  }
+}
+
 /* The union of disjoint x and y as a set id, stored in its smaller form. */
 static tn_status_t set_union(vctx_t *v, uint32_t x, uint32_t y, uint32_t *out, tn_err_t *err) {
   uint32_t card = set_card(v, x) + set_card(v, y);
@@ -453,8 +462,7 @@ static tn_status_t set_union(vctx_t *v, uint32_t x, uint32_t y, uint32_t *out, t
   } else {
     memset(w, 0, len * sizeof *w);
     for (uint32_t k = 0; k < nm; k++)
-      for (uint32_t e = m[2 * k]; e <= m[2 * k + 1]; e++)
-        w[e / 32] |= (uint32_t)1 << (e % 32);
+      bits_fill(w, m[2 * k], m[2 * k + 1]);
   }
   *out = (uint32_t)(SET_SINGLE + v->n + v->sets.len - 1);
   return TN_OK;
@@ -590,8 +598,8 @@ static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
       v->slot[(size_t)r * v->nchunks + c] =
           a->coll == TN_ALLGATHER || a->coll == TN_ALLTOALL
               ? (c / k == r ? (uint32_t)SET_FULL : (uint32_t)SET_EMPTY)
-          : v->n == 1             ? (uint32_t)SET_FULL
-                                  : (uint32_t)SET_SINGLE + r;
+          : v->n == 1 ? (uint32_t)SET_FULL
+                      : (uint32_t)SET_SINGLE + r;
   return TN_OK;
 }
 
