@@ -23,7 +23,7 @@ typedef struct sim_tie {
   uint32_t link;
   uint32_t first_rank, first_id, second_rank, second_id;
   bool first_waited, second_waited; /* had queued behind another message before */
-  uint64_t gap_ps;                   /* second entered this long after first (0: a tie) */
+  uint64_t gap_ps;                  /* second entered this long after first (0: a tie) */
 } sim_tie_t;
 typedef void (*sim_tie_fn)(void *ctx, const sim_tie_t *tie);
 
@@ -34,6 +34,11 @@ typedef struct sim_opts {
   sim_tie_fn on_tie; /* or NULL */
   void *tie_ctx;
   uint64_t tie_window_ps; /* on_tie also hears of pairs up to this far apart (0: ties) */
+  /* When nonzero, the run stops at its first event later than this (a caller that only
+   * wants to know whether the set beats a time): the result then has stopped set and
+   * time_ps that event's time, a lower bound on the full run's; its other figures cover
+   * the events run, and an error the rest of the run would have met goes unseen. */
+  uint64_t stop_after_ps;
 } sim_opts_t;
 
 /* Parses "id", "reverse" or "random". */
@@ -51,6 +56,7 @@ typedef struct sim_result {
   sim_link_use_t *links; /* every link, sorted by busy time descending then id */
   uint32_t nlinks;
   uint64_t messages, events;
+  bool stopped; /* the run passed opts->stop_after_ps and stopped there */
 } sim_result_t;
 
 /* Simulates a on t. An unmatched SEND/RECV, a dependency cycle, a deadlock or a peer
@@ -59,6 +65,12 @@ typedef struct sim_result {
 tn_status_t sim_run(const topo_t *t, const algo_t *a, const sim_opts_t *opts, sim_result_t *res,
                     tn_err_t *err);
 void sim_result_free(sim_result_t *r);
+
+/* A lower bound on sim_run's time for a on t without running it: the busiest link's
+ * transmission time for every byte routed over it, plus its latency (0 when a has no
+ * message or a route is missing; sim_run reports those). TN_NOMEM. O(nodes + routed
+ * (source, destination) pairs x hops). */
+tn_status_t sim_link_bound_ps(const topo_t *t, const algo_t *a, uint64_t *bound_ps, tn_err_t *err);
 
 typedef struct sim_strict_report {
   uint64_t time_ps;   /* the returned set's simulated time (SIM_TIES_ID) */
