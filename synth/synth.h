@@ -33,8 +33,7 @@ const char *synth_method_name(synth_method_t m);
 
 /* Parses a method name. TN_INVAL with a did-you-mean naming `what` (e.g. "--algo") for an
  * unknown name, and for "milp" in a build without GLPK. */
-tn_status_t synth_method_parse(const char *s, const char *what, synth_method_t *out,
-                               tn_err_t *err);
+tn_status_t synth_method_parse(const char *s, const char *what, synth_method_t *out, tn_err_t *err);
 
 /* Whether method m makes collective coll at all (ring: no All-to-All; trees: All-Reduce
  * only; twostep: All-to-All only; forest, milp: no All-to-All); when not, *why (may be
@@ -53,15 +52,17 @@ typedef struct synth_opts {
   uint32_t node_limit;     /* MILP's work limit in branch-and-bound nodes; 0 = default */
   uint64_t iter_limit;     /* MILP's work limit in simplex iterations; 0 = default */
   bool verbose;            /* MILP: solver output to stderr */
+  bool exhaustive;         /* AUTO: simulate every candidate to its end, none pruned (the
+                              choice is the same, only slower; for tests) */
 } synth_opts_t;
 
 typedef struct synth_result {
-  algo_t *algo;            /* owned; free with synth_result_free */
-  synth_method_t method;   /* the method that made algo (the portfolio's choice for AUTO) */
-  bool chosen;             /* method was chosen by the portfolio (AUTO) */
-  uint64_t time_ps;        /* its simulated time when known (AUTO, or an All-Gather plan,
-                              whose prediction is exact), else 0 */
-  double synth_ms;         /* wall time of synthesis, lowering and the portfolio's sims */
+  algo_t *algo;          /* owned; free with synth_result_free */
+  synth_method_t method; /* the method that made algo (the portfolio's choice for AUTO) */
+  bool chosen;           /* method was chosen by the portfolio (AUTO) */
+  uint64_t time_ps;      /* its simulated time when known (AUTO, or an All-Gather plan,
+                            whose prediction is exact), else 0 */
+  double synth_ms;       /* wall time of synthesis, lowering and the portfolio's sims */
   /* The MILP's outcome (NULL for other methods): "optimal" (proven for the chunk count,
    * in the discrete model), "feasible" (a stop came first; milp_gap bounds the distance
    * to optimal) or "greedy" (the MILP's algorithm simulated slower than the greedy's, or
@@ -71,6 +72,8 @@ typedef struct synth_result {
   double milp_gap;       /* relative gap of the MILP's makespan to its proven bound */
   char variant[48];      /* a baseline's configuration ("both directions, 8 chunks"), or "" */
   bool strict;           /* algo is order-proof already (sim_make_strict ran on it) */
+  uint32_t pruned;       /* AUTO: candidates dropped before their simulation's end because
+                            they could no longer be chosen */
 } synth_result_t;
 
 /* Builds the algorithm for coll of size_bytes (NCCL's meaning) on t with opts->method and
