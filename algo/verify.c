@@ -55,6 +55,19 @@ typedef struct key_ent {
   uint32_t gid; /* global node id */
 } key_ent_t;
 
+/* One chunk slot of one rank: its contents and, for the race check, its last read and
+ * write (round and node). Kept together: the symbolic execution touches them at once, in
+ * an order that jumps between ranks, so one cache line per access instead of five. */
+typedef struct vslot {
+  uint32_t set; /* set id */
+  uint32_t rd_round, rd_node, wr_round, wr_node;
+} vslot_t;
+
+/* Per key: the FIFOs of issued SENDs (sq) and posted RECVs (rq), as slices of sq/rq. */
+typedef struct vkeyq {
+  uint32_t sq_head, sq_tail, rq_head, rq_tail;
+} vkeyq_t;
+
 typedef struct vctx {
   const algo_t *a;
   uint32_t n;
@@ -69,17 +82,16 @@ typedef struct vctx {
   uint32_t nents, nkeys;
   uint32_t *key_off; /* per key: first entry in ents, nkeys+1 entries */
   uint32_t *sq, *rq; /* per key FIFO of issued SENDs / posted RECVs (slices of ents) */
-  uint32_t *sq_head, *sq_tail, *rq_head, *rq_tail;
+  vkeyq_t *kq;
   uint32_t *matched; /* RECV -> the SEND it matched */
   uint32_t *order;   /* execution order; rounds are consecutive segments */
   uint32_t qlen;
   /* semantics */
   bool sem;
-  uint32_t nchunks;  /* n * chunks_per_npu */
-  uint32_t words;    /* uint32 words of a stored bitset: ceil(n / 32) */
-  uint32_t *ibuf[3]; /* interval scratch lists, n + 4 uint32 each */
-  uint32_t *slot;    /* slot[r * nchunks + c]: set id */
-  uint32_t *rd_round, *rd_node, *wr_round, *wr_node; /* per slot, for the race check */
+  uint32_t nchunks;        /* n * chunks_per_npu */
+  uint32_t words;          /* uint32 words of a stored bitset: ceil(n / 32) */
+  uint32_t *ibuf[3];       /* interval scratch lists, n + 4 uint32 each */
+  vslot_t *slot;           /* slot[r * nchunks + c] */
   uint32_t *snap_base;     /* snap_base[r]: offset of rank r's chunk pool in snap */
   uint32_t *snap;          /* SEND: the set ids it carries, parallel to its chunk list */
   uint32_t *in_comp, *got; /* per chunk: stamps while a COMP executes */
@@ -404,9 +416,84 @@ static bool set_has(const vctx_t *v, uint32_t s, uint32_t x) {
   return false;
 }
 
-/* The lowest member of x that is also in y, or NONE when they are disjoint. */
+/* Sets bits lo..hi (inclusive) of the bitset w, a word at a time. */
+static void bits_fill(uint32_t *w, uint32_t lo, uint32_t hi) {
+  for (uint32_t i = lo / 32; i <= hi / 32; i++) {
+    uint32_t from = i == lo / 32 ? lo % 32 : 0, to = i == hi / 32 ? hi % 32 : 31;
+    uint32_t upto = to == 31 ? UINT32_MAX : ((uint32_t)1 << (to + 1)) - 1;
+    w[i] |= upto & ~(((uint32_t)1 << from) - 1);
+  }
+}
+
+/* Whether s is stored as a bitset (the other forms load as a few intervals). */
+static bool set_is_bits(const vctx_t *v, uint32_t s) {
+  return s >= SET_SINGLE + v->n && set_rec(v, s)->nint == 0;
+}
+
+/* Writes set s as a bitset of v->words words into w. */
+static void set_bits(const vctx_t *v, uint32_t s, uint32_t *w) {
+  memset(w, 0, v->words * sizeof *w);
+  if (s == SET_EMPTY) return;
+  if (s == SET_FULL || s < SET_SINGLE + v->n) {
+    bits_fill(w, s == SET_FULL ? 0 : s - SET_SINGLE, s == SET_FULL ? v->n - 1 : s - SET_SINGLE);
+    return;
+  }
+  const set_rec_t *rec = set_rec(v, s);
+  const uint32_t *a = &TN_VEC_AT(&v->arena, uint32_t, rec->off);
+  if (rec->nint == 0) {
+    memcpy(w, a, v->words * sizeof *w);
+    return;
+  }
+  for (uint32_t k = 0; k < rec->nint; k++)
+    bits_fill(w, a[2 * k], a[2 * k + 1]);
+}
+
+/* The first position from `from` on whose bit in w (v->words words) is `set`, or
+ * v->words * 32. */
+static uint32_t next_bit(const vctx_t *v, const uint32_t *w, uint32_t from, bool set) {
+  uint32_t i = from / 32;
+  if (i >= v->words) return v->words * 32;
+  uint32_t x = (set ? w[i] : ~w[i]) & (UINT32_MAX << (from % 32));
+  while (x == 0) {
+    if (++i == v->words) return v->words * 32;
+    x = set ? w[i] : ~w[i];
+  }
+  return i * 32 + (uint32_t)__builtin_ctz(x);
+}
+
+/* Maximal runs of the bitset w (v->words words): their number, and when buf is not NULL
+ * the runs themselves as inclusive intervals lo,hi in ascending order. */
+static uint32_t bits_runs(const vctx_t *v, const uint32_t *w, uint32_t *buf) {
+  uint32_t cnt = 0;
+  if (buf == NULL) {
+    uint32_t carry = 0; /* the previous word's top bit */
+    for (uint32_t i = 0; i < v->words; i++) {
+      cnt += (uint32_t)__builtin_popcount(w[i] & ~(w[i] << 1 | carry));
+      carry = w[i] >> 31;
+    }
+    return cnt;
+  }
+  for (uint32_t lo = next_bit(v, w, 0, true); lo < v->words * 32;) {
+    uint32_t end = next_bit(v, w, lo, false);
+    buf[2 * cnt] = lo, buf[2 * cnt + 1] = end - 1;
+    cnt++;
+    lo = next_bit(v, w, end, true);
+  }
+  return cnt;
+}
+
+/* The lowest member of x that is also in y, or NONE when they are disjoint. Sets stored
+ * as bitsets (many members in many runs) are compared word by word: O(n / 32), where
+ * their intervals would cost O(n). */
 static uint32_t set_overlap(const vctx_t *v, uint32_t x, uint32_t y) {
   uint32_t *p = v->ibuf[0], *q = v->ibuf[1];
+  if (x != SET_EMPTY && y != SET_EMPTY && (set_is_bits(v, x) || set_is_bits(v, y))) {
+    set_bits(v, x, p);
+    set_bits(v, y, q);
+    for (uint32_t i = 0; i < v->words; i++)
+      if (p[i] & q[i]) return i * 32 + (uint32_t)__builtin_ctz(p[i] & q[i]);
+    return NONE;
+  }
   uint32_t np = set_load(v, x, p), nq = set_load(v, y, q), i = 0, j = 0;
   while (i < np && j < nq) {
     uint32_t lo = p[2 * i] > q[2 * j] ? p[2 * i] : q[2 * j];
@@ -420,6 +507,23 @@ static uint32_t set_overlap(const vctx_t *v, uint32_t x, uint32_t y) {
   return NONE;
 }
 
+/* Stores a new set of card members, given as nint intervals at w (nint > 0) or as a
+ * bitset of v->words words (nint == 0), and names it in *out. */
+static tn_status_t set_store(vctx_t *v, uint32_t card, const uint32_t *w, uint32_t nint,
+                             uint32_t *out, tn_err_t *err) {
+  if ((uint64_t)v->sets.len + SET_SINGLE + v->n >= NONE)
+    return tn_err_set(err, TN_LIMIT, "too many partial reductions to verify");
+  set_rec_t rec = {v->arena.len, card, nint};
+  size_t len = nint == 0 ? v->words : 2 * (size_t)nint;
+  tn_status_t st = tn_vec_reserve(&v->arena, v->arena.len + len, err);
+  if (st == TN_OK) st = tn_vec_push(&v->sets, &rec, err);
+  if (st != TN_OK) return st;
+  memcpy(&TN_VEC_AT(&v->arena, uint32_t, v->arena.len), w, len * sizeof *w);
+  v->arena.len += len;
+  *out = (uint32_t)(SET_SINGLE + v->n + v->sets.len - 1);
+  return TN_OK;
+}
+
 /* The union of disjoint x and y as a set id, stored in its smaller form. */
 static tn_status_t set_union(vctx_t *v, uint32_t x, uint32_t y, uint32_t *out, tn_err_t *err) {
   uint32_t card = set_card(v, x) + set_card(v, y);
@@ -428,7 +532,18 @@ static tn_status_t set_union(vctx_t *v, uint32_t x, uint32_t y, uint32_t *out, t
     return TN_OK;
   }
   uint32_t *p = v->ibuf[0], *q = v->ibuf[1], *m = v->ibuf[2];
-  uint32_t np = set_load(v, x, p), nq = set_load(v, y, q), i = 0, j = 0, nm = 0;
+  uint32_t nm = 0;
+  if (set_is_bits(v, x) || set_is_bits(v, y)) { /* word by word, as in set_overlap */
+    set_bits(v, x, p);
+    set_bits(v, y, q);
+    for (uint32_t i = 0; i < v->words; i++)
+      p[i] |= q[i];
+    nm = bits_runs(v, p, NULL);
+    if (2 * nm > v->words) return set_store(v, card, p, 0, out, err);
+    bits_runs(v, p, m);
+    return set_store(v, card, m, nm, out, err);
+  }
+  uint32_t np = set_load(v, x, p), nq = set_load(v, y, q), i = 0, j = 0;
   while (i < np || j < nq) { /* merge by lower end, joining adjacent intervals */
     const uint32_t *iv = j >= nq || (i < np && p[2 * i] < q[2 * j]) ? &p[2 * i++] : &q[2 * j++];
     if (nm > 0 && m[2 * nm - 1] + 1 == iv[0]) {
@@ -438,26 +553,13 @@ static tn_status_t set_union(vctx_t *v, uint32_t x, uint32_t y, uint32_t *out, t
       nm++;
     }
   }
-  if ((uint64_t)v->sets.len + SET_SINGLE + v->n >= NONE)
-    return tn_err_set(err, TN_LIMIT, "too many partial reductions to verify");
-  bool bits = 2 * nm > v->words;
-  set_rec_t rec = {v->arena.len, card, bits ? 0 : nm};
-  size_t len = bits ? v->words : 2 * (size_t)nm;
-  tn_status_t st = tn_vec_reserve(&v->arena, v->arena.len + len, err);
-  if (st == TN_OK) st = tn_vec_push(&v->sets, &rec, err);
-  if (st != TN_OK) return st;
-  uint32_t *w = &TN_VEC_AT(&v->arena, uint32_t, v->arena.len);
-  v->arena.len += len;
-  if (!bits) {
-    memcpy(w, m, len * sizeof *w);
-  } else {
-    memset(w, 0, len * sizeof *w);
+  if (2 * nm > v->words) { /* too many runs: store the bitset */
+    memset(p, 0, v->words * sizeof *p);
     for (uint32_t k = 0; k < nm; k++)
-      for (uint32_t e = m[2 * k]; e <= m[2 * k + 1]; e++)
-        w[e / 32] |= (uint32_t)1 << (e % 32);
+      bits_fill(p, m[2 * k], m[2 * k + 1]);
+    return set_store(v, card, p, 0, out, err);
   }
-  *out = (uint32_t)(SET_SINGLE + v->n + v->sets.len - 1);
-  return TN_OK;
+  return set_store(v, card, m, nm, out, err);
 }
 
 /* Race check of one access in round k by node g (reads and/or writes slot si). Two
@@ -467,19 +569,20 @@ static tn_status_t access_slot(vctx_t *v, uint32_t g, uint32_t si, uint32_t c, b
                                uint32_t k, tn_err_t *err) {
   uint32_t other = NONE;
   const char *did = NULL;
-  if (v->wr_round[si] == k && v->wr_node[si] != g)
-    other = v->wr_node[si], did = "writes";
-  else if (write && v->rd_round[si] == k && v->rd_node[si] != g)
-    other = v->rd_node[si], did = "reads";
+  vslot_t *sl = &v->slot[si];
+  if (sl->wr_round == k && sl->wr_node != g)
+    other = sl->wr_node, did = "writes";
+  else if (write && sl->rd_round == k && sl->rd_node != g)
+    other = sl->rd_node, did = "reads";
   if (other != NONE)
     return tn_err_set(err, TN_PARSE,
                       "rank %u node %u: race on chunk %u: node %u %s it "
                       "concurrently and no dependency or message orders the two",
                       v->rank_of[g], local_id(v, g), c, local_id(v, other), did);
   if (write)
-    v->wr_round[si] = k, v->wr_node[si] = g;
+    sl->wr_round = k, sl->wr_node = g;
   else
-    v->rd_round[si] = k, v->rd_node[si] = g;
+    sl->rd_round = k, sl->rd_node = g;
   return TN_OK;
 }
 
@@ -491,12 +594,12 @@ static tn_status_t exec_send(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
     uint32_t si = r * v->nchunks + ch[j];
     tn_status_t st = access_slot(v, g, si, ch[j], false, k, err);
     if (st != TN_OK) return st;
-    if (v->slot[si] == SET_EMPTY)
+    if (v->slot[si].set == SET_EMPTY)
       return tn_err_set(err, TN_PARSE,
                         "rank %u node %u: sends chunk %u, which it does not "
                         "hold",
                         r, local_id(v, g), ch[j]);
-    v->snap[v->snap_base[r] + nd->chunk_off + j] = v->slot[si];
+    v->snap[v->snap_base[r] + nd->chunk_off + j] = v->slot[si].set;
   }
   return TN_OK;
 }
@@ -516,7 +619,7 @@ static tn_status_t exec_recv(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
     uint32_t si = r * v->nchunks + ch[j];
     tn_status_t st = access_slot(v, g, si, ch[j], true, k, err);
     if (st != TN_OK) return st;
-    v->slot[si] = v->snap[v->snap_base[v->rank_of[s]] + sn->chunk_off + j];
+    v->slot[si].set = v->snap[v->snap_base[v->rank_of[s]] + sn->chunk_off + j];
   }
   return TN_OK;
 }
@@ -541,14 +644,14 @@ static tn_status_t exec_comp(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
       uint32_t c = dch[j], si = r * v->nchunks + c;
       if (v->in_comp[c] != g + 1) continue;
       uint32_t val = v->snap[v->snap_base[v->rank_of[s]] + sn->chunk_off + j];
-      uint32_t dup = set_overlap(v, v->slot[si], val);
+      uint32_t dup = set_overlap(v, v->slot[si].set, val);
       if (dup != NONE)
         return tn_err_set(err, TN_PARSE,
                           "rank %u node %u: chunk %u reduced twice with "
                           "contribution of rank %u (from node %u)",
                           r, id, c, dup, deps[d]);
       if ((st = access_slot(v, g, si, c, true, k, err)) == TN_OK)
-        st = set_union(v, v->slot[si], val, &v->slot[si], err);
+        st = set_union(v, v->slot[si].set, val, &v->slot[si].set, err);
       v->got[c] = g + 1;
     }
   }
@@ -571,11 +674,6 @@ static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
   tn_status_t st = tn_calloc(nslots, sizeof *v->slot, &v->slot, err);
   for (int i = 0; i < 3 && st == TN_OK; i++)
     st = tn_calloc((size_t)v->n + 4, sizeof(uint32_t), &v->ibuf[i], err);
-  uint32_t **arrs[] = {&v->rd_round, &v->rd_node, &v->wr_round, &v->wr_node};
-  for (size_t i = 0; i < 4 && st == TN_OK; i++) {
-    st = tn_calloc(nslots, sizeof(uint32_t), arrs[i], err);
-    if (st == TN_OK) memset(*arrs[i], 0xff, nslots * sizeof(uint32_t));
-  }
   if (st == TN_OK) st = tn_calloc((size_t)v->n + 1, sizeof *v->snap_base, &v->snap_base, err);
   if (st != TN_OK) return st;
   for (uint32_t r = 0; r < v->n; r++) {
@@ -588,10 +686,11 @@ static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
   for (uint32_t r = 0; r < v->n; r++)
     for (uint32_t c = 0; c < v->nchunks; c++)
       v->slot[(size_t)r * v->nchunks + c] =
-          a->coll == TN_ALLGATHER || a->coll == TN_ALLTOALL
-              ? (c / k == r ? (uint32_t)SET_FULL : (uint32_t)SET_EMPTY)
-          : v->n == 1             ? (uint32_t)SET_FULL
-                                  : (uint32_t)SET_SINGLE + r;
+          (vslot_t){a->coll == TN_ALLGATHER || a->coll == TN_ALLTOALL
+                        ? (c / k == r ? (uint32_t)SET_FULL : (uint32_t)SET_EMPTY)
+                    : v->n == 1 ? (uint32_t)SET_FULL
+                                : (uint32_t)SET_SINGLE + r,
+                    NONE, NONE, NONE, NONE};
   return TN_OK;
 }
 
@@ -603,7 +702,7 @@ static tn_status_t sem_final(const vctx_t *v, tn_err_t *err) {
       if (v->a->coll == TN_REDUCESCATTER && c / k != r) continue;
       /* All-to-All: chunk c of NPU c / k is addressed to NPU (c % k) / (k / n). */
       if (v->a->coll == TN_ALLTOALL && c % k / (k / v->n) != r) continue;
-      uint32_t s = v->slot[(size_t)r * v->nchunks + c];
+      uint32_t s = v->slot[(size_t)r * v->nchunks + c].set;
       if (s == SET_FULL) continue;
       if (s == SET_EMPTY || v->a->coll == TN_ALLGATHER || v->a->coll == TN_ALLTOALL)
         return tn_err_set(err, TN_PARSE, "rank %u ends without chunk %u%s", r, c,
@@ -629,22 +728,23 @@ static void make_ready(vctx_t *v, uint32_t g) {
     return;
   }
   uint32_t q = v->key[g];
-  if (v->sq_head[q] < v->sq_tail[q]) {
-    v->matched[g] = v->sq[v->sq_head[q]++];
+  vkeyq_t *kq = &v->kq[q];
+  if (kq->sq_head < kq->sq_tail) {
+    v->matched[g] = v->sq[kq->sq_head++];
     v->order[v->qlen++] = g;
   } else {
-    v->rq[v->rq_tail[q]++] = g;
+    v->rq[kq->rq_tail++] = g;
   }
 }
 
 static void issue_send(vctx_t *v, uint32_t g) {
-  uint32_t q = v->key[g];
-  if (v->rq_head[q] < v->rq_tail[q]) {
-    uint32_t rg = v->rq[v->rq_head[q]++];
+  vkeyq_t *kq = &v->kq[v->key[g]];
+  if (kq->rq_head < kq->rq_tail) {
+    uint32_t rg = v->rq[kq->rq_head++];
     v->matched[rg] = g;
     v->order[v->qlen++] = rg;
   } else {
-    v->sq[v->sq_tail[q]++] = g;
+    v->sq[kq->sq_tail++] = g;
   }
 }
 
@@ -704,11 +804,10 @@ static tn_status_t execute(vctx_t *v, tn_err_t *err) {
 /* ---- driver ---------------------------------------------------------------------- */
 
 static void vctx_free(vctx_t *v) {
-  void *arrs[] = {v->base,     v->rank_of, v->succ_off, v->succ,    v->remaining, v->done,
-                  v->key,      v->ents,    v->key_off,  v->sq,      v->rq,        v->sq_head,
-                  v->sq_tail,  v->rq_head, v->rq_tail,  v->matched, v->order,     v->slot,
-                  v->rd_round, v->rd_node, v->wr_round, v->wr_node, v->snap_base, v->snap,
-                  v->in_comp,  v->got};
+  void *arrs[] = {v->base,      v->rank_of, v->succ_off, v->succ,    v->remaining,
+                  v->done,      v->key,     v->ents,     v->key_off, v->sq,
+                  v->rq,        v->kq,      v->matched,  v->order,   v->slot,
+                  v->snap_base, v->snap,    v->in_comp,  v->got};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++)
     free(arrs[i]);
   for (int i = 0; i < 3; i++)
@@ -748,15 +847,13 @@ static tn_status_t vctx_init(vctx_t *v, const algo_t *a, tn_err_t *err) {
 static tn_status_t init_queues(vctx_t *v, tn_err_t *err) {
   tn_status_t st = TN_OK;
   uint32_t **per_ent[] = {&v->sq, &v->rq};
-  uint32_t **per_key[] = {&v->sq_head, &v->sq_tail, &v->rq_head, &v->rq_tail};
   for (size_t i = 0; i < 2 && st == TN_OK; i++)
     st = tn_calloc((size_t)v->nents + 1, sizeof(uint32_t), per_ent[i], err);
-  for (size_t i = 0; i < 4 && st == TN_OK; i++)
-    st = tn_calloc((size_t)v->nkeys + 1, sizeof(uint32_t), per_key[i], err);
+  if (st == TN_OK) st = tn_calloc((size_t)v->nkeys + 1, sizeof *v->kq, &v->kq, err);
   if (st != TN_OK) return st;
   for (uint32_t q = 0; q < v->nkeys; q++) {
-    v->sq_head[q] = v->sq_tail[q] = v->key_off[q];
-    v->rq_head[q] = v->rq_tail[q] = v->key_off[q];
+    uint32_t o = v->key_off[q];
+    v->kq[q] = (vkeyq_t){o, o, o, o};
   }
   return TN_OK;
 }

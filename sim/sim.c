@@ -23,10 +23,11 @@ typedef struct snode {
   uint32_t pending;  /* dependencies not yet done */
   uint32_t succ_off; /* successors: succ[succ_off .. next node's succ_off) */
   uint32_t keyid;    /* SEND/RECV: index into keys */
-  uint32_t qnext;    /* next in a key's FIFO */
+  uint32_t qnext;    /* next in a key's FIFO; a paired node's partner */
   uint16_t rank;
   uint16_t peer; /* SEND: destination; RECV: source */
   uint8_t op, state;
+  uint8_t paired; /* the node's key has one SEND and one RECV: they match each other */
 } snode_t;
 _Static_assert(sizeof(snode_t) == 32, "a node should stay 32 bytes");
 _Static_assert(TOPO_MAX_NPUS <= 65536u, "ranks must fit snode_t's 16 bits");
@@ -74,6 +75,8 @@ typedef struct sim {
   sim_tie_fn on_tie;
   void *tie_ctx;
   tn_heap_less_fn ready_less; /* ready_order(ties) */
+  uint64_t stop_after_ps;     /* 0: run to the end */
+  uint64_t stopped_ps;        /* the time of the event that stopped the run, or 0 */
 } sim_t;
 
 /* ten_tie_fn: engine cookies are global node indices. */
@@ -326,6 +329,22 @@ static tn_status_t check_balanced(const sim_t *s, tn_err_t *err) {
   return TN_OK;
 }
 
+/* A key with one SEND and one RECV (most keys: tags tell the messages of a pair apart)
+ * needs no FIFO: the two match each other, whatever the order of events. Each is linked
+ * to the other through qnext, so that a delivery or a posted RECV finds its partner
+ * without a look at the key's queues. */
+static void pair_singletons(sim_t *s) {
+  for (uint32_t v = 0; v < s->total; v++) {
+    snode_t *n = &s->nodes[v];
+    if (n->op != ALGO_SEND) continue;
+    const keyq_t *q = &s->kq[n->keyid];
+    if (q->nsend != 1 || q->nrecv != 1) continue;
+    n->paired = s->nodes[q->last_recv].paired = 1;
+    n->qnext = q->last_recv;
+    s->nodes[q->last_recv].qnext = v;
+  }
+}
+
 /* Every NPU must reach every NPU (through switches as needed): breadth-first search
  * from NPU 0 along the links and against them. */
 static tn_status_t check_connected(const topo_t *t, uint32_t *queue, uint8_t *seen, tn_err_t *err) {
@@ -369,6 +388,7 @@ static tn_status_t validate(sim_t *s, tn_err_t *err) {
   if (st == TN_OK) st = build_keys(s, err);
   if (st == TN_OK) st = check_balanced(s, err);
   if (st != TN_OK) return st;
+  pair_singletons(s);
   uint32_t *queue = NULL;
   uint8_t *seen = NULL;
   uint32_t nodes = topo_nodes(s->t);
@@ -461,6 +481,11 @@ static void complete(sim_t *s, uint32_t g, uint64_t now) {
  * posted RECV of its key takes it, or it waits for one. */
 static void deliver(sim_t *s, uint32_t g, uint64_t now) {
   complete(s, g, now);
+  if (s->nodes[g].paired) { /* its RECV takes it now if posted, else when posted */
+    uint32_t rv = s->nodes[g].qnext;
+    if (s->nodes[rv].state == ST_ISSUED) complete(s, rv, now);
+    return;
+  }
   keyq_t *q = &s->kq[s->nodes[g].keyid];
   if (q->recv_head != NONE) {
     uint32_t rv = q->recv_head;
@@ -485,6 +510,10 @@ static tn_status_t issue(sim_t *s, uint32_t g, uint64_t now, tn_err_t *err) {
   if (n->op == ALGO_COMP) {
     s->timers++;
     return ten_timer(s->e, n->arg, g, err);
+  }
+  if (n->paired) { /* a delivered SEND is done: its message is here */
+    if (s->nodes[n->qnext].state == ST_DONE) complete(s, g, now);
+    return TN_OK;
   }
   keyq_t *q = &s->kq[n->keyid];
   if (q->msg_head != NONE) {
@@ -570,6 +599,10 @@ static tn_status_t run(sim_t *s, tn_err_t *err) {
   free(run);
   ten_event_t ev;
   while (st == TN_OK && ten_next(s->e, &ev)) {
+    if (s->stop_after_ps != 0 && ev.time_ps > s->stop_after_ps) {
+      s->stopped_ps = ev.time_ps;
+      return TN_OK;
+    }
     uint32_t g = (uint32_t)ev.cookie;
     if (ev.kind == TEN_EV_DELIVER)
       deliver(s, g, ev.time_ps);
@@ -629,6 +662,7 @@ static tn_status_t fill_result(const sim_t *s, sim_result_t *res, tn_err_t *err)
   for (uint32_t g = 0; g < s->total; g++)
     if (s->nodes[g].op == ALGO_SEND) res->messages++;
   res->events = xmits + s->timers; /* every transmission ends in one queue event */
+  if (s->stopped_ps != 0) res->stopped = true, res->time_ps = s->stopped_ps;
   return TN_OK;
 }
 
@@ -652,7 +686,8 @@ tn_status_t sim_run(const topo_t *t, const algo_t *a, const sim_opts_t *opts, si
   memset(res, 0, sizeof *res);
   sim_t s = {.t = t, .a = a};
   if (opts)
-    s.ties = opts->ties, s.seed = opts->seed, s.on_tie = opts->on_tie, s.tie_ctx = opts->tie_ctx;
+    s.ties = opts->ties, s.seed = opts->seed, s.on_tie = opts->on_tie, s.tie_ctx = opts->tie_ctx,
+    s.stop_after_ps = opts->stop_after_ps;
   s.ready_less = ready_order(&s);
   tn_status_t st = validate(&s, err);
   if (st != TN_OK) goto fail;

@@ -35,6 +35,11 @@ typedef struct sim_opts {
   sim_tie_fn on_tie; /* or NULL */
   void *tie_ctx;
   uint64_t tie_window_ps; /* on_tie also hears of pairs up to this far apart (0: ties) */
+  /* When nonzero, the run stops at its first event later than this (a caller that only
+   * wants to know whether the set beats a time): the result then has stopped set and
+   * time_ps that event's time, a lower bound on the full run's; its other figures cover
+   * the events run, and an error the rest of the run would have met goes unseen. */
+  uint64_t stop_after_ps;
 } sim_opts_t;
 
 /* Parses "id", "reverse" or "random". */
@@ -52,6 +57,7 @@ typedef struct sim_result {
   sim_link_use_t *links; /* every link, sorted by busy time descending then id */
   uint32_t nlinks;
   uint64_t messages, events;
+  bool stopped; /* the run passed opts->stop_after_ps and stopped there */
 } sim_result_t;
 
 /* Simulates a on t. An unmatched SEND/RECV, a dependency cycle, a deadlock or a peer
@@ -61,8 +67,15 @@ tn_status_t sim_run(const topo_t *t, const algo_t *a, const sim_opts_t *opts, si
                     tn_err_t *err);
 void sim_result_free(sim_result_t *r);
 
+/* A lower bound on sim_run's time for a on t without running it: the busiest link's
+ * transmission time for every byte routed over it, plus its latency (0 when a has no
+ * message or a route is missing; sim_run reports those). TN_NOMEM. O(nodes + routed
+ * (source, destination) pairs x hops). */
+tn_status_t sim_link_bound_ps(const topo_t *t, const algo_t *a, uint64_t *bound_ps, tn_err_t *err);
+
 typedef struct sim_strict_report {
   uint64_t time_ps;   /* the returned set's simulated time (SIM_TIES_ID) */
+  uint64_t first_ps;  /* the given set's time (the first run, before any gate) */
   uint32_t staggers;  /* COMPs added */
   uint32_t rounds;    /* simulations that found ties */
   uint32_t ties_left; /* ties in the returned set (0: its time is the same in every order) */

@@ -195,6 +195,7 @@ tn_status_t sim_make_strict(const topo_t *t, algo_t **a, sim_strict_report_t *re
     sim_result_t res = {0};
     st = sim_run(t, cur, &so, &res, err);
     rep->time_ps = res.time_ps;
+    if (rep->rounds == 0) rep->first_ps = res.time_ps;
     sim_result_free(&res);
     if (st == TN_OK && s.failed) st = tn_err_set(err, TN_NOMEM, "out of memory recording ties");
     if (st != TN_OK) break;

@@ -104,12 +104,30 @@ static tn_status_t servers(const topo_t *t, uint32_t *member, uint32_t *groups, 
   return st;
 }
 
+tn_status_t synth_i_sim_within(const topo_t *t, const algo_t *a, const sim_opts_t *opts,
+                               sim_result_t *r, tn_err_t *err) {
+  uint64_t bound = 0;
+  if (opts->stop_after_ps != 0) {
+    tn_status_t st = sim_link_bound_ps(t, a, &bound, err);
+    if (st != TN_OK) return st;
+  }
+  if (opts->stop_after_ps == 0 || bound <= opts->stop_after_ps) return sim_run(t, a, opts, r, err);
+  memset(r, 0, sizeof *r);
+  r->stopped = true;
+  r->time_ps = bound;
+  return TN_OK;
+}
+
 /* A baseline at its best, as practitioners run it: Ring in one direction or as the two
  * counter-rotating rings, with whole blocks or pipelined pieces; Direct with whole blocks
  * or pipelined pieces. Each configuration is simulated and the fastest kept (the earlier
- * among equal times); variant says which. k (when given) fixes the pieces per block. */
+ * among equal times); variant says which. k (when given) fixes the pieces per block.
+ * A configuration's simulation stops as soon as it can no longer be kept: past the
+ * fastest time so far, or past limit_ps (nonzero: the portfolio wants nothing slower).
+ * When every configuration passes limit_ps, out->algo stays NULL and *pruned is set. */
 static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size, synth_method_t m,
-                                 uint32_t k, synth_result_t *out, tn_err_t *err) {
+                                 uint32_t k, uint64_t limit_ps, bool *pruned, synth_result_t *out,
+                                 tn_err_t *err) {
   typedef struct {
     bool both;
     uint32_t k;
@@ -134,9 +152,14 @@ static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size,
       if (first == TN_OK) first = bs, first_err = e;
       continue;
     }
+    /* Kept only when faster than the best so far (time < best_ps) and within limit_ps. */
+    uint64_t stop = best_ps != UINT64_MAX ? best_ps - 1 : 0;
+    if (limit_ps != 0 && (stop == 0 || limit_ps < stop)) stop = limit_ps;
+    sim_opts_t so = {.stop_after_ps = stop};
     sim_result_t r = {0};
-    st = sim_run(t, a, NULL, &r, err);
-    if (st == TN_OK && r.time_ps < best_ps) {
+    st = synth_i_sim_within(t, a, &so, &r, err);
+    if (st == TN_OK && r.stopped) *pruned = true;
+    if (st == TN_OK && !r.stopped && r.time_ps < best_ps) {
       best_ps = r.time_ps;
       algo_free(out->algo);
       out->algo = a;
@@ -151,10 +174,11 @@ static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size,
     sim_result_free(&r);
     algo_free(a);
   }
-  if (st == TN_OK && out->algo == NULL) {
+  if (st == TN_OK && out->algo == NULL && !*pruned) {
     st = first;
     *err = first_err;
   }
+  if (out->algo != NULL) *pruned = false;
   if (st == TN_OK) out->time_ps = best_ps; /* simulated here: the portfolio need not again */
   if (st != TN_OK) {
     algo_free(out->algo);
@@ -230,7 +254,8 @@ bool synth_method_applies(synth_method_t m, tn_coll_t coll, const char **why) {
 }
 
 static tn_status_t produce(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
-                           synth_method_t m, synth_result_t *out, tn_err_t *err) {
+                           synth_method_t m, uint64_t limit_ps, bool *pruned, synth_result_t *out,
+                           tn_err_t *err) {
   const char *why = NULL;
   if (m != SYNTH_AUTO && !synth_method_applies(m, coll, &why))
     return tn_err_set(err, TN_INVAL, "%s", why);
@@ -238,7 +263,9 @@ static tn_status_t produce(const topo_t *t, tn_coll_t coll, uint64_t size, const
   case SYNTH_RING:
   case SYNTH_DIRECT: {
     tn_status_t st = topo_check_connected(t, err);
-    return st == TN_OK ? best_baseline(t, coll, size, m, o->chunks_per_npu, out, err) : st;
+    return st == TN_OK
+               ? best_baseline(t, coll, size, m, o->chunks_per_npu, limit_ps, pruned, out, err)
+               : st;
   }
   case SYNTH_TWOSTEP: return two_step(t, size, o->chunks_per_npu, &out->algo, err);
   case SYNTH_GREEDY:
@@ -253,7 +280,15 @@ static tn_status_t produce(const topo_t *t, tn_coll_t coll, uint64_t size, const
 
 tn_status_t synth_i_one(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
                         synth_method_t m, synth_result_t *out, tn_err_t *err) {
-  return produce(t, coll, size, o, m, out, err);
+  bool pruned = false;
+  return produce(t, coll, size, o, m, 0, &pruned, out, err);
+}
+
+tn_status_t synth_i_one_within(const topo_t *t, tn_coll_t coll, uint64_t size,
+                               const synth_opts_t *o, synth_method_t m, uint64_t limit_ps,
+                               bool *pruned, synth_result_t *out, tn_err_t *err) {
+  *pruned = false;
+  return produce(t, coll, size, o, m, limit_ps, pruned, out, err);
 }
 
 /* Makes out's set order-proof and times it. Every method's set leaves the order of some

@@ -52,6 +52,8 @@ typedef struct synth_opts {
   uint32_t node_limit;     /* MILP's work limit in branch-and-bound nodes; 0 = default */
   uint64_t iter_limit;     /* MILP's work limit in simplex iterations; 0 = default */
   bool verbose;            /* MILP: solver output to stderr */
+  bool exhaustive;         /* AUTO: simulate every candidate to its end, none pruned (the
+                              choice is the same, only slower; for tests) */
 } synth_opts_t;
 
 typedef struct synth_result {
@@ -70,6 +72,8 @@ typedef struct synth_result {
   double milp_gap;       /* relative gap of the MILP's makespan to its proven bound */
   char variant[48];      /* a baseline's configuration ("both directions, 8 chunks"), or "" */
   bool strict;           /* algo is order-proof already (sim_make_strict ran on it) */
+  uint32_t pruned;       /* AUTO: candidates dropped before their simulation's end because
+                            they could no longer be chosen */
 } synth_result_t;
 
 /* Builds the algorithm for coll of size_bytes (NCCL's meaning) on t with opts->method and

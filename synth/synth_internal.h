@@ -2,6 +2,7 @@
 #ifndef TENET_SYNTH_INTERNAL_H
 #define TENET_SYNTH_INTERNAL_H
 
+#include "sim/sim.h"
 #include "synth/synth.h"
 
 /* One method (not AUTO): fills out->algo (and time_ps / milp_status where the method knows
@@ -9,17 +10,30 @@
 tn_status_t synth_i_one(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
                         synth_method_t m, synth_result_t *out, tn_err_t *err);
 
+/* synth_i_one for the portfolio, which wants nothing slower than limit_ps (0: no limit):
+ * a method that finds out early that its set is slower (the baselines simulate their
+ * configurations, and stop each past the limit) returns TN_OK with *pruned set and no
+ * algorithm. Every other outcome is synth_i_one's. */
+tn_status_t synth_i_one_within(const topo_t *t, tn_coll_t coll, uint64_t size,
+                               const synth_opts_t *o, synth_method_t m, uint64_t limit_ps,
+                               bool *pruned, synth_result_t *out, tn_err_t *err);
+
+/* sim_run, but when opts->stop_after_ps is set and the busiest link alone passes it
+ * (sim_link_bound_ps), the set is not simulated at all: r->stopped is set, with that
+ * bound as r->time_ps, as if the run had stopped. */
+tn_status_t synth_i_sim_within(const topo_t *t, const algo_t *a, const sim_opts_t *opts,
+                               sim_result_t *r, tn_err_t *err);
+
 /* The greedy and the MILP: plan All-Gather schedules and lower them to coll. */
-tn_status_t synth_i_planned(const topo_t *t, tn_coll_t coll, uint64_t size,
-                            const synth_opts_t *o, synth_method_t m, synth_result_t *out,
-                            tn_err_t *err);
+tn_status_t synth_i_planned(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
+                            synth_method_t m, synth_result_t *out, tn_err_t *err);
 
 /* Whether the MILP failed only because its model was too large for the chunk count
  * (r->milp_stop says so). */
 bool synth_i_milp_too_large(const synth_result_t *r);
 
 /* AUTO: every applicable method, simulated; the fastest is kept in out. */
-tn_status_t synth_i_portfolio(const topo_t *t, tn_coll_t coll, uint64_t size,
-                              const synth_opts_t *o, synth_result_t *out, tn_err_t *err);
+tn_status_t synth_i_portfolio(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
+                              synth_result_t *out, tn_err_t *err);
 
 #endif

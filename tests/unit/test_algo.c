@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "algo/algo.h"
+#include "greedy/greedy.h"
 
 static tn_err_t tu_err_;
 
@@ -600,6 +601,40 @@ static void verify_handles_interval_sets_of_a_large_ring(void **state) {
   algo_free(b);
 }
 
+/* n = 100 on a 10x10 mesh: the greedy's reduction trees leave partial sums of scattered
+ * ranks, stored as bitsets and combined word by word; the set verifies, and a double
+ * count is still found. */
+static void verify_handles_bitset_sets_of_a_mesh_reduction(void **state) {
+  (void)state;
+  topo_t *t = NULL;
+  TU_OK(topo_gen_kind("mesh", "10x10", 50.0, 500.0, &t, &tu_err_));
+  greedy_opts_t g = {.seed = 1, .chunks_per_npu = 2};
+  schedule_t s;
+  TU_OK(greedy_run_for(t, TN_REDUCESCATTER, 100 * 2 * 4096, &g, &s, &tu_err_));
+  algo_t *a = NULL;
+  TU_OK(algo_from_schedule(&s, TN_REDUCESCATTER, "greedy", &a, &tu_err_));
+  schedule_free(&s);
+  verify_ok(a, true);
+  /* Rank 7's first COMP that reduces a RECV's partial adds it twice. */
+  uint32_t id = 0, rv = UINT32_MAX;
+  for (; id < algo_rank_len(a, 7) && rv == UINT32_MAX; id++) {
+    const algo_node_t *n = algo_node(a, 7, id);
+    if (n->op != ALGO_COMP || n->ndeps == 0) continue;
+    for (uint32_t k = 0; k < n->ndeps && rv == UINT32_MAX; k++) {
+      uint32_t d = algo_node_deps(a, 7, n)[k];
+      if (algo_node(a, 7, d)->op == ALGO_RECV && algo_node(a, 7, d)->reduce) rv = d;
+    }
+  }
+  assert_int_not_equal(rv, UINT32_MAX);
+  uint32_t deps[2] = {rv, rv};
+  edit_t e = {7, id - 1, false, false, deps, 2};
+  algo_t *b = copy_edit(a, &e, 1);
+  expect_reject(b, "reduced twice with contribution of rank", NULL);
+  algo_free(a);
+  algo_free(b);
+  topo_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ring_baselines_verify_for_2_to_64_npus),
@@ -631,6 +666,7 @@ int main(void) {
       cmocka_unit_test(verify_of_an_unknown_collective_skips_semantics),
       cmocka_unit_test(verify_survives_random_corruptions),
       cmocka_unit_test(verify_handles_interval_sets_of_a_large_ring),
+      cmocka_unit_test(verify_handles_bitset_sets_of_a_mesh_reduction),
       cmocka_unit_test(bidirectional_ring_verifies),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

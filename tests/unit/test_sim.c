@@ -580,6 +580,65 @@ static void sim_ties_change_an_open_order_and_strict_sets_resist(void **state) {
   topo_free(t);
 }
 
+/* The baselines on fabrics of every kind: the busiest link's time never passes the
+ * simulated time, and is not vacuous (at least that link's transmission time). */
+static void sim_link_bound_is_below_every_simulated_time(void **state) {
+  (void)state;
+  static const char *const f[][2] = {
+      {"ring", "8"}, {"mesh", "4x3"}, {"torus", "4x4"}, {"switch", "6"}, {"hypercube", "8"}};
+  const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE, TN_ALLTOALL};
+  for (size_t i = 0; i < sizeof f / sizeof f[0] + 3; i++) {
+    topo_t *t = NULL;
+    if (i < sizeof f / sizeof f[0])
+      TU_OK(topo_gen_kind(f[i][0], f[i][1], 50.0, 500.0, &t, &tu_err_));
+    else
+      t = tu_random_fabric(5 + (uint32_t)i, 100 + i, i % 2 == 0);
+    for (size_t c = 0; c < sizeof colls / sizeof colls[0]; c++)
+      for (uint32_t k = 1; k <= 4; k += 3) {
+        algo_t *a = NULL;
+        uint64_t size = (uint64_t)t->npus * 8 * 4096;
+        if (colls[c] == TN_ALLTOALL)
+          TU_OK(algo_direct(colls[c], t->npus, size, k, &a, &tu_err_));
+        else
+          TU_OK(algo_ring_both(colls[c], t->npus, size, k, false, &a, &tu_err_));
+        sim_result_t res = {0};
+        uint64_t time = run_ok(t, a, &res), bound = 0;
+        TU_OK(sim_link_bound_ps(t, a, &bound, &tu_err_));
+        if (bound > time || bound == 0)
+          fail_msg("%s %s k=%u: bound %llu ps, simulated %llu ps", t->name, tn_coll_name(colls[c]),
+                   k, (unsigned long long)bound, (unsigned long long)time);
+        sim_result_free(&res);
+        algo_free(a);
+      }
+    topo_free(t);
+  }
+}
+
+/* A run told to stop after time T stops at its first later event, reporting that time;
+ * told to stop after its own time, it runs to the end with the same figures. */
+static void sim_stops_after_the_time_it_is_given(void **state) {
+  (void)state;
+  topo_t *t = gen1(TOPO_DIM_RING, 8, false);
+  algo_t *a = NULL;
+  TU_OK(algo_ring_both(TN_ALLGATHER, 8, 8 * MIB, 2, true, &a, &tu_err_));
+  sim_result_t full = {0}, cut = {0}, same = {0};
+  uint64_t time = run_ok(t, a, &full);
+  sim_opts_t o = {.stop_after_ps = time / 2};
+  TU_OK(sim_run(t, a, &o, &cut, &tu_err_));
+  assert_true(cut.stopped);
+  assert_true(cut.time_ps > time / 2 && cut.time_ps <= time);
+  o.stop_after_ps = time;
+  TU_OK(sim_run(t, a, &o, &same, &tu_err_));
+  assert_false(same.stopped);
+  assert_int_equal(same.time_ps, time);
+  assert_int_equal(same.events, full.events);
+  sim_result_free(&full);
+  sim_result_free(&cut);
+  sim_result_free(&same);
+  algo_free(a);
+  topo_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sim_matches_astra_ring_allgather_4_8_16),
@@ -602,6 +661,8 @@ int main(void) {
       cmocka_unit_test(sim_rejects_disconnected_fabric),
       cmocka_unit_test(sim_two_runs_are_identical),
       cmocka_unit_test(sim_writes_chrome_trace),
+      cmocka_unit_test(sim_link_bound_is_below_every_simulated_time),
+      cmocka_unit_test(sim_stops_after_the_time_it_is_given),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

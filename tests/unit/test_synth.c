@@ -159,6 +159,53 @@ static void synth_auto_is_deterministic(void **state) {
   topo_free(t);
 }
 
+/* auto with pruning (the baselines stop simulating once they cannot be chosen) keeps
+ * exactly what it keeps when every candidate is simulated to its end, and prunes at all
+ * on these fabrics (Direct and Ring lose on meshes and tori). */
+static void check_pruning(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t *pruned) {
+  tn_err_t err = {0};
+  synth_opts_t o = {.method = SYNTH_AUTO, .seed = 1};
+  synth_result_t a, b;
+  must(synth_run(t, coll, size, &o, &a, &err), &err);
+  o.exhaustive = true;
+  must(synth_run(t, coll, size, &o, &b, &err), &err);
+  if (a.method != b.method || a.time_ps != b.time_ps || strcmp(a.variant, b.variant) != 0)
+    fail_msg("%s %s %llu B: pruned auto kept %s (%s) %llu ps, exhaustive %s (%s) %llu ps", t->name,
+             tn_coll_name(coll), (unsigned long long)size, synth_method_name(a.method), a.variant,
+             (unsigned long long)a.time_ps, synth_method_name(b.method), b.variant,
+             (unsigned long long)b.time_ps);
+  assert_true(algo_equal(a.algo, b.algo));
+  assert_int_equal(b.pruned, 0);
+  *pruned += a.pruned;
+  synth_result_free(&a);
+  synth_result_free(&b);
+}
+
+static void synth_auto_pruning_never_changes_the_choice(void **state) {
+  (void)state;
+  static const char *const f[][2] = {{"ring", "8"},    {"switch", "8"},     {"mesh", "4x4"},
+                                     {"torus", "4x4"}, {"hypercube", "16"}, {"fc", "6"},
+                                     {"mesh", "8x4"}};
+  const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE, TN_ALLTOALL};
+  tn_err_t err = {0};
+  uint32_t pruned = 0;
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+    topo_t *t = NULL;
+    must(topo_gen_kind(f[i][0], f[i][1], 50.0, 500.0, &t, &err), &err);
+    for (size_t c = 0; c < sizeof colls / sizeof colls[0]; c++) {
+      check_pruning(t, colls[c], (uint64_t)t->npus * 1024, &pruned);
+      check_pruning(t, colls[c], (uint64_t)t->npus << 16, &pruned);
+    }
+    topo_free(t);
+  }
+  for (uint64_t seed = 1; seed <= 8; seed++) {
+    topo_t *t = tu_random_fabric(4 + (uint32_t)(seed % 6), seed, seed % 2 == 0);
+    check_pruning(t, colls[seed % 4], (uint64_t)t->npus << 14, &pruned);
+    topo_free(t);
+  }
+  assert_true(pruned > 0);
+}
+
 /* Every method's set runs in the same time whatever order a runtime picks among
  * same-instant events (sim_make_strict in synth/): tenet's order, reverse and random ones
  * give one time, which is also what synth reports. Where routes cross other NPUs (mesh,
@@ -262,6 +309,7 @@ int main(void) {
       cmocka_unit_test(synth_auto_is_never_slower_than_a_candidate_on_generated_fabrics),
       cmocka_unit_test(synth_auto_is_never_slower_than_a_candidate_on_random_fabrics),
       cmocka_unit_test(synth_auto_is_deterministic),
+      cmocka_unit_test(synth_auto_pruning_never_changes_the_choice),
       cmocka_unit_test(every_method_is_order_proof),
 #ifdef TENET_HAVE_MILP
       cmocka_unit_test(synth_milp_plans_with_the_greedys_chunk_count),
