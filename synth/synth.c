@@ -195,7 +195,8 @@ tn_status_t synth_baseline(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
     return tn_err_set(err, TN_INVAL, "a baseline is ring or direct, not %s", synth_method_name(m));
   if (!synth_method_applies(m, coll, &why)) return tn_err_set(err, TN_INVAL, "%s", why);
   tn_status_t st = topo_check_connected(t, err);
-  if (st == TN_OK) st = best_baseline(t, coll, size_bytes, m, 0, out, err);
+  bool pruned = false; /* no limit: never set */
+  if (st == TN_OK) st = best_baseline(t, coll, size_bytes, m, 0, 0, &pruned, out, err);
   if (st == TN_OK) out->method = m;
   return st;
 }
