@@ -323,10 +323,18 @@ const char *cli_fmt_duration(double seconds, char *buf, size_t len);
  * to a temporary name and renamed (all or nothing); PLplot prints nothing. */
 /* The PLplot device for path: "pngcairo" for .png, "svgcairo" for .svg, else TN_INVAL. */
 tn_status_t cli_plot_device(const char *path, const char **device, tn_err_t *err);
+/* The busbw axis of cli_plot_busbw: log when the values span more than 10x (auto), or
+ * always linear, or always log. */
+typedef enum { CLI_PLOT_Y_AUTO = 0, CLI_PLOT_Y_LINEAR, CLI_PLOT_Y_LOG } cli_plot_y_t;
+/* The marker (a PLplot Hershey glyph, "#(840)") and dash pattern (PLplot line style 1..8)
+ * of the k-th algorithm of a busbw plot: all 8 differ in both. */
+void cli_plot_series_style(size_t k, const char **marker, int *dash);
 /* busbw (GB/s) against size (log2 axis): one line per algorithm over the ok rows (in
- * their order) and the lower bound's busbw as a dashed line; title on top. */
+ * their order), each with its own marker and dash pattern so that overlapping lines stay
+ * apart, and the lower bound's busbw as a dashed line; title on top. At most 8 algorithms
+ * (TN_INVAL past them). */
 tn_status_t cli_plot_busbw(const cli_result_t *rows, size_t n, const char *title, const char *path,
-                           tn_err_t *err);
+                           cli_plot_y_t yscale, tn_err_t *err);
 /* Per-link utilization (busy time / collective time) as a bar chart of the busiest
  * links (at most 48, labelled src>dst), from a finished simulation of t. */
 tn_status_t cli_heatmap_write(const topo_t *t, const sim_result_t *r, const char *title,

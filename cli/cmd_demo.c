@@ -14,7 +14,8 @@ static const char *const demo_help =
     "usage: tenet demo [-o DIR] [--quick] [-j N]\n\n"
     "Runs the paper's setup with no input files: 64 NPUs as mesh-8x8 and mesh3d-4x4x4\n"
     "(50 GB/s, 500 ns links), All-Gather and All-Reduce, greedy vs Ring vs Direct, and\n"
-    "All-to-All, greedy vs Direct, at sizes 1KiB..1GiB. Prints one comparison table per fabric and collective and writes\n"
+    "All-to-All, greedy vs Direct, at sizes 1KiB..1GiB. Prints one comparison table per fabric and "
+    "collective and writes\n"
     "into DIR (default ./tenet-demo):\n"
     "  <fabric>-<collective>.png and .svg   busbw against size, the bound dashed\n"
     "  mesh-8x8-allgather-64MiB-{greedy,ring}-links.png   per-link utilization\n"
@@ -97,7 +98,7 @@ static tn_status_t demo_one(const demo_fabric_t *f, const topo_t *t, tn_coll_t c
   static const char *const exts[] = {"png", "svg"};
   for (size_t e = 0; st == TN_OK && e < 2; e++) {
     snprintf(path, sizeof path, "%s/%s-%s.%s", dir, f->label, tn_coll_name(coll), exts[e]);
-    st = cli_plot_busbw(rows, n, title, path, err);
+    st = cli_plot_busbw(rows, n, title, path, CLI_PLOT_Y_AUTO, err);
   }
   /* Where the time goes: per-link utilization of greedy and Ring, first fabric's
    * All-Gather at the Chakra size (two more runs; the others would look alike). */
@@ -171,7 +172,8 @@ int cmd_demo(int argc, char **argv) {
   uint64_t astra_ps = 0;
   snprintf(astra_dir, sizeof astra_dir, "%s/astra-ring-8", dir);
   topo_t *ring = NULL;
-  if (st == TN_OK) st = topo_gen_kind("ring", "8", CLI_GEN_BANDWIDTH_GBPS, CLI_GEN_LATENCY_NS, &ring, &err);
+  if (st == TN_OK)
+    st = topo_gen_kind("ring", "8", CLI_GEN_BANDWIDTH_GBPS, CLI_GEN_LATENCY_NS, &ring, &err);
   if (st == TN_OK) {
     tn_remove_tree(astra_dir);
     st = cli_astra_write(ring, TN_ALLGATHER, 1u << 20, astra_dir, &astra_ps, &err);

@@ -98,4 +98,16 @@ check "compare milp rows" test "$(grep -o '"algorithm":"milp"' out.txt | wc -l)"
 fails_with 1 "$TENET" compare -t ring-4 -c allgather --sizes 4KiB --algos milp --time-limit 0
 check "compare --time-limit 0 is refused" grep -q -- '--time-limit' err.txt
 
+# The busbw axis: auto (log past a 10x span: 1 KiB..64 KiB on fc-8 spans 40x), log or
+# linear, said in --help; a bad scale and a scale without a plot are refused.
+"$TENET" compare --help | grep -q -- '--plot-y SCALE' && ok || bad "help mentions --plot-y"
+"$TENET" compare -t fc-8 -c allgather --sizes 1KiB..64KiB --algos $ALGOS --plot y-auto.png >/dev/null &&
+  "$TENET" compare -t fc-8 -c allgather --sizes 1KiB..64KiB --algos $ALGOS --plot y-log.png --plot-y log >/dev/null &&
+  "$TENET" compare -t fc-8 -c allgather --sizes 1KiB..64KiB --algos $ALGOS --plot y-lin.png --plot-y linear >/dev/null &&
+  cmp -s y-auto.png y-log.png && ! cmp -s y-auto.png y-lin.png && ok || bad "--plot-y auto is not log on a 40x span"
+fails_with 1 "$TENET" compare -t ring-8 -c allgather --plot p.png --plot-y lg
+check "--plot-y lg names the choices" grep -q -- "--plot-y 'lg': auto, log or linear" err.txt
+fails_with 1 "$TENET" compare -t ring-8 -c allgather --plot-y log
+check "--plot-y without --plot" grep -q -- "--plot-y needs --plot" err.txt
+
 testlib_done
