@@ -3,9 +3,10 @@
  * entry to topo/, the first stage of the pipeline. */
 #include "cli/cli.h"
 
+#include "cli/gv_internal.h"
+
 #include <cjson/cJSON.h>
 #include <dirent.h>
-#include <graphviz/gvc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,17 +421,6 @@ static int topo_list_cmd(int argc, char **argv) {
 
 /* ---- draw ------------------------------------------------------------------- */
 
-/* graphviz reports problems through this hook instead of printing them; the last one is
- * kept for our one-line error. */
-static char gv_last_error[256];
-static int gv_error_hook(char *msg) {
-  snprintf(gv_last_error, sizeof gv_last_error, "%s", msg);
-  size_t n = strlen(gv_last_error);
-  while (n && (gv_last_error[n - 1] == '\n' || gv_last_error[n - 1] == ' '))
-    gv_last_error[--n] = '\0';
-  return 0;
-}
-
 /* graphviz takes non-const strings: copy the attribute name and value. */
 static void gv_set(void *obj, const char *key, const char *val) {
   char k[32], v[128], none[1] = "";
@@ -495,57 +485,20 @@ fail:
   return NULL;
 }
 
-/* What each layout engine lays out in a few seconds. graphviz spends all its time in the
- * layout (reading the graph and rendering it take milliseconds); measured with graphviz
- * 2.42 on the generated fabrics, see docs/architecture.md §6:
- *  - neato (stress majorization over all-pairs distances) grows with the nodes squared and
- *    worse: a ring of 1024 takes 2 s, of 2048 10 s, of 4096 a minute, and of 65536 it
- *    overflows graphviz's stack; the links count far less (fc-128, 16256 links: 4 s);
- *  - dot (ranks, then crossing minimisation over long edges) grows with the links and
- *    their density: a ring of 1024 takes 2 s, a 8x8x8 torus (3072 links) 5 s, a fully
- *    connected fabric of 24 NPUs (552 links) 4 s, of 32 (992 links) 21 s, of 64 minutes.
- * The limits keep every measured fabric below about 3 s. */
-typedef struct draw_limit {
-  const char *layout;
-  uint32_t max_nodes, max_links, max_links_per_node;
-} draw_limit_t;
-static const draw_limit_t draw_limits[] = {
-    /* neato, the default, first */
-    {.layout = "neato", .max_nodes = 1024, .max_links = 10240, .max_links_per_node = 0},
-    {.layout = "dot", .max_nodes = 1024, .max_links = 2048, .max_links_per_node = 16},
-};
-
-/* The limits of layout, or NULL when graphviz engine is not one we offer. */
-static const draw_limit_t *draw_limit_of(const char *layout) {
-  for (size_t i = 0; i < sizeof draw_limits / sizeof *draw_limits; i++)
-    if (strcmp(layout, draw_limits[i].layout) == 0) return &draw_limits[i];
-  return NULL;
-}
-
-static bool draw_fits(const topo_t *t, const draw_limit_t *lim) {
-  uint32_t nodes = topo_nodes(t);
-  bool dense = lim->max_links_per_node && t->nlinks > (uint64_t)lim->max_links_per_node * nodes;
-  return nodes <= lim->max_nodes && t->nlinks <= lim->max_links && !dense;
-}
-
 /* TN_INVAL (a usage error: exit 1) when t is larger than lim allows, giving its figures and
  * the limits, and naming neato when neato would take it. */
-static tn_status_t draw_size_check(const topo_t *t, const draw_limit_t *lim, tn_err_t *err) {
-  if (draw_fits(t, lim)) return TN_OK;
+static tn_status_t draw_size_check(const topo_t *t, const cli_gv_limit_t *lim, tn_err_t *err) {
+  if (cli_i_gv_fits(lim, topo_nodes(t), t->nlinks)) return TN_OK;
   char per_node[48] = "";
   if (lim->max_links_per_node)
     snprintf(per_node, sizeof per_node, " and %u links per node", lim->max_links_per_node);
-  bool neato = lim != &draw_limits[0] && draw_fits(t, &draw_limits[0]);
+  const cli_gv_limit_t *nl = cli_i_gv_limit("neato");
+  bool neato = lim != nl && cli_i_gv_fits(nl, topo_nodes(t), t->nlinks);
   return tn_err_set(err, TN_INVAL,
                     "%s: %u nodes and %u links are too many to lay out with %s in a few "
                     "seconds (it takes at most %u nodes, %u links%s)%s",
                     t->name, topo_nodes(t), t->nlinks, lim->layout, lim->max_nodes, lim->max_links,
                     per_node, neato ? "; --layout neato takes it" : "");
-}
-
-static const char *ext_of(const char *path) {
-  const char *dot = strrchr(path, '.');
-  return dot && !strchr(dot, '/') ? dot + 1 : "";
 }
 
 static int topo_draw_cmd(int argc, char **argv) {
@@ -566,41 +519,24 @@ static int topo_draw_cmd(int argc, char **argv) {
   }
   if (npos < 1) return cli_usage("topo draw", "needs a TOPO (a file, a shipped name or KIND-DIMS)");
   if (out == NULL) return cli_usage("topo draw", "needs -o FILE.svg or -o FILE.png");
-  const char *fmt = ext_of(out);
-  if (strcmp(fmt, "svg") != 0 && strcmp(fmt, "png") != 0)
+  if (cli_i_gv_format(out) == NULL)
     return cli_usage("topo draw", "%s: the picture must end in .svg or .png", out);
-  const draw_limit_t *lim = draw_limit_of(layout);
+  const cli_gv_limit_t *lim = cli_i_gv_limit(layout);
   if (lim == NULL) return cli_usage("topo draw", "--layout must be neato or dot, not '%s'", layout);
   topo_t *t = NULL;
   if (cli_load_topo(pos[0], &t, &err) != TN_OK || draw_size_check(t, lim, &err) != TN_OK) {
     topo_free(t);
     return cli_report("topo draw", &err);
   }
-  agseterr(AGERR);
-  agseterrf(gv_error_hook);
-  gv_last_error[0] = '\0';
+  cli_i_gv_catch_errors();
   GVC_t *gvc = gvContext();
   Agraph_t *g = gvc ? build_gv(t) : NULL;
-  tn_outfile_t o = {0};
   int rc = 0;
-  if (g == NULL) {
+  if (g == NULL)
     tn_err_set(&err, TN_INTERNAL, "graphviz could not build the graph of %s%s%s", t->name,
-               gv_last_error[0] ? ": " : "", gv_last_error);
-  } else if (gvLayout(gvc, g, layout) != 0) {
-    tn_err_set(&err, TN_INTERNAL, "graphviz layout '%s' failed on %s%s%s", layout, t->name,
-               gv_last_error[0] ? ": " : "", gv_last_error);
-  } else {
-    if (tn_outfile_open(&o, out, &err) == TN_OK) {
-      if (gvRender(gvc, g, fmt, o.f) != 0) {
-        tn_outfile_abort(&o);
-        tn_err_set(&err, TN_INTERNAL, "graphviz cannot render %s%s%s", fmt,
-                   gv_last_error[0] ? ": " : "", gv_last_error);
-      } else if (tn_outfile_commit(&o, &err) == TN_OK) {
-        printf("wrote %s: %u NPUs, %u switches, %u links\n", out, t->npus, t->switches, t->nlinks);
-      }
-    }
-    gvFreeLayout(gvc, g);
-  }
+               cli_i_gv_last_error()[0] ? ": " : "", cli_i_gv_last_error());
+  else if (cli_i_gv_render(gvc, g, layout, t->name, out, &err) == TN_OK)
+    printf("wrote %s: %u NPUs, %u switches, %u links\n", out, t->npus, t->switches, t->nlinks);
   if (g) agclose(g);
   if (gvc) gvFreeContext(gvc);
   topo_free(t);
