@@ -42,7 +42,7 @@ static void compare_job(void *arg, size_t i, unsigned worker) {
     snprintf(r->error, sizeof r->error, "cannot copy the fabric: out of memory");
   } else {
     cli_run_one(c->topos[worker], sp->label, sp->coll, sp->sizes[si], sp->algos[ai], sp->seed,
-                sp->time_limit_s, chakra, r, &e);
+                sp->seeds, sp->time_limit_s, chakra, r, &e);
   }
   pthread_mutex_lock(&c->mu);
   if (!r->ok && sp->stop_on_error) c->stop = 1;
@@ -101,7 +101,7 @@ done:
 static const char *const compare_help =
     "usage: tenet compare -t TOPO -c COLL [--sizes LIST] [--algos LIST] [--json]\n"
     "                     [--csv FILE] [--plot FILE.png|FILE.svg] [--plot-y auto|log|linear]\n"
-    "                     [--seed N] [-j N] [--time-limit S]\n\n"
+    "                     [--seed N] [--seeds N] [-j N] [--time-limit S]\n\n"
     "Synthesizes every algorithm at every size on one fabric, simulates each and prints\n"
     "time, algbw, busbw (GB/s = 2^30 B/s), the lower bound, the ratio to it and the\n"
     "speed-up over Ring.\n\n"
@@ -121,6 +121,9 @@ static const char *const compare_help =
     "  --plot-y SCALE       the busbw axis: auto (default: log when busbw spans more\n"
     "                       than 10x, else linear), log or linear\n"
     "  --seed N             greedy tie-breaking seed (default 1)\n"
+    "  --seeds N            best of N seeds (1..1000) per greedy, milp or auto row, as\n"
+    "                       'tenet synth --seeds'; --json rows then give seed and\n"
+    "                       seeds_tried\n"
     "  --time-limit S       MILP wall-clock safety net in seconds per run (default 60);\n"
     "                       the MILP stops on its work limit first (see 'tenet synth\n"
     "                       --help': 1000 nodes, simplex iterations scaled to the model)\n"
@@ -141,17 +144,25 @@ static tn_status_t parse_ploty(const char *s, cli_plot_y_t *out, tn_err_t *err) 
 int cmd_compare(int argc, char **argv) {
   const char *topo_arg = NULL, *coll_s = NULL, *sizes_s = "1KiB..1GiB";
   const char *algos_s = NULL, *csv = NULL, *plot = NULL, *seed_s = NULL;
-  const char *jobs_s = NULL, *time_limit_s = NULL, *ploty_s = NULL;
+  const char *jobs_s = NULL, *time_limit_s = NULL, *ploty_s = NULL, *seeds_s = NULL;
   bool json = false, help = false;
   const cli_opt_t opts[] = {
       /* --topo and --coll as in synth, sim and verify; the long forms too */
-      {"topo", 't', &topo_arg, NULL},   {"coll", 'c', &coll_s, NULL},
-      {"topology", 0, &topo_arg, NULL}, {"collective", 0, &coll_s, NULL},
-      {"sizes", 0, &sizes_s, NULL},     {"algos", 0, &algos_s, NULL},
-      {"json", 0, NULL, &json},         {"csv", 0, &csv, NULL},
-      {"plot", 0, &plot, NULL},         {"seed", 0, &seed_s, NULL},
-      {"plot-y", 0, &ploty_s, NULL},    {"jobs", 'j', &jobs_s, NULL},
-      {"help", 'h', NULL, &help},       {"time-limit", 0, &time_limit_s, NULL},
+      {"topo", 't', &topo_arg, NULL},
+      {"coll", 'c', &coll_s, NULL},
+      {"topology", 0, &topo_arg, NULL},
+      {"collective", 0, &coll_s, NULL},
+      {"sizes", 0, &sizes_s, NULL},
+      {"algos", 0, &algos_s, NULL},
+      {"json", 0, NULL, &json},
+      {"csv", 0, &csv, NULL},
+      {"plot", 0, &plot, NULL},
+      {"seed", 0, &seed_s, NULL},
+      {"plot-y", 0, &ploty_s, NULL},
+      {"seeds", 0, &seeds_s, NULL},
+      {"jobs", 'j', &jobs_s, NULL},
+      {"help", 'h', NULL, &help},
+      {"time-limit", 0, &time_limit_s, NULL},
   };
   tn_err_t err = {0};
   const char *pos[1];
@@ -166,7 +177,7 @@ int cmd_compare(int argc, char **argv) {
   if (coll_s == NULL) return cli_usage("compare", "missing -c COLL");
   cli_compare_spec_t sp = {.seed = CLI_DEFAULT_SEED, .stop_on_error = true};
   char **algos = NULL;
-  uint64_t *sizes = NULL, seed = CLI_DEFAULT_SEED;
+  uint64_t *sizes = NULL, seed = CLI_DEFAULT_SEED, seeds = 0;
   cli_plot_y_t yscale = CLI_PLOT_Y_AUTO;
   topo_t *t = NULL;
   cli_result_t *rows = NULL;
@@ -179,6 +190,7 @@ int cmd_compare(int argc, char **argv) {
   if (pst != TN_OK || cli_parse_sizes(sizes_s, &sizes, &sp.nsizes, &err) != TN_OK ||
       cli_parse_algos(algos_s, &algos, &sp.nalgos, &err) != TN_OK ||
       (seed_s && tn_parse_u64(seed_s, 0, UINT64_MAX, "--seed", &seed, &err) != TN_OK) ||
+      (seeds_s && tn_parse_u64(seeds_s, 1, SYNTH_MAX_SEEDS, "--seeds", &seeds, &err) != TN_OK) ||
       (jobs_s && cli_parse_jobs(jobs_s, &sp.jobs, &err) != TN_OK) ||
       (time_limit_s && tn_parse_double(time_limit_s, 0.001, 1e6, "--time-limit", &sp.time_limit_s,
                                        &err) != TN_OK) ||
@@ -198,6 +210,7 @@ int cmd_compare(int argc, char **argv) {
   sp.sizes = sizes;
   sp.algos = (const char *const *)algos;
   sp.seed = seed;
+  sp.seeds = (uint32_t)seeds;
   sp.progress = true;
   tn_status_t st = cli_compare_run(&sp, &rows, &nrows, &err);
   /* Both files or neither: the plot (the one more likely to fail) first, and it goes
