@@ -151,6 +151,8 @@ fi
 # et dot renders .svg and .png through the graphviz library: no `dot` program on the PATH
 # (PATH emptied); any other name (and stdout) keeps getting DOT text; a rank too large for
 # the dot engine in a few seconds is refused with its figures and the way to get its DOT.
+# graphviz's global caches under LeakSanitizer, as for topo draw.
+export LSAN_OPTIONS="suppressions=$SRC/tests/cli/topo.lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 "$TENET" synth -t ring-4 -c allgather -s 1MiB -a greedy -o "$SCRATCH/draw/r" >/dev/null ||
   bad "synth for et dot"
 expect 0 "" "et dot -o .svg without a dot program" -- env PATH=/nonexistent "$TENET" et dot "$SCRATCH/draw/r" --rank 1 -o "$SCRATCH/draw/pic/r1.svg"
