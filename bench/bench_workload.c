@@ -64,7 +64,9 @@ static int sim_cmd(int argc, char **argv) {
   return argc < 6 ? 1 : cli_wl_sim(argv[2], argv[3], argv[5], true);
 }
 
-static double json_ns(const char *path, const char *key) {
+/* A number in the JSON object of file path: o[key], or o[outer][key] when outer is given
+ * (-1 when absent). */
+static double json_ns(const char *path, const char *outer, const char *key) {
   FILE *f = fopen(path, "rb");
   if (!f) return -1;
   static char buf[1 << 20];
@@ -72,7 +74,8 @@ static double json_ns(const char *path, const char *key) {
   fclose(f);
   buf[n] = 0;
   cJSON *o = cJSON_Parse(buf);
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  const cJSON *in = outer ? cJSON_GetObjectItemCaseSensitive(o, outer) : o;
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(in, key);
   double x = cJSON_IsNumber(v) ? v->valuedouble : -1;
   cJSON_Delete(o);
   return x;
@@ -87,22 +90,23 @@ static int example(const char *kind, uint32_t npus, uint32_t layers, const char 
                size, "--compute-us", us, "-o", prefix, NULL);
 }
 
-/* `tenet workload` on topo, timed; the manifest's step times printed. */
+/* `tenet workload` on topo (timed), then `tenet sim --workload`: the three step times. */
 static int step_row(const char *dir, const char *topo, const char *kind, const char *label) {
-  char prefix[512], out[512], manifest[512];
+  char prefix[512], out[512], simjson[600];
   snprintf(prefix, sizeof prefix, "%s/%s", dir, kind);
   snprintf(out, sizeof out, "%s/%s-%s", dir, topo, kind);
-  snprintf(manifest, sizeof manifest, "%s/workload.json", out);
+  snprintf(simjson, sizeof simjson, "%s.json", out);
   double w0 = wall_s(), c0 = cpu_s();
-  int rc =
-      quiet(cmd_workload, "/dev/null", "workload", "-t", topo, prefix, "-o", out, "--json", NULL);
+  int rc = quiet(cmd_workload, "/dev/null", "workload", "-t", topo, prefix, "-o", out, NULL);
   double w = wall_s() - w0, c = cpu_s() - c0;
+  if (rc == 0)
+    rc = quiet(sim_cmd, simjson, "sim", "-t", topo, prefix, "--workload", out, "--json", NULL);
   if (rc != 0) {
     printf("%-18s %-10s failed (exit %d)\n", topo, label, rc);
     return 1;
   }
-  double t = json_ns(manifest, "step_ns"), r = json_ns(manifest, "ring_step_ns"),
-         d = json_ns(manifest, "direct_step_ns");
+  double t = json_ns(simjson, NULL, "step_ns"), r = json_ns(simjson, "ring", "step_ns"),
+         d = json_ns(simjson, "direct", "step_ns");
   printf("%-18s %-10s %12.3f %12.3f %12.3f %8.3fx %8.2f %8.2f\n", topo, label, t / 1e3, r / 1e3,
          d / 1e3, r / t, w, c);
   return 0;
@@ -144,12 +148,13 @@ int main(int argc, char **argv) {
   double w = wall_s() - w0, c = cpu_s() - c0;
   printf("tenet sim --workload (3 steps: tenet, Ring, Direct): %.2f s wall, %.2f s CPU "
          "(target %.0f s), %.0f messages in tenet's step%s\n",
-         w, c, TARGET_SIM_S, json_ns(simjson, "messages"), rc ? " FAILED" : "");
+         w, c, TARGET_SIM_S, json_ns(simjson, NULL, "messages"), rc ? " FAILED" : "");
   bad |= rc != 0;
 
   printf("\n# example steps: tenet's sets against Ring and Direct for every collective\n");
   printf("%-18s %-10s %12s %12s %12s %9s %8s %8s\n", "fabric", "step", "tenet us", "ring us",
          "direct us", "ring/tenet", "wall s", "CPU s");
+  printf("(wall and CPU: tenet workload, every set synthesized)\n");
   static const struct {
     const char *topo, *kind, *size, *us;
     uint32_t npus, layers;

@@ -115,7 +115,7 @@ typedef struct cli_batch_stats {
   size_t cases; /* of this shard */
   size_t ran, skipped, failed;
   size_t not_applicable; /* of ran: the algorithm does not make the collective */
-  bool interrupted; /* stopped before every case of the shard was complete */
+  bool interrupted;      /* stopped before every case of the shard was complete */
 } cli_batch_stats_t;
 
 /* Runs the shard's cases, costliest first (skipping complete ones: an ok result.json

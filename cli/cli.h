@@ -70,6 +70,19 @@ typedef struct cli_astra_system {
 } cli_astra_system_t;
 /* system.json's text (caller frees): FIFO scheduling, one dataset split, and s. */
 tn_status_t cli_astra_system_json(const cli_astra_system_t *s, char **out, tn_err_t *err);
+/* run.sh: runs ASTRA-sim ($ASTRA_SIM, else the backend's binary on PATH) on the
+ * directory's workload/<workload>, system.json, remote_memory.json, network.yml (and
+ * comm_group.json), prints its output, then "ASTRA-sim: <label>N ns; tenet predicted P
+ * ns" with N the largest 'sys[i] finished, N cycles'. */
+typedef struct cli_astra_run {
+  const char *what;      /* the comment: "tenet astra: greedy allgather of 1048576 B on ring-8" */
+  bool aware;            /* the congestion-aware backend (else unaware) */
+  const char *workload;  /* the workload's name under workload/ */
+  bool comm_group;       /* pass comm_group.json */
+  const char *label;     /* "" or "step " */
+  const char *predicted; /* tenet's figure in ns, as text */
+} cli_astra_run_t;
+tn_status_t cli_astra_run_sh(const cli_astra_run_t *r, tn_sb_t *b);
 /* remote_memory.json (no memory expansion) and network.yml (topo_astra_yaml) in dir. */
 tn_status_t cli_astra_common_files(const char *dir, const topo_t *t, bool aware, tn_err_t *err);
 

@@ -64,40 +64,15 @@ typedef struct astra_job {
 } astra_job_t;
 
 static tn_status_t run_sh(const astra_job_t *j, const char *coll_name, tn_sb_t *b) {
-  const char *bin =
-      j->aware ? "AstraSim_Analytical_Congestion_Aware" : "AstraSim_Analytical_Congestion_Unaware";
-  char pred[64];
+  char pred[64], what[256];
   if (j->spread)
     snprintf(pred, sizeof pred, "%.3f-%.3f", (double)j->min_ps / 1e3, (double)j->max_ps / 1e3);
   else
     snprintf(pred, sizeof pred, "%.3f", (double)j->predicted_ps / 1e3);
-  tn_sb_printf(
-      b,
-      "#!/bin/sh\n"
-      "# Runs this directory in ASTRA-sim (written by tenet astra: %s %s of %llu B on %s).\n"
-      "# ASTRA_SIM may name the simulator; else %s is looked up on PATH.\n"
-      "here=$(cd \"$(dirname \"$0\")\" && pwd)\n"
-      "bin=${ASTRA_SIM:-$(command -v %s || true)}\n"
-      "if [ -z \"$bin\" ] || [ ! -x \"$bin\" ]; then\n"
-      "  echo \"run.sh: no ASTRA-sim: set ASTRA_SIM to the %s binary or put it on "
-      "PATH\" >&2\n"
-      "  exit 2\n"
-      "fi\n"
-      "out=$(\"$bin\" --workload-configuration=\"$here/workload/%s\" \\\n"
-      "  --system-configuration=\"$here/system.json\" \\\n"
-      "  --remote-memory-configuration=\"$here/remote_memory.json\" \\\n"
-      "  --network-configuration=\"$here/network.yml\" 2>&1)\n"
-      "rc=$?\n"
-      "printf '%%s\\n' \"$out\"\n"
-      "[ $rc = 0 ] || { echo \"run.sh: ASTRA-sim exited with $rc\" >&2; exit 1; }\n"
-      "ns=$(printf '%%s\\n' \"$out\" | sed -n 's/.*sys\\[[0-9]*\\] finished, "
-      "\\([0-9][0-9]*\\) cycles.*/\\1/p' | sort -n | tail -n 1)\n"
-      "[ -n \"$ns\" ] || { echo \"run.sh: no 'sys[i] finished, N cycles' line in "
-      "ASTRA-sim's output\" >&2; exit 1; }\n"
-      "echo \"ASTRA-sim: $ns ns; tenet predicted %s ns\"\n",
-      j->a->name, coll_name, (unsigned long long)j->size, j->t->name, bin, bin, bin, coll_name,
-      pred);
-  return b->st;
+  snprintf(what, sizeof what, "tenet astra: %s %s of %llu B on %s", j->a->name, coll_name,
+           (unsigned long long)j->size, j->t->name);
+  cli_astra_run_t r = {what, j->aware, coll_name, false, "", pred};
+  return cli_astra_run_sh(&r, b);
 }
 
 /* Writes every file into d->tmp (cli_rundir_fill_fn). */

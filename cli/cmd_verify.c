@@ -8,7 +8,6 @@
 #include "emit/emit.h"
 #include "sim/sim.h"
 
-
 static const char help[] =
     "usage: tenet verify -t TOPO -c COLL -s SIZE PREFIX\n"
     "\n"
@@ -78,8 +77,7 @@ int cmd_verify(int argc, char **argv) {
   algo_t *set = NULL;
   algo_verify_report_t rep = {0};
   int code = 0;
-  if (cli_load_topo(a.topo, &t, &err) != TN_OK ||
-      cli_read_set(pos[0], t, &set, &err) != TN_OK ||
+  if (cli_load_topo(a.topo, &t, &err) != TN_OK || cli_read_set(pos[0], t, &set, &err) != TN_OK ||
       check_header(set, pos[0], coll, size, &err) != TN_OK) {
     code = cli_report("verify", &err);
     goto done;

@@ -150,11 +150,10 @@ static void print_summary(const cli_wl_plan_t *p, const char *dir) {
          dir, p->cs.n, p->prefix, p->t->name, p->t->npus, p->nsets, made, reused);
   cli_wl_print_sets(p, stdout);
   cli_wl_print_fallbacks(p, stdout);
-  printf("tenet predicts the step at %.3f us (exposed communication %.3f us); with Ring "
-         "for every collective %.3f us, Direct %.3f us\n",
+  printf("tenet predicts the step at %.3f us (exposed communication %.3f us); 'tenet sim -t "
+         "%s %s --workload %s' compares it with Ring and Direct\n",
          (double)p->step[CLI_WL_TENET].step_ps / 1e6,
-         (double)p->step[CLI_WL_TENET].exposed_ps / 1e6, (double)p->step[CLI_WL_RING].step_ps / 1e6,
-         (double)p->step[CLI_WL_DIRECT].step_ps / 1e6);
+         (double)p->step[CLI_WL_TENET].exposed_ps / 1e6, p->topo_arg, p->prefix, dir);
   if (p->astra_ok)
     printf("run %s/run.sh (ASTRA_SIM=path/to/AstraSim_Analytical_Congestion_%s)\n", dir,
            p->aware ? "Aware" : "Unaware");
@@ -190,7 +189,7 @@ int cmd_workload(int argc, char **argv) {
       cli_synth_opts(a.algo, a.seed, a.chunks, &p.so, &err) != TN_OK ||
       cli_rundir_plan(&p.d, a.out, "workload", CLI_WL_MANIFEST, &err) != TN_OK ||
       cli_wl_load(&p, &err) != TN_OK || cli_wl_make_sets(&p, &err) != TN_OK ||
-      cli_wl_predict(&p, &err) != TN_OK || cli_wl_write(&p, &err) != TN_OK)
+      cli_wl_predict(&p, false, &err) != TN_OK || cli_wl_write(&p, &err) != TN_OK)
     goto fail;
   if (a.json)
     code = cli_json_print("workload", cli_wl_json(&p));

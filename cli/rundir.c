@@ -225,3 +225,35 @@ tn_status_t cli_astra_common_files(const char *dir, const topo_t *t, bool aware,
   tn_vec_free(&net.v);
   return st;
 }
+
+tn_status_t cli_astra_run_sh(const cli_astra_run_t *r, tn_sb_t *b) {
+  const char *bin =
+      r->aware ? "AstraSim_Analytical_Congestion_Aware" : "AstraSim_Analytical_Congestion_Unaware";
+  tn_sb_printf(b,
+               "#!/bin/sh\n"
+               "# Runs this directory in ASTRA-sim (written by %s).\n"
+               "# ASTRA_SIM may name the simulator; else %s is looked up on PATH.\n"
+               "here=$(cd \"$(dirname \"$0\")\" && pwd)\n"
+               "bin=${ASTRA_SIM:-$(command -v %s || true)}\n"
+               "if [ -z \"$bin\" ] || [ ! -x \"$bin\" ]; then\n"
+               "  echo \"run.sh: no ASTRA-sim: set ASTRA_SIM to the %s binary or put it on "
+               "PATH\" >&2\n"
+               "  exit 2\n"
+               "fi\n"
+               "out=$(\"$bin\" --workload-configuration=\"$here/workload/%s\" \\\n"
+               "  --system-configuration=\"$here/system.json\" \\\n"
+               "  --remote-memory-configuration=\"$here/remote_memory.json\" \\\n"
+               "  %s--network-configuration=\"$here/network.yml\" 2>&1)\n"
+               "rc=$?\n"
+               "printf '%%s\\n' \"$out\"\n"
+               "[ $rc = 0 ] || { echo \"run.sh: ASTRA-sim exited with $rc\" >&2; exit 1; }\n"
+               "ns=$(printf '%%s\\n' \"$out\" | sed -n 's/.*sys\\[[0-9]*\\] finished, "
+               "\\([0-9][0-9]*\\) cycles.*/\\1/p' | sort -n | tail -n 1)\n"
+               "[ -n \"$ns\" ] || { echo \"run.sh: no 'sys[i] finished, N cycles' line in "
+               "ASTRA-sim's output\" >&2; exit 1; }\n"
+               "echo \"ASTRA-sim: %s$ns ns; tenet predicted %s ns\"\n",
+               r->what, bin, bin, bin, r->workload,
+               r->comm_group ? "--comm-group-configuration=\"$here/comm_group.json\" \\\n  " : "",
+               r->label, r->predicted);
+  return b->st;
+}

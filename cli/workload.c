@@ -21,6 +21,9 @@ static const char why_group[] =
     "a process group short of every rank: tenet's sets span every rank, ASTRA-sim runs its "
     "own algorithm";
 static const char why_id[] = "node id above 2^31-1: ASTRA-sim's per-node YAML keys are int";
+static const char why_shared[] =
+    "its node id names a collective of another kind or size on another rank: ASTRA-sim's "
+    "per-node YAML maps an id to one set for every rank";
 
 void cli_wl_plan_free(cli_wl_plan_t *p) {
   for (uint32_t i = 0; i < p->nsets; i++) {
@@ -83,6 +86,60 @@ static void set_name(const cli_wl_plan_t *p, cli_wl_set_t *s) {
            h);
 }
 
+/* The nodes of collective c on every rank: ids the YAML's int keys hold. */
+static bool ids_fit(const cli_wl_plan_t *p, const wl_coll_t *c) {
+  for (uint32_t q = 0; q < c->nranks; q++)
+    if (wl_node(p->w, c->ranks[q], c->index[q])->id > INT32_MAX) return false;
+  return true;
+}
+
+/* One node id of one rank that the YAML maps to a collective's set. */
+typedef struct id_use {
+  uint64_t id;
+  uint32_t coll; /* index into cs */
+} id_use_t;
+
+static int id_use_cmp(const void *x, const void *y) {
+  const id_use_t *a = x, *b = y;
+  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  return (a->coll > b->coll) - (a->coll < b->coll);
+}
+
+/* The (id, collective) pairs of every rank of the collectives in line for a set (why
+ * NULL), sorted by id. */
+static tn_status_t id_uses(const cli_wl_plan_t *p, tn_vec_t *v, tn_err_t *err) {
+  tn_vec_init(v, sizeof(id_use_t));
+  tn_status_t st = TN_OK;
+  for (uint32_t k = 0; k < p->cs.n && st == TN_OK; k++) {
+    const wl_coll_t *c = &p->cs.c[k];
+    for (uint32_t q = 0; p->why[k] == NULL && q < c->nranks && st == TN_OK; q++)
+      st = tn_vec_push(v, &(id_use_t){wl_node(p->w, c->ranks[q], c->index[q])->id, k}, err);
+  }
+  if (st == TN_OK && v->len > 1) qsort(v->data, v->len, sizeof(id_use_t), id_use_cmp);
+  return st;
+}
+
+/* An id that ranks use for collectives of different kinds or sizes cannot name one set in
+ * the YAML: those collectives are left to ASTRA-sim. */
+static tn_status_t shared_ids(cli_wl_plan_t *p, tn_err_t *err) {
+  tn_vec_t v;
+  tn_status_t st = id_uses(p, &v, err);
+  const id_use_t *u = v.data;
+  for (size_t i = 0; st == TN_OK && i < v.len;) {
+    size_t j = i;
+    bool clash = false;
+    for (; j < v.len && u[j].id == u[i].id; j++) {
+      const wl_coll_t *a = &p->cs.c[u[i].coll], *b = &p->cs.c[u[j].coll];
+      clash = clash || a->coll != b->coll || a->bytes != b->bytes;
+    }
+    for (size_t k = i; clash && k < j; k++)
+      p->why[u[k].coll] = why_shared;
+    i = j;
+  }
+  tn_vec_free(&v);
+  return st;
+}
+
 tn_status_t cli_wl_load(cli_wl_plan_t *p, tn_err_t *err) {
   tn_status_t st;
   if ((st = cli_load_topo(p->topo_arg, &p->t, err)) != TN_OK ||
@@ -112,11 +169,12 @@ tn_status_t cli_wl_load(cli_wl_plan_t *p, tn_err_t *err) {
       p->why[k] = why_bcast;
     else if (c->nranks != p->t->npus)
       p->why[k] = why_group;
-    else if (c->id > INT32_MAX)
+    else if (!ids_fit(p, c))
       p->why[k] = why_id;
-    else
-      set_slot(p, c->coll, c->bytes);
   }
+  if ((st = shared_ids(p, err)) != TN_OK) return st;
+  for (uint32_t k = 0; k < n; k++)
+    if (p->why[k] == NULL) set_slot(p, p->cs.c[k].coll, p->cs.c[k].bytes);
   /* Slots are final (sorted): map each collective to its own. */
   for (uint32_t k = 0; k < n; k++)
     if (p->why[k] == NULL) p->set_of[k] = set_slot(p, p->cs.c[k].coll, p->cs.c[k].bytes);
@@ -170,7 +228,6 @@ static tn_status_t make_bases(const topo_t *t, cli_wl_set_t *s, tn_err_t *err) {
                        b == 0 && s->coll != TN_ALLTOALL ? SYNTH_RING : SYNTH_DIRECT, &r, err);
     if (st != TN_OK) return st;
     s->base[b] = r.algo;
-    s->base_ps[b] = r.time_ps;
     snprintf(s->base_variant[b], sizeof s->base_variant[b], "%s", r.variant);
   }
   return TN_OK;
@@ -198,7 +255,6 @@ static void make_job(void *arg, size_t i, unsigned worker) {
     if ((st = sim_run(t, s->algo, NULL, &sr, e)) == TN_OK) s->time_ps = sr.time_ps;
     sim_result_free(&sr);
   }
-  if (st == TN_OK) st = make_bases(t, s, e);
   if (st == TN_OK && p->cache && !s->cached) {
     char *prefix = NULL;
     if ((st = cli_path_join(p->cache, s->name, &prefix, e)) == TN_OK)
@@ -371,12 +427,11 @@ static void predict_job(void *arg, size_t run, unsigned worker) {
   free(algos);
 }
 
-tn_status_t cli_wl_predict(cli_wl_plan_t *p, tn_err_t *err) {
+tn_status_t cli_wl_predict(cli_wl_plan_t *p, bool compare, tn_err_t *err) {
   predict_ctx_t c = {.p = p};
-  unsigned jobs = p->jobs ? p->jobs : cli_cores();
-  tn_status_t st = cli_parallel(CLI_WL_RUNS, jobs < CLI_WL_RUNS ? jobs : CLI_WL_RUNS, predict_job,
-                                &c, NULL, err);
-  for (int run = 0; st == TN_OK && run < CLI_WL_RUNS; run++)
+  unsigned jobs = p->jobs ? p->jobs : cli_cores(), runs = compare ? CLI_WL_RUNS : 1;
+  tn_status_t st = cli_parallel(runs, jobs < runs ? jobs : runs, predict_job, &c, NULL, err);
+  for (unsigned run = 0; st == TN_OK && run < runs; run++)
     if (c.err[run].status != TN_OK) {
       *err = c.err[run];
       st = err->status;
@@ -416,19 +471,24 @@ static tn_status_t copy_workload(const cli_wl_plan_t *p, const char *dir, tn_err
   return st;
 }
 
-static tn_status_t per_node_yaml(const cli_wl_plan_t *p, const char *final, tn_sb_t *b) {
+static tn_status_t per_node_yaml(const cli_wl_plan_t *p, const char *final, tn_sb_t *b,
+                                 tn_err_t *err) {
   tn_sb_printf(b, "# tenet workload: the Chakra set of each collective node (ASTRA-sim's\n"
                   "# per-node-custom-implementation); collectives not listed run ASTRA-sim's "
                   "own.\n");
+  tn_vec_t v;
+  tn_status_t st = id_uses(p, &v, err); /* every rank's id of every collective with a set */
+  const id_use_t *u = v.data;
   uint32_t listed = 0;
-  for (uint32_t k = 0; k < p->cs.n; k++)
-    if (p->set_of[k] != NONE) {
-      tn_sb_printf(b, "%" PRIu64 ": \"%s/sets/%s\"\n", p->cs.c[k].id, final,
-                   p->sets[p->set_of[k]].name);
-      listed++;
-    }
+  for (size_t i = 0; st == TN_OK && i < v.len; i++) {
+    if (i > 0 && u[i].id == u[i - 1].id) continue; /* the same set (shared_ids) */
+    tn_sb_printf(b, "%" PRIu64 ": \"%s/sets/%s\"\n", u[i].id, final,
+                 p->sets[p->set_of[u[i].coll]].name);
+    listed++;
+  }
   if (listed == 0) tn_sb_printf(b, "{}\n");
-  return b->st;
+  tn_vec_free(&v);
+  return st != TN_OK ? st : b->st;
 }
 
 static bool has_groups(const cli_wl_plan_t *p) {
@@ -437,7 +497,9 @@ static bool has_groups(const cli_wl_plan_t *p) {
   return false;
 }
 
-static tn_status_t comm_group_json(const cli_wl_plan_t *p, char **out, tn_err_t *err) {
+/* comm_group.json: each process group's ranks, as ASTRA-sim reads them (NULL when out of
+ * memory). */
+static cJSON *comm_groups(const cli_wl_plan_t *p) {
   cJSON *o = cJSON_CreateObject();
   bool ok = o != NULL;
   for (uint32_t k = 0; ok && k < p->cs.n; k++) {
@@ -450,41 +512,16 @@ static tn_status_t comm_group_json(const cli_wl_plan_t *p, char **out, tn_err_t 
       ok = ok && cJSON_AddItemToArray(a, cJSON_CreateNumber(c->ranks[q]));
     ok = ok && a;
   }
-  *out = ok ? cli_json_text(o, true) : NULL;
-  cJSON_Delete(o);
-  return *out ? TN_OK : tn_err_set(err, TN_NOMEM, "out of memory writing comm_group.json");
+  if (!ok) cJSON_Delete(o);
+  return ok ? o : NULL;
 }
 
 static tn_status_t run_sh(const cli_wl_plan_t *p, bool groups, tn_sb_t *b) {
-  const char *bin =
-      p->aware ? "AstraSim_Analytical_Congestion_Aware" : "AstraSim_Analytical_Congestion_Unaware";
-  tn_sb_printf(b,
-               "#!/bin/sh\n"
-               "# Runs this step in ASTRA-sim (written by tenet workload: %s on %s).\n"
-               "# ASTRA_SIM may name the simulator; else %s is looked up on PATH.\n"
-               "here=$(cd \"$(dirname \"$0\")\" && pwd)\n"
-               "bin=${ASTRA_SIM:-$(command -v %s || true)}\n"
-               "if [ -z \"$bin\" ] || [ ! -x \"$bin\" ]; then\n"
-               "  echo \"run.sh: no ASTRA-sim: set ASTRA_SIM to the %s binary or put it on "
-               "PATH\" >&2\n"
-               "  exit 2\n"
-               "fi\n"
-               "out=$(\"$bin\" --workload-configuration=\"$here/workload/%s\" \\\n"
-               "  --system-configuration=\"$here/system.json\" \\\n"
-               "  --remote-memory-configuration=\"$here/remote_memory.json\" \\\n"
-               "  %s--network-configuration=\"$here/network.yml\" 2>&1)\n"
-               "rc=$?\n"
-               "printf '%%s\\n' \"$out\"\n"
-               "[ $rc = 0 ] || { echo \"run.sh: ASTRA-sim exited with $rc\" >&2; exit 1; }\n"
-               "ns=$(printf '%%s\\n' \"$out\" | sed -n 's/.*sys\\[[0-9]*\\] finished, "
-               "\\([0-9][0-9]*\\) cycles.*/\\1/p' | sort -n | tail -n 1)\n"
-               "[ -n \"$ns\" ] || { echo \"run.sh: no 'sys[i] finished, N cycles' line in "
-               "ASTRA-sim's output\" >&2; exit 1; }\n"
-               "echo \"ASTRA-sim: step $ns ns; tenet predicted %.3f ns\"\n",
-               base_name(p->prefix), p->t->name, bin, bin, bin, base_name(p->prefix),
-               groups ? "--comm-group-configuration=\"$here/comm_group.json\" \\\n  " : "",
-               (double)p->step[CLI_WL_TENET].step_ps / 1e3);
-  return b->st;
+  char pred[64], what[512];
+  snprintf(pred, sizeof pred, "%.3f", (double)p->step[CLI_WL_TENET].step_ps / 1e3);
+  snprintf(what, sizeof what, "tenet workload: %s on %s", base_name(p->prefix), p->t->name);
+  cli_astra_run_t r = {what, p->aware, base_name(p->prefix), groups, "step ", pred};
+  return cli_astra_run_sh(&r, b);
 }
 
 static cJSON *manifest(const cli_wl_plan_t *p) {
@@ -536,8 +573,6 @@ static cJSON *manifest(const cli_wl_plan_t *p) {
     }
   cli_json_add_ns(o, "step_ns", p->step[CLI_WL_TENET].step_ps);
   cli_json_add_ns(o, "exposed_comm_ns", p->step[CLI_WL_TENET].exposed_ps);
-  cli_json_add_ns(o, "ring_step_ns", p->step[CLI_WL_RING].step_ps);
-  cli_json_add_ns(o, "direct_step_ns", p->step[CLI_WL_DIRECT].step_ps);
   cJSON_AddBoolToObject(o, "astra", p->astra_ok);
   if (!p->astra_ok) cJSON_AddStringToObject(o, "astra_note", p->astra_why);
   return o;
@@ -594,17 +629,16 @@ static tn_status_t fill_dir(void *ctx, const cli_rundir_t *d, tn_err_t *err) {
   tn_sb_t yaml, sh;
   tn_sb_init(&yaml, err);
   tn_sb_init(&sh, err);
-  char *sys = NULL, *yaml_abs = NULL, *groups = NULL;
+  char *sys = NULL, *yaml_abs = NULL;
   bool grouped = has_groups(p);
-  if (st == TN_OK) st = per_node_yaml(p, d->final, &yaml);
+  if (st == TN_OK) st = per_node_yaml(p, d->final, &yaml, err);
   if (st == TN_OK) st = cli_put_text(d->tmp, "per_node.yaml", yaml.v.data, false, err);
   if (st == TN_OK) st = cli_path_join(d->final, "per_node.yaml", &yaml_abs, err);
   cli_astra_system_t sj = {.native_dims = p->t->ndims ? p->t->ndims : 1, .per_node = yaml_abs};
   if (st == TN_OK) st = cli_astra_system_json(&sj, &sys, err);
   if (st == TN_OK) st = cli_put_text(d->tmp, "system.json", sys, false, err);
   if (st == TN_OK) st = copy_workload(p, d->tmp, err);
-  if (st == TN_OK && grouped && (st = comm_group_json(p, &groups, err)) == TN_OK)
-    st = cli_put_text(d->tmp, "comm_group.json", groups, false, err);
+  if (st == TN_OK && grouped) st = put_json(d->tmp, "comm_group.json", comm_groups(p), err);
   if (st == TN_OK && p->astra_ok) st = cli_astra_common_files(d->tmp, p->t, p->aware, err);
   if (st == TN_OK && p->astra_ok) st = run_sh(p, grouped, &sh);
   if (st == TN_OK && p->astra_ok) st = cli_put_text(d->tmp, "run.sh", sh.v.data, true, err);
@@ -613,7 +647,6 @@ static tn_status_t fill_dir(void *ctx, const cli_rundir_t *d, tn_err_t *err) {
   tn_vec_free(&sh.v);
   free(sys);
   free(yaml_abs);
-  free(groups);
   return st;
 }
 
@@ -637,23 +670,17 @@ cJSON *cli_wl_json(const cli_wl_plan_t *p) {
 
 void cli_wl_print_sets(const cli_wl_plan_t *p, FILE *f) {
   if (p->nsets == 0) return;
-  static const char *const head[] = {"collective", "size", "method", "alone us", "ring us", "set"};
+  static const char *const head[] = {"collective", "size", "method", "alone us", "set"};
   cli_table_t t;
   tn_err_t e = {0};
-  if (cli_table_init(&t, head, "llrrrl", 6, &e) != TN_OK) return;
+  if (cli_table_init(&t, head, "llrrl", 5, &e) != TN_OK) return;
   for (uint32_t i = 0; i < p->nsets; i++) {
     const cli_wl_set_t *s = &p->sets[i];
-    char size[32], alone[32], ring[32], set[128];
-    uint64_t ring_ps = s->base_ps[0];
+    char size[32], alone[32], set[128];
     snprintf(alone, sizeof alone, "%.3f", (double)s->time_ps / 1e6);
-    snprintf(ring, sizeof ring, "%.3f", (double)ring_ps / 1e6);
     snprintf(set, sizeof set, "sets/%s%s", s->name, s->cached ? " (cache)" : "");
-    const char *row[] = {tn_coll_name(s->coll),
-                         tn_fmt_size(s->bytes, size, sizeof size),
-                         s->method,
-                         alone,
-                         ring,
-                         set};
+    const char *row[] = {tn_coll_name(s->coll), tn_fmt_size(s->bytes, size, sizeof size), s->method,
+                         alone, set};
     if (cli_table_add(&t, row, &e) != TN_OK) break;
   }
   cli_table_print(&t, f);
@@ -781,7 +808,7 @@ int cli_wl_sim(const char *topo, const char *prefix, const char *dir, bool json)
   tn_err_t err = {0};
   int code = 0;
   if (cli_wl_load(&p, &err) != TN_OK || cli_wl_read_dir(&p, dir, &err) != TN_OK ||
-      cli_wl_predict(&p, &err) != TN_OK) {
+      cli_wl_predict(&p, true, &err) != TN_OK) {
     code = cli_report("sim", &err);
   } else if (json) {
     code = cli_json_print("sim", sim_json(&p, dir));

@@ -20,14 +20,13 @@ enum { CLI_WL_TENET = 0, CLI_WL_RING = 1, CLI_WL_DIRECT = 2, CLI_WL_RUNS = 3 };
 typedef struct cli_wl_set {
   tn_coll_t coll;
   uint64_t bytes;
-  char name[96];       /* "allreduce-4194304-<16 hex digits>": its files sets/NAME.* */
-  algo_t *algo;        /* tenet's */
-  char method[16];     /* what made it */
-  uint64_t time_ps;    /* simulated alone */
-  bool cached;         /* read from the cache instead of synthesized */
-  char source[4096];   /* the cached set's prefix (its files are linked, not rewritten) */
-  algo_t *base[2];     /* Ring (All-to-All: Direct) and Direct, for the comparison */
-  uint64_t base_ps[2]; /* their times alone */
+  char name[96];     /* "allreduce-4194304-<16 hex digits>": its files sets/NAME.* */
+  algo_t *algo;      /* tenet's */
+  char method[16];   /* what made it */
+  uint64_t time_ps;  /* simulated alone */
+  bool cached;       /* read from the cache instead of synthesized */
+  char source[4096]; /* the cached set's prefix (its files are linked, not rewritten) */
+  algo_t *base[2];   /* Ring (All-to-All: Direct) and Direct, for the comparison */
   char base_variant[2][48];
   tn_err_t err; /* a job's failure */
 } cli_wl_set_t;
@@ -58,14 +57,14 @@ typedef struct cli_wl_plan {
  * its collectives: the ones tenet makes (every rank, a synthesizable type) get a set slot,
  * the others their reason. */
 tn_status_t cli_wl_load(cli_wl_plan_t *p, tn_err_t *err);
-/* Makes every set (the cache first, then synthesis, p->jobs at a time) and the Ring and
- * Direct algorithms of the comparison. */
+/* Makes every set (the cache first, then synthesis, p->jobs at a time). */
 tn_status_t cli_wl_make_sets(cli_wl_plan_t *p, tn_err_t *err);
 /* Reads the sets DIR/workload.json names for p's collectives (after cli_wl_load), checks
- * they are what the collectives need, and makes the comparison's algorithms. */
+ * they are what the collectives need, and makes the comparison's Ring and Direct. */
 tn_status_t cli_wl_read_dir(cli_wl_plan_t *p, const char *dir, tn_err_t *err);
-/* Runs the step three times (CLI_WL_TENET, _RING, _DIRECT) into p->step. */
-tn_status_t cli_wl_predict(cli_wl_plan_t *p, tn_err_t *err);
+/* Runs the step with tenet's sets into p->step[CLI_WL_TENET]; with compare (after
+ * cli_wl_read_dir) also with Ring and with Direct. */
+tn_status_t cli_wl_predict(cli_wl_plan_t *p, bool compare, tn_err_t *err);
 /* Writes the directory p->d (cli_rundir_write). */
 tn_status_t cli_wl_write(cli_wl_plan_t *p, tn_err_t *err);
 /* The summary of `tenet workload --json` (NULL when out of memory). */

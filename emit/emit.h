@@ -123,8 +123,10 @@ tn_status_t emit_chakra_decode(const uint8_t *data, size_t len, const char *what
  * a missing or non-integer required attribute, a negative comm_size, a pg_name that is not
  * an integer, duplicate ids, dependencies on missing ids or on the node itself, refused
  * node types. TN_IO when rank 0 (or a counted rank) is missing or unreadable; TN_LIMIT
- * past EMIT_CHAKRA_MAX_FILE_BYTES, the gzip budget or WL_MAX_NODES. The graph checks
- * (cycles, collectives across ranks, p2p matching) are wl_check's. O(bytes + n log n). */
+ * past EMIT_CHAKRA_MAX_FILE_BYTES, the gzip budget or WL_MAX_NODES. Files of two workloads
+ * mixed (tenet_set_id, as emit_chakra_read) and a counted workload whose files say it has
+ * more ranks are TN_PARSE. The graph checks (cycles, collectives across ranks, p2p
+ * matching, peers in range) are wl_check's. O(bytes + n log n). */
 tn_status_t emit_chakra_read_workload(const char *prefix, uint32_t npus, workload_t **out,
                                       tn_err_t *err);
 /* Decodes one file's bytes (plain or gzip; what names it in messages) into rank `rank` of
@@ -132,10 +134,14 @@ tn_status_t emit_chakra_read_workload(const char *prefix, uint32_t npus, workloa
  * hold part of the nodes: free w. */
 tn_status_t emit_chakra_decode_workload(const uint8_t *data, size_t len, const char *what,
                                         workload_t *w, uint32_t rank, tn_err_t *err);
-/* Writes w as <prefix>.<rank>.et, each a GlobalMetadata (version EMIT_CHAKRA_VERSION) then
- * its nodes with the attributes above (names as given), all ranks as one unit as
- * emit_chakra_write does. What it writes emit_chakra_read_workload reads back equal.
- * TN_IO on file errors. Deterministic. */
+/* Writes w as <prefix>.<rank>.et, each a GlobalMetadata (version EMIT_CHAKRA_VERSION;
+ * tenet_npus, tenet_nodes and tenet_set_id, a hash of w) then its nodes with the attributes
+ * above (names as given; pg_name as a string_val, as Chakra's PyTorch converter writes it;
+ * comm_type = node type on SEND and RECV), all ranks as one unit as emit_chakra_write does.
+ * What it writes emit_chakra_read_workload reads back equal; TN_INVAL (naming rank and
+ * node) for what it would not: a rank with no node, a dependency out of range or on
+ * itself, comm_size above INT64_MAX, a negative pg, a peer above INT32_MAX. TN_IO on file
+ * errors. Deterministic. */
 tn_status_t emit_chakra_write_wl(const workload_t *w, const char *prefix, tn_err_t *err);
 
 /* JSON dump of a set to f: one object {"producer", "npus", "collective", "chunks_per_npu",
@@ -193,10 +199,11 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
  * a real MSCCL runtime loads, one send peer and one receive peer per threadblock, fused
  * rcs / rrc / rrcs steps, cross-threadblock dependencies through depid/deps/hasdep and nop
  * steps, channels bounded; the import still verifies and simulates (tb serialisation may
- * change the time). The rules and the deadlock-freedom argument are at the top of
- * emit/msccl/pack.c. Limits (zero fields take these defaults) follow the MSCCL executor of
- * NCCL and RCCL (Azure/msccl-executor-nccl, ROCm/rccl src/include/msccl/msccl_struct.h and
- * msccl_parser.cc). */
+ * change the time). All-to-All is out of place in both (send buffer i, receive buffer o,
+ * relays in scratch, one more tb per GPU for the cpy of the piece it keeps). The rules and the
+ * deadlock-freedom argument are at the top of emit/msccl/pack.c. Limits (zero fields take these
+ * defaults) follow the MSCCL executor of NCCL and RCCL (Azure/msccl-executor-nccl, ROCm/rccl
+ * src/include/msccl/msccl_struct.h and msccl_parser.cc). */
 #define EMIT_MSCCL_MAX_CHANNELS 32        /* MAXCHANNELS */
 #define EMIT_MSCCL_MAX_TBS 108            /* per GPU: co-resident blocks (A100 SMs) */
 #define EMIT_MSCCL_MAX_TBS_PER_CHANNEL 32 /* sending (and receiving) tbs per channel */

@@ -15,8 +15,11 @@
  * Schedule: every piece leaves its source at once (destinations rotated from the next NPU
  * up, as NCCL and MSCCLang rotate their peers), each relay forwards it when it arrives.
  * Pieces per block 1, 2, 4, 8 (as the size and the transfer cap allow) are planned at the
- * first growth rate, then at the second (above 32 NPUs only the best count); the fastest
- * is kept, the first among equals. */
+ * first growth rate, then at the second. Above 32 NPUs, where each plan's replay on the
+ * engine is the bulk of the time, the first sweep stops at a count slower than a smaller
+ * one, and the second rate (for irregular fabrics) plans only the best count, and not at
+ * all when every NPU has the same ingress and egress (tori, hypercubes, two-level switch
+ * fabrics: it never won there). The fastest is kept, the first among equals. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +35,19 @@ static const double growths[] = {0.005, 0.2};
 #define MAX_TRANSFERS (1u << 19)
 /* Up to this many NPUs every piece count is planned at both growth rates. */
 #define SMALL 32u
+/* Pieces per block tried; 16 only up to MAX16_NPUS NPUs and when 8 left more than
+ * MAX16_GAP to the lower bound (hypercube-64 1 GiB: 1.041 of the bound at 16 against 1.094
+ * at 8; mesh-8x8 1.025 at 8 gains 0.6% at 16 for a set 2x the size, which the portfolio's
+ * checks and the files then pay for). */
+static const uint32_t counts[] = {1, 2, 4, 8, 16};
+#define NCOUNTS 5u
+#define MAX16_NPUS 64u
+#define MAX16_GAP 1.03
+
+typedef struct qent {
+  double d;
+  uint32_t v;
+} qent_t;
 
 typedef struct a2a {
   const topo_t *t;
@@ -42,8 +58,12 @@ typedef struct a2a {
   double *dist;         /* Dijkstra scratch, per NPU */
   uint32_t *from;       /* per NPU: predecessor on the cheapest path */
   uint8_t *done;
-  uint32_t *path;       /* per (source, destination, piece): offset into hops */
-  tn_vec_t hops;        /* uint32_t NPUs of every path, source first */
+  uint32_t *adj_off, *adj; /* CSR by NPU: its logical edges' far ends, ascending */
+  double *cost;            /* per adj entry: the edge's length (its route's links) */
+  qent_t *q;               /* Dijkstra's heap: at most one entry per edge and the source */
+  uint32_t qlen;
+  uint32_t *path; /* per (source, destination, piece): offset into hops */
+  tn_vec_t hops;  /* uint32_t NPUs of every path, source first */
 } a2a_t;
 
 static void a2a_free(a2a_t *A) {
@@ -53,44 +73,137 @@ static void a2a_free(a2a_t *A) {
   free(A->dist);
   free(A->from);
   free(A->done);
+  free(A->adj_off);
+  free(A->adj);
+  free(A->cost);
+  free(A->q);
   free(A->path);
   tn_vec_free(&A->hops);
 }
 
-static double edge_cost(const a2a_t *A, uint32_t u, uint32_t v) {
-  size_t p = (size_t)u * A->n + v;
-  if (A->lg.lo[p] == A->lg.lo[p + 1]) return INFINITY;
-  double c = 0;
-  for (uint32_t i = A->lg.lo[p]; i < A->lg.lo[p + 1]; i++)
-    c += A->len[A->lg.links[i]];
-  return c;
+/* The logical edges as adjacency lists (far ends ascending, as the dense scan met them). */
+static tn_status_t adjacency(a2a_t *A, tn_err_t *err) {
+  uint32_t n = A->n, m = 0;
+  tn_status_t st = tn_malloc(n + 1u, sizeof *A->adj_off, &A->adj_off, err);
+  for (uint32_t u = 0; st == TN_OK && u < n; u++) {
+    A->adj_off[u] = m;
+    for (uint32_t v = 0; v < n; v++)
+      m += A->lg.lo[(size_t)u * n + v] < A->lg.lo[(size_t)u * n + v + 1];
+  }
+  if (st == TN_OK) A->adj_off[n] = m;
+  if (st == TN_OK) st = tn_malloc(m + 1u, sizeof *A->adj, &A->adj, err);
+  if (st == TN_OK) st = tn_malloc(m + 1u, sizeof *A->cost, &A->cost, err);
+  if (st == TN_OK) st = tn_malloc(m + 1u, sizeof *A->q, &A->q, err);
+  for (uint32_t u = 0, k = 0; st == TN_OK && u < n; u++)
+    for (uint32_t v = 0; v < n; v++)
+      if (A->lg.lo[(size_t)u * n + v] < A->lg.lo[(size_t)u * n + v + 1]) A->adj[k++] = v;
+  return st;
 }
 
-/* Cheapest paths from s to every NPU (dense Dijkstra; ties to the lowest id). */
+/* Every logical edge's length under the current link lengths. */
+static void edge_costs(a2a_t *A) {
+  for (uint32_t u = 0; u < A->n; u++)
+    for (uint32_t k = A->adj_off[u]; k < A->adj_off[u + 1]; k++) {
+      size_t p = (size_t)u * A->n + A->adj[k];
+      double c = 0;
+      for (uint32_t i = A->lg.lo[p]; i < A->lg.lo[p + 1]; i++)
+        c += A->len[A->lg.links[i]];
+      A->cost[k] = c;
+    }
+}
+
+/* Dijkstra's queue: (distance, NPU), the least first, ties to the lower NPU. */
+static bool qless(const qent_t *a, const qent_t *b) {
+  return a->d < b->d || (a->d == b->d && a->v < b->v);
+}
+
+static void qpush(a2a_t *A, double d, uint32_t v) {
+  uint32_t i = A->qlen++;
+  qent_t x = {d, v};
+  while (i > 0 && qless(&x, &A->q[(i - 1) / 2])) {
+    A->q[i] = A->q[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  A->q[i] = x;
+}
+
+static qent_t qpop(a2a_t *A) {
+  qent_t top = A->q[0], last = A->q[--A->qlen];
+  uint32_t i = 0, m = A->qlen;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= m) break;
+    if (c + 1 < m && qless(&A->q[c + 1], &A->q[c])) c++;
+    if (!qless(&A->q[c], &last)) break;
+    A->q[i] = A->q[c];
+    i = c;
+  }
+  if (m > 0) A->q[i] = last;
+  return top;
+}
+
+/* Cheapest paths from s to every NPU (Dijkstra with a binary heap, stale entries skipped;
+ * the NPUs settle in (distance, id) order, ties to the lowest id). */
 static void dijkstra(a2a_t *A, uint32_t s) {
   uint32_t n = A->n;
   for (uint32_t v = 0; v < n; v++)
     A->dist[v] = INFINITY, A->from[v] = UINT32_MAX, A->done[v] = 0;
   A->dist[s] = 0;
-  for (uint32_t it = 0; it < n; it++) {
-    uint32_t x = UINT32_MAX;
-    for (uint32_t v = 0; v < n; v++)
-      if (!A->done[v] && isfinite(A->dist[v]) && (x == UINT32_MAX || A->dist[v] < A->dist[x]))
-        x = v;
-    if (x == UINT32_MAX) break;
+  A->qlen = 0;
+  qpush(A, 0.0, s);
+  while (A->qlen > 0) {
+    qent_t e = qpop(A);
+    uint32_t x = e.v;
+    if (A->done[x] || e.d != A->dist[x]) continue;
     A->done[x] = 1;
-    for (uint32_t v = 0; v < n; v++) {
-      if (A->done[v]) continue;
-      double c = A->dist[x] + edge_cost(A, x, v);
-      if (c < A->dist[v]) A->dist[v] = c, A->from[v] = x;
+    for (uint32_t k = A->adj_off[x]; k < A->adj_off[x + 1]; k++) {
+      uint32_t v = A->adj[k];
+      double c = A->dist[x] + A->cost[k];
+      if (!A->done[v] && c < A->dist[v]) {
+        A->dist[v] = c, A->from[v] = x;
+        qpush(A, c, v);
+      }
     }
   }
+}
+
+/* Whether finer pieces than the best plan so far (best) may pay: few enough NPUs, and best
+ * more than MAX16_GAP over the lower bound (*lb, computed on first use; 0: unknown). */
+static bool finer_pays(const topo_t *t, uint64_t size, const schedule_t *best, uint64_t *lb) {
+  tn_err_t e = {0};
+  if (t->npus > MAX16_NPUS || best->time_ps == 0) return false;
+  if (*lb == 0 && topo_lower_bound_ps(t, TN_ALLTOALL, size, lb, &e) != TN_OK) *lb = 0;
+  return *lb == 0 || (double)best->time_ps > MAX16_GAP * (double)*lb;
+}
+
+/* The fewest transfers one piece per block can take: every (source, destination) pair's
+ * hop distance over the logical edges (BFS from every NPU), summed. */
+static tn_status_t least_transfers(a2a_t *A, uint64_t *out, tn_err_t *err) {
+  uint32_t n = A->n, *hop = A->from, *queue = NULL; /* from: scratch of n entries */
+  uint64_t sum = 0;
+  tn_status_t st = tn_malloc(n, sizeof *queue, &queue, err);
+  for (uint32_t s = 0; st == TN_OK && s < n; s++) {
+    for (uint32_t v = 0; v < n; v++)
+      hop[v] = UINT32_MAX;
+    uint32_t head = 0, tail = 0;
+    hop[s] = 0, queue[tail++] = s;
+    while (head < tail) {
+      uint32_t x = queue[head++];
+      sum += hop[x];
+      for (uint32_t k = A->adj_off[x]; k < A->adj_off[x + 1]; k++)
+        if (hop[A->adj[k]] == UINT32_MAX) hop[A->adj[k]] = hop[x] + 1, queue[tail++] = A->adj[k];
+    }
+  }
+  free(queue);
+  *out = sum;
+  return st;
 }
 
 /* Round j of the paths: every source's piece j to every destination. */
 static tn_status_t route_round(a2a_t *A, uint32_t j, uint32_t m, tn_err_t *err) {
   uint32_t n = A->n;
   for (uint32_t s = 0; s < n; s++) {
+    edge_costs(A);
     dijkstra(A, s);
     for (uint32_t d = 0; d < n; d++) {
       if (d == s) continue;
@@ -139,7 +252,10 @@ static tn_status_t build(a2a_t *A, uint64_t size, uint32_t m, schedule_t *out, t
         const uint32_t *h = &TN_VEC_AT(&A->hops, uint32_t, A->path[((size_t)s * n + d) * m + j]);
         uint64_t bytes = ten_chunk_bytes(space, n, k, c);
         for (uint32_t e = 0; st == TN_OK && e < h[0]; e++) {
-          sched_xfer_t x = {.src = h[1 + e], .dst = h[2 + e], .bytes = bytes, .nchunks = 1,
+          sched_xfer_t x = {.src = h[1 + e],
+                            .dst = h[2 + e],
+                            .bytes = bytes,
+                            .nchunks = 1,
                             .ndeps = prev == SCHED_NONE ? 0u : 1u};
           uint32_t index;
           st = schedule_add(out, &x, &c, &prev, &index, err);
@@ -193,6 +309,7 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
   topo_routes_t *routes = NULL;
   st = topo_routes_create(t, &routes, err);
   if (st == TN_OK) st = topo_logical_edges(t, routes, &A.lg, err);
+  if (st == TN_OK) st = adjacency(&A, err);
   if (st == TN_OK) st = tn_malloc(t->nlinks + 1u, sizeof *A.len, &A.len, err);
   if (st == TN_OK) st = tn_malloc(t->nlinks + 1u, sizeof *A.inv_bw, &A.inv_bw, err);
   if (st == TN_OK) st = tn_malloc(n, sizeof *A.dist, &A.dist, err);
@@ -203,25 +320,39 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
   /* Pieces per block at the first growth rate, then the second at every count (up to
    * SMALL NPUs) or at the best one. */
   uint32_t best_m = 0, first_best = 0;
-  for (size_t i = 0; st == TN_OK && i < 8; i++) {
-    if (i == 4) first_best = best_m;
-    uint32_t m = i < 4 || n <= SMALL ? 1u << (i % 4) : i == 4 ? first_best : 0;
-    if (fixed) m = i % 4 == 0 ? fixed : 0;
+  bool worse = false;  /* above SMALL NPUs: a count slower than a smaller one ends the sweep */
+  bool uniform = true; /* every NPU with the same ingress and egress: the first rate only */
+  for (uint32_t v = 1; v < n; v++)
+    uniform = uniform && topo_egress_GBps(t, v) == topo_egress_GBps(t, 0) &&
+              topo_ingress_GBps(t, v) == topo_ingress_GBps(t, 0);
+  uint64_t least = 0, lb = 0;
+  if (st == TN_OK) st = least_transfers(&A, &least, err);
+  for (uint32_t i = 0; st == TN_OK && i < 2 * NCOUNTS; i++) {
+    uint32_t c = i % NCOUNTS;
+    if (i == NCOUNTS) first_best = best_m;
+    uint32_t m = i < NCOUNTS || n <= SMALL ? counts[c] : c == 0 ? first_best : 0;
+    if (i < NCOUNTS && worse) m = 0;
+    if (m && counts[c] > 8 && !finer_pays(t, size_bytes, out, &lb)) m = 0;
+    if (i >= NCOUNTS && n > SMALL && uniform) m = 0;
+    if (fixed) m = c == 0 ? fixed : 0;
     if (m == 0 || (!fixed && m > 1 && size_bytes / ((uint64_t)n * m) < MIN_PIECE_BYTES)) continue;
     if (!fixed && size_bytes / n % m != 0) continue; /* blocks cut evenly only (algo.h) */
-    A.growth = growths[i / 4];
-    schedule_t s;
+    /* Every piece crosses at least its hop distance: past the cap whatever its paths. */
+    if (!fixed && m > 1 && least * m > MAX_TRANSFERS) continue;
+    A.growth = growths[i / NCOUNTS];
+    schedule_t sch;
     st = route(&A, m, err);
     if (st != TN_OK) break;
     if (!fixed && m > 1 && A.hops.len - 2 * (uint64_t)n * (n - 1) * m > MAX_TRANSFERS) continue;
-    st = build(&A, size_bytes, m, &s, err);
+    st = build(&A, size_bytes, m, &sch, err);
     if (st != TN_OK) break;
-    if (best_m == 0 || s.time_ps < out->time_ps) {
+    if (best_m == 0 || sch.time_ps < out->time_ps) {
       schedule_free(out);
-      *out = s;
+      *out = sch;
       best_m = m;
     } else {
-      schedule_free(&s);
+      worse = n > SMALL;
+      schedule_free(&sch);
     }
   }
   a2a_free(&A);

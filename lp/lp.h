@@ -3,7 +3,7 @@
  * GLPK's per-thread environment afterwards, so callers on worker threads leak nothing.
  * Callers build and solve their problem with GLPK's own API inside the guard. When the
  * build has no GLPK (TENET_WITH_MILP off), lp_available() is false and lp_guarded fails,
- * and callers use their fallbacks. Module DAG: common → lp → topo, forest. */
+ * and callers use their fallbacks. Module DAG: common → lp → topo, forest, trees. */
 #ifndef TENET_LP_H
 #define TENET_LP_H
 

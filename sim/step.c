@@ -24,6 +24,7 @@
 #include "ten/ten.h"
 
 #define NONE UINT32_MAX
+#define PAIRED (UINT32_MAX - 1) /* keyid of a SEND and a RECV alone on their key */
 #define COMP_ZERO_PS 1000u
 
 enum { X_COMP, X_SEND, X_RECV, X_COLL, X_BCAST, X_NOP };
@@ -152,6 +153,11 @@ static void complete(step_t *s, uint32_t g, uint64_t now) {
 
 static void deliver(step_t *s, uint32_t g, uint64_t now) {
   complete(s, g, now);
+  if (s->nodes[g].keyid == PAIRED) { /* its RECV takes it if posted, else finds it done */
+    uint32_t rv = s->nodes[g].qnext;
+    if (s->nodes[rv].state == ST_ISSUED) complete(s, rv, now);
+    return;
+  }
   keyq_t *q = &s->kq[s->nodes[g].keyid];
   if (q->recv_head != NONE) {
     uint32_t rv = q->recv_head;
@@ -196,6 +202,10 @@ static tn_status_t issue(step_t *s, uint32_t g, uint64_t now, tn_err_t *err) {
     return TN_OK;
   }
   default: break;
+  }
+  if (n->keyid == PAIRED) { /* X_RECV whose one SEND is done once its message arrived */
+    if (s->nodes[n->qnext].state == ST_DONE) complete(s, g, now);
+    return TN_OK;
   }
   keyq_t *q = &s->kq[n->keyid]; /* X_RECV */
   if (q->msg_head != NONE) {
@@ -356,6 +366,35 @@ static uint8_t class_of(const wl_node_t *x) {
   if (x->op == WL_RECV) return R_FREE;
   if (x->op == WL_COMP) return x->cpu ? R_CPU : R_GPU;
   return R_COMM;
+}
+
+/* A key with one SEND and one RECV (most: tenet's sets tag each message of a pair) pairs
+ * them for good: each holds the other in qnext and keyid PAIRED, so delivery needs no
+ * queue. The other keys keep their FIFO queues. (kq counts each side first: msg_head the
+ * SENDs, recv_head the RECVs, msg_tail and recv_tail the last of each.) */
+static void pair_unique(step_t *s) {
+  for (uint32_t k = 0; k < s->nkeys; k++)
+    s->kq[k] = (keyq_t){0, NONE, 0, NONE};
+  for (uint32_t g = 0; g < s->total; g++) {
+    const xnode_t *n = &s->nodes[g];
+    if (n->keyid == NONE) continue;
+    keyq_t *q = &s->kq[n->keyid];
+    if (n->op == X_SEND)
+      q->msg_head++, q->msg_tail = g;
+    else
+      q->recv_head++, q->recv_tail = g;
+  }
+  for (uint32_t g = 0; g < s->total; g++) {
+    xnode_t *n = &s->nodes[g];
+    if (n->keyid == NONE) continue;
+    const keyq_t *q = &s->kq[n->keyid];
+    if (q->msg_head == 1 && q->recv_head == 1) {
+      n->qnext = n->op == X_SEND ? q->recv_tail : q->msg_tail;
+      n->keyid = PAIRED;
+    }
+  }
+  for (uint32_t k = 0; k < s->nkeys; k++)
+    s->kq[k] = (keyq_t){NONE, NONE, NONE, NONE};
 }
 
 /* The local keys of every distinct algorithm, and each collective's key base: the
@@ -525,8 +564,7 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
     }
   }
   if ((st = tn_malloc((size_t)s->nkeys + 1, sizeof *s->kq, &s->kq, err)) != TN_OK) goto out;
-  for (uint32_t k = 0; k < s->nkeys; k++)
-    s->kq[k] = (keyq_t){NONE, NONE, NONE, NONE};
+  pair_unique(s);
 out:
   for (uint32_t j = 0; j < nlk; j++) {
     free(lks[j].off);

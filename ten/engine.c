@@ -72,7 +72,12 @@ struct ten_engine {
   void *tie_ctx;
   const uint32_t *hop_rank; /* per link: its place among same-instant arrivals, or NULL */
   tn_err_t sticky;          /* first failure while forwarding inside ten_next */
+  uint64_t *reached;        /* npus^2 bits: the route src -> dst was walked to its end; NULL
+                               until a multi-hop message is sent (not kept above REACH_MAX) */
 };
+
+/* Up to this many NPUs the engine remembers which multi-hop routes it has walked (2 MB). */
+#define REACH_MAX 4096u
 
 /* Written without branches: which of two children is smaller is a coin toss the branch
  * predictor loses, at every level of every sift. */
@@ -156,6 +161,7 @@ void ten_engine_free(ten_engine_t *e) {
   free(e->heap);
   free(e->msgs);
   free(e->links);
+  free(e->reached);
   free(e);
 }
 
@@ -271,11 +277,22 @@ static void link_pop(ten_engine_t *e, uint32_t l, uint32_t m) {
  * A route of one hop (every message a planner sends over a direct link) is checked by
  * that one lookup, which enqueue_hop then reuses; a longer one is walked to the end,
  * which costs no more than the hops the message will make anyway. */
+/* Whether src's route reaches dst, its first link in *first. A multi-hop route is walked
+ * to its end once (planners and the simulator send along the same pairs again and again;
+ * the walk was a tenth of an All-to-All's replays on a two-level switch fabric). */
 static bool route_ok(ten_engine_t *e, uint32_t src, uint32_t dst, uint32_t *first) {
   *first = topo_route_next(e->routes, src, dst);
   if (*first == TOPO_NO_LINK) return false;
   if (e->t->links[*first].dst == dst) return true;
-  return topo_route_hops(e->routes, src, dst) != UINT32_MAX;
+  uint32_t n = e->t->npus;
+  size_t bit = (size_t)src * n + dst;
+  if (e->reached == NULL && n <= REACH_MAX && /* out of memory: no memo, only slower */
+      tn_calloc(((size_t)n * n + 63) / 64, sizeof *e->reached, &e->reached, NULL) != TN_OK)
+    e->reached = NULL;
+  if (e->reached && (e->reached[bit / 64] >> (bit % 64) & 1)) return true;
+  bool ok = topo_route_hops(e->routes, src, dst) != UINT32_MAX;
+  if (ok && e->reached) e->reached[bit / 64] |= (uint64_t)1 << (bit % 64);
+  return ok;
 }
 
 static tn_status_t check_message(const ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes,

@@ -529,6 +529,62 @@ static void bisect_eval(const setcut_t *c, topo_coll_bound_t *b, topo_bound_term
   b->family[0] = '\0';
 }
 
+/* The least capacity leaving a node set that holds some NPUs and misses some: every such
+ * set holds NPU 0 and misses some NPU u, or holds some u and misses 0, so it is the least
+ * of the max-flows 0 -> u and u -> 0 over the NPUs u (2(n - 1) max-flows, igraph's
+ * push-relabel, on the fabric itself). Fills set (one flag per node) with the source side
+ * of the least; *found is false on a fabric of fewer than 2 NPUs. */
+static tn_status_t twosided_search(const topo_t *t, uint8_t *set, bool *found, tn_err_t *err) {
+  uint32_t n = t->npus, nodes = topo_nodes(t), L = t->nlinks;
+  *found = false;
+  igraph_vector_int_t edges, part;
+  igraph_vector_t cap;
+  igraph_t g;
+  bool have_g = false;
+  topo_igraph_lock();
+  igraph_error_t e = igraph_vector_int_init(&edges, 2 * (igraph_integer_t)L);
+  if (e != IGRAPH_SUCCESS) goto unlock;
+  if ((e = igraph_vector_init(&cap, (igraph_integer_t)L)) != IGRAPH_SUCCESS) goto done_edges;
+  if ((e = igraph_vector_int_init(&part, 0)) != IGRAPH_SUCCESS) goto done_cap;
+  for (uint32_t i = 0; i < L; i++) {
+    VECTOR(edges)[2 * i] = t->links[i].src;
+    VECTOR(edges)[2 * i + 1] = t->links[i].dst;
+    VECTOR(cap)[i] = t->links[i].bandwidth_GBps;
+  }
+  if ((e = igraph_create(&g, &edges, (igraph_integer_t)nodes, IGRAPH_DIRECTED)) != IGRAPH_SUCCESS)
+    goto done_part;
+  have_g = true;
+  double best = INFINITY;
+  uint32_t best_src = 0, best_dst = 0;
+  for (uint32_t i = 1; i < 2 * n - 1 && e == IGRAPH_SUCCESS; i++) {
+    uint32_t u = (i + 1) / 2, src = i % 2 ? 0 : u, dst = i % 2 ? u : 0;
+    igraph_real_t flow = 0.0;
+    e = igraph_maxflow_value(&g, &flow, (igraph_integer_t)src, (igraph_integer_t)dst, &cap, NULL);
+    if (e == IGRAPH_SUCCESS && flow < best) best = flow, best_src = src, best_dst = dst;
+  }
+  if (e == IGRAPH_SUCCESS && isfinite(best)) {
+    igraph_real_t flow = 0.0;
+    e = igraph_maxflow(&g, &flow, NULL, NULL, &part, NULL, (igraph_integer_t)best_src,
+                       (igraph_integer_t)best_dst, &cap, NULL);
+    if (e == IGRAPH_SUCCESS) {
+      memset(set, 0, nodes);
+      for (igraph_integer_t i = 0; i < igraph_vector_int_size(&part); i++)
+        set[VECTOR(part)[i]] = 1;
+      *found = true;
+    }
+  }
+done_part:
+  igraph_vector_int_destroy(&part);
+done_cap:
+  igraph_vector_destroy(&cap);
+done_edges:
+  igraph_vector_int_destroy(&edges);
+unlock:
+  if (have_g) igraph_destroy(&g);
+  topo_igraph_unlock();
+  return ig_status(e, "max-flow", err);
+}
+
 /* Scratch of the partition family (gossip_family) and of a node set. */
 typedef struct scratch {
   uint32_t *grp, *p, *level;
@@ -562,7 +618,8 @@ static tn_status_t scratch_alloc(const topo_t *t, scratch_t *s, tn_err_t *err) {
  * the latency terms of both directions (an All-Reduce reversed in time is one on the
  * transposed fabric). */
 static tn_status_t fill_allreduce(const topo_t *t, const topo_t *tt, const side_t *ag,
-                                  const side_t *rs, topo_coll_bound_t *b, tn_err_t *err) {
+                                  const side_t *rs, bool tight, topo_coll_bound_t *b,
+                                  tn_err_t *err) {
   scratch_t sc;
   tn_status_t st = scratch_alloc(t, &sc, err);
   if (st != TN_OK) return st;
@@ -581,13 +638,19 @@ static tn_status_t fill_allreduce(const topo_t *t, const topo_t *tt, const side_
   setcut_t ca = set_cut(t, ag->set), cr = set_cut(t, rs->set);
   bisect_eval(&ca, b, &bisect);
   bisect_eval(&cr, b, &bisect);
+  bool found = false;
+  if (tight) st = twosided_search(t, sc.set, &found, err);
+  if (found) {
+    setcut_t c2 = set_cut(t, sc.set);
+    if (c2.npus > 0 && c2.npus < t->npus) bisect_eval(&c2, b, &bisect);
+  }
   b->terms[1] = bisect;
   double conv = PS_PER_BYTE_AT_1GBPS;
   b->terms[2] = (topo_bound_term_t){conv / topo_egress_GBps(t, ag->lat_npu), ag->lat_ps};
   b->terms[3] = (topo_bound_term_t){conv / topo_egress_GBps(tt, rs->lat_npu), rs->lat_ps};
   b->nterms = 4;
   scratch_free(&sc);
-  return TN_OK;
+  return st;
 }
 
 /* ---- All-to-All ---------------------------------------------------------------------- */
@@ -731,9 +794,12 @@ static tn_status_t fill_alltoall(const topo_t *t, const topo_t *tt, const side_t
   st = exchange_splits(t, &x, err);
   if (st != TN_OK) goto out;
   double conv = PS_PER_BYTE_AT_1GBPS, n = t->npus, lambda;
-  /* The exact limit, where it is computed: (S/n) / lambda for every pair. */
-  if (topo_i_mcf_rate(t, &lambda) &&
-      conv / (n * lambda) > fmax(cut.ps_per_byte, volume.ps_per_byte)) {
+  bool exact = false;
+  /* The flow limit over the fixed routes, where it is computed: (S/n) / lambda for every
+   * pair; exact when the program's optimum was proved. */
+  double known = fmax(cut.ps_per_byte, volume.ps_per_byte);
+  bool flow = known > 0.0 && topo_i_mcf_rate(t, conv / (n * known), &lambda, &exact);
+  if (flow && conv / (n * lambda) > known) {
     cut = (topo_bound_term_t){conv / (n * lambda), 0.0};
     b->kind = TOPO_BOUND_FLOW;
     b->cut_npus = t->npus;
@@ -742,6 +808,7 @@ static tn_status_t fill_alltoall(const topo_t *t, const topo_t *tt, const side_t
     b->crossings = 0.0;
     b->family[0] = '\0';
   }
+  b->exact = flow && exact;
   b->terms[0] = cut;
   b->terms[1] = (topo_bound_term_t){conv / (n * topo_egress_GBps(t, ag->lat_npu)), ag->lat_ps};
   b->terms[2] = (topo_bound_term_t){conv / (n * topo_egress_GBps(tt, rs->lat_npu)), rs->lat_ps};
@@ -779,7 +846,7 @@ tn_status_t topo_bounds_compute(const topo_t *t, topo_bounds_t *out, tn_err_t *e
   out->latency_ps = (uint64_t)ag.diameter_ps;
   fill_gather(t, &ag, tight, &out->coll[TN_ALLGATHER]);
   fill_gather(rev, &rs, tight, &out->coll[TN_REDUCESCATTER]);
-  st = fill_allreduce(t, rev, &ag, &rs, &out->coll[TN_ALLREDUCE], err);
+  st = fill_allreduce(t, rev, &ag, &rs, tight, &out->coll[TN_ALLREDUCE], err);
   if (st == TN_OK) st = fill_alltoall(t, rev, &ag, &rs, &out->coll[TN_ALLTOALL], err);
 out:
   free(ag.set);
@@ -847,21 +914,22 @@ const char *topo_bound_explain(const topo_bounds_t *b, tn_coll_t coll, char *buf
     break;
   case TOPO_BOUND_FLOW:
     snprintf(buf, len,
-             "at most %g GB/s from every NPU to every other at once (maximum "
-             "concurrent flow, exact)",
-             c->cut_GBps);
+             "at most %g GB/s from every NPU to every other at once over the routes "
+             "(maximum concurrent flow%s)",
+             c->cut_GBps, c->exact ? ", exact" : ": its dual, the optimum not proved");
     break;
   case TOPO_BOUND_VOLUME:
     snprintf(buf, len,
              "%g buffers' worth of piece-hops (every piece crosses at least its hop "
-             "distance) over all %g GB/s of links",
-             c->crossings, c->cut_GBps);
+             "distance) over all %g GB/s of links%s",
+             c->crossings, c->cut_GBps, c->exact ? "; exact: a flow over the routes meets it" : "");
     break;
   case TOPO_BOUND_EXCHANGE:
     snprintf(buf, len,
              "%g buffers' worth must cross between a set of %u NPUs (%u nodes; %s) "
-             "and the rest through %g GB/s",
-             c->crossings, c->cut_npus, c->cut_nodes, c->family, c->cut_GBps);
+             "and the rest through %g GB/s%s",
+             c->crossings, c->cut_npus, c->cut_nodes, c->family, c->cut_GBps,
+             c->exact ? "; exact: a flow over the routes meets it" : "");
     break;
   }
   return buf;
@@ -898,14 +966,17 @@ tn_status_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_b
 }
 
 uint64_t topo_bounds_cost_us(const topo_t *t) {
-  /* Fitted on this module's own runs over 16..256 NPU fabrics (one core, 2024): the cut
-   * searches cost about 0.2 us per (NPU, node + link) pair; the maximum concurrent flow,
-   * when it runs, about 0.006 us x (NPUs x links)^2 (0.5 s on a 64-NPU ring), a third of
-   * that with switches (shorter paths), the least. Within a factor of about 3. */
+  /* Fitted on this module's own runs over 16..256 NPU fabrics (one core): the cut
+   * searches cost about 0.2 us per (NPU, node + link) pair. The All-to-All flow (up to
+   * MCF_MAX_NPUS NPUs) walks every route, about 0.05 us per NPU pair on a generated fabric,
+   * where the routes or the symmetric program settle it; an explicit fabric may need
+   * column generation, about 2 us per (NPU, link) pair on the shipped ones (random4reg-32
+   * and torus-8x8-degraded 30 ms), at most its work limit (2 s). Within a factor of about
+   * 4. */
   double n = t->npus, v = topo_nodes(t), l = t->nlinks;
   bool tight = t->npus <= TOPO_BOUND_TIGHT_MAX_NPUS && t->nlinks <= TOPO_BOUND_TIGHT_MAX_LINKS;
   double us = tight ? 0.2 * n * (v + l) : 0.05 * n * l;
-  double vars = n * l;
-  if (t->npus >= 2 && vars <= MCF_MAX_VARS) us += (t->switches ? 0.002 : 0.006) * vars * vars;
+  if (t->npus >= 2 && t->npus <= MCF_MAX_NPUS)
+    us += t->ndims ? 0.05 * n * n : fmin(2.0 * n * l, 2e6);
   return (uint64_t)llround(us) + 1;
 }

@@ -238,7 +238,7 @@ typedef enum {
   TOPO_BOUND_BISECT = 4,   /* AR: one crossing each way of a 2-sided cut */
   TOPO_BOUND_EXCHANGE = 5, /* A2A: a(n-a)/n of S crossing a cut with a NPUs inside */
   TOPO_BOUND_VOLUME = 6,   /* A2A: every piece's hops over the total link bandwidth */
-  TOPO_BOUND_FLOW = 7,     /* A2A: the maximum concurrent flow (exact; GLPK, small fabrics) */
+  TOPO_BOUND_FLOW = 7,     /* A2A: the maximum concurrent flow over the routes (GLPK) */
 } topo_bound_kind_t;
 
 typedef struct topo_coll_bound {
@@ -251,6 +251,7 @@ typedef struct topo_coll_bound {
   double cut_GBps;    /* the capacity the argument divides by */
   double crossings;   /* bytes that must cross it per byte of S */
   char family[48];    /* GOSSIP: which partition ("singletons", "links > 50 GB/s", ...) */
+  bool exact;         /* A2A: a flow over the routes meets the bandwidth term (FLOW: proved) */
 } topo_coll_bound_t;
 
 typedef struct topo_bounds {
@@ -266,11 +267,12 @@ typedef struct topo_bounds {
  * |X & NPUs| / B_out(X), found exactly by Dinkelbach iteration over max-flows (igraph),
  * one sink NPU after another; Reduce-Scatter the same on the transposed fabric;
  * All-Reduce the best of a documented family of partitions (2(k-1) S / capacity leaving
- * the groups) and of 2-sided cuts; each with latency terms (the longest shortest-latency
- * path, the first hop after the last byte leaves an NPU). out is the caller's storage.
- * Errors: TN_NOMEM, TN_INTERNAL (an igraph failure). Time O(n * F) per direction, F one
- * max-flow on V + 1 nodes and L + n links (push-relabel, O(V^2 sqrt(E)) worst case, near
- * linear on fabrics), plus O(n L log V) for latencies; above TOPO_BOUND_TIGHT_MAX_NPUS
+ * the groups) and of 2-sided cuts, the narrowest found exactly by 2(n-1) max-flows; each
+ * with latency terms (the longest shortest-latency path, the first hop after the last byte
+ * leaves an NPU). out is the caller's storage. Errors: TN_NOMEM, TN_INTERNAL (an igraph
+ * failure). Time O(n * F) per direction and for the 2-sided cut, F one max-flow on V + 1
+ * nodes and L + n links (push-relabel, O(V^2 sqrt(E)) worst case, near linear on
+ * fabrics), plus O(n L log V) for latencies; above TOPO_BOUND_TIGHT_MAX_NPUS
  * NPUs or TOPO_BOUND_TIGHT_MAX_LINKS links only O(n L log V) (out->tight false).
  * Thread-safe (igraph calls are serialised). */
 tn_status_t topo_bounds_compute(const topo_t *t, topo_bounds_t *out, tn_err_t *err);

@@ -47,10 +47,13 @@ tn_status_t topo_i_cube_dims(uint32_t npus, uint32_t *sizes, uint32_t *n, tn_err
 tn_status_t topo_i_kind_shape(const char *kind, uint32_t *sizes, uint32_t *n,
                               topo_dim_kind_t *dk, tn_err_t *err);
 
-/* All-to-All's exact throughput (topo/mcf.c): the largest rate lambda (GB/s) every NPU
- * can send to every other at once, by maximum concurrent flow. false when not computed:
- * no GLPK in this build, more than MCF_MAX_VARS NPU x link pairs, or the LP failed. */
-#define MCF_MAX_VARS 8192u
-bool topo_i_mcf_rate(const topo_t *t, double *lambda);
+/* All-to-All's throughput limit (topo/mcf.c): the rate lambda (GB/s, at most cap_rate,
+ * the best limit the caller knows from cuts) that no schedule beats with every NPU sending
+ * to every other at once over the fixed routes: the maximum concurrent flow, or a dual
+ * bound on it. *exact when a feasible flow reaches lambda (within 1e-7), which proves it
+ * the exact limit. false when not computed: no GLPK in this build, more than MCF_MAX_NPUS
+ * NPUs, or the LP failed. O(n^2 hops) for the routes, then at most work limits (~2.5 s). */
+#define MCF_MAX_NPUS 256u
+bool topo_i_mcf_rate(const topo_t *t, double cap_rate, double *lambda, bool *exact);
 
 #endif

@@ -1,8 +1,12 @@
 /* trees/pack.c — fractional packing of spanning trees over the NPU graph (Garg and
- * Koenemann's multiplicative weights, igraph's minimum spanning tree as the oracle), cut to
- * a few heavy trees, each rooted at a centre. First step of trees/ (pack → plan). igraph
- * stays behind this file. */
+ * Koenemann's multiplicative weights), cut to a few heavy trees weighed again (exactly, by
+ * a linear program, when the build has GLPK), each rooted at a centre. The oracle is the
+ * lightest layered tree (shallow: depth the root's eccentricity), or igraph's minimum
+ * spanning tree where layered trees pack poorly. First step of trees/ (pack → plan).
+ * igraph stays behind this file. */
 #include "trees/trees.h"
+
+#include "trees/trees_internal.h"
 
 #include <igraph/igraph.h>
 #include <math.h>
@@ -14,9 +18,13 @@
  * optimum in theory, much closer in practice (mesh-8x8: 99.6%); the oracle is called
  * O(L log L / EPS^2) times. */
 #define EPS 0.1
+/* Layered trees are kept unless their packing is below this share of the partition bound
+ * and all spanning trees pack more than SPANNING_GAIN times as much (their depth costs more
+ * than a percent or two of bandwidth: see trees_pack). */
+#define LAYERED_ENOUGH 0.97
+#define SPANNING_GAIN 1.03
 /* Safety cap on oracle calls (the loop ends well before on any fabric within the caps). */
 #define MAX_ROUNDS 200000u
-
 
 /* The NPU graph: pairs u < v linked both ways, capacity the smaller bandwidth. */
 typedef struct pairs {
@@ -27,7 +35,7 @@ typedef struct pairs {
 
 /* Distinct trees found so far, each as its n - 1 sorted edge (pair) ids. */
 typedef struct treeset {
-  uint32_t n1; /* edges per tree */
+  uint32_t n1;    /* edges per tree */
   tn_vec_t edges; /* uint32_t, n1 per tree */
   tn_vec_t hash;  /* uint64_t per tree */
   tn_vec_t x;     /* double per tree: amount packed */
@@ -46,8 +54,8 @@ static tn_status_t build_pairs(const topo_t *t, pairs_t *p, tn_err_t *err) {
                       "direct-connect fabric",
                       t->name, t->switches);
   if (t->npus < 2)
-    return tn_err_set(err, TN_INVAL, "trees: fabric '%s' has %u NPUs (at least 2 needed)",
-                      t->name, t->npus);
+    return tn_err_set(err, TN_INVAL, "trees: fabric '%s' has %u NPUs (at least 2 needed)", t->name,
+                      t->npus);
   p->n = t->npus;
   tn_status_t st = tn_malloc(t->nlinks + 1u, sizeof *p->u, &p->u, err);
   if (st == TN_OK) st = tn_malloc(t->nlinks + 1u, sizeof *p->v, &p->v, err);
@@ -135,8 +143,7 @@ static double gk_scale(uint32_t m) {
 
 /* One round: tree e (n1 edge ids) takes its bottleneck capacity; lengths grow. Returns
  * the amount. */
-static double gk_step(const pairs_t *p, const uint32_t *e, uint32_t n1, double *len,
-                      double *dsum) {
+static double gk_step(const pairs_t *p, const uint32_t *e, uint32_t n1, double *len, double *dsum) {
   double c = INFINITY;
   for (uint32_t j = 0; j < n1; j++)
     c = fmin(c, p->cap[e[j]]);
@@ -146,6 +153,154 @@ static double gk_step(const pairs_t *p, const uint32_t *e, uint32_t n1, double *
     *dsum += grow * p->cap[e[j]];
   }
   return c;
+}
+
+/* Layered trees. For a root r, order the NPUs by (hops from r, id); a layered tree gives
+ * every NPU but r a parent that comes before it in that order and is linked to it: one hop
+ * nearer r, or (where the graph has links within a layer) as near and of a lower id. Any
+ * such choice is a spanning tree (parents strictly precede), and on a bipartite graph
+ * (meshes, even tori, hypercubes: no link within a layer) every NPU's depth is its hops
+ * from r, so the tree is as shallow as r allows and its pipeline fills and drains in few
+ * hops (mesh-16x8: mean depth of the deepest NPU, weighted by tree, 15 against 24 for
+ * minimum spanning trees). Links within a layer let fully connected groups (dgx1-8) use
+ * all their links.
+ * Every NPU picks its parent on its own, so the lightest layered tree of r takes each
+ * NPU's lightest candidate, and the oracle the lightest over all roots. cand lists, root by
+ * root and NPU by NPU, the candidate pair ids (at most m per root). */
+typedef struct layered {
+  uint32_t *off;  /* n * (n + 1): root r's candidates of v are cand[off[r(n+1)+v] ..) */
+  uint32_t *cand; /* n * m at most */
+} layered_t;
+
+static void layered_free(layered_t *f) {
+  free(f->off);
+  free(f->cand);
+}
+
+/* The pairs at each NPU (pair ids), as offsets and a list. */
+static tn_status_t incidence(const pairs_t *p, uint32_t **off_out, uint32_t **adj_out,
+                             tn_err_t *err) {
+  uint32_t n = p->n, m = p->m, *off = NULL, *adj = NULL;
+  tn_status_t st = tn_calloc((size_t)n + 1, sizeof *off, &off, err);
+  if (st == TN_OK) st = tn_malloc(2 * (size_t)m + 1, sizeof *adj, &adj, err);
+  if (st != TN_OK) {
+    free(off);
+    return st;
+  }
+  for (uint32_t e = 0; e < m; e++) {
+    off[p->u[e] + 1]++;
+    off[p->v[e] + 1]++;
+  }
+  for (uint32_t v = 0; v < n; v++)
+    off[v + 1] += off[v];
+  for (uint32_t e = 0; e < m; e++) { /* fill, then restore the offsets */
+    adj[off[p->u[e]]++] = e;
+    adj[off[p->v[e]]++] = e;
+  }
+  for (uint32_t v = n; v > 0; v--)
+    off[v] = off[v - 1];
+  off[0] = 0;
+  *off_out = off;
+  *adj_out = adj;
+  return TN_OK;
+}
+
+/* Candidates of every root. O(n (n + m)) time, O(n m) space. */
+static tn_status_t layered_build(const pairs_t *p, layered_t *f, tn_err_t *err) {
+  uint32_t n = p->n, m = p->m, *off = NULL, *adj = NULL, *dist = NULL, *q = NULL;
+  tn_status_t st = incidence(p, &off, &adj, err);
+  if (st == TN_OK) st = tn_malloc(n, sizeof *dist, &dist, err);
+  if (st == TN_OK) st = tn_malloc(n, sizeof *q, &q, err);
+  if (st == TN_OK) st = tn_malloc((size_t)n * (n + 1), sizeof *f->off, &f->off, err);
+  if (st == TN_OK) st = tn_malloc((size_t)n * m + 1, sizeof *f->cand, &f->cand, err);
+  uint32_t fill = 0;
+  for (uint32_t r = 0; st == TN_OK && r < n; r++) {
+    for (uint32_t v = 0; v < n; v++)
+      dist[v] = UINT32_MAX;
+    uint32_t head = 0, tail = 0;
+    q[tail++] = r;
+    dist[r] = 0;
+    while (head < tail) {
+      uint32_t v = q[head++];
+      for (uint32_t a = off[v]; a < off[v + 1]; a++) {
+        uint32_t e = adj[a], w = p->u[e] == v ? p->v[e] : p->u[e];
+        if (dist[w] == UINT32_MAX) dist[w] = dist[v] + 1, q[tail++] = w;
+      }
+    }
+    uint32_t *o = f->off + (size_t)r * (n + 1);
+    for (uint32_t v = 0; v < n; v++) {
+      o[v] = fill;
+      for (uint32_t a = off[v]; a < off[v + 1]; a++) {
+        uint32_t e = adj[a], w = p->u[e] == v ? p->v[e] : p->u[e];
+        if (dist[w] + 1 == dist[v] || (dist[w] == dist[v] && w < v)) f->cand[fill++] = e;
+      }
+    }
+    o[n] = fill;
+  }
+  free(off);
+  free(adj);
+  free(dist);
+  free(q);
+  return st;
+}
+
+/* The lightest layered tree under lengths len (the lowest root among equals): its n - 1
+ * pair ids, sorted, in e; tmp is scratch of n - 1. O(n m). */
+static void layered_oracle(const pairs_t *p, const layered_t *f, const double *len, uint32_t *e,
+                           uint32_t *tmp) {
+  uint32_t n = p->n;
+  double best = INFINITY;
+  for (uint32_t r = 0; r < n; r++) {
+    const uint32_t *o = f->off + (size_t)r * (n + 1);
+    double sum = 0;
+    uint32_t c = 0;
+    for (uint32_t v = 0; v < n && sum < best; v++) {
+      if (o[v] == o[v + 1]) continue; /* the root: no candidate */
+      uint32_t b = f->cand[o[v]];
+      for (uint32_t a = o[v] + 1; a < o[v + 1]; a++)
+        if (len[f->cand[a]] < len[b]) b = f->cand[a];
+      sum += len[b];
+      tmp[c++] = b;
+    }
+    if (sum < best) {
+      best = sum;
+      memcpy(e, tmp, (n - 1) * sizeof *e);
+    }
+  }
+  qsort(e, n - 1, sizeof *e, cmp_u32);
+}
+
+/* The initial Garg-Koenemann lengths; returns their weighted sum. */
+static double gk_init(const pairs_t *p, double *len) {
+  double delta = gk_delta(p->m), dsum = 0;
+  for (uint32_t j = 0; j < p->m; j++) {
+    len[j] = delta / p->cap[j];
+    dsum += delta;
+  }
+  return dsum;
+}
+
+/* The fractional packing over the layered trees: distinct trees with their amounts. */
+static tn_status_t pack_layered(const pairs_t *p, treeset_t *ts, tn_err_t *err) {
+  uint32_t n1 = p->n - 1;
+  double *len = NULL;
+  uint32_t *e = NULL, *tmp = NULL;
+  layered_t f = {0};
+  tn_status_t st = tn_malloc(p->m, sizeof *len, &len, err);
+  if (st == TN_OK) st = tn_malloc(n1, sizeof *e, &e, err);
+  if (st == TN_OK) st = tn_malloc(n1, sizeof *tmp, &tmp, err);
+  if (st == TN_OK) st = layered_build(p, &f, err);
+  double dsum = st == TN_OK ? gk_init(p, len) : 1.0;
+  for (uint32_t round = 0; st == TN_OK && dsum < 1.0 && round < MAX_ROUNDS; round++) {
+    layered_oracle(p, &f, len, e, tmp);
+    double c = gk_step(p, e, n1, len, &dsum);
+    st = treeset_add(ts, e, c, err);
+  }
+  free(len);
+  free(e);
+  free(tmp);
+  layered_free(&f);
+  return st;
 }
 
 /* The fractional packing over all spanning trees: distinct trees with their amounts. */
@@ -306,7 +461,8 @@ static void root_tree(const pairs_t *p, const uint32_t *e, uint32_t *parent, uin
   *root = best;
 }
 
-/* Keeps the heaviest k trees of ts (ties: found first), packs them again and roots them. */
+/* Keeps the heaviest k trees of ts (ties: found first), weighs them again (exactly by
+ * linear program with GLPK, else by multiplicative weights) and roots them. */
 static tn_status_t keep(const pairs_t *p, const treeset_t *ts, uint32_t k, trees_packing_t *out,
                         tn_err_t *err) {
   uint32_t n = p->n, n1 = n - 1, total = (uint32_t)ts->x.len;
@@ -330,7 +486,8 @@ static tn_status_t keep(const pairs_t *p, const treeset_t *ts, uint32_t k, trees
   for (uint32_t i = 0; i < k; i++)
     memcpy(edges + (size_t)i * n1, &TN_VEC_AT(&ts->edges, uint32_t, (size_t)order[i] * n1),
            n1 * sizeof *edges);
-  st = pack_kept(p, edges, k, out->weight_GBps, err);
+  if (!trees_i_lp_weights(p->m, p->cap, n1, edges, k, out->weight_GBps))
+    st = pack_kept(p, edges, k, out->weight_GBps, err);
   if (st != TN_OK) goto out;
   out->value_GBps = make_feasible(p, edges, k, out->weight_GBps, load);
   /* Trees the second packing left out are dropped. */
@@ -339,8 +496,8 @@ static tn_status_t keep(const pairs_t *p, const treeset_t *ts, uint32_t k, trees
     if (!(out->weight_GBps[i] > 0)) continue;
     out->weight_GBps[kept] = out->weight_GBps[i];
     uint32_t *off = scratch, *adj = off + n + 1, *q = adj + 2 * (size_t)n, *dist = q + n;
-    root_tree(p, edges + (size_t)i * n1, out->parent + (size_t)kept * n, &out->root[kept], off,
-              adj, q, dist);
+    root_tree(p, edges + (size_t)i * n1, out->parent + (size_t)kept * n, &out->root[kept], off, adj,
+              q, dist);
     kept++;
   }
   out->ntrees = kept;
@@ -352,34 +509,60 @@ out:
   return st;
 }
 
-tn_status_t trees_pack(const topo_t *t, uint32_t max_trees, trees_packing_t *out,
-                       tn_err_t *err) {
+/* One family's packing (layered trees, or all spanning trees by minimum spanning tree), cut
+ * to k trees, into *out. */
+static tn_status_t pack_family(const pairs_t *p, bool layered, uint32_t k, trees_packing_t *out,
+                               tn_err_t *err) {
   memset(out, 0, sizeof *out);
-  pairs_t p = {0};
-  treeset_t ts = {.n1 = t->npus > 0 ? t->npus - 1 : 0};
+  treeset_t ts = {.n1 = p->n - 1};
   tn_vec_init(&ts.edges, sizeof(uint32_t));
   tn_vec_init(&ts.hash, sizeof(uint64_t));
   tn_vec_init(&ts.x, sizeof(double));
-  tn_status_t st = build_pairs(t, &p, err);
-  if (st == TN_OK) st = pack_all(&p, &ts, err);
+  tn_status_t st = layered ? pack_layered(p, &ts, err) : pack_all(p, &ts, err);
   if (st == TN_OK) {
-    double s = gk_scale(p.m);
+    double s = gk_scale(p->m);
     for (size_t i = 0; i < ts.x.len; i++)
       TN_VEC_AT(&ts.x, double, i) /= s;
-    out->npus = p.n;
-    uint32_t k = max_trees ? max_trees : TREES_MAX_TREES;
+    out->npus = p->n;
     if (k > ts.x.len) k = (uint32_t)ts.x.len;
     double *load = NULL;
-    st = tn_malloc(p.m, sizeof *load, &load, err);
+    st = tn_malloc(p->m, sizeof *load, &load, err);
     if (st == TN_OK)
-      out->fractional_GBps = make_feasible(&p, ts.edges.data, (uint32_t)ts.x.len, ts.x.data, load);
+      out->fractional_GBps = make_feasible(p, ts.edges.data, (uint32_t)ts.x.len, ts.x.data, load);
     free(load);
-    if (st == TN_OK) st = keep(&p, &ts, k, out, err);
+    if (st == TN_OK) st = keep(p, &ts, k, out, err);
   }
-  pairs_free(&p);
   tn_vec_free(&ts.edges);
   tn_vec_free(&ts.hash);
   tn_vec_free(&ts.x);
+  if (st != TN_OK) trees_packing_free(out);
+  return st;
+}
+
+tn_status_t trees_pack(const topo_t *t, uint32_t max_trees, trees_packing_t *out, tn_err_t *err) {
+  memset(out, 0, sizeof *out);
+  pairs_t p = {0};
+  uint32_t k = max_trees ? max_trees : TREES_MAX_TREES;
+  tn_status_t st = build_pairs(t, &p, err);
+  if (st == TN_OK) st = pack_family(&p, true, k, out, err);
+  /* Layered trees pack as well as any spanning trees on meshes, tori, hypercubes and
+   * random regular graphs; where they fall short of the partition bound (the capacity of
+   * all pairs over n - 1), all spanning trees are packed too, and kept when clearly more. */
+  double ideal = 0;
+  for (uint32_t e = 0; e < p.m; e++)
+    ideal += p.cap[e];
+  ideal /= p.n - 1.0;
+  if (st == TN_OK && out->value_GBps < LAYERED_ENOUGH * ideal) {
+    trees_packing_t any;
+    st = pack_family(&p, false, k, &any, err);
+    if (st == TN_OK && any.value_GBps > SPANNING_GAIN * out->value_GBps) {
+      trees_packing_free(out);
+      *out = any;
+    } else {
+      trees_packing_free(&any);
+    }
+  }
+  pairs_free(&p);
   if (st != TN_OK) trees_packing_free(out);
   return st;
 }

@@ -65,12 +65,14 @@ tn_status_t wl_add(workload_t *w, uint32_t rank, const wl_node_t *node, const ch
   tn_status_t st = tn_vec_reserve(&R->deps, R->deps.len + ndeps, err);
   if (st == TN_OK) st = tn_vec_reserve(&R->names, R->names.len + n.name_len, err);
   if (st != TN_OK) return st;
-  uint32_t *d = (uint32_t *)R->deps.data + R->deps.len;
-  if (ndeps) memcpy(d, deps, ndeps * sizeof *deps);
-  qsort(d, ndeps, sizeof *d, u32_cmp);
   uint32_t k = 0;
-  for (uint32_t i = 0; i < ndeps; i++)
-    if (k == 0 || d[k - 1] != d[i]) d[k++] = d[i];
+  if (ndeps) { /* an empty vector's data is NULL, which neither memcpy nor qsort may take */
+    uint32_t *d = (uint32_t *)R->deps.data + R->deps.len;
+    memcpy(d, deps, ndeps * sizeof *deps);
+    qsort(d, ndeps, sizeof *d, u32_cmp);
+    for (uint32_t i = 0; i < ndeps; i++)
+      if (k == 0 || d[k - 1] != d[i]) d[k++] = d[i];
+  }
   n.ndeps = k;
   if (n.name_len) memcpy((char *)R->names.data + R->names.len, name, n.name_len);
   if ((st = tn_vec_push(&R->nodes, &n, err)) != TN_OK) return st;
@@ -82,7 +84,8 @@ tn_status_t wl_add(workload_t *w, uint32_t rank, const wl_node_t *node, const ch
 
 const char *wl_name(const workload_t *w, uint32_t rank, const wl_node_t *n,
                     char buf[WL_MAX_NAME + 1]) {
-  memcpy(buf, (const char *)w->ranks[rank].names.data + n->name_off, n->name_len);
+  if (n->name_len) /* the names' data is NULL while no node has a name */
+    memcpy(buf, (const char *)w->ranks[rank].names.data + n->name_off, n->name_len);
   buf[n->name_len] = '\0';
   return buf;
 }
@@ -279,8 +282,8 @@ static tn_status_t check_p2p(const workload_t *w, tn_err_t *err) {
         st = tn_vec_push(&v, &(p2p_t){x->peer, r, x->tag, x->bytes, r, i}, err);
     }
   if (st == TN_OK) {
-    qsort(s.data, s.len, sizeof(p2p_t), p2p_cmp);
-    qsort(v.data, v.len, sizeof(p2p_t), p2p_cmp);
+    if (s.len > 1) qsort(s.data, s.len, sizeof(p2p_t), p2p_cmp); /* data is NULL when empty */
+    if (v.len > 1) qsort(v.data, v.len, sizeof(p2p_t), p2p_cmp);
     const p2p_t *a = s.data, *b = v.data;
     size_t i = 0, j = 0;
     while (st == TN_OK && (i < s.len || j < v.len)) {
@@ -299,72 +302,88 @@ static tn_status_t check_p2p(const workload_t *w, tn_err_t *err) {
 
 /* ---- collectives ------------------------------------------------------------ */
 
+/* A collective node: its process group, its place among its rank's collectives of that
+ * group (in ascending id), its rank and index. */
 typedef struct member {
-  uint64_t id;
-  uint32_t rank, index;
+  int64_t pg;
+  uint32_t seq, rank, index;
 } member_t;
 
-static int member_cmp(const void *x, const void *y) {
+static int by_rank(const void *x, const void *y) {
   const member_t *a = x, *b = y;
-  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  if (a->pg != b->pg) return a->pg < b->pg ? -1 : 1;
+  if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+  return (a->index > b->index) - (a->index < b->index);
+}
+
+static int by_seq(const void *x, const void *y) {
+  const member_t *a = x, *b = y;
+  if (a->pg != b->pg) return a->pg < b->pg ? -1 : 1;
+  if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
   return (a->rank > b->rank) - (a->rank < b->rank);
 }
 
-/* The index of node id in rank r, or NONE (nodes ascend by id). */
-static uint32_t find_id(const workload_t *w, uint32_t r, uint64_t id) {
-  uint32_t lo = 0, hi = wl_count(w, r);
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    uint64_t x = wl_node(w, r, mid)->id;
-    if (x == id) return mid;
-    if (x < id)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return NONE;
+/* "every rank (no process group)" or "process group P". */
+static const char *group_name(int64_t pg, char buf[48]) {
+  if (pg == 0) return "every rank (no process group)";
+  snprintf(buf, 48, "process group %" PRId64, pg);
+  return buf;
 }
 
-/* Why the group g (same id, ranks m[0..k)) is not one collective, or TN_OK. */
+/* Every rank of a group holds as many of its collectives: the k-th of each is one
+ * collective, as ASTRA-sim pairs them by the order each rank issues them. m is sorted by
+ * (pg, rank, index). The default group spans every rank; another group, the ranks that
+ * hold its collectives. */
+static tn_status_t check_counts(const workload_t *w, const member_t *m, size_t n, tn_err_t *err) {
+  char gb[48];
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j < n && m[j].pg == m[i].pg)
+      j++;
+    uint32_t most = 0, most_rank = 0;
+    for (size_t k = i; k < j;) {
+      size_t e = k;
+      while (e < j && m[e].rank == m[k].rank)
+        e++;
+      if (e - k > most) most = (uint32_t)(e - k), most_rank = m[k].rank;
+      k = e;
+    }
+    /* The first rank with fewer (the default group: counting the ranks that hold none). */
+    size_t k = i;
+    for (uint32_t r = 0; r < w->npus; r++) {
+      uint32_t has = 0;
+      while (k < j && m[k].rank == r)
+        k++, has++;
+      if (has == most || (has == 0 && m[i].pg != 0)) continue;
+      return tn_err_set(err, TN_PARSE,
+                        "%s: rank %u holds %u of its collectives but rank %u holds %u (the k-th "
+                        "of each rank is one collective): ASTRA-sim would wait for the missing "
+                        "ones forever",
+                        group_name(m[i].pg, gb), r, has, most_rank, most);
+    }
+    i = j;
+  }
+  return TN_OK;
+}
+
+/* Why the group m[0..k) (the same place in one process group on each of its ranks) is not
+ * one collective, or TN_OK. */
 static tn_status_t check_group(const workload_t *w, const member_t *m, uint32_t k, tn_err_t *err) {
   const wl_node_t *f = wl_node(w, m[0].rank, m[0].index);
-  char t1[24], t2[24];
+  char t1[24], t2[24], also[48];
   for (uint32_t j = 1; j < k; j++) {
     const wl_node_t *x = wl_node(w, m[j].rank, m[j].index);
+    also[0] = '\0';
+    if (x->id != f->id) snprintf(also, sizeof also, " (its node %" PRIu64 ")", x->id);
     if (x->comm_type != f->comm_type)
-      return tn_err_set(err, TN_PARSE, "node %" PRIu64 ": %s on rank %u but %s on rank %u", f->id,
+      return tn_err_set(err, TN_PARSE, "node %" PRIu64 ": %s on rank %u but %s on rank %u%s", f->id,
                         wl_comm_type_name(f->comm_type, t1), m[0].rank,
-                        wl_comm_type_name(x->comm_type, t2), m[j].rank);
+                        wl_comm_type_name(x->comm_type, t2), m[j].rank, also);
     if (x->bytes != f->bytes)
       return tn_err_set(err, TN_PARSE,
                         "node %" PRIu64 ": collective of %" PRIu64 " bytes on rank %u but %" PRIu64
-                        " bytes on rank %u",
-                        f->id, f->bytes, m[0].rank, x->bytes, m[j].rank);
-    if (x->pg != f->pg)
-      return tn_err_set(err, TN_PARSE,
-                        "node %" PRIu64 ": process group %" PRId64 " on rank %u but %" PRId64
-                        " on rank %u",
-                        f->id, f->pg, m[0].rank, x->pg, m[j].rank);
-  }
-  if (f->pg != 0 && k == w->npus) return TN_OK;
-  /* Ranks that lack it: one with another node of that id says which; else a default-group
-   * collective misses a rank. */
-  uint32_t j = 0;
-  for (uint32_t r = 0; r < w->npus; r++) {
-    if (j < k && m[j].rank == r) {
-      j++;
-      continue;
-    }
-    uint32_t i = find_id(w, r, f->id);
-    if (i != NONE)
-      return tn_err_set(
-          err, TN_PARSE, "node %" PRIu64 ": %s collective on rank %u but a %s on rank %u", f->id,
-          wl_comm_type_name(f->comm_type, t1), m[0].rank, op_name(wl_node(w, r, i)->op), r);
-    if (f->pg == 0)
-      return tn_err_set(err, TN_PARSE,
-                        "node %" PRIu64 ": %s of every rank (no process group) is missing on rank "
-                        "%u: ASTRA-sim would wait for it forever",
-                        f->id, wl_comm_type_name(f->comm_type, t1), r);
+                        " bytes on rank %u%s",
+                        f->id, f->bytes, m[0].rank, x->bytes, m[j].rank, also);
   }
   return TN_OK;
 }
@@ -381,31 +400,11 @@ void wl_colls_free(wl_colls_t *c) {
   memset(c, 0, sizeof *c);
 }
 
-/* Every process group must hold the same ranks in each of its collectives. */
-static tn_status_t check_groups(const wl_colls_t *cs, tn_err_t *err) {
-  for (uint32_t i = 0; i < cs->n; i++) {
-    const wl_coll_t *a = &cs->c[i];
-    if (a->pg == 0) continue;
-    for (uint32_t j = 0; j < i; j++) {
-      const wl_coll_t *b = &cs->c[j];
-      if (b->pg != a->pg) continue;
-      /* Both rank lists ascend: the first place they differ names a rank in one only. */
-      uint32_t k = 0;
-      while (k < a->nranks && k < b->nranks && a->ranks[k] == b->ranks[k])
-        k++;
-      if (k < a->nranks || k < b->nranks) {
-        bool in_b = k < b->nranks && (k == a->nranks || b->ranks[k] < a->ranks[k]);
-        const wl_coll_t *has = in_b ? b : a, *lacks = in_b ? a : b;
-        return tn_err_set(err, TN_PARSE,
-                          "process group %" PRId64 ": rank %u holds node %" PRIu64
-                          " but not node %" PRIu64 "; a group's collectives must involve the "
-                          "same ranks",
-                          a->pg, has->ranks[k], has->id, lacks->id);
-      }
-      break;
-    }
-  }
-  return TN_OK;
+static int coll_cmp(const void *x, const void *y) {
+  const wl_coll_t *a = x, *b = y;
+  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  if (a->pg != b->pg) return a->pg < b->pg ? -1 : 1;
+  return (a->ranks[0] > b->ranks[0]) - (a->ranks[0] < b->ranks[0]);
 }
 
 static tn_status_t group_colls(const workload_t *w, wl_colls_t *out, tn_err_t *err) {
@@ -420,17 +419,22 @@ static tn_status_t group_colls(const workload_t *w, wl_colls_t *out, tn_err_t *e
   for (uint32_t r = 0; st == TN_OK && r < w->npus; r++)
     for (uint32_t i = 0; st == TN_OK && i < wl_count(w, r); i++)
       if (wl_node(w, r, i)->op == WL_COLL)
-        st = tn_vec_push(&m, &(member_t){wl_node(w, r, i)->id, r, i}, err);
-  if (st != TN_OK) goto out;
-  qsort(m.data, m.len, sizeof(member_t), member_cmp);
-  const member_t *ms = m.data;
+        st = tn_vec_push(&m, &(member_t){wl_node(w, r, i)->pg, 0, r, i}, err);
+  if (st != TN_OK || m.len == 0) goto out; /* m.data is NULL when empty */
+  member_t *ms = m.data;
+  qsort(ms, m.len, sizeof *ms, by_rank);
+  for (size_t i = 0; i < m.len; i++)
+    ms[i].seq =
+        i > 0 && ms[i - 1].pg == ms[i].pg && ms[i - 1].rank == ms[i].rank ? ms[i - 1].seq + 1 : 0;
+  if ((st = check_counts(w, ms, m.len, err)) != TN_OK) goto out;
+  qsort(ms, m.len, sizeof *ms, by_seq);
   uint32_t groups = 0;
   for (size_t i = 0; i < m.len; i++)
-    if (i == 0 || ms[i].id != ms[i - 1].id) groups++;
+    if (i == 0 || ms[i].seq != ms[i - 1].seq || ms[i].pg != ms[i - 1].pg) groups++;
   if ((st = tn_calloc((size_t)groups + 1, sizeof *out->c, &out->c, err)) != TN_OK) goto out;
   for (size_t i = 0; i < m.len && st == TN_OK;) {
     size_t j = i;
-    while (j < m.len && ms[j].id == ms[i].id)
+    while (j < m.len && ms[j].seq == ms[i].seq && ms[j].pg == ms[i].pg)
       j++;
     uint32_t k = (uint32_t)(j - i);
     if ((st = check_group(w, ms + i, k, err)) != TN_OK) break;
@@ -449,11 +453,15 @@ static tn_status_t group_colls(const workload_t *w, wl_colls_t *out, tn_err_t *e
     for (uint32_t q = 0; q < k; q++) {
       c->ranks[q] = ms[i + q].rank;
       c->index[q] = ms[i + q].index;
-      out->of[out->rank_off[ms[i + q].rank] + ms[i + q].index] = out->n - 1;
     }
     i = j;
   }
-  if (st == TN_OK) st = check_groups(out, err);
+  if (st != TN_OK) goto out;
+  /* In ascending id (of the lowest rank's node), then group and first rank. */
+  qsort(out->c, out->n, sizeof *out->c, coll_cmp);
+  for (uint32_t g = 0; g < out->n; g++)
+    for (uint32_t q = 0; q < out->c[g].nranks; q++)
+      out->of[out->rank_off[out->c[g].ranks[q]] + out->c[g].index[q]] = g;
 out:
   tn_vec_free(&m);
   return st;

@@ -74,7 +74,8 @@ static inline uint32_t wl_count(const workload_t *w, uint32_t rank) {
 const char *wl_name(const workload_t *w, uint32_t rank, const wl_node_t *n,
                     char buf[WL_MAX_NAME + 1]);
 static inline const uint32_t *wl_deps(const workload_t *w, uint32_t rank, const wl_node_t *n) {
-  return (const uint32_t *)w->ranks[rank].deps.data + n->dep_off;
+  const uint32_t *d = w->ranks[rank].deps.data; /* NULL while the rank has no dependency */
+  return d ? d + n->dep_off : d;
 }
 
 /* The Chakra type's name ("ALL_REDUCE", …, "code 42" for an unknown one; buf holds it). */
@@ -96,7 +97,7 @@ typedef struct wl_coll {
 } wl_coll_t;
 
 typedef struct wl_colls {
-  wl_coll_t *c; /* in ascending id */
+  wl_coll_t *c; /* in ascending id (of each one's lowest rank's node) */
   uint32_t n;
   uint32_t *of;       /* of[rank_off[r] + i]: collective of node i of rank r, or UINT32_MAX */
   uint32_t *rank_off; /* npus + 1 entries */

@@ -1156,22 +1156,28 @@ typedef struct dec {
   tn_vec_t chunks;      /* uint32_t scratch */
 } dec_t;
 
+tn_status_t emit_i_dep_index(const frame_t *f, size_t n, bool dense, uint64_t id, uint32_t self,
+                             const loc_t *where, uint32_t *index, tn_err_t *err) {
+  int64_t j = dense ? (id < n ? (int64_t)id : -1) : emit_i_find_frame(f, n, id);
+  if (j < 0)
+    return emit_i_loc_err(where, err, TN_PARSE,
+                          "depends on node %" PRIu64 ", which is not in the "
+                          "file",
+                          id);
+  if ((uint32_t)j == self) return emit_i_loc_err(where, err, TN_PARSE, "depends on itself");
+  *index = (uint32_t)j;
+  return TN_OK;
+}
+
 static tn_status_t add_deps(dec_t *d, const uint64_t *ids, size_t n, uint32_t self,
                             const loc_t *where, tn_err_t *err) {
   for (size_t k = 0; k < n; k++) {
-    int64_t j = d->dense ? (ids[k] < d->n ? (int64_t)ids[k] : -1)
-                         : emit_i_find_frame(d->frames, d->n, ids[k]);
-    if (j < 0)
-      return emit_i_loc_err(where, err, TN_PARSE,
-                            "depends on node %" PRIu64 ", which is not in the "
-                            "file",
-                            ids[k]);
-    if ((uint32_t)j == self) return emit_i_loc_err(where, err, TN_PARSE, "depends on itself");
+    uint32_t j = 0;
+    tn_status_t st = emit_i_dep_index(d->frames, d->n, d->dense, ids[k], self, where, &j, err);
+    if (st != TN_OK) return st;
     if (d->seen[j] == self + 1) continue; /* listed twice (or in data and ctrl deps) */
     d->seen[j] = self + 1;
-    uint32_t dep = (uint32_t)j;
-    tn_status_t st = tn_vec_push(&d->deps, &dep, err);
-    if (st != TN_OK) return st;
+    if ((st = tn_vec_push(&d->deps, &j, err)) != TN_OK) return st;
   }
   return TN_OK;
 }
@@ -1204,6 +1210,39 @@ static int attr_kind(const char *name) {
   for (int k = 0; k < A_COUNT; k++)
     if (strcmp(name, attr_names[k]) == 0) return k;
   return -1;
+}
+
+tn_status_t emit_i_read_p2p(const emit_i_p2p_found_t *f, bool send, uint32_t rank,
+                            const emit_i_p2p_rules_t *rules, const loc_t *where, int64_t *peer,
+                            int64_t *bytes, int64_t *tag, tn_err_t *err) {
+  const char *kind = send ? "COMM_SEND_NODE" : "COMM_RECV_NODE";
+  const attr_t *peer_at = send ? f->dst : f->src, *self_at = send ? f->src : f->dst;
+  const char *peer_name = send ? STR_COMM_DST : STR_COMM_SRC;
+  const char *self_name = send ? STR_COMM_SRC : STR_COMM_DST;
+  const char *missing = peer_at == NULL                         ? peer_name
+                        : f->size == NULL                       ? STR_COMM_SIZE
+                        : f->tag == NULL && rules->tag_required ? STR_COMM_TAG
+                                                                : NULL;
+  if (missing)
+    return emit_i_loc_err(where, err, TN_PARSE, "%s lacks the required attribute %s", kind,
+                          missing);
+  tn_status_t st = emit_i_int_attr(peer_at, 0, rules->peer_max, where, peer, err);
+  if (st != TN_OK) return st;
+  if (rules->peer_not_self && *peer == rank)
+    return emit_i_loc_err(where, err, TN_PARSE, "%s = %" PRId64 " is the node's own rank",
+                          peer_name, *peer);
+  if (self_at) {
+    int64_t v;
+    if ((st = emit_i_int_attr(self_at, 0, rules->peer_max, where, &v, err)) != TN_OK) return st;
+    if (v != rank)
+      return emit_i_loc_err(where, err, TN_PARSE, "%s = %" PRId64 " on a %s of rank %" PRIu32,
+                            self_name, v, kind, rank);
+  }
+  if ((st = emit_i_int_attr(f->size, rules->size_min, rules->size_max, where, bytes, err)) != TN_OK)
+    return st;
+  *tag = 0;
+  if (f->tag) st = emit_i_int_attr(f->tag, rules->tag_min, rules->tag_max, where, tag, err);
+  return st;
 }
 
 /* Converts one decoded node (index self in id order) and appends it to the rank. Its
@@ -1239,7 +1278,7 @@ static tn_status_t convert(dec_t *d, const emit_i_lazy_node_t *pn, const attr_t 
   if (st == TN_OK) st = add_deps(d, pn->ctrl_deps, pn->n_ctrl_deps, self, where, err);
   if (st == TN_OK && found[A_CHUNKS]) st = read_chunks(d, found[A_CHUNKS], where, err);
   if (st != TN_OK) return st;
-  int64_t v, npus = d->a->npus, me = d->rank;
+  int64_t v, npus = d->a->npus;
   if (found[A_REDUCE]) {
     if (x.op != ALGO_RECV)
       return emit_i_loc_err(where, err, TN_PARSE, "tenet_reduce on a node that is not a RECV");
@@ -1253,31 +1292,16 @@ static tn_status_t convert(dec_t *d, const emit_i_lazy_node_t *pn, const attr_t 
                             pn->duration_micros, (uint64_t)EMIT_CHAKRA_MAX_DURATION_US);
     x.duration_us = pn->duration_micros;
   } else {
-    bool send = x.op == ALGO_SEND;
-    const char *kind = send ? "COMM_SEND_NODE" : "COMM_RECV_NODE";
-    int peer_k = send ? A_DST : A_SRC, self_k = send ? A_SRC : A_DST;
-    const int need[3] = {peer_k, A_SIZE, A_TAG};
-    for (int k = 0; k < 3; k++)
-      if (found[need[k]] == NULL)
-        return emit_i_loc_err(where, err, TN_PARSE, "%s lacks the required attribute %s", kind,
-                              names[need[k]]);
-    if ((st = emit_i_int_attr(found[peer_k], 0, npus - 1, where, &v, err)) != TN_OK) return st;
-    if (v == me)
-      return emit_i_loc_err(where, err, TN_PARSE, "%s = %" PRId64 " is the node's own rank",
-                            names[peer_k], v);
-    x.peer = (int32_t)v;
-    if (found[self_k]) {
-      if ((st = emit_i_int_attr(found[self_k], 0, npus - 1, where, &v, err)) != TN_OK) return st;
-      if (v != me)
-        return emit_i_loc_err(where, err, TN_PARSE, "%s = %" PRId64 " on a %s of rank %" PRId64,
-                              names[self_k], v, kind, me);
-    }
-    if ((st = emit_i_int_attr(found[A_SIZE], 1, (int64_t)EMIT_CHAKRA_MAX_MSG_BYTES, where, &v,
+    const emit_i_p2p_found_t p2p = {found[A_SRC], found[A_DST], found[A_SIZE], found[A_TAG]};
+    const emit_i_p2p_rules_t rules = {
+        npus - 1, 1, (int64_t)EMIT_CHAKRA_MAX_MSG_BYTES, 0, ALGO_MAX_TAG, true, true};
+    int64_t peer = 0, bytes = 0, tag = 0;
+    if ((st = emit_i_read_p2p(&p2p, x.op == ALGO_SEND, d->rank, &rules, where, &peer, &bytes, &tag,
                               err)) != TN_OK)
       return st;
-    x.bytes = (uint64_t)v;
-    if ((st = emit_i_int_attr(found[A_TAG], 0, ALGO_MAX_TAG, where, &v, err)) != TN_OK) return st;
-    x.tag = (int32_t)v;
+    x.peer = (int32_t)peer;
+    x.bytes = (uint64_t)bytes;
+    x.tag = (int32_t)tag;
   }
   x.ndeps = (uint32_t)d->deps.len;
   x.nchunks = (uint32_t)d->chunks.len;

@@ -187,6 +187,34 @@ const char *emit_i_member_name(const ChakraProtoMsg__AttributeProto *at);
 tn_status_t emit_i_int_attr(const ChakraProtoMsg__AttributeProto *at, int64_t lo, int64_t hi,
                             const emit_i_loc_t *where, int64_t *v, tn_err_t *err);
 
+/* The index among frames f[0..n) (sorted by id; dense: f[i].id == i) of node id, on
+ * which the node at index self depends, or TN_PARSE naming where: an id not in the file,
+ * or the node itself. */
+tn_status_t emit_i_dep_index(const emit_i_frame_t *f, size_t n, bool dense, uint64_t id,
+                             uint32_t self, const emit_i_loc_t *where, uint32_t *index,
+                             tn_err_t *err);
+
+/* A SEND's or RECV's comm attributes as found on a node (NULL: absent). */
+typedef struct emit_i_p2p_found {
+  const ChakraProtoMsg__AttributeProto *src, *dst, *size, *tag;
+} emit_i_p2p_found_t;
+
+/* What a reader accepts in them. */
+typedef struct emit_i_p2p_rules {
+  int64_t peer_max;           /* comm_src and comm_dst in 0..peer_max */
+  int64_t size_min, size_max; /* comm_size */
+  int64_t tag_min, tag_max;   /* comm_tag */
+  bool tag_required;          /* else an absent comm_tag is 0 */
+  bool peer_not_self;         /* refuse the node's own rank as its peer */
+} emit_i_p2p_rules_t;
+
+/* Reads the attributes of a SEND (send) or RECV of rank `rank`: its peer (comm_dst of a
+ * SEND, comm_src of a RECV) and comm_size are required, its own side when present must be
+ * rank, comm_tag as the rules say; TN_PARSE naming where otherwise. */
+tn_status_t emit_i_read_p2p(const emit_i_p2p_found_t *f, bool send, uint32_t rank,
+                            const emit_i_p2p_rules_t *rules, const emit_i_loc_t *where,
+                            int64_t *peer, int64_t *bytes, int64_t *tag, tn_err_t *err);
+
 /* The Chakra CollectiveCommType of c (chakra.c). */
 int64_t emit_i_coll_code(tn_coll_t c);
 /* Appends the varint32 length and the packed message m to b (chakra.c). */

@@ -40,13 +40,9 @@ typedef struct wdec {
 static tn_status_t add_deps(wdec_t *d, const uint64_t *ids, size_t n, uint32_t self,
                             const emit_i_loc_t *where, tn_err_t *err) {
   for (size_t k = 0; k < n; k++) {
-    int64_t j = emit_i_find_frame(d->frames, d->n, ids[k]);
-    if (j < 0)
-      return emit_i_loc_err(where, err, TN_PARSE,
-                            "depends on node %" PRIu64 ", which is not in the file", ids[k]);
-    if ((uint32_t)j == self) return emit_i_loc_err(where, err, TN_PARSE, "depends on itself");
-    uint32_t dep = (uint32_t)j; /* repeats are merged by wl_add */
-    tn_status_t st = tn_vec_push(&d->deps, &dep, err);
+    uint32_t j = 0; /* repeats are merged by wl_add */
+    tn_status_t st = emit_i_dep_index(d->frames, d->n, false, ids[k], self, where, &j, err);
+    if (st == TN_OK) st = tn_vec_push(&d->deps, &j, err);
     if (st != TN_OK) return st;
   }
   return TN_OK;
@@ -91,34 +87,18 @@ static tn_status_t read_pg(const attr_t *at, const emit_i_loc_t *where, int64_t 
   return TN_OK;
 }
 
-/* The attributes of a SEND (peer comm_dst, self comm_src) or a RECV (the other way). */
+/* A SEND's or RECV's attributes: any rank number (wl_check checks the workload's), any
+ * size (wl_check refuses 0), comm_tag optional and any int32. */
 static tn_status_t read_p2p(const attr_t *const *found, bool send, uint32_t rank,
                             const emit_i_loc_t *where, wl_node_t *x, tn_err_t *err) {
-  const char *kind = send ? "COMM_SEND_NODE" : "COMM_RECV_NODE";
-  int peer_k = send ? A_DST : A_SRC, self_k = send ? A_SRC : A_DST;
-  const int need[2] = {peer_k, A_SIZE};
-  for (int k = 0; k < 2; k++)
-    if (found[need[k]] == NULL)
-      return emit_i_loc_err(where, err, TN_PARSE, "%s lacks the required attribute %s", kind,
-                            attr_names[need[k]]);
-  int64_t v;
-  tn_status_t st = emit_i_int_attr(found[peer_k], 0, INT32_MAX, where, &v, err);
-  if (st != TN_OK) return st;
-  x->peer = (uint32_t)v;
-  if (found[self_k]) {
-    if ((st = emit_i_int_attr(found[self_k], 0, INT32_MAX, where, &v, err)) != TN_OK) return st;
-    if (v != rank)
-      return emit_i_loc_err(where, err, TN_PARSE, "%s = %" PRId64 " on a %s of rank %" PRIu32,
-                            attr_names[self_k], v, kind, rank);
-  }
-  if ((st = emit_i_int_attr(found[A_SIZE], 0, INT64_MAX, where, &v, err)) != TN_OK) return st;
-  x->bytes = (uint64_t)v;
-  if (found[A_TAG]) {
-    if ((st = emit_i_int_attr(found[A_TAG], INT32_MIN, INT32_MAX, where, &v, err)) != TN_OK)
-      return st;
-    x->tag = (int32_t)v;
-  }
-  return TN_OK;
+  const emit_i_p2p_found_t f = {found[A_SRC], found[A_DST], found[A_SIZE], found[A_TAG]};
+  const emit_i_p2p_rules_t rules = {INT32_MAX, 0, INT64_MAX, INT32_MIN, INT32_MAX, false, false};
+  int64_t peer = 0, bytes = 0, tag = 0;
+  tn_status_t st = emit_i_read_p2p(&f, send, rank, &rules, where, &peer, &bytes, &tag, err);
+  x->peer = (uint32_t)peer;
+  x->bytes = (uint64_t)bytes;
+  x->tag = (int32_t)tag;
+  return st;
 }
 
 /* A COMM_COLL_NODE's attributes: comm_type, comm_size (not for BROADCAST), pg_name. */
@@ -347,10 +327,11 @@ static tn_status_t check_node(const workload_t *w, uint32_t r, uint32_t i, tn_er
   if (x->op > WL_NOP)
     return tn_err_set(err, TN_INVAL, "rank %" PRIu32 " node %" PRIu64 ": unknown op %d", r, x->id,
                       (int)x->op);
-  if (x->bytes > INT64_MAX || x->pg < 0 || x->peer > INT32_MAX)
-    return tn_err_set(err, TN_INVAL,
-                      "rank %" PRIu32 " node %" PRIu64 ": comm_size, pg or peer out of range", r,
-                      x->id);
+  const char *bad = x->bytes > INT64_MAX  ? "comm_size above INT64_MAX"
+                    : x->pg < 0           ? "a negative process group"
+                    : x->peer > INT32_MAX ? "a peer above INT32_MAX"
+                                          : NULL;
+  if (bad) return tn_err_set(err, TN_INVAL, "rank %" PRIu32 " node %" PRIu64 ": %s", r, x->id, bad);
   return TN_OK;
 }
 

@@ -163,32 +163,32 @@ static void step(wstate_t *w, uint32_t s, const char *type, const char *sb, int6
 /* Steps of node i (its tb) on rank r: nops for all but the last dependency, then the op. */
 /* ---- All-to-All (out of place) ------------------------------------------------------- */
 
-/* Where chunk range [c, c + cnt) sits at rank r as node i of r moves it: its own pieces in
- * i (slot c mod K), the pieces addressed to r in o (slot s m + j for source s's piece j),
- * a relayed range in the scratch of the RECV that brought it (i a RECV: its own; i a SEND:
- * its dependency on a RECV of the same range). */
-static tn_status_t a2a_where(const wstate_t *w, uint32_t r, uint32_t i, uint32_t c,
-                             const char **buf, int64_t *off, tn_err_t *err) {
-  const algo_t *a = w->a;
+bool emit_i_msccl_a2a_place(const algo_t *a, uint32_t r, uint32_t c, const char **buf,
+                            int64_t *off) {
   uint32_t k = a->chunks_per_npu, m = k / a->npus;
   if (c / k == r) {
     *buf = "i", *off = c % k;
-    return TN_OK;
+    return true;
   }
   if (c % k / m == r) {
     *buf = "o", *off = (int64_t)(c / k) * m + c % m;
-    return TN_OK;
+    return true;
   }
+  return false;
+}
+
+tn_status_t emit_i_msccl_a2a_relay_recv(const algo_t *a, uint32_t r, uint32_t i, uint32_t c,
+                                        uint32_t *recv, tn_err_t *err) {
   const algo_node_t *n = algo_node(a, r, i);
   if (n->op == ALGO_RECV) {
-    *buf = "s", *off = w->x[r][i].scratch;
+    *recv = i;
     return TN_OK;
   }
   const uint32_t *d = algo_node_deps(a, r, n);
   for (uint32_t q = 0; q < n->ndeps; q++) {
     const algo_node_t *dn = algo_node(a, r, d[q]);
     if (dn->op == ALGO_RECV && dn->nchunks && algo_node_chunks(a, r, dn)[0] == c) {
-      *buf = "s", *off = w->x[r][d[q]].scratch;
+      *recv = d[q];
       return TN_OK;
     }
   }
@@ -196,6 +196,18 @@ static tn_status_t a2a_where(const wstate_t *w, uint32_t r, uint32_t i, uint32_t
                     "rank %u node %u: relays chunk %u without depending on the RECV that "
                     "brought it; MSCCL-IR cannot name where it is",
                     r, i, c);
+}
+
+/* Where chunk range [c, c + cnt) sits at rank r as node i of r moves it: its own pieces in
+ * i, the pieces addressed to r in o, a relayed range in the scratch of the RECV that
+ * brought it. */
+static tn_status_t a2a_where(const wstate_t *w, uint32_t r, uint32_t i, uint32_t c,
+                             const char **buf, int64_t *off, tn_err_t *err) {
+  if (emit_i_msccl_a2a_place(w->a, r, c, buf, off)) return TN_OK;
+  uint32_t recv = 0;
+  tn_status_t rc = emit_i_msccl_a2a_relay_recv(w->a, r, i, c, &recv, err);
+  if (rc == TN_OK) *buf = "s", *off = w->x[r][recv].scratch;
+  return rc;
 }
 
 /* An All-to-All SEND or RECV: s from its place here to its place at the receiver, r into
@@ -220,14 +232,14 @@ static tn_status_t a2a_step(wstate_t *w, uint32_t r, uint32_t i, uint32_t s, int
   return TN_OK;
 }
 
-/* The piece a rank addresses to itself never travels; out of place it is copied from its
- * send buffer into its receive buffer, one cpy in a tb of its own (the last, tb id = the
- * rank's node count, so the nodes before it keep their ids when imported back). */
-static void a2a_self_copy(wstate_t *w, uint32_t r, uint32_t tb) {
-  uint32_t k = w->a->chunks_per_npu, m = k / w->a->npus;
-  tn_sb_printf(w->b, "    <tb id=\"%u\" send=\"-1\" recv=\"-1\" chan=\"0\">\n", tb);
-  step(w, 0, "cpy", "i", (int64_t)r * m, "o", (int64_t)r * m, m, -1, -1, false, -1);
-  tn_sb_printf(w->b, "    </tb>\n");
+void emit_i_msccl_a2a_self_copy(tn_sb_t *b, const algo_t *a, uint32_t r, uint32_t tb) {
+  uint32_t m = a->chunks_per_npu / a->npus;
+  tn_sb_printf(b, "    <tb id=\"%u\" send=\"-1\" recv=\"-1\" chan=\"0\">\n", tb);
+  tn_sb_printf(b,
+               "      <step s=\"0\" type=\"cpy\" srcbuf=\"i\" srcoff=\"%u\" dstbuf=\"o\" "
+               "dstoff=\"%u\" cnt=\"%u\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>\n",
+               r * m, r * m, m);
+  tn_sb_printf(b, "    </tb>\n");
 }
 
 static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err) {
@@ -405,8 +417,9 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
       const algo_node_t *n = algo_node(a, r, i);
       bool relay = false;
       if (a->coll == TN_ALLTOALL && n->op == ALGO_RECV && n->nchunks) {
-        uint32_t c = algo_node_chunks(a, r, n)[0], k = a->chunks_per_npu;
-        relay = c / k != r && c % k / (k / a->npus) != r;
+        const char *bn;
+        int64_t off;
+        relay = !emit_i_msccl_a2a_place(a, r, algo_node_chunks(a, r, n)[0], &bn, &off);
       }
       if (n->op == ALGO_RECV && (n->reduce || relay)) {
         x[r][i].scratch = scratch;
@@ -431,7 +444,7 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
       for (uint32_t i = 0; i < l && rc == TN_OK; i++)
         rc = write_node(&w, r, i, err);
     if (rc == TN_OK && a->coll == TN_ALLTOALL)
-      a2a_self_copy(&w, r, emit_i_msccl_idle_rank(a, r) ? 0 : l);
+      emit_i_msccl_a2a_self_copy(&b, a, r, emit_i_msccl_idle_rank(a, r) ? 0 : l);
     tn_sb_printf(&b, "  </gpu>\n");
   }
   tn_sb_printf(&b, "</algo>\n");
@@ -477,13 +490,6 @@ static void exact_stats(const algo_t *a, const char *xml, size_t len,
 tn_status_t emit_msccl_export_mem_opts(const algo_t *a, const emit_msccl_export_opts_t *opts,
                                        char **xml, size_t *len, emit_msccl_export_stats_t *stats,
                                        tn_err_t *err) {
-  if (opts && !opts->exact && a->coll == TN_ALLTOALL) {
-    *xml = NULL;
-    *len = 0;
-    return tn_err_set(err, TN_INVAL,
-                      "the runtime-fit MSCCL-IR form has no All-to-All yet; --exact writes one "
-                      "(a threadblock per node)");
-  }
   /* A threadblock runs its steps in order: the gates that fix the order of same-instant
    * events in a Chakra set have no MSCCL-IR form and need none. */
   algo_t *g = NULL;

@@ -30,6 +30,19 @@ const char *emit_i_msccl_slot_buf(const algo_t *a);
 /* A rank with nothing to do (no node, or the lone 0 µs filler COMP of an idle rank). */
 bool emit_i_msccl_idle_rank(const algo_t *a, uint32_t r);
 
+/* All-to-All, out of place: where chunk c sits at rank r when it is r's own piece (send
+ * buffer "i", slot d m + j for its piece j to d) or addressed to r (receive buffer "o", slot
+ * s m + j for source s's piece j); false for a piece r relays (it lands in scratch). */
+bool emit_i_msccl_a2a_place(const algo_t *a, uint32_t r, uint32_t c, const char **buf,
+                            int64_t *off);
+/* The RECV of rank r that brought relayed chunk c to node i (i itself when a RECV, else
+ * i's dependency on a RECV starting at c): its scratch holds c. TN_INFEASIBLE naming rank
+ * and node when there is none. */
+tn_status_t emit_i_msccl_a2a_relay_recv(const algo_t *a, uint32_t r, uint32_t i, uint32_t c,
+                                        uint32_t *recv, tn_err_t *err);
+/* Appends rank r's tb tb: one cpy of the piece r addresses to itself, i to o. */
+void emit_i_msccl_a2a_self_copy(tn_sb_t *b, const algo_t *a, uint32_t r, uint32_t tb);
+
 /* The collective's name in MSCCL-IR's coll attribute. */
 const char *emit_i_msccl_coll_name(const algo_t *a);
 

@@ -11,7 +11,10 @@
  * in the exact writer: in place, chunk c in slot c; an unfused reduce RECV lands in its own
  * scratch range and the COMP's re steps add it into the slot; rrc/rrcs reduce in the slot.
  * No tag attribute (a fused step carries two messages): the import numbers messages per
- * connection, so the imported DAG differs from the set but verifies.
+ * connection, so the imported DAG differs from the set but verifies. All-to-All is out of
+ * place, as in the exact writer: a GPU sends its own pieces from i, receives the pieces
+ * addressed to it into o and relays the others through scratch (a fused rcs receives into
+ * scratch and sends from there), and the piece it keeps is one cpy in a last tb of its own.
  *
  * Threadblocks. Per rank a shape (send peer, receive peer): one per matched pair, then a
  * send peer and an unmatched receive from the same peer share one, the rest are alone. A
@@ -879,10 +882,11 @@ static void check_limits(const pk_t *P, const emit_msccl_limits_t *lim, uint32_t
                          size_t cap) {
   const algo_t *a = P->a;
   msg[0] = 0;
+  uint32_t own = a->coll == TN_ALLTOALL; /* All-to-All: the tb of the piece a GPU keeps */
   for (uint32_t r = 0; r < a->npus; r++) {
     uint32_t t0 = P->tb_off[r], t1 = P->tb_off[r + 1];
-    if (t1 - t0 > lim->tbs) {
-      snprintf(msg, cap, "gpu %u needs %u threadblocks (limit %u)", r, t1 - t0, lim->tbs);
+    if (t1 - t0 + own > lim->tbs) {
+      snprintf(msg, cap, "gpu %u needs %u threadblocks (limit %u)", r, t1 - t0 + own, lim->tbs);
       return;
     }
     for (uint32_t c = 0; c < C; c++) {
@@ -1049,6 +1053,7 @@ static void precheck(const pk_t *P, prechk_t *q, const emit_msccl_limits_t *lim,
     for (uint32_t c = 0; c < C; c++)
       for (uint32_t s = s0; s < s1; s++)
         if (q->tbnum[c * nsh + s] != NONE) q->tbnum[c * nsh + s] = ntb++;
+    ntb += P->a->coll == TN_ALLTOALL; /* the tb of the piece a GPU keeps (check_limits) */
     if (ntb > lim->tbs) {
       snprintf(msg, cap, "gpu %u needs %u threadblocks (limit %u)", r, ntb, lim->tbs);
       break;
@@ -1110,6 +1115,49 @@ static int64_t last_step(const pk_t *P, uint32_t v) {
   return (int64_t)UN(P, v).step + UN(P, v).nsteps - 1;
 }
 
+/* Where node i of rank r finds or puts All-to-All chunk c: its own and its received pieces
+ * in place (i, o), a relayed one in the scratch of the RECV that brought it. */
+static tn_status_t a2a_where(const pk_t *P, uint32_t r, uint32_t i, uint32_t c,
+                             const uint32_t *scratch, const char **buf, int64_t *off,
+                             tn_err_t *err) {
+  if (emit_i_msccl_a2a_place(P->a, r, c, buf, off)) return TN_OK;
+  uint32_t recv = 0;
+  tn_status_t rc = emit_i_msccl_a2a_relay_recv(P->a, r, i, c, &recv, err);
+  if (rc == TN_OK) *buf = "s", *off = scratch[P->base[r] + recv];
+  return rc;
+}
+
+/* An All-to-All unit (no reductions: s, r or rcs). s reads the piece where this GPU holds
+ * it; r and rcs store it where this GPU keeps it (o when addressed here, else scratch), and
+ * rcs sends it on from there. A send's dst names the place at the receiver. */
+static tn_status_t a2a_unit(const pk_t *P, tn_sb_t *b, uint32_t u, uint32_t s, uint32_t first,
+                            int64_t cnt, int64_t depid, int64_t deps, const uint32_t *scratch,
+                            tn_err_t *err) {
+  const unit_t *U = &UN(P, u);
+  uint32_t r = U->rank;
+  const char *sb = NULL, *db = NULL;
+  int64_t so = 0, doff = 0;
+  tn_status_t rc = TN_OK;
+  switch (U->kind) {
+  case U_S: {
+    const emit_i_msccl_xnode_t *xs = &P->x[r][U->send];
+    if ((rc = a2a_where(P, r, U->send, first, scratch, &sb, &so, err)) == TN_OK)
+      rc = a2a_where(P, xs->prank, xs->pnode, first, scratch, &db, &doff, err);
+    if (rc == TN_OK) wstep(b, s, "s", sb, so, db, doff, cnt, depid, deps, U->hasdep);
+    break;
+  }
+  case U_R:
+  case U_RCS:
+    if ((rc = a2a_where(P, r, U->recv, first, scratch, &db, &doff, err)) == TN_OK)
+      wstep(b, s, U->kind == U_R ? "r" : "rcs", db, doff, db, doff, cnt, depid, deps, U->hasdep);
+    break;
+  default:
+    return tn_err_set(err, TN_INTERNAL, "rank %u node %u: an All-to-All reduces (packer bug)", r,
+                      U->head);
+  }
+  return rc == TN_OK ? b->st : rc;
+}
+
 static tn_status_t write_unit(const pk_t *P, tn_sb_t *b, uint32_t u, const uint32_t *scratch,
                               tn_err_t *err) {
   const algo_t *a = P->a;
@@ -1125,6 +1173,7 @@ static tn_status_t write_unit(const pk_t *P, tn_sb_t *b, uint32_t u, const uint3
   tn_status_t rc = emit_i_msccl_contiguous(a, r, lead, &first, err);
   if (rc != TN_OK) return rc;
   int64_t cnt = nd(P, r, lead)->nchunks;
+  if (a->coll == TN_ALLTOALL) return a2a_unit(P, b, u, s, first, cnt, depid, deps, scratch, err);
   switch (U->kind) {
   case U_S: {
     const emit_i_msccl_xnode_t *xs = &P->x[r][U->send];
@@ -1176,25 +1225,36 @@ static tn_status_t write_xml(const pk_t *P, uint32_t C, char **xml, size_t *len,
   const algo_t *a = P->a;
   tn_sb_t b;
   tn_sb_init(&b, err);
-  uint32_t *scratch = NULL;
+  uint32_t *scratch = NULL, *sc = NULL; /* per node: its scratch offset; per rank: in all */
   tn_status_t rc = tn_calloc(P->nn + 1, sizeof *scratch, &scratch, err);
-  if (rc != TN_OK) return rc;
+  if (rc == TN_OK) rc = tn_calloc(a->npus, sizeof *sc, &sc, err);
+  if (rc != TN_OK) {
+    free(scratch);
+    return rc;
+  }
+  /* Scratch, every rank's before any is written (an All-to-All send names the place at its
+   * receiver): an unfused reduce RECV's input; an All-to-All piece the GPU relays. */
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      uint32_t u = P->unit[P->base[r] + i];
+      const algo_node_t *n = nd(P, r, i);
+      const char *bn;
+      int64_t off;
+      bool relay = a->coll == TN_ALLTOALL && u != NONE && n->op == ALGO_RECV && n->nchunks &&
+                   !emit_i_msccl_a2a_place(a, r, algo_node_chunks(a, r, n)[0], &bn, &off);
+      if (relay || (u != NONE && UN(P, u).kind == U_R && n->reduce)) {
+        scratch[P->base[r] + i] = sc[r];
+        sc[r] += n->nchunks;
+      }
+    }
   emit_msccl_export_stats_t st = {C, UINT32_MAX, 0, 0, 0, 0, 0};
   emit_i_msccl_header(&b, a, " (runtime-fit)", C);
   for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++) {
-    uint32_t sc = 0;
-    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
-      uint32_t u = P->unit[P->base[r] + i];
-      if (u != NONE && UN(P, u).kind == U_R && nd(P, r, i)->reduce) {
-        scratch[P->base[r] + i] = sc;
-        sc += nd(P, r, i)->nchunks;
-      }
-    }
-    emit_i_msccl_gpu_open(&b, a, r, sc);
-    uint32_t t0 = P->tb_off[r], t1 = P->tb_off[r + 1];
-    if (t1 > t0) {
-      if (t1 - t0 < st.tbs_min) st.tbs_min = t1 - t0;
-      if (t1 - t0 > st.tbs_max) st.tbs_max = t1 - t0;
+    emit_i_msccl_gpu_open(&b, a, r, sc[r]);
+    uint32_t t0 = P->tb_off[r], t1 = P->tb_off[r + 1], own = a->coll == TN_ALLTOALL;
+    if (t1 + own > t0) {
+      if (t1 - t0 + own < st.tbs_min) st.tbs_min = t1 - t0 + own;
+      if (t1 - t0 + own > st.tbs_max) st.tbs_max = t1 - t0 + own;
     }
     for (uint32_t t = t0; t < t1 && rc == TN_OK; t++) {
       const tbinfo_t *T = &TBI(P, t);
@@ -1212,6 +1272,7 @@ static tn_status_t write_xml(const pk_t *P, uint32_t C, char **xml, size_t *len,
       st.steps += T->nsteps;
       if (T->nsteps > st.steps_max) st.steps_max = T->nsteps;
     }
+    if (a->coll == TN_ALLTOALL) emit_i_msccl_a2a_self_copy(&b, a, r, t1 - t0);
     tn_sb_printf(&b, "  </gpu>\n");
   }
   tn_sb_printf(&b, "</algo>\n");
@@ -1225,6 +1286,7 @@ static tn_status_t write_xml(const pk_t *P, uint32_t C, char **xml, size_t *len,
   }
   tn_vec_free(&b.v);
   free(scratch);
+  free(sc);
   return rc;
 }
 

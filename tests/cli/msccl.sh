@@ -203,5 +203,29 @@ rc=$?
   [ "$(wc -l <"$S/err.txt")" = 1 ] && [ ! -e "$S/c16/ar.xml" ] && ok ||
   bad "fast refusal at 16 chunks: rc $rc $(cat "$S/err.txt")"
 
+# All-to-All, runtime-fit (the default): the greedy's and Direct's sets on a fat-tree and a
+# mesh export within the limits (relays through scratch, a cpy per GPU), re-import and
+# verify; Two-Step's gathered messages (no one chunk range) are refused with exit 2.
+for f in fattree-32-4to1 mesh-4x4; do
+  for algo in greedy direct; do
+    p="$S/a2a/$f-$algo"
+    "$T" synth -t $f -c alltoall -s 16MiB -a $algo -o "$p" >/dev/null 2>"$S/err.txt" ||
+      { bad "synth alltoall $f $algo: $(cat "$S/err.txt")"; continue; }
+    "$T" export msccl -t $f -c alltoall -s 16MiB "$p" -o "$p.xml" --json >"$S/rt.json" 2>"$S/err.txt" &&
+      [ "$(json_get "$S/rt.json" mode)" = runtime-fit ] &&
+      [ "$(json_get "$S/rt.json" tbs_per_gpu_max)" -le 108 ] && grep -q 'type="cpy" srcbuf="i"' "$p.xml" &&
+      ok || { bad "runtime-fit alltoall $f $algo: $(cat "$S/err.txt" "$S/rt.json")"; continue; }
+    "$T" import msccl "$p.xml" -s 16MiB -t $f -o "$p.back" --json >"$S/imp.json" 2>"$S/err.txt" &&
+      [ "$(json_get "$S/imp.json" verified)" = True ] && ok ||
+      bad "re-import runtime-fit alltoall $f $algo: $(cat "$S/err.txt")"
+  done
+done
+"$T" synth -t hierarchical-4x4 -c alltoall -s 16MiB -a twostep -o "$S/a2a/two" >/dev/null ||
+  bad "synth alltoall twostep"
+"$T" export msccl -t hierarchical-4x4 -c alltoall -s 16MiB "$S/a2a/two" -o "$S/a2a/two.xml" 2>"$S/err.txt" >/dev/null
+rc=$?
+[ $rc = 2 ] && grep -q "not one ascending range" "$S/err.txt" && [ ! -e "$S/a2a/two.xml" ] && ok ||
+  bad "two-step alltoall runtime-fit: rc $rc $(cat "$S/err.txt")"
+
 echo "$pass passed, $fail failed"
 [ $fail = 0 ] && [ $pass -gt 0 ]

@@ -183,13 +183,36 @@ for r in range(4):  # a cycle on rank 1
     write(pre + "_cycle", r, [comp(1, [3] if r == 1 else []), coll(2, 8192, [1]), comp(3, [2])])
 for r in range(4):  # rank 3 lacks the collective
     write(pre + "_missing", r, [comp(1)] + ([coll(2, 8192, [1])] if r != 3 else []))
+def grouped(i, size, pg, deps=()):
+    n = coll(i, size, deps)
+    n.attr.add(name="pg_name", string_val=pg)
+    return n
+for r in range(4):  # process groups {0, 1} and {2, 3}, then a collective of every rank
+    write(pre + "_pg", r, [comp(1), grouped(2, 8192, "1" if r < 2 else "2", [1]), coll(3, 8192, [2])])
+for r in range(4):  # ASTRA-sim's microbenchmarks: rank r's collective has the id r
+    write(pre + "_byid", r, [comp(100), coll(10 + r, 8192, [100])])
 PYEOF
+  run "$TENET" workload -t ring-4 bad_byid -o byid
+  desc="collectives paired by order"; expect_rc 0
+  [ "$(grep -c '^1[0-3]: ' byid/per_node.yaml)" = 4 ] && ok || bad "per_node.yaml: $(cat byid/per_node.yaml)"
+  run "$TENET" workload -t ring-4 bad_pg -o pg --json
+  desc="process groups"; expect_rc 0
+  $PY - pg out.txt <<'PYEOF2' && ok || bad "process groups: $(cat pg/comm_group.json)"
+import json, os, sys
+d = sys.argv[1]
+assert json.load(open(os.path.join(d, "comm_group.json"))) == {"1": [0, 1], "2": [2, 3]}
+m = json.load(open(sys.argv[2]))
+left = [c for c in m["collectives"] if c["set"] is None]
+assert len(left) == 2 and all("process group" in c["fallback"] for c in left), m["collectives"]
+assert "--comm-group-configuration" in open(os.path.join(d, "run.sh")).read()
+assert sorted(int(l.split(":")[0]) for l in open(os.path.join(d, "per_node.yaml")) if not l.startswith("#")) == [3]
+PYEOF2
   fails_with 1 "$TENET" workload -t ring-4 bad_size -o x1
   expect_msg "node 2: collective of 8192 bytes on rank 0 but 4096 bytes on rank 2"
   fails_with 1 "$TENET" workload -t ring-4 bad_cycle -o x2
   expect_msg "rank 1: dependency cycle through nodes"
   fails_with 1 "$TENET" workload -t ring-4 bad_missing -o x3
-  expect_msg "missing on rank 3"
+  expect_msg "rank 3 holds 0 of its collectives"
 else
   bad "faulty workloads need $PY with google.protobuf and protoc (scripts/install-deps.sh installs them)"
 fi

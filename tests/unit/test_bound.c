@@ -240,7 +240,8 @@ static void add_link(linkset_t *s, tn_rng_t *r, uint32_t a, uint32_t b, bool bot
 static topo_t *random_fabric(uint64_t seed, bool switches) {
   tn_rng_t r;
   tn_rng_seed(&r, seed);
-  uint32_t n = 2 + (uint32_t)tn_rng_below(&r, 9), sw = switches ? 1 + (uint32_t)tn_rng_below(&r, 3) : 0;
+  uint32_t n = 2 + (uint32_t)tn_rng_below(&r, 9),
+           sw = switches ? 1 + (uint32_t)tn_rng_below(&r, 3) : 0;
   linkset_t *s = calloc(1, sizeof *s);
   assert_non_null(s);
   if (!switches) {
@@ -254,7 +255,8 @@ static topo_t *random_fabric(uint64_t seed, bool switches) {
     for (uint32_t i = 0; i < n; i++)
       add_link(s, &r, perm[i], perm[(i + 1) % n], tn_rng_below(&r, 2));
     for (uint32_t e = (uint32_t)tn_rng_below(&r, 2 * n); e > 0; e--)
-      add_link(s, &r, (uint32_t)tn_rng_below(&r, n), (uint32_t)tn_rng_below(&r, n), tn_rng_below(&r, 2));
+      add_link(s, &r, (uint32_t)tn_rng_below(&r, n), (uint32_t)tn_rng_below(&r, n),
+               tn_rng_below(&r, 2));
   } else {
     for (uint32_t i = 0; i + 1 < sw; i++)
       add_link(s, &r, n + i, n + i + 1, true);
@@ -306,6 +308,55 @@ static void cut_search_finds_the_best_set_of_brute_force(void **state) {
   }
 }
 
+/* min over node sets X with an NPU in and an NPU out of min(B_out(X), B_in(X)). */
+static double brute_force_twosided(const topo_t *t) {
+  uint32_t nodes = topo_nodes(t);
+  double best = INFINITY;
+  for (uint32_t x = 1; x < (1u << nodes); x++) {
+    uint32_t npus = (uint32_t)__builtin_popcount(x & ((1u << t->npus) - 1));
+    if (npus == 0 || npus == t->npus) continue;
+    double out = 0.0, in = 0.0;
+    for (uint32_t i = 0; i < t->nlinks; i++) {
+      bool s = (x >> t->links[i].src) & 1, d = (x >> t->links[i].dst) & 1;
+      if (s && !d) out += t->links[i].bandwidth_GBps;
+      if (!s && d) in += t->links[i].bandwidth_GBps;
+    }
+    best = fmin(best, fmin(out, in));
+  }
+  return best;
+}
+
+/* The All-Reduce's two-sided cut term is the narrowest cut of all (docs/bounds.md §3), on
+ * random fabrics with and without switches. */
+static void twosided_cut_is_the_narrowest_of_brute_force(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 60; seed++) {
+    topo_t *t = random_fabric(seed, seed % 2 == 0);
+    topo_bounds_t b = bounds_of(t);
+    double want = PSB / brute_force_twosided(t);
+    double got = b.coll[TN_ALLREDUCE].terms[1].ps_per_byte;
+    if (fabs(got - want) > 1e-9 * want)
+      fail_msg("%s: two-sided cut coefficient %.12g, brute force %.12g", t->name, got, want);
+    topo_free(t);
+  }
+}
+
+/* hetero-ring-6: a ring of 6 at 50 GB/s whose pair 2-3 runs at 25 and link 5 -> 0 at 12.5.
+ * The arc {3, 4, 5} sends out over 3 -> 2 and 5 -> 0 only, 37.5 GB/s, and every byte of
+ * the sum must leave it: S / 37.5 GB/s, above the singletons' 10 S / 512.5 GB/s (the
+ * bound the forest's schedule ran at 1.37 times before this cut was searched). */
+static void allreduce_bound_on_hetero_ring_is_its_narrow_arc(void **state) {
+  (void)state;
+  char path[512];
+  snprintf(path, sizeof path, "%s/topologies/hetero-ring-6.json", TENET_SOURCE_DIR);
+  topo_t *t = NULL;
+  TU_OK(topo_load(path, &t, &tu_err_));
+  topo_bounds_t b = bounds_of(t);
+  expect_coef(&b, TN_ALLREDUCE, 1.0 / 37.5, "hetero-ring-6");
+  assert_int_equal(b.coll[TN_ALLREDUCE].kind, TOPO_BOUND_BISECT);
+  topo_free(t);
+}
+
 /* Simulated time of a on t; *messages gets the message count. */
 static uint64_t simulate(const algo_t *a, const topo_t *t, uint64_t *messages) {
   sim_result_t res;
@@ -338,9 +389,12 @@ static algo_t *greedy_algo(const topo_t *t, tn_coll_t coll, uint64_t size, uint6
     TU_OK(greedy_run_for(tt, coll, size, &o, &sT, &tu_err_));
   }
   const schedule_t *rs = sym ? &s : &sT;
-  if (coll == TN_ALLGATHER) TU_OK(algo_from_schedule(&s, coll, "greedy", &a, &tu_err_));
-  else if (coll == TN_REDUCESCATTER) TU_OK(algo_from_schedule(rs, coll, "greedy", &a, &tu_err_));
-  else TU_OK(algo_allreduce_from_schedules(rs, &s, "greedy", &a, &tu_err_));
+  if (coll == TN_ALLGATHER)
+    TU_OK(algo_from_schedule(&s, coll, "greedy", &a, &tu_err_));
+  else if (coll == TN_REDUCESCATTER)
+    TU_OK(algo_from_schedule(rs, coll, "greedy", &a, &tu_err_));
+  else
+    TU_OK(algo_allreduce_from_schedules(rs, &s, "greedy", &a, &tu_err_));
   if (!sym && coll != TN_ALLGATHER) schedule_free(&sT);
   schedule_free(&s);
   topo_free(tt);
@@ -352,7 +406,7 @@ static double npu_bound_ps(const topo_t *t, tn_coll_t c, uint64_t size) {
   double n = t->npus, s = (double)size, worst = 0.0;
   for (uint32_t v = 0; v < t->npus; v++) {
     double in = topo_ingress_GBps(t, v), out = topo_egress_GBps(t, v);
-    double need = c == TN_ALLGATHER ? (n - 1) / n * s / in
+    double need = c == TN_ALLGATHER       ? (n - 1) / n * s / in
                   : c == TN_REDUCESCATTER ? (n - 1) / n * s / out
                   : c == TN_ALLTOALL      ? (n - 1) / n * s / fmin(in, out)
                                           : s / fmin(in, out);
@@ -374,16 +428,22 @@ static void check_no_schedule_beats_the_bound(const topo_t *t, uint64_t seed) {
       assert_true((double)bound >= npu_bound_ps(t, (tn_coll_t)c, size) - 1.0);
       for (int k = 0; k < 3; k++) {
         algo_t *a = NULL;
-        if (k == 0) a = greedy_algo(t, (tn_coll_t)c, size, seed);
-        else if (k == 1 && c == TN_ALLTOALL) continue; /* no Ring All-to-All */
-        else if (k == 1) TU_OK(algo_ring((tn_coll_t)c, t->npus, size, 1, &a, &tu_err_));
-        else TU_OK(algo_direct((tn_coll_t)c, t->npus, size, 1, &a, &tu_err_));
+        if (k == 0)
+          a = greedy_algo(t, (tn_coll_t)c, size, seed);
+        else if (k == 1 && c == TN_ALLTOALL)
+          continue; /* no Ring All-to-All */
+        else if (k == 1)
+          TU_OK(algo_ring((tn_coll_t)c, t->npus, size, 1, &a, &tu_err_));
+        else
+          TU_OK(algo_direct((tn_coll_t)c, t->npus, size, 1, &a, &tu_err_));
         uint64_t msgs = 0, time = simulate(a, t, &msgs);
         if (bound > time + msgs / 2 + 1)
           fail_msg("%s %s %s %llu B: bound %llu ps beats simulated %llu ps", t->name,
-                   tn_coll_name((tn_coll_t)c), k == 0 ? "greedy" : k == 1 ? "ring" : "direct",
-                   (unsigned long long)size, (unsigned long long)bound,
-                   (unsigned long long)time);
+                   tn_coll_name((tn_coll_t)c),
+                   k == 0   ? "greedy"
+                   : k == 1 ? "ring"
+                            : "direct",
+                   (unsigned long long)size, (unsigned long long)bound, (unsigned long long)time);
         algo_free(a);
       }
     }
@@ -409,7 +469,7 @@ static void no_schedule_beats_the_bound_on_random_switch_fabrics(void **state) {
 
 static void no_schedule_beats_the_bound_on_generated_fabrics(void **state) {
   (void)state;
-  static const char *const f[][2] = {{"ring", "6"},  {"mesh", "3x4"},      {"torus", "4x4"},
+  static const char *const f[][2] = {{"ring", "6"},   {"mesh", "3x4"},     {"torus", "4x4"},
                                      {"switch", "8"}, {"hypercube", "16"}, {"fc", "5"}};
   for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
     topo_t *t = gen_kind(f[i][0], f[i][1]);
@@ -436,24 +496,113 @@ static void no_schedule_beats_the_bound_on_shipped_cluster_fabrics(void **state)
   }
 }
 
-/* With GLPK, the maximum concurrent flow is the exact All-to-All limit on small fabrics:
- * on random4reg-32 it is 15 ms for 1 GiB where the best cut found says 13.3 ms; on a ring
- * it equals the halves' cut. */
+static topo_t *shipped(const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/topologies/%s.json", TENET_SOURCE_DIR, name);
+  topo_t *t = NULL;
+  TU_OK(topo_load(path, &t, &tu_err_));
+  return t;
+}
+
+/* With GLPK, the maximum concurrent flow is the exact All-to-All limit: on random4reg-32 it
+ * is 15 ms for 1 GiB where the best cut found says 13.3 ms; on a ring it equals the
+ * halves' cut. */
 static void alltoall_flow_bound_is_exact_where_it_runs(void **state) {
   (void)state;
   if (!lp_available()) skip();
-  char path[512];
-  snprintf(path, sizeof path, "%s/topologies/random4reg-32.json", TENET_SOURCE_DIR);
-  topo_t *t = NULL, *r = gen_kind("ring", "8");
-  TU_OK(topo_load(path, &t, &tu_err_));
+  topo_t *t = shipped("random4reg-32"), *r = gen_kind("ring", "8");
   topo_bounds_t b = bounds_of(t), br = bounds_of(r);
   assert_int_equal(b.coll[TN_ALLTOALL].kind, TOPO_BOUND_FLOW);
+  assert_true(b.coll[TN_ALLTOALL].exact);
   double got = topo_bound_ps_per_byte(&b, TN_ALLTOALL) / PSB;
   if (fabs(got - 0.015) > 1e-6) fail_msg("random4reg-32 alltoall: %.9g s per GiB", got);
   got = topo_bound_ps_per_byte(&br, TN_ALLTOALL) / PSB;
   if (fabs(got - 0.02) > 1e-6) fail_msg("ring-8 alltoall: %.9g s per GiB", got);
+  assert_true(br.coll[TN_ALLTOALL].exact);
   topo_free(t);
   topo_free(r);
+}
+
+/* fattree-32-4to1: each leaf has an uplink to each of two spines, but every route between
+ * leaves takes the lower spine (lowest id first), so a leaf's 6 buffers' worth leave through
+ * one 50 GB/s link: 120 ms for 1 GiB, not the 60 ms the cut through both uplinks says. */
+static void alltoall_flow_bound_follows_the_routes_through_switches(void **state) {
+  (void)state;
+  if (!lp_available()) skip();
+  topo_t *t = shipped("fattree-32-4to1");
+  topo_bounds_t b = bounds_of(t);
+  assert_int_equal(b.coll[TN_ALLTOALL].kind, TOPO_BOUND_FLOW);
+  assert_true(b.coll[TN_ALLTOALL].exact);
+  expect_coef(&b, TN_ALLTOALL, 6.0 / 50.0 * (1.0 - 1e-9), "fattree-32-4to1");
+  topo_free(t);
+}
+
+/* The rate of a Direct All-to-All's flow over the routes (the most loaded link decides):
+ * a feasible concurrent flow, so no bound may ask more than S/n over it. */
+static double direct_flow_rate(const topo_t *t) {
+  double *load = calloc(t->nlinks, sizeof *load), rate = INFINITY;
+  assert_non_null(load);
+  topo_routes_t *r = NULL;
+  TU_OK(topo_routes_create(t, &r, &tu_err_));
+  for (uint32_t s = 0; s < t->npus; s++)
+    for (uint32_t d = 0; d < t->npus; d++)
+      for (uint32_t v = s; v != d;) {
+        uint32_t l = topo_route_next(r, v, d);
+        load[l] += 1.0;
+        v = t->links[l].dst;
+      }
+  for (uint32_t l = 0; l < t->nlinks; l++)
+    if (load[l] > 0.0) rate = fmin(rate, t->links[l].bandwidth_GBps / load[l]);
+  topo_routes_free(r);
+  free(load);
+  return rate;
+}
+
+/* On many random fabrics (with and without switches) the All-to-All bound lies between
+ * the best cut and the Direct flow's time; where it says exact, a flow was found at that
+ * rate. Seeds whose routes' flow is itself optimal prove it at once; the others run the
+ * column generation. */
+static void alltoall_flow_bound_lies_between_the_cuts_and_direct(void **state) {
+  (void)state;
+  if (!lp_available()) skip();
+  uint32_t exact = 0;
+  for (uint64_t seed = 1; seed <= 120; seed++) {
+    topo_t *t = random_fabric(3000 + seed, seed % 2 == 0);
+    topo_bounds_t b = bounds_of(t);
+    double got = topo_bound_ps_per_byte(&b, TN_ALLTOALL) / PSB;
+    double direct = 1.0 / (t->npus * direct_flow_rate(t));
+    if (got > direct * (1.0 + 1e-9))
+      fail_msg("%s: bound %.12g s/GiB above the Direct flow's %.12g", t->name, got, direct);
+    exact += b.coll[TN_ALLTOALL].exact;
+    topo_free(t);
+  }
+  /* Small fabrics: the program is proved on nearly all (a check that it ran at all). */
+  if (exact < 100) fail_msg("only %u of 120 random fabrics proved exact", exact);
+}
+
+/* The 128-NPU fabrics of the All-to-All targets get the exact limit without the full
+ * program: mesh-16x8 because its dimension-order routes meet the bisection, torus-16x8
+ * (whose half-way ties all go one way) by the one-source program of a fabric symmetric
+ * under translations, hierarchical-16x8 by its routes through the rail switches. */
+static void alltoall_bound_is_exact_on_128_npu_fabrics(void **state) {
+  (void)state;
+  if (!lp_available()) skip();
+  static const struct {
+    const char *name;
+    double s_per_gib;
+  } f[] = {{"mesh-16x8", 32.0 / 400.0},
+           {"torus-16x8", 32.0 / 800.0},
+           {"hierarchical-16x8", 7.5 / 200.0}};
+  for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+    topo_t *t = shipped(f[i].name);
+    topo_bounds_t b = bounds_of(t);
+    expect_coef(&b, TN_ALLTOALL, f[i].s_per_gib, f[i].name);
+    if (!b.coll[TN_ALLTOALL].exact) fail_msg("%s: All-to-All bound not proved exact", f[i].name);
+    char why[256];
+    if (!strstr(topo_bound_explain(&b, TN_ALLTOALL, why, sizeof why), "exact"))
+      fail_msg("%s: the explanation does not say exact: %s", f[i].name, why);
+    topo_free(t);
+  }
 }
 
 int main(void) {
@@ -463,11 +612,16 @@ int main(void) {
       cmocka_unit_test(latency_term_is_the_longest_shortest_path),
       cmocka_unit_test(alltoall_bound_is_the_narrowest_cut),
       cmocka_unit_test(alltoall_flow_bound_is_exact_where_it_runs),
+      cmocka_unit_test(alltoall_flow_bound_follows_the_routes_through_switches),
+      cmocka_unit_test(alltoall_flow_bound_lies_between_the_cuts_and_direct),
+      cmocka_unit_test(alltoall_bound_is_exact_on_128_npu_fabrics),
       cmocka_unit_test(hierarchical_bounds_cut_one_server_off),
       cmocka_unit_test(fattree_bounds_count_the_shared_uplinks),
       cmocka_unit_test(bound_is_zero_for_one_npu_and_infinite_when_disconnected),
       cmocka_unit_test(bound_rounds_down_and_grows_with_size),
       cmocka_unit_test(cut_search_finds_the_best_set_of_brute_force),
+      cmocka_unit_test(twosided_cut_is_the_narrowest_of_brute_force),
+      cmocka_unit_test(allreduce_bound_on_hetero_ring_is_its_narrow_arc),
       cmocka_unit_test(no_schedule_beats_the_bound_on_random_graphs),
       cmocka_unit_test(no_schedule_beats_the_bound_on_random_switch_fabrics),
       cmocka_unit_test(no_schedule_beats_the_bound_on_generated_fabrics),

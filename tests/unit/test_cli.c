@@ -422,14 +422,12 @@ static void batch_cost_ranks_greedy_and_big_fabrics_higher(void **state) {
   cli_batch_case_t mesh16_ag_greedy = cli_batch_case(&p, ((0 * 3 + 0) * 3 + 1) * 3 + 0);
   cli_batch_case_t mesh16_ag_ring = cli_batch_case(&p, ((0 * 3 + 0) * 3 + 1) * 3 + 1);
   cli_batch_case_t mesh64_a2a_greedy = cli_batch_case(&p, ((5 * 3 + 2) * 3 + 1) * 3 + 0);
-  cli_batch_case_t ring64_ag_ring = cli_batch_case(&p, ((7 * 3 + 0) * 3 + 1) * 3 + 1);
-  cli_batch_case_t mesh64_ag_ring = cli_batch_case(&p, ((5 * 3 + 0) * 3 + 1) * 3 + 1);
   uint64_t g16 = cli_batch_case_cost_us(&p, f, &mesh16_ag_greedy);
   assert_true(g16 > cli_batch_case_cost_us(&p, f, &mesh16_ag_ring));
   assert_true(cli_batch_case_cost_us(&p, f, &mesh64_a2a_greedy) > 10 * g16);
-  /* ring-64's bounds solve an LP that mesh-8x8's (more links) skip. */
-  assert_true(cli_batch_case_cost_us(&p, f, &ring64_ag_ring) >
-              5 * cli_batch_case_cost_us(&p, f, &mesh64_ag_ring));
+  /* spine-4x8's bounds (an explicit fabric) may need column generation for All-to-All's
+   * flow, which a generated fabric of as many NPUs (ring-32) settles without. */
+  assert_true(f[4].bounds_us > 5 * f[2].bounds_us);
   free(f);
   cli_batch_plan_free(&p);
 }

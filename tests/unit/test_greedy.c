@@ -50,8 +50,8 @@ static void check_fabric(const topo_t *t, uint64_t size, uint32_t k, uint64_t se
   }
   if (sim[0] != r[0].time_ps)
     fail_msg("%s (%u NPUs, K=%u, %llu B): predicted %llu ps, simulated %llu ps", t->name, t->npus,
-             r[0].algo->chunks_per_npu, (unsigned long long)size,
-             (unsigned long long)r[0].time_ps, (unsigned long long)sim[0]);
+             r[0].algo->chunks_per_npu, (unsigned long long)size, (unsigned long long)r[0].time_ps,
+             (unsigned long long)sim[0]);
   if (t->npus > 1) {
     /* The reversed plan is not timed by the planner; it must still be a sane schedule:
      * never faster than the bound, and an All-Reduce about RS + AG. */
@@ -165,8 +165,8 @@ static void lowering_numbers_tags_per_sender(void **state) {
  * not 1% faster. */
 static void search_choice_survives_early_stops(void **state) {
   (void)state;
-  static const char *const fab[][2] = {{"torus", "4x4"}, {"mesh", "4x4"}, {"torus", "8x8"},
-                                       {"mesh", "8x4"}, {"ring", "8"}};
+  static const char *const fab[][2] = {
+      {"torus", "4x4"}, {"mesh", "4x4"}, {"torus", "8x8"}, {"mesh", "8x4"}, {"ring", "8"}};
   static const uint64_t sizes[] = {1u << 20, 64u << 20};
   static const tn_coll_t colls[] = {TN_ALLGATHER, TN_ALLREDUCE};
   for (size_t f = 0; f < sizeof fab / sizeof *fab; f++) {
@@ -189,8 +189,7 @@ static void search_choice_survives_early_stops(void **state) {
           if (fixed.time_ps <= limit)
             fail_msg("%s-%s %s %llu B: K=%u (%llu ps) would have been kept over K=%u (%llu ps)",
                      fab[f][0], fab[f][1], tn_coll_name(colls[c]), (unsigned long long)sizes[z],
-                     2 * k, (unsigned long long)fixed.time_ps, k,
-                     (unsigned long long)best.time_ps);
+                     2 * k, (unsigned long long)fixed.time_ps, k, (unsigned long long)best.time_ps);
           schedule_free(&fixed);
         }
         schedule_free(&best);
@@ -216,8 +215,8 @@ static void reduce_scatter_takes_about_its_all_gather_time(void **state) {
     verify(rs, t);
     uint64_t sim = simulate(rs, t);
     if ((double)sim > 1.06 * (double)s.time_ps)
-      fail_msg("%s: Reduce-Scatter %llu ps, All-Gather %llu ps", t->name,
-               (unsigned long long)sim, (unsigned long long)s.time_ps);
+      fail_msg("%s: Reduce-Scatter %llu ps, All-Gather %llu ps", t->name, (unsigned long long)sim,
+               (unsigned long long)s.time_ps);
     algo_free(rs);
     schedule_free(&s);
     topo_free(t);
@@ -468,8 +467,9 @@ static void alltoall_two_step_verifies_and_auto_beats_the_baselines(void **state
       verify(r.algo, t);
       uint64_t sim = simulate(r.algo, t);
       if (m < 2 && sim < best) best = sim;
-      if (m == 2 && sim > best) fail_msg("%s: auto %llu ps, a baseline %llu ps", t->name,
-                                         (unsigned long long)sim, (unsigned long long)best);
+      if (m == 2 && sim > best)
+        fail_msg("%s: auto %llu ps, a baseline %llu ps", t->name, (unsigned long long)sim,
+                 (unsigned long long)best);
       synth_result_free(&r);
     }
     topo_free(t);
@@ -483,6 +483,43 @@ static void alltoall_two_step_verifies_and_auto_beats_the_baselines(void **state
   assert_non_null(strstr(err.msg, "on no switch"));
   assert_int_equal(synth_run(t, TN_ALLGATHER, 1u << 20, &o, &r, &err), TN_INVAL);
   topo_free(t);
+}
+
+/* The piece-count sweep: never slower than any count it includes (8 pieces given), and 16
+ * pieces only where 8 left more than 3% to the bound: taken on hypercube-64 (8 pieces are
+ * 1.094 of it at 1 GiB), not on fattree-32-4to1 (1.002), where a plan of 16 would only
+ * enlarge the set. Both verify and predict their simulated time. */
+static void alltoall_takes_finer_pieces_only_where_they_pay(void **state) {
+  (void)state;
+  static const char *const names[] = {"hypercube-64", "fattree-32-4to1"};
+  for (size_t i = 0; i < 2; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/topologies/%s.json", TENET_SOURCE_DIR, names[i]);
+    topo_t *t = NULL;
+    TU_OK(topo_load(path, &t, &tu_err_));
+    uint64_t size = 1ull << 30, lb = 0;
+    TU_OK(topo_lower_bound_ps(t, TN_ALLTOALL, size, &lb, &tu_err_));
+    greedy_opts_t any = {0}, eight = {.chunks_per_npu = 8};
+    schedule_t a, b;
+    TU_OK(greedy_alltoall(t, size, &any, &a, &tu_err_));
+    TU_OK(greedy_alltoall(t, size, &eight, &b, &tu_err_));
+    uint32_t pieces = a.chunks_per_npu / t->npus;
+    assert_true(a.time_ps <= b.time_ps);
+    if ((double)b.time_ps > 1.03 * (double)lb) {
+      assert_int_equal(pieces, 16);
+      assert_true(a.time_ps < b.time_ps);
+    } else {
+      assert_true(pieces <= 8);
+    }
+    algo_t *x = NULL;
+    TU_OK(algo_from_schedule(&a, TN_ALLTOALL, "greedy", &x, &tu_err_));
+    verify(x, t);
+    assert_int_equal(simulate(x, t), a.time_ps);
+    algo_free(x);
+    schedule_free(&a);
+    schedule_free(&b);
+    topo_free(t);
+  }
 }
 
 /* The verifier holds an All-to-All to its promise: a piece sent to the right NPU but
@@ -503,7 +540,8 @@ static void alltoall_verifier_catches_a_misaddressed_piece(void **state) {
   topo_t *t = NULL;
   TU_OK(topo_gen_kind("ring", "2", 50.0, 500.0, &t, &tu_err_));
   assert_int_equal(algo_verify(a, t, &rep, &err), TN_PARSE);
-  if (strstr(err.msg, "rank 1 ends without chunk 1 (addressed to it)") == NULL) fail_msg("%s", err.msg);
+  if (strstr(err.msg, "rank 1 ends without chunk 1 (addressed to it)") == NULL)
+    fail_msg("%s", err.msg);
   algo_free(a);
   tn_err_t e2 = {0};
   assert_int_equal(algo_create("odd", TN_ALLTOALL, 4, 6, 64, &a, &e2), TN_INVAL);
@@ -558,8 +596,8 @@ static void lowering_rejects_dependency_that_does_not_reach_the_sender(void **st
   uint32_t c0 = 0, c2 = 2, dep = 0;
   sched_xfer_t x = {.src = 0, .dst = 1, .bytes = 32, .start_ps = 0, .end_ps = 10, .nchunks = 1};
   TU_OK(schedule_add(&s, &x, &c0, NULL, NULL, &tu_err_));
-  sched_xfer_t y = {.src = 2, .dst = 0, .bytes = 32, .start_ps = 10, .end_ps = 20, .nchunks = 1,
-                    .ndeps = 1};
+  sched_xfer_t y = {
+      .src = 2, .dst = 0, .bytes = 32, .start_ps = 10, .end_ps = 20, .nchunks = 1, .ndeps = 1};
   TU_OK(schedule_add(&s, &y, &c0, &dep, NULL, &tu_err_));
   for (int coll = 0; coll < 3; coll++) {
     tn_err_t err = {0};
@@ -676,6 +714,7 @@ int main(void) {
       cmocka_unit_test(greedy_is_never_slower_than_ring_or_direct),
       cmocka_unit_test(alltoall_verifies_and_matches_simulation_on_random_fabrics),
       cmocka_unit_test(alltoall_verifier_catches_a_misaddressed_piece),
+      cmocka_unit_test(alltoall_takes_finer_pieces_only_where_they_pay),
       cmocka_unit_test(alltoall_two_step_verifies_and_auto_beats_the_baselines),
       cmocka_unit_test(topo_transpose_reverses_every_link_with_its_figures),
       cmocka_unit_test(lowering_rejects_malformed_schedule_naming_transfer),

@@ -749,8 +749,8 @@ static void msccl_import_reads_alltoall(void **state) {
 
 /* All-to-All exports out of place (exact form): the greedy's relayed pieces and Direct's
  * come back with every node as written plus one pure-time COMP per rank (the cpy of the
- * piece a rank keeps), verify, and simulate in the same time. The runtime-fit form says
- * it has none yet. */
+ * piece a rank keeps), verify, and simulate in the same time. The runtime-fit form of the
+ * same sets keeps within the runtime's limits, imports and verifies (runtime_round). */
 static void msccl_export_alltoall_round_trips(void **state) {
   (void)state;
   for (uint64_t seed = 1; seed <= 8; seed++) {
@@ -787,17 +787,48 @@ static void msccl_export_alltoall_round_trips(void **state) {
     }
     verify_ok(b, t);
     assert_int_equal(sim_ps(t, a), sim_ps(t, b));
-    emit_msccl_export_opts_t fit = {.exact = false};
-    char *y = NULL;
-    size_t ly = 0;
-    tn_err_t err = {0};
-    assert_int_equal(emit_msccl_export_mem_opts(a, &fit, &y, &ly, NULL, &err), TN_INVAL);
-    assert_non_null(strstr(err.msg, "--exact"));
+    emit_msccl_export_stats_t rs = {0};
+    runtime_round(a, t, &rs);
     free(x);
     algo_free(a);
     algo_free(b);
     topo_free(t);
   }
+}
+
+/* The greedy All-to-All on a 4x4 mesh relays most pieces through NPUs: runtime-fit, each
+ * relay is one rcs step into scratch (so some steps fuse and some pieces sit in scratch),
+ * every GPU copies the piece it keeps in one cpy, and the whole uses far fewer
+ * threadblocks than the exact form's one per node. */
+static void msccl_runtime_export_of_alltoall_relays_through_scratch(void **state) {
+  (void)state;
+  topo_t *t = NULL;
+  TU_OK(topo_gen_kind("mesh", "4x4", 50.0, 500.0, &t, &tu_err_));
+  greedy_opts_t g = {.chunks_per_npu = 2};
+  schedule_t sc;
+  algo_t *a = NULL;
+  TU_OK(greedy_alltoall(t, 16 * MiB, &g, &sc, &tu_err_));
+  TU_OK(algo_from_schedule(&sc, TN_ALLTOALL, "greedy", &a, &tu_err_));
+  schedule_free(&sc);
+  emit_msccl_export_stats_t rs = {0}, es = {0};
+  runtime_round(a, t, &rs);
+  emit_msccl_export_opts_t fit = {.exact = false}, ex = {.exact = true};
+  char *x = NULL, *y = NULL;
+  size_t l = 0, ly = 0;
+  TU_OK(emit_msccl_export_mem_opts(a, &fit, &x, &l, NULL, &tu_err_));
+  TU_OK(emit_msccl_export_mem_opts(a, &ex, &y, &ly, &es, &tu_err_));
+  assert_true(rs.fused > 0);
+  assert_non_null(strstr(x, "type=\"rcs\" srcbuf=\"s\""));
+  uint32_t cpy = 0;
+  for (const char *p = x; (p = strstr(p, "type=\"cpy\" srcbuf=\"i\"")) != NULL; p++)
+    cpy++;
+  assert_int_equal(cpy, t->npus);
+  if (rs.tbs_max * 4 > es.tbs_max)
+    fail_msg("runtime-fit %u threadblocks per GPU, exact %u", rs.tbs_max, es.tbs_max);
+  free(x);
+  free(y);
+  algo_free(a);
+  topo_free(t);
 }
 
 /* Attributes are matched by name whatever their order (the importer guesses each
@@ -1048,6 +1079,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(msccl_import_accepts_both_reduce_scatter_spellings),
       cmocka_unit_test(msccl_import_reads_alltoall),
       cmocka_unit_test(msccl_export_alltoall_round_trips),
+      cmocka_unit_test(msccl_runtime_export_of_alltoall_relays_through_scratch),
       cmocka_unit_test(msccl_import_reads_attributes_in_any_order),
       cmocka_unit_test(msccl_import_reads_out_of_place_reduce_scatter),
       cmocka_unit_test(msccl_import_rejects_malformed_xml),

@@ -177,7 +177,7 @@ static void wl_io_reads_gzip_files(void **state) {
 typedef struct fattr {
   const char *name;
   char member; /* 'i' int32_val, 'l' int64_val, 'u' uint64_val, 'b' bool_val,
-                  's' string_val, 'd' double_val */
+                  's' string_val, 'd' double_val, 'z' sint64_val, 'x' fixed64_val */
   int64_t v;
   const char *s;
 } fattr_t;
@@ -205,32 +205,36 @@ static void put_message(FILE *f, const ProtobufCMessage *m) {
   free(body);
 }
 
+/* The AttributeProto member (its field number, also its value_case) a spec's letter names. */
+static unsigned member_field(char m) {
+  static const char letters[] = "ilubsdzx";
+  static const unsigned fields[] = {7, 9, 13, 27, 29, 3, 17, 21};
+  const char *at = strchr(letters, m);
+  assert_non_null(at);
+  return fields[at - letters];
+}
+
+/* Fills a from s through protobuf-c's descriptor: the member's offset and type, and the
+ * oneof's case, so that any member can be written. */
 static void fill_attr(ChakraProtoMsg__AttributeProto *a, const fattr_t *s) {
   chakra_proto_msg__attribute_proto__init(a);
   a->name = (char *)(uintptr_t)s->name; /* protobuf-c never writes through it */
-  switch (s->member) {
-  case 'i':
-    a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL,
-    a->int32_val = (int32_t)s->v;
-    break;
-  case 'l':
-    a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL, a->int64_val = s->v;
-    break;
-  case 'u':
-    a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL,
-    a->uint64_val = (uint64_t)s->v;
-    break;
-  case 'b':
-    a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL, a->bool_val = s->v != 0;
-    break;
-  case 'd':
-    a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_DOUBLE_VAL,
-    a->double_val = (double)s->v;
-    break;
-  default:
-    a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
-    a->string_val = (char *)(uintptr_t)s->s;
+  const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(
+      &chakra_proto_msg__attribute_proto__descriptor, member_field(s->member));
+  assert_non_null(fd);
+  uint8_t *slot = (uint8_t *)a + fd->offset;
+  int32_t i32 = (int32_t)s->v;
+  protobuf_c_boolean b = s->v != 0;
+  double d = (double)s->v;
+  const char *str = s->s;
+  switch (fd->type) {
+  case PROTOBUF_C_TYPE_INT32: memcpy(slot, &i32, sizeof i32); break;
+  case PROTOBUF_C_TYPE_BOOL: memcpy(slot, &b, sizeof b); break;
+  case PROTOBUF_C_TYPE_DOUBLE: memcpy(slot, &d, sizeof d); break;
+  case PROTOBUF_C_TYPE_STRING: memcpy(slot, &str, sizeof str); break;
+  default: memcpy(slot, &s->v, sizeof s->v); /* the 64-bit integers */
   }
+  a->value_case = (ChakraProtoMsg__AttributeProto__ValueCase)fd->id;
 }
 
 /* Writes path: a GlobalMetadata with version and, as the PyTorch converter writes, string
@@ -406,7 +410,7 @@ static void wl_io_reads_a_microbenchmark_and_any_integer_member(void **state) {
   fnode_t send = {
       .id = 5,
       .type = T_SEND,
-      .at = {{"comm_dst", 'u', 1, NULL}, {"comm_size", 'i', 64, NULL}, {"comm_tag", 'l', 3, NULL}},
+      .at = {{"comm_dst", 'u', 1, NULL}, {"comm_size", 'x', 64, NULL}, {"comm_tag", 'z', 3, NULL}},
       .nat = 3};
   write_foreign(rank_file(prefix, 0), &send, 1);
   TU_OK(emit_chakra_read_workload(prefix, 4, &w, &tu_err_));
@@ -622,6 +626,15 @@ static void wl_io_decode_refuses_a_rank_already_read(void **state) {
   wl_free(w);
 }
 
+/* Two ranks, each a COMP of id 1. */
+static workload_t *make_two_comps(void) {
+  workload_t *w = NULL;
+  TU_OK(wl_create(2, &w, &tu_err_));
+  for (uint32_t r = 0; r < 2; r++)
+    add(w, r, (wl_node_t){.id = 1, .op = WL_COMP}, "c", NULL, 0);
+  return w;
+}
+
 static void wl_io_write_refuses_what_the_reader_would_reject(void **state) {
   (void)state;
   workload_t *w = NULL;
@@ -637,6 +650,20 @@ static void wl_io_write_refuses_what_the_reader_would_reject(void **state) {
   assert_int_equal(emit_chakra_write_wl(w, prefix, &err), TN_INVAL);
   assert_non_null(strstr(err.msg, "rank 1 node 1: bad dependency 1"));
   assert_int_equal(access(rank_file(prefix, 0), F_OK), -1); /* nothing written */
+  wl_free(w);
+  w = make_two_comps();
+  TU_OK(wl_add(w, 1, &(wl_node_t){.id = 2, .op = WL_COLL, .bytes = 8, .pg = -1}, "g", NULL, 0, NULL,
+               &tu_err_));
+  tn_err_clear(&err);
+  assert_int_equal(emit_chakra_write_wl(w, prefix, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "rank 1 node 2: a negative process group"));
+  wl_free(w);
+  w = make_two_comps();
+  TU_OK(wl_add(w, 0, &(wl_node_t){.id = 2, .op = WL_SEND, .bytes = 1ull << 63, .peer = 1}, "s",
+               NULL, 0, NULL, &tu_err_));
+  tn_err_clear(&err);
+  assert_int_equal(emit_chakra_write_wl(w, prefix, &err), TN_INVAL);
+  assert_non_null(strstr(err.msg, "rank 0 node 2: comm_size above INT64_MAX"));
   wl_free(w);
 }
 
