@@ -194,20 +194,61 @@ tn_status_t algo_fill_idle(algo_t *a, tn_err_t *err) {
   return TN_OK;
 }
 
-/* Appends to out the kept nodes node d of rank r stands for: d itself when kept, else
- * (a dropped COMP) what its dependencies stand for. stamp marks what is in out already. */
-static tn_status_t stand_ins(const algo_t *a, uint32_t r, uint32_t d, const uint32_t *map,
-                             uint32_t *stamp, uint32_t mark, tn_vec_t *out, tn_err_t *err) {
-  if (stamp[d] == mark) return TN_OK;
-  stamp[d] = mark;
-  if (map[d] != UINT32_MAX) return tn_vec_push(out, &map[d], err);
-  const algo_node_t *n = algo_node(a, r, d);
-  const uint32_t *deps = algo_node_deps(a, r, n);
-  for (uint32_t k = 0; k < n->ndeps; k++) {
-    tn_status_t st = stand_ins(a, r, deps[k], map, stamp, mark, out, err);
-    if (st != TN_OK) return st;
+/* One rank's pass of algo_drop_gates. map: old id -> new id, UINT32_MAX for a gate. A
+ * gate's stand-ins (the kept nodes it leads to, in the order a depth-first walk of its
+ * dependencies first meets them) are computed once and kept in pool from off[g], len[g]
+ * of them: a gate of one dependency shares that dependency's list (a delay chain adds one
+ * gate per nanosecond), and a chain of gates, each ordering one SEND after the previous
+ * one, is walked once instead of once per SEND. stamp (per new id) dedups a list. */
+typedef struct gates {
+  const algo_t *a;
+  uint32_t r;
+  const uint32_t *map;
+  uint32_t *off, *len, *stamp, mark;
+  uint8_t *state; /* per old id: 0 not seen, 1 being listed, 2 listed */
+  tn_vec_t pool;  /* uint32_t new ids */
+} gates_t;
+
+/* Appends to out (deduped by g->stamp at g->mark) what old node d stands for. */
+static tn_status_t push_stand_ins(gates_t *g, uint32_t d, tn_vec_t *out, tn_err_t *err) {
+  if (g->map[d] != UINT32_MAX) {
+    if (g->stamp[g->map[d]] == g->mark) return TN_OK;
+    g->stamp[g->map[d]] = g->mark;
+    return tn_vec_push(out, &g->map[d], err);
   }
-  return TN_OK;
+  tn_status_t st = TN_OK;
+  for (uint32_t k = 0; st == TN_OK && k < g->len[d]; k++) {
+    uint32_t v = TN_VEC_AT(&g->pool, uint32_t, g->off[d] + k);
+    if (g->stamp[v] == g->mark) continue;
+    g->stamp[v] = g->mark;
+    st = tn_vec_push(out, &v, err);
+  }
+  return st;
+}
+
+/* Lists the stand-ins of gate d (and first of the gates it depends on). A gate met again
+ * while being listed (a cycle: only an unverified set has one) stands for nothing. */
+static tn_status_t list_gate(gates_t *g, uint32_t d, tn_err_t *err) {
+  if (g->map[d] != UINT32_MAX || g->state[d] != 0) return TN_OK;
+  g->state[d] = 1;
+  const algo_node_t *n = algo_node(g->a, g->r, d);
+  const uint32_t *dep = algo_node_deps(g->a, g->r, n);
+  tn_status_t st = TN_OK;
+  for (uint32_t k = 0; st == TN_OK && k < n->ndeps; k++)
+    st = list_gate(g, dep[k], err);
+  if (st != TN_OK) return st;
+  if (n->ndeps == 1 && g->map[dep[0]] == UINT32_MAX) { /* share the one dependency's list */
+    g->off[d] = g->off[dep[0]];
+    g->len[d] = g->len[dep[0]];
+  } else {
+    g->off[d] = (uint32_t)g->pool.len;
+    g->mark++;
+    for (uint32_t k = 0; st == TN_OK && k < n->ndeps; k++)
+      st = push_stand_ins(g, dep[k], &g->pool, err);
+    g->len[d] = (uint32_t)g->pool.len - g->off[d];
+  }
+  g->state[d] = 2;
+  return st;
 }
 
 tn_status_t algo_create_like(const algo_t *a, algo_t **out, tn_err_t *err) {
@@ -255,15 +296,25 @@ tn_status_t algo_drop_gates(const algo_t *a, algo_t **out, tn_err_t *err) {
   algo_t *b = NULL;
   tn_vec_t deps;
   tn_vec_init(&deps, sizeof(uint32_t));
-  uint32_t *map = NULL, *stamp = NULL;
+  gates_t g = {.a = a};
+  tn_vec_init(&g.pool, sizeof(uint32_t));
+  uint32_t *map = NULL;
   tn_status_t st = algo_create_like(a, &b, err);
   for (uint32_t r = 0; st == TN_OK && r < a->npus; r++) {
     uint32_t len = algo_rank_len(a, r), kept = 0;
     free(map);
-    free(stamp);
-    map = stamp = NULL;
+    free(g.off);
+    free(g.len);
+    free(g.stamp);
+    free(g.state);
+    map = g.off = g.len = g.stamp = NULL;
+    g.state = NULL;
+    g.pool.len = 0;
     if ((st = tn_malloc(len + 1u, sizeof *map, &map, err)) != TN_OK ||
-        (st = tn_calloc(len + 1u, sizeof *stamp, &stamp, err)) != TN_OK)
+        (st = tn_calloc(len + 1u, sizeof *g.off, &g.off, err)) != TN_OK ||
+        (st = tn_calloc(len + 1u, sizeof *g.len, &g.len, err)) != TN_OK ||
+        (st = tn_calloc(len + 1u, sizeof *g.stamp, &g.stamp, err)) != TN_OK ||
+        (st = tn_calloc(len + 1u, sizeof *g.state, &g.state, err)) != TN_OK)
       break;
     for (uint32_t i = 0; i < len; i++) {
       const algo_node_t *n = algo_node(a, r, i);
@@ -271,20 +322,30 @@ tn_status_t algo_drop_gates(const algo_t *a, algo_t **out, tn_err_t *err) {
       map[i] = gate ? UINT32_MAX : kept++;
     }
     if (kept == 0) map[0] = kept++; /* a rank keeps one node */
+    g.r = r;
+    g.map = map;
+    g.mark = 0;
     for (uint32_t i = 0; st == TN_OK && i < len; i++) {
       if (map[i] == UINT32_MAX) continue;
       const algo_node_t *n = algo_node(a, r, i);
       const uint32_t *d = algo_node_deps(a, r, n);
       deps.len = 0;
       for (uint32_t k = 0; st == TN_OK && k < n->ndeps; k++)
-        st = stand_ins(a, r, d[k], map, stamp, i + 1, &deps, err);
+        st = list_gate(&g, d[k], err);
+      g.mark++;
+      for (uint32_t k = 0; st == TN_OK && k < n->ndeps; k++)
+        st = push_stand_ins(&g, d[k], &deps, err);
       algo_node_t m = *n;
       m.ndeps = (uint32_t)deps.len;
       if (st == TN_OK) st = algo_add(b, r, &m, deps.data, algo_node_chunks(a, r, n), NULL, err);
     }
   }
   free(map);
-  free(stamp);
+  free(g.off);
+  free(g.len);
+  free(g.stamp);
+  free(g.state);
+  tn_vec_free(&g.pool);
   tn_vec_free(&deps);
   if (st != TN_OK) {
     algo_free(b);

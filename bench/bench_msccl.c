@@ -1,15 +1,22 @@
-/* bench/bench_msccl.c — speed of the MSCCL-IR import: generates MSCCLang's fused ring
- * All-Reduce (allreduce_a100_ring.py shape: s, rrs x (n-2), rrcs, rcs x (n-2), r per GPU)
- * for 128 ranks in memory, imports it and writes its Chakra ET set. collectiveapi's
- * MSCCL-IR -> Chakra converter takes 7.7 s for this case; the target is < 100 ms.
- * Usage: bench_msccl [RANKS [PREFIX]]; PREFIX "-" times the import alone (for profiling).
+/* bench/bench_msccl.c — speed of the MSCCL-IR import and of the runtime-fit export's
+ * decision. Import: generates MSCCLang's fused ring All-Reduce (allreduce_a100_ring.py
+ * shape: s, rrs x (n-2), rrcs, rcs x (n-2), r per GPU) for 128 ranks in memory, imports it
+ * and writes its Chakra ET set. collectiveapi's MSCCL-IR -> Chakra converter takes 7.7 s
+ * for this case; the target is < 100 ms. Export: greedy sets of 64 and 128 NPUs (the
+ * largest `tenet export msccl` met: many chunks, switch fabrics), the CPU time of
+ * emit_msccl_export_mem_opts deciding whether and how the set fits MSCCL's limits (the
+ * target is <= 1 s), and its outcome.
+ * Usage: bench_msccl [RANKS [PREFIX]]; PREFIX "-" times the import alone (for profiling);
+ *        bench_msccl export [TOPO COLL SIZE CHUNKS] (CHUNKS 0: the greedy's choice).
  * The import is timed on its own (best of 5), then import + Chakra write end to end. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cli/cli.h"
 #include "emit/emit.h"
+#include "synth/synth.h"
 
 static int gen_ring_allreduce(uint32_t n, tn_vec_t *out) {
   tn_err_t err = {0};
@@ -63,7 +70,75 @@ static algo_t *import_once(const tn_vec_t *xml, double *wall, double *cpu) {
   return a;
 }
 
+/* One export case: the greedy's set for coll of size on fabric, CHUNKS per NPU (0: its
+ * choice), and the CPU time of the runtime-fit export deciding on it (best of 3). */
+static int export_case(const char *fabric, const char *coll_s, const char *size_s,
+                       uint32_t chunks) {
+  tn_err_t err = {0};
+  topo_t *t = NULL;
+  tn_coll_t coll = TN_ALLGATHER;
+  uint64_t size = 0;
+  synth_result_t r = {0};
+  synth_opts_t o = {.method = SYNTH_GREEDY, .seed = CLI_DEFAULT_SEED, .chunks_per_npu = chunks};
+  if (cli_load_topo_spec(fabric, &t, &err) != TN_OK ||
+      tn_coll_parse(coll_s, &coll, &err) != TN_OK || tn_parse_size(size_s, &size, &err) != TN_OK ||
+      synth_run(t, coll, size, &o, &r, &err) != TN_OK) {
+    fprintf(stderr, "bench_msccl: %s %s %s: %s\n", fabric, coll_s, size_s, err.msg);
+    topo_free(t);
+    return 1;
+  }
+  double best = 1e30;
+  tn_status_t rc = TN_OK;
+  emit_msccl_export_stats_t st = {0};
+  for (int rep = 0; rep < 3; rep++) {
+    emit_msccl_export_opts_t eo = {.exact = false};
+    char *xml = NULL;
+    size_t len = 0;
+    tn_err_clear(&err);
+    clock_t c0 = clock();
+    rc = emit_msccl_export_mem_opts(r.algo, &eo, &xml, &len, &st, &err);
+    double cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
+    free(xml);
+    if (cpu < best) best = cpu;
+  }
+  char what[96];
+  if (rc == TN_OK)
+    snprintf(what, sizeof what, "fits: %u channels, %u threadblocks per GPU at most", st.channels,
+             st.tbs_max);
+  else
+    snprintf(what, sizeof what, "refused (%s)", tn_status_str(rc));
+  printf("export %-18s %-10s %6s %u chunks/NPU, %8llu nodes: %7.1f ms CPU (best of 3), %s\n",
+         fabric, coll_s, size_s, r.algo->chunks_per_npu,
+         (unsigned long long)algo_node_count(r.algo), best * 1e3, what);
+  fflush(stdout);
+  synth_result_free(&r);
+  topo_free(t);
+  return 0;
+}
+
+static int export_main(int argc, char **argv) {
+  if (argc >= 6) return export_case(argv[2], argv[3], argv[4], (uint32_t)atoi(argv[5]));
+  static const struct {
+    const char *fabric, *coll, *size;
+    uint32_t chunks;
+  } cases[] = {
+      {"mesh-16x8", "allgather", "64MiB", 0},
+      {"mesh-16x8", "allreduce", "64MiB", 0},
+      {"torus-16x8", "allreduce", "64MiB", 0},
+      {"switch-128", "allgather", "64MiB", 0},
+      {"switch-128", "allreduce", "64MiB", 0},
+      {"hierarchical-16x8", "allgather", "64MiB", 0},
+      {"hierarchical-16x8", "allreduce", "64MiB", 0},
+      {"mesh-8x8", "allreduce", "64MiB", 16},
+  };
+  int rc = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    rc |= export_case(cases[i].fabric, cases[i].coll, cases[i].size, cases[i].chunks);
+  return rc;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "export") == 0) return export_main(argc, argv);
   uint32_t n = argc > 1 ? (uint32_t)atoi(argv[1]) : 128;
   const char *prefix = argc > 2 ? argv[2] : "/tmp/tenet_bench_msccl/ring_ar";
   tn_vec_t xml;

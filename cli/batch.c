@@ -569,7 +569,8 @@ static tn_status_t run_case(const cli_batch_plan_t *p, const cli_batch_case_t *c
     tn_fit_line(r->error, sizeof r->error, why);
   } else if (cli_load_topo_spec(p->topos[c->topo], &t, &e) == TN_OK) {
     cli_run_one(t, p->labels[c->topo], p->colls[c->coll], p->sizes[c->size], p->algos[c->algo],
-                p->seed, p->time_limit_s, p->keep == CLI_BATCH_KEEP_RESULTS ? NULL : prefix, r, &e);
+                p->seed, 0, p->time_limit_s, p->keep == CLI_BATCH_KEEP_RESULTS ? NULL : prefix, r,
+                &e);
   } else {
     r->ok = false;
     r->status = e.status;

@@ -131,8 +131,11 @@ tn_status_t cli_read_set(const char *prefix, const topo_t *t, algo_t **out, tn_e
  * (default auto), --seed N (default CLI_DEFAULT_SEED), --chunks K (1..1024). */
 tn_status_t cli_synth_opts(const char *algo, const char *seed, const char *chunks, synth_opts_t *so,
                            tn_err_t *err);
+/* synth_run of the method named algo (NULL: auto) with seed, best of seeds (0 or 1: seed
+ * alone; see synth_opts_t) and the MILP's time_limit_s (0: its default). */
 tn_status_t cli_synth_named(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, const char *algo,
-                            uint64_t seed, double time_limit_s, synth_result_t *out, tn_err_t *err);
+                            uint64_t seed, uint32_t seeds, double time_limit_s, synth_result_t *out,
+                            tn_err_t *err);
 
 /* ---- aligned tables (cli/table.c) --------------------------------------- */
 #define CLI_TABLE_MAX_COLS 32
@@ -207,6 +210,8 @@ typedef struct cli_result {
   double algbw_GBps, busbw_GBps, ratio_to_bound;
   double speedup_vs_ring; /* Ring's time / this time; < 0 when unknown */
   double synth_ms;
+  uint64_t seed;        /* the seed of the kept set */
+  uint32_t seeds_tried; /* > 1: best of that many seeds (JSON rows then name seed) */
 } cli_result_t;
 
 /* One run: cli_synth_named, then (when chakra_prefix is non-NULL) emit_chakra_write, then
@@ -214,7 +219,7 @@ typedef struct cli_result {
  * is false, r->error holds the message and the status is returned. t is borrowed and only
  * read; the call is re-entrant (each thread passes its own topology). */
 tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, uint64_t size_bytes,
-                        const char *algo, uint64_t seed, double time_limit_s,
+                        const char *algo, uint64_t seed, uint32_t seeds, double time_limit_s,
                         const char *chakra_prefix, cli_result_t *r, tn_err_t *err);
 /* Sets speedup_vs_ring of every ok row from the ok "ring" row of the same topology,
  * collective and size. O(n^2). */
@@ -270,6 +275,7 @@ typedef struct cli_compare_spec {
   const char *const *algos;
   size_t nalgos;
   uint64_t seed;
+  uint32_t seeds;         /* best of seeds (0 or 1: seed alone) */
   double time_limit_s;    /* the MILP's wall-clock safety net (0: its default) */
   unsigned jobs;          /* 0 = all cores */
   bool progress;          /* bar on stderr when it is a terminal */
@@ -336,10 +342,18 @@ const char *cli_fmt_duration(double seconds, char *buf, size_t len);
  * to a temporary name and renamed (all or nothing); PLplot prints nothing. */
 /* The PLplot device for path: "pngcairo" for .png, "svgcairo" for .svg, else TN_INVAL. */
 tn_status_t cli_plot_device(const char *path, const char **device, tn_err_t *err);
+/* The busbw axis of cli_plot_busbw: log when the values span more than 10x (auto), or
+ * always linear, or always log. */
+typedef enum { CLI_PLOT_Y_AUTO = 0, CLI_PLOT_Y_LINEAR, CLI_PLOT_Y_LOG } cli_plot_y_t;
+/* The marker (a PLplot Hershey glyph, "#(840)") and dash pattern (PLplot line style 1..8)
+ * of the k-th algorithm of a busbw plot: all 8 differ in both. */
+void cli_plot_series_style(size_t k, const char **marker, int *dash);
 /* busbw (GB/s) against size (log2 axis): one line per algorithm over the ok rows (in
- * their order) and the lower bound's busbw as a dashed line; title on top. */
+ * their order), each with its own marker and dash pattern so that overlapping lines stay
+ * apart, and the lower bound's busbw as a dashed line; title on top. At most 8 algorithms
+ * (TN_INVAL past them). */
 tn_status_t cli_plot_busbw(const cli_result_t *rows, size_t n, const char *title, const char *path,
-                           tn_err_t *err);
+                           cli_plot_y_t yscale, tn_err_t *err);
 /* Per-link utilization (busy time / collective time) as a bar chart of the busiest
  * links (at most 48, labelled src>dst), from a finished simulation of t. */
 tn_status_t cli_heatmap_write(const topo_t *t, const sim_result_t *r, const char *title,

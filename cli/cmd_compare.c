@@ -42,7 +42,7 @@ static void compare_job(void *arg, size_t i, unsigned worker) {
     snprintf(r->error, sizeof r->error, "cannot copy the fabric: out of memory");
   } else {
     cli_run_one(c->topos[worker], sp->label, sp->coll, sp->sizes[si], sp->algos[ai], sp->seed,
-                sp->time_limit_s, chakra, r, &e);
+                sp->seeds, sp->time_limit_s, chakra, r, &e);
   }
   pthread_mutex_lock(&c->mu);
   if (!r->ok && sp->stop_on_error) c->stop = 1;
@@ -100,8 +100,8 @@ done:
 
 static const char *const compare_help =
     "usage: tenet compare -t TOPO -c COLL [--sizes LIST] [--algos LIST] [--json]\n"
-    "                     [--csv FILE] [--plot FILE.png|FILE.svg] [--seed N] [-j N]\n"
-    "                     [--time-limit S]\n\n"
+    "                     [--csv FILE] [--plot FILE.png|FILE.svg] [--plot-y auto|log|linear]\n"
+    "                     [--seed N] [--seeds N] [-j N] [--time-limit S]\n\n"
     "Synthesizes every algorithm at every size on one fabric, simulates each and prints\n"
     "time, algbw, busbw (GB/s = 2^30 B/s), the lower bound, the ratio to it and the\n"
     "speed-up over Ring.\n\n"
@@ -116,18 +116,35 @@ static const char *const compare_help =
     "  --json               print {\"rows\":[...]} instead of the table\n"
     "  --csv FILE           also write the rows as CSV (all or nothing)\n"
     "  --plot FILE          busbw against size, one line per algorithm, the bound dashed\n"
-    "                       (.png or .svg)\n"
+    "                       (.png or .svg); each algorithm has its own marker and dash\n"
+    "                       pattern, so lines that overlap stay apart (at most 8)\n"
+    "  --plot-y SCALE       the busbw axis: auto (default: log when busbw spans more\n"
+    "                       than 10x, else linear), log or linear\n"
     "  --seed N             greedy tie-breaking seed (default 1)\n"
+    "  --seeds N            best of N seeds (1..1000) per greedy, milp or auto row, as\n"
+    "                       'tenet synth --seeds'; --json rows then give seed and\n"
+    "                       seeds_tried\n"
     "  --time-limit S       MILP wall-clock safety net in seconds per run (default 60);\n"
     "                       the MILP stops on its work limit first (see 'tenet synth\n"
     "                       --help': 1000 nodes, simplex iterations scaled to the model)\n"
     "  -j, --jobs N         runs in parallel (default: all cores)\n\n"
     "Exit: 0 ok, 1 bad arguments, 2 a run could not be done, 3 internal error.\n";
 
+/* --plot-y: auto, log or linear. */
+static tn_status_t parse_ploty(const char *s, cli_plot_y_t *out, tn_err_t *err) {
+  static const char *const names[] = {"auto", "linear", "log"};
+  for (int k = 0; k < 3; k++)
+    if (strcmp(s, names[k]) == 0) {
+      *out = (cli_plot_y_t)k;
+      return TN_OK;
+    }
+  return tn_err_set(err, TN_INVAL, "--plot-y '%s': auto, log or linear", s);
+}
+
 int cmd_compare(int argc, char **argv) {
   const char *topo_arg = NULL, *coll_s = NULL, *sizes_s = "1KiB..1GiB";
   const char *algos_s = NULL, *csv = NULL, *plot = NULL, *seed_s = NULL;
-  const char *jobs_s = NULL, *time_limit_s = NULL;
+  const char *jobs_s = NULL, *time_limit_s = NULL, *ploty_s = NULL, *seeds_s = NULL;
   bool json = false, help = false;
   const cli_opt_t opts[] = {
       /* --topo and --coll as in synth, sim and verify; the long forms too */
@@ -141,6 +158,8 @@ int cmd_compare(int argc, char **argv) {
       {"csv", 0, &csv, NULL},
       {"plot", 0, &plot, NULL},
       {"seed", 0, &seed_s, NULL},
+      {"plot-y", 0, &ploty_s, NULL},
+      {"seeds", 0, &seeds_s, NULL},
       {"jobs", 'j', &jobs_s, NULL},
       {"help", 'h', NULL, &help},
       {"time-limit", 0, &time_limit_s, NULL},
@@ -158,7 +177,8 @@ int cmd_compare(int argc, char **argv) {
   if (coll_s == NULL) return cli_usage("compare", "missing -c COLL");
   cli_compare_spec_t sp = {.seed = CLI_DEFAULT_SEED, .stop_on_error = true};
   char **algos = NULL;
-  uint64_t *sizes = NULL, seed = CLI_DEFAULT_SEED;
+  uint64_t *sizes = NULL, seed = CLI_DEFAULT_SEED, seeds = 0;
+  cli_plot_y_t yscale = CLI_PLOT_Y_AUTO;
   topo_t *t = NULL;
   cli_result_t *rows = NULL;
   size_t nrows = 0;
@@ -170,10 +190,13 @@ int cmd_compare(int argc, char **argv) {
   if (pst != TN_OK || cli_parse_sizes(sizes_s, &sizes, &sp.nsizes, &err) != TN_OK ||
       cli_parse_algos(algos_s, &algos, &sp.nalgos, &err) != TN_OK ||
       (seed_s && tn_parse_u64(seed_s, 0, UINT64_MAX, "--seed", &seed, &err) != TN_OK) ||
+      (seeds_s && tn_parse_u64(seeds_s, 1, SYNTH_MAX_SEEDS, "--seeds", &seeds, &err) != TN_OK) ||
       (jobs_s && cli_parse_jobs(jobs_s, &sp.jobs, &err) != TN_OK) ||
       (time_limit_s && tn_parse_double(time_limit_s, 0.001, 1e6, "--time-limit", &sp.time_limit_s,
                                        &err) != TN_OK) ||
-      (plot && cli_plot_device(plot, &(const char *){NULL}, &err) != TN_OK)) {
+      (plot && cli_plot_device(plot, &(const char *){NULL}, &err) != TN_OK) ||
+      (ploty_s && parse_ploty(ploty_s, &yscale, &err) != TN_OK) ||
+      (ploty_s && !plot && tn_err_set(&err, TN_INVAL, "--plot-y needs --plot FILE") != TN_OK)) {
     rc = cli_usage("compare", "%s", err.msg);
     goto done;
   }
@@ -187,6 +210,7 @@ int cmd_compare(int argc, char **argv) {
   sp.sizes = sizes;
   sp.algos = (const char *const *)algos;
   sp.seed = seed;
+  sp.seeds = (uint32_t)seeds;
   sp.progress = true;
   tn_status_t st = cli_compare_run(&sp, &rows, &nrows, &err);
   /* Both files or neither: the plot (the one more likely to fail) first, and it goes
@@ -194,7 +218,7 @@ int cmd_compare(int argc, char **argv) {
   if (st == TN_OK && plot) {
     char title[256];
     snprintf(title, sizeof title, "%s: %s, %u NPUs", label, tn_coll_name(sp.coll), t->npus);
-    st = cli_plot_busbw(rows, nrows, title, plot, &err);
+    st = cli_plot_busbw(rows, nrows, title, plot, yscale, &err);
   }
   if (st == TN_OK && csv && (st = cli_results_csv(rows, nrows, csv, &err)) != TN_OK && plot)
     remove(plot);

@@ -98,7 +98,7 @@ static tn_status_t demo_one(const demo_fabric_t *f, const topo_t *t, tn_coll_t c
   static const char *const exts[] = {"png", "svg"};
   for (size_t e = 0; st == TN_OK && e < 2; e++) {
     snprintf(path, sizeof path, "%s/%s-%s.%s", dir, f->label, tn_coll_name(coll), exts[e]);
-    st = cli_plot_busbw(rows, n, title, path, err);
+    st = cli_plot_busbw(rows, n, title, path, CLI_PLOT_Y_AUTO, err);
   }
   /* Where the time goes: per-link utilization of greedy and Ring, first fabric's
    * All-Gather at the Chakra size (two more runs; the others would look alike). */

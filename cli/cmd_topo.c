@@ -3,9 +3,10 @@
  * entry to topo/, the first stage of the pipeline. */
 #include "cli/cli.h"
 
+#include "cli/gv_internal.h"
+
 #include <cjson/cJSON.h>
 #include <dirent.h>
-#include <graphviz/gvc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,11 +66,15 @@ static const char list_help[] =
     "  --json   print {\"topologies\": [{\"name\", \"npus\", \"description\"}, ...]}\n";
 
 static const char draw_help[] =
-    "usage: tenet topo draw TOPO -o FILE.svg|FILE.png [--layout neato|dot]\n\n"
+    "usage: tenet topo draw TOPO -o FILE.svg|FILE.png [--layout auto|neato|dot]\n\n"
     "Draws a fabric with graphviz: NPUs as circles, switches as boxes, each link labelled\n"
     "with its bandwidth in GB/s; a pair of links with equal figures is drawn once without\n"
-    "arrows. The format follows the file's extension.\n"
-    "  --layout neato|dot   graphviz layout engine (default neato)\n"
+    "arrows. The format follows the file's extension. With dot, a fabric with switches is\n"
+    "drawn in tiers: NPUs in the bottom row, each switch above the tier it connects down\n"
+    "to (as many hops from the NPUs), and its links coloured by bandwidth, the colours\n"
+    "named in the title, instead of labelled one by one (at most 6 bandwidths).\n"
+    "  --layout auto|neato|dot   graphviz layout engine (default auto: dot in tiers for\n"
+    "                       a fabric with switches, neato for a direct-connect one)\n"
     "  -o, --output FILE    the picture to write (written completely or not at all)\n\n"
     "A fabric too large to lay out in a few seconds is refused: neato takes up to 1024\n"
     "nodes (NPUs and switches) and 10240 directed links, dot up to 1024 nodes, 2048 links\n"
@@ -420,17 +425,6 @@ static int topo_list_cmd(int argc, char **argv) {
 
 /* ---- draw ------------------------------------------------------------------- */
 
-/* graphviz reports problems through this hook instead of printing them; the last one is
- * kept for our one-line error. */
-static char gv_last_error[256];
-static int gv_error_hook(char *msg) {
-  snprintf(gv_last_error, sizeof gv_last_error, "%s", msg);
-  size_t n = strlen(gv_last_error);
-  while (n && (gv_last_error[n - 1] == '\n' || gv_last_error[n - 1] == ' '))
-    gv_last_error[--n] = '\0';
-  return 0;
-}
-
 /* graphviz takes non-const strings: copy the attribute name and value. */
 static void gv_set(void *obj, const char *key, const char *val) {
   char k[32], v[128], none[1] = "";
@@ -461,32 +455,154 @@ static Agnode_t *gv_node(Agraph_t *g, const topo_t *t, uint32_t id) {
   return n;
 }
 
+/* Tiers of a switch fabric for dot: NPUs 0; switches by their hops from the nearest NPU,
+ * and among switches as many hops away, those with faster links lower (a server's
+ * NVSwitch below the rail and spine switches that join servers); tier[v] for every node,
+ * *ntiers the count. */
+static tn_status_t tiers_of(const topo_t *t, uint32_t *tier, uint32_t *ntiers, tn_err_t *err) {
+  uint32_t n = topo_nodes(t), *queue = NULL, head = 0, tail = 0;
+  tn_status_t st = tn_calloc(n + 1, sizeof *queue, &queue, err);
+  if (st != TN_OK) return st;
+  *ntiers = 1;
+  for (uint32_t v = 0; v < n; v++) {
+    tier[v] = v < t->npus ? 0 : UINT32_MAX;
+    if (v < t->npus) queue[tail++] = v;
+  }
+  while (head < tail) {
+    uint32_t v = queue[head++];
+    for (uint32_t e = t->out_off[v]; e < t->out_off[v + 1]; e++) {
+      uint32_t w = t->links[t->out_link[e]].dst;
+      if (tier[w] != UINT32_MAX) continue;
+      tier[w] = tier[v] + 1;
+      if (tier[w] + 1 > *ntiers) *ntiers = tier[w] + 1;
+      queue[tail++] = w;
+    }
+  }
+  for (uint32_t v = 0; v < n; v++) /* a switch no NPU reaches: on top */
+    if (tier[v] == UINT32_MAX) tier[v] = *ntiers;
+  /* Split each hop count by the switches' fastest link: keys (hops, -bandwidth) ranked. */
+  uint64_t *key = NULL;
+  uint32_t *order = NULL;
+  st = tn_calloc(n + 1, sizeof *key, &key, err);
+  if (st == TN_OK) st = tn_calloc(n + 1, sizeof *order, &order, err);
+  for (uint32_t v = 0; st == TN_OK && v < n; v++) {
+    double best = 0;
+    for (uint32_t e = t->out_off[v]; e < t->out_off[v + 1]; e++)
+      if (t->links[t->out_link[e]].bandwidth_GBps > best)
+        best = t->links[t->out_link[e]].bandwidth_GBps;
+    /* bandwidth is at most 10^6 GB/s (topo_bandwidth_check): 2^40 steps of 0.001 */
+    uint64_t slow = (1ull << 40) - (uint64_t)(best * 1000.0);
+    key[v] = v < t->npus ? 0 : ((uint64_t)tier[v] << 41) | slow;
+  }
+  if (st == TN_OK) st = tn_radix_order(key, n, order, err);
+  if (st == TN_OK) {
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      if (i > 0 && key[order[i]] != key[order[i - 1]]) k++;
+      tier[order[i]] = k;
+    }
+    *ntiers = k + 1;
+  }
+  free(key);
+  free(order);
+  free(queue);
+  return st;
+}
+
+/* Up to 6 distinct bandwidths, in ascending order, for colouring links; false when more. */
+#define DRAW_NCOLORS 6
+static bool bandwidth_classes(const topo_t *t, double *bw, uint32_t *nbw) {
+  *nbw = 0;
+  for (uint32_t i = 0; i < t->nlinks; i++) {
+    double b = t->links[i].bandwidth_GBps;
+    uint32_t k = 0;
+    while (k < *nbw && bw[k] != b)
+      k++;
+    if (k < *nbw) continue;
+    if (*nbw == DRAW_NCOLORS) return false;
+    bw[(*nbw)++] = b;
+  }
+  for (uint32_t i = 1; i < *nbw; i++) /* insertion sort: ascending */
+    for (uint32_t j = i; j > 0 && bw[j - 1] > bw[j]; j--) {
+      double x = bw[j];
+      bw[j] = bw[j - 1];
+      bw[j - 1] = x;
+    }
+  return true;
+}
+
+static const char *const draw_colors[DRAW_NCOLORS] = {"blue",      "darkorange", "forestgreen",
+                                                      "firebrick", "purple",     "black"};
+
 /* Builds the graph: nodes in id order, then one edge per link, or per pair of links with
- * the same figures (drawn without arrows). */
-static Agraph_t *build_gv(const topo_t *t) {
+ * the same figures (drawn without arrows). tier (NULL: not tiered) puts the nodes of one
+ * tier in one row, the higher tiers above; colors (NULL: labels) colours links by
+ * bandwidth class. */
+static Agraph_t *build_gv(const topo_t *t, const uint32_t *tier, uint32_t ntiers, const double *bw,
+                          uint32_t nbw) {
   char gname[] = "fabric";
   Agraph_t *g = agopen(gname, Agdirected, NULL);
   if (g == NULL) return NULL;
-  char title[160];
+  char title[400];
   snprintf(title, sizeof title, "%s (link labels: GB/s)", t->name);
+  if (bw) {
+    int len = snprintf(title, sizeof title, "%s, links in GB/s:", t->name);
+    for (uint32_t k = 0; k < nbw && len > 0 && (size_t)len < sizeof title; k++)
+      len += snprintf(title + len, sizeof title - (size_t)len, "%s %g %s", k ? "," : "", bw[k],
+                      draw_colors[k]);
+  }
   gv_set(g, "overlap", "false");
   gv_set(g, "fontsize", "10");
   gv_set(g, "label", title);
+  if (tier) { /* tier 0 (the NPUs) at the bottom, rows packed */
+    gv_set(g, "rankdir", "BT");
+    gv_set(g, "nodesep", "0.08");
+    gv_set(g, "ranksep", "1.2");
+  }
   for (uint32_t v = 0; v < topo_nodes(t); v++)
     if (gv_node(g, t, v) == NULL) goto fail;
+  /* One row per tier; a chain of invisible anchors, one per row, keeps the rows apart
+   * (links alone would pull every switch next to the NPUs it reaches). */
+  Agnode_t *prev = NULL;
+  for (uint32_t k = 0; tier && k < ntiers; k++) {
+    char sname[32];
+    snprintf(sname, sizeof sname, "tier%u", k);
+    Agraph_t *sg = agsubg(g, sname, 1);
+    Agnode_t *anchor = sg ? agnode(sg, sname, 1) : NULL;
+    if (anchor == NULL) goto fail;
+    gv_set(sg, "rank", "same");
+    gv_set(anchor, "style", "invis");
+    gv_set(anchor, "width", "0.01");
+    gv_set(anchor, "label", "");
+    if (prev && agedge(g, prev, anchor, NULL, 1) == NULL) goto fail;
+    if (prev) gv_set(agedge(g, prev, anchor, NULL, 0), "style", "invis");
+    prev = anchor;
+    for (uint32_t v = 0; v < topo_nodes(t); v++)
+      if (tier[v] == k && agsubnode(sg, gv_node(g, t, v), 1) == NULL) goto fail;
+  }
   for (uint32_t i = 0; i < t->nlinks; i++) {
     const topo_link_t *l = &t->links[i];
     uint32_t r = topo_find_link(t, l->dst, l->src);
     bool pair = r != TOPO_NO_LINK && t->links[r].bandwidth_GBps == l->bandwidth_GBps &&
                 t->links[r].latency_ps == l->latency_ps;
     if (pair && l->src > l->dst) continue;
-    Agnode_t *a = gv_node(g, t, l->src), *b = gv_node(g, t, l->dst);
+    /* Tiered, a pair runs from the lower tier up, so that dot ranks it upwards. */
+    bool up = tier && pair && tier[l->src] > tier[l->dst];
+    Agnode_t *a = gv_node(g, t, up ? l->dst : l->src), *b = gv_node(g, t, up ? l->src : l->dst);
     Agedge_t *e = a && b ? agedge(g, a, b, NULL, 1) : NULL;
     if (e == NULL) goto fail;
-    char label[32];
-    snprintf(label, sizeof label, "%g", l->bandwidth_GBps);
-    gv_set(e, "label", label);
-    gv_set(e, "fontsize", "8");
+    if (bw) {
+      uint32_t k = 0;
+      while (k + 1 < nbw && bw[k] != l->bandwidth_GBps)
+        k++;
+      gv_set(e, "color", draw_colors[k]);
+    } else {
+      char label[32];
+      snprintf(label, sizeof label, "%g", l->bandwidth_GBps);
+      gv_set(e, "label", label);
+      gv_set(e, "fontsize", "8");
+    }
+    if (tier && tier[l->src] == tier[l->dst]) gv_set(e, "constraint", "false");
     if (pair) gv_set(e, "dir", "none");
   }
   return g;
@@ -495,47 +611,15 @@ fail:
   return NULL;
 }
 
-/* What each layout engine lays out in a few seconds. graphviz spends all its time in the
- * layout (reading the graph and rendering it take milliseconds); measured with graphviz
- * 2.42 on the generated fabrics, see docs/architecture.md §6:
- *  - neato (stress majorization over all-pairs distances) grows with the nodes squared and
- *    worse: a ring of 1024 takes 2 s, of 2048 10 s, of 4096 a minute, and of 65536 it
- *    overflows graphviz's stack; the links count far less (fc-128, 16256 links: 4 s);
- *  - dot (ranks, then crossing minimisation over long edges) grows with the links and
- *    their density: a ring of 1024 takes 2 s, a 8x8x8 torus (3072 links) 5 s, a fully
- *    connected fabric of 24 NPUs (552 links) 4 s, of 32 (992 links) 21 s, of 64 minutes.
- * The limits keep every measured fabric below about 3 s. */
-typedef struct draw_limit {
-  const char *layout;
-  uint32_t max_nodes, max_links, max_links_per_node;
-} draw_limit_t;
-static const draw_limit_t draw_limits[] = {
-    /* neato, the default, first */
-    {.layout = "neato", .max_nodes = 1024, .max_links = 10240, .max_links_per_node = 0},
-    {.layout = "dot", .max_nodes = 1024, .max_links = 2048, .max_links_per_node = 16},
-};
-
-/* The limits of layout, or NULL when graphviz engine is not one we offer. */
-static const draw_limit_t *draw_limit_of(const char *layout) {
-  for (size_t i = 0; i < sizeof draw_limits / sizeof *draw_limits; i++)
-    if (strcmp(layout, draw_limits[i].layout) == 0) return &draw_limits[i];
-  return NULL;
-}
-
-static bool draw_fits(const topo_t *t, const draw_limit_t *lim) {
-  uint32_t nodes = topo_nodes(t);
-  bool dense = lim->max_links_per_node && t->nlinks > (uint64_t)lim->max_links_per_node * nodes;
-  return nodes <= lim->max_nodes && t->nlinks <= lim->max_links && !dense;
-}
-
 /* TN_INVAL (a usage error: exit 1) when t is larger than lim allows, giving its figures and
  * the limits, and naming neato when neato would take it. */
-static tn_status_t draw_size_check(const topo_t *t, const draw_limit_t *lim, tn_err_t *err) {
-  if (draw_fits(t, lim)) return TN_OK;
+static tn_status_t draw_size_check(const topo_t *t, const cli_gv_limit_t *lim, tn_err_t *err) {
+  if (cli_i_gv_fits(lim, topo_nodes(t), t->nlinks)) return TN_OK;
   char per_node[48] = "";
   if (lim->max_links_per_node)
     snprintf(per_node, sizeof per_node, " and %u links per node", lim->max_links_per_node);
-  bool neato = lim != &draw_limits[0] && draw_fits(t, &draw_limits[0]);
+  const cli_gv_limit_t *nl = cli_i_gv_limit("neato");
+  bool neato = lim != nl && cli_i_gv_fits(nl, topo_nodes(t), t->nlinks);
   return tn_err_set(err, TN_INVAL,
                     "%s: %u nodes and %u links are too many to lay out with %s in a few "
                     "seconds (it takes at most %u nodes, %u links%s)%s",
@@ -543,13 +627,8 @@ static tn_status_t draw_size_check(const topo_t *t, const draw_limit_t *lim, tn_
                     per_node, neato ? "; --layout neato takes it" : "");
 }
 
-static const char *ext_of(const char *path) {
-  const char *dot = strrchr(path, '.');
-  return dot && !strchr(dot, '/') ? dot + 1 : "";
-}
-
 static int topo_draw_cmd(int argc, char **argv) {
-  const char *out = NULL, *layout = "neato";
+  const char *out = NULL, *layout = "auto";
   bool help = false;
   const cli_opt_t opts[] = {{"output", 'o', &out, NULL},
                             {"out", 0, &out, NULL},
@@ -566,43 +645,45 @@ static int topo_draw_cmd(int argc, char **argv) {
   }
   if (npos < 1) return cli_usage("topo draw", "needs a TOPO (a file, a shipped name or KIND-DIMS)");
   if (out == NULL) return cli_usage("topo draw", "needs -o FILE.svg or -o FILE.png");
-  const char *fmt = ext_of(out);
-  if (strcmp(fmt, "svg") != 0 && strcmp(fmt, "png") != 0)
+  if (cli_i_gv_format(out) == NULL)
     return cli_usage("topo draw", "%s: the picture must end in .svg or .png", out);
-  const draw_limit_t *lim = draw_limit_of(layout);
-  if (lim == NULL) return cli_usage("topo draw", "--layout must be neato or dot, not '%s'", layout);
+  bool auto_layout = strcmp(layout, "auto") == 0;
+  if (!auto_layout && cli_i_gv_limit(layout) == NULL)
+    return cli_usage("topo draw", "--layout must be auto, neato or dot, not '%s'", layout);
   topo_t *t = NULL;
-  if (cli_load_topo(pos[0], &t, &err) != TN_OK || draw_size_check(t, lim, &err) != TN_OK) {
+  if (cli_load_topo(pos[0], &t, &err) != TN_OK) {
     topo_free(t);
     return cli_report("topo draw", &err);
   }
-  agseterr(AGERR);
-  agseterrf(gv_error_hook);
-  gv_last_error[0] = '\0';
-  GVC_t *gvc = gvContext();
-  Agraph_t *g = gvc ? build_gv(t) : NULL;
-  tn_outfile_t o = {0};
-  int rc = 0;
-  if (g == NULL) {
-    tn_err_set(&err, TN_INTERNAL, "graphviz could not build the graph of %s%s%s", t->name,
-               gv_last_error[0] ? ": " : "", gv_last_error);
-  } else if (gvLayout(gvc, g, layout) != 0) {
-    tn_err_set(&err, TN_INTERNAL, "graphviz layout '%s' failed on %s%s%s", layout, t->name,
-               gv_last_error[0] ? ": " : "", gv_last_error);
-  } else {
-    if (tn_outfile_open(&o, out, &err) == TN_OK) {
-      if (gvRender(gvc, g, fmt, o.f) != 0) {
-        tn_outfile_abort(&o);
-        tn_err_set(&err, TN_INTERNAL, "graphviz cannot render %s%s%s", fmt,
-                   gv_last_error[0] ? ": " : "", gv_last_error);
-      } else if (tn_outfile_commit(&o, &err) == TN_OK) {
-        printf("wrote %s: %u NPUs, %u switches, %u links\n", out, t->npus, t->switches, t->nlinks);
-      }
-    }
-    gvFreeLayout(gvc, g);
+  /* auto: tiers for a fabric with switches when dot takes it, else neato. */
+  if (auto_layout)
+    layout = t->switches > 0 && cli_i_gv_fits(cli_i_gv_limit("dot"), topo_nodes(t), t->nlinks)
+                 ? "dot"
+                 : "neato";
+  const cli_gv_limit_t *lim = cli_i_gv_limit(layout);
+  uint32_t *tier = NULL, ntiers = 0, nbw = 0;
+  double bw[DRAW_NCOLORS];
+  bool tiered = t->switches > 0 && strcmp(layout, "dot") == 0;
+  if (draw_size_check(t, lim, &err) != TN_OK ||
+      (tiered && tn_calloc(topo_nodes(t) + 1, sizeof *tier, &tier, &err) != TN_OK) ||
+      (tiered && tiers_of(t, tier, &ntiers, &err) != TN_OK)) {
+    free(tier);
+    topo_free(t);
+    return cli_report("topo draw", &err);
   }
+  bool colored = tiered && bandwidth_classes(t, bw, &nbw);
+  cli_i_gv_catch_errors();
+  GVC_t *gvc = gvContext();
+  Agraph_t *g = gvc ? build_gv(t, tier, ntiers, colored ? bw : NULL, nbw) : NULL;
+  int rc = 0;
+  if (g == NULL)
+    tn_err_set(&err, TN_INTERNAL, "graphviz could not build the graph of %s%s%s", t->name,
+               cli_i_gv_last_error()[0] ? ": " : "", cli_i_gv_last_error());
+  else if (cli_i_gv_render(gvc, g, layout, t->name, out, &err) == TN_OK)
+    printf("wrote %s: %u NPUs, %u switches, %u links\n", out, t->npus, t->switches, t->nlinks);
   if (g) agclose(g);
   if (gvc) gvFreeContext(gvc);
+  free(tier);
   topo_free(t);
   if (err.status != TN_OK) rc = cli_report("topo draw", &err);
   return rc;

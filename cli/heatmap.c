@@ -99,7 +99,7 @@ tn_status_t cli_heatmap_run(const topo_t *t, const char *label, tn_coll_t coll, 
   synth_result_t out = {0};
   sim_opts_t sopt = {0};
   sim_result_t res = {0};
-  tn_status_t st = cli_synth_named(t, coll, size_bytes, algo, seed, 0.0, &out, err);
+  tn_status_t st = cli_synth_named(t, coll, size_bytes, algo, seed, 0, 0.0, &out, err);
   if (st == TN_OK) st = sim_run(t, out.algo, &sopt, &res, err);
   if (st == TN_OK) {
     char title[256], size[32], time[32];

@@ -183,13 +183,32 @@ typedef struct busbw_plot {
   series_t *series;
   size_t nseries;
   series_t bound;
-  double xmin, xmax, ymax;
+  double xmin, xmax, ymin, ymax; /* ymin: the least positive busbw */
+  bool logy;                     /* y holds log10(busbw) */
 } busbw_plot_t;
 
+/* Per series, so that lines drawn over each other stay apart: a marker (Hershey glyphs:
+ * open circle, filled square, open triangle, filled down-triangle, diamond, cross, open
+ * square, filled triangle) and a dash pattern (PLplot's line styles; the bound is style 2
+ * in the foreground colour and thinner). */
+void cli_plot_series_style(size_t k, const char **marker, int *dash) {
+  static const char *const markers[PLOT_NSERIES] = {"#(840)", "#(851)", "#(842)", "#(854)",
+                                                    "#(843)", "#(846)", "#(841)", "#(852)"};
+  static const int dashes[PLOT_NSERIES] = {1, 3, 4, 5, 6, 7, 8, 2};
+  *marker = markers[k % PLOT_NSERIES];
+  *dash = dashes[k % PLOT_NSERIES];
+}
+
+/* Whether busbw goes on a log axis: asked for, or (auto) when it spans more than 10x. */
+static bool want_logy(cli_plot_y_t y, double ymin, double ymax) {
+  if (y == CLI_PLOT_Y_LOG) return ymin > 0;
+  return y == CLI_PLOT_Y_AUTO && ymin > 0 && ymax > 10.0 * ymin;
+}
+
 static void size_label(PLINT axis, PLFLT value, char *label, PLINT length, PLPointer data) {
-  (void)data;
+  const busbw_plot_t *p = data;
   if (axis != PL_X_AXIS) {
-    snprintf(label, (size_t)length, "%g", value);
+    snprintf(label, (size_t)length, "%g", p->logy ? pow(10.0, value) : value);
     return;
   }
   double b = pow(2.0, value);
@@ -209,39 +228,52 @@ static void draw_busbw(void *ctx) {
   PLINT nxsub = xtick >= 5.0 ? (PLINT)xtick : 0;
   pladv(0);
   plvpor(0.10, 0.775, 0.11, 0.91);
-  plwind(p->xmin - pad, p->xmax + pad, 0.0, p->ymax > 0 ? p->ymax * 1.12 : 1.0);
-  plslabelfunc(size_label, NULL);
+  if (p->logy) /* whole decades around the data */
+    plwind(p->xmin - pad, p->xmax + pad, floor(log10(p->ymin)), ceil(log10(p->ymax * 1.12)));
+  else
+    plwind(p->xmin - pad, p->xmax + pad, 0.0, p->ymax > 0 ? p->ymax * 1.12 : 1.0);
+  plslabelfunc(size_label, p);
   plcol0(PLOT_GRID);
   plwidth(0.5);
-  plbox("g", xtick, nxsub, "g", 0.0, 0);
+  plbox("g", xtick, nxsub, p->logy ? "gl" : "g", 0.0, 0);
   plcol0(PLOT_FG);
   plwidth(1.0);
-  plbox("bcnost", xtick, nxsub, "bcnstv", 0.0, 0);
+  plbox("bcnost", xtick, nxsub, p->logy ? "bcnstvlo" : "bcnstv", 0.0, 0);
   plslabelfunc(NULL, NULL);
-  pllab("message size (log2 scale)", "bus bandwidth (GB/s)", p->title);
+  pllab("message size (log2 scale)",
+        p->logy ? "bus bandwidth (GB/s, log scale)" : "bus bandwidth (GB/s)", p->title);
 
   size_t nleg = p->nseries + 1;
   PLINT opt[PLOT_NSERIES + 1], colors[PLOT_NSERIES + 1], styles[PLOT_NSERIES + 1];
   PLINT sym_colors[PLOT_NSERIES + 1], sym_numbers[PLOT_NSERIES + 1];
   PLFLT widths[PLOT_NSERIES + 1], sym_scales[PLOT_NSERIES + 1];
   const char *text[PLOT_NSERIES + 1], *symbols[PLOT_NSERIES + 1];
-  for (size_t k = 0; k < nleg; k++) {
+  /* The bound first, then the algorithms last to first, so that the first ones (auto,
+   * the reason for the plot) stay on top where lines overlap. */
+  for (size_t j = nleg; j-- > 0;) {
+    size_t k = j;
     bool bound = k == p->nseries;
     const series_t *s = bound ? &p->bound : &p->series[k];
     PLINT color = bound ? PLOT_FG : (PLINT)(PLOT_SERIES + k);
+    const char *marker = "";
+    int dash = 2;
+    if (!bound) cli_plot_series_style(k, &marker, &dash);
     plcol0(color);
-    pllsty(bound ? 2 : 1);
+    pllsty(dash);
     plwidth(bound ? 1.5 : 2.5);
     if (s->n > 0) plline((PLINT)s->n, s->x, s->y);
-    if (!bound && s->n > 0) plstring((PLINT)s->n, s->x, s->y, "#(728)");
+    plwidth(1.5);
+    plssym(0.0, 0.8);
+    if (!bound && s->n > 0) plstring((PLINT)s->n, s->x, s->y, marker);
+    plssym(0.0, 1.0);
     opt[k] = bound ? PL_LEGEND_LINE : (PL_LEGEND_LINE | PL_LEGEND_SYMBOL);
     colors[k] = color;
-    styles[k] = bound ? 2 : 1;
+    styles[k] = dash;
     widths[k] = bound ? 1.5 : 2.5;
     sym_colors[k] = color;
-    sym_numbers[k] = 3;
-    sym_scales[k] = 1.0;
-    symbols[k] = "#(728)";
+    sym_numbers[k] = 2;
+    sym_scales[k] = 0.8;
+    symbols[k] = marker;
     text[k] = bound ? "lower bound" : s->name;
   }
   pllsty(1);
@@ -276,8 +308,8 @@ static tn_status_t series_fill(series_t *s, const PLFLT *pairs, size_t n, tn_err
 }
 
 tn_status_t cli_plot_busbw(const cli_result_t *rows, size_t n, const char *title, const char *path,
-                           tn_err_t *err) {
-  busbw_plot_t p = {.title = title, .xmin = INFINITY, .xmax = -INFINITY};
+                           cli_plot_y_t yscale, tn_err_t *err) {
+  busbw_plot_t p = {.title = title, .xmin = INFINITY, .xmax = -INFINITY, .ymin = INFINITY};
   series_t series[PLOT_NSERIES];
   memset(series, 0, sizeof series);
   PLFLT *pairs = NULL, *bpairs = NULL;
@@ -308,11 +340,14 @@ tn_status_t cli_plot_busbw(const cli_result_t *rows, size_t n, const char *title
     if (!seen && r->lower_bound_ps > 0) {
       bpairs[2 * nb] = x, bpairs[2 * nb + 1] = bb, nb++;
       if (bb > p.ymax) p.ymax = bb;
+      if (bb > 0 && bb < p.ymin) p.ymin = bb;
     }
     if (x < p.xmin) p.xmin = x;
     if (x > p.xmax) p.xmax = x;
     if (r->busbw_GBps > p.ymax) p.ymax = r->busbw_GBps;
+    if (r->busbw_GBps > 0 && r->busbw_GBps < p.ymin) p.ymin = r->busbw_GBps;
   }
+  p.logy = want_logy(yscale, p.ymin, p.ymax);
   if (st == TN_OK && p.nseries == 0)
     st = tn_err_set(err, TN_INVAL, "%s: no successful result to plot", path);
   for (size_t k = 0; st == TN_OK && k < p.nseries; k++) {
@@ -320,11 +355,17 @@ tn_status_t cli_plot_busbw(const cli_result_t *rows, size_t n, const char *title
     for (size_t i = 0; i < n; i++) {
       const cli_result_t *r = &rows[i];
       if (!r->ok || r->size_bytes == 0 || strcmp(r->algorithm, series[k].name) != 0) continue;
+      if (p.logy && r->busbw_GBps <= 0) continue; /* no place on a log axis */
       pairs[2 * m] = log2((double)r->size_bytes), pairs[2 * m + 1] = r->busbw_GBps, m++;
     }
     st = series_fill(&series[k], pairs, m, err);
   }
   if (st == TN_OK) st = series_fill(&p.bound, bpairs, nb, err);
+  for (size_t k = 0; st == TN_OK && p.logy && k <= p.nseries; k++) {
+    series_t *sr = k == p.nseries ? &p.bound : &series[k];
+    for (size_t i = 0; i < sr->n; i++)
+      sr->y[i] = log10(sr->y[i]);
+  }
   p.series = series;
   p.nseries = st == TN_OK ? p.nseries : 0;
   if (st == TN_OK) {

@@ -49,6 +49,9 @@ static cJSON *row_json(const cli_result_t *r) {
             cJSON_AddNumberToObject(o, "busbw_GBps", round_to(r->busbw_GBps, 1e6)) &&
             cli_json_add_ns(o, "lower_bound_ns", r->lower_bound_ps) &&
             cJSON_AddNumberToObject(o, "ratio_to_bound", round_to(r->ratio_to_bound, 1e6));
+  if (ok && r->seeds_tried > 1)
+    ok = cli_json_add_u64(o, "seed", r->seed) &&
+         cJSON_AddNumberToObject(o, "seeds_tried", r->seeds_tried);
   if (ok) {
     ok = r->speedup_vs_ring < 0
              ? cJSON_AddNullToObject(o, "speedup_vs_ring") != NULL

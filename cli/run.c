@@ -19,16 +19,17 @@ static void fill_metrics(cli_result_t *r, uint64_t time_ps) {
 }
 
 tn_status_t cli_synth_named(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, const char *algo,
-                            uint64_t seed, double time_limit_s, synth_result_t *out,
+                            uint64_t seed, uint32_t seeds, double time_limit_s, synth_result_t *out,
                             tn_err_t *err) {
   memset(out, 0, sizeof *out);
-  synth_opts_t so = {.method = SYNTH_AUTO, .seed = seed, .time_limit_s = time_limit_s};
+  synth_opts_t so = {
+      .method = SYNTH_AUTO, .seed = seed, .seeds = seeds, .time_limit_s = time_limit_s};
   tn_status_t st = algo ? synth_method_parse(algo, "algorithm", &so.method, err) : TN_OK;
   return st == TN_OK ? synth_run(t, coll, size_bytes, &so, out, err) : st;
 }
 
 tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, uint64_t size_bytes,
-                        const char *algo, uint64_t seed, double time_limit_s,
+                        const char *algo, uint64_t seed, uint32_t seeds, double time_limit_s,
                         const char *chakra_prefix, cli_result_t *r, tn_err_t *err) {
   memset(r, 0, sizeof *r);
   snprintf(r->topology, sizeof r->topology, "%s", topo_name);
@@ -41,7 +42,7 @@ tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, 
   synth_result_t out = {0};
   sim_opts_t sopt = {0};
   sim_result_t res = {0};
-  tn_status_t st = cli_synth_named(t, coll, size_bytes, algo, seed, time_limit_s, &out, &e);
+  tn_status_t st = cli_synth_named(t, coll, size_bytes, algo, seed, seeds, time_limit_s, &out, &e);
   if (st == TN_OK && out.algo == NULL)
     st = tn_err_set(&e, TN_INTERNAL, "synthesis returned no algorithm");
   if (st == TN_OK) st = topo_lower_bound_ps(t, coll, size_bytes, &r->lower_bound_ps, &e);
@@ -53,6 +54,8 @@ tn_status_t cli_run_one(const topo_t *t, const char *topo_name, tn_coll_t coll, 
   if (st == TN_OK) {
     r->ok = true;
     r->synth_ms = out.synth_ms;
+    r->seed = out.seed;
+    r->seeds_tried = out.seeds_tried;
     snprintf(r->method, sizeof r->method, "%s", synth_method_name(out.method));
     snprintf(r->variant, sizeof r->variant, "%s", out.variant);
     fill_metrics(r, res.time_ps);

@@ -228,7 +228,11 @@ typedef struct emit_msccl_export_stats {
  * Runtime-fit errors: TN_LIMIT naming the limit when no channel count 1..limits.channels
  * fits; TN_INFEASIBLE naming rank and node when the DAG would deadlock once sends wait for
  * their receivers (a runtime's connection buffers are finite); otherwise as exact.
- * Deterministic. Runtime-fit is O(C * N log N) for N nodes and C channel counts tried. */
+ * Deterministic. Runtime-fit checks each channel count's threadblocks, channels and steps
+ * per threadblock first, in O(N + deps) without ordering anything, and runs the O(N log N)
+ * witness only for counts that pass (and never for a fused form whose steps wait on each
+ * other in a cycle), so that deciding takes well under a second at 128 NPUs (bench_msccl
+ * export). */
 tn_status_t emit_msccl_export_opts(const algo_t *a, const emit_msccl_export_opts_t *opts,
                                    const char *path, emit_msccl_export_stats_t *stats,
                                    tn_err_t *err);

@@ -69,6 +69,7 @@ typedef struct sim {
   topo_routes_t *routes;
   ten_engine_t *e;
   sim_trace_t *trace;
+  bool trace_links_only; /* trace the links alone (sim_opts_t) */
   sim_ties_t ties;
   uint64_t seed;
   uint32_t *hop_rank; /* per link, for SIM_TIES_REVERSE / RANDOM */
@@ -472,7 +473,8 @@ static void complete(sim_t *s, uint32_t g, uint64_t now) {
   n->state = ST_DONE;
   s->ndone++;
   if (now > s->finish[n->rank]) s->finish[n->rank] = now;
-  if (s->trace) sim_i_trace_node(s->trace, n->rank, g - s->rank_off[n->rank], s->issue_ps[g], now);
+  if (s->trace && !s->trace_links_only)
+    sim_i_trace_node(s->trace, n->rank, g - s->rank_off[n->rank], s->issue_ps[g], now);
   for (uint32_t k = n->succ_off; k < n[1].succ_off; k++)
     if (--s->nodes[s->succ[k]].pending == 0) ready_push(s, s->succ[k]);
 }
@@ -701,6 +703,7 @@ tn_status_t sim_run(const topo_t *t, const algo_t *a, const sim_opts_t *opts, si
         (st = tn_calloc(s.total + 1u, sizeof *s.issue_ps, &s.issue_ps, err)) != TN_OK)
       goto fail;
     ten_engine_set_observer(s.e, sim_i_trace_xmit, s.trace);
+    s.trace_links_only = opts->trace_links_only;
   }
   if ((st = run(&s, err)) != TN_OK || (st = fill_result(&s, res, err)) != TN_OK) goto fail;
   if (s.trace && (st = sim_i_trace_write(s.trace, opts->trace_path, s.rank_off, err)) != TN_OK)

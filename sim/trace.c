@@ -1,6 +1,8 @@
 /* sim/trace.c — records a simulation's timeline (link transmissions and node executions)
  * and writes it as Chrome trace-event JSON, which chrome://tracing and Perfetto open.
- * Used by sim_run when sim_opts_t.trace_path is set; times are written in µs. */
+ * Used by sim_run when sim_opts_t.trace_path is set; times are written in µs. Records are
+ * kept short (no category on link events, nothing in args a name already says): about
+ * 100 bytes per transmission and 200 per node (see sim/sim.h for the figures). */
 #include "sim/sim_internal.h"
 
 #include <inttypes.h>
@@ -57,9 +59,18 @@ void sim_i_trace_node(sim_trace_t *tr, uint32_t rank, uint32_t id, uint64_t star
   (void)tn_vec_push(&tr->nodes, &r, &tr->sticky);
 }
 
-/* Picoseconds as the trace format's microseconds, exactly (6 decimals). */
+/* Picoseconds as the trace format's microseconds, exactly, without trailing zeros
+ * (626.001 for 626,001,000 ps; 9.765625; 12 for a whole microsecond). */
 static void put_us(FILE *f, uint64_t ps) {
-  fprintf(f, "%" PRIu64 ".%06" PRIu64, ps / 1000000u, ps % 1000000u);
+  uint64_t frac = ps % 1000000u;
+  int digits = 6;
+  if (frac == 0) {
+    fprintf(f, "%" PRIu64, ps / 1000000u);
+    return;
+  }
+  while (frac % 10 == 0)
+    frac /= 10, digits--;
+  fprintf(f, "%" PRIu64 ".%0*" PRIu64, ps / 1000000u, digits, frac);
 }
 
 static void write_meta(FILE *f, const sim_trace_t *tr) {
@@ -94,15 +105,15 @@ static uint32_t rank_of(const uint32_t *rank_off, uint32_t npus, uint32_t g) {
 
 static void write_xmit(FILE *f, const xmit_rec_t *x, const uint32_t *rank_off, uint32_t npus) {
   uint32_t g = (uint32_t)x->cookie, r = rank_of(rank_off, npus, g);
+  /* The name "rank:node" names the SEND; bytes are the one figure it does not say. */
   fprintf(f,
-          ",\n{\"ph\":\"X\",\"cat\":\"link\",\"pid\":0,\"tid\":%" PRIu32 ",\"name\":\"%" PRIu32
-          ":%" PRIu32 "\",\"ts\":",
+          ",\n{\"ph\":\"X\",\"pid\":0,\"tid\":%" PRIu32 ",\"name\":\"%" PRIu32 ":%" PRIu32
+          "\",\"ts\":",
           x->link, r, g - rank_off[r]);
   put_us(f, x->start_ps);
   fprintf(f, ",\"dur\":");
   put_us(f, x->end_ps - x->start_ps);
-  fprintf(f, ",\"args\":{\"rank\":%" PRIu32 ",\"node\":%" PRIu32 ",\"bytes\":%" PRIu64 "}}", r,
-          g - rank_off[r], x->bytes);
+  fprintf(f, ",\"args\":{\"bytes\":%" PRIu64 "}}", x->bytes);
 }
 
 /* One node execution as a nestable async begin/end pair: a rank's nodes overlap (many
@@ -112,21 +123,21 @@ static void write_node(FILE *f, const sim_trace_t *tr, const node_rec_t *n, uint
   char name[96];
   switch (nd->op) {
   case ALGO_SEND:
-    snprintf(name, sizeof name, "SEND %" PRIu32 " ->%d tag %d", n->id, nd->peer, nd->tag);
+    snprintf(name, sizeof name, "SEND %" PRIu32 " ->%d tag %d %" PRIu64 " B", n->id, nd->peer,
+             nd->tag, nd->bytes);
     break;
   case ALGO_RECV:
-    snprintf(name, sizeof name, "RECV %" PRIu32 " <-%d tag %d", n->id, nd->peer, nd->tag);
+    snprintf(name, sizeof name, "RECV %" PRIu32 " <-%d tag %d %" PRIu64 " B", n->id, nd->peer,
+             nd->tag, nd->bytes);
     break;
   default: snprintf(name, sizeof name, "COMP %" PRIu32, n->id); break;
   }
-  for (int phase = 0; phase < 2; phase++) {
+  for (int phase = 0; phase < 2; phase++) { /* a begin and its end pair by (cat, id) */
     fprintf(f,
-            ",\n{\"ph\":\"%s\",\"cat\":\"node\",\"id\":%" PRIu32 ",\"pid\":%" PRIu32
+            ",\n{\"ph\":\"%s\",\"cat\":\"n\",\"id\":%" PRIu32 ",\"pid\":%" PRIu32
             ",\"tid\":0,\"name\":\"%s\",\"ts\":",
             phase == 0 ? "b" : "e", g, n->rank + 1, name);
     put_us(f, phase == 0 ? n->start_ps : n->end_ps);
-    if (phase == 0)
-      fprintf(f, ",\"args\":{\"node\":%" PRIu32 ",\"bytes\":%" PRIu64 "}", n->id, nd->bytes);
     fputc('}', f);
   }
 }

@@ -46,6 +46,9 @@ bool synth_method_available(synth_method_t m);
 typedef struct synth_opts {
   synth_method_t method;
   uint64_t seed;           /* the greedy's tie-breaking seed */
+  uint32_t seeds;          /* best of seeds: seed .. seed+seeds-1 (0 and 1: seed alone),
+                              the fastest kept, the lowest seed among equal times; only
+                              for the methods a seed changes (greedy, milp, auto) */
   uint32_t chunks_per_npu; /* 0 = chosen by the producer (the baselines: their fastest
                               configuration, see variant; milp: the greedy's choice) */
   double time_limit_s;     /* MILP's wall-clock safety net; 0 = its default (60 s) */
@@ -74,7 +77,11 @@ typedef struct synth_result {
   bool strict;           /* algo is order-proof already (sim_make_strict ran on it) */
   uint32_t pruned;       /* AUTO: candidates dropped before their simulation's end because
                             they could no longer be chosen */
+  uint64_t seed;         /* the seed algo was made with (opts->seeds: the winner's) */
+  uint32_t seeds_tried;  /* seeds synthesized (1 unless opts->seeds asked for more) */
 } synth_result_t;
+
+#define SYNTH_MAX_SEEDS 1000u /* opts->seeds at most */
 
 /* Builds the algorithm for coll of size_bytes (NCCL's meaning) on t with opts->method and
  * fills *out (zeroed first; out->algo NULL on failure). The MILP plans with the greedy's
@@ -84,7 +91,10 @@ typedef struct synth_result {
  * disconnected fabric, TN_INVAL for a size below one byte per chunk or an unavailable
  * method, and whatever the producer reports (TN_LIMIT for caps, TN_SOLVER, TN_NOMEM).
  * Deterministic: same inputs, same algorithm, whatever the thread count and load (the
- * MILP stops on a work limit; only its wall-clock safety net could break this). */
+ * MILP stops on a work limit; only its wall-clock safety net could break this).
+ * opts->seeds > 1 (at most SYNTH_MAX_SEEDS, else TN_INVAL) runs the method once per seed
+ * and keeps the set with the lowest simulated (order-proof) time, the lowest seed on a tie;
+ * out->seed names it, out->synth_ms covers every run. */
 tn_status_t synth_run(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
                       const synth_opts_t *opts, synth_result_t *out, tn_err_t *err);
 

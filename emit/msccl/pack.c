@@ -23,7 +23,9 @@
  * waits for last. Channels: messages linked by fused steps form chains that share a
  * channel; chain k (numbered by first message) gets channel k mod C. C is the smallest
  * count 1..32 for which the order below exists and every limit holds, fused first, then
- * unfused; nothing fits: refused, naming the limit or the node that never runs.
+ * unfused; nothing fits: refused, naming the limit or the node that never runs. The limits
+ * that do not depend on the order (threadblocks per GPU and per channel, steps per tb) are
+ * checked before a count's witness run (precheck), which is the costly part.
  *
  * Order and deadlock freedom. The runtime model is the strictest one: a connection
  * (sender, receiver, channel) buffers one message, so a send waits until the previous
@@ -40,6 +42,7 @@
  * connection buffer streams and needs its receiver; that stricter case is not modelled. */
 #include "emit/msccl/msccl_internal.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +79,7 @@ typedef struct pk {
   uint32_t *succ_off, *succ; /* dependents (global ids), CSR */
   tn_vec_t units;            /* unit_t */
   uint32_t *L;               /* per unit: position of its event in the order */
+  uint32_t *wpos, *wunit;    /* per unit: its rank in the witness's order; inverse */
   uint32_t *chain;           /* per global node (SEND: its message): union-find parent */
   uint32_t nchains;
   uint32_t *chain_ord; /* per global node that roots a chain: its number */
@@ -334,25 +338,11 @@ static uint64_t ukey(const unit_t *u) {
   return ((uint64_t)u->head << 32) | u->rank;
 }
 
-/* The witness's ready units by (estimated start, unit key): distinct units never tie. */
-typedef struct heap {
-  uint32_t *v;
-  uint32_t n;
-  const uint64_t *key, *key2;
-} heap_t;
-
-static bool hless(const void *ctx, uint32_t x, uint32_t y) {
-  const heap_t *h = ctx;
-  if (h->key[x] != h->key[y]) return h->key[x] < h->key[y];
-  return h->key2[x] < h->key2[y];
-}
-
-static void hpush(heap_t *h, uint32_t x) {
-  tn_heap_push(h->v, &h->n, x, hless, h);
-}
-
-static uint32_t hpop(heap_t *h) {
-  return tn_heap_pop(h->v, &h->n, hless, h);
+/* The witness's heaps hold units by their position in the order (estimated start, unit
+ * key) (P->wpos, computed once per form): distinct units never tie. */
+static bool pos_less(const void *ctx, uint32_t x, uint32_t y) {
+  (void)ctx;
+  return x < y;
 }
 
 /* Walks every dependency (node d of rank r → node i) between different units, as unit
@@ -461,17 +451,6 @@ static tn_status_t build_unit_graph(pk_t *P, tn_err_t *err) {
   return TN_OK;
 }
 
-typedef struct ckey {
-  uint64_t key;
-  uint32_t unit;
-} ckey_t;
-
-static int cmp_ckey(const void *x, const void *y) {
-  const ckey_t *s = x, *t = y;
-  if (s->key != t->key) return s->key < t->key ? -1 : 1;
-  return (s->unit > t->unit) - (s->unit < t->unit);
-}
-
 /* The unit that holds the SEND matching the receive of unit u. */
 static uint32_t in_unit(const pk_t *P, const unit_t *U) {
   const emit_i_msccl_xnode_t *xr = &P->x[U->rank][U->recv];
@@ -489,90 +468,74 @@ static uint32_t in_unit(const pk_t *P, const unit_t *U) {
  * per connection also makes receives meet their sends in order (FIFO pairing). A unit
  * left over means the program could deadlock: TN_INFEASIBLE naming it. */
 /* The witness run's state: per unit its unmet dependencies, the connection its send
- * part uses, a waiting list per connection, the ready heap and the unit's state bits
- * (bit 0 fired, bit 1 queued, bit 2 waiting on its connection). */
+ * part uses, the units waiting on each connection (a heap per connection, in wv from
+ * woff[c], wn[c] of them), the ready heap and the unit's state bits (bit 0 fired, bit 1
+ * queued, bit 2 waiting on its connection). */
 typedef struct witness {
   pk_t *P;
   uint32_t nconn, done;
-  uint32_t *left, *sconn, *wnext, *whead, *heapv;
+  uint32_t *left, *sconn, *woff, *wn, *wv, *heapv, nheap;
   uint8_t *st;
   bool *busy;
-  uint64_t *key, *key2;
-  heap_t h;
 } witness_t;
 
 static void witness_free(witness_t *w) {
   free(w->left);
   free(w->sconn);
-  free(w->wnext);
-  free(w->whead);
+  free(w->woff);
+  free(w->wn);
+  free(w->wv);
   free(w->heapv);
   free(w->st);
   free(w->busy);
-  free(w->key);
-  free(w->key2);
 }
 
-/* Numbers the connections (rank, peer, channel) of the units' send parts into sconn. */
-static tn_status_t number_connections(witness_t *w, tn_err_t *err) {
+/* Numbers the connections (rank, peer, channel) of the units' send parts into sconn: a
+ * send shape stands for one (rank, peer), and assign_channels left it in the unit's tb. */
+static void number_connections(witness_t *w, uint32_t C) {
   pk_t *P = w->P;
   uint32_t nu = (uint32_t)P->units.len;
-  ckey_t *ck = NULL;
-  size_t nck = 0;
-  tn_status_t rc = tn_calloc(nu + 1, sizeof *ck, &ck, err);
-  if (rc != TN_OK) return rc;
+  w->nconn = (uint32_t)P->shapes.len * C;
   for (uint32_t u = 0; u < nu; u++) {
     const unit_t *U = &UN(P, u);
-    w->sconn[u] = NONE;
-    if (U->send == NONE) continue;
-    uint64_t k = ((uint64_t)U->rank * P->a->npus + (uint32_t)nd(P, U->rank, U->send)->peer) *
-                     EMIT_MSCCL_MAX_CHANNELS * 64u +
-                 U->chan;
-    ck[nck++] = (ckey_t){k, u};
+    w->sconn[u] = U->send == NONE ? NONE : U->tb * C + U->chan;
   }
-  qsort(ck, nck, sizeof *ck, cmp_ckey);
-  for (size_t k = 0; k < nck; k++) {
-    if (k > 0 && ck[k].key != ck[k - 1].key) w->nconn++;
-    w->sconn[ck[k].unit] = w->nconn;
-  }
-  w->nconn += nck > 0;
-  free(ck);
-  return TN_OK;
 }
 
-static tn_status_t witness_init(witness_t *w, pk_t *P, tn_err_t *err) {
+static tn_status_t witness_init(witness_t *w, pk_t *P, uint32_t C, tn_err_t *err) {
   memset(w, 0, sizeof *w);
   w->P = P;
   uint32_t nu = (uint32_t)P->units.len;
   tn_status_t rc = tn_calloc(nu + 1, sizeof *w->left, &w->left, err);
   if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *w->sconn, &w->sconn, err);
-  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *w->wnext, &w->wnext, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *w->wv, &w->wv, err);
   if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *w->heapv, &w->heapv, err);
   if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *w->st, &w->st, err);
-  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *w->key, &w->key, err);
-  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *w->key2, &w->key2, err);
-  if (rc == TN_OK) rc = number_connections(w, err);
-  if (rc == TN_OK) rc = tn_calloc(w->nconn + 1, sizeof *w->busy, &w->busy, err);
-  if (rc == TN_OK) rc = tn_calloc(w->nconn + 1, sizeof *w->whead, &w->whead, err);
   if (rc != TN_OK) return rc;
-  for (uint32_t u = 0; u < nu; u++) {
-    const unit_t *U = &UN(P, u);
-    uint32_t lead = U->recv != NONE ? U->recv : U->comp != NONE ? U->comp : U->send;
-    w->key[u] = P->start[P->base[U->rank] + lead];
-    w->key2[u] = ukey(U);
-  }
+  number_connections(w, C);
+  rc = tn_calloc(w->nconn + 1, sizeof *w->busy, &w->busy, err);
+  if (rc == TN_OK) rc = tn_calloc(w->nconn + 2, sizeof *w->woff, &w->woff, err);
+  if (rc == TN_OK) rc = tn_calloc(w->nconn + 1, sizeof *w->wn, &w->wn, err);
+  if (rc != TN_OK) return rc;
+  /* Room for every unit that sends on a connection in that connection's heap. */
+  for (uint32_t u = 0; u < nu; u++)
+    if (w->sconn[u] != NONE) w->woff[w->sconn[u] + 1]++;
   for (uint32_t c = 0; c < w->nconn; c++)
-    w->whead[c] = NONE;
+    w->woff[c + 1] += w->woff[c];
   for (uint32_t u = 0; u < nu; u++)
     for (uint32_t e = P->usucc_off[u]; e < P->usucc_off[u + 1]; e++)
       w->left[P->usucc[e]]++;
-  w->h = (heap_t){w->heapv, 0, w->key, w->key2};
   return TN_OK;
+}
+
+/* Removes and returns the first unit waiting on connection c (one is waiting). */
+static uint32_t hpop_wait(witness_t *w, uint32_t c) {
+  return w->P->wunit[tn_heap_pop(w->wv + w->woff[c], &w->wn[c], pos_less, NULL)];
 }
 
 static void witness_queue(witness_t *w, uint32_t u) {
   w->st[u] |= 2;
-  hpush(&w->h, u);
+  tn_heap_push(w->heapv, &w->nheap, w->P->wpos[u], pos_less, NULL);
 }
 
 /* Fires unit u (its dependencies and message are there, its connection is free): frees
@@ -583,14 +546,18 @@ static void witness_fire(witness_t *w, uint32_t u) {
   w->st[u] |= 1;
   P->L[u] = w->done++;
   uint32_t woken = NONE;
-  if (U->recv != NONE) { /* its connection is free again: wake the waiting senders */
+  if (U->recv != NONE) { /* its connection is free again: wake the first waiting sender */
     uint32_t c = w->sconn[in_unit(P, U)];
     w->busy[c] = false;
-    for (uint32_t x = w->whead[c]; x != NONE; x = w->wnext[x]) {
+    /* Only the first waiter by (estimate, key) can take the connection before the others:
+     * the ready heap pops in that order, so waking them all (they would find it busy again
+     * and wait anew) fires the same units in the same order, at a cost quadratic in the
+     * messages queued on one connection. */
+    if (w->wn[c] > 0) {
+      uint32_t x = hpop_wait(w, c);
       w->st[x] &= (uint8_t)~4u;
       witness_queue(w, x);
     }
-    w->whead[c] = NONE;
   }
   if (U->send != NONE) { /* its message is there: the receiver may go */
     w->busy[w->sconn[u]] = true;
@@ -606,19 +573,58 @@ static void witness_fire(witness_t *w, uint32_t u) {
   if (woken != NONE && w->left[woken] == 0 && !(w->st[woken] & 7)) witness_queue(w, woken);
 }
 
-static tn_status_t simulate(pk_t *P, tn_err_t *err) {
+/* The witness's order of units: estimated start of the unit's lead node (its receive,
+ * else its COMP, else its send), then (head, rank). P->wpos and its inverse P->wunit. */
+typedef struct wkey {
+  uint64_t start, key;
+  uint32_t unit;
+} wkey_t;
+
+static int cmp_wkey(const void *x, const void *y) {
+  const wkey_t *s = x, *t = y;
+  if (s->start != t->start) return s->start < t->start ? -1 : 1;
+  return (s->key > t->key) - (s->key < t->key);
+}
+
+static tn_status_t witness_order(pk_t *P, tn_err_t *err) {
+  uint32_t nu = (uint32_t)P->units.len;
+  wkey_t *k = NULL;
+  tn_status_t rc = tn_malloc(nu + 1, sizeof *k, &k, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *P->wpos, &P->wpos, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *P->wunit, &P->wunit, err);
+  if (rc != TN_OK) {
+    free(k);
+    return rc;
+  }
+  for (uint32_t u = 0; u < nu; u++) {
+    const unit_t *U = &UN(P, u);
+    uint32_t lead = U->recv != NONE ? U->recv : U->comp != NONE ? U->comp : U->send;
+    k[u] = (wkey_t){P->start[P->base[U->rank] + lead], ukey(U), u};
+  }
+  qsort(k, nu, sizeof *k, cmp_wkey);
+  for (uint32_t i = 0; i < nu; i++) {
+    P->wpos[k[i].unit] = i;
+    P->wunit[i] = k[i].unit;
+  }
+  free(k);
+  return TN_OK;
+}
+
+static tn_status_t simulate(pk_t *P, uint32_t C, tn_err_t *err) {
   uint32_t nu = (uint32_t)P->units.len;
   witness_t w;
-  tn_status_t rc = witness_init(&w, P, err);
+  tn_status_t rc = P->wpos ? TN_OK : witness_order(P, err); /* once per form */
+  if (rc != TN_OK) return rc;
+  rc = witness_init(&w, P, C, err);
   for (uint32_t u = 0; rc == TN_OK && u < nu; u++)
     if (w.left[u] == 0 && UN(P, u).recv == NONE) witness_queue(&w, u);
-  while (rc == TN_OK && w.h.n > 0) {
-    uint32_t u = hpop(&w.h);
+  while (rc == TN_OK && w.nheap > 0) {
+    uint32_t u = P->wunit[tn_heap_pop(w.heapv, &w.nheap, pos_less, NULL)];
     w.st[u] &= (uint8_t)~2u;
     /* Queued units have their dependencies and message; the connection may be busy. */
     if (UN(P, u).send != NONE && w.busy[w.sconn[u]]) {
-      w.wnext[u] = w.whead[w.sconn[u]];
-      w.whead[w.sconn[u]] = u;
+      uint32_t c = w.sconn[u];
+      tn_heap_push(w.wv + w.woff[c], &w.wn[c], P->wpos[u], pos_less, NULL);
       w.st[u] |= 4;
       continue;
     }
@@ -657,27 +663,34 @@ static void build_chains(pk_t *P) {
     }
 }
 
-/* Channel of the message SEND node s of rank r carries, with C channels. */
-static uint32_t msg_chan(pk_t *P, uint32_t r, uint32_t s, uint32_t C) {
-  return P->chain_ord[uf_find(P->chain, P->base[r] + s)] % C;
+/* The number of the chain of unit U's message (its send's, else its receive's: the
+ * channel is that number mod C) and its shape; false for a COMP (no connection). */
+static bool unit_conn(const pk_t *P, const unit_t *U, uint32_t *ord, uint32_t *shape) {
+  uint32_t r = U->rank, npus = P->a->npus;
+  if (U->send != NONE) {
+    *ord = P->chain_ord[uf_find(P->chain, P->base[r] + U->send)];
+    *shape = P->sshape[(size_t)r * npus + (uint32_t)nd(P, r, U->send)->peer];
+    return true;
+  }
+  if (U->recv != NONE) {
+    const emit_i_msccl_xnode_t *xr = &P->x[r][U->recv];
+    *ord = P->chain_ord[uf_find(P->chain, P->base[xr->prank] + xr->pnode)];
+    *shape = P->rshape[(size_t)r * npus + (uint32_t)nd(P, r, U->recv)->peer];
+    return true;
+  }
+  return false;
 }
 
 /* ---- threadblocks for C channels ------------------------------------------- */
 
 /* Channel and shape (tb index still per shape) of every unit with a connection. */
 static void assign_channels(pk_t *P, uint32_t C) {
-  const algo_t *a = P->a;
   for (uint32_t u = 0; u < (uint32_t)P->units.len; u++) {
     unit_t *U = &UN(P, u);
-    uint32_t r = U->rank, *ss = P->sshape + (size_t)r * a->npus,
-             *rs = P->rshape + (size_t)r * a->npus;
-    if (U->send != NONE) {
-      U->chan = msg_chan(P, r, U->send, C);
-      U->tb = ss[nd(P, r, U->send)->peer];
-    } else if (U->recv != NONE) {
-      const emit_i_msccl_xnode_t *xr = &P->x[r][U->recv];
-      U->chan = msg_chan(P, xr->prank, xr->pnode, C);
-      U->tb = rs[nd(P, r, U->recv)->peer];
+    uint32_t ord = 0, shape = 0;
+    if (unit_conn(P, U, &ord, &shape)) {
+      U->chan = ord % C;
+      U->tb = shape;
     } else {
       U->tb = NONE;
     }
@@ -854,7 +867,7 @@ static tn_status_t layout(pk_t *P, uint32_t C, tn_err_t *err) {
   P->tbs.len = 0;
   P->udeps.len = 0;
   assign_channels(P, C);
-  if ((rc = simulate(P, err)) == TN_OK) rc = place_comps(P, err);
+  if ((rc = simulate(P, C, err)) == TN_OK) rc = place_comps(P, err);
   for (uint32_t r = 0; rc == TN_OK && r < P->a->npus; r++)
     rc = number_tbs(P, r, C, tbid, err);
   P->tb_off[P->a->npus] = (uint32_t)P->tbs.len;
@@ -897,6 +910,189 @@ static void check_limits(const pk_t *P, const emit_msccl_limits_t *lim, uint32_t
         snprintf(msg, cap, "gpu %u tb %u has %u steps (limit %u per threadblock)", r, t - t0,
                  TBI(P, t).nsteps, lim->steps);
         return;
+      }
+  }
+}
+
+/* ---- the limits without the witness run --------------------------------------- */
+
+/* What checking a channel count C without its layout needs, computed once per form: per
+ * unit its chain number and shape (NONE for a COMP), its operations (steps without nops)
+ * and the other units it depends on (distinct, CSR doff/dv); per COMP unit the units of
+ * the reduce RECVs it adds up (CSR roff/rv over q->re); per rank its units (uoff: build
+ * makes them rank by rank). Per C, per unit its tb as a key (channel * shapes + shape,
+ * NONE for a COMP whose tb depends on the order) and per key a stamp, a step count and a
+ * tb number. Keys are sized for the largest C tried. */
+typedef struct prechk {
+  uint32_t *ord, *shape, *ops, *doff, *dv, *uoff;
+  uint32_t *re, nre, *roff, *rv;
+  uint32_t *ukey, *stamp, *steps, *tbnum;
+  uint32_t nkeys;
+} prechk_t;
+
+static void prechk_free(prechk_t *q) {
+  uint32_t **v[] = {&q->ord,  &q->shape, &q->ops,  &q->doff,  &q->dv,    &q->uoff, &q->re,
+                    &q->roff, &q->rv,    &q->ukey, &q->stamp, &q->steps, &q->tbnum};
+  for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+    free(*v[k]);
+}
+
+/* The distinct units each unit depends on, CSR. */
+static tn_status_t prechk_deps(prechk_t *q, const pk_t *P, tn_err_t *err) {
+  uint32_t nu = (uint32_t)P->units.len;
+  tn_status_t rc = tn_calloc(nu + 2, sizeof *q->doff, &q->doff, err);
+  if (rc == TN_OK) rc = tn_calloc((size_t)P->usucc_off[nu] + 1, sizeof *q->dv, &q->dv, err);
+  uint32_t *seen = NULL;
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *seen, &seen, err);
+  for (uint32_t u = 0; rc == TN_OK && u < nu; u++) {
+    q->doff[u + 1] = q->doff[u];
+    udep_it_t it = {.P = P, .u = u};
+    for (uint32_t v; udep_next(&it, &v);)
+      if (seen[v] != u + 1) {
+        seen[v] = u + 1;
+        q->dv[q->doff[u + 1]++] = v;
+      }
+  }
+  free(seen);
+  return rc;
+}
+
+/* The COMP units and the units of the reduce RECVs each adds up, CSR. */
+static tn_status_t prechk_comps(prechk_t *q, const pk_t *P, tn_err_t *err) {
+  uint32_t nu = (uint32_t)P->units.len;
+  size_t nrv = 0;
+  for (uint32_t u = 0; u < nu; u++)
+    if (UN(P, u).kind == U_RE) {
+      q->nre++;
+      nrv += nd(P, UN(P, u).rank, UN(P, u).comp)->ndeps;
+    }
+  tn_status_t rc = tn_calloc(q->nre + 1, sizeof *q->re, &q->re, err);
+  if (rc == TN_OK) rc = tn_calloc(q->nre + 2, sizeof *q->roff, &q->roff, err);
+  if (rc == TN_OK) rc = tn_calloc(nrv + 1, sizeof *q->rv, &q->rv, err);
+  for (uint32_t u = 0, k = 0; rc == TN_OK && u < nu; u++) {
+    const unit_t *U = &UN(P, u);
+    if (U->kind != U_RE) continue;
+    const algo_node_t *n = nd(P, U->rank, U->comp);
+    const uint32_t *d = algo_node_deps(P->a, U->rank, n);
+    q->re[k] = u;
+    q->roff[k + 1] = q->roff[k];
+    for (uint32_t j = 0; j < n->ndeps; j++) {
+      const algo_node_t *dn = nd(P, U->rank, d[j]);
+      if (dn->op == ALGO_RECV && dn->reduce)
+        q->rv[q->roff[k + 1]++] = P->unit[P->base[U->rank] + d[j]];
+    }
+    q->ops[u] = q->roff[k + 1] - q->roff[k];
+    k++;
+  }
+  return rc;
+}
+
+static tn_status_t prechk_init(prechk_t *q, const pk_t *P, uint32_t maxc, tn_err_t *err) {
+  memset(q, 0, sizeof *q);
+  uint32_t nu = (uint32_t)P->units.len, npus = P->a->npus;
+  q->nkeys = maxc * (uint32_t)P->shapes.len;
+  tn_status_t rc = tn_calloc(nu + 1, sizeof *q->ukey, &q->ukey, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *q->ord, &q->ord, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *q->shape, &q->shape, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *q->ops, &q->ops, err);
+  if (rc == TN_OK) rc = tn_calloc(npus + 2, sizeof *q->uoff, &q->uoff, err);
+  if (rc == TN_OK) rc = tn_calloc(q->nkeys + 1, sizeof *q->stamp, &q->stamp, err);
+  if (rc == TN_OK) rc = tn_calloc(q->nkeys + 1, sizeof *q->steps, &q->steps, err);
+  if (rc == TN_OK) rc = tn_calloc(q->nkeys + 1, sizeof *q->tbnum, &q->tbnum, err);
+  if (rc == TN_OK) rc = prechk_deps(q, P, err);
+  for (uint32_t u = 0; rc == TN_OK && u < nu; u++) {
+    const unit_t *U = &UN(P, u);
+    assert(u == 0 || UN(P, u - 1).rank <= U->rank);
+    q->uoff[U->rank + 1] = u + 1;
+    q->ops[u] = 1;
+    if (!unit_conn(P, U, &q->ord[u], &q->shape[u])) q->ord[u] = q->shape[u] = NONE;
+  }
+  for (uint32_t r = 0; rc == TN_OK && r < npus; r++)
+    if (q->uoff[r + 1] < q->uoff[r]) q->uoff[r + 1] = q->uoff[r]; /* a rank without units */
+  if (rc == TN_OK) rc = prechk_comps(q, P, err);
+  return rc;
+}
+
+/* A necessary condition for C channels, as a message in msg (empty: layout may fit), in
+ * the order check_limits reports. Channels and shapes do not depend on the witness run, so
+ * each rank's threadblocks (and per channel its sending and receiving ones) are exactly
+ * layout's; a tb's steps are its units' operations plus a nop for every other tb a unit
+ * waits on beyond the first, exact too when no COMP's tb waits on the order (place_comps
+ * puts a COMP on the tb of the reduce RECV it waits for last: known when all share one),
+ * and a lower bound otherwise (said "at least"). The witness run it spares is most of an
+ * export's time when many counts do not fit; this is O(N + deps + C * shapes). */
+static void precheck(const pk_t *P, prechk_t *q, const emit_msccl_limits_t *lim, uint32_t C,
+                     char *msg, size_t cap) {
+  uint32_t nsh = (uint32_t)P->shapes.len, k = 0;
+  msg[0] = 0;
+  /* Rank by rank (a unit's dependencies are in its rank), so that a count refused on the
+   * first ranks costs little. */
+  for (uint32_t r = 0; r < P->a->npus && !msg[0]; r++) {
+    uint32_t u0 = q->uoff[r], u1 = q->uoff[r + 1];
+    uint32_t s0 = P->shape_off[r], s1 = P->shape_off[r + 1], ntb = 0;
+    for (uint32_t u = u0; u < u1; u++)
+      q->ukey[u] = q->ord[u] == NONE ? NONE : q->ord[u] % C * nsh + q->shape[u];
+    for (; k < q->nre && q->re[k] < u1; k++) {
+      uint32_t key = NONE;
+      for (uint32_t e = q->roff[k]; e < q->roff[k + 1]; e++) {
+        if (key != NONE && q->ukey[q->rv[e]] != key) {
+          key = NONE;
+          break;
+        }
+        key = q->ukey[q->rv[e]];
+      }
+      q->ukey[q->re[k]] = key;
+    }
+    for (uint32_t c = 0; c < C; c++)
+      for (uint32_t s = s0; s < s1; s++) {
+        q->tbnum[c * nsh + s] = NONE;
+        q->stamp[c * nsh + s] = q->steps[c * nsh + s] = 0;
+      }
+    for (uint32_t u = u0; u < u1; u++)
+      if (q->ukey[u] != NONE) q->tbnum[q->ukey[u]] = 0;
+    for (uint32_t c = 0; c < C; c++)
+      for (uint32_t s = s0; s < s1; s++)
+        if (q->tbnum[c * nsh + s] != NONE) q->tbnum[c * nsh + s] = ntb++;
+    ntb += P->a->coll == TN_ALLTOALL; /* the tb of the piece a GPU keeps (check_limits) */
+    if (ntb > lim->tbs) {
+      snprintf(msg, cap, "gpu %u needs %u threadblocks (limit %u)", r, ntb, lim->tbs);
+      break;
+    }
+    for (uint32_t c = 0; c < C && !msg[0]; c++) {
+      uint32_t ns = 0, nr = 0;
+      for (uint32_t s = s0; s < s1; s++) {
+        if (q->tbnum[c * nsh + s] == NONE) continue;
+        ns += SH(P, s).send >= 0;
+        nr += SH(P, s).recv >= 0;
+      }
+      if (ns > lim->tbs_per_channel || nr > lim->tbs_per_channel)
+        snprintf(msg, cap,
+                 "gpu %u channel %u has %u sending and %u receiving threadblocks "
+                 "(limit %u each)",
+                 r, c, ns, nr, lim->tbs_per_channel);
+    }
+    bool inexact = false; /* some tb's steps are only a lower bound */
+    for (uint32_t u = u0; u < u1 && !msg[0]; u++) {
+      uint32_t ku = q->ukey[u], others = 0;
+      if (ku == NONE) {
+        inexact = true;
+        continue;
+      }
+      for (uint32_t e = q->doff[u]; e < q->doff[u + 1]; e++) {
+        uint32_t kv = q->ukey[q->dv[e]];
+        if (kv == NONE) inexact = true;
+        if (kv == NONE || kv == ku || q->stamp[kv] == u + 1) continue;
+        q->stamp[kv] = u + 1;
+        others++;
+      }
+      q->steps[ku] += (others ? others - 1 : 0) + q->ops[u];
+    }
+    for (uint32_t c = 0; c < C && !msg[0]; c++)
+      for (uint32_t s = s0; s < s1 && !msg[0]; s++) {
+        uint32_t key = c * nsh + s;
+        if (q->tbnum[key] != NONE && q->steps[key] > lim->steps)
+          snprintf(msg, cap, "gpu %u tb %u has %s%u steps (limit %u per threadblock)", r,
+                   q->tbnum[key], inexact ? "at least " : "", q->steps[key], lim->steps);
       }
   }
 }
@@ -1107,6 +1303,8 @@ static void pk_free(pk_t *P) {
   free(P->succ);
   tn_vec_free(&P->units);
   free(P->L);
+  free(P->wpos);
+  free(P->wunit);
   free(P->chain);
   free(P->chain_ord);
   tn_vec_free(&P->shapes);
@@ -1142,7 +1340,9 @@ static tn_status_t build(pk_t *P, bool fuse, tn_err_t *err) {
   if (rc != TN_OK) return rc;
   free(P->L);
   free(P->order);
-  P->L = P->order = NULL;
+  free(P->wpos);
+  free(P->wunit);
+  P->L = P->order = P->wpos = P->wunit = NULL;
   if ((rc = tn_calloc(P->units.len + 1, sizeof *P->L, &P->L, err)) != TN_OK) return rc;
   if ((rc = tn_calloc(P->units.len + 1, sizeof *P->order, &P->order, err)) != TN_OK) return rc;
   if ((rc = build_unit_graph(P, err)) != TN_OK) return rc;
@@ -1221,6 +1421,50 @@ static tn_status_t pack_init(pk_t *P, const algo_t *a, const emit_msccl_limits_t
   return rc;
 }
 
+/* Whether the form's units can all run with no limit on connections at all: each after
+ * the units it depends on and after the unit that sends its message (Kahn's order over
+ * both). A fused form can tie a cycle (a unit that receives waits for one that sends,
+ * which waits through others for the first): then no channel count can run it, and the
+ * witness run of every count would say so. Message in msg as the witness words it, naming
+ * the first unit left (empty: no cycle). O(units + deps). */
+static tn_status_t form_cycle(const pk_t *P, char *msg, size_t cap, tn_err_t *err) {
+  uint32_t nu = (uint32_t)P->units.len, head = 0, tail = 0;
+  uint32_t *indeg = NULL, *queue = NULL;
+  msg[0] = 0;
+  tn_status_t rc = tn_calloc(nu + 1, sizeof *indeg, &indeg, err);
+  if (rc == TN_OK) rc = tn_calloc(nu + 1, sizeof *queue, &queue, err);
+  for (uint32_t u = 0; rc == TN_OK && u < nu; u++) {
+    indeg[u] += UN(P, u).recv != NONE;
+    for (uint32_t e = P->usucc_off[u]; e < P->usucc_off[u + 1]; e++)
+      indeg[P->usucc[e]]++;
+  }
+  for (uint32_t u = 0; rc == TN_OK && u < nu; u++)
+    if (indeg[u] == 0) queue[tail++] = u;
+  while (rc == TN_OK && head < tail) {
+    uint32_t u = queue[head++];
+    const unit_t *U = &UN(P, u);
+    for (uint32_t e = P->usucc_off[u]; e < P->usucc_off[u + 1]; e++)
+      if (--indeg[P->usucc[e]] == 0) queue[tail++] = P->usucc[e];
+    if (U->send != NONE) {
+      const emit_i_msccl_xnode_t *xs = &P->x[U->rank][U->send];
+      uint32_t w = P->unit[P->base[xs->prank] + xs->pnode];
+      if (--indeg[w] == 0) queue[tail++] = w;
+    }
+  }
+  if (rc == TN_OK && tail < nu) {
+    uint32_t u = 0;
+    while (indeg[u] == 0)
+      u++;
+    snprintf(msg, cap,
+             "rank %u node %u: never runs once each connection buffers only one message; the "
+             "runtime could deadlock",
+             UN(P, u).rank, UN(P, u).head);
+  }
+  free(indeg);
+  free(queue);
+  return rc;
+}
+
 /* The search's outcome: the first and the last reason a layout did not fit. */
 typedef struct fit {
   char first[240], last[240];
@@ -1235,28 +1479,47 @@ static tn_status_t try_channels(pk_t *P, const emit_msccl_export_opts_t *opts,
   uint32_t maxc = lim->channels < P->nchains ? lim->channels : P->nchains;
   if (maxc == 0) maxc = 1;
   if (opts->channels) maxc = opts->channels;
-  for (f->C = opts->channels ? opts->channels : 1; f->C <= maxc && !f->fits; f->C++) {
-    tn_status_t rc = layout(P, f->C, err);
-    if (rc == TN_INFEASIBLE) {
-      snprintf(f->last, sizeof f->last, "%s", err->msg);
-      tn_err_clear(err);
-    } else if (rc != TN_OK) {
-      return rc;
-    } else {
-      check_limits(P, lim, f->C, f->last, sizeof f->last);
+  prechk_t q;
+  bool acyclic = false; /* form_cycle ran and found none */
+  tn_status_t rc = prechk_init(&q, P, maxc, err);
+  for (f->C = opts->channels ? opts->channels : 1; rc == TN_OK && f->C <= maxc && !f->fits;
+       f->C++) {
+    /* A count the limits refuse before any order is chosen needs no witness run. */
+    precheck(P, &q, lim, f->C, f->last, sizeof f->last);
+    if (!f->last[0] && !acyclic) {
+      rc = form_cycle(P, f->last, sizeof f->last, err);
+      acyclic = rc == TN_OK && !f->last[0];
+      if (rc == TN_OK && f->last[0]) { /* no count runs this form: the others need no try */
+        if (!f->first[0])
+          snprintf(f->first, sizeof f->first, "with %u channel%s%s: %s", f->C, f->C > 1 ? "s" : "",
+                   fused ? "" : " unfused", f->last);
+        f->C = maxc + 1;
+        break;
+      }
     }
-    f->fits = !f->last[0];
-    if (!f->fits && !f->first[0])
+    if (rc == TN_OK && !f->last[0]) {
+      rc = layout(P, f->C, err);
+      if (rc == TN_INFEASIBLE) {
+        snprintf(f->last, sizeof f->last, "%s", err->msg);
+        tn_err_clear(err);
+        rc = TN_OK;
+      } else if (rc == TN_OK) {
+        check_limits(P, lim, f->C, f->last, sizeof f->last);
+      }
+    }
+    f->fits = rc == TN_OK && !f->last[0];
+    if (rc == TN_OK && !f->fits && !f->first[0])
       snprintf(f->first, sizeof f->first, "with %u channel%s%s: %s", f->C, f->C > 1 ? "s" : "",
                fused ? "" : " unfused", f->last);
     /* One channel gives every shape one tb, the fewest any count can: too many tbs there
      * means too many for every count. */
-    if (!f->fits && f->C == 1 && strstr(f->last, " needs ") &&
+    if (rc == TN_OK && !f->fits && f->C == 1 && strstr(f->last, " needs ") &&
         strstr(f->last, " threadblocks (limit"))
       f->C = maxc;
   }
   f->C--;
-  return TN_OK;
+  prechk_free(&q);
+  return rc;
 }
 
 /* The error for a program that fits no layout tried. */

@@ -98,4 +98,28 @@ check "compare milp rows" test "$(grep -o '"algorithm":"milp"' out.txt | wc -l)"
 fails_with 1 "$TENET" compare -t ring-4 -c allgather --sizes 4KiB --algos milp --time-limit 0
 check "compare --time-limit 0 is refused" grep -q -- '--time-limit' err.txt
 
+# The busbw axis: auto (log past a 10x span: 1 KiB..64 KiB on fc-8 spans 40x), log or
+# linear, said in --help; a bad scale and a scale without a plot are refused.
+"$TENET" compare --help | grep -q -- '--plot-y SCALE' && ok || bad "help mentions --plot-y"
+"$TENET" compare -t fc-8 -c allgather --sizes 1KiB..64KiB --algos $ALGOS --plot y-auto.png >/dev/null &&
+  "$TENET" compare -t fc-8 -c allgather --sizes 1KiB..64KiB --algos $ALGOS --plot y-log.png --plot-y log >/dev/null &&
+  "$TENET" compare -t fc-8 -c allgather --sizes 1KiB..64KiB --algos $ALGOS --plot y-lin.png --plot-y linear >/dev/null &&
+  cmp -s y-auto.png y-log.png && ! cmp -s y-auto.png y-lin.png && ok || bad "--plot-y auto is not log on a 40x span"
+fails_with 1 "$TENET" compare -t ring-8 -c allgather --plot p.png --plot-y lg
+check "--plot-y lg names the choices" grep -q -- "--plot-y 'lg': auto, log or linear" err.txt
+fails_with 1 "$TENET" compare -t ring-8 -c allgather --plot-y log
+check "--plot-y without --plot" grep -q -- "--plot-y needs --plot" err.txt
+
+# --seeds: the greedy row keeps the fastest of seeds 2..4 (seed 3, 285.206 us on mesh-4x4
+# All-Reduce 16 MiB; seed 2 alone: 293.971 us) and names it; Ring takes no seed.
+run "$TENET" compare -t mesh-4x4 -c allreduce --sizes 16MiB --algos greedy,ring --seed 2 --seeds 3 --json
+[ "$rc" -eq 0 ] && python3 - out.txt <<'EOF' && ok || bad "compare --seeds: $(cat out.txt err.txt)"
+import json, sys
+g, r = json.load(open(sys.argv[1]))["rows"]
+assert g["algorithm"] == "greedy" and g["seed"] == 3 and g["seeds_tried"] == 3 and g["time_ns"] == 285206.125, g
+assert "seed" not in r, r
+EOF
+fails_with 1 "$TENET" compare -t ring-8 -c allgather --seeds 0
+check "--seeds 0 is refused" grep -q -- '--seeds' err.txt
+
 testlib_done

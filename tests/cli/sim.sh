@@ -99,6 +99,26 @@ assert len(xs) == 8 * 14 and all(e["pid"] == 0 and e["dur"] > 0 for e in xs)
 assert {e["pid"] for e in ev if e["ph"] == "b"} == set(range(1, 9))
 EOF
 
+# --trace-links: the same link events, no node events, a smaller file; records are short
+# (no category or repeated rank/node on link events; exact microseconds without trailing
+# zeros); --trace-links alone is refused.
+"$TENET" sim -t "$SCRATCH/ring8.json" "$SCRATCH/own/ar" --trace "$SCRATCH/trace-l.json" --trace-links >/dev/null ||
+  bad "sim --trace-links"
+$PY - "$SCRATCH/trace.json" "$SCRATCH/trace-l.json" <<'EOF' && ok || bad "trace-links content"
+import json, os, sys
+full = json.load(open(sys.argv[1]))["traceEvents"]
+links = json.load(open(sys.argv[2]))["traceEvents"]
+assert [e for e in links if e["ph"] == "X"] == [e for e in full if e["ph"] == "X"]
+assert not [e for e in links if e["ph"] in ("b", "e")]
+assert os.path.getsize(sys.argv[2]) < os.path.getsize(sys.argv[1]) / 2
+x = [e for e in full if e["ph"] == "X"][0]
+assert set(x) == {"ph", "pid", "tid", "name", "ts", "dur", "args"} and set(x["args"]) == {"bytes"}
+EOF
+$PY -c 'import re,sys; t=open(sys.argv[1]).read(); assert not re.search(r"\.[0-9]*0[,}]", t)' "$SCRATCH/trace.json" &&
+  ok || bad "trace times not trimmed"
+"$TENET" sim -t "$SCRATCH/ring8.json" "$SCRATCH/own/ar" --trace-links 2>"$SCRATCH/err.txt" >/dev/null
+[ $? = 1 ] && grep -q -- "--trace-links needs --trace FILE" "$SCRATCH/err.txt" && ok || bad "--trace-links without --trace"
+
 # Errors: exit 1 naming rank, node and reason; no trace left behind.
 $PY "$W" unmatched 4 "$SCRATCH/bad/unmatched"
 "$TENET" sim -t "$SCRATCH/ring4.json" "$SCRATCH/bad/unmatched" --trace "$SCRATCH/t2.json" 2>"$SCRATCH/err.txt" >/dev/null

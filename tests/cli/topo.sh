@@ -213,6 +213,26 @@ desc="draw dense fc dot"; expect_msg "32 nodes and 992 links"; expect_msg "16 li
 expect_msg "--layout neato takes it"
 expect_bad "draw dense fc neato" pic.svg "$TENET" topo draw fc-128 -o pic.svg
 desc="draw dense fc neato"; expect_msg "128 nodes and 16256 links"
+# A switch fabric is drawn in tiers by default: NPUs in the bottom row, each server's
+# NVSwitch (200 GB/s) above its NPUs, the rail switches (25 GB/s) on top; links coloured
+# by bandwidth, named in the title, instead of 32 labels.
+run "$TENET" topo draw hierarchical-4x4 -o tiers.svg
+[ "$rc" -eq 0 ] && python3 - tiers.svg <<'EOF' && ok || bad "draw switch fabric in tiers: $(cat err.txt)"
+import re, sys
+svg = open(sys.argv[1]).read()
+y = {}
+for title, body in re.findall(r'<g id="node\d+" class="node">\s*<title>(n\d+)</title>(.*?)</g>', svg, re.S):
+    m = re.search(r'cy="(-?[\d.]+)"', body) or re.search(r'points="[-\d.]+,(-?[\d.]+)', body)
+    y[int(title[1:])] = float(m.group(1))
+npus, servers, rails = [y[v] for v in range(16)], [y[v] for v in range(16, 20)], [y[v] for v in range(20, 24)]
+assert min(npus) > max(servers) and min(servers) > max(rails), (npus, servers, rails)
+assert len(set(npus)) == 1 and len(set(servers)) == 1 and len(set(rails)) == 1
+assert "links in GB/s: 25 blue, 200 darkorange" in svg
+assert 'class="edge"' in svg and not re.search(r'<text[^>]*>200</text>', svg)
+EOF
+run "$TENET" topo draw hierarchical-4x4 -o flat.svg --layout neato
+[ "$rc" -eq 0 ] && grep -q '>200</text>' flat.svg && ok || bad "draw --layout neato keeps labels"
+"$TENET" topo draw --help | grep -q -- "--layout auto|neato|dot" && ok || bad "draw --help names auto"
 
 # topo info prints the tight bounds: mesh-8x8 All-Reduce of 1 GiB is 2*63 crossings of every
 # byte over 224 links of 50 GB/s = 11.25 ms (plus the last hop's 500 ns).

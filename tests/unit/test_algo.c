@@ -635,6 +635,58 @@ static void verify_handles_bitset_sets_of_a_mesh_reduction(void **state) {
   topo_free(t);
 }
 
+/* The stand-ins of node d as the plain definition walks them: depth first, each node
+ * once per walk (stamp), kept nodes appended as met. The reference for algo_drop_gates. */
+static void ref_stand_ins(const algo_t *a, uint32_t d, const uint32_t *map, uint32_t *stamp,
+                          uint32_t mark, uint32_t *out, uint32_t *n) {
+  if (stamp[d] == mark) return;
+  stamp[d] = mark;
+  if (map[d] != UINT32_MAX) {
+    out[(*n)++] = map[d];
+    return;
+  }
+  const algo_node_t *nd = algo_node(a, 0, d);
+  for (uint32_t k = 0; k < nd->ndeps; k++)
+    ref_stand_ins(a, algo_node_deps(a, 0, nd)[k], map, stamp, mark, out, n);
+}
+
+static void drop_gates_lists_stand_ins_in_walk_order(void **state) {
+  (void)state;
+  tn_rng_t rng;
+  tn_rng_seed(&rng, 7);
+  for (int round = 0; round < 40; round++) {
+    algo_t *a = NULL, *g = NULL;
+    TU_OK(algo_create_unknown("gates", 1, &a, &tu_err_));
+    uint32_t n = 20 + (uint32_t)tn_rng_below(&rng, 200), map[256], stamp[256] = {0}, kept = 0;
+    /* Chains of gates (one dependency: delay chains; several: a gate on the previous
+     * gate and more), among kept COMPs of 1 us; dependencies on earlier nodes only. */
+    for (uint32_t i = 0; i < n; i++) {
+      bool gate = i > 0 && tn_rng_below(&rng, 10) < 6;
+      uint32_t deps[4], nd = i == 0 ? 0 : (uint32_t)tn_rng_below(&rng, 4);
+      for (uint32_t k = 0; k < nd; k++)
+        deps[k] = k == 0 && gate ? i - 1 : (uint32_t)tn_rng_below(&rng, i);
+      TU_OK(algo_add_comp(a, 0, gate ? 0 : 1, deps, nd, NULL, 0, NULL, &tu_err_));
+      map[i] = gate ? UINT32_MAX : kept++;
+    }
+    if (kept == 0) map[0] = kept++;
+    TU_OK(algo_drop_gates(a, &g, &tu_err_));
+    assert_int_equal(algo_rank_len(g, 0), kept);
+    for (uint32_t i = 0; i < n; i++) {
+      if (map[i] == UINT32_MAX) continue;
+      uint32_t want[256], nw = 0;
+      const algo_node_t *nd = algo_node(a, 0, i);
+      for (uint32_t k = 0; k < nd->ndeps; k++)
+        ref_stand_ins(a, algo_node_deps(a, 0, nd)[k], map, stamp, i + 1, want, &nw);
+      const algo_node_t *m = algo_node(g, 0, map[i]);
+      assert_int_equal(m->ndeps, nw);
+      for (uint32_t k = 0; k < nw; k++)
+        assert_int_equal(algo_node_deps(g, 0, m)[k], want[k]);
+    }
+    algo_free(a);
+    algo_free(g);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ring_baselines_verify_for_2_to_64_npus),
@@ -668,6 +720,7 @@ int main(void) {
       cmocka_unit_test(verify_handles_interval_sets_of_a_large_ring),
       cmocka_unit_test(verify_handles_bitset_sets_of_a_mesh_reduction),
       cmocka_unit_test(bidirectional_ring_verifies),
+      cmocka_unit_test(drop_gates_lists_stand_ins_in_walk_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -642,8 +642,8 @@ static void plot_busbw_writes_png_and_svg(void **state) {
   char png[1200], svg[1200];
   snprintf(png, sizeof png, "%s/p.png", dir);
   snprintf(svg, sizeof svg, "%s/p.svg", dir);
-  TU_OK(cli_plot_busbw(rows, 4, "mesh-8x8: allgather, 64 NPUs", png, &tu_err_));
-  TU_OK(cli_plot_busbw(rows, 4, "mesh-8x8: allgather, 64 NPUs", svg, &tu_err_));
+  TU_OK(cli_plot_busbw(rows, 4, "mesh-8x8: allgather, 64 NPUs", png, CLI_PLOT_Y_AUTO, &tu_err_));
+  TU_OK(cli_plot_busbw(rows, 4, "mesh-8x8: allgather, 64 NPUs", svg, CLI_PLOT_Y_AUTO, &tu_err_));
   assert_true(file_starts_with(png, "\x89PNG\r\n\x1a\n", 8));
   assert_true(file_starts_with(svg, "<?xml", 5));
   assert_true(no_temp_files(dir));
@@ -657,20 +657,72 @@ static void plot_busbw_rejects_unknown_format_and_empty_data(void **state) {
   tn_err_t err = {0};
   char path[1200];
   snprintf(path, sizeof path, "%s/p.pdf", dir);
-  assert_int_equal(cli_plot_busbw(rows, 4, "t", path, &err), TN_INVAL);
+  assert_int_equal(cli_plot_busbw(rows, 4, "t", path, CLI_PLOT_Y_AUTO, &err), TN_INVAL);
   assert_non_null(strstr(err.msg, ".png or .svg"));
   for (int i = 0; i < 4; i++)
     rows[i].ok = false;
   tn_err_clear(&err);
   snprintf(path, sizeof path, "%s/p.png", dir);
-  assert_int_equal(cli_plot_busbw(rows, 4, "t", path, &err), TN_INVAL);
+  assert_int_equal(cli_plot_busbw(rows, 4, "t", path, CLI_PLOT_Y_AUTO, &err), TN_INVAL);
   assert_non_null(strstr(err.msg, "no successful result"));
   assert_false(exists(path));
   tn_err_clear(&err);
   fake_rows(rows);
   snprintf(path, sizeof path, "%s/missing/p.png", dir);
-  assert_int_equal(cli_plot_busbw(rows, 4, "t", path, &err), TN_IO);
+  assert_int_equal(cli_plot_busbw(rows, 4, "t", path, CLI_PLOT_Y_AUTO, &err), TN_IO);
   assert_non_null(strstr(err.msg, "missing/p.png"));
+}
+
+static bool same_file(const char *x, const char *y) {
+  FILE *f = fopen(x, "rb"), *g = fopen(y, "rb");
+  bool same = f && g;
+  for (int c = 0, d = 0; same && (c != EOF || d != EOF);) {
+    c = fgetc(f);
+    d = fgetc(g);
+    same = c == d;
+  }
+  if (f) fclose(f);
+  if (g) fclose(g);
+  return same;
+}
+
+static void plot_busbw_series_have_distinct_markers_and_dashes(void **state) {
+  (void)state;
+  for (size_t i = 0; i < 8; i++)
+    for (size_t j = i + 1; j < 8; j++) {
+      const char *mi = NULL, *mj = NULL;
+      int di = 0, dj = 0;
+      cli_plot_series_style(i, &mi, &di);
+      cli_plot_series_style(j, &mj, &dj);
+      assert_true(strcmp(mi, mj) != 0);
+      assert_int_not_equal(di, dj);
+      assert_true(di >= 1 && di <= 8);
+    }
+}
+
+static void plot_busbw_goes_log_when_busbw_spans_over_10x(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("test_cli_plot_log");
+  cli_result_t rows[4];
+  fake_rows(rows); /* ring 4x slower than greedy: linear */
+  char a[1200], l[1200], g[1200];
+  snprintf(a, sizeof a, "%s/auto.png", dir);
+  snprintf(l, sizeof l, "%s/linear.png", dir);
+  snprintf(g, sizeof g, "%s/log.png", dir);
+  TU_OK(cli_plot_busbw(rows, 4, "t", a, CLI_PLOT_Y_AUTO, &tu_err_));
+  TU_OK(cli_plot_busbw(rows, 4, "t", l, CLI_PLOT_Y_LINEAR, &tu_err_));
+  TU_OK(cli_plot_busbw(rows, 4, "t", g, CLI_PLOT_Y_LOG, &tu_err_));
+  assert_true(same_file(a, l));
+  assert_false(same_file(a, g));
+  for (int i = 1; i < 4; i += 2) { /* ring 100x slower: log */
+    rows[i].time_ps *= 25;
+    rows[i].busbw_GBps /= 25;
+  }
+  TU_OK(cli_plot_busbw(rows, 4, "t", a, CLI_PLOT_Y_AUTO, &tu_err_));
+  TU_OK(cli_plot_busbw(rows, 4, "t", l, CLI_PLOT_Y_LINEAR, &tu_err_));
+  TU_OK(cli_plot_busbw(rows, 4, "t", g, CLI_PLOT_Y_LOG, &tu_err_));
+  assert_true(same_file(a, g));
+  assert_false(same_file(a, l));
 }
 
 static void heatmap_draws_busiest_links(void **state) {
@@ -790,6 +842,8 @@ int main(void) {
       cmocka_unit_test(progress_eta_weighs_remaining_work_not_item_count),
       cmocka_unit_test(plot_busbw_writes_png_and_svg),
       cmocka_unit_test(plot_busbw_rejects_unknown_format_and_empty_data),
+      cmocka_unit_test(plot_busbw_series_have_distinct_markers_and_dashes),
+      cmocka_unit_test(plot_busbw_goes_log_when_busbw_spans_over_10x),
       cmocka_unit_test(heatmap_draws_busiest_links),
       cmocka_unit_test(parallel_runs_every_index_once_and_honours_stop),
   };

@@ -1,0 +1,37 @@
+/* cli/gv_internal.h — private to cli/: what `tenet topo draw` and `tenet et dot` share to
+ * render a graph through the graphviz library (no `dot` program needed): the layout
+ * engines offered with what each lays out in a few seconds, graphviz's errors caught into
+ * one line, and the picture written all or nothing. */
+#ifndef TENET_CLI_GV_INTERNAL_H
+#define TENET_CLI_GV_INTERNAL_H
+
+#include <graphviz/gvc.h>
+
+#include "cli/cli.h"
+
+/* What a layout engine lays out in a few seconds (docs/architecture.md §6). */
+typedef struct cli_gv_limit {
+  const char *layout;
+  uint32_t max_nodes, max_links, max_links_per_node; /* 0: no cap per node */
+} cli_gv_limit_t;
+
+/* The limits of layout ("neato", the default, or "dot"), or NULL for another engine. */
+const cli_gv_limit_t *cli_i_gv_limit(const char *layout);
+/* Whether a graph of nodes and links fits lim. */
+bool cli_i_gv_fits(const cli_gv_limit_t *lim, uint32_t nodes, uint64_t links);
+
+/* "svg" or "png" by path's extension, else NULL. */
+const char *cli_i_gv_format(const char *path);
+
+/* Routes graphviz's messages into the one kept for cli_i_gv_render's error (call before
+ * building a graph). */
+void cli_i_gv_catch_errors(void);
+/* The last message graphviz reported since cli_i_gv_catch_errors ("" when none). */
+const char *cli_i_gv_last_error(void);
+
+/* Lays g out with layout and renders it to out (its format by its extension) through
+ * tn_outfile (all or nothing). TN_INTERNAL naming what graphviz said when it fails. */
+tn_status_t cli_i_gv_render(GVC_t *gvc, Agraph_t *g, const char *layout, const char *what,
+                            const char *out, tn_err_t *err);
+
+#endif
