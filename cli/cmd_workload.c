@@ -180,6 +180,11 @@ int cmd_workload(int argc, char **argv) {
     tn_err_set(&err, TN_INVAL, "--backend '%s': expected aware or unaware", a.backend);
     goto fail;
   }
+  struct stat sb; /* a cache that cannot hold sets is refused before any synthesis */
+  if (a.cache && stat(a.cache, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+    tn_err_set(&err, TN_INVAL, "--cache %s: exists and is not a directory", a.cache);
+    goto fail;
+  }
   p.prefix = a.pos[0];
   p.topo_arg = a.topo;
   p.cache = a.cache;

@@ -139,6 +139,9 @@ mkdir -p full && echo x >full/keep
 fails_with 1 "$TENET" workload -t ring-8 w/dp -o full
 expect_msg "not empty"
 fails_with 1 "$TENET" workload -t ring-8 w/dp
+echo x >notadir
+fails_with 1 "$TENET" workload -t ring-8 w/dp -o bad3 --cache notadir
+expect_msg "--cache notadir: exists and is not a directory"
 fails_with 1 "$TENET" workload example dp -n 1 -o w/one
 fails_with 1 "$TENET" workload example nosuch -n 4 -o w/x
 SUBCMD=sim
