@@ -45,7 +45,8 @@ static const char help[] =
     "                        whole ns, rounded down, as ASTRA-sim's analytical backend\n"
     "                        does (it then agrees with ASTRA-sim to the ns where tenet's\n"
     "                        exact ps differ by the rounding; JSON: whole_ns). No lower\n"
-    "                        bound is reported: it holds for exact delays\n"
+    "                        bound is reported (it holds for exact delays), and no spread\n"
+    "                        over orders (--ties picks one)\n"
     "      --json            print one JSON object instead of a summary\n"
     "      --workload DIR    PREFIX is a Chakra workload (a training step) and DIR what\n"
     "                        'tenet workload' wrote for it: simulates the whole step, each\n"
@@ -313,7 +314,7 @@ int cmd_sim(int argc, char **argv) {
    * link at one instant) is run under more orders, and a spread is reported. */
   uint64_t ties = 0;
   order_info_t oi = {0};
-  if (!a.ties) so.on_tie = count_tie, so.tie_ctx = &ties;
+  if (!a.ties && !a.whole_ns) so.on_tie = count_tie, so.tie_ctx = &ties;
   if (sim_run(t, set, &so, &r, &err) != TN_OK) {
     if (err.status == TN_PARSE) tn_err_prefix(&err, "%s", a.prefix); /* "rank r node i: ..." */
     goto fail;
