@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "sim/sim_internal.h"
 #include "ten/ten.h"
 
 #define NONE UINT32_MAX
@@ -60,6 +61,27 @@ typedef struct keyq {
   uint32_t msg_head, msg_tail, recv_head, recv_tail;
 } keyq_t;
 
+/* A collective run apart (see "running a collective apart" below): what the step's own
+ * rules give its algorithm when every rank issues its COLL at instant 0 of an idle
+ * network and nothing else happens, with its times relative to that instant. */
+typedef struct xrec {
+  uint64_t enq, start; /* the message entered the link's queue; its transmission began */
+  uint32_t link, node; /* node: the SEND (index among the collective's algorithm nodes) */
+} xrec_t;
+
+typedef struct profile {
+  const algo_t *a; /* the key: the algorithm and its collective's ranks */
+  const uint32_t *ranks;
+  uint32_t nranks;
+  bool ok;                      /* usable: it ran, and every message is alone on its key */
+  uint32_t nodes;               /* the algorithm nodes of every rank, in the step's order */
+  uint64_t *issue_ps, *done_ps; /* per node */
+  uint64_t *fin_ps;             /* per rank of the collective: its COLL is done */
+  uint64_t net_end_ps;          /* the last delivery (0: no message) */
+  tn_vec_t x;                   /* xrec_t: every transmission, in the order of entry */
+  struct profile *next;
+} profile_t;
+
 typedef struct step {
   const topo_t *t;
   const workload_t *w;
@@ -84,9 +106,31 @@ typedef struct step {
   uint32_t ndirty;
   uint32_t ndone;
   topo_routes_t *routes;
+  bool own_routes;
   ten_engine_t *e;
   sim_step_result_t *res;
+  /* running collectives apart */
+  bool apart;        /* allowed (sim_i_step_apart) */
+  uint32_t *started; /* COLL instances issued in the current pass over the ranks */
+  uint32_t nstarted;
+  uint32_t *pass_count;        /* per collective: its instances among them */
+  uint32_t *coll_inst;         /* per collective: its first instance */
+  profile_t **prof_of;         /* per collective: its profile (NULL: not made yet) */
+  profile_t *profs;            /* every profile made, by algorithm and ranks */
+  uint8_t *virt;               /* per instance: running apart, not carried into the network */
+  uint32_t vcoll;              /* the collective apart whose messages may be in flight, or NONE */
+  uint64_t vstart_ps, vend_ps; /* its start and last delivery */
+  uint64_t inflight;           /* messages in the shared network */
+  uint32_t napart;             /* collectives run apart (statistics for tests) */
+  uint32_t ncarried;           /* of them, carried into the network */
+  uint64_t nplaced;            /* messages put back on their links then */
+  /* a profile's run records: */
+  uint64_t *rec_issue, *rec_done; /* per node */
+  tn_vec_t *rec_x;
+  tn_err_t rec_err;
 } step_t;
+
+#define APART_COOKIE (1ull << 63) /* a timer: instance (low bits) of a collective apart */
 
 static uint64_t mix64(uint64_t x) {
   x ^= x >> 30;
@@ -136,6 +180,7 @@ static void inst_done(step_t *s, uint32_t k, uint64_t now) {
 static void complete(step_t *s, uint32_t g, uint64_t now) {
   xnode_t *n = &s->nodes[g];
   n->state = ST_DONE;
+  if (s->rec_done) s->rec_done[g] = now;
   s->ndone++;
   if (now > s->res->finish_ps[n->rank]) s->res->finish_ps[n->rank] = now;
   if (n->op == X_BCAST) {
@@ -174,12 +219,20 @@ static void deliver(step_t *s, uint32_t g, uint64_t now) {
   q->msg_tail = g;
 }
 
+static tn_status_t carry_in(step_t *s, uint64_t now, tn_err_t *err);
+
 static tn_status_t issue(step_t *s, uint32_t g, uint64_t now, tn_err_t *err) {
   xnode_t *n = &s->nodes[g];
   n->state = ST_ISSUED;
+  if (s->rec_issue) s->rec_issue[g] = now;
   if (n->cls < R_NCLASS) s->busy[n->rank * R_NCLASS + n->cls] = 1;
   switch (n->op) {
-  case X_SEND: return ten_send(s->e, n->rank, n->peer, n->arg, g, err);
+  case X_SEND: {
+    tn_status_t st;
+    if (s->vcoll != NONE && now < s->vend_ps && (st = carry_in(s, now, err)) != TN_OK) return st;
+    s->inflight++;
+    return ten_send(s->e, n->rank, n->peer, n->arg, g, err);
+  }
   case X_BCAST: {
     uint64_t *start = &s->res->coll_start_ps[s->inst[n->inst].coll];
     if (*start == UINT64_MAX || now < *start) *start = now;
@@ -193,12 +246,9 @@ static tn_status_t issue(step_t *s, uint32_t g, uint64_t now, tn_err_t *err) {
     inst_t *in = &s->inst[n->inst];
     uint64_t *start = &s->res->coll_start_ps[in->coll];
     if (*start == UINT64_MAX || now < *start) *start = now;
-    if (in->count == 0) {
-      inst_done(s, n->inst, now);
-      return TN_OK;
-    }
-    for (uint32_t h = in->first; h < in->first + in->count; h++)
-      if (s->nodes[h].root && --s->nodes[h].pending == 0) make_ready(s, h);
+    if (in->count == 0) inst_done(s, n->inst, now);
+    /* Its algorithm starts (or runs apart) once this pass over the ranks is done. */
+    s->started[s->nstarted++] = n->inst;
     return TN_OK;
   }
   default: break;
@@ -223,6 +273,8 @@ static tn_status_t issue(step_t *s, uint32_t g, uint64_t now, tn_err_t *err) {
   q->recv_tail = g;
   return TN_OK;
 }
+
+static tn_status_t start_colls(step_t *s, uint64_t now, tn_err_t *err);
 
 /* Issues what the instant made ready, until nothing more is: algorithm nodes and RECVs
  * at once, and per rank the lowest waiting node of every free resource. Issuing may
@@ -249,6 +301,7 @@ static tn_status_t issue_ready(step_t *s, uint64_t now, tn_err_t *err) {
                    now, err);
       }
     }
+    if (st == TN_OK && s->nstarted > 0) st = start_colls(s, now, err);
   }
   return st;
 }
@@ -626,6 +679,277 @@ static tn_status_t report_stuck(const step_t *s, tn_err_t *err) {
   return tn_err_set(err, TN_INTERNAL, "the step stopped with nodes left");
 }
 
+/* ---- running a collective apart ------------------------------------------------------
+ * Most of a step's collectives run on a network nothing else uses while they do, and
+ * many collectives share one algorithm: the step runs such a collective apart, from a
+ * profile of its algorithm made once (the step's own rules run on that collective alone,
+ * every rank issuing its COLL at instant 0), and carries it into the shared network only
+ * if something else needs the network before its last message is delivered. This is exact:
+ * - A collective goes apart only when every rank of it issued its COLL in one pass over
+ *   the ranks of one instant T (the profile's start) with no message in the network and
+ *   no other collective apart with messages in flight.
+ * - While nothing else is in the network its algorithm's nodes interact with the rest of
+ *   the step only through their ranks' COLL nodes: its messages, timers and ready nodes
+ *   follow from its own (the engine orders the messages of an instant by link and position,
+ *   not by when others were sent; sends of one instant on one link come from one rank,
+ *   which runs one communication at a time), so each rank's COLL is done at T plus the
+ *   profile's time for it.
+ * - The first SEND that would enter the network before its last delivery (at instant
+ *   t >= T, after t's events were drained) first carries it in: its nodes take the states
+ *   the profile gives them after instant t, its COMPs their timers, and each message in
+ *   flight is put back on the link it was on, its transmission starting when it did
+ *   (ten_place), in the order the messages entered there. The step then goes on exactly as
+ *   if the collective had run in the network from T. */
+
+static void rec_xmit(void *ctx, uint32_t link, uint64_t start_ps, uint64_t end_ps, uint64_t bytes,
+                     uint64_t cookie) {
+  (void)end_ps;
+  (void)bytes;
+  step_t *s = ctx;
+  xrec_t x = {ten_now(s->e), start_ps, link, (uint32_t)cookie};
+  if (s->rec_err.status == TN_OK) (void)tn_vec_push(s->rec_x, &x, &s->rec_err);
+}
+
+static void profile_free(profile_t *p) {
+  free(p->issue_ps);
+  free(p->done_ps);
+  free(p->fin_ps);
+  tn_vec_free(&p->x);
+  free(p);
+}
+
+static tn_status_t step_exec(step_t *s, tn_err_t *err);
+static void step_release(step_t *s);
+
+/* profile_run's run of collective k alone: w holds its COLLs (NOPs on the other ranks). */
+static tn_status_t profile_step(const step_t *s, uint32_t k, const workload_t *w,
+                                const wl_colls_t *cs, profile_t *p, tn_err_t *err) {
+  const wl_coll_t *c = &s->cs->c[k];
+  const algo_t *algos[1] = {s->algos[k]};
+  sim_step_result_t res = {0};
+  tn_err_t e = {0};
+  step_t q = {.t = s->t,
+              .w = w,
+              .cs = cs,
+              .algos = algos,
+              .npus = s->npus,
+              .res = &res,
+              .routes = s->routes,
+              .rec_x = &p->x};
+  tn_status_t st = step_exec(&q, &e);
+  if (st == TN_OK && q.rec_err.status != TN_OK) st = q.rec_err.status;
+  if (st == TN_OK) {
+    uint32_t g0 = q.inst[0].first;
+    p->nodes = q.total - g0;
+    p->ok = true; /* unless the checks below find otherwise */
+    if ((st = tn_malloc((size_t)p->nodes + 1, sizeof *p->issue_ps, &p->issue_ps, err)) == TN_OK &&
+        (st = tn_malloc((size_t)p->nodes + 1, sizeof *p->done_ps, &p->done_ps, err)) == TN_OK &&
+        (st = tn_malloc((size_t)c->nranks + 1, sizeof *p->fin_ps, &p->fin_ps, err)) == TN_OK) {
+      memcpy(p->issue_ps, q.rec_issue + g0, p->nodes * sizeof *p->issue_ps);
+      memcpy(p->done_ps, q.rec_done + g0, p->nodes * sizeof *p->done_ps);
+      for (size_t i = 0; i < p->x.len; i++) /* the SENDs' indices among the algorithm nodes */
+        TN_VEC_AT(&p->x, xrec_t, i).node -= g0;
+      uint64_t total = 0;
+      for (uint32_t j = 0; j < c->nranks; j++) {
+        const inst_t *in = &s->inst[s->coll_inst[k] + j], *qi = &q.inst[j];
+        p->fin_ps[j] = q.rec_done[qi->wnode];
+        total += in->count;
+        /* The same layout as the step's instances: rank by rank, node by node. */
+        if (in->count != qi->count || qi->first - g0 != in->first - s->inst[s->coll_inst[k]].first)
+          p->ok = false;
+        if (in->count > 0 && p->fin_ps[j] == 0) p->ok = false;
+      }
+      if (total != p->nodes) p->ok = false;
+      for (uint32_t g = g0; g < q.total && p->ok; g++) {
+        const xnode_t *n = &q.nodes[g];
+        if (n->op == X_SEND || n->op == X_RECV) p->ok = n->keyid == PAIRED;
+        if (n->op == X_SEND && q.rec_done[g] > p->net_end_ps) p->net_end_ps = q.rec_done[g];
+      }
+    }
+  } else if (st == TN_NOMEM) {
+    *err = e;
+  } else {
+    st = TN_OK; /* p->ok stays false */
+  }
+  step_release(&q);
+  sim_step_result_free(&res);
+  return st;
+}
+
+/* Runs collective k of s alone on s's fabric with the step's rules and keeps what carry_in
+ * and start_colls need in p. TN_NOMEM only: a collective that cannot run alone is left
+ * to the network (p->ok false), where the step reports what it meets. */
+static tn_status_t profile_run(const step_t *s, uint32_t k, profile_t *p, tn_err_t *err) {
+  const wl_coll_t *c = &s->cs->c[k];
+  workload_t *w = NULL;
+  wl_colls_t cs = {0};
+  tn_err_t e = {0};
+  tn_vec_init(&p->x, sizeof(xrec_t));
+  tn_status_t st = wl_create(s->npus, &w, err);
+  for (uint32_t r = 0, j = 0; st == TN_OK && r < s->npus; r++) {
+    wl_node_t x = {.id = 0, .op = WL_NOP};
+    if (j < c->nranks && c->ranks[j] == r) {
+      x = (wl_node_t){
+          .id = 1, .op = WL_COLL, .comm_type = c->comm_type, .bytes = c->bytes, .pg = c->pg};
+      j++;
+    }
+    st = wl_add(w, r, &x, NULL, NULL, 0, NULL, err);
+  }
+  if (st == TN_OK && wl_check(w, &cs, &e) == TN_OK && cs.n == 1 && cs.c[0].nranks == c->nranks)
+    st = profile_step(s, k, w, &cs, p, err);
+  wl_colls_free(&cs);
+  wl_free(w);
+  return st;
+}
+
+/* Collective k's profile (made on first use; shared by the collectives that run the same
+ * algorithm on the same ranks). */
+static tn_status_t profile_of(step_t *s, uint32_t k, profile_t **out, tn_err_t *err) {
+  const wl_coll_t *c = &s->cs->c[k];
+  if ((*out = s->prof_of[k]) != NULL) return TN_OK;
+  for (profile_t *p = s->profs; p; p = p->next)
+    if (p->a == s->algos[k] && p->nranks == c->nranks &&
+        memcmp(p->ranks, c->ranks, c->nranks * sizeof *c->ranks) == 0)
+      return *out = s->prof_of[k] = p, TN_OK;
+  profile_t *p = NULL;
+  tn_status_t st = tn_calloc(1, sizeof *p, &p, err);
+  if (st != TN_OK) return st;
+  p->a = s->algos[k];
+  p->ranks = c->ranks;
+  p->nranks = c->nranks;
+  if ((st = profile_run(s, k, p, err)) != TN_OK) {
+    profile_free(p);
+    return st;
+  }
+  p->next = s->profs;
+  s->profs = p;
+  *out = s->prof_of[k] = p;
+  return TN_OK;
+}
+
+/* Collective k's instances were all issued in this pass at now: run it apart. */
+static tn_status_t go_apart(step_t *s, uint32_t k, const profile_t *p, uint64_t now,
+                            tn_err_t *err) {
+  s->vcoll = k;
+  s->vstart_ps = now;
+  s->vend_ps = now + p->net_end_ps;
+  s->napart++;
+  for (uint32_t j = 0; j < s->cs->c[k].nranks; j++) {
+    uint32_t ki = s->coll_inst[k] + j;
+    if (s->inst[ki].count == 0) continue; /* done already */
+    s->virt[ki] = 1;
+    tn_status_t st = ten_timer(s->e, p->fin_ps[j], APART_COOKIE | ki, err);
+    if (st != TN_OK) return st;
+  }
+  return TN_OK;
+}
+
+/* The COLLs issued in this pass over the ranks start their algorithms: a collective all of
+ * whose ranks are among them on an idle network runs apart, the others' root nodes are
+ * ready (nothing was issued since their COLLs, so the instant runs as if they had been
+ * made ready then). */
+static tn_status_t start_colls(step_t *s, uint64_t now, tn_err_t *err) {
+  tn_status_t st = TN_OK;
+  for (uint32_t i = 0; i < s->nstarted; i++)
+    s->pass_count[s->inst[s->started[i]].coll]++;
+  if (s->vcoll != NONE && now >= s->vend_ps) s->vcoll = NONE;
+  for (uint32_t i = 0; i < s->nstarted && st == TN_OK; i++) {
+    uint32_t ki = s->started[i], k = s->inst[ki].coll;
+    if (s->pass_count[k] == UINT32_MAX) continue; /* apart */
+    if (s->apart && s->pass_count[k] == s->cs->c[k].nranks && s->inflight == 0 &&
+        s->vcoll == NONE) {
+      profile_t *p = NULL;
+      uint64_t end = 0;
+      if ((st = profile_of(s, k, &p, err)) != TN_OK) break;
+      if (p->ok && tn_time_add(now, p->net_end_ps, &end)) {
+        s->pass_count[k] = UINT32_MAX;
+        st = go_apart(s, k, p, now, err);
+        continue;
+      }
+    }
+    const inst_t *in = &s->inst[ki];
+    for (uint32_t h = in->first; h < in->first + in->count; h++)
+      if (s->nodes[h].root && --s->nodes[h].pending == 0) make_ready(s, h);
+  }
+  for (uint32_t i = 0; i < s->nstarted; i++)
+    s->pass_count[s->inst[s->started[i]].coll] = 0;
+  s->nstarted = 0;
+  return st;
+}
+
+/* The profile's time of instance ki's last node came: its COLL is done. */
+static void apart_done(step_t *s, uint32_t ki, uint64_t now) {
+  if (!s->virt[ki]) return; /* carried into the network since */
+  s->virt[ki] = 0;
+  inst_t *in = &s->inst[ki];
+  uint32_t r = s->nodes[in->wnode].rank;
+  for (uint32_t h = in->first; h < in->first + in->count; h++)
+    s->nodes[h].state = ST_DONE;
+  s->ndone += in->count;
+  in->left = 0;
+  if (now > s->res->finish_ps[r]) s->res->finish_ps[r] = now;
+  inst_done(s, ki, now);
+}
+
+/* Carries the collective apart into the network at now (see above). */
+static tn_status_t carry_in(step_t *s, uint64_t now, tn_err_t *err) {
+  uint32_t k = s->vcoll, nr = s->cs->c[k].nranks, ki0 = s->coll_inst[k];
+  const profile_t *p = s->prof_of[k];
+  uint64_t t0 = s->vstart_ps, rel = now - t0;
+  uint32_t g0 = s->inst[ki0].first, *cur = NULL;
+  s->vcoll = NONE;
+  s->ncarried++;
+  tn_status_t st = tn_malloc((size_t)p->nodes + 1, sizeof *cur, &cur, err);
+  if (st != TN_OK) return st;
+  xnode_t *X = s->nodes;
+  for (uint32_t j = 0; j < nr; j++) {
+    inst_t *in = &s->inst[ki0 + j];
+    if (!s->virt[ki0 + j]) continue;
+    uint32_t r = X[in->wnode].rank;
+    for (uint32_t h = in->first; h < in->first + in->count; h++) {
+      uint32_t l = h - g0;
+      cur[l] = NONE;
+      if (X[h].root) X[h].pending = 0; /* its COLL was issued */
+      if (p->done_ps[l] <= rel) {
+        X[h].state = ST_DONE;
+        s->ndone++;
+        in->left--;
+        if (t0 + p->done_ps[l] > s->res->finish_ps[r]) s->res->finish_ps[r] = t0 + p->done_ps[l];
+      } else if (p->issue_ps[l] <= rel) {
+        X[h].state = ST_ISSUED;
+        if (X[h].op == X_COMP && (st = ten_timer(s->e, t0 + p->done_ps[l] - now, h, err)) != TN_OK)
+          goto out;
+      }
+    }
+  }
+  /* Dependencies left: the nodes not done wait for those of theirs not done. */
+  for (uint32_t j = 0; j < nr; j++) {
+    const inst_t *in = &s->inst[ki0 + j];
+    if (!s->virt[ki0 + j]) continue;
+    for (uint32_t h = in->first; h < in->first + in->count; h++)
+      if (X[h].state == ST_DONE)
+        for (uint32_t e = X[h].succ_off; e < X[h + 1].succ_off; e++)
+          X[s->succ[e]].pending--;
+  }
+  /* Each message in flight goes back on the link it was on. */
+  const xrec_t *x = p->x.data;
+  size_t nx = p->x.len, i;
+  for (i = 0; i < nx && x[i].enq <= rel; i++)
+    cur[x[i].node] = (uint32_t)i;
+  for (size_t m = 0; m < i && st == TN_OK; m++) {
+    uint32_t h = g0 + x[m].node;
+    if (cur[x[m].node] != m || X[h].state != ST_ISSUED || !s->virt[X[h].inst]) continue;
+    st = ten_place(s->e, X[h].rank, X[h].peer, x[m].link, X[h].arg, h, t0 + x[m].start, err);
+    s->inflight++;
+    s->nplaced++;
+  }
+  for (uint32_t j = 0; j < nr; j++)
+    s->virt[ki0 + j] = 0;
+out:
+  free(cur);
+  return st;
+}
+
 static tn_status_t run(step_t *s, tn_err_t *err) {
   for (uint32_t g = 0; g < s->nwork; g++)
     if (s->nodes[g].pending == 0) make_ready(s, g);
@@ -633,10 +957,14 @@ static tn_status_t run(step_t *s, tn_err_t *err) {
   ten_event_t ev;
   while (st == TN_OK && ten_next(s->e, &ev)) {
     uint32_t g = (uint32_t)ev.cookie;
-    if (ev.kind == TEN_EV_DELIVER)
+    if (ev.kind == TEN_EV_DELIVER) {
+      s->inflight--;
       deliver(s, g, ev.time_ps);
-    else
+    } else if (ev.cookie & APART_COOKIE) {
+      apart_done(s, g, ev.time_ps);
+    } else {
       complete(s, g, ev.time_ps);
+    }
     if (ten_peek_time(s->e) != ev.time_ps) st = issue_ready(s, ev.time_ps, err);
   }
   if (st == TN_OK) st = ten_engine_status(s->e, err);
@@ -653,13 +981,32 @@ void sim_step_result_free(sim_step_result_t *r) {
   memset(r, 0, sizeof *r);
 }
 
-tn_status_t sim_step(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
-                     const algo_t *const *algos, sim_step_result_t *res, tn_err_t *err) {
-  memset(res, 0, sizeof *res);
-  if (w->npus != t->npus)
-    return tn_err_set(err, TN_INVAL, "the workload has %u ranks, the fabric %u NPUs", w->npus,
-                      t->npus);
-  step_t s = {.t = t, .w = w, .cs = cs, .algos = algos, .npus = w->npus, .res = res};
+static tn_status_t alloc_apart(step_t *s, tn_err_t *err) {
+  const wl_colls_t *cs = s->cs;
+  tn_status_t st;
+  if ((st = tn_malloc((size_t)s->ninst + 1, sizeof *s->started, &s->started, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *s->pass_count, &s->pass_count, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *s->coll_inst, &s->coll_inst, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *s->prof_of, &s->prof_of, err)) != TN_OK ||
+      (st = tn_calloc((size_t)s->ninst + 1, 1, &s->virt, err)) != TN_OK)
+    return st;
+  for (uint32_t k = 0, ki = 0; k < cs->n; k++) {
+    s->coll_inst[k] = ki;
+    ki += cs->c[k].nranks;
+  }
+  s->vcoll = NONE;
+  if (s->rec_x != NULL &&
+      ((st = tn_calloc((size_t)s->total + 1, sizeof *s->rec_issue, &s->rec_issue, err)) != TN_OK ||
+       (st = tn_calloc((size_t)s->total + 1, sizeof *s->rec_done, &s->rec_done, err)) != TN_OK))
+    return st;
+  return TN_OK;
+}
+
+/* Builds and runs s (its t, w, cs, algos and res set; routes too, or NULL for its own). */
+static tn_status_t step_exec(step_t *s, tn_err_t *err) {
+  const workload_t *w = s->w;
+  const wl_colls_t *cs = s->cs;
+  sim_step_result_t *res = s->res;
   tn_status_t st;
   if ((st = tn_calloc(w->npus, sizeof *res->finish_ps, &res->finish_ps, err)) != TN_OK ||
       (st = tn_calloc(w->npus, sizeof *res->compute_ps, &res->compute_ps, err)) != TN_OK ||
@@ -667,37 +1014,76 @@ tn_status_t sim_step(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
           TN_OK ||
       (st = tn_calloc((size_t)cs->n + 1, sizeof *res->coll_end_ps, &res->coll_end_ps, err)) !=
           TN_OK)
-    goto out;
+    return st;
   res->npus = w->npus;
   res->ncolls = cs->n;
   for (uint32_t k = 0; k < cs->n; k++)
     res->coll_start_ps[k] = UINT64_MAX;
-  if ((st = check_algos(&s, err)) != TN_OK || (st = build(&s, err)) != TN_OK ||
-      (st = alloc_queues(&s, err)) != TN_OK ||
-      (st = topo_routes_create(t, &s.routes, err)) != TN_OK ||
-      (st = ten_engine_create(t, s.routes, &s.e, err)) != TN_OK || (st = run(&s, err)) != TN_OK)
-    goto out;
+  if (s->routes == NULL) {
+    if ((st = topo_routes_create(s->t, &s->routes, err)) != TN_OK) return st;
+    s->own_routes = true;
+  }
+  if ((st = check_algos(s, err)) != TN_OK || (st = build(s, err)) != TN_OK ||
+      (st = alloc_queues(s, err)) != TN_OK || (st = alloc_apart(s, err)) != TN_OK ||
+      (st = ten_engine_create(s->t, s->routes, &s->e, err)) != TN_OK)
+    return st;
+  if (s->rec_x) ten_engine_set_observer(s->e, rec_xmit, s);
+  if ((st = run(s, err)) != TN_OK) return st;
   for (uint32_t r = 0; r < w->npus; r++)
     if (res->finish_ps[r] > res->step_ps) res->step_ps = res->finish_ps[r], res->last_rank = r;
   res->exposed_ps = res->step_ps - res->compute_ps[res->last_rank];
-  for (uint32_t g = 0; g < s.total; g++)
-    res->messages += s.nodes[g].op == X_SEND;
-out:
-  free(s.wrank_off);
-  free(s.nodes);
-  free(s.succ);
-  free(s.inst);
-  free(s.kq);
-  free(s.ready);
-  free(s.wready);
-  free(s.wready_n);
-  free(s.wready_base);
-  free(s.busy);
-  free(s.dirty);
-  free(s.dirty_list);
-  free(s.dirty_work);
-  ten_engine_free(s.e);
-  topo_routes_free(s.routes);
+  for (uint32_t g = 0; g < s->total; g++)
+    res->messages += s->nodes[g].op == X_SEND;
+  return TN_OK;
+}
+
+static void step_release(step_t *s) {
+  free(s->wrank_off);
+  free(s->nodes);
+  free(s->succ);
+  free(s->inst);
+  free(s->kq);
+  free(s->ready);
+  free(s->wready);
+  free(s->wready_n);
+  free(s->wready_base);
+  free(s->busy);
+  free(s->dirty);
+  free(s->dirty_list);
+  free(s->dirty_work);
+  free(s->started);
+  free(s->pass_count);
+  free(s->coll_inst);
+  free(s->prof_of);
+  free(s->virt);
+  free(s->rec_issue);
+  free(s->rec_done);
+  while (s->profs) {
+    profile_t *p = s->profs;
+    s->profs = p->next;
+    profile_free(p);
+  }
+  ten_engine_free(s->e);
+  if (s->own_routes) topo_routes_free(s->routes);
+}
+
+tn_status_t sim_i_step(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
+                       const algo_t *const *algos, bool apart, sim_step_result_t *res,
+                       sim_i_step_stats_t *stats, tn_err_t *err) {
+  memset(res, 0, sizeof *res);
+  if (w->npus != t->npus)
+    return tn_err_set(err, TN_INVAL, "the workload has %u ranks, the fabric %u NPUs", w->npus,
+                      t->npus);
+  step_t s = {
+      .t = t, .w = w, .cs = cs, .algos = algos, .npus = w->npus, .res = res, .apart = apart};
+  tn_status_t st = step_exec(&s, err);
+  if (stats) *stats = (sim_i_step_stats_t){s.napart, s.ncarried, s.nplaced};
+  step_release(&s);
   if (st != TN_OK) sim_step_result_free(res);
   return st;
+}
+
+tn_status_t sim_step(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
+                     const algo_t *const *algos, sim_step_result_t *res, tn_err_t *err) {
+  return sim_i_step(t, w, cs, algos, true, res, NULL, err);
 }
