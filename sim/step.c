@@ -128,6 +128,8 @@ typedef struct step {
   uint64_t *rec_issue, *rec_done; /* per node */
   tn_vec_t *rec_x;
   tn_err_t rec_err;
+  struct tmpl *tmpl_list; /* the algorithms' templates */
+  struct tmpl **tmpls;    /* &tmpl_list, or a profile's parent's */
 } step_t;
 
 #define APART_COOKIE (1ull << 63) /* a timer: instance (low bits) of a collective apart */
@@ -350,42 +352,142 @@ static uint32_t key_of(keymap_t *m, uint32_t src, uint32_t dst, int32_t tag, uin
   return m->n++;
 }
 
-/* The keys of one algorithm, numbered once however many collectives run it: its
- * messages pair within one collective, so a collective's keys are its algorithm's, offset
- * by the collective's base. */
-typedef struct local_keys {
+/* An algorithm's nodes as the step lays them out, made once however many collectives run
+ * it: a collective's algorithm nodes are its template's, rank by rank (the ranks without a
+ * node are the ones outside it), shifted by the collective's first node; its messages pair
+ * among themselves, so their keys are the template's, shifted by the collective's key base,
+ * and a key with one SEND and one RECV pairs them for good (see pair_unique). */
+typedef struct tmpl {
   const algo_t *a;
-  uint32_t *off; /* npus + 1: node i of rank r is at off[r] + i */
-  uint32_t *id;  /* local key of every SEND and RECV */
-  uint32_t n;    /* keys */
-} local_keys_t;
+  uint32_t n;         /* nodes */
+  uint32_t *rank_off; /* npus + 1: node i of rank r is rank_off[r] + i */
+  xnode_t *nodes;     /* n + 1 (a sentinel holding nsucc): inst unset; keyid local or
+                         PAIRED (qnext the partner), succ_off local */
+  uint32_t *succ;     /* local indices */
+  uint32_t nsucc, nkeys;
+  struct tmpl *next;
+} tmpl_t;
 
-static tn_status_t number_keys(const algo_t *a, local_keys_t *lk, tn_err_t *err) {
-  uint64_t nodes = 0, msgs = 0;
-  for (uint32_t r = 0; r < a->npus; r++)
-    nodes += algo_rank_len(a, r);
-  lk->a = a;
-  tn_status_t st = tn_calloc((size_t)a->npus + 1, sizeof *lk->off, &lk->off, err);
-  if (st == TN_OK) st = tn_malloc(nodes + 1, sizeof *lk->id, &lk->id, err);
-  if (st != TN_OK) return st;
+static void tmpl_free(tmpl_t *t) {
+  while (t) {
+    tmpl_t *n = t->next;
+    free(t->rank_off);
+    free(t->nodes);
+    free(t->succ);
+    free(t);
+    t = n;
+  }
+}
+
+static tn_status_t tmpl_fill(tmpl_t *T, tn_err_t *err) {
+  const algo_t *a = T->a;
+  uint64_t nodes = 0, msgs = 0, edges = 0;
   for (uint32_t r = 0; r < a->npus; r++) {
-    lk->off[r + 1] = lk->off[r] + algo_rank_len(a, r);
+    nodes += algo_rank_len(a, r);
+    edges += a->ranks[r].deps.len;
+  }
+  if (nodes >= UINT32_MAX - 2 || edges >= UINT32_MAX - 2)
+    return tn_err_set(err, TN_LIMIT, "an algorithm of %" PRIu64 " nodes, above 2^32", nodes);
+  T->n = (uint32_t)nodes;
+  uint32_t *fill = NULL;
+  keyq_t *kq = NULL;
+  keymap_t m = {0};
+  tn_status_t st;
+  if ((st = tn_calloc((size_t)a->npus + 1, sizeof *T->rank_off, &T->rank_off, err)) != TN_OK ||
+      (st = tn_calloc(nodes + 1, sizeof *T->nodes, &T->nodes, err)) != TN_OK ||
+      (st = tn_malloc(edges + 1, sizeof *T->succ, &T->succ, err)) != TN_OK ||
+      (st = tn_malloc(nodes + 1, sizeof *fill, &fill, err)) != TN_OK)
+    goto out;
+  for (uint32_t r = 0; r < a->npus; r++) {
+    T->rank_off[r + 1] = T->rank_off[r] + (uint32_t)algo_rank_len(a, r);
     for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
       msgs += algo_node(a, r, i)->op != ALGO_COMP;
   }
-  keymap_t m;
-  if ((st = keymap_init(&m, msgs, err)) == TN_OK)
-    for (uint32_t r = 0; r < a->npus; r++)
-      for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
-        const algo_node_t *y = algo_node(a, r, i);
+  if ((st = keymap_init(&m, msgs, err)) != TN_OK) goto out;
+  xnode_t *X = T->nodes;
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      const algo_node_t *y = algo_node(a, r, i);
+      xnode_t *n = &X[T->rank_off[r] + i];
+      n->rank = r;
+      n->cls = R_INNER;
+      n->keyid = NONE;
+      n->root = y->ndeps == 0;
+      n->pending = n->root ? 1 : y->ndeps; /* a root waits for its COLL */
+      n->op = y->op == ALGO_SEND ? X_SEND : y->op == ALGO_RECV ? X_RECV : X_COMP;
+      if (y->op == ALGO_COMP) {
+        n->arg = y->duration_us ? y->duration_us * 1000000u : COMP_ZERO_PS;
+      } else {
         uint32_t peer = (uint32_t)y->peer;
-        lk->id[lk->off[r] + i] = y->op == ALGO_SEND   ? key_of(&m, r, peer, y->tag, y->bytes)
-                                 : y->op == ALGO_RECV ? key_of(&m, peer, r, y->tag, y->bytes)
-                                                      : NONE;
+        n->peer = peer;
+        n->tag = y->tag;
+        n->arg = y->bytes;
+        n->keyid = y->op == ALGO_SEND ? key_of(&m, r, peer, y->tag, y->bytes)
+                                      : key_of(&m, peer, r, y->tag, y->bytes);
       }
-  lk->n = m.n;
+      const uint32_t *d = algo_node_deps(a, r, y);
+      for (uint32_t j = 0; j < y->ndeps; j++)
+        X[T->rank_off[r] + d[j]].succ_off++; /* count successors first */
+    }
+  T->nkeys = m.n;
+  uint32_t off = 0;
+  for (uint32_t h = 0; h <= T->n; h++) {
+    uint32_t c = h < T->n ? X[h].succ_off : 0;
+    X[h].succ_off = off;
+    if (h < T->n) fill[h] = off;
+    off += c;
+  }
+  T->nsucc = off;
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      const algo_node_t *y = algo_node(a, r, i);
+      const uint32_t *d = algo_node_deps(a, r, y);
+      for (uint32_t j = 0; j < y->ndeps; j++)
+        T->succ[fill[T->rank_off[r] + d[j]]++] = T->rank_off[r] + i;
+    }
+  /* Keys with one SEND and one RECV: each holds the other (local) in qnext. */
+  if ((st = tn_malloc((size_t)T->nkeys + 1, sizeof *kq, &kq, err)) != TN_OK) goto out;
+  for (uint32_t q = 0; q < T->nkeys; q++)
+    kq[q] = (keyq_t){0, NONE, 0, NONE};
+  for (uint32_t g = 0; g < T->n; g++) {
+    if (X[g].keyid == NONE) continue;
+    keyq_t *q = &kq[X[g].keyid];
+    if (X[g].op == X_SEND)
+      q->msg_head++, q->msg_tail = g;
+    else
+      q->recv_head++, q->recv_tail = g;
+  }
+  for (uint32_t g = 0; g < T->n; g++) {
+    if (X[g].keyid == NONE) continue;
+    const keyq_t *q = &kq[X[g].keyid];
+    if (q->msg_head == 1 && q->recv_head == 1) {
+      X[g].qnext = X[g].op == X_SEND ? q->recv_tail : q->msg_tail;
+      X[g].keyid = PAIRED;
+    }
+  }
+out:
   keymap_free(&m);
+  free(fill);
+  free(kq);
   return st;
+}
+
+/* The template of algorithm a (made on first use). */
+static tn_status_t tmpl_of(struct tmpl **list, const algo_t *a, const tmpl_t **out, tn_err_t *err) {
+  for (tmpl_t *t = *list; t; t = t->next)
+    if (t->a == a) return *out = t, TN_OK;
+  tmpl_t *t = NULL;
+  tn_status_t st = tn_calloc(1, sizeof *t, &t, err);
+  if (st != TN_OK) return st;
+  t->a = a;
+  if ((st = tmpl_fill(t, err)) != TN_OK) {
+    tmpl_free(t);
+    return st;
+  }
+  t->next = *list;
+  *list = t;
+  *out = t;
+  return TN_OK;
 }
 
 static tn_status_t check_algos(const step_t *s, tn_err_t *err) {
@@ -421,14 +523,14 @@ static uint8_t class_of(const wl_node_t *x) {
   return R_COMM;
 }
 
-/* A key with one SEND and one RECV (most: tenet's sets tag each message of a pair) pairs
- * them for good: each holds the other in qnext and keyid PAIRED, so delivery needs no
- * queue. The other keys keep their FIFO queues. (kq counts each side first: msg_head the
- * SENDs, recv_head the RECVs, msg_tail and recv_tail the last of each.) */
-static void pair_unique(step_t *s) {
-  for (uint32_t k = 0; k < s->nkeys; k++)
+/* A workload key with one SEND and one RECV pairs them for good: each holds the other in
+ * qnext and keyid PAIRED, so delivery needs no queue (the algorithms' keys were paired in
+ * their templates). The other keys keep their FIFO queues. (kq counts each side first:
+ * msg_head the SENDs, recv_head the RECVs, msg_tail and recv_tail the last of each.) */
+static void pair_unique(step_t *s, uint32_t wkeys) {
+  for (uint32_t k = 0; k < wkeys; k++)
     s->kq[k] = (keyq_t){0, NONE, 0, NONE};
-  for (uint32_t g = 0; g < s->total; g++) {
+  for (uint32_t g = 0; g < s->nwork; g++) {
     const xnode_t *n = &s->nodes[g];
     if (n->keyid == NONE) continue;
     keyq_t *q = &s->kq[n->keyid];
@@ -437,7 +539,7 @@ static void pair_unique(step_t *s) {
     else
       q->recv_head++, q->recv_tail = g;
   }
-  for (uint32_t g = 0; g < s->total; g++) {
+  for (uint32_t g = 0; g < s->nwork; g++) {
     xnode_t *n = &s->nodes[g];
     if (n->keyid == NONE) continue;
     const keyq_t *q = &s->kq[n->keyid];
@@ -450,43 +552,20 @@ static void pair_unique(step_t *s) {
     s->kq[k] = (keyq_t){NONE, NONE, NONE, NONE};
 }
 
-/* The local keys of every distinct algorithm, and each collective's key base: the
- * workload's own SENDs and RECVs take keys 0 .. wkeys-1. */
-static tn_status_t number_all_keys(step_t *s, local_keys_t **lks, uint32_t *nlk, uint32_t **kbase,
-                                   uint32_t **which, tn_err_t *err) {
-  const wl_colls_t *cs = s->cs;
-  tn_status_t st = tn_calloc((size_t)cs->n + 1, sizeof **lks, lks, err);
-  if (st == TN_OK) st = tn_calloc((size_t)cs->n + 1, sizeof **kbase, kbase, err);
-  if (st == TN_OK) st = tn_calloc((size_t)cs->n + 1, sizeof **which, which, err);
-  for (uint32_t k = 0; k < cs->n && st == TN_OK; k++) {
-    const algo_t *a = s->algos[k];
-    (*which)[k] = NONE;
-    if (a == NULL) continue;
-    uint32_t j = 0;
-    while (j < *nlk && (*lks)[j].a != a)
-      j++;
-    if (j == *nlk && (st = number_keys(a, &(*lks)[(*nlk)++], err)) != TN_OK) break;
-    (*which)[k] = j;
-    if ((uint64_t)s->nkeys + (*lks)[j].n >= UINT32_MAX - 1)
-      st = tn_err_set(err, TN_LIMIT, "the step's collectives have more than 2^32 message keys");
-    (*kbase)[k] = s->nkeys;
-    s->nkeys += (*lks)[j].n;
-  }
-  return st;
-}
-
-/* Numbers every node (the workload's, then each instance's algorithm nodes), counts
- * their dependencies and successors, and sets the instances and matching keys. */
+/* Numbers every node (the workload's, then each instance's algorithm nodes, copied from
+ * their algorithm's template), counts their dependencies and successors, and sets the
+ * instances and matching keys. */
 static tn_status_t build(step_t *s, tn_err_t *err) {
   const workload_t *w = s->w;
   const wl_colls_t *cs = s->cs;
   tn_status_t st;
-  uint64_t total = 0, edges = 0, msgs = 0;
-  local_keys_t *lks = NULL;
-  uint32_t nlk = 0, *kbase = NULL, *which = NULL, *fill = NULL;
+  uint64_t total = 0, edges = 0, msgs = 0, keys = 0;
+  uint32_t *fill = NULL;
+  const tmpl_t **tk = NULL;
   keymap_t wm = {0};
-  if ((st = tn_calloc((size_t)s->npus + 1, sizeof *s->wrank_off, &s->wrank_off, err)) != TN_OK)
-    return st;
+  if ((st = tn_calloc((size_t)s->npus + 1, sizeof *s->wrank_off, &s->wrank_off, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *tk, &tk, err)) != TN_OK)
+    goto out;
   for (uint32_t r = 0; r < s->npus; r++) {
     s->wrank_off[r + 1] = s->wrank_off[r] + wl_count(w, r);
     edges += w->ranks[r].deps.len;
@@ -498,23 +577,25 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
   s->ninst = 0;
   for (uint32_t k = 0; k < cs->n; k++) {
     s->ninst += cs->c[k].nranks;
-    const algo_t *a = s->algos[k];
-    for (uint32_t q = 0; a && q < cs->c[k].nranks; q++) {
-      total += algo_rank_len(a, cs->c[k].ranks[q]);
-      edges += a->ranks[cs->c[k].ranks[q]].deps.len;
-    }
+    if (s->algos[k] == NULL) continue;
+    if ((st = tmpl_of(s->tmpls, s->algos[k], &tk[k], err)) != TN_OK) goto out;
+    total += tk[k]->n;
+    edges += tk[k]->nsucc;
+    keys += tk[k]->nkeys;
   }
-  if (total >= UINT32_MAX - 2 || edges >= UINT32_MAX - 2)
-    return tn_err_set(err, TN_LIMIT,
-                      "the step expands to %" PRIu64 " nodes and %" PRIu64
-                      " dependencies, above 2^32",
-                      total, edges);
+  if (total >= UINT32_MAX - 2 || edges >= UINT32_MAX - 2 || msgs + keys >= UINT32_MAX - 2) {
+    st = tn_err_set(err, TN_LIMIT,
+                    "the step expands to %" PRIu64 " nodes, %" PRIu64 " dependencies and %" PRIu64
+                    " message keys, above 2^32",
+                    total, edges, msgs + keys);
+    goto out;
+  }
   s->total = (uint32_t)total;
   if ((st = keymap_init(&wm, msgs, err)) != TN_OK ||
       (st = tn_calloc(total + 2, sizeof *s->nodes, &s->nodes, err)) != TN_OK ||
       (st = tn_malloc(edges + 1, sizeof *s->succ, &s->succ, err)) != TN_OK ||
       (st = tn_calloc((size_t)s->ninst + 1, sizeof *s->inst, &s->inst, err)) != TN_OK ||
-      (st = tn_calloc(total + 2, sizeof *fill, &fill, err)) != TN_OK)
+      (st = tn_calloc((size_t)s->nwork + 1, sizeof *fill, &fill, err)) != TN_OK)
     goto out;
   xnode_t *X = s->nodes;
   /* The workload's nodes. */
@@ -553,47 +634,10 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
       for (uint32_t k = 0; k < x->ndeps; k++)
         X[s->wrank_off[r] + d[k]].succ_off++; /* count successors first */
     }
-  s->nkeys = wm.n;
-  if ((st = number_all_keys(s, &lks, &nlk, &kbase, &which, err)) != TN_OK) goto out;
-  /* The instances and their algorithm nodes. */
-  uint32_t g = s->nwork, ki = 0;
-  for (uint32_t k = 0; k < cs->n; k++) {
-    const wl_coll_t *c = &cs->c[k];
-    const algo_t *a = s->algos[k];
-    const local_keys_t *lk = a ? &lks[which[k]] : NULL;
-    for (uint32_t q = 0; q < c->nranks; q++, ki++) {
-      uint32_t r = c->ranks[q], wg = s->wrank_off[r] + c->index[q];
-      uint32_t cnt = a ? (uint32_t)algo_rank_len(a, r) : 0;
-      s->inst[ki] = (inst_t){k, wg, g, cnt, cnt};
-      X[wg].inst = ki;
-      for (uint32_t i = 0; i < cnt; i++, g++) {
-        const algo_node_t *y = algo_node(a, r, i);
-        xnode_t *n = &X[g];
-        n->rank = r;
-        n->cls = R_INNER;
-        n->inst = ki;
-        n->keyid = NONE;
-        n->root = y->ndeps == 0;
-        n->pending = n->root ? 1 : y->ndeps; /* a root waits for its COLL */
-        n->op = y->op == ALGO_SEND ? X_SEND : y->op == ALGO_RECV ? X_RECV : X_COMP;
-        if (y->op == ALGO_COMP) {
-          n->arg = y->duration_us ? y->duration_us * 1000000u : COMP_ZERO_PS;
-        } else {
-          n->peer = (uint32_t)y->peer;
-          n->tag = y->tag;
-          n->arg = y->bytes;
-          n->keyid = kbase[k] + lk->id[lk->off[r] + i];
-        }
-        const uint32_t *d = algo_node_deps(a, r, y);
-        for (uint32_t j = 0; j < y->ndeps; j++)
-          X[g - i + d[j]].succ_off++;
-      }
-    }
-  }
-  /* Successor lists: counts to offsets, then fill. */
+  /* Their successor lists: counts to offsets, then fill. */
   uint32_t off = 0;
-  for (uint32_t h = 0; h <= s->total; h++) {
-    uint32_t c = h < s->total ? X[h].succ_off : 0;
+  for (uint32_t h = 0; h < s->nwork; h++) {
+    uint32_t c = X[h].succ_off;
     X[h].succ_off = off;
     fill[h] = off;
     off += c;
@@ -605,29 +649,45 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
       for (uint32_t k = 0; k < x->ndeps; k++)
         s->succ[fill[s->wrank_off[r] + d[k]]++] = s->wrank_off[r] + i;
     }
-  for (uint32_t k = 0; k < s->ninst; k++) {
-    const inst_t *in = &s->inst[k];
-    const algo_t *a = s->algos[in->coll];
-    uint32_t r = X[in->wnode].rank;
-    for (uint32_t i = 0; i < in->count; i++) {
-      const algo_node_t *y = algo_node(a, r, i);
-      const uint32_t *d = algo_node_deps(a, r, y);
-      for (uint32_t j = 0; j < y->ndeps; j++)
-        s->succ[fill[in->first + d[j]]++] = in->first + i;
+  uint32_t wkeys = wm.n;
+  s->nkeys = wm.n;
+  /* The instances: each collective's nodes are its template's, shifted. */
+  uint32_t g = s->nwork, ki = 0;
+  for (uint32_t k = 0; k < cs->n; k++) {
+    const wl_coll_t *c = &cs->c[k];
+    const tmpl_t *T = tk[k];
+    uint32_t base = g, kbase = s->nkeys;
+    for (uint32_t q = 0; q < c->nranks; q++, ki++) {
+      uint32_t r = c->ranks[q], wg = s->wrank_off[r] + c->index[q];
+      uint32_t first = T ? base + T->rank_off[r] : g;
+      uint32_t cnt = T ? T->rank_off[r + 1] - T->rank_off[r] : 0;
+      s->inst[ki] = (inst_t){k, wg, first, cnt, cnt};
+      X[wg].inst = ki;
+      if (cnt == 0) continue;
+      memcpy(&X[first], &T->nodes[T->rank_off[r]], cnt * sizeof *X);
+      for (uint32_t h = first; h < first + cnt; h++) {
+        X[h].inst = ki;
+        X[h].succ_off += off;
+        if (X[h].keyid == PAIRED)
+          X[h].qnext += base;
+        else if (X[h].keyid != NONE)
+          X[h].keyid += kbase;
+      }
     }
+    if (T == NULL) continue;
+    for (uint32_t e = 0; e < T->nsucc; e++)
+      s->succ[off + e] = T->succ[e] + base;
+    off += T->nsucc;
+    g += T->n;
+    s->nkeys += T->nkeys;
   }
+  X[s->total].succ_off = off;
   if ((st = tn_malloc((size_t)s->nkeys + 1, sizeof *s->kq, &s->kq, err)) != TN_OK) goto out;
-  pair_unique(s);
+  pair_unique(s, wkeys);
 out:
-  for (uint32_t j = 0; j < nlk; j++) {
-    free(lks[j].off);
-    free(lks[j].id);
-  }
-  free(lks);
-  free(kbase);
-  free(which);
   keymap_free(&wm);
   free(fill);
+  free(tk);
   return st;
 }
 
@@ -735,7 +795,8 @@ static tn_status_t profile_step(const step_t *s, uint32_t k, const workload_t *w
               .npus = s->npus,
               .res = &res,
               .routes = s->routes,
-              .rec_x = &p->x};
+              .rec_x = &p->x,
+              .tmpls = s->tmpls};
   tn_status_t st = step_exec(&q, &e);
   if (st == TN_OK && q.rec_err.status != TN_OK) st = q.rec_err.status;
   if (st == TN_OK) {
@@ -1019,6 +1080,7 @@ static tn_status_t step_exec(step_t *s, tn_err_t *err) {
   res->ncolls = cs->n;
   for (uint32_t k = 0; k < cs->n; k++)
     res->coll_start_ps[k] = UINT64_MAX;
+  if (s->tmpls == NULL) s->tmpls = &s->tmpl_list;
   if (s->routes == NULL) {
     if ((st = topo_routes_create(s->t, &s->routes, err)) != TN_OK) return st;
     s->own_routes = true;
@@ -1063,6 +1125,7 @@ static void step_release(step_t *s) {
     s->profs = p->next;
     profile_free(p);
   }
+  tmpl_free(s->tmpl_list);
   ten_engine_free(s->e);
   if (s->own_routes) topo_routes_free(s->routes);
 }
