@@ -128,8 +128,12 @@ typedef struct step {
   uint64_t *rec_issue, *rec_done; /* per node */
   tn_vec_t *rec_x;
   tn_err_t rec_err;
-  struct tmpl *tmpl_list; /* the algorithms' templates */
-  struct tmpl **tmpls;    /* &tmpl_list, or a profile's parent's */
+  struct tmpl *tmpl_list;                       /* the algorithms' templates */
+  const struct tmpl **coll_T;                   /* per collective: its template (NULL: none) */
+  uint32_t *coll_base, *coll_soff, *coll_kbase; /* its first node, successor, key */
+  uint8_t *expanded;                            /* its nodes were copied in */
+  uint64_t messages;                            /* SENDs */
+  struct tmpl **tmpls;                          /* &tmpl_list, or a profile's parent's */
 } step_t;
 
 #define APART_COOKIE (1ull << 63) /* a timer: instance (low bits) of a collective apart */
@@ -364,7 +368,7 @@ typedef struct tmpl {
   xnode_t *nodes;     /* n + 1 (a sentinel holding nsucc): inst unset; keyid local or
                          PAIRED (qnext the partner), succ_off local */
   uint32_t *succ;     /* local indices */
-  uint32_t nsucc, nkeys;
+  uint32_t nsucc, nkeys, nsends;
   struct tmpl *next;
 } tmpl_t;
 
@@ -430,6 +434,8 @@ static tn_status_t tmpl_fill(tmpl_t *T, tn_err_t *err) {
         X[T->rank_off[r] + d[j]].succ_off++; /* count successors first */
     }
   T->nkeys = m.n;
+  for (uint32_t g = 0; g < T->n; g++)
+    T->nsends += X[g].op == X_SEND;
   uint32_t off = 0;
   for (uint32_t h = 0; h <= T->n; h++) {
     uint32_t c = h < T->n ? X[h].succ_off : 0;
@@ -548,8 +554,35 @@ static void pair_unique(step_t *s, uint32_t wkeys) {
       n->keyid = PAIRED;
     }
   }
-  for (uint32_t k = 0; k < s->nkeys; k++)
+  for (uint32_t k = 0; k < wkeys; k++)
     s->kq[k] = (keyq_t){NONE, NONE, NONE, NONE};
+}
+
+/* Copies collective k's nodes, successors and key queues in from its template (once). */
+static void expand(step_t *s, uint32_t k) {
+  const tmpl_t *T = s->coll_T[k];
+  if (s->expanded[k] || T == NULL) return;
+  s->expanded[k] = 1;
+  uint32_t base = s->coll_base[k], off = s->coll_soff[k], kbase = s->coll_kbase[k];
+  xnode_t *X = s->nodes + base;
+  memcpy(X, T->nodes, T->n * sizeof *X);
+  const wl_coll_t *c = &s->cs->c[k];
+  for (uint32_t q = 0; q < c->nranks; q++) {
+    uint32_t ki = s->coll_inst[k] + q, r = c->ranks[q];
+    for (uint32_t h = T->rank_off[r]; h < T->rank_off[r + 1]; h++)
+      X[h].inst = ki;
+  }
+  for (uint32_t h = 0; h < T->n; h++) {
+    X[h].succ_off += off;
+    if (X[h].keyid == PAIRED)
+      X[h].qnext += base;
+    else if (X[h].keyid != NONE)
+      X[h].keyid += kbase;
+  }
+  for (uint32_t e = 0; e < T->nsucc; e++)
+    s->succ[off + e] = T->succ[e] + base;
+  for (uint32_t q = 0; q < T->nkeys; q++)
+    s->kq[kbase + q] = (keyq_t){NONE, NONE, NONE, NONE};
 }
 
 /* Numbers every node (the workload's, then each instance's algorithm nodes, copied from
@@ -564,7 +597,12 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
   const tmpl_t **tk = NULL;
   keymap_t wm = {0};
   if ((st = tn_calloc((size_t)s->npus + 1, sizeof *s->wrank_off, &s->wrank_off, err)) != TN_OK ||
-      (st = tn_calloc((size_t)cs->n + 1, sizeof *tk, &tk, err)) != TN_OK)
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *tk, &tk, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *s->coll_T, &s->coll_T, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *s->coll_base, &s->coll_base, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *s->coll_soff, &s->coll_soff, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *s->coll_kbase, &s->coll_kbase, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, 1, &s->expanded, err)) != TN_OK)
     goto out;
   for (uint32_t r = 0; r < s->npus; r++) {
     s->wrank_off[r + 1] = s->wrank_off[r] + wl_count(w, r);
@@ -650,33 +688,31 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
         s->succ[fill[s->wrank_off[r] + d[k]]++] = s->wrank_off[r] + i;
     }
   uint32_t wkeys = wm.n;
+  for (uint32_t g2 = 0; g2 < s->nwork; g2++)
+    s->messages += X[g2].op == X_SEND;
   s->nkeys = wm.n;
   /* The instances: each collective's nodes are its template's, shifted. */
   uint32_t g = s->nwork, ki = 0;
   for (uint32_t k = 0; k < cs->n; k++) {
     const wl_coll_t *c = &cs->c[k];
     const tmpl_t *T = tk[k];
-    uint32_t base = g, kbase = s->nkeys;
+    uint32_t base = g;
+    s->coll_T[k] = T;
+    s->coll_base[k] = base;
+    s->coll_soff[k] = off;
+    s->coll_kbase[k] = s->nkeys;
     for (uint32_t q = 0; q < c->nranks; q++, ki++) {
       uint32_t r = c->ranks[q], wg = s->wrank_off[r] + c->index[q];
       uint32_t first = T ? base + T->rank_off[r] : g;
       uint32_t cnt = T ? T->rank_off[r + 1] - T->rank_off[r] : 0;
       s->inst[ki] = (inst_t){k, wg, first, cnt, cnt};
       X[wg].inst = ki;
-      if (cnt == 0) continue;
-      memcpy(&X[first], &T->nodes[T->rank_off[r]], cnt * sizeof *X);
-      for (uint32_t h = first; h < first + cnt; h++) {
-        X[h].inst = ki;
-        X[h].succ_off += off;
-        if (X[h].keyid == PAIRED)
-          X[h].qnext += base;
-        else if (X[h].keyid != NONE)
-          X[h].keyid += kbase;
-      }
     }
     if (T == NULL) continue;
-    for (uint32_t e = 0; e < T->nsucc; e++)
-      s->succ[off + e] = T->succ[e] + base;
+    /* The nodes are copied in when the collective starts (expand): until then only its
+     * first node's successor offset, which ends the node before it. */
+    if (T->n > 0) X[base].succ_off = off;
+    s->messages += T->nsends;
     off += T->nsucc;
     g += T->n;
     s->nkeys += T->nkeys;
@@ -929,6 +965,7 @@ static tn_status_t start_colls(step_t *s, uint64_t now, tn_err_t *err) {
       }
     }
     const inst_t *in = &s->inst[ki];
+    expand(s, k);
     for (uint32_t h = in->first; h < in->first + in->count; h++)
       if (s->nodes[h].root && --s->nodes[h].pending == 0) make_ready(s, h);
   }
@@ -944,9 +981,7 @@ static void apart_done(step_t *s, uint32_t ki, uint64_t now) {
   s->virt[ki] = 0;
   inst_t *in = &s->inst[ki];
   uint32_t r = s->nodes[in->wnode].rank;
-  for (uint32_t h = in->first; h < in->first + in->count; h++)
-    s->nodes[h].state = ST_DONE;
-  s->ndone += in->count;
+  s->ndone += in->count; /* (its nodes were never copied in) */
   in->left = 0;
   if (now > s->res->finish_ps[r]) s->res->finish_ps[r] = now;
   inst_done(s, ki, now);
@@ -960,6 +995,7 @@ static tn_status_t carry_in(step_t *s, uint64_t now, tn_err_t *err) {
   uint32_t g0 = s->inst[ki0].first, *cur = NULL;
   s->vcoll = NONE;
   s->ncarried++;
+  expand(s, k);
   tn_status_t st = tn_malloc((size_t)p->nodes + 1, sizeof *cur, &cur, err);
   if (st != TN_OK) return st;
   xnode_t *X = s->nodes;
@@ -1094,8 +1130,7 @@ static tn_status_t step_exec(step_t *s, tn_err_t *err) {
   for (uint32_t r = 0; r < w->npus; r++)
     if (res->finish_ps[r] > res->step_ps) res->step_ps = res->finish_ps[r], res->last_rank = r;
   res->exposed_ps = res->step_ps - res->compute_ps[res->last_rank];
-  for (uint32_t g = 0; g < s->total; g++)
-    res->messages += s->nodes[g].op == X_SEND;
+  res->messages = s->messages;
   return TN_OK;
 }
 
@@ -1126,6 +1161,11 @@ static void step_release(step_t *s) {
     profile_free(p);
   }
   tmpl_free(s->tmpl_list);
+  free(s->coll_T);
+  free(s->coll_base);
+  free(s->coll_soff);
+  free(s->coll_kbase);
+  free(s->expanded);
   ten_engine_free(s->e);
   if (s->own_routes) topo_routes_free(s->routes);
 }
