@@ -34,6 +34,7 @@ tn_status_t sim_i_trace_write(const sim_trace_t *tr, const char *path, const uin
 typedef struct sim_i_step_stats {
   uint32_t apart, carried;
   uint64_t placed;
+  uint64_t sent; /* messages sent into the network (the step's work) */
 } sim_i_step_stats_t;
 tn_status_t sim_i_step(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
                        const algo_t *const *algos, bool apart, sim_step_result_t *res,

@@ -123,15 +123,19 @@ typedef struct step {
   uint64_t inflight;           /* messages in the shared network */
   uint32_t napart;             /* collectives run apart (statistics for tests) */
   uint32_t ncarried;           /* of them, carried into the network */
-  uint64_t nplaced;            /* messages put back on their links then */
+  uint64_t nplaced;
+  uint64_t nsent; /* messages put back on their links then */
   /* a profile's run records: */
-  uint64_t *rec_issue, *rec_done; /* per node */
-  tn_vec_t *rec_x;
+  uint32_t reck;        /* the collective whose run is being recorded as its profile */
+  struct profile *recp; /* that profile */
+  uint64_t rec_t0;      /* its start */
+  uint32_t rec_base, rec_n, rec_left; /* its first node, nodes, instances not done */
   tn_err_t rec_err;
   struct tmpl *tmpl_list;                       /* the algorithms' templates */
   const struct tmpl **coll_T;                   /* per collective: its template (NULL: none) */
   uint32_t *coll_base, *coll_soff, *coll_kbase; /* its first node, successor, key */
   uint8_t *expanded;                            /* its nodes were copied in */
+  uint8_t *shared;                              /* another collective runs its algorithm */
   uint64_t messages;                            /* SENDs */
   struct tmpl **tmpls;                          /* &tmpl_list, or a profile's parent's */
 } step_t;
@@ -156,6 +160,10 @@ static int u32_cmp(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
+static void rec_issue(step_t *s, uint32_t g, uint64_t now);
+static void rec_done(step_t *s, uint32_t g, uint64_t now);
+static void rec_fin(step_t *s, uint32_t ki, uint64_t now);
+
 static void mark_dirty(step_t *s, uint32_t r) {
   if (!s->dirty[r]) s->dirty[r] = 1, s->dirty_list[s->ndirty++] = r;
 }
@@ -178,6 +186,7 @@ static void complete(step_t *s, uint32_t g, uint64_t now);
 /* The last node of an instance is done: so is its COLL. */
 static void inst_done(step_t *s, uint32_t k, uint64_t now) {
   inst_t *in = &s->inst[k];
+  if (s->reck == in->coll) rec_fin(s, k, now);
   uint64_t *end = &s->res->coll_end_ps[in->coll];
   if (now > *end) *end = now;
   complete(s, in->wnode, now);
@@ -186,7 +195,7 @@ static void inst_done(step_t *s, uint32_t k, uint64_t now) {
 static void complete(step_t *s, uint32_t g, uint64_t now) {
   xnode_t *n = &s->nodes[g];
   n->state = ST_DONE;
-  if (s->rec_done) s->rec_done[g] = now;
+  if (s->reck != NONE && g - s->rec_base < s->rec_n) rec_done(s, g, now);
   s->ndone++;
   if (now > s->res->finish_ps[n->rank]) s->res->finish_ps[n->rank] = now;
   if (n->op == X_BCAST) {
@@ -230,13 +239,14 @@ static tn_status_t carry_in(step_t *s, uint64_t now, tn_err_t *err);
 static tn_status_t issue(step_t *s, uint32_t g, uint64_t now, tn_err_t *err) {
   xnode_t *n = &s->nodes[g];
   n->state = ST_ISSUED;
-  if (s->rec_issue) s->rec_issue[g] = now;
+  if (s->reck != NONE) rec_issue(s, g, now);
   if (n->cls < R_NCLASS) s->busy[n->rank * R_NCLASS + n->cls] = 1;
   switch (n->op) {
   case X_SEND: {
     tn_status_t st;
     if (s->vcoll != NONE && now < s->vend_ps && (st = carry_in(s, now, err)) != TN_OK) return st;
     s->inflight++;
+    s->nsent++;
     return ten_send(s->e, n->rank, n->peer, n->arg, g, err);
   }
   case X_BCAST: {
@@ -369,6 +379,7 @@ typedef struct tmpl {
                          PAIRED (qnext the partner), succ_off local */
   uint32_t *succ;     /* local indices */
   uint32_t nsucc, nkeys, nsends;
+  bool paired; /* every SEND and RECV alone on its key */
   struct tmpl *next;
 } tmpl_t;
 
@@ -463,12 +474,15 @@ static tn_status_t tmpl_fill(tmpl_t *T, tn_err_t *err) {
     else
       q->recv_head++, q->recv_tail = g;
   }
+  T->paired = true;
   for (uint32_t g = 0; g < T->n; g++) {
     if (X[g].keyid == NONE) continue;
     const keyq_t *q = &kq[X[g].keyid];
     if (q->msg_head == 1 && q->recv_head == 1) {
       X[g].qnext = X[g].op == X_SEND ? q->recv_tail : q->msg_tail;
       X[g].keyid = PAIRED;
+    } else {
+      T->paired = false;
     }
   }
 out:
@@ -797,15 +811,6 @@ static tn_status_t report_stuck(const step_t *s, tn_err_t *err) {
  *   (ten_place), in the order the messages entered there. The step then goes on exactly as
  *   if the collective had run in the network from T. */
 
-static void rec_xmit(void *ctx, uint32_t link, uint64_t start_ps, uint64_t end_ps, uint64_t bytes,
-                     uint64_t cookie) {
-  (void)end_ps;
-  (void)bytes;
-  step_t *s = ctx;
-  xrec_t x = {ten_now(s->e), start_ps, link, (uint32_t)cookie};
-  if (s->rec_err.status == TN_OK) (void)tn_vec_push(s->rec_x, &x, &s->rec_err);
-}
-
 static void profile_free(profile_t *p) {
   free(p->issue_ps);
   free(p->done_ps);
@@ -814,113 +819,97 @@ static void profile_free(profile_t *p) {
   free(p);
 }
 
-static tn_status_t step_exec(step_t *s, tn_err_t *err);
-static void step_release(step_t *s);
-
-/* profile_run's run of collective k alone: w holds its COLLs (NOPs on the other ranks). */
-static tn_status_t profile_step(const step_t *s, uint32_t k, const workload_t *w,
-                                const wl_colls_t *cs, profile_t *p, tn_err_t *err) {
+/* Collective k's profile, or NULL while none was recorded (shared by the collectives
+ * that run the same algorithm on the same ranks). */
+static profile_t *profile_find(step_t *s, uint32_t k) {
   const wl_coll_t *c = &s->cs->c[k];
-  const algo_t *algos[1] = {s->algos[k]};
-  sim_step_result_t res = {0};
-  tn_err_t e = {0};
-  step_t q = {.t = s->t,
-              .w = w,
-              .cs = cs,
-              .algos = algos,
-              .npus = s->npus,
-              .res = &res,
-              .routes = s->routes,
-              .rec_x = &p->x,
-              .tmpls = s->tmpls};
-  tn_status_t st = step_exec(&q, &e);
-  if (st == TN_OK && q.rec_err.status != TN_OK) st = q.rec_err.status;
-  if (st == TN_OK) {
-    uint32_t g0 = q.inst[0].first;
-    p->nodes = q.total - g0;
-    p->ok = true; /* unless the checks below find otherwise */
-    if ((st = tn_malloc((size_t)p->nodes + 1, sizeof *p->issue_ps, &p->issue_ps, err)) == TN_OK &&
-        (st = tn_malloc((size_t)p->nodes + 1, sizeof *p->done_ps, &p->done_ps, err)) == TN_OK &&
-        (st = tn_malloc((size_t)c->nranks + 1, sizeof *p->fin_ps, &p->fin_ps, err)) == TN_OK) {
-      memcpy(p->issue_ps, q.rec_issue + g0, p->nodes * sizeof *p->issue_ps);
-      memcpy(p->done_ps, q.rec_done + g0, p->nodes * sizeof *p->done_ps);
-      for (size_t i = 0; i < p->x.len; i++) /* the SENDs' indices among the algorithm nodes */
-        TN_VEC_AT(&p->x, xrec_t, i).node -= g0;
-      uint64_t total = 0;
-      for (uint32_t j = 0; j < c->nranks; j++) {
-        const inst_t *in = &s->inst[s->coll_inst[k] + j], *qi = &q.inst[j];
-        p->fin_ps[j] = q.rec_done[qi->wnode];
-        total += in->count;
-        /* The same layout as the step's instances: rank by rank, node by node. */
-        if (in->count != qi->count || qi->first - g0 != in->first - s->inst[s->coll_inst[k]].first)
-          p->ok = false;
-        if (in->count > 0 && p->fin_ps[j] == 0) p->ok = false;
-      }
-      if (total != p->nodes) p->ok = false;
-      for (uint32_t g = g0; g < q.total && p->ok; g++) {
-        const xnode_t *n = &q.nodes[g];
-        if (n->op == X_SEND || n->op == X_RECV) p->ok = n->keyid == PAIRED;
-        if (n->op == X_SEND && q.rec_done[g] > p->net_end_ps) p->net_end_ps = q.rec_done[g];
-      }
-    }
-  } else if (st == TN_NOMEM) {
-    *err = e;
-  } else {
-    st = TN_OK; /* p->ok stays false */
-  }
-  step_release(&q);
-  sim_step_result_free(&res);
-  return st;
-}
-
-/* Runs collective k of s alone on s's fabric with the step's rules and keeps what carry_in
- * and start_colls need in p. TN_NOMEM only: a collective that cannot run alone is left
- * to the network (p->ok false), where the step reports what it meets. */
-static tn_status_t profile_run(const step_t *s, uint32_t k, profile_t *p, tn_err_t *err) {
-  const wl_coll_t *c = &s->cs->c[k];
-  workload_t *w = NULL;
-  wl_colls_t cs = {0};
-  tn_err_t e = {0};
-  tn_vec_init(&p->x, sizeof(xrec_t));
-  tn_status_t st = wl_create(s->npus, &w, err);
-  for (uint32_t r = 0, j = 0; st == TN_OK && r < s->npus; r++) {
-    wl_node_t x = {.id = 0, .op = WL_NOP};
-    if (j < c->nranks && c->ranks[j] == r) {
-      x = (wl_node_t){
-          .id = 1, .op = WL_COLL, .comm_type = c->comm_type, .bytes = c->bytes, .pg = c->pg};
-      j++;
-    }
-    st = wl_add(w, r, &x, NULL, NULL, 0, NULL, err);
-  }
-  if (st == TN_OK && wl_check(w, &cs, &e) == TN_OK && cs.n == 1 && cs.c[0].nranks == c->nranks)
-    st = profile_step(s, k, w, &cs, p, err);
-  wl_colls_free(&cs);
-  wl_free(w);
-  return st;
-}
-
-/* Collective k's profile (made on first use; shared by the collectives that run the same
- * algorithm on the same ranks). */
-static tn_status_t profile_of(step_t *s, uint32_t k, profile_t **out, tn_err_t *err) {
-  const wl_coll_t *c = &s->cs->c[k];
-  if ((*out = s->prof_of[k]) != NULL) return TN_OK;
+  if (s->prof_of[k] != NULL) return s->prof_of[k];
   for (profile_t *p = s->profs; p; p = p->next)
     if (p->a == s->algos[k] && p->nranks == c->nranks &&
         memcmp(p->ranks, c->ranks, c->nranks * sizeof *c->ranks) == 0)
-      return *out = s->prof_of[k] = p, TN_OK;
+      return s->prof_of[k] = p;
+  return NULL;
+}
+
+/* A profile is recorded from the step itself: the first time a collective that others
+ * share an algorithm with starts as one that could go apart (every rank in one pass, an
+ * idle network, nothing apart), it runs in the network with its nodes' times and its
+ * transmissions recorded; if no other SEND enters the network before it is done on every
+ * rank, it ran as it would alone and its record is its algorithm's profile (else the record
+ * is dropped and the next such start records again). */
+static void rec_xmit(void *ctx, uint32_t link, uint64_t start_ps, uint64_t end_ps, uint64_t bytes,
+                     uint64_t cookie) {
+  (void)end_ps;
+  (void)bytes;
+  step_t *s = ctx;
+  uint32_t l = (uint32_t)cookie - s->rec_base;
+  if (l >= s->rec_n) return;
+  xrec_t x = {ten_now(s->e) - s->rec_t0, start_ps - s->rec_t0, link, l};
+  if (s->rec_err.status == TN_OK) (void)tn_vec_push(&s->recp->x, &x, &s->rec_err);
+}
+
+static void rec_stop(step_t *s, bool keep) {
+  profile_t *p = s->recp;
+  ten_engine_set_observer(s->e, NULL, NULL);
+  s->reck = NONE;
+  s->recp = NULL;
+  if (keep && s->rec_err.status == TN_OK) {
+    p->ok = true;
+    for (uint32_t l = 0; l < p->nodes; l++)
+      if (s->nodes[s->rec_base + l].op == X_SEND && p->done_ps[l] > p->net_end_ps)
+        p->net_end_ps = p->done_ps[l];
+    p->next = s->profs;
+    s->profs = p;
+    return;
+  }
+  s->rec_err = (tn_err_t){0};
+  profile_free(p);
+}
+
+static void rec_issue(step_t *s, uint32_t g, uint64_t now) {
+  if (g - s->rec_base < s->rec_n)
+    s->recp->issue_ps[g - s->rec_base] = now - s->rec_t0;
+  else if (s->nodes[g].op == X_SEND)
+    rec_stop(s, false); /* another message in the network: not a run alone */
+}
+
+static void rec_done(step_t *s, uint32_t g, uint64_t now) {
+  s->recp->done_ps[g - s->rec_base] = now - s->rec_t0;
+}
+
+static void rec_fin(step_t *s, uint32_t ki, uint64_t now) {
+  s->recp->fin_ps[ki - s->coll_inst[s->reck]] = now - s->rec_t0;
+  if (--s->rec_left == 0) rec_stop(s, true);
+}
+
+/* Starts recording collective k, whose COLLs were all issued in this pass at now. */
+static tn_status_t rec_start(step_t *s, uint32_t k, uint64_t now, tn_err_t *err) {
+  const tmpl_t *T = s->coll_T[k];
+  const wl_coll_t *c = &s->cs->c[k];
+  if (T == NULL || T->n == 0 || !T->paired) return TN_OK;
   profile_t *p = NULL;
   tn_status_t st = tn_calloc(1, sizeof *p, &p, err);
   if (st != TN_OK) return st;
+  tn_vec_init(&p->x, sizeof(xrec_t));
   p->a = s->algos[k];
   p->ranks = c->ranks;
   p->nranks = c->nranks;
-  if ((st = profile_run(s, k, p, err)) != TN_OK) {
+  p->nodes = T->n;
+  if ((st = tn_malloc(T->n, sizeof *p->issue_ps, &p->issue_ps, err)) != TN_OK ||
+      (st = tn_malloc(T->n, sizeof *p->done_ps, &p->done_ps, err)) != TN_OK ||
+      (st = tn_calloc((size_t)c->nranks + 1, sizeof *p->fin_ps, &p->fin_ps, err)) != TN_OK) {
     profile_free(p);
     return st;
   }
-  p->next = s->profs;
-  s->profs = p;
-  *out = s->prof_of[k] = p;
+  s->reck = k;
+  s->recp = p;
+  s->rec_t0 = now;
+  s->rec_base = s->coll_base[k];
+  s->rec_n = T->n;
+  s->rec_left = 0;
+  for (uint32_t j = 0; j < c->nranks; j++)
+    s->rec_left += s->inst[s->coll_inst[k] + j].count > 0; /* the others are done */
+  ten_engine_set_observer(s->e, rec_xmit, s);
   return TN_OK;
 }
 
@@ -953,16 +942,16 @@ static tn_status_t start_colls(step_t *s, uint64_t now, tn_err_t *err) {
   for (uint32_t i = 0; i < s->nstarted && st == TN_OK; i++) {
     uint32_t ki = s->started[i], k = s->inst[ki].coll;
     if (s->pass_count[k] == UINT32_MAX) continue; /* apart */
-    if (s->apart && s->pass_count[k] == s->cs->c[k].nranks && s->inflight == 0 &&
-        s->vcoll == NONE) {
-      profile_t *p = NULL;
+    if (s->apart && s->shared[k] && s->pass_count[k] == s->cs->c[k].nranks && s->inflight == 0 &&
+        s->vcoll == NONE && s->reck == NONE) {
+      const profile_t *p = profile_find(s, k);
       uint64_t end = 0;
-      if ((st = profile_of(s, k, &p, err)) != TN_OK) break;
-      if (p->ok && tn_time_add(now, p->net_end_ps, &end)) {
+      if (p && p->ok && tn_time_add(now, p->net_end_ps, &end)) {
         s->pass_count[k] = UINT32_MAX;
         st = go_apart(s, k, p, now, err);
         continue;
       }
+      if (p == NULL && (st = rec_start(s, k, now, err)) != TN_OK) break;
     }
     const inst_t *in = &s->inst[ki];
     expand(s, k);
@@ -992,7 +981,7 @@ static tn_status_t carry_in(step_t *s, uint64_t now, tn_err_t *err) {
   uint32_t k = s->vcoll, nr = s->cs->c[k].nranks, ki0 = s->coll_inst[k];
   const profile_t *p = s->prof_of[k];
   uint64_t t0 = s->vstart_ps, rel = now - t0;
-  uint32_t g0 = s->inst[ki0].first, *cur = NULL;
+  uint32_t g0 = s->coll_base[k], *cur = NULL;
   s->vcoll = NONE;
   s->ncarried++;
   expand(s, k);
@@ -1091,11 +1080,16 @@ static tn_status_t alloc_apart(step_t *s, tn_err_t *err) {
     s->coll_inst[k] = ki;
     ki += cs->c[k].nranks;
   }
+  /* A profile costs about what running its collective in the network does: only the
+   * algorithms that several collectives run are worth one. */
+  if ((st = tn_calloc((size_t)cs->n + 1, 1, &s->shared, err)) != TN_OK) return st;
+  for (uint32_t k = 0; k < cs->n; k++)
+    for (uint32_t j = 0; j < k && s->algos[k] && !s->shared[k]; j++)
+      if (s->algos[j] == s->algos[k] && cs->c[j].nranks == cs->c[k].nranks &&
+          memcmp(cs->c[j].ranks, cs->c[k].ranks, cs->c[k].nranks * sizeof *cs->c[k].ranks) == 0)
+        s->shared[k] = s->shared[j] = 1;
   s->vcoll = NONE;
-  if (s->rec_x != NULL &&
-      ((st = tn_calloc((size_t)s->total + 1, sizeof *s->rec_issue, &s->rec_issue, err)) != TN_OK ||
-       (st = tn_calloc((size_t)s->total + 1, sizeof *s->rec_done, &s->rec_done, err)) != TN_OK))
-    return st;
+  s->reck = NONE;
   return TN_OK;
 }
 
@@ -1125,7 +1119,6 @@ static tn_status_t step_exec(step_t *s, tn_err_t *err) {
       (st = alloc_queues(s, err)) != TN_OK || (st = alloc_apart(s, err)) != TN_OK ||
       (st = ten_engine_create(s->t, s->routes, &s->e, err)) != TN_OK)
     return st;
-  if (s->rec_x) ten_engine_set_observer(s->e, rec_xmit, s);
   if ((st = run(s, err)) != TN_OK) return st;
   for (uint32_t r = 0; r < w->npus; r++)
     if (res->finish_ps[r] > res->step_ps) res->step_ps = res->finish_ps[r], res->last_rank = r;
@@ -1153,8 +1146,7 @@ static void step_release(step_t *s) {
   free(s->coll_inst);
   free(s->prof_of);
   free(s->virt);
-  free(s->rec_issue);
-  free(s->rec_done);
+  if (s->recp) profile_free(s->recp);
   while (s->profs) {
     profile_t *p = s->profs;
     s->profs = p->next;
@@ -1166,6 +1158,7 @@ static void step_release(step_t *s) {
   free(s->coll_soff);
   free(s->coll_kbase);
   free(s->expanded);
+  free(s->shared);
   ten_engine_free(s->e);
   if (s->own_routes) topo_routes_free(s->routes);
 }
@@ -1180,7 +1173,7 @@ tn_status_t sim_i_step(const topo_t *t, const workload_t *w, const wl_colls_t *c
   step_t s = {
       .t = t, .w = w, .cs = cs, .algos = algos, .npus = w->npus, .res = res, .apart = apart};
   tn_status_t st = step_exec(&s, err);
-  if (stats) *stats = (sim_i_step_stats_t){s.napart, s.ncarried, s.nplaced};
+  if (stats) *stats = (sim_i_step_stats_t){s.napart, s.ncarried, s.nplaced, s.nsent};
   step_release(&s);
   if (st != TN_OK) sim_step_result_free(res);
   return st;

@@ -338,7 +338,7 @@ static workload_t *random_step(uint64_t seed, uint32_t layers) {
     uint64_t us = rnd(&x) % 3 == 0 ? 1 + rnd(&x) % 3 : 40 + rnd(&x) % 30;
     uint32_t kind = (uint32_t)(rnd(&x) % 4); /* 0, 1: all ranks; 2: groups; 3: send/recv */
     int64_t type = ct[rnd(&x) % 4], type2 = ct[rnd(&x) % 4];
-    uint64_t bytes = (64u << 10) << (rnd(&x) % 5), bytes2 = (64u << 10) << (rnd(&x) % 3);
+    uint64_t bytes = (64u << 10) << (rnd(&x) % 2), bytes2 = (64u << 10) << (rnd(&x) % 2);
     for (uint32_t r = 0; r < 8; r++) {
       wl_node_t c = {.id = id, .op = WL_COMP, .duration_us = us};
       uint32_t d = last_comp[r];
@@ -423,7 +423,7 @@ static void test_apart_random(void **state) {
   TU_OK(topo_gen("t2", d, 2, &mesh, &tu_err_));
   sim_i_step_stats_t sum = {0};
   for (uint64_t seed = 1; seed <= 12; seed++) {
-    workload_t *w = random_step(seed, 24);
+    workload_t *w = random_step(seed, 40);
     wl_colls_t cs;
     tn_err_clear(&tu_err_);
     TU_OK(wl_check(w, &cs, &tu_err_));
