@@ -63,7 +63,8 @@ typedef struct keyq {
 
 /* A collective run apart (see "running a collective apart" below): what the step's own
  * rules give its algorithm when every rank issues its COLL at instant 0 of an idle
- * network and nothing else happens, with its times relative to that instant. */
+ * network and nothing else happens, with its times relative to that instant (recorded
+ * from a collective of the step that ran so). */
 typedef struct xrec {
   uint64_t enq, start; /* the message entered the link's queue; its transmission began */
   uint32_t link, node; /* node: the SEND (index among the collective's algorithm nodes) */
@@ -73,7 +74,7 @@ typedef struct profile {
   const algo_t *a; /* the key: the algorithm and its collective's ranks */
   const uint32_t *ranks;
   uint32_t nranks;
-  bool ok;                      /* usable: it ran, and every message is alone on its key */
+  bool ok;                      /* recorded to the end: usable */
   uint32_t nodes;               /* the algorithm nodes of every rank, in the step's order */
   uint64_t *issue_ps, *done_ps; /* per node */
   uint64_t *fin_ps;             /* per rank of the collective: its COLL is done */
@@ -792,9 +793,10 @@ static tn_status_t report_stuck(const step_t *s, tn_err_t *err) {
 /* ---- running a collective apart ------------------------------------------------------
  * Most of a step's collectives run on a network nothing else uses while they do, and
  * many collectives share one algorithm: the step runs such a collective apart, from a
- * profile of its algorithm made once (the step's own rules run on that collective alone,
- * every rank issuing its COLL at instant 0), and carries it into the shared network only
- * if something else needs the network before its last message is delivered. This is exact:
+ * profile of its algorithm recorded once (the first collective running it that started on
+ * every rank at once and had the network to itself until it was done), and carries it into
+ * the shared network only if something else needs the network before its last message is
+ * delivered. This is exact:
  * - A collective goes apart only when every rank of it issued its COLL in one pass over
  *   the ranks of one instant T (the profile's start) with no message in the network and
  *   no other collective apart with messages in flight.
