@@ -75,6 +75,7 @@ typedef struct profile {
   const uint32_t *ranks;
   uint32_t nranks;
   bool ok;                      /* recorded to the end: usable */
+  bool alone;                   /* profile_alone tried */
   uint32_t nodes;               /* the algorithm nodes of every rank, in the step's order */
   uint64_t *issue_ps, *done_ps; /* per node */
   uint64_t *fin_ps;             /* per rank of the collective: its COLL is done */
@@ -137,8 +138,9 @@ typedef struct step {
   uint32_t *coll_base, *coll_soff, *coll_kbase; /* its first node, successor, key */
   uint8_t *expanded;                            /* its nodes were copied in */
   uint8_t *shared;                              /* another collective runs its algorithm */
-  uint64_t messages;                            /* SENDs */
-  struct tmpl **tmpls;                          /* &tmpl_list, or a profile's parent's */
+  bool record_all;     /* profile_alone's step: record its one collective */
+  uint64_t messages;   /* SENDs */
+  struct tmpl **tmpls; /* &tmpl_list, or a profile's parent's */
 } step_t;
 
 #define APART_COOKIE (1ull << 63) /* a timer: instance (low bits) of a collective apart */
@@ -864,8 +866,16 @@ static void rec_stop(step_t *s, bool keep) {
     s->profs = p;
     return;
   }
+  /* Kept without its record: the next start runs the algorithm alone (profile_alone). */
   s->rec_err = (tn_err_t){0};
-  profile_free(p);
+  free(p->issue_ps);
+  free(p->done_ps);
+  free(p->fin_ps);
+  p->issue_ps = p->done_ps = p->fin_ps = NULL;
+  tn_vec_free(&p->x);
+  tn_vec_init(&p->x, sizeof(xrec_t));
+  p->next = s->profs;
+  s->profs = p;
 }
 
 static void rec_issue(step_t *s, uint32_t g, uint64_t now) {
@@ -915,6 +925,69 @@ static tn_status_t rec_start(step_t *s, uint32_t k, uint64_t now, tn_err_t *err)
   return TN_OK;
 }
 
+static tn_status_t step_exec(step_t *s, tn_err_t *err);
+static void step_release(step_t *s);
+
+/* Fills p, whose recording in the step was cut short by other traffic, by running
+ * collective k alone: a step of its COLLs (NOPs on the other ranks) whose run is recorded
+ * as above. TN_NOMEM only: a collective that cannot run alone is left to the network
+ * (p->ok stays false), where the step reports what it meets. */
+static tn_status_t profile_alone(step_t *s, uint32_t k, profile_t *p, tn_err_t *err) {
+  const wl_coll_t *c = &s->cs->c[k];
+  workload_t *w = NULL;
+  wl_colls_t cs = {0};
+  sim_step_result_t res = {0};
+  tn_err_t e = {0};
+  p->alone = true;
+  tn_status_t st = wl_create(s->npus, &w, err);
+  for (uint32_t r = 0, j = 0; st == TN_OK && r < s->npus; r++) {
+    wl_node_t x = {.id = 0, .op = WL_NOP};
+    if (j < c->nranks && c->ranks[j] == r) {
+      x = (wl_node_t){
+          .id = 1, .op = WL_COLL, .comm_type = c->comm_type, .bytes = c->bytes, .pg = c->pg};
+      j++;
+    }
+    st = wl_add(w, r, &x, NULL, NULL, 0, NULL, err);
+  }
+  if (st == TN_OK && wl_check(w, &cs, &e) == TN_OK && cs.n == 1 && cs.c[0].nranks == c->nranks) {
+    const algo_t *algos[1] = {s->algos[k]};
+    step_t q = {.t = s->t,
+                .w = w,
+                .cs = &cs,
+                .algos = algos,
+                .npus = s->npus,
+                .res = &res,
+                .apart = true,
+                .record_all = true,
+                .routes = s->routes,
+                .tmpls = s->tmpls};
+    st = step_exec(&q, &e);
+    profile_t *qp = q.profs;
+    if (st == TN_OK && qp && qp->ok && qp->nodes == s->coll_T[k]->n) {
+      p->nodes = qp->nodes;
+      p->issue_ps = qp->issue_ps;
+      p->done_ps = qp->done_ps;
+      p->fin_ps = qp->fin_ps;
+      tn_vec_free(&p->x);
+      p->x = qp->x;
+      p->net_end_ps = qp->net_end_ps;
+      p->ok = true;
+      qp->issue_ps = qp->done_ps = qp->fin_ps = NULL;
+      tn_vec_init(&qp->x, sizeof(xrec_t));
+    }
+    if (st == TN_NOMEM)
+      *err = e;
+    else
+      st = TN_OK;
+    s->nsent += q.nsent; /* (the step's work) */
+    step_release(&q);
+  }
+  sim_step_result_free(&res);
+  wl_colls_free(&cs);
+  wl_free(w);
+  return st;
+}
+
 /* Collective k's instances were all issued in this pass at now: run it apart. */
 static tn_status_t go_apart(step_t *s, uint32_t k, const profile_t *p, uint64_t now,
                             tn_err_t *err) {
@@ -944,10 +1017,11 @@ static tn_status_t start_colls(step_t *s, uint64_t now, tn_err_t *err) {
   for (uint32_t i = 0; i < s->nstarted && st == TN_OK; i++) {
     uint32_t ki = s->started[i], k = s->inst[ki].coll;
     if (s->pass_count[k] == UINT32_MAX) continue; /* apart */
-    if (s->apart && s->shared[k] && s->pass_count[k] == s->cs->c[k].nranks && s->inflight == 0 &&
-        s->vcoll == NONE && s->reck == NONE) {
-      const profile_t *p = profile_find(s, k);
+    if (s->apart && (s->shared[k] || s->record_all) && s->pass_count[k] == s->cs->c[k].nranks &&
+        s->inflight == 0 && s->vcoll == NONE && s->reck == NONE) {
+      profile_t *p = profile_find(s, k);
       uint64_t end = 0;
+      if (p && !p->ok && !p->alone && (st = profile_alone(s, k, p, err)) != TN_OK) break;
       if (p && p->ok && tn_time_add(now, p->net_end_ps, &end)) {
         s->pass_count[k] = UINT32_MAX;
         st = go_apart(s, k, p, now, err);
