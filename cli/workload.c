@@ -441,6 +441,29 @@ static const cJSON *member(const cJSON *o, const char *key) {
   return cJSON_GetObjectItemCaseSensitive(o, key);
 }
 
+typedef struct read_ctx {
+  cli_wl_plan_t *p;
+  const char *dir;
+  const char **names; /* per set: its name in the manifest ("" none, NULL not needed) */
+  topo_t **topos;     /* one copy per worker */
+} read_ctx_t;
+
+/* Reads set i (cli_job_fn); a failure is kept in its err. */
+static void read_job(void *arg, size_t i, unsigned worker) {
+  read_ctx_t *c = arg;
+  cli_wl_set_t *s = &c->p->sets[i];
+  const char *name = c->names[i];
+  if (name == NULL || name[0] == '\0') return;
+  char *prefix = NULL;
+  tn_status_t st = TN_OK;
+  if (c->topos[worker] == NULL) st = topo_clone(c->p->t, &c->topos[worker], &s->err);
+  if (st == TN_OK && (st = cli_path_join(c->dir, name, &prefix, &s->err)) == TN_OK &&
+      (st = cli_read_set(prefix, c->topos[worker], &s->algo, &s->err)) == TN_OK)
+    snprintf(s->method, sizeof s->method, "%s", s->algo->name);
+  if (st != TN_OK && s->err.status == TN_OK) s->err.status = st;
+  free(prefix);
+}
+
 tn_status_t cli_wl_read_dir(cli_wl_plan_t *p, const char *dir, tn_err_t *err) {
   char *path = NULL, *text = NULL;
   size_t len = 0;
@@ -458,36 +481,53 @@ tn_status_t cli_wl_read_dir(cli_wl_plan_t *p, const char *dir, tn_err_t *err) {
   if (cJSON_IsString(fab) && strcmp(fab->valuestring, p->t->name) != 0)
     fprintf(stderr, "tenet sim: note: %s was made for the fabric '%s', not '%s'\n", dir,
             fab->valuestring, p->t->name);
-  /* Each collective of the workload that has a set slot needs its set named. */
+  /* Each collective of the workload that has a set slot needs its set named; the sets
+   * are read on every core, and the first collective in order whose set is missing or
+   * cannot be read is the one reported. */
+  read_ctx_t rc = {p, dir, NULL, NULL};
+  unsigned jobs = p->jobs ? p->jobs : cli_cores();
+  if (jobs > p->nsets) jobs = p->nsets ? p->nsets : 1;
+  if ((st = tn_calloc((size_t)p->nsets + 1, sizeof *rc.names, &rc.names, err)) == TN_OK)
+    st = tn_calloc(jobs, sizeof *rc.topos, &rc.topos, err);
   for (uint32_t k = 0; k < p->cs.n && st == TN_OK; k++) {
-    if (p->set_of[k] == NONE) continue;
-    cli_wl_set_t *s = &p->sets[p->set_of[k]];
-    if (s->algo) continue;
-    const char *name = NULL;
+    uint32_t i = p->set_of[k];
+    if (i == NONE || p->sets[i].algo || rc.names[i]) continue;
     const cJSON *it;
     cJSON_ArrayForEach(it, colls) {
       const cJSON *node = member(it, "node"), *set = member(it, "set");
       if (cJSON_IsNumber(node) && (uint64_t)node->valuedouble == p->cs.c[k].id &&
           cJSON_IsString(set))
-        name = set->valuestring;
+        rc.names[i] = set->valuestring;
     }
-    if (name == NULL) {
+    if (rc.names[i] == NULL) rc.names[i] = ""; /* none: reported below, in order */
+  }
+  if (st == TN_OK) st = cli_parallel(p->nsets, jobs, read_job, &rc, NULL, err);
+  for (uint32_t k = 0; k < p->cs.n && st == TN_OK; k++) {
+    uint32_t i = p->set_of[k];
+    if (i == NONE || rc.names[i] == NULL) continue;
+    cli_wl_set_t *s = &p->sets[i];
+    if (rc.names[i][0] == '\0')
       st = tn_err_set(err, TN_INVAL,
                       "%s: collective node %" PRIu64 " (%s of %" PRIu64
                       " B) has no set there; run 'tenet workload' again for this workload",
                       dir, p->cs.c[k].id, tn_coll_name(s->coll), s->bytes);
-      break;
+    else if (s->err.status != TN_OK)
+      *err = s->err, st = s->err.status;
+    else if (!s->algo->has_coll || s->algo->coll != s->coll || s->algo->size_bytes != s->bytes) {
+      char *prefix = NULL;
+      if ((st = cli_path_join(dir, rc.names[i], &prefix, err)) == TN_OK)
+        st = tn_err_set(err, TN_INVAL,
+                        "%s: the set for node %" PRIu64 " does not hold %s of %" PRIu64 " B",
+                        prefix, p->cs.c[k].id, tn_coll_name(s->coll), s->bytes);
+      free(prefix);
     }
-    char *prefix = NULL;
-    if ((st = cli_path_join(dir, name, &prefix, err)) == TN_OK &&
-        (st = cli_read_set(prefix, p->t, &s->algo, err)) == TN_OK &&
-        (!s->algo->has_coll || s->algo->coll != s->coll || s->algo->size_bytes != s->bytes))
-      st = tn_err_set(err, TN_INVAL,
-                      "%s: the set for node %" PRIu64 " does not hold %s of %" PRIu64 " B", prefix,
-                      p->cs.c[k].id, tn_coll_name(s->coll), s->bytes);
-    if (st == TN_OK) snprintf(s->method, sizeof s->method, "%s", s->algo->name);
-    free(prefix);
+    rc.names[i] = NULL; /* checked (for the first collective that needs it) */
   }
+  for (unsigned w = 0; rc.topos && w < jobs; w++)
+    topo_free(rc.topos[w]);
+  free(rc.topos);
+  free(rc.names);
+  if (st != TN_OK) goto out;
   if (st == TN_OK) st = bases_parallel(p, err);
   if (st == TN_OK) st = make_fills(p, err);
 out:

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "sim/sim_internal.h"
 #include "ten/ten.h"
 
 #define NONE UINT32_MAX
@@ -60,6 +61,29 @@ typedef struct keyq {
   uint32_t msg_head, msg_tail, recv_head, recv_tail;
 } keyq_t;
 
+/* A collective run apart (see "running a collective apart" below): what the step's own
+ * rules give its algorithm when every rank issues its COLL at instant 0 of an idle
+ * network and nothing else happens, with its times relative to that instant (recorded
+ * from a collective of the step that ran so). */
+typedef struct xrec {
+  uint64_t enq, start; /* the message entered the link's queue; its transmission began */
+  uint32_t link, node; /* node: the SEND (index among the collective's algorithm nodes) */
+} xrec_t;
+
+typedef struct profile {
+  const algo_t *a; /* the key: the algorithm and its collective's ranks */
+  const uint32_t *ranks;
+  uint32_t nranks;
+  bool ok;                      /* recorded to the end: usable */
+  bool alone;                   /* profile_alone tried */
+  uint32_t nodes;               /* the algorithm nodes of every rank, in the step's order */
+  uint64_t *issue_ps, *done_ps; /* per node */
+  uint64_t *fin_ps;             /* per rank of the collective: its COLL is done */
+  uint64_t net_end_ps;          /* the last delivery (0: no message) */
+  tn_vec_t x;                   /* xrec_t: every transmission, in the order of entry */
+  struct profile *next;
+} profile_t;
+
 typedef struct step {
   const topo_t *t;
   const workload_t *w;
@@ -84,9 +108,42 @@ typedef struct step {
   uint32_t ndirty;
   uint32_t ndone;
   topo_routes_t *routes;
+  bool own_routes;
   ten_engine_t *e;
   sim_step_result_t *res;
+  /* running collectives apart */
+  bool apart;        /* allowed (sim_i_step_apart) */
+  uint32_t *started; /* COLL instances issued in the current pass over the ranks */
+  uint32_t nstarted;
+  uint32_t *pass_count;        /* per collective: its instances among them */
+  uint32_t *coll_inst;         /* per collective: its first instance */
+  profile_t **prof_of;         /* per collective: its profile (NULL: not made yet) */
+  profile_t *profs;            /* every profile made, by algorithm and ranks */
+  uint8_t *virt;               /* per instance: running apart, not carried into the network */
+  uint32_t vcoll;              /* the collective apart whose messages may be in flight, or NONE */
+  uint64_t vstart_ps, vend_ps; /* its start and last delivery */
+  uint64_t inflight;           /* messages in the shared network */
+  uint32_t napart;             /* collectives run apart (statistics for tests) */
+  uint32_t ncarried;           /* of them, carried into the network */
+  uint64_t nplaced;
+  uint64_t nsent; /* messages put back on their links then */
+  /* a profile's run records: */
+  uint32_t reck;        /* the collective whose run is being recorded as its profile */
+  struct profile *recp; /* that profile */
+  uint64_t rec_t0;      /* its start */
+  uint32_t rec_base, rec_n, rec_left; /* its first node, nodes, instances not done */
+  tn_err_t rec_err;
+  struct tmpl *tmpl_list;                       /* the algorithms' templates */
+  const struct tmpl **coll_T;                   /* per collective: its template (NULL: none) */
+  uint32_t *coll_base, *coll_soff, *coll_kbase; /* its first node, successor, key */
+  uint8_t *expanded;                            /* its nodes were copied in */
+  uint8_t *shared;                              /* another collective runs its algorithm */
+  bool record_all;     /* profile_alone's step: record its one collective */
+  uint64_t messages;   /* SENDs */
+  struct tmpl **tmpls; /* &tmpl_list, or a profile's parent's */
 } step_t;
+
+#define APART_COOKIE (1ull << 63) /* a timer: instance (low bits) of a collective apart */
 
 static uint64_t mix64(uint64_t x) {
   x ^= x >> 30;
@@ -105,6 +162,10 @@ static int u32_cmp(const void *x, const void *y) {
   uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
   return (a > b) - (a < b);
 }
+
+static void rec_issue(step_t *s, uint32_t g, uint64_t now);
+static void rec_done(step_t *s, uint32_t g, uint64_t now);
+static void rec_fin(step_t *s, uint32_t ki, uint64_t now);
 
 static void mark_dirty(step_t *s, uint32_t r) {
   if (!s->dirty[r]) s->dirty[r] = 1, s->dirty_list[s->ndirty++] = r;
@@ -128,6 +189,7 @@ static void complete(step_t *s, uint32_t g, uint64_t now);
 /* The last node of an instance is done: so is its COLL. */
 static void inst_done(step_t *s, uint32_t k, uint64_t now) {
   inst_t *in = &s->inst[k];
+  if (s->reck == in->coll) rec_fin(s, k, now);
   uint64_t *end = &s->res->coll_end_ps[in->coll];
   if (now > *end) *end = now;
   complete(s, in->wnode, now);
@@ -136,6 +198,7 @@ static void inst_done(step_t *s, uint32_t k, uint64_t now) {
 static void complete(step_t *s, uint32_t g, uint64_t now) {
   xnode_t *n = &s->nodes[g];
   n->state = ST_DONE;
+  if (s->reck != NONE && g - s->rec_base < s->rec_n) rec_done(s, g, now);
   s->ndone++;
   if (now > s->res->finish_ps[n->rank]) s->res->finish_ps[n->rank] = now;
   if (n->op == X_BCAST) {
@@ -174,12 +237,21 @@ static void deliver(step_t *s, uint32_t g, uint64_t now) {
   q->msg_tail = g;
 }
 
+static tn_status_t carry_in(step_t *s, uint64_t now, tn_err_t *err);
+
 static tn_status_t issue(step_t *s, uint32_t g, uint64_t now, tn_err_t *err) {
   xnode_t *n = &s->nodes[g];
   n->state = ST_ISSUED;
+  if (s->reck != NONE) rec_issue(s, g, now);
   if (n->cls < R_NCLASS) s->busy[n->rank * R_NCLASS + n->cls] = 1;
   switch (n->op) {
-  case X_SEND: return ten_send(s->e, n->rank, n->peer, n->arg, g, err);
+  case X_SEND: {
+    tn_status_t st;
+    if (s->vcoll != NONE && now < s->vend_ps && (st = carry_in(s, now, err)) != TN_OK) return st;
+    s->inflight++;
+    s->nsent++;
+    return ten_send(s->e, n->rank, n->peer, n->arg, g, err);
+  }
   case X_BCAST: {
     uint64_t *start = &s->res->coll_start_ps[s->inst[n->inst].coll];
     if (*start == UINT64_MAX || now < *start) *start = now;
@@ -193,12 +265,9 @@ static tn_status_t issue(step_t *s, uint32_t g, uint64_t now, tn_err_t *err) {
     inst_t *in = &s->inst[n->inst];
     uint64_t *start = &s->res->coll_start_ps[in->coll];
     if (*start == UINT64_MAX || now < *start) *start = now;
-    if (in->count == 0) {
-      inst_done(s, n->inst, now);
-      return TN_OK;
-    }
-    for (uint32_t h = in->first; h < in->first + in->count; h++)
-      if (s->nodes[h].root && --s->nodes[h].pending == 0) make_ready(s, h);
+    if (in->count == 0) inst_done(s, n->inst, now);
+    /* Its algorithm starts (or runs apart) once this pass over the ranks is done. */
+    s->started[s->nstarted++] = n->inst;
     return TN_OK;
   }
   default: break;
@@ -223,6 +292,8 @@ static tn_status_t issue(step_t *s, uint32_t g, uint64_t now, tn_err_t *err) {
   q->recv_tail = g;
   return TN_OK;
 }
+
+static tn_status_t start_colls(step_t *s, uint64_t now, tn_err_t *err);
 
 /* Issues what the instant made ready, until nothing more is: algorithm nodes and RECVs
  * at once, and per rank the lowest waiting node of every free resource. Issuing may
@@ -249,6 +320,7 @@ static tn_status_t issue_ready(step_t *s, uint64_t now, tn_err_t *err) {
                    now, err);
       }
     }
+    if (st == TN_OK && s->nstarted > 0) st = start_colls(s, now, err);
   }
   return st;
 }
@@ -297,42 +369,148 @@ static uint32_t key_of(keymap_t *m, uint32_t src, uint32_t dst, int32_t tag, uin
   return m->n++;
 }
 
-/* The keys of one algorithm, numbered once however many collectives run it: its
- * messages pair within one collective, so a collective's keys are its algorithm's, offset
- * by the collective's base. */
-typedef struct local_keys {
+/* An algorithm's nodes as the step lays them out, made once however many collectives run
+ * it: a collective's algorithm nodes are its template's, rank by rank (the ranks without a
+ * node are the ones outside it), shifted by the collective's first node; its messages pair
+ * among themselves, so their keys are the template's, shifted by the collective's key base,
+ * and a key with one SEND and one RECV pairs them for good (see pair_unique). */
+typedef struct tmpl {
   const algo_t *a;
-  uint32_t *off; /* npus + 1: node i of rank r is at off[r] + i */
-  uint32_t *id;  /* local key of every SEND and RECV */
-  uint32_t n;    /* keys */
-} local_keys_t;
+  uint32_t n;         /* nodes */
+  uint32_t *rank_off; /* npus + 1: node i of rank r is rank_off[r] + i */
+  xnode_t *nodes;     /* n + 1 (a sentinel holding nsucc): inst unset; keyid local or
+                         PAIRED (qnext the partner), succ_off local */
+  uint32_t *succ;     /* local indices */
+  uint32_t nsucc, nkeys, nsends;
+  bool paired; /* every SEND and RECV alone on its key */
+  struct tmpl *next;
+} tmpl_t;
 
-static tn_status_t number_keys(const algo_t *a, local_keys_t *lk, tn_err_t *err) {
-  uint64_t nodes = 0, msgs = 0;
-  for (uint32_t r = 0; r < a->npus; r++)
-    nodes += algo_rank_len(a, r);
-  lk->a = a;
-  tn_status_t st = tn_calloc((size_t)a->npus + 1, sizeof *lk->off, &lk->off, err);
-  if (st == TN_OK) st = tn_malloc(nodes + 1, sizeof *lk->id, &lk->id, err);
-  if (st != TN_OK) return st;
+static void tmpl_free(tmpl_t *t) {
+  while (t) {
+    tmpl_t *n = t->next;
+    free(t->rank_off);
+    free(t->nodes);
+    free(t->succ);
+    free(t);
+    t = n;
+  }
+}
+
+static tn_status_t tmpl_fill(tmpl_t *T, tn_err_t *err) {
+  const algo_t *a = T->a;
+  uint64_t nodes = 0, msgs = 0, edges = 0;
   for (uint32_t r = 0; r < a->npus; r++) {
-    lk->off[r + 1] = lk->off[r] + algo_rank_len(a, r);
+    nodes += algo_rank_len(a, r);
+    edges += a->ranks[r].deps.len;
+  }
+  if (nodes >= UINT32_MAX - 2 || edges >= UINT32_MAX - 2)
+    return tn_err_set(err, TN_LIMIT, "an algorithm of %" PRIu64 " nodes, above 2^32", nodes);
+  T->n = (uint32_t)nodes;
+  uint32_t *fill = NULL;
+  keyq_t *kq = NULL;
+  keymap_t m = {0};
+  tn_status_t st;
+  if ((st = tn_calloc((size_t)a->npus + 1, sizeof *T->rank_off, &T->rank_off, err)) != TN_OK ||
+      (st = tn_calloc(nodes + 1, sizeof *T->nodes, &T->nodes, err)) != TN_OK ||
+      (st = tn_malloc(edges + 1, sizeof *T->succ, &T->succ, err)) != TN_OK ||
+      (st = tn_malloc(nodes + 1, sizeof *fill, &fill, err)) != TN_OK)
+    goto out;
+  for (uint32_t r = 0; r < a->npus; r++) {
+    T->rank_off[r + 1] = T->rank_off[r] + (uint32_t)algo_rank_len(a, r);
     for (uint32_t i = 0; i < algo_rank_len(a, r); i++)
       msgs += algo_node(a, r, i)->op != ALGO_COMP;
   }
-  keymap_t m;
-  if ((st = keymap_init(&m, msgs, err)) == TN_OK)
-    for (uint32_t r = 0; r < a->npus; r++)
-      for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
-        const algo_node_t *y = algo_node(a, r, i);
+  if ((st = keymap_init(&m, msgs, err)) != TN_OK) goto out;
+  xnode_t *X = T->nodes;
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      const algo_node_t *y = algo_node(a, r, i);
+      xnode_t *n = &X[T->rank_off[r] + i];
+      n->rank = r;
+      n->cls = R_INNER;
+      n->keyid = NONE;
+      n->root = y->ndeps == 0;
+      n->pending = n->root ? 1 : y->ndeps; /* a root waits for its COLL */
+      n->op = y->op == ALGO_SEND ? X_SEND : y->op == ALGO_RECV ? X_RECV : X_COMP;
+      if (y->op == ALGO_COMP) {
+        n->arg = y->duration_us ? y->duration_us * 1000000u : COMP_ZERO_PS;
+      } else {
         uint32_t peer = (uint32_t)y->peer;
-        lk->id[lk->off[r] + i] = y->op == ALGO_SEND   ? key_of(&m, r, peer, y->tag, y->bytes)
-                                 : y->op == ALGO_RECV ? key_of(&m, peer, r, y->tag, y->bytes)
-                                                      : NONE;
+        n->peer = peer;
+        n->tag = y->tag;
+        n->arg = y->bytes;
+        n->keyid = y->op == ALGO_SEND ? key_of(&m, r, peer, y->tag, y->bytes)
+                                      : key_of(&m, peer, r, y->tag, y->bytes);
       }
-  lk->n = m.n;
+      const uint32_t *d = algo_node_deps(a, r, y);
+      for (uint32_t j = 0; j < y->ndeps; j++)
+        X[T->rank_off[r] + d[j]].succ_off++; /* count successors first */
+    }
+  T->nkeys = m.n;
+  for (uint32_t g = 0; g < T->n; g++)
+    T->nsends += X[g].op == X_SEND;
+  uint32_t off = 0;
+  for (uint32_t h = 0; h <= T->n; h++) {
+    uint32_t c = h < T->n ? X[h].succ_off : 0;
+    X[h].succ_off = off;
+    if (h < T->n) fill[h] = off;
+    off += c;
+  }
+  T->nsucc = off;
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      const algo_node_t *y = algo_node(a, r, i);
+      const uint32_t *d = algo_node_deps(a, r, y);
+      for (uint32_t j = 0; j < y->ndeps; j++)
+        T->succ[fill[T->rank_off[r] + d[j]]++] = T->rank_off[r] + i;
+    }
+  /* Keys with one SEND and one RECV: each holds the other (local) in qnext. */
+  if ((st = tn_malloc((size_t)T->nkeys + 1, sizeof *kq, &kq, err)) != TN_OK) goto out;
+  for (uint32_t q = 0; q < T->nkeys; q++)
+    kq[q] = (keyq_t){0, NONE, 0, NONE};
+  for (uint32_t g = 0; g < T->n; g++) {
+    if (X[g].keyid == NONE) continue;
+    keyq_t *q = &kq[X[g].keyid];
+    if (X[g].op == X_SEND)
+      q->msg_head++, q->msg_tail = g;
+    else
+      q->recv_head++, q->recv_tail = g;
+  }
+  T->paired = true;
+  for (uint32_t g = 0; g < T->n; g++) {
+    if (X[g].keyid == NONE) continue;
+    const keyq_t *q = &kq[X[g].keyid];
+    if (q->msg_head == 1 && q->recv_head == 1) {
+      X[g].qnext = X[g].op == X_SEND ? q->recv_tail : q->msg_tail;
+      X[g].keyid = PAIRED;
+    } else {
+      T->paired = false;
+    }
+  }
+out:
   keymap_free(&m);
+  free(fill);
+  free(kq);
   return st;
+}
+
+/* The template of algorithm a (made on first use). */
+static tn_status_t tmpl_of(struct tmpl **list, const algo_t *a, const tmpl_t **out, tn_err_t *err) {
+  for (tmpl_t *t = *list; t; t = t->next)
+    if (t->a == a) return *out = t, TN_OK;
+  tmpl_t *t = NULL;
+  tn_status_t st = tn_calloc(1, sizeof *t, &t, err);
+  if (st != TN_OK) return st;
+  t->a = a;
+  if ((st = tmpl_fill(t, err)) != TN_OK) {
+    tmpl_free(t);
+    return st;
+  }
+  t->next = *list;
+  *list = t;
+  *out = t;
+  return TN_OK;
 }
 
 static tn_status_t check_algos(const step_t *s, tn_err_t *err) {
@@ -368,14 +546,14 @@ static uint8_t class_of(const wl_node_t *x) {
   return R_COMM;
 }
 
-/* A key with one SEND and one RECV (most: tenet's sets tag each message of a pair) pairs
- * them for good: each holds the other in qnext and keyid PAIRED, so delivery needs no
- * queue. The other keys keep their FIFO queues. (kq counts each side first: msg_head the
- * SENDs, recv_head the RECVs, msg_tail and recv_tail the last of each.) */
-static void pair_unique(step_t *s) {
-  for (uint32_t k = 0; k < s->nkeys; k++)
+/* A workload key with one SEND and one RECV pairs them for good: each holds the other in
+ * qnext and keyid PAIRED, so delivery needs no queue (the algorithms' keys were paired in
+ * their templates). The other keys keep their FIFO queues. (kq counts each side first:
+ * msg_head the SENDs, recv_head the RECVs, msg_tail and recv_tail the last of each.) */
+static void pair_unique(step_t *s, uint32_t wkeys) {
+  for (uint32_t k = 0; k < wkeys; k++)
     s->kq[k] = (keyq_t){0, NONE, 0, NONE};
-  for (uint32_t g = 0; g < s->total; g++) {
+  for (uint32_t g = 0; g < s->nwork; g++) {
     const xnode_t *n = &s->nodes[g];
     if (n->keyid == NONE) continue;
     keyq_t *q = &s->kq[n->keyid];
@@ -384,7 +562,7 @@ static void pair_unique(step_t *s) {
     else
       q->recv_head++, q->recv_tail = g;
   }
-  for (uint32_t g = 0; g < s->total; g++) {
+  for (uint32_t g = 0; g < s->nwork; g++) {
     xnode_t *n = &s->nodes[g];
     if (n->keyid == NONE) continue;
     const keyq_t *q = &s->kq[n->keyid];
@@ -393,47 +571,56 @@ static void pair_unique(step_t *s) {
       n->keyid = PAIRED;
     }
   }
-  for (uint32_t k = 0; k < s->nkeys; k++)
+  for (uint32_t k = 0; k < wkeys; k++)
     s->kq[k] = (keyq_t){NONE, NONE, NONE, NONE};
 }
 
-/* The local keys of every distinct algorithm, and each collective's key base: the
- * workload's own SENDs and RECVs take keys 0 .. wkeys-1. */
-static tn_status_t number_all_keys(step_t *s, local_keys_t **lks, uint32_t *nlk, uint32_t **kbase,
-                                   uint32_t **which, tn_err_t *err) {
-  const wl_colls_t *cs = s->cs;
-  tn_status_t st = tn_calloc((size_t)cs->n + 1, sizeof **lks, lks, err);
-  if (st == TN_OK) st = tn_calloc((size_t)cs->n + 1, sizeof **kbase, kbase, err);
-  if (st == TN_OK) st = tn_calloc((size_t)cs->n + 1, sizeof **which, which, err);
-  for (uint32_t k = 0; k < cs->n && st == TN_OK; k++) {
-    const algo_t *a = s->algos[k];
-    (*which)[k] = NONE;
-    if (a == NULL) continue;
-    uint32_t j = 0;
-    while (j < *nlk && (*lks)[j].a != a)
-      j++;
-    if (j == *nlk && (st = number_keys(a, &(*lks)[(*nlk)++], err)) != TN_OK) break;
-    (*which)[k] = j;
-    if ((uint64_t)s->nkeys + (*lks)[j].n >= UINT32_MAX - 1)
-      st = tn_err_set(err, TN_LIMIT, "the step's collectives have more than 2^32 message keys");
-    (*kbase)[k] = s->nkeys;
-    s->nkeys += (*lks)[j].n;
+/* Copies collective k's nodes, successors and key queues in from its template (once). */
+static void expand(step_t *s, uint32_t k) {
+  const tmpl_t *T = s->coll_T[k];
+  if (s->expanded[k] || T == NULL) return;
+  s->expanded[k] = 1;
+  uint32_t base = s->coll_base[k], off = s->coll_soff[k], kbase = s->coll_kbase[k];
+  xnode_t *X = s->nodes + base;
+  memcpy(X, T->nodes, T->n * sizeof *X);
+  const wl_coll_t *c = &s->cs->c[k];
+  for (uint32_t q = 0; q < c->nranks; q++) {
+    uint32_t ki = s->coll_inst[k] + q, r = c->ranks[q];
+    for (uint32_t h = T->rank_off[r]; h < T->rank_off[r + 1]; h++)
+      X[h].inst = ki;
   }
-  return st;
+  for (uint32_t h = 0; h < T->n; h++) {
+    X[h].succ_off += off;
+    if (X[h].keyid == PAIRED)
+      X[h].qnext += base;
+    else if (X[h].keyid != NONE)
+      X[h].keyid += kbase;
+  }
+  for (uint32_t e = 0; e < T->nsucc; e++)
+    s->succ[off + e] = T->succ[e] + base;
+  for (uint32_t q = 0; q < T->nkeys; q++)
+    s->kq[kbase + q] = (keyq_t){NONE, NONE, NONE, NONE};
 }
 
-/* Numbers every node (the workload's, then each instance's algorithm nodes), counts
- * their dependencies and successors, and sets the instances and matching keys. */
+/* Numbers every node (the workload's, then each instance's algorithm nodes, copied from
+ * their algorithm's template), counts their dependencies and successors, and sets the
+ * instances and matching keys. */
 static tn_status_t build(step_t *s, tn_err_t *err) {
   const workload_t *w = s->w;
   const wl_colls_t *cs = s->cs;
   tn_status_t st;
-  uint64_t total = 0, edges = 0, msgs = 0;
-  local_keys_t *lks = NULL;
-  uint32_t nlk = 0, *kbase = NULL, *which = NULL, *fill = NULL;
+  uint64_t total = 0, edges = 0, msgs = 0, keys = 0;
+  uint32_t *fill = NULL;
+  const tmpl_t **tk = NULL;
   keymap_t wm = {0};
-  if ((st = tn_calloc((size_t)s->npus + 1, sizeof *s->wrank_off, &s->wrank_off, err)) != TN_OK)
-    return st;
+  if ((st = tn_calloc((size_t)s->npus + 1, sizeof *s->wrank_off, &s->wrank_off, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *tk, &tk, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *s->coll_T, &s->coll_T, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *s->coll_base, &s->coll_base, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *s->coll_soff, &s->coll_soff, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *s->coll_kbase, &s->coll_kbase, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, 1, &s->expanded, err)) != TN_OK)
+    goto out;
   for (uint32_t r = 0; r < s->npus; r++) {
     s->wrank_off[r + 1] = s->wrank_off[r] + wl_count(w, r);
     edges += w->ranks[r].deps.len;
@@ -445,23 +632,25 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
   s->ninst = 0;
   for (uint32_t k = 0; k < cs->n; k++) {
     s->ninst += cs->c[k].nranks;
-    const algo_t *a = s->algos[k];
-    for (uint32_t q = 0; a && q < cs->c[k].nranks; q++) {
-      total += algo_rank_len(a, cs->c[k].ranks[q]);
-      edges += a->ranks[cs->c[k].ranks[q]].deps.len;
-    }
+    if (s->algos[k] == NULL) continue;
+    if ((st = tmpl_of(s->tmpls, s->algos[k], &tk[k], err)) != TN_OK) goto out;
+    total += tk[k]->n;
+    edges += tk[k]->nsucc;
+    keys += tk[k]->nkeys;
   }
-  if (total >= UINT32_MAX - 2 || edges >= UINT32_MAX - 2)
-    return tn_err_set(err, TN_LIMIT,
-                      "the step expands to %" PRIu64 " nodes and %" PRIu64
-                      " dependencies, above 2^32",
-                      total, edges);
+  if (total >= UINT32_MAX - 2 || edges >= UINT32_MAX - 2 || msgs + keys >= UINT32_MAX - 2) {
+    st = tn_err_set(err, TN_LIMIT,
+                    "the step expands to %" PRIu64 " nodes, %" PRIu64 " dependencies and %" PRIu64
+                    " message keys, above 2^32",
+                    total, edges, msgs + keys);
+    goto out;
+  }
   s->total = (uint32_t)total;
   if ((st = keymap_init(&wm, msgs, err)) != TN_OK ||
       (st = tn_calloc(total + 2, sizeof *s->nodes, &s->nodes, err)) != TN_OK ||
       (st = tn_malloc(edges + 1, sizeof *s->succ, &s->succ, err)) != TN_OK ||
       (st = tn_calloc((size_t)s->ninst + 1, sizeof *s->inst, &s->inst, err)) != TN_OK ||
-      (st = tn_calloc(total + 2, sizeof *fill, &fill, err)) != TN_OK)
+      (st = tn_calloc((size_t)s->nwork + 1, sizeof *fill, &fill, err)) != TN_OK)
     goto out;
   xnode_t *X = s->nodes;
   /* The workload's nodes. */
@@ -500,47 +689,10 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
       for (uint32_t k = 0; k < x->ndeps; k++)
         X[s->wrank_off[r] + d[k]].succ_off++; /* count successors first */
     }
-  s->nkeys = wm.n;
-  if ((st = number_all_keys(s, &lks, &nlk, &kbase, &which, err)) != TN_OK) goto out;
-  /* The instances and their algorithm nodes. */
-  uint32_t g = s->nwork, ki = 0;
-  for (uint32_t k = 0; k < cs->n; k++) {
-    const wl_coll_t *c = &cs->c[k];
-    const algo_t *a = s->algos[k];
-    const local_keys_t *lk = a ? &lks[which[k]] : NULL;
-    for (uint32_t q = 0; q < c->nranks; q++, ki++) {
-      uint32_t r = c->ranks[q], wg = s->wrank_off[r] + c->index[q];
-      uint32_t cnt = a ? (uint32_t)algo_rank_len(a, r) : 0;
-      s->inst[ki] = (inst_t){k, wg, g, cnt, cnt};
-      X[wg].inst = ki;
-      for (uint32_t i = 0; i < cnt; i++, g++) {
-        const algo_node_t *y = algo_node(a, r, i);
-        xnode_t *n = &X[g];
-        n->rank = r;
-        n->cls = R_INNER;
-        n->inst = ki;
-        n->keyid = NONE;
-        n->root = y->ndeps == 0;
-        n->pending = n->root ? 1 : y->ndeps; /* a root waits for its COLL */
-        n->op = y->op == ALGO_SEND ? X_SEND : y->op == ALGO_RECV ? X_RECV : X_COMP;
-        if (y->op == ALGO_COMP) {
-          n->arg = y->duration_us ? y->duration_us * 1000000u : COMP_ZERO_PS;
-        } else {
-          n->peer = (uint32_t)y->peer;
-          n->tag = y->tag;
-          n->arg = y->bytes;
-          n->keyid = kbase[k] + lk->id[lk->off[r] + i];
-        }
-        const uint32_t *d = algo_node_deps(a, r, y);
-        for (uint32_t j = 0; j < y->ndeps; j++)
-          X[g - i + d[j]].succ_off++;
-      }
-    }
-  }
-  /* Successor lists: counts to offsets, then fill. */
+  /* Their successor lists: counts to offsets, then fill. */
   uint32_t off = 0;
-  for (uint32_t h = 0; h <= s->total; h++) {
-    uint32_t c = h < s->total ? X[h].succ_off : 0;
+  for (uint32_t h = 0; h < s->nwork; h++) {
+    uint32_t c = X[h].succ_off;
     X[h].succ_off = off;
     fill[h] = off;
     off += c;
@@ -552,29 +704,43 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
       for (uint32_t k = 0; k < x->ndeps; k++)
         s->succ[fill[s->wrank_off[r] + d[k]]++] = s->wrank_off[r] + i;
     }
-  for (uint32_t k = 0; k < s->ninst; k++) {
-    const inst_t *in = &s->inst[k];
-    const algo_t *a = s->algos[in->coll];
-    uint32_t r = X[in->wnode].rank;
-    for (uint32_t i = 0; i < in->count; i++) {
-      const algo_node_t *y = algo_node(a, r, i);
-      const uint32_t *d = algo_node_deps(a, r, y);
-      for (uint32_t j = 0; j < y->ndeps; j++)
-        s->succ[fill[in->first + d[j]]++] = in->first + i;
+  uint32_t wkeys = wm.n;
+  for (uint32_t g2 = 0; g2 < s->nwork; g2++)
+    s->messages += X[g2].op == X_SEND;
+  s->nkeys = wm.n;
+  /* The instances: each collective's nodes are its template's, shifted. */
+  uint32_t g = s->nwork, ki = 0;
+  for (uint32_t k = 0; k < cs->n; k++) {
+    const wl_coll_t *c = &cs->c[k];
+    const tmpl_t *T = tk[k];
+    uint32_t base = g;
+    s->coll_T[k] = T;
+    s->coll_base[k] = base;
+    s->coll_soff[k] = off;
+    s->coll_kbase[k] = s->nkeys;
+    for (uint32_t q = 0; q < c->nranks; q++, ki++) {
+      uint32_t r = c->ranks[q], wg = s->wrank_off[r] + c->index[q];
+      uint32_t first = T ? base + T->rank_off[r] : g;
+      uint32_t cnt = T ? T->rank_off[r + 1] - T->rank_off[r] : 0;
+      s->inst[ki] = (inst_t){k, wg, first, cnt, cnt};
+      X[wg].inst = ki;
     }
+    if (T == NULL) continue;
+    /* The nodes are copied in when the collective starts (expand): until then only its
+     * first node's successor offset, which ends the node before it. */
+    if (T->n > 0) X[base].succ_off = off;
+    s->messages += T->nsends;
+    off += T->nsucc;
+    g += T->n;
+    s->nkeys += T->nkeys;
   }
+  X[s->total].succ_off = off;
   if ((st = tn_malloc((size_t)s->nkeys + 1, sizeof *s->kq, &s->kq, err)) != TN_OK) goto out;
-  pair_unique(s);
+  pair_unique(s, wkeys);
 out:
-  for (uint32_t j = 0; j < nlk; j++) {
-    free(lks[j].off);
-    free(lks[j].id);
-  }
-  free(lks);
-  free(kbase);
-  free(which);
   keymap_free(&wm);
   free(fill);
+  free(tk);
   return st;
 }
 
@@ -626,6 +792,326 @@ static tn_status_t report_stuck(const step_t *s, tn_err_t *err) {
   return tn_err_set(err, TN_INTERNAL, "the step stopped with nodes left");
 }
 
+/* ---- running a collective apart ------------------------------------------------------
+ * Most of a step's collectives run on a network nothing else uses while they do, and
+ * many collectives share one algorithm: the step runs such a collective apart, from a
+ * profile of its algorithm recorded once (the first collective running it that started on
+ * every rank at once and had the network to itself until it was done), and carries it into
+ * the shared network only if something else needs the network before its last message is
+ * delivered. This is exact:
+ * - A collective goes apart only when every rank of it issued its COLL in one pass over
+ *   the ranks of one instant T (the profile's start) with no message in the network and
+ *   no other collective apart with messages in flight.
+ * - While nothing else is in the network its algorithm's nodes interact with the rest of
+ *   the step only through their ranks' COLL nodes: its messages, timers and ready nodes
+ *   follow from its own (the engine orders the messages of an instant by link and position,
+ *   not by when others were sent; sends of one instant on one link come from one rank,
+ *   which runs one communication at a time), so each rank's COLL is done at T plus the
+ *   profile's time for it.
+ * - The first SEND that would enter the network before its last delivery (at instant
+ *   t >= T, after t's events were drained) first carries it in: its nodes take the states
+ *   the profile gives them after instant t, its COMPs their timers, and each message in
+ *   flight is put back on the link it was on, its transmission starting when it did
+ *   (ten_place), in the order the messages entered there. The step then goes on exactly as
+ *   if the collective had run in the network from T. */
+
+static void profile_free(profile_t *p) {
+  free(p->issue_ps);
+  free(p->done_ps);
+  free(p->fin_ps);
+  tn_vec_free(&p->x);
+  free(p);
+}
+
+/* Collective k's profile, or NULL while none was recorded (shared by the collectives
+ * that run the same algorithm on the same ranks). */
+static profile_t *profile_find(step_t *s, uint32_t k) {
+  const wl_coll_t *c = &s->cs->c[k];
+  if (s->prof_of[k] != NULL) return s->prof_of[k];
+  for (profile_t *p = s->profs; p; p = p->next)
+    if (p->a == s->algos[k] && p->nranks == c->nranks &&
+        memcmp(p->ranks, c->ranks, c->nranks * sizeof *c->ranks) == 0)
+      return s->prof_of[k] = p;
+  return NULL;
+}
+
+/* A profile is recorded from the step itself: the first time a collective that others
+ * share an algorithm with starts as one that could go apart (every rank in one pass, an
+ * idle network, nothing apart), it runs in the network with its nodes' times and its
+ * transmissions recorded; if no other SEND enters the network before it is done on every
+ * rank, it ran as it would alone and its record is its algorithm's profile (else the record
+ * is dropped and the next such start records again). */
+static void rec_xmit(void *ctx, uint32_t link, uint64_t start_ps, uint64_t end_ps, uint64_t bytes,
+                     uint64_t cookie) {
+  (void)end_ps;
+  (void)bytes;
+  step_t *s = ctx;
+  uint32_t l = (uint32_t)cookie - s->rec_base;
+  if (l >= s->rec_n) return;
+  xrec_t x = {ten_now(s->e) - s->rec_t0, start_ps - s->rec_t0, link, l};
+  if (s->rec_err.status == TN_OK) (void)tn_vec_push(&s->recp->x, &x, &s->rec_err);
+}
+
+static void rec_stop(step_t *s, bool keep) {
+  profile_t *p = s->recp;
+  ten_engine_set_observer(s->e, NULL, NULL);
+  s->reck = NONE;
+  s->recp = NULL;
+  if (keep && s->rec_err.status == TN_OK) {
+    p->ok = true;
+    for (uint32_t l = 0; l < p->nodes; l++)
+      if (s->nodes[s->rec_base + l].op == X_SEND && p->done_ps[l] > p->net_end_ps)
+        p->net_end_ps = p->done_ps[l];
+    p->next = s->profs;
+    s->profs = p;
+    return;
+  }
+  /* Kept without its record: the next start runs the algorithm alone (profile_alone). */
+  s->rec_err = (tn_err_t){0};
+  free(p->issue_ps);
+  free(p->done_ps);
+  free(p->fin_ps);
+  p->issue_ps = p->done_ps = p->fin_ps = NULL;
+  tn_vec_free(&p->x);
+  tn_vec_init(&p->x, sizeof(xrec_t));
+  p->next = s->profs;
+  s->profs = p;
+}
+
+static void rec_issue(step_t *s, uint32_t g, uint64_t now) {
+  if (g - s->rec_base < s->rec_n)
+    s->recp->issue_ps[g - s->rec_base] = now - s->rec_t0;
+  else if (s->nodes[g].op == X_SEND)
+    rec_stop(s, false); /* another message in the network: not a run alone */
+}
+
+static void rec_done(step_t *s, uint32_t g, uint64_t now) {
+  s->recp->done_ps[g - s->rec_base] = now - s->rec_t0;
+}
+
+static void rec_fin(step_t *s, uint32_t ki, uint64_t now) {
+  s->recp->fin_ps[ki - s->coll_inst[s->reck]] = now - s->rec_t0;
+  if (--s->rec_left == 0) rec_stop(s, true);
+}
+
+/* Starts recording collective k, whose COLLs were all issued in this pass at now. */
+static tn_status_t rec_start(step_t *s, uint32_t k, uint64_t now, tn_err_t *err) {
+  const tmpl_t *T = s->coll_T[k];
+  const wl_coll_t *c = &s->cs->c[k];
+  if (T == NULL || T->n == 0 || !T->paired) return TN_OK;
+  profile_t *p = NULL;
+  tn_status_t st = tn_calloc(1, sizeof *p, &p, err);
+  if (st != TN_OK) return st;
+  tn_vec_init(&p->x, sizeof(xrec_t));
+  p->a = s->algos[k];
+  p->ranks = c->ranks;
+  p->nranks = c->nranks;
+  p->nodes = T->n;
+  if ((st = tn_malloc(T->n, sizeof *p->issue_ps, &p->issue_ps, err)) != TN_OK ||
+      (st = tn_malloc(T->n, sizeof *p->done_ps, &p->done_ps, err)) != TN_OK ||
+      (st = tn_calloc((size_t)c->nranks + 1, sizeof *p->fin_ps, &p->fin_ps, err)) != TN_OK) {
+    profile_free(p);
+    return st;
+  }
+  s->reck = k;
+  s->recp = p;
+  s->rec_t0 = now;
+  s->rec_base = s->coll_base[k];
+  s->rec_n = T->n;
+  s->rec_left = 0;
+  for (uint32_t j = 0; j < c->nranks; j++)
+    s->rec_left += s->inst[s->coll_inst[k] + j].count > 0; /* the others are done */
+  ten_engine_set_observer(s->e, rec_xmit, s);
+  return TN_OK;
+}
+
+static tn_status_t step_exec(step_t *s, tn_err_t *err);
+static void step_release(step_t *s);
+
+/* Fills p, whose recording in the step was cut short by other traffic, by running
+ * collective k alone: a step of its COLLs (NOPs on the other ranks) whose run is recorded
+ * as above. TN_NOMEM only: a collective that cannot run alone is left to the network
+ * (p->ok stays false), where the step reports what it meets. */
+static tn_status_t profile_alone(step_t *s, uint32_t k, profile_t *p, tn_err_t *err) {
+  const wl_coll_t *c = &s->cs->c[k];
+  workload_t *w = NULL;
+  wl_colls_t cs = {0};
+  sim_step_result_t res = {0};
+  tn_err_t e = {0};
+  p->alone = true;
+  tn_status_t st = wl_create(s->npus, &w, err);
+  for (uint32_t r = 0, j = 0; st == TN_OK && r < s->npus; r++) {
+    wl_node_t x = {.id = 0, .op = WL_NOP};
+    if (j < c->nranks && c->ranks[j] == r) {
+      x = (wl_node_t){
+          .id = 1, .op = WL_COLL, .comm_type = c->comm_type, .bytes = c->bytes, .pg = c->pg};
+      j++;
+    }
+    st = wl_add(w, r, &x, NULL, NULL, 0, NULL, err);
+  }
+  if (st == TN_OK && wl_check(w, &cs, &e) == TN_OK && cs.n == 1 && cs.c[0].nranks == c->nranks) {
+    const algo_t *algos[1] = {s->algos[k]};
+    step_t q = {.t = s->t,
+                .w = w,
+                .cs = &cs,
+                .algos = algos,
+                .npus = s->npus,
+                .res = &res,
+                .apart = true,
+                .record_all = true,
+                .routes = s->routes,
+                .tmpls = s->tmpls};
+    st = step_exec(&q, &e);
+    profile_t *qp = q.profs;
+    if (st == TN_OK && qp && qp->ok && qp->nodes == s->coll_T[k]->n) {
+      p->nodes = qp->nodes;
+      p->issue_ps = qp->issue_ps;
+      p->done_ps = qp->done_ps;
+      p->fin_ps = qp->fin_ps;
+      tn_vec_free(&p->x);
+      p->x = qp->x;
+      p->net_end_ps = qp->net_end_ps;
+      p->ok = true;
+      qp->issue_ps = qp->done_ps = qp->fin_ps = NULL;
+      tn_vec_init(&qp->x, sizeof(xrec_t));
+    }
+    if (st == TN_NOMEM)
+      *err = e;
+    else
+      st = TN_OK;
+    s->nsent += q.nsent; /* (the step's work) */
+    step_release(&q);
+  }
+  sim_step_result_free(&res);
+  wl_colls_free(&cs);
+  wl_free(w);
+  return st;
+}
+
+/* Collective k's instances were all issued in this pass at now: run it apart. */
+static tn_status_t go_apart(step_t *s, uint32_t k, const profile_t *p, uint64_t now,
+                            tn_err_t *err) {
+  s->vcoll = k;
+  s->vstart_ps = now;
+  s->vend_ps = now + p->net_end_ps;
+  s->napart++;
+  for (uint32_t j = 0; j < s->cs->c[k].nranks; j++) {
+    uint32_t ki = s->coll_inst[k] + j;
+    if (s->inst[ki].count == 0) continue; /* done already */
+    s->virt[ki] = 1;
+    tn_status_t st = ten_timer(s->e, p->fin_ps[j], APART_COOKIE | ki, err);
+    if (st != TN_OK) return st;
+  }
+  return TN_OK;
+}
+
+/* The COLLs issued in this pass over the ranks start their algorithms: a collective all of
+ * whose ranks are among them on an idle network runs apart, the others' root nodes are
+ * ready (nothing was issued since their COLLs, so the instant runs as if they had been
+ * made ready then). */
+static tn_status_t start_colls(step_t *s, uint64_t now, tn_err_t *err) {
+  tn_status_t st = TN_OK;
+  for (uint32_t i = 0; i < s->nstarted; i++)
+    s->pass_count[s->inst[s->started[i]].coll]++;
+  if (s->vcoll != NONE && now >= s->vend_ps) s->vcoll = NONE;
+  for (uint32_t i = 0; i < s->nstarted && st == TN_OK; i++) {
+    uint32_t ki = s->started[i], k = s->inst[ki].coll;
+    if (s->pass_count[k] == UINT32_MAX) continue; /* apart */
+    if (s->apart && (s->shared[k] || s->record_all) && s->pass_count[k] == s->cs->c[k].nranks &&
+        s->inflight == 0 && s->vcoll == NONE && s->reck == NONE) {
+      profile_t *p = profile_find(s, k);
+      uint64_t end = 0;
+      if (p && !p->ok && !p->alone && (st = profile_alone(s, k, p, err)) != TN_OK) break;
+      if (p && p->ok && tn_time_add(now, p->net_end_ps, &end)) {
+        s->pass_count[k] = UINT32_MAX;
+        st = go_apart(s, k, p, now, err);
+        continue;
+      }
+      if (p == NULL && (st = rec_start(s, k, now, err)) != TN_OK) break;
+    }
+    const inst_t *in = &s->inst[ki];
+    expand(s, k);
+    for (uint32_t h = in->first; h < in->first + in->count; h++)
+      if (s->nodes[h].root && --s->nodes[h].pending == 0) make_ready(s, h);
+  }
+  for (uint32_t i = 0; i < s->nstarted; i++)
+    s->pass_count[s->inst[s->started[i]].coll] = 0;
+  s->nstarted = 0;
+  return st;
+}
+
+/* The profile's time of instance ki's last node came: its COLL is done. */
+static void apart_done(step_t *s, uint32_t ki, uint64_t now) {
+  if (!s->virt[ki]) return; /* carried into the network since */
+  s->virt[ki] = 0;
+  inst_t *in = &s->inst[ki];
+  uint32_t r = s->nodes[in->wnode].rank;
+  s->ndone += in->count; /* (its nodes were never copied in) */
+  in->left = 0;
+  if (now > s->res->finish_ps[r]) s->res->finish_ps[r] = now;
+  inst_done(s, ki, now);
+}
+
+/* Carries the collective apart into the network at now (see above). */
+static tn_status_t carry_in(step_t *s, uint64_t now, tn_err_t *err) {
+  uint32_t k = s->vcoll, nr = s->cs->c[k].nranks, ki0 = s->coll_inst[k];
+  const profile_t *p = s->prof_of[k];
+  uint64_t t0 = s->vstart_ps, rel = now - t0;
+  uint32_t g0 = s->coll_base[k], *cur = NULL;
+  s->vcoll = NONE;
+  s->ncarried++;
+  expand(s, k);
+  tn_status_t st = tn_malloc((size_t)p->nodes + 1, sizeof *cur, &cur, err);
+  if (st != TN_OK) return st;
+  xnode_t *X = s->nodes;
+  for (uint32_t j = 0; j < nr; j++) {
+    inst_t *in = &s->inst[ki0 + j];
+    if (!s->virt[ki0 + j]) continue;
+    uint32_t r = X[in->wnode].rank;
+    for (uint32_t h = in->first; h < in->first + in->count; h++) {
+      uint32_t l = h - g0;
+      cur[l] = NONE;
+      if (X[h].root) X[h].pending = 0; /* its COLL was issued */
+      if (p->done_ps[l] <= rel) {
+        X[h].state = ST_DONE;
+        s->ndone++;
+        in->left--;
+        if (t0 + p->done_ps[l] > s->res->finish_ps[r]) s->res->finish_ps[r] = t0 + p->done_ps[l];
+      } else if (p->issue_ps[l] <= rel) {
+        X[h].state = ST_ISSUED;
+        if (X[h].op == X_COMP && (st = ten_timer(s->e, t0 + p->done_ps[l] - now, h, err)) != TN_OK)
+          goto out;
+      }
+    }
+  }
+  /* Dependencies left: the nodes not done wait for those of theirs not done. */
+  for (uint32_t j = 0; j < nr; j++) {
+    const inst_t *in = &s->inst[ki0 + j];
+    if (!s->virt[ki0 + j]) continue;
+    for (uint32_t h = in->first; h < in->first + in->count; h++)
+      if (X[h].state == ST_DONE)
+        for (uint32_t e = X[h].succ_off; e < X[h + 1].succ_off; e++)
+          X[s->succ[e]].pending--;
+  }
+  /* Each message in flight goes back on the link it was on. */
+  const xrec_t *x = p->x.data;
+  size_t nx = p->x.len, i;
+  for (i = 0; i < nx && x[i].enq <= rel; i++)
+    cur[x[i].node] = (uint32_t)i;
+  for (size_t m = 0; m < i && st == TN_OK; m++) {
+    uint32_t h = g0 + x[m].node;
+    if (cur[x[m].node] != m || X[h].state != ST_ISSUED || !s->virt[X[h].inst]) continue;
+    st = ten_place(s->e, X[h].rank, X[h].peer, x[m].link, X[h].arg, h, t0 + x[m].start, err);
+    s->inflight++;
+    s->nplaced++;
+  }
+  for (uint32_t j = 0; j < nr; j++)
+    s->virt[ki0 + j] = 0;
+out:
+  free(cur);
+  return st;
+}
+
 static tn_status_t run(step_t *s, tn_err_t *err) {
   for (uint32_t g = 0; g < s->nwork; g++)
     if (s->nodes[g].pending == 0) make_ready(s, g);
@@ -633,10 +1119,14 @@ static tn_status_t run(step_t *s, tn_err_t *err) {
   ten_event_t ev;
   while (st == TN_OK && ten_next(s->e, &ev)) {
     uint32_t g = (uint32_t)ev.cookie;
-    if (ev.kind == TEN_EV_DELIVER)
+    if (ev.kind == TEN_EV_DELIVER) {
+      s->inflight--;
       deliver(s, g, ev.time_ps);
-    else
+    } else if (ev.cookie & APART_COOKIE) {
+      apart_done(s, g, ev.time_ps);
+    } else {
       complete(s, g, ev.time_ps);
+    }
     if (ten_peek_time(s->e) != ev.time_ps) st = issue_ready(s, ev.time_ps, err);
   }
   if (st == TN_OK) st = ten_engine_status(s->e, err);
@@ -653,13 +1143,37 @@ void sim_step_result_free(sim_step_result_t *r) {
   memset(r, 0, sizeof *r);
 }
 
-tn_status_t sim_step(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
-                     const algo_t *const *algos, sim_step_result_t *res, tn_err_t *err) {
-  memset(res, 0, sizeof *res);
-  if (w->npus != t->npus)
-    return tn_err_set(err, TN_INVAL, "the workload has %u ranks, the fabric %u NPUs", w->npus,
-                      t->npus);
-  step_t s = {.t = t, .w = w, .cs = cs, .algos = algos, .npus = w->npus, .res = res};
+static tn_status_t alloc_apart(step_t *s, tn_err_t *err) {
+  const wl_colls_t *cs = s->cs;
+  tn_status_t st;
+  if ((st = tn_malloc((size_t)s->ninst + 1, sizeof *s->started, &s->started, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *s->pass_count, &s->pass_count, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *s->coll_inst, &s->coll_inst, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *s->prof_of, &s->prof_of, err)) != TN_OK ||
+      (st = tn_calloc((size_t)s->ninst + 1, 1, &s->virt, err)) != TN_OK)
+    return st;
+  for (uint32_t k = 0, ki = 0; k < cs->n; k++) {
+    s->coll_inst[k] = ki;
+    ki += cs->c[k].nranks;
+  }
+  /* A profile costs about what running its collective in the network does: only the
+   * algorithms that several collectives run are worth one. */
+  if ((st = tn_calloc((size_t)cs->n + 1, 1, &s->shared, err)) != TN_OK) return st;
+  for (uint32_t k = 0; k < cs->n; k++)
+    for (uint32_t j = 0; j < k && s->algos[k] && !s->shared[k]; j++)
+      if (s->algos[j] == s->algos[k] && cs->c[j].nranks == cs->c[k].nranks &&
+          memcmp(cs->c[j].ranks, cs->c[k].ranks, cs->c[k].nranks * sizeof *cs->c[k].ranks) == 0)
+        s->shared[k] = s->shared[j] = 1;
+  s->vcoll = NONE;
+  s->reck = NONE;
+  return TN_OK;
+}
+
+/* Builds and runs s (its t, w, cs, algos and res set; routes too, or NULL for its own). */
+static tn_status_t step_exec(step_t *s, tn_err_t *err) {
+  const workload_t *w = s->w;
+  const wl_colls_t *cs = s->cs;
+  sim_step_result_t *res = s->res;
   tn_status_t st;
   if ((st = tn_calloc(w->npus, sizeof *res->finish_ps, &res->finish_ps, err)) != TN_OK ||
       (st = tn_calloc(w->npus, sizeof *res->compute_ps, &res->compute_ps, err)) != TN_OK ||
@@ -667,37 +1181,81 @@ tn_status_t sim_step(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
           TN_OK ||
       (st = tn_calloc((size_t)cs->n + 1, sizeof *res->coll_end_ps, &res->coll_end_ps, err)) !=
           TN_OK)
-    goto out;
+    return st;
   res->npus = w->npus;
   res->ncolls = cs->n;
   for (uint32_t k = 0; k < cs->n; k++)
     res->coll_start_ps[k] = UINT64_MAX;
-  if ((st = check_algos(&s, err)) != TN_OK || (st = build(&s, err)) != TN_OK ||
-      (st = alloc_queues(&s, err)) != TN_OK ||
-      (st = topo_routes_create(t, &s.routes, err)) != TN_OK ||
-      (st = ten_engine_create(t, s.routes, &s.e, err)) != TN_OK || (st = run(&s, err)) != TN_OK)
-    goto out;
+  if (s->tmpls == NULL) s->tmpls = &s->tmpl_list;
+  if (s->routes == NULL) {
+    if ((st = topo_routes_create(s->t, &s->routes, err)) != TN_OK) return st;
+    s->own_routes = true;
+  }
+  if ((st = check_algos(s, err)) != TN_OK || (st = build(s, err)) != TN_OK ||
+      (st = alloc_queues(s, err)) != TN_OK || (st = alloc_apart(s, err)) != TN_OK ||
+      (st = ten_engine_create(s->t, s->routes, &s->e, err)) != TN_OK)
+    return st;
+  if ((st = run(s, err)) != TN_OK) return st;
   for (uint32_t r = 0; r < w->npus; r++)
     if (res->finish_ps[r] > res->step_ps) res->step_ps = res->finish_ps[r], res->last_rank = r;
   res->exposed_ps = res->step_ps - res->compute_ps[res->last_rank];
-  for (uint32_t g = 0; g < s.total; g++)
-    res->messages += s.nodes[g].op == X_SEND;
-out:
-  free(s.wrank_off);
-  free(s.nodes);
-  free(s.succ);
-  free(s.inst);
-  free(s.kq);
-  free(s.ready);
-  free(s.wready);
-  free(s.wready_n);
-  free(s.wready_base);
-  free(s.busy);
-  free(s.dirty);
-  free(s.dirty_list);
-  free(s.dirty_work);
-  ten_engine_free(s.e);
-  topo_routes_free(s.routes);
+  res->messages = s->messages;
+  return TN_OK;
+}
+
+static void step_release(step_t *s) {
+  free(s->wrank_off);
+  free(s->nodes);
+  free(s->succ);
+  free(s->inst);
+  free(s->kq);
+  free(s->ready);
+  free(s->wready);
+  free(s->wready_n);
+  free(s->wready_base);
+  free(s->busy);
+  free(s->dirty);
+  free(s->dirty_list);
+  free(s->dirty_work);
+  free(s->started);
+  free(s->pass_count);
+  free(s->coll_inst);
+  free(s->prof_of);
+  free(s->virt);
+  if (s->recp) profile_free(s->recp);
+  while (s->profs) {
+    profile_t *p = s->profs;
+    s->profs = p->next;
+    profile_free(p);
+  }
+  tmpl_free(s->tmpl_list);
+  free(s->coll_T);
+  free(s->coll_base);
+  free(s->coll_soff);
+  free(s->coll_kbase);
+  free(s->expanded);
+  free(s->shared);
+  ten_engine_free(s->e);
+  if (s->own_routes) topo_routes_free(s->routes);
+}
+
+tn_status_t sim_i_step(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
+                       const algo_t *const *algos, bool apart, sim_step_result_t *res,
+                       sim_i_step_stats_t *stats, tn_err_t *err) {
+  memset(res, 0, sizeof *res);
+  if (w->npus != t->npus)
+    return tn_err_set(err, TN_INVAL, "the workload has %u ranks, the fabric %u NPUs", w->npus,
+                      t->npus);
+  step_t s = {
+      .t = t, .w = w, .cs = cs, .algos = algos, .npus = w->npus, .res = res, .apart = apart};
+  tn_status_t st = step_exec(&s, err);
+  if (stats) *stats = (sim_i_step_stats_t){s.napart, s.ncarried, s.nplaced, s.nsent};
+  step_release(&s);
   if (st != TN_OK) sim_step_result_free(res);
   return st;
+}
+
+tn_status_t sim_step(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
+                     const algo_t *const *algos, sim_step_result_t *res, tn_err_t *err) {
+  return sim_i_step(t, w, cs, algos, true, res, NULL, err);
 }

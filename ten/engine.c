@@ -209,6 +209,9 @@ static ev_t arrival(const ten_engine_t *e, uint32_t l, uint32_t m) {
   return v;
 }
 
+static tn_status_t put_on_link(ten_engine_t *e, uint32_t m, uint32_t l, uint64_t start,
+                               bool observe, tn_err_t *err);
+
 /* Puts message m (sitting at its current node) on link l, the next link of its route
  * (TOPO_NO_LINK: look it up), at time now and schedules its arrival at the link's far end. */
 static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, uint32_t l, tn_err_t *err) {
@@ -218,6 +221,16 @@ static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, uint32_t l, tn_err_t
     return tn_err_set(err, TN_NOMEM, "out of memory building the routes to NPU %u", msg->dst);
   if (l == TOPO_NO_LINK)
     return tn_err_set(err, TN_INFEASIBLE, "no route from node %u to NPU %u", msg->at, msg->dst);
+  uint64_t start = e->now > e->links[l].free_ps ? e->now : e->links[l].free_ps;
+  return put_on_link(e, m, l, start, true, err);
+}
+
+/* Puts message m on link l with its transmission starting at start (>= the link's
+ * free time) and schedules its arrival at the far end. observe: tell the observers
+ * (ten_place's messages entered the link earlier, in another engine). */
+static tn_status_t put_on_link(ten_engine_t *e, uint32_t m, uint32_t l, uint64_t start,
+                               bool observe, tn_err_t *err) {
+  msg_t *msg = &e->msgs[m];
   const topo_link_t *lk = &e->t->links[l];
   link_state_t *ls = &e->links[l];
   /* A collective's messages have one or two sizes: remember the last one's busy time
@@ -242,7 +255,7 @@ static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, uint32_t l, tn_err_t
     if (ls->memo_flight_ps < ls->memo_busy_ps) ls->memo_flight_ps = ls->memo_busy_ps;
   }
   uint64_t busy = ls->memo_busy_ps;
-  uint64_t start = e->now > ls->free_ps ? e->now : ls->free_ps, end = 0, arrive = 0;
+  uint64_t end = 0, arrive = 0;
   /* Times and the link's byte count are checked, never wrapped or capped. */
   if (!tn_time_add(start, busy, &end) || !tn_time_add(start, ls->memo_flight_ps, &arrive))
     return tn_time_overflow(err,
@@ -255,14 +268,16 @@ static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, uint32_t l, tn_err_t
   ls->free_ps = end;
   ls->stats.busy_ps += busy;
   ls->stats.messages++;
-  if (e->tie_fn && ls->last_enq_ps != UINT64_MAX && e->now - ls->last_enq_ps <= e->tie_window_ps)
+  if (observe && e->tie_fn && ls->last_enq_ps != UINT64_MAX &&
+      e->now - ls->last_enq_ps <= e->tie_window_ps)
     e->tie_fn(e->tie_ctx, l, ls->last_cookie, msg->cookie, ls->last_waited, msg->waited,
               e->now - ls->last_enq_ps);
   ls->last_enq_ps = e->now;
   ls->last_cookie = msg->cookie;
   msg->waited = msg->waited || start > e->now;
   ls->last_waited = msg->waited;
-  if (e->observer) e->observer(e->observer_ctx, l, start, start + busy, msg->bytes, msg->cookie);
+  if (observe && e->observer)
+    e->observer(e->observer_ctx, l, start, start + busy, msg->bytes, msg->cookie);
   msg->at = lk->dst;
   msg->arrive_ps = arrive;
   msg->next = UINT32_MAX;
@@ -322,23 +337,30 @@ static tn_status_t check_message(const ten_engine_t *e, uint32_t src, uint32_t d
 }
 
 /* Puts a new message from src to dst on link first, the first hop of its route. */
+/* A free message slot in *m. */
+static tn_status_t msg_slot(ten_engine_t *e, uint32_t *m, tn_err_t *err) {
+  if (e->free_msg != UINT32_MAX) {
+    *m = e->free_msg;
+    e->free_msg = e->msgs[*m].next;
+    return TN_OK;
+  }
+  if (e->msgs_len == e->msgs_cap) {
+    size_t ncap = e->msgs_cap ? e->msgs_cap * 2 : 1024;
+    tn_status_t st = tn_realloc(&e->msgs, e->msgs_cap, ncap, sizeof *e->msgs, err);
+    if (st != TN_OK) return st;
+    e->msgs_cap = ncap;
+  }
+  *m = (uint32_t)e->msgs_len++;
+  return TN_OK;
+}
+
 static tn_status_t inject(ten_engine_t *e, uint32_t src, uint32_t dst, uint32_t first,
                           uint64_t bytes, uint64_t cookie, tn_err_t *err) {
   uint32_t m;
-  if (e->free_msg != UINT32_MAX) {
-    m = e->free_msg;
-    e->free_msg = e->msgs[m].next;
-  } else {
-    if (e->msgs_len == e->msgs_cap) {
-      size_t ncap = e->msgs_cap ? e->msgs_cap * 2 : 1024;
-      tn_status_t st = tn_realloc(&e->msgs, e->msgs_cap, ncap, sizeof *e->msgs, err);
-      if (st != TN_OK) return st;
-      e->msgs_cap = ncap;
-    }
-    m = (uint32_t)e->msgs_len++;
-  }
+  tn_status_t st = msg_slot(e, &m, err);
+  if (st != TN_OK) return st;
   e->msgs[m] = (msg_t){src, dst, src, bytes, cookie, 0, UINT32_MAX, false};
-  tn_status_t st = enqueue_hop(e, m, first, err);
+  st = enqueue_hop(e, m, first, err);
   if (st != TN_OK) {
     e->msgs[m].next = e->free_msg;
     e->free_msg = m;
@@ -364,6 +386,25 @@ tn_status_t ten_send_via(ten_engine_t *e, uint32_t src, uint32_t dst, uint32_t f
   if (st != TN_OK) return st;
   assert(first == topo_route_next(e->routes, src, dst));
   return inject(e, src, dst, first, bytes, cookie, err);
+}
+
+tn_status_t ten_place(ten_engine_t *e, uint32_t src, uint32_t dst, uint32_t link, uint64_t bytes,
+                      uint64_t cookie, uint64_t start_ps, tn_err_t *err) {
+  tn_status_t st = check_message(e, src, dst, bytes, err);
+  if (st != TN_OK) return st;
+  if (link >= e->t->nlinks || start_ps < e->links[link].free_ps)
+    return tn_err_set(err, TN_INVAL,
+                      "placing a message on link %u at %" PRIu64 " ps: the link is busy or unknown",
+                      link, start_ps);
+  uint32_t m;
+  if ((st = msg_slot(e, &m, err)) != TN_OK) return st;
+  e->msgs[m] = (msg_t){src, dst, e->t->links[link].src, bytes, cookie, 0, UINT32_MAX, false};
+  st = put_on_link(e, m, link, start_ps, false, err);
+  if (st != TN_OK) {
+    e->msgs[m].next = e->free_msg;
+    e->free_msg = m;
+  }
+  return st;
 }
 
 tn_status_t ten_timer(ten_engine_t *e, uint64_t delay_ps, uint64_t cookie, tn_err_t *err) {

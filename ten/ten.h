@@ -78,6 +78,16 @@ tn_status_t ten_send(ten_engine_t *e, uint32_t src, uint32_t dst, uint64_t bytes
 tn_status_t ten_send_via(ten_engine_t *e, uint32_t src, uint32_t dst, uint32_t first,
                          uint64_t bytes, uint64_t cookie, tn_err_t *err);
 
+/* Puts back in flight a message from src to dst that an earlier run of the same traffic
+ * (another engine on the same topology and routes) had on link `link` (a link of its
+ * route) with its transmission starting at start_ps: it arrives at the link's far end
+ * latency + bytes/B after start_ps and goes on from there as any message. The link must
+ * be free by start_ps; messages placed on one link go in their order there. The
+ * observers do not hear of it. The step simulator (sim/step.c) carries a collective it
+ * ran apart into the shared network this way. TN_INVAL for bad ids or a busy link. */
+tn_status_t ten_place(ten_engine_t *e, uint32_t src, uint32_t dst, uint32_t link, uint64_t bytes,
+                      uint64_t cookie, uint64_t start_ps, tn_err_t *err);
+
 /* Schedules a TEN_EV_TIMER at now + delay_ps. */
 tn_status_t ten_timer(ten_engine_t *e, uint64_t delay_ps, uint64_t cookie, tn_err_t *err);
 

@@ -9,6 +9,7 @@
 
 #include "algo/algo.h"
 #include "sim/sim.h"
+#include "sim/sim_internal.h"
 #include "topo/topo.h"
 #include "workload/workload.h"
 
@@ -276,12 +277,213 @@ static void test_single(void **state) {
   }
 }
 
+/* ---- running collectives apart (sim/step.c) gives the same step ---------------------- */
+
+static void same_result(const sim_step_result_t *a, const sim_step_result_t *b) {
+  assert_int_equal(a->step_ps, b->step_ps);
+  assert_int_equal(a->last_rank, b->last_rank);
+  assert_int_equal(a->exposed_ps, b->exposed_ps);
+  assert_int_equal(a->messages, b->messages);
+  assert_int_equal(a->npus, b->npus);
+  assert_int_equal(a->ncolls, b->ncolls);
+  for (uint32_t r = 0; r < a->npus; r++) {
+    assert_int_equal(a->finish_ps[r], b->finish_ps[r]);
+    assert_int_equal(a->compute_ps[r], b->compute_ps[r]);
+  }
+  for (uint32_t k = 0; k < a->ncolls; k++) {
+    assert_int_equal(a->coll_start_ps[k], b->coll_start_ps[k]);
+    assert_int_equal(a->coll_end_ps[k], b->coll_end_ps[k]);
+  }
+}
+
+/* Runs w on t with and without the shortcut, checks the results are equal to the
+ * picosecond, and adds what the shortcut did to *sum. */
+static void both_ways(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
+                      const algo_t *const *a, sim_i_step_stats_t *sum) {
+  sim_step_result_t on, off;
+  sim_i_step_stats_t st = {0}, st_off = {0};
+  tn_err_clear(&tu_err_);
+  TU_OK(sim_i_step(t, w, cs, a, false, &off, &st_off, &tu_err_));
+  TU_OK(sim_i_step(t, w, cs, a, true, &on, &st, &tu_err_));
+  assert_int_equal(st_off.apart, 0);
+  same_result(&on, &off);
+  sum->apart += st.apart;
+  sum->carried += st.carried;
+  sum->placed += st.placed;
+  sim_step_result_free(&on);
+  sim_step_result_free(&off);
+}
+
+static uint64_t rnd(uint64_t *x) {
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
+/* A step on 8 ranks from seed: per layer a COMP (a chain; short ones make the next
+ * communications queue and overlap, long ones leave the network idle) and, after it, a
+ * collective of every rank, one per half of the ranks (process groups 1 and 2, at once)
+ * or a SEND to the next rank and a RECV from the previous one. */
+static workload_t *random_step(uint64_t seed, uint32_t layers) {
+  workload_t *w = NULL;
+  tn_err_clear(&tu_err_);
+  TU_OK(wl_create(8, &w, &tu_err_));
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  static const int64_t ct[] = {WL_CT_ALL_GATHER, WL_CT_REDUCE_SCATTER, WL_CT_ALL_REDUCE,
+                               WL_CT_ALL_TO_ALL};
+  uint32_t last_comp[8] = {0}, count[8] = {0};
+  uint64_t id = 1;
+  for (uint32_t l = 0; l < layers; l++) {
+    uint64_t us = rnd(&x) % 3 == 0 ? 1 + rnd(&x) % 3 : 40 + rnd(&x) % 30;
+    uint32_t kind = (uint32_t)(rnd(&x) % 4); /* 0, 1: all ranks; 2: groups; 3: send/recv */
+    int64_t type = ct[rnd(&x) % 4], type2 = ct[rnd(&x) % 4];
+    uint64_t bytes = (64u << 10) << (rnd(&x) % 2), bytes2 = (64u << 10) << (rnd(&x) % 2);
+    for (uint32_t r = 0; r < 8; r++) {
+      wl_node_t c = {.id = id, .op = WL_COMP, .duration_us = us};
+      uint32_t d = last_comp[r];
+      TU_OK(wl_add(w, r, &c, NULL, &d, l ? 1 : 0, &last_comp[r], &tu_err_));
+      count[r]++;
+      d = last_comp[r];
+      if (kind < 2) {
+        wl_node_t y = {.id = id + 1, .op = WL_COLL, .comm_type = type, .bytes = bytes};
+        TU_OK(wl_add(w, r, &y, NULL, &d, 1, NULL, &tu_err_));
+      } else if (kind == 2) {
+        wl_node_t y = {.id = id + 1 + r / 4,
+                       .op = WL_COLL,
+                       .comm_type = r < 4 ? type : type2,
+                       .bytes = r < 4 ? bytes : bytes2,
+                       .pg = 1 + r / 4};
+        TU_OK(wl_add(w, r, &y, NULL, &d, 1, NULL, &tu_err_));
+      } else {
+        wl_node_t sd = {
+            .id = id + 1, .op = WL_SEND, .peer = (r + 1) % 8, .bytes = bytes, .tag = (int32_t)l};
+        wl_node_t rv = {
+            .id = id + 2, .op = WL_RECV, .peer = (r + 7) % 8, .bytes = bytes, .tag = (int32_t)l};
+        TU_OK(wl_add(w, r, &sd, NULL, &d, 1, NULL, &tu_err_));
+        TU_OK(wl_add(w, r, &rv, NULL, &d, 1, NULL, &tu_err_));
+      }
+    }
+    id += 3;
+  }
+  return w;
+}
+
+/* One algorithm per distinct (type, size, ranks), Ring (All-to-All: Direct) or Direct,
+ * shared by the collectives that need it as tenet workload shares its sets. */
+static algo_t **shared_algos(const wl_colls_t *cs, uint32_t npus, bool ring_algo, uint32_t *nmade) {
+  algo_t **made = calloc(cs->n + 1u, sizeof *made);
+  algo_t **a = calloc(cs->n + 1u, sizeof *a);
+  *nmade = 0;
+  for (uint32_t k = 0; k < cs->n; k++) {
+    const wl_coll_t *c = &cs->c[k];
+    for (uint32_t j = 0; j < k && !a[k]; j++)
+      if (cs->c[j].coll == c->coll && cs->c[j].bytes == c->bytes && cs->c[j].nranks == c->nranks &&
+          memcmp(cs->c[j].ranks, c->ranks, c->nranks * sizeof *c->ranks) == 0)
+        a[k] = a[j];
+    if (a[k]) continue;
+    algo_t *own = NULL;
+    tn_err_clear(&tu_err_);
+    if (ring_algo && c->coll != TN_ALLTOALL)
+      TU_OK(algo_ring(c->coll, c->nranks, c->bytes, 1, &own, &tu_err_));
+    else
+      TU_OK(algo_direct(c->coll, c->nranks, c->bytes, 1, &own, &tu_err_));
+    TU_OK(algo_embed(own, c->ranks, npus, &a[k], &tu_err_));
+    algo_free(own);
+    made[(*nmade)++] = a[k];
+  }
+  free(made);
+  return a;
+}
+
+static void free_shared(algo_t **a, uint32_t n) {
+  for (uint32_t k = 0; k < n; k++) {
+    bool first = true;
+    for (uint32_t j = 0; j < k && first; j++)
+      first = a[j] != a[k];
+    if (first) algo_free(a[k]);
+  }
+  free(a);
+}
+
+/* Steps whose collectives overlap, queue behind each other, run in process groups at
+ * once and share the network with SENDs and RECVs: the same times with the shortcut as
+ * with every collective in the network, and the shortcut is taken (collectives apart, some
+ * carried into the network with messages in flight, which go back on their links). */
+static void test_apart_random(void **state) {
+  (void)state;
+  topo_dim_t d[2] = {{TOPO_DIM_RING, 2, 50.0, 500.0, false},
+                     {TOPO_DIM_LINE, 4, 25.0, 700.0, false}};
+  topo_dim_t sw = {TOPO_DIM_SWITCH, 8, 40.0, 300.0, false};
+  topo_t *star = NULL;
+  tn_err_clear(&tu_err_);
+  TU_OK(topo_gen("t3", &sw, 1, &star, &tu_err_));
+  topo_t *mesh = NULL, *r8 = ring(8);
+  tn_err_clear(&tu_err_);
+  TU_OK(topo_gen("t2", d, 2, &mesh, &tu_err_));
+  sim_i_step_stats_t sum = {0};
+  for (uint64_t seed = 1; seed <= 12; seed++) {
+    workload_t *w = random_step(seed, 40);
+    wl_colls_t cs;
+    tn_err_clear(&tu_err_);
+    TU_OK(wl_check(w, &cs, &tu_err_));
+    for (int ring_algo = 0; ring_algo < 2; ring_algo++) {
+      uint32_t nmade = 0;
+      algo_t **a = shared_algos(&cs, 8, ring_algo, &nmade);
+      both_ways(seed % 3 == 0   ? mesh
+                : seed % 3 == 1 ? r8
+                                : star,
+                w, &cs, (const algo_t *const *)a, &sum);
+      free_shared(a, cs.n);
+    }
+    wl_colls_free(&cs);
+    wl_free(w);
+  }
+  assert_true(sum.apart > 20);
+  assert_true(sum.carried > 5);
+  assert_true(sum.placed > 50);
+  topo_free(mesh);
+  topo_free(r8);
+  topo_free(star);
+}
+
+/* The example steps (dp with queued All-Reduces, tp, the mixed one) agree too. */
+static void test_apart_examples(void **state) {
+  (void)state;
+  topo_t *t = ring(8);
+  sim_i_step_stats_t sum = {0};
+  static const struct {
+    wl_example_t kind;
+    uint32_t layers;
+    uint64_t bytes, us;
+  } ex[] = {{WL_EX_DP, 6, 4 * MIB, 10},      {WL_EX_DP, 6, MIB, 1000},
+            {WL_EX_TP, 4, 2 * MIB, 20},      {WL_EX_MIXED, 30, 4 * MIB, 30},
+            {WL_EX_MIXED, 30, 2 * MIB, 200}, {WL_EX_PP, 6, MIB, 5}};
+  for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
+    workload_t *w = example(ex[i].kind, 8, ex[i].layers, ex[i].bytes, ex[i].us);
+    wl_colls_t cs;
+    tn_err_clear(&tu_err_);
+    TU_OK(wl_check(w, &cs, &tu_err_));
+    for (int ring_algo = 0; ring_algo < 2; ring_algo++) {
+      uint32_t nmade = 0;
+      algo_t **a = shared_algos(&cs, 8, ring_algo, &nmade);
+      both_ways(t, w, &cs, (const algo_t *const *)a, &sum);
+      free_shared(a, cs.n);
+    }
+    wl_colls_free(&cs);
+    wl_free(w);
+  }
+  assert_true(sum.apart > 20);
+  topo_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_single),    cmocka_unit_test(test_dp_overlapped),
-      cmocka_unit_test(test_dp_queued), cmocka_unit_test(test_pipeline),
-      cmocka_unit_test(test_chain),     cmocka_unit_test(test_one_gpu),
-      cmocka_unit_test(test_group),     cmocka_unit_test(test_deadlock),
+      cmocka_unit_test(test_single),       cmocka_unit_test(test_dp_overlapped),
+      cmocka_unit_test(test_dp_queued),    cmocka_unit_test(test_pipeline),
+      cmocka_unit_test(test_chain),        cmocka_unit_test(test_one_gpu),
+      cmocka_unit_test(test_group),        cmocka_unit_test(test_deadlock),
+      cmocka_unit_test(test_apart_random), cmocka_unit_test(test_apart_examples),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
