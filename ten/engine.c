@@ -40,6 +40,7 @@ typedef struct msg {
   uint32_t src, dst, at; /* at: node the message currently sits on (or is heading to) */
   uint64_t bytes, cookie;
   uint64_t arrive_ps; /* arrival at `at` */
+  uint64_t cause;     /* the cookie whose injection time sets this message's time (ten_tie_t) */
   uint32_t next;      /* free list, or the next message in flight on the same link */
   bool waited;        /* it queued behind another message on some link so far */
 } msg_t;
@@ -49,6 +50,8 @@ typedef struct link_state {
   uint64_t last_enq_ps;              /* when a message last entered the FIFO (UINT64_MAX: never) */
   uint64_t last_cookie;              /* and its cookie */
   bool last_waited;                  /* and whether that message had waited on a busy link before */
+  uint64_t last_in_cause;            /* and its cause on entering (of its time here) */
+  uint64_t last_cause;               /* and its cause on leaving: of what ends at free_ps */
   uint64_t memo_bytes, memo_busy_ps; /* the last message size seen and its busy time */
   uint32_t head, tail; /* messages in flight on this link, oldest first (UINT32_MAX: none) */
   ten_link_stats_t stats;
@@ -237,13 +240,20 @@ static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, uint32_t l, tn_err_t
   ls->free_ps = end;
   ls->stats.busy_ps += busy;
   ls->stats.messages++;
-  if (e->tie_fn && ls->last_enq_ps != UINT64_MAX && e->now - ls->last_enq_ps <= e->tie_window_ps)
-    e->tie_fn(e->tie_ctx, l, ls->last_cookie, msg->cookie, ls->last_waited, msg->waited,
-              e->now - ls->last_enq_ps);
+  if (e->tie_fn && ls->last_enq_ps != UINT64_MAX && e->now - ls->last_enq_ps <= e->tie_window_ps) {
+    ten_tie_t v = {l,           ls->last_cookie,   msg->cookie, ls->last_waited,
+                   msg->waited, ls->last_in_cause, msg->cause,  e->now - ls->last_enq_ps};
+    e->tie_fn(e->tie_ctx, &v);
+  }
+  /* A message that starts when the link frees (not when it got here) takes its time, and
+   * so its cause, from the message before it. */
+  ls->last_in_cause = msg->cause;
+  if (start > e->now) msg->cause = ls->last_cause;
   ls->last_enq_ps = e->now;
   ls->last_cookie = msg->cookie;
   msg->waited = msg->waited || start > e->now;
   ls->last_waited = msg->waited;
+  ls->last_cause = msg->cause;
   if (e->observer) e->observer(e->observer_ctx, l, start, start + busy, msg->bytes, msg->cookie);
   msg->at = lk->dst;
   msg->arrive_ps = arrive;
@@ -319,7 +329,7 @@ static tn_status_t inject(ten_engine_t *e, uint32_t src, uint32_t dst, uint32_t 
     }
     m = (uint32_t)e->msgs_len++;
   }
-  e->msgs[m] = (msg_t){src, dst, src, bytes, cookie, 0, UINT32_MAX, false};
+  e->msgs[m] = (msg_t){src, dst, src, bytes, cookie, 0, cookie, UINT32_MAX, false};
   tn_status_t st = enqueue_hop(e, m, first, err);
   if (st != TN_OK) {
     e->msgs[m].next = e->free_msg;
