@@ -15,7 +15,14 @@
  *                 ($TENET overrides)
  *   --reps N      runs of tenet sim per case (default 5)
  *   --astra-reps M  runs of ASTRA-sim per case (default 1: it takes seconds to a minute)
- *   --only SUBSTR cases whose name contains SUBSTR */
+ *   --only SUBSTR cases whose name contains SUBSTR
+ *
+ * After each row a second line says where tenet sim's CPU time goes, measured inside this
+ * process with the library calls cmd_sim makes (minimum of N): loading the fabric,
+ * reading the set (protobuf decoding, set-id checks; several threads), sim_run with the
+ * tie observer cmd_sim attaches (validation, routes and the run), and the lower bound;
+ * the first line gives the cost of starting a tenet process at all (`tenet --help`: the
+ * dynamic loader and its shared libraries). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +37,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "cli/cli.h"
+#include "emit/emit.h"
+#include "sim/sim.h"
+#include "topo/topo.h"
 
 #define PATH_LEN 4096
 
@@ -78,6 +90,51 @@ static int run_child(const char *const argv[], const char *out_path, double *wal
   *wall = w1 - w0;
   *cpu = tv_s(r1.ru_utime) - tv_s(r0.ru_utime) + tv_s(r1.ru_stime) - tv_s(r0.ru_stime);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void count_tie(void *ctx, const sim_tie_t *tie) {
+  (void)tie;
+  ++*(uint64_t *)ctx;
+}
+
+/* tenet sim's phases in this process (CPU ms, minimum of reps): fabric, read, sim_run
+ * with cmd_sim's tie observer, lower bound. False when one fails. */
+static bool phases(const char *topo, const char *prefix, int reps, double ms[4]) {
+  for (int k = 0; k < 4; k++)
+    ms[k] = 1e30;
+  bool ok = true;
+  for (int i = 0; i < reps && ok; i++) {
+    tn_err_t err = {0};
+    topo_t *t = NULL;
+    algo_t *a = NULL;
+    sim_result_t r = {0};
+    uint64_t ties = 0, lb = 0;
+    sim_opts_t so = {.on_tie = count_tie, .tie_ctx = &ties};
+    double c[5];
+    c[0] = cpu_now();
+    ok = cli_load_topo(topo, &t, &err) == TN_OK;
+    c[1] = cpu_now();
+    ok = ok && emit_chakra_read(prefix, 0, &a, &err) == TN_OK;
+    c[2] = cpu_now();
+    ok = ok && sim_run(t, a, &so, &r, &err) == TN_OK;
+    c[3] = cpu_now();
+    ok = ok && (!a->has_coll || a->size_bytes == 0 ||
+                topo_lower_bound_ps(t, a->coll, a->size_bytes, &lb, &err) == TN_OK);
+    c[4] = cpu_now();
+    for (int k = 0; k < 4 && ok; k++)
+      if ((c[k + 1] - c[k]) * 1e3 < ms[k]) ms[k] = (c[k + 1] - c[k]) * 1e3;
+    if (!ok) fprintf(stderr, "bench_astra: %s on %s: %s\n", prefix, topo, err.msg);
+    sim_result_free(&r);
+    algo_free(a);
+    topo_free(t);
+  }
+  return ok;
 }
 
 static timing_t time_runs(const char *const argv[], int reps) {
@@ -197,6 +254,10 @@ static bool bench_dir(const char *name, const char *dir, const char *tenet, cons
     if (ta.cpu / ts.cpu < *worst_cpu) *worst_cpu = ta.cpu / ts.cpu;
   }
   printf("\n");
+  double ms[4];
+  if (!phases(d.topo, d.prefix, reps, ms)) return false;
+  printf("%-34s   in-process CPU ms: fabric %.1f, read %.1f, sim_run %.1f, bound %.1f\n", "", ms[0],
+         ms[1], ms[2], ms[3]);
   fflush(stdout);
   return true;
 }
@@ -241,6 +302,11 @@ int main(int argc, char **argv) {
          "times; CPU = user + system)\n",
          reps, astra_reps);
   if (!astra) printf("ASTRA_SIM is not set: ASTRA-sim's times and the ratios are skipped\n");
+  const char *help_argv[] = {tenet, "--help", NULL};
+  timing_t th = time_runs(help_argv, 3 * reps);
+  if (th.ok)
+    printf("starting a tenet process (tenet --help): %.1f ms wall, %.1f ms CPU\n", th.wall * 1e3,
+           th.cpu * 1e3);
   printf("%-34s %9s %9s", "case", "tenet_ms", "tenet_cpu");
   if (astra) printf(" %9s %9s %8s %8s", "astra_ms", "astra_cpu", "wall_x", "cpu_x");
   printf("\n");
