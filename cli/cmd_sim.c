@@ -13,7 +13,7 @@
 
 static const char help[] =
     "usage: tenet sim -t TOPO PREFIX [-c COLL -s SIZE] [--ties ORDER [--seed N]] [--json]\n"
-    "                 [--trace FILE [--trace-links]] [--top N]\n"
+    "                 [--trace FILE [--trace-links]] [--top N] [--whole-ns]\n"
     "       tenet sim -t TOPO WORKLOAD_PREFIX --workload DIR [--json]\n"
     "\n"
     "Simulates the Chakra ET set PREFIX.0.et ... PREFIX.<n-1>.et (one file per NPU of TOPO,\n"
@@ -41,6 +41,12 @@ static const char help[] =
     "                        reverse and 4 random orders, and the spread is reported\n"
     "                        when they differ (JSON: order_dependent, time_min_ns,\n"
     "                        time_max_ns); tenet's own sets leave none open\n"
+    "      --whole-ns        count every link's serialization and every hop's delay in\n"
+    "                        whole ns, rounded down, as ASTRA-sim's analytical backend\n"
+    "                        does (it then agrees with ASTRA-sim to the ns where tenet's\n"
+    "                        exact ps differ by the rounding; JSON: whole_ns). No lower\n"
+    "                        bound is reported (it holds for exact delays), and no spread\n"
+    "                        over orders (--ties picks one)\n"
     "      --json            print one JSON object instead of a summary\n"
     "      --workload DIR    PREFIX is a Chakra workload (a training step) and DIR what\n"
     "                        'tenet workload' wrote for it: simulates the whole step, each\n"
@@ -60,7 +66,7 @@ typedef struct sim_args {
   const char *topo, *coll, *size, *trace, *top, *ties, *seed, *workload;
   bool trace_links;
   const char *prefix;
-  bool json, help;
+  bool json, help, whole_ns;
 } sim_args_t;
 
 /* What is known about the collective: from the flags first, else from the files. */
@@ -69,6 +75,7 @@ typedef struct coll_info {
   tn_coll_t coll;
   uint64_t size;
   uint64_t bound_ps; /* the lower bound, when both the collective and the size are known */
+  bool whole_ns;     /* --whole-ns: ASTRA-sim's rounding, against which the bound means nothing */
 } coll_info_t;
 
 static tn_status_t parse_args(int argc, char **argv, sim_args_t *a, coll_info_t *ci, uint32_t *top,
@@ -85,6 +92,7 @@ static tn_status_t parse_args(int argc, char **argv, sim_args_t *a, coll_info_t 
       {"seed", 0, &a->seed, NULL},
       {"help", 'h', NULL, &a->help},
       {"workload", 0, &a->workload, NULL},
+      {"whole-ns", 0, NULL, &a->whole_ns},
   };
   const char *pos[1] = {NULL};
   size_t npos = 0;
@@ -95,10 +103,11 @@ static tn_status_t parse_args(int argc, char **argv, sim_args_t *a, coll_info_t 
   a->prefix = pos[0];
   if (a->trace_links && !a->trace)
     return tn_err_set(err, TN_INVAL, "--trace-links needs --trace FILE");
-  if (a->workload && (a->coll || a->size || a->trace || a->top || a->ties || a->seed))
+  if (a->workload &&
+      (a->coll || a->size || a->trace || a->top || a->ties || a->seed || a->whole_ns))
     return tn_err_set(err, TN_INVAL,
-                      "--workload simulates a whole step: -c, -s, --trace, --top, --ties and "
-                      "--seed do not apply");
+                      "--workload simulates a whole step: -c, -s, --trace, --top, --ties, "
+                      "--seed and --whole-ns do not apply");
   if (a->workload) return TN_OK;
   if (a->coll) {
     if ((st = tn_coll_parse(a->coll, &ci->coll, err)) != TN_OK) return st;
@@ -115,6 +124,8 @@ static tn_status_t parse_args(int argc, char **argv, sim_args_t *a, coll_info_t 
   so->trace_path = a->trace;
   so->trace_links_only = a->trace_links;
   so->seed = 1;
+  ci->whole_ns = a->whole_ns;
+  so->quantum_ps = a->whole_ns ? 1000u : 0u;
   if (a->ties && !sim_ties_parse(a->ties, &so->ties))
     return tn_err_set(err, TN_INVAL, "--ties '%s': expected id, reverse or random", a->ties);
   if (a->seed && (!a->ties || so->ties != SIM_TIES_RANDOM))
@@ -179,7 +190,10 @@ static void print_summary(const topo_t *t, const algo_t *a, const coll_info_t *c
     if (ci->has_coll) printf(", busbw %.3f GB/s", algbw * tn_coll_busbw_factor(ci->coll, t->npus));
     printf("\n");
   }
-  if (ci->has_coll && ci->has_size) {
+  if (ci->whole_ns)
+    printf("every delay counted in whole ns, rounded down, as ASTRA-sim's analytical backend "
+           "counts it (no bound: the bound is for exact delays)\n");
+  if (ci->has_coll && ci->has_size && !ci->whole_ns) {
     uint64_t lb = ci->bound_ps;
     printf("lower bound %.3f ns (time/bound %.3f)\n", (double)lb / 1e3,
            lb ? (double)r->time_ps / (double)lb : 0.0);
@@ -226,15 +240,18 @@ static int print_json(const topo_t *t, const algo_t *a, const coll_info_t *ci,
     cJSON_AddNumberToObject(o, "algbw_GBps", algbw);
   else
     cJSON_AddNullToObject(o, "algbw_GBps");
-  if (both) {
+  if (both)
     cJSON_AddNumberToObject(o, "busbw_GBps", algbw * tn_coll_busbw_factor(ci->coll, t->npus));
+  else
+    cJSON_AddNullToObject(o, "busbw_GBps");
+  if (both && !ci->whole_ns) {
     cli_json_add_ns(o, "lower_bound_ns", lb);
     cJSON_AddNumberToObject(o, "ratio_to_bound", lb ? (double)r->time_ps / (double)lb : 0.0);
   } else {
-    cJSON_AddNullToObject(o, "busbw_GBps");
     cJSON_AddNullToObject(o, "lower_bound_ns");
     cJSON_AddNullToObject(o, "ratio_to_bound");
   }
+  cJSON_AddBoolToObject(o, "whole_ns", ci->whole_ns);
   cli_json_add_u64(o, "messages", r->messages);
   cli_json_add_u64(o, "events", r->events);
   cJSON *fin = cJSON_AddArrayToObject(o, "npu_finish_ns");
@@ -297,7 +314,7 @@ int cmd_sim(int argc, char **argv) {
    * link at one instant) is run under more orders, and a spread is reported. */
   uint64_t ties = 0;
   order_info_t oi = {0};
-  if (!a.ties) so.on_tie = count_tie, so.tie_ctx = &ties;
+  if (!a.ties && !a.whole_ns) so.on_tie = count_tie, so.tie_ctx = &ties;
   if (sim_run(t, set, &so, &r, &err) != TN_OK) {
     if (err.status == TN_PARSE) tn_err_prefix(&err, "%s", a.prefix); /* "rank r node i: ..." */
     goto fail;

@@ -185,8 +185,56 @@ tn_status_t cli_wl_load(cli_wl_plan_t *p, tn_err_t *err) {
 
 /* ---- making the sets --------------------------------------------------------------- */
 
+/* A cached set's time alone lives beside its files in NAME.time: "tenet-set-time 1
+ * <set id> <time ps>". The name already pins the fabric, the collective, the size and how
+ * the set was made; the set id (emit_chakra_set_id, recomputed from the set as read) pins
+ * its content, so the time is the one the simulator gives that set on that fabric. Sets
+ * stored by an older tenet have none: they are simulated, as every cached set was. */
+#define TIME_MAGIC "tenet-set-time 1"
+
+static char *time_path(const char *prefix) {
+  size_t n = strlen(prefix) + sizeof ".time";
+  char *path = malloc(n);
+  if (path) snprintf(path, n, "%s.time", prefix);
+  return path;
+}
+
+/* The time NAME.time holds for set a, or 0 when it is absent, unreadable or names another
+ * set. */
+static uint64_t stored_time(const char *prefix, const algo_t *a) {
+  char *path = time_path(prefix), *text = NULL;
+  size_t len = 0;
+  uint64_t id = 0, ps = 0;
+  char tail = 0;
+  bool ok = path && tn_read_file(path, 256, &text, &len, &(tn_err_t){0}) == TN_OK &&
+            sscanf(text, TIME_MAGIC " %16" SCNx64 " %20" SCNu64 "%c", &id, &ps, &tail) == 3 &&
+            tail == '\n' && id == emit_chakra_set_id(a);
+  free(text);
+  free(path);
+  return ok ? ps : 0;
+}
+
+/* Writes NAME.time for set a of time_ps (best effort: a cache that cannot take it only
+ * costs a simulation the next time). */
+static void store_time(const char *prefix, const algo_t *a, uint64_t time_ps) {
+  char *path = time_path(prefix);
+  char text[96];
+  snprintf(text, sizeof text, TIME_MAGIC " %016" PRIx64 " %" PRIu64 "\n", emit_chakra_set_id(a),
+           time_ps);
+  tn_outfile_t o = {0};
+  tn_err_t e = {0};
+  if (path && time_ps != 0 && tn_outfile_open(&o, path, &e) == TN_OK) {
+    if (fputs(text, o.f) < 0)
+      tn_outfile_abort(&o);
+    else
+      (void)tn_outfile_commit(&o, &e);
+  }
+  free(path);
+}
+
 /* A set read back from prefix when it is what s needs (made for this fabric, this
- * collective and size); a missing file is a miss, a bad one a miss with a note. */
+ * collective and size); a missing file is a miss, a bad one a miss with a note. Its time
+ * comes from NAME.time when the cache holds it for this very set (store_time). */
 static bool from_cache(const cli_wl_plan_t *p, const char *dir, cli_wl_set_t *s) {
   char *prefix = NULL, first[4200];
   tn_err_t e = {0};
@@ -205,6 +253,7 @@ static bool from_cache(const cli_wl_plan_t *p, const char *dir, cli_wl_set_t *s)
       s->cached = hit = true;
       snprintf(s->source, sizeof s->source, "%s", prefix);
       snprintf(s->method, sizeof s->method, "%s", s->algo->name);
+      s->time_ps = stored_time(prefix, s->algo);
     }
     algo_free(a);
   }
@@ -217,6 +266,12 @@ typedef struct make_ctx {
   topo_t **topos; /* one copy per worker */
   char *old_sets; /* DIR/sets of the directory being replaced, or NULL */
 } make_ctx_t;
+
+/* cli_wl_make_sets's jobs. */
+typedef struct make_run {
+  make_ctx_t c;
+  uint32_t *order; /* the sets, costliest synthesis first (NULL: set order) */
+} make_run_t;
 
 /* The Ring (All-to-All: Direct) and Direct of the comparison, at their best configuration
  * as synth makes them. */
@@ -233,16 +288,17 @@ static tn_status_t make_bases(const topo_t *t, cli_wl_set_t *s, tn_err_t *err) {
   return TN_OK;
 }
 
-static void make_job(void *arg, size_t i, unsigned worker) {
-  make_ctx_t *c = arg;
+static void make_job(void *arg, size_t item, unsigned worker) {
+  make_run_t *run = arg;
+  make_ctx_t *c = &run->c;
   cli_wl_plan_t *p = c->p;
-  cli_wl_set_t *s = &p->sets[i];
+  cli_wl_set_t *s = &p->sets[run->order ? run->order[item] : item];
   tn_err_t *e = &s->err;
   tn_status_t st = TN_OK;
   if (c->topos[worker] == NULL) st = topo_clone(p->t, &c->topos[worker], e);
   const topo_t *t = c->topos[worker];
-  bool hit = st == TN_OK && ((p->cache && from_cache(p, p->cache, s)) ||
-                             (c->old_sets && from_cache(p, c->old_sets, s)));
+  bool in_cache = st == TN_OK && p->cache && from_cache(p, p->cache, s);
+  bool hit = in_cache || (st == TN_OK && c->old_sets && from_cache(p, c->old_sets, s));
   if (st == TN_OK && !hit) {
     synth_result_t r;
     if ((st = synth_run(t, s->coll, s->bytes, &p->so, &r, e)) == TN_OK) {
@@ -250,15 +306,21 @@ static void make_job(void *arg, size_t i, unsigned worker) {
       s->time_ps = r.time_ps; /* synth times every set it returns */
       snprintf(s->method, sizeof s->method, "%s", synth_method_name(r.method));
     }
-  } else if (st == TN_OK) {
+  } else if (st == TN_OK && s->time_ps == 0) { /* no stored time: simulate it */
     sim_result_t sr = {0};
     if ((st = sim_run(t, s->algo, NULL, &sr, e)) == TN_OK) s->time_ps = sr.time_ps;
     sim_result_free(&sr);
+    if (st == TN_OK && in_cache) store_time(s->source, s->algo, s->time_ps);
   }
   if (st == TN_OK && p->cache && !s->cached) {
+    /* Stored, then linked into the directory from there (fill_dir) rather than written
+     * twice. */
     char *prefix = NULL;
-    if ((st = cli_path_join(p->cache, s->name, &prefix, e)) == TN_OK)
-      st = emit_chakra_write(s->algo, prefix, e);
+    if ((st = cli_path_join(p->cache, s->name, &prefix, e)) == TN_OK &&
+        (st = emit_chakra_write(s->algo, prefix, e)) == TN_OK) {
+      store_time(prefix, s->algo, s->time_ps);
+      snprintf(s->source, sizeof s->source, "%s", prefix);
+    }
     free(prefix);
   }
   if (st != TN_OK && e->status == TN_OK) e->status = st;
@@ -296,17 +358,56 @@ static tn_status_t first_failure(const cli_wl_plan_t *p, tn_err_t *err) {
   return TN_OK;
 }
 
+/* A synthesis's rough cost, to start the longest first: it grows with the size, All-to-All
+ * and All-Reduce most (on mesh-8x8 the All-to-All of 8 MiB takes twice the All-Reduce's
+ * time and twenty times the All-Gather's). */
+static uint64_t cost_of(const cli_wl_set_t *s) {
+  uint64_t w = s->coll == TN_ALLTOALL ? 4 : s->coll == TN_ALLREDUCE ? 2 : 1;
+  return s->bytes > UINT64_MAX / 4 ? UINT64_MAX : s->bytes * w;
+}
+
+typedef struct costed {
+  uint64_t cost;
+  uint32_t set;
+} costed_t;
+
+static int by_cost(const void *x, const void *y) {
+  const costed_t *a = x, *b = y;
+  if (a->cost != b->cost) return a->cost > b->cost ? -1 : 1;
+  return (a->set > b->set) - (a->set < b->set);
+}
+
+/* The sets' order, costliest first (ties in set order). */
+static tn_status_t cost_order(const cli_wl_plan_t *p, uint32_t **order, tn_err_t *err) {
+  costed_t *v = NULL;
+  tn_status_t st = tn_malloc((size_t)p->nsets + 1, sizeof *v, &v, err);
+  if (st == TN_OK) st = tn_malloc((size_t)p->nsets + 1, sizeof **order, order, err);
+  if (st == TN_OK) {
+    for (uint32_t i = 0; i < p->nsets; i++)
+      v[i] = (costed_t){cost_of(&p->sets[i]), i};
+    qsort(v, p->nsets, sizeof *v, by_cost);
+    for (uint32_t i = 0; i < p->nsets; i++)
+      (*order)[i] = v[i].set;
+  }
+  free(v);
+  return st;
+}
+
 tn_status_t cli_wl_make_sets(cli_wl_plan_t *p, tn_err_t *err) {
-  make_ctx_t c = {p, NULL, NULL};
+  make_run_t r = {{p, NULL, NULL}, NULL};
   unsigned jobs = p->jobs ? p->jobs : 1;
   if (jobs > p->nsets) jobs = p->nsets ? p->nsets : 1;
-  tn_status_t st = tn_calloc(jobs, sizeof *c.topos, &c.topos, err);
-  if (st == TN_OK && p->d.replace) st = cli_path_join(p->d.dir, "sets", &c.old_sets, err);
-  if (st == TN_OK) st = cli_parallel(p->nsets, jobs, make_job, &c, NULL, err);
-  for (unsigned w = 0; c.topos && w < jobs; w++)
-    topo_free(c.topos[w]);
-  free(c.topos);
-  free(c.old_sets);
+  tn_status_t st = tn_calloc(jobs, sizeof *r.c.topos, &r.c.topos, err);
+  /* Costliest first, so that no long synthesis starts last while the other workers idle;
+   * each job writes only its own set, so the order changes no output. */
+  if (st == TN_OK && jobs > 1) st = cost_order(p, &r.order, err);
+  if (st == TN_OK && p->d.replace) st = cli_path_join(p->d.dir, "sets", &r.c.old_sets, err);
+  if (st == TN_OK) st = cli_parallel(p->nsets, jobs, make_job, &r, NULL, err);
+  for (unsigned w = 0; r.c.topos && w < jobs; w++)
+    topo_free(r.c.topos[w]);
+  free(r.c.topos);
+  free(r.c.old_sets);
+  free(r.order);
   if (st == TN_OK) st = first_failure(p, err);
   if (st == TN_OK) st = make_fills(p, err);
   return st;
@@ -595,8 +696,8 @@ static tn_status_t put_json(const char *dir, const char *name, cJSON *o, tn_err_
 }
 
 /* A cached set's files, hard-linked under the new prefix (the same bytes, read and checked
- * when it was taken from the cache): true when every rank's file was linked; else none is
- * left and the caller writes the set. */
+ * when it was taken from the cache, or just written there): true when every rank's file
+ * was linked; else none is left and the caller writes the set. */
 static bool link_set(const char *from, const char *to, uint32_t npus) {
   char a[4200], b[4200];
   snprintf(b, sizeof b, "%s", to);
@@ -622,7 +723,7 @@ static tn_status_t fill_dir(void *ctx, const cli_rundir_t *d, tn_err_t *err) {
     char *prefix = NULL, rel[128];
     snprintf(rel, sizeof rel, "sets/%s", p->sets[i].name);
     if ((st = cli_path_join(d->tmp, rel, &prefix, err)) == TN_OK &&
-        !(p->sets[i].cached && link_set(p->sets[i].source, prefix, p->t->npus)))
+        !(p->sets[i].source[0] && link_set(p->sets[i].source, prefix, p->t->npus)))
       st = emit_chakra_write(p->sets[i].algo, prefix, err);
     free(prefix);
   }

@@ -25,7 +25,8 @@ typedef struct cli_wl_set {
   char method[16];   /* what made it */
   uint64_t time_ps;  /* simulated alone */
   bool cached;       /* read from the cache instead of synthesized */
-  char source[4096]; /* the cached set's prefix (its files are linked, not rewritten) */
+  char source[4096]; /* the prefix of its files in the cache (read or stored there) or in
+                        the directory replaced: they are linked, not rewritten; "" none */
   algo_t *base[2];   /* Ring (All-to-All: Direct) and Direct, for the comparison */
   char base_variant[2][48];
   tn_err_t err; /* a job's failure */

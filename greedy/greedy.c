@@ -1,7 +1,8 @@
 /* greedy/greedy.c — greedy_run: checks the fabric and the memory the plan will need, then
  * plans the All-Gather at the requested chunking or, when asked to choose, at a few
  * candidate chunkings (two at a time on two threads, the choice as a sequential search
- * makes it), keeping the coarsest that finer ones do not beat by 1% (plan.c does one pass). */
+ * makes it), keeping the coarsest that finer ones do not beat by 0.2% (doublings past 8
+ * chunks: 1%) (plan.c does one pass). */
 #include "greedy/greedy_internal.h"
 
 #include <pthread.h>
@@ -10,16 +11,22 @@
 
 /* Peak memory greedy_run accepts (plan plus its lowering), refused above with the figure. */
 #define GREEDY_MEM_CAP ((uint64_t)4 << 30)
-/* Candidate chunkings tried when chunks_per_npu is 0, finest last. */
-static const uint32_t k_candidates[] = {1, 2, 4, 8, 16, 32};
+/* Candidate chunkings tried when chunks_per_npu is 0, finest last: every one up to
+ * GREEDY_FINE_K (a plateau, as 2 and 4 equal and 8 faster, must not end the search), then
+ * doublings. */
+static const uint32_t k_candidates[] = {1, 2, 3, 4, 5, 6, 7, 8, 16, 32};
+#define GREEDY_FINE_K 8u
 #define NCAND (sizeof k_candidates / sizeof *k_candidates)
 /* Work budget of the automatic search, in planned (NPU, chunk) deliveries summed over the
  * candidates tried: a deterministic stand-in for a time budget (about 0.5 us each). */
 #define GREEDY_SEARCH_BUDGET ((uint64_t)1 << 21)
 /* A finer chunking is kept only when its predicted time is at least this many thousandths
- * shorter than the best so far: each doubling doubles the nodes that lowering, the Chakra
- * files, verification and simulation pay for, so a gain below 1% is not worth it. */
-#define GREEDY_MIN_GAIN_PERMILLE 10u
+ * shorter than the best so far. Up to GREEDY_FINE_K chunks the gain asked is small, so the
+ * choice is within 0.2% of the best of them; beyond, each doubling doubles the nodes that
+ * lowering, the Chakra files, verification and simulation pay for, so a gain below 1% is
+ * not worth it, and the search ends at the first doubling that does not bring it. */
+#define GREEDY_MIN_GAIN_PERMILLE 2u
+#define GREEDY_DOUBLING_GAIN_PERMILLE 10u
 /* A chunking is only tried when its chunks are at least this big (finer cuts only add
  * events once latency is pipelined away). */
 #define GREEDY_MIN_CHUNK_BYTES 1024u
@@ -62,25 +69,33 @@ typedef struct search {
   tn_err_t err;
 } search_t;
 
+/* The largest time at most (1000 - permille) thousandths of time_ps (integers). */
+static uint64_t less_by(uint64_t time_ps, uint64_t permille) {
+  return time_ps / 1000u * (1000u - permille) + time_ps % 1000u * (1000u - permille) / 1000u;
+}
+
 /* Applies finished outcomes in candidate order (under mu): the first plan is kept; a
- * later one replaces it only when faster by GREEDY_MIN_GAIN_PERMILLE, else the search
- * ends; it also ends at the first failure or once the best is so close to the bandwidth
- * bound that no plan could beat it by that much. */
+ * later one replaces it only when faster by GREEDY_MIN_GAIN_PERMILLE (a doubling past
+ * GREEDY_FINE_K: by GREEDY_DOUBLING_GAIN_PERMILLE, else the search ends); the search also
+ * ends at the first failure or once the best is so close to the bandwidth bound that no
+ * plan could beat it by that much. */
 static void apply(search_t *S) {
   while (!atomic_load(&S->over) && S->applied < S->ntries && S->tries[S->applied].done) {
     attempt_t *c = &S->tries[S->applied];
+    bool doubling = c->k > GREEDY_FINE_K;
     uint64_t limit = atomic_load(&S->limit_ps);
+    if (doubling && S->best >= 0)
+      limit = less_by(S->tries[S->best].s.time_ps, GREEDY_DOUBLING_GAIN_PERMILLE);
     if (c->st != TN_OK) {
       S->st = tn_err_set(&S->err, c->st, "%s", c->err.msg);
       atomic_store(&S->over, true);
     } else if (c->gave_up || c->s.time_ps > limit) {
-      atomic_store(&S->over, true);
+      if (doubling) atomic_store(&S->over, true);
+      schedule_free(&c->s); /* never kept: its memory goes at once */
     } else {
+      if (S->best >= 0) schedule_free(&S->tries[S->best].s);
       S->best = (int)S->applied;
-      /* time * 1000 <= best * (1000 - gain) for integers is time <= this floor */
-      atomic_store(&S->limit_ps,
-                   c->s.time_ps / 1000u * (1000u - GREEDY_MIN_GAIN_PERMILLE) +
-                       c->s.time_ps % 1000u * (1000u - GREEDY_MIN_GAIN_PERMILLE) / 1000u);
+      atomic_store(&S->limit_ps, less_by(c->s.time_ps, GREEDY_MIN_GAIN_PERMILLE));
       /* Once even a plan at the bound would not be kept, no finer chunking can be. */
       if (atomic_load(&S->limit_ps) < S->bound_ps) atomic_store(&S->over, true);
     }
@@ -125,8 +140,9 @@ static void *search_worker(void *arg) {
  * depends on the inputs only: in order, while their summed work stays within the budget
  * (the first is always tried), their chunks are at least GREEDY_MIN_CHUNK_BYTES and their
  * memory within the cap; a Reduce-Scatter or All-Reduce skips one chunk per NPU when 2
- * are possible. The first is kept; each next one replaces it only when at least 1%
- * faster, and the search ends at the first that is not, or once the best is within 1% of
+ * are possible. The first is kept; each next one replaces it only when faster by the gain
+ * apply() asks (0.2% up to 8 chunks, 1% for a doubling past them, the first doubling
+ * that falls short ending the search), and the search ends once the best is that close to
  * the bandwidth bound (nothing could then be kept). Planned two at a time on two threads
  * with the outcomes applied in order, so the choice is exactly the sequential one (a
  * candidate that can no longer be kept gives up early). */
@@ -169,8 +185,8 @@ static tn_status_t search(const topo_t *t, tn_coll_t coll, uint64_t size, uint64
   pthread_t th;
   /* A second thread only pays off with a second processor (tn_thread_count: the online
    * CPUs or TENET_THREADS); the choice is the same either way. */
-  bool threaded = S.ntries > 1 && tn_thread_count() > 1 &&
-                  pthread_create(&th, NULL, search_worker, &S) == 0;
+  bool threaded =
+      S.ntries > 1 && tn_thread_count() > 1 && pthread_create(&th, NULL, search_worker, &S) == 0;
   search_worker(&S);
   if (threaded) pthread_join(th, NULL);
   pthread_mutex_destroy(&S.mu);

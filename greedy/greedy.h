@@ -29,12 +29,14 @@ typedef struct greedy_opts {
  * that arrived at the same instant go rarest first (fewest NPUs hold or await them), then
  * by a hash seeded with opts->seed. A link into a switch carries one routed message to an
  * NPU beyond it: the earliest-arrived chunk some NPU there lacks, to the one whose last
- * link frees first. With chunks_per_npu 0 the chunking is chosen among 1, 2, 4, ... 32 by
- * predicted time under a deterministic work budget: coarsest first, a finer one is kept
- * only when at least 1% faster than the best so far (finer means proportionally more
- * nodes to lower, write, verify and simulate), and the search ends at the first that is
- * not, or within 1% of the bound (when no finer one could be kept). Candidates are
- * planned two at a time on two threads; the choice does not depend on it.
+ * link frees first. With chunks_per_npu 0 the chunking is chosen among 1, 2, 3, ... 8, 16,
+ * 32 by predicted time under a deterministic work budget: coarsest first, a finer one is
+ * kept only when faster than the best so far by 0.2% (so the choice is within 0.2% of the
+ * best of 1..8), a doubling past 8 only by 1% (finer means proportionally more nodes to
+ * lower, write, verify and simulate), the search ending at the first doubling that is
+ * not, or that close to the bound (when no finer one could be kept). Candidates are
+ * planned two at a time on two threads; the choice does not depend on it. (For a
+ * Reduce-Scatter or All-Reduce synth/ also times its lowering at 1..8 chunks.)
  * O(n^2 k (degree + log n)) per try. */
 tn_status_t greedy_run(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,
                        schedule_t *out, tn_err_t *err);

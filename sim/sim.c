@@ -702,6 +702,7 @@ tn_status_t sim_run(const topo_t *t, const algo_t *a, const sim_opts_t *opts, si
       (st = set_hop_order(&s, err)) != TN_OK)
     goto fail;
   if (s.on_tie) ten_engine_set_tie_observer(s.e, on_engine_tie, &s, opts->tie_window_ps);
+  if (opts && opts->quantum_ps) ten_engine_set_quantum(s.e, opts->quantum_ps);
   if (opts && opts->trace_path) {
     if ((st = sim_i_trace_create(t, a, &s.trace, err)) != TN_OK ||
         (st = tn_calloc(s.total + 1u, sizeof *s.issue_ps, &s.issue_ps, err)) != TN_OK)

@@ -49,6 +49,10 @@ typedef struct sim_opts {
    * time_ps that event's time, a lower bound on the full run's; its other figures cover
    * the events run, and an error the rest of the run would have met goes unseen. */
   uint64_t stop_after_ps;
+  /* When nonzero, every link's busy time and every hop's delay count in whole multiples of
+   * it, rounded down (ten_engine_set_quantum): 1000 runs the set as ASTRA-sim's analytical
+   * backend times it, in whole ns per delay. 0 (default): exact. */
+  uint64_t quantum_ps;
 } sim_opts_t;
 
 /* Parses "id", "reverse" or "random". */

@@ -53,6 +53,7 @@ typedef struct link_state {
   uint64_t last_in_cause;            /* and its cause on entering (of its time here) */
   uint64_t last_cause;               /* and its cause on leaving: of what ends at free_ps */
   uint64_t memo_bytes, memo_busy_ps; /* the last message size seen and its busy time */
+  uint64_t memo_flight_ps;           /* and the time from its start to its arrival */
   uint32_t head, tail; /* messages in flight on this link, oldest first (UINT32_MAX: none) */
   ten_link_stats_t stats;
 } link_state_t;
@@ -74,6 +75,7 @@ struct ten_engine {
   uint64_t tie_window_ps;
   void *tie_ctx;
   const uint32_t *hop_rank; /* per link: its place among same-instant arrivals, or NULL */
+  uint64_t quantum_ps;      /* delays counted in whole multiples of it, rounded down (0: exact) */
   tn_err_t sticky;          /* first failure while forwarding inside ten_next */
   uint64_t *reached;        /* npus^2 bits: the route src -> dst was walked to its end; NULL
                                until a multi-hop message is sent (not kept above REACH_MAX) */
@@ -179,6 +181,12 @@ void ten_engine_set_tie_observer(ten_engine_t *e, ten_tie_fn fn, void *ctx, uint
   e->tie_ctx = ctx;
 }
 
+void ten_engine_set_quantum(ten_engine_t *e, uint64_t quantum_ps) {
+  e->quantum_ps = quantum_ps;
+  for (uint32_t l = 0; l < e->t->nlinks; l++)
+    e->links[l].memo_bytes = 0; /* busy and flight times are worked out again */
+}
+
 void ten_engine_set_hop_order(ten_engine_t *e, const uint32_t *rank) {
   e->hop_rank = rank;
 }
@@ -223,13 +231,23 @@ static tn_status_t enqueue_hop(ten_engine_t *e, uint32_t m, uint32_t l, tn_err_t
     if (!tn_xfer_ps(msg->bytes, lk->bandwidth_GBps, &ps))
       return tn_time_overflow(err, "sending %" PRIu64 " bytes over link %u (%u -> %u, %g GB/s)",
                               msg->bytes, l, lk->src, lk->dst, lk->bandwidth_GBps);
+    uint64_t flight = 0;
+    if (!tn_time_add(ps, lk->latency_ps, &flight))
+      return tn_time_overflow(err, "the flight of %" PRIu64 " bytes over link %u (%u -> %u)",
+                              msg->bytes, l, lk->src, lk->dst);
+    if (e->quantum_ps != 0) { /* as ASTRA-sim: each delay in whole units, rounded down */
+      ps -= ps % e->quantum_ps;
+      flight -= flight % e->quantum_ps;
+    }
     ls->memo_bytes = msg->bytes;
     ls->memo_busy_ps = ps ? ps : 1;
+    ls->memo_flight_ps = e->quantum_ps != 0 ? flight : ls->memo_busy_ps + lk->latency_ps;
+    if (ls->memo_flight_ps < ls->memo_busy_ps) ls->memo_flight_ps = ls->memo_busy_ps;
   }
   uint64_t busy = ls->memo_busy_ps;
   uint64_t start = e->now > ls->free_ps ? e->now : ls->free_ps, end = 0, arrive = 0;
   /* Times and the link's byte count are checked, never wrapped or capped. */
-  if (!tn_time_add(start, busy, &end) || !tn_time_add(end, lk->latency_ps, &arrive))
+  if (!tn_time_add(start, busy, &end) || !tn_time_add(start, ls->memo_flight_ps, &arrive))
     return tn_time_overflow(err,
                             "the arrival of %" PRIu64 " bytes over link %u (%u -> %u), queued "
                             "at %" PRIu64 " ps,",

@@ -62,6 +62,11 @@ void ten_engine_set_observer(ten_engine_t *e, ten_xmit_fn fn, void *ctx);
 /* fn hears of every pair of consecutive entries into one link at most window_ps apart (0:
  * ties only). */
 void ten_engine_set_tie_observer(ten_engine_t *e, ten_tie_fn fn, void *ctx, uint64_t window_ps);
+/* Counts every link's busy time per message (its serialization) and every hop's flight
+ * (serialization plus latency) in whole multiples of quantum_ps, rounded down, as
+ * ASTRA-sim's analytical backend counts them in whole ns (quantum_ps 1000); 0, the
+ * default, is exact. A busy time stays at least 1 ps. Set before the first send. */
+void ten_engine_set_quantum(ten_engine_t *e, uint64_t quantum_ps);
 /* Messages that arrive at an instant are forwarded in ascending rank[link of arrival]
  * (then link id) instead of link id: another order a runtime may pick among them. rank
  * (nlinks entries, each < 2^30) is borrowed; NULL restores link order. */

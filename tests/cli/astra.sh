@@ -67,6 +67,7 @@ cat >fake.sh <<'SH'
 #!/bin/sh
 for a in "$@"; do case "$a" in --workload-configuration=*) w=${a#*=} ;; esac; done
 [ -f "$w.0.et" ] || { echo "no workload $w" >&2; exit 3; }
+mkdir -p log && echo run >log/log.log # as ASTRA-sim: its log where it runs
 echo "sys[0] finished, 9046 cycles"
 echo "sys[7] finished, 9050 cycles"
 echo "sys[3] finished, 812 cycles"
@@ -74,6 +75,15 @@ SH
 chmod +x fake.sh
 ASTRA_SIM="$SCRATCH/fake.sh" "$D/run.sh" >rs.txt 2>&1 && grep -q "ASTRA-sim: 9050 ns; tenet predicted 9045.921 ns" rs.txt &&
   ok || bad "run.sh with a stand-in: $(cat rs.txt)"
+# ...and beside it the time with every delay in whole ns, as the real ASTRA-sim counts
+# delays: 9041 ns for this set (measured with astra-sim 518bd51's congestion-aware backend).
+grep -q "tenet predicted 9045.921 ns (exact delays); in whole ns, as ASTRA-sim counts delays: 9041.000 ns" rs.txt &&
+  ok || bad "run.sh lacks the whole-ns prediction: $(cat rs.txt)"
+# run.sh runs the simulator from its own directory, so ASTRA-sim's log/ lands there, not
+# wherever the user stands (the stand-in is named relative to that place).
+mkdir -p elsewhere && (cd elsewhere && ASTRA_SIM=../fake.sh "$D/run.sh" >/dev/null 2>&1) &&
+  [ -f "$D/log/log.log" ] && [ ! -e elsewhere/log ] && ok ||
+  bad "run.sh left ASTRA-sim's log outside its directory: $(ls elsewhere "$D")"
 
 # --set: a set made elsewhere; the unaware backend takes a torus.
 run "$TENET" astra -t ring-8 -c allgather -s 1MiB --set "$D/set/greedy" -o "$SCRATCH/again"

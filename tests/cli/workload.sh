@@ -100,6 +100,36 @@ run "$TENET" workload -t switch-8 w/dp -o d3 --cache cache --json
 desc="workload from the cache"; expect_rc 0
 $PY -c 'import json,sys; m=json.load(open(sys.argv[1])); assert all(s["cached"] for s in m["sets"])' out.txt &&
   ok || bad "the cache was not used"
+cp out.txt d3.json
+# A set stored in the cache is linked into the directory, not written twice; its time
+# alone is stored beside it (NAME.time) and read back, not simulated again, only while it
+# names the very set (its set id).
+for f in d1/sets/*.0.et; do
+  [ "$(stat -c %i "$f")" = "$(stat -c %i "cache/$(basename "$f")")" ] && ok || bad "$f not linked from the cache"
+done
+$PY - d1/workload.json cache <<'PYEOF' && ok || bad "NAME.time"
+import json, os, sys
+m = json.load(open(sys.argv[1]))
+for s in m["sets"]:
+    t = open(os.path.join(sys.argv[2], os.path.basename(s["set"]) + ".time")).read()
+    magic, one, sid, ps, rest = t.split(" ")[0], t.split(" ")[1], t.split(" ")[2], t.split(" ")[3], t[-1]
+    assert magic == "tenet-set-time" and one == "1" and len(sid) == 16 and rest == "\n", t
+    assert abs(int(ps) / 1000 - float(s["time_ns"])) < 1e-3, (t, s)
+PYEOF
+cp -r cache cache.good
+for f in cache/*.time; do
+  read -r magic v id ps < "$f"
+  printf '%s %s %016x %s\n' "$magic" "$v" $((0x$id ^ 1)) $((ps * 2)) > "$f" # another set's id
+done
+run "$TENET" workload -t switch-8 w/dp -o d5 --cache cache --json
+desc="workload from the cache, NAME.time of another set"; expect_rc 0
+$PY - d3.json out.txt <<'PYEOF' && ok || bad "a NAME.time naming another set was believed"
+import json, sys
+a, b = (json.load(open(p))["sets"] for p in sys.argv[1:3])
+assert all(y["cached"] for y in b), b
+assert [x["time_ns"] for x in a] == [y["time_ns"] for y in b], (a, b)
+PYEOF
+diff -r cache.good cache >/dev/null && ok || bad "NAME.time not stored again after the simulation"
 # A set cached for another algorithm is not reused.
 run "$TENET" workload -t switch-8 w/dp -o d4 --cache cache -a direct --json
 $PY -c 'import json,sys; m=json.load(open(sys.argv[1])); assert not any(s["cached"] for s in m["sets"])' out.txt &&
