@@ -81,18 +81,22 @@ typedef struct sim {
 } sim_t;
 
 /* ten_tie_fn: engine cookies are global node indices. */
-static void on_engine_tie(void *ctx, uint32_t link, uint64_t first, uint64_t second, bool waited1,
-                          bool waited2, uint64_t gap_ps) {
+static void on_engine_tie(void *ctx, const ten_tie_t *t) {
   const sim_t *s = ctx;
-  uint32_t r1 = s->nodes[first].rank, r2 = s->nodes[second].rank;
-  sim_tie_t v = {link,
-                 r1,
-                 (uint32_t)first - s->rank_off[r1],
-                 r2,
-                 (uint32_t)second - s->rank_off[r2],
-                 waited1,
-                 waited2,
-                 gap_ps};
+  uint32_t r1 = s->nodes[t->first].rank, r2 = s->nodes[t->second].rank;
+  uint32_t c1 = s->nodes[t->cause1].rank, c2 = s->nodes[t->cause2].rank;
+  sim_tie_t v = {.link = t->link,
+                 .first_rank = r1,
+                 .first_id = (uint32_t)t->first - s->rank_off[r1],
+                 .second_rank = r2,
+                 .second_id = (uint32_t)t->second - s->rank_off[r2],
+                 .first_waited = t->waited1,
+                 .second_waited = t->waited2,
+                 .first_cause_rank = c1,
+                 .first_cause_id = (uint32_t)t->cause1 - s->rank_off[c1],
+                 .second_cause_rank = c2,
+                 .second_cause_id = (uint32_t)t->cause2 - s->rank_off[c2],
+                 .gap_ps = t->gap_ps};
   s->on_tie(s->tie_ctx, &v);
 }
 

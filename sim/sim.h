@@ -24,7 +24,10 @@ typedef struct sim_tie {
   uint32_t link;
   uint32_t first_rank, first_id, second_rank, second_id;
   bool first_waited, second_waited; /* had queued behind another message before */
-  uint64_t gap_ps;                  /* second entered this long after first (0: a tie) */
+  /* The SEND whose issue time sets each message's time at the link (ten_tie_t's cause):
+   * the message's own SEND, unless it queued on the way. */
+  uint32_t first_cause_rank, first_cause_id, second_cause_rank, second_cause_id;
+  uint64_t gap_ps; /* second entered this long after first (0: a tie) */
 } sim_tie_t;
 typedef void (*sim_tie_fn)(void *ctx, const sim_tie_t *tie);
 

@@ -7,7 +7,9 @@
  *  - a SEND of the NPU and a message it forwards: the SEND waits 1 ns more (`delay`), so
  *    the forwarded message, whose arrival is fixed, goes first;
  *  - two forwarded messages: the SEND of one whose arrival moves with its send (it never
- *    queued on the way) waits 1 ns more.
+ *    queued on the way) waits 1 ns more; when both queued on the way, the SEND that sets
+ *    the second one's time (its cause: the first of the messages it queued behind, back
+ *    to one that met only free links) waits 1 ns more, which moves the whole queue.
  * A constrained SEND gets a gate: a COMP of 0 µs (1 ns, as in ASTRA-sim) that depends on
  * what the SEND depends on and on the issue of the SENDs it must follow, then one more
  * such COMP per nanosecond of delay; the SEND also depends on the last of them. A runtime
@@ -84,8 +86,11 @@ static tn_status_t add_constraints(state_t *s, bool *added, tn_err_t *err) {
       d = g1, other = g2; /* the NPU's own SEND, or the only one that moves with its send */
     else if (!v->second_waited)
       d = g2, other = g1;
-    else
-      continue; /* both queued on the way: a nanosecond at either sender moves neither */
+    else { /* both queued on the way: move the SEND that sets the second one's time */
+      d = s->off[v->second_cause_rank] + v->second_cause_id;
+      other = s->off[v->first_cause_rank] + v->first_cause_id;
+      if (d == other) continue; /* one SEND sets both: no nanosecond there parts them */
+    }
     uint32_t want = bump[other] + 1;
     if (bump[d] >= want) continue;
     if (s->delay[d] - bump[d] + want > MAX_DELAY) continue;

@@ -40,6 +40,7 @@ typedef struct msg {
   uint32_t src, dst, at; /* at: node the message currently sits on (or is heading to) */
   uint64_t bytes, cookie;
   uint64_t arrive_ps; /* arrival at `at` */
+  uint64_t cause;     /* the cookie whose injection time sets this message's time (ten_tie_t) */
   uint32_t next;      /* free list, or the next message in flight on the same link */
   bool waited;        /* it queued behind another message on some link so far */
 } msg_t;
@@ -49,6 +50,8 @@ typedef struct link_state {
   uint64_t last_enq_ps;              /* when a message last entered the FIFO (UINT64_MAX: never) */
   uint64_t last_cookie;              /* and its cookie */
   bool last_waited;                  /* and whether that message had waited on a busy link before */
+  uint64_t last_in_cause;            /* and its cause on entering (of its time here) */
+  uint64_t last_cause;               /* and its cause on leaving: of what ends at free_ps */
   uint64_t memo_bytes, memo_busy_ps; /* the last message size seen and its busy time */
   uint64_t memo_flight_ps;           /* and the time from its start to its arrival */
   uint32_t head, tail; /* messages in flight on this link, oldest first (UINT32_MAX: none) */
@@ -269,13 +272,20 @@ static tn_status_t put_on_link(ten_engine_t *e, uint32_t m, uint32_t l, uint64_t
   ls->stats.busy_ps += busy;
   ls->stats.messages++;
   if (observe && e->tie_fn && ls->last_enq_ps != UINT64_MAX &&
-      e->now - ls->last_enq_ps <= e->tie_window_ps)
-    e->tie_fn(e->tie_ctx, l, ls->last_cookie, msg->cookie, ls->last_waited, msg->waited,
-              e->now - ls->last_enq_ps);
+      e->now - ls->last_enq_ps <= e->tie_window_ps) {
+    ten_tie_t v = {l,           ls->last_cookie,   msg->cookie, ls->last_waited,
+                   msg->waited, ls->last_in_cause, msg->cause,  e->now - ls->last_enq_ps};
+    e->tie_fn(e->tie_ctx, &v);
+  }
+  /* A message that starts when the link frees (not when it got here) takes its time, and
+   * so its cause, from the message before it. */
+  ls->last_in_cause = msg->cause;
+  if (start > e->now) msg->cause = ls->last_cause;
   ls->last_enq_ps = e->now;
   ls->last_cookie = msg->cookie;
   msg->waited = msg->waited || start > e->now;
   ls->last_waited = msg->waited;
+  ls->last_cause = msg->cause;
   if (observe && e->observer)
     e->observer(e->observer_ctx, l, start, start + busy, msg->bytes, msg->cookie);
   msg->at = lk->dst;
@@ -359,7 +369,13 @@ static tn_status_t inject(ten_engine_t *e, uint32_t src, uint32_t dst, uint32_t 
   uint32_t m;
   tn_status_t st = msg_slot(e, &m, err);
   if (st != TN_OK) return st;
-  e->msgs[m] = (msg_t){src, dst, src, bytes, cookie, 0, UINT32_MAX, false};
+  e->msgs[m] = (msg_t){.src = src,
+                       .dst = dst,
+                       .at = src,
+                       .bytes = bytes,
+                       .cookie = cookie,
+                       .cause = cookie,
+                       .next = UINT32_MAX};
   st = enqueue_hop(e, m, first, err);
   if (st != TN_OK) {
     e->msgs[m].next = e->free_msg;
@@ -398,7 +414,13 @@ tn_status_t ten_place(ten_engine_t *e, uint32_t src, uint32_t dst, uint32_t link
                       link, start_ps);
   uint32_t m;
   if ((st = msg_slot(e, &m, err)) != TN_OK) return st;
-  e->msgs[m] = (msg_t){src, dst, e->t->links[link].src, bytes, cookie, 0, UINT32_MAX, false};
+  e->msgs[m] = (msg_t){.src = src,
+                       .dst = dst,
+                       .at = e->t->links[link].src,
+                       .bytes = bytes,
+                       .cookie = cookie,
+                       .cause = cookie,
+                       .next = UINT32_MAX};
   st = put_on_link(e, m, link, start_ps, false, err);
   if (st != TN_OK) {
     e->msgs[m].next = e->free_msg;

@@ -39,9 +39,19 @@ typedef void (*ten_xmit_fn)(void *ctx, uint32_t link, uint64_t start_ps, uint64_
  * (cookies), the message before it there; at gap 0 (a tie) the order between them is the
  * engine's choice, not the caller's. waited1/waited2: whether that message had queued
  * behind another on some link before (so that its arrival here is set by other messages,
- * not by when it was sent). */
-typedef void (*ten_tie_fn)(void *ctx, uint32_t link, uint64_t first, uint64_t second, bool waited1,
-                           bool waited2, uint64_t gap_ps);
+ * not by when it was sent). cause1/cause2: the cookie of the message whose injection time
+ * sets that message's time here: its own, unless it queued on the way; then the cause of
+ * the message it queued behind (whose end freed the link), and so on back to a message
+ * that met only free links. Injecting the cause later moves the message by as much (as
+ * long as that move makes nothing else queue). */
+typedef struct ten_tie {
+  uint32_t link;
+  uint64_t first, second;
+  bool waited1, waited2;
+  uint64_t cause1, cause2;
+  uint64_t gap_ps;
+} ten_tie_t;
+typedef void (*ten_tie_fn)(void *ctx, const ten_tie_t *tie);
 
 /* Creates an engine at time 0 on t, routing with routes (both borrowed, must outlive the
  * engine). */

@@ -153,3 +153,115 @@ tn_status_t emit_i_map_put(emit_i_map_t *m, uint64_t h, uint32_t val, tn_err_t *
   m->len++;
   return TN_OK;
 }
+
+/* -------------------------------------------------------------- fast node */
+
+/* A varint of at most 9 bytes at p[*pos..n) (longer ones go to protobuf-c). */
+static inline bool fast_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v) {
+  uint64_t x = 0;
+  size_t i = *pos;
+  for (unsigned s = 0; s < 63; s += 7) {
+    if (i >= n) return false;
+    uint8_t b = p[i++];
+    x |= (uint64_t)(b & 0x7f) << s;
+    if (!(b & 0x80)) {
+      *pos = i;
+      *v = x;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* The ids of a packed repeated field p[0..n): their count, or SIZE_MAX when they do not
+ * parse; stored in out (when not NULL). */
+static size_t fast_packed(const uint8_t *p, size_t n, uint64_t *out) {
+  size_t k = 0, pos = 0;
+  uint64_t v;
+  while (pos < n) {
+    if (!fast_varint(p, n, &pos, &v)) return SIZE_MAX;
+    if (out) out[k] = v;
+    k++;
+  }
+  return k;
+}
+
+/* One pass over the record's fields: with fill false it checks them and counts the
+ * repeated ones into n; with fill true it stores them into n's arrays (sized by the first
+ * pass, their counts reset to 0). */
+static bool fast_fields(const uint8_t *p, size_t len, emit_i_lazy_node_t *n, bool fill) {
+  size_t pos = 0;
+  while (pos < len) {
+    uint64_t key, v;
+    if (!fast_varint(p, len, &pos, &key) || key > 0xffffffffu) return false;
+    uint32_t field = (uint32_t)(key >> 3), wire = (uint32_t)(key & 7);
+    if (wire == 0) {
+      size_t at = pos;
+      if (!fast_varint(p, len, &pos, &v)) return false;
+      switch (field) {
+      case 1: n->id = v; break;
+      case 3:
+        if (pos - at > 5) return false; /* protobuf-c keeps the low 32 bits; so do we */
+        n->type = (ChakraProtoMsg__NodeType)(int32_t)(uint32_t)v;
+        break;
+      case 4:
+        if (fill) n->ctrl_deps[n->n_ctrl_deps] = v;
+        n->n_ctrl_deps++;
+        break;
+      case 5:
+        if (fill) n->data_deps[n->n_data_deps] = v;
+        n->n_data_deps++;
+        break;
+      case 6: n->start_time_micros = v; break;
+      case 7: n->duration_micros = v; break;
+      default: return false;
+      }
+    } else if (wire == 2) {
+      if (!fast_varint(p, len, &pos, &v) || v > len - pos) return false;
+      const uint8_t *b = p + pos;
+      size_t bl = (size_t)v;
+      pos += bl;
+      switch (field) {
+      case 2: break; /* name: not read (the caller's copy is "") */
+      case 4:
+      case 5: {
+        size_t *cnt = field == 4 ? &n->n_ctrl_deps : &n->n_data_deps;
+        uint64_t *arr = field == 4 ? n->ctrl_deps : n->data_deps;
+        size_t k = fast_packed(b, bl, fill ? arr + *cnt : NULL);
+        if (k == SIZE_MAX) return false;
+        *cnt += k;
+        break;
+      }
+      case 10:
+        if (fill) {
+          n->attr[n->n_attr].len = bl;
+          n->attr[n->n_attr].data = (uint8_t *)(uintptr_t)b;
+        }
+        n->n_attr++;
+        break;
+      default: return false;
+      }
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+emit_i_lazy_node_t *emit_i_fast_node(emit_i_arena_t *a, const emit_i_lazy_desc_t *d,
+                                     const uint8_t *p, size_t len) {
+  emit_i_lazy_node_t *n = emit_i_arena_alloc(a, sizeof *n);
+  if (n == NULL) return NULL;
+  memset(n, 0, sizeof *n);
+  if (!fast_fields(p, len, n, false)) return NULL;
+  size_t nc = n->n_ctrl_deps, nd = n->n_data_deps, na = n->n_attr;
+  if ((nc && (n->ctrl_deps = emit_i_arena_alloc(a, nc * sizeof *n->ctrl_deps)) == NULL) ||
+      (nd && (n->data_deps = emit_i_arena_alloc(a, nd * sizeof *n->data_deps)) == NULL) ||
+      (na && (n->attr = emit_i_arena_alloc(a, na * sizeof *n->attr)) == NULL))
+    return NULL;
+  n->n_ctrl_deps = n->n_data_deps = n->n_attr = 0;
+  if (!fast_fields(p, len, n, true)) return NULL;
+  n->base.descriptor = &d->desc;
+  n->name = (char *)(uintptr_t) "";
+  return n;
+}
