@@ -1431,12 +1431,8 @@ static tn_status_t decode_node(reader_t *rd, const uint8_t *p, const frame_t *f,
     rd->map.len = 0;
     memset(rd->last, 0, sizeof rd->last);
   }
-  /* The usual records are decoded here; protobuf-c takes the others (and has the last
-   * word on what does not decode). */
-  emit_i_lazy_node_t *n = emit_i_fast_node(&rd->node, &rd->lazy, p + f->off, f->len);
-  if (n == NULL)
-    n = (emit_i_lazy_node_t *)protobuf_c_message_unpack(&rd->lazy.desc, &rd->node.pb, f->len,
-                                                        p + f->off);
+  emit_i_lazy_node_t *n = (emit_i_lazy_node_t *)protobuf_c_message_unpack(
+      &rd->lazy.desc, &rd->node.pb, f->len, p + f->off);
   *pn = NULL;
   if (n == NULL || n->id != f->id) return TN_OK;
   tn_status_t st = tn_vec_reserve(&rd->ats, n->n_attr, err);

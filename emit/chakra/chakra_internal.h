@@ -43,16 +43,6 @@ typedef struct emit_i_lazy_desc {
 
 void emit_i_lazy_desc_init(emit_i_lazy_desc_t *d);
 
-struct emit_i_arena;
-/* Decodes the Node record p[0..len) as protobuf-c's unpack with d would, into arena a,
- * for the records tenet and other writers make: fields 1-7 and 10 with their usual wire
- * types (repeated ids packed or not), varints of up to 9 bytes. Returns NULL for any other
- * record (inputs or outputs, unknown fields, longer varints, anything malformed), which
- * the caller then hands to protobuf-c; also NULL when out of memory. The attributes'
- * bytes point into p. */
-emit_i_lazy_node_t *emit_i_fast_node(struct emit_i_arena *a, const emit_i_lazy_desc_t *d,
-                                     const uint8_t *p, size_t len);
-
 /* Bump allocator for protobuf-c: alloc never frees, reset makes all memory reusable
  * (several blocks are replaced by one as large as all of them together). */
 typedef struct emit_i_arena {

@@ -13,7 +13,6 @@
 #include <zlib.h>
 
 #include "emit/emit.h"
-#include "emit/chakra/chakra_internal.h"
 #include "et_def.pb-c.h"
 
 static tn_err_t tu_err_;
@@ -1308,111 +1307,8 @@ static void emit_dot_draws_one_rank(void **state) {
   algo_free(a);
 }
 
-/* The reader's own Node decoder (emit_i_fast_node) against protobuf-c's unpack with the
- * same descriptor: on a record with every field it reads (ids packed and not, repeated
- * scalars, attributes) both give the same node; a record it leaves to protobuf-c
- * (inputs, an unknown field) gives NULL; and on thousands of mutations of such records,
- * whenever it decodes one, protobuf-c decodes it too and to the same fields. */
-static size_t put_v(uint8_t *p, uint64_t v) {
-  size_t n = 0;
-  do {
-    uint8_t b = (uint8_t)(v & 0x7f);
-    v >>= 7;
-    p[n++] = v ? b | 0x80 : b;
-  } while (v);
-  return n;
-}
-
-static bool same_node(const emit_i_lazy_node_t *x, const emit_i_lazy_node_t *y) {
-  if (x->id != y->id || x->type != y->type || x->duration_micros != y->duration_micros ||
-      x->start_time_micros != y->start_time_micros || x->n_ctrl_deps != y->n_ctrl_deps ||
-      x->n_data_deps != y->n_data_deps || x->n_attr != y->n_attr)
-    return false;
-  for (size_t i = 0; i < x->n_ctrl_deps; i++)
-    if (x->ctrl_deps[i] != y->ctrl_deps[i]) return false;
-  for (size_t i = 0; i < x->n_data_deps; i++)
-    if (x->data_deps[i] != y->data_deps[i]) return false;
-  for (size_t i = 0; i < x->n_attr; i++)
-    if (x->attr[i].len != y->attr[i].len ||
-        (x->attr[i].len && memcmp(x->attr[i].data, y->attr[i].data, x->attr[i].len) != 0))
-      return false;
-  return true;
-}
-
-/* Decodes rec both ways; returns whether the fast decoder took it (and then checks it). */
-static bool fast_matches(emit_i_lazy_desc_t *d, emit_i_arena_t *ar, const uint8_t *rec, size_t n) {
-  emit_i_arena_reset(ar);
-  emit_i_lazy_node_t *f = emit_i_fast_node(ar, d, rec, n);
-  if (f == NULL) return false;
-  emit_i_lazy_node_t *g =
-      (emit_i_lazy_node_t *)protobuf_c_message_unpack(&d->desc, &ar->pb, n, rec);
-  assert_non_null(g);
-  assert_true(same_node(f, g));
-  return true;
-}
-
-static void emit_fast_node_decoder_agrees_with_protobuf_c(void **state) {
-  (void)state;
-  emit_i_lazy_desc_t d;
-  emit_i_lazy_desc_init(&d);
-  emit_i_arena_t ar;
-  emit_i_arena_init(&ar);
-  uint8_t rec[256];
-  size_t n = 0;
-  n += put_v(rec + n, 1 << 3), n += put_v(rec + n, 7);     /* id 7 ... */
-  n += put_v(rec + n, 2 << 3 | 2), n += put_v(rec + n, 4); /* name "SEND" */
-  memcpy(rec + n, "SEND", 4), n += 4;
-  n += put_v(rec + n, 3 << 3), n += put_v(rec + n, 5);     /* type */
-  n += put_v(rec + n, 5 << 3), n += put_v(rec + n, 300);   /* data_dep unpacked */
-  n += put_v(rec + n, 5 << 3 | 2), n += put_v(rec + n, 3); /* data_deps packed */
-  n += put_v(rec + n, 1), n += put_v(rec + n, 200);
-  n += put_v(rec + n, 4 << 3 | 2), n += put_v(rec + n, 1); /* ctrl_deps packed */
-  n += put_v(rec + n, 2);
-  n += put_v(rec + n, 7 << 3), n += put_v(rec + n, 123456789); /* duration */
-  n += put_v(rec + n, 6 << 3), n += put_v(rec + n, 42);        /* start time */
-  n += put_v(rec + n, 10 << 3 | 2), n += put_v(rec + n, 5);    /* attr: name "ab", a cut field */
-  const uint8_t at[] = {0x0a, 0x02, 'a', 'b', 0x18};
-  memcpy(rec + n, at, sizeof at), n += sizeof at;
-  n += put_v(rec + n, 10 << 3 | 2), n += put_v(rec + n, 0); /* an empty attr */
-  n += put_v(rec + n, 1 << 3), n += put_v(rec + n, 9);      /* ... then id 9 */
-  assert_true(fast_matches(&d, &ar, rec, n));
-  emit_i_lazy_node_t *f = emit_i_fast_node(&ar, &d, rec, n);
-  assert_non_null(f);
-  assert_int_equal(f->id, 9);
-  assert_int_equal(f->n_data_deps, 3);
-  assert_int_equal(f->data_deps[2], 200);
-  assert_int_equal(f->n_attr, 2);
-  /* Left to protobuf-c: inputs (field 8), an unknown field, a 10-byte varint. */
-  uint8_t other[32];
-  size_t m = put_v(other, 8 << 3 | 2);
-  m += put_v(other + m, 0);
-  assert_null(emit_i_fast_node(&ar, &d, other, m));
-  m = put_v(other, 99 << 3), m += put_v(other + m, 1);
-  assert_null(emit_i_fast_node(&ar, &d, other, m));
-  m = put_v(other, 1 << 3), m += put_v(other + m, UINT64_MAX);
-  assert_null(emit_i_fast_node(&ar, &d, other, m));
-  /* Mutations: one to three bytes changed, or the record cut short. */
-  uint64_t x = 0x9E3779B97F4A7C15ull;
-  unsigned taken = 0;
-  for (int i = 0; i < 20000; i++) {
-    uint8_t mut[256];
-    memcpy(mut, rec, n);
-    size_t len = n;
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-    for (unsigned k = 0; k <= (unsigned)(x % 3); k++) {
-      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-      mut[(x >> 8) % n] = (uint8_t)(x >> 32);
-    }
-    if (x % 7 == 0) len = (size_t)(x >> 40) % n;
-    taken += fast_matches(&d, &ar, mut, len);
-  }
-  assert_true(taken > 1000); /* the check ran on many */
-  emit_i_arena_free(&ar);
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(emit_fast_node_decoder_agrees_with_protobuf_c),
       cmocka_unit_test(emit_round_trip_ring_allgather),
       cmocka_unit_test(emit_round_trip_ring_reducescatter_with_reduce_recvs),
       cmocka_unit_test(emit_round_trip_ring_allreduce),
