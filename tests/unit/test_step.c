@@ -10,6 +10,7 @@
 #include "algo/algo.h"
 #include "sim/sim.h"
 #include "sim/sim_internal.h"
+#include "synth/synth.h"
 #include "topo/topo.h"
 #include "workload/workload.h"
 
@@ -369,9 +370,11 @@ static workload_t *random_step(uint64_t seed, uint32_t layers) {
   return w;
 }
 
-/* One algorithm per distinct (type, size, ranks), Ring (All-to-All: Direct) or Direct,
- * shared by the collectives that need it as tenet workload shares its sets. */
-static algo_t **shared_algos(const wl_colls_t *cs, uint32_t npus, bool ring_algo, uint32_t *nmade) {
+/* One algorithm per distinct (type, size, ranks), Ring (All-to-All: Direct), Direct, or
+ * (greedy, with t) tenet's greedy for the collectives of every rank (its reductions are
+ * COMPs), shared by the collectives that need it as tenet workload shares its sets. */
+static algo_t **shared_algos(const wl_colls_t *cs, uint32_t npus, bool ring_algo,
+                             const topo_t *greedy, uint32_t *nmade) {
   algo_t **made = calloc(cs->n + 1u, sizeof *made);
   algo_t **a = calloc(cs->n + 1u, sizeof *a);
   *nmade = 0;
@@ -384,6 +387,16 @@ static algo_t **shared_algos(const wl_colls_t *cs, uint32_t npus, bool ring_algo
     if (a[k]) continue;
     algo_t *own = NULL;
     tn_err_clear(&tu_err_);
+    if (greedy && c->nranks == npus) {
+      synth_opts_t so = {.method = SYNTH_GREEDY, .seed = 1};
+      synth_result_t sr;
+      TU_OK(synth_run(greedy, c->coll, c->bytes, &so, &sr, &tu_err_));
+      a[k] = sr.algo;
+      sr.algo = NULL;
+      synth_result_free(&sr);
+      made[(*nmade)++] = a[k];
+      continue;
+    }
     if (ring_algo && c->coll != TN_ALLTOALL)
       TU_OK(algo_ring(c->coll, c->nranks, c->bytes, 1, &own, &tu_err_));
     else
@@ -427,13 +440,11 @@ static void test_apart_random(void **state) {
     wl_colls_t cs;
     tn_err_clear(&tu_err_);
     TU_OK(wl_check(w, &cs, &tu_err_));
-    for (int ring_algo = 0; ring_algo < 2; ring_algo++) {
+    const topo_t *t = seed % 3 == 0 ? mesh : seed % 3 == 1 ? r8 : star;
+    for (int mode = 0; mode < 3; mode++) { /* Direct, Ring, greedy */
       uint32_t nmade = 0;
-      algo_t **a = shared_algos(&cs, 8, ring_algo, &nmade);
-      both_ways(seed % 3 == 0   ? mesh
-                : seed % 3 == 1 ? r8
-                                : star,
-                w, &cs, (const algo_t *const *)a, &sum);
+      algo_t **a = shared_algos(&cs, 8, mode == 1, mode == 2 ? t : NULL, &nmade);
+      both_ways(t, w, &cs, (const algo_t *const *)a, &sum);
       free_shared(a, cs.n);
     }
     wl_colls_free(&cs);
@@ -466,7 +477,7 @@ static void test_apart_examples(void **state) {
     TU_OK(wl_check(w, &cs, &tu_err_));
     for (int ring_algo = 0; ring_algo < 2; ring_algo++) {
       uint32_t nmade = 0;
-      algo_t **a = shared_algos(&cs, 8, ring_algo, &nmade);
+      algo_t **a = shared_algos(&cs, 8, ring_algo, NULL, &nmade);
       both_ways(t, w, &cs, (const algo_t *const *)a, &sum);
       free_shared(a, cs.n);
     }
