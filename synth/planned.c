@@ -29,9 +29,8 @@ static void note_milp(synth_result_t *out, const milp_result_t *res) {
 
 /* The MILP, warm-started by the greedy's plan with the same chunking: the greedy's own
  * choice unless told otherwise, so that the MILP starts where the greedy ends. */
-static tn_status_t plan_milp(const topo_t *t, tn_coll_t coll, uint64_t size,
-                             const synth_opts_t *o, schedule_t *s, synth_result_t *out,
-                             tn_err_t *err) {
+static tn_status_t plan_milp(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
+                             schedule_t *s, synth_result_t *out, tn_err_t *err) {
   greedy_opts_t g = {.seed = o->seed, .chunks_per_npu = o->chunks_per_npu};
   schedule_t warm;
   tn_status_t st = greedy_run_for(t, coll, size, &g, &warm, err);
@@ -69,8 +68,7 @@ bool synth_i_milp_too_large(const synth_result_t *r) {
  * that will be lowered to coll. On failure *s is left empty (initialised), whichever
  * planner ran. */
 static tn_status_t plan(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
-                        synth_method_t m, schedule_t *s, synth_result_t *out,
-                        tn_err_t *err) {
+                        synth_method_t m, schedule_t *s, synth_result_t *out, tn_err_t *err) {
   tn_status_t st = TN_INVAL;
   if (m == SYNTH_GREEDY) {
     greedy_opts_t g = {.seed = o->seed, .chunks_per_npu = o->chunks_per_npu};
@@ -97,8 +95,8 @@ static tn_status_t plan(const topo_t *t, tn_coll_t coll, uint64_t size, const sy
 /* Reduce-Scatter or All-Reduce on an asymmetric fabric: the reversed half is planned on the
  * transposed fabric; an All-Reduce adds an All-Gather planned on t with the same chunking. */
 static tn_status_t planned_asymmetric(const topo_t *t, tn_coll_t coll, uint64_t size,
-                                      const synth_opts_t *o, synth_method_t m,
-                                      synth_result_t *out, tn_err_t *err) {
+                                      const synth_opts_t *o, synth_method_t m, synth_result_t *out,
+                                      tn_err_t *err) {
   schedule_t rs, ag;
   schedule_init(&rs, TN_ALLGATHER, 0, 1, 0);
   schedule_init(&ag, TN_ALLGATHER, 0, 1, 0);
@@ -151,7 +149,8 @@ static tn_status_t forest_reduce(const topo_t *t, tn_coll_t coll, uint64_t size,
     if (st == TN_OK) st = schedule_replay(t, &ar, err);
     done = &ar;
   }
-  if (st == TN_OK) st = algo_from_schedule(done, coll, synth_method_name(SYNTH_FOREST), &out->algo, err);
+  if (st == TN_OK)
+    st = algo_from_schedule(done, coll, synth_method_name(SYNTH_FOREST), &out->algo, err);
   if (st == TN_OK) out->time_ps = done->time_ps;
   schedule_free(&rs);
   schedule_free(&ag);
@@ -160,8 +159,8 @@ static tn_status_t forest_reduce(const topo_t *t, tn_coll_t coll, uint64_t size,
 }
 
 /* All-to-All: the greedy's routed pieces (the other planners make none). */
-static tn_status_t alltoall(const topo_t *t, uint64_t size, const synth_opts_t *o,
-                            synth_method_t m, synth_result_t *out, tn_err_t *err) {
+static tn_status_t alltoall(const topo_t *t, uint64_t size, const synth_opts_t *o, synth_method_t m,
+                            synth_result_t *out, tn_err_t *err) {
   if (m != SYNTH_GREEDY) /* synth_method_applies let only the greedy through */
     return tn_err_set(err, TN_INTERNAL, "%s: no All-to-All planner", synth_method_name(m));
   greedy_opts_t g = {.seed = o->seed, .chunks_per_npu = o->chunks_per_npu};
@@ -173,9 +172,8 @@ static tn_status_t alltoall(const topo_t *t, uint64_t size, const synth_opts_t *
   return st;
 }
 
-tn_status_t synth_i_planned(const topo_t *t, tn_coll_t coll, uint64_t size,
-                            const synth_opts_t *o, synth_method_t m, synth_result_t *out,
-                            tn_err_t *err) {
+tn_status_t synth_i_planned(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
+                            synth_method_t m, synth_result_t *out, tn_err_t *err) {
   if (coll == TN_ALLTOALL) return alltoall(t, size, o, m, out, err);
   if (m == SYNTH_FOREST && coll != TN_ALLGATHER) return forest_reduce(t, coll, size, o, out, err);
   return planned(t, coll, size, o, m, out, err);

@@ -131,7 +131,9 @@ tn_status_t synth_i_portfolio(const topo_t *t, tn_coll_t coll, uint64_t size, co
   if (best == N) return tn_err_set(err, c[first_failed].st, "%s", c[first_failed].e.msg);
   /* Every candidate near the fastest is made order-proof; the fastest strict one is kept. */
   uint64_t near = near_of(c[best].r.time_ps);
-  size_t kept = N;
+  size_t kept = N, nnear = 0;
+  for (size_t i = 0; i < N; i++)
+    nnear += c[i].st == TN_OK && !c[i].pruned && c[i].r.time_ps <= near;
   for (size_t i = 0; i < N; i++) {
     if (c[i].st != TN_OK || c[i].pruned || c[i].r.time_ps > near) continue;
     if (c[i].r.strict) { /* made order-proof when it was timed */
@@ -139,8 +141,14 @@ tn_status_t synth_i_portfolio(const topo_t *t, tn_coll_t coll, uint64_t size, co
       if (kept == N || c[i].r.time_ps < c[kept].r.time_ps) kept = i;
       continue;
     }
+    /* The only one near is the one returned: it is made ready to return (what finish does
+     * first), and o->on_set runs beside its last simulation. */
+    bool sole = nnear == 1 && o->on_set != NULL;
     sim_strict_report_t rep;
-    tn_status_t st = sim_make_strict(t, &c[i].r.algo, &rep, err);
+    tn_status_t st = sole ? synth_i_prepare(t, c[i].r.algo, err) : TN_OK;
+    if (st == TN_OK)
+      st = sim_make_strict_and(t, &c[i].r.algo, sole ? o->on_set : NULL, o->on_set_ctx, &rep, err);
+    c[i].r.on_set_done = sole;
     if (st != TN_OK) {
       for (size_t k = 0; k < N; k++)
         synth_result_free(&c[k].r);
