@@ -91,7 +91,9 @@ typedef struct vctx {
   uint32_t nchunks;        /* n * chunks_per_npu */
   uint32_t words;          /* uint32 words of a stored bitset: ceil(n / 32) */
   uint32_t *ibuf[3];       /* interval scratch lists, n + 4 uint32 each */
-  vslot_t *slot;           /* slot[r * nchunks + c] */
+  vslot_t *slot;           /* the slots some node touches, rank by rank (see sem_init) */
+  uint32_t *sref;          /* per chunk reference (parallel to snap): its slot */
+  uint32_t *cmap, *cstamp; /* per chunk: slot index while cstamp names the rank */
   uint32_t *snap_base;     /* snap_base[r]: offset of rank r's chunk pool in snap */
   uint32_t *snap;          /* SEND: the set ids it carries, parallel to its chunk list */
   uint32_t *in_comp, *got; /* per chunk: stamps while a COMP executes */
@@ -590,8 +592,9 @@ static tn_status_t exec_send(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
   uint32_t r = v->rank_of[g];
   const algo_node_t *nd = gnode(v, g);
   const uint32_t *ch = algo_node_chunks(v->a, r, nd);
+  const uint32_t *sref = &v->sref[v->snap_base[r] + nd->chunk_off];
   for (uint32_t j = 0; j < nd->nchunks; j++) {
-    uint32_t si = r * v->nchunks + ch[j];
+    uint32_t si = sref[j];
     tn_status_t st = access_slot(v, g, si, ch[j], false, k, err);
     if (st != TN_OK) return st;
     if (v->slot[si].set == SET_EMPTY)
@@ -615,8 +618,9 @@ static tn_status_t exec_recv(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
                       "(rank %u node %u)",
                       r, local_id(v, g), v->rank_of[s], local_id(v, s));
   if (nd->reduce) return TN_OK; /* lands in scratch: the matched SEND's snapshot */
+  const uint32_t *sref = &v->sref[v->snap_base[r] + nd->chunk_off];
   for (uint32_t j = 0; j < nd->nchunks; j++) {
-    uint32_t si = r * v->nchunks + ch[j];
+    uint32_t si = sref[j];
     tn_status_t st = access_slot(v, g, si, ch[j], true, k, err);
     if (st != TN_OK) return st;
     v->slot[si].set = v->snap[v->snap_base[v->rank_of[s]] + sn->chunk_off + j];
@@ -640,8 +644,9 @@ static tn_status_t exec_comp(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
     uint32_t s = v->matched[dg];
     const algo_node_t *sn = gnode(v, s);
     const uint32_t *dch = algo_node_chunks(v->a, r, dn);
+    const uint32_t *dref = &v->sref[v->snap_base[r] + dn->chunk_off];
     for (uint32_t j = 0; j < dn->nchunks && st == TN_OK; j++) {
-      uint32_t c = dch[j], si = r * v->nchunks + c;
+      uint32_t c = dch[j], si = dref[j];
       if (v->in_comp[c] != g + 1) continue;
       uint32_t val = v->snap[v->snap_base[v->rank_of[s]] + sn->chunk_off + j];
       uint32_t dup = set_overlap(v, v->slot[si].set, val);
@@ -664,14 +669,23 @@ static tn_status_t exec_comp(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
   return st;
 }
 
+/* What rank r's slot of chunk c holds before any node runs. */
+static uint32_t init_set(const vctx_t *v, uint32_t r, uint32_t c) {
+  tn_coll_t coll = v->a->coll;
+  if (coll == TN_ALLGATHER || coll == TN_ALLTOALL)
+    return c / v->a->chunks_per_npu == r ? (uint32_t)SET_FULL : (uint32_t)SET_EMPTY;
+  return v->n == 1 ? (uint32_t)SET_FULL : (uint32_t)SET_SINGLE + r;
+}
+
+/* The buffer model keeps a slot only for the (rank, chunk) pairs some node of the rank
+ * lists: a rank's other slots keep their first value to the end. Each chunk reference
+ * (parallel to snap) names its slot in sref. An All-to-All of n ranks and k chunks per
+ * NPU has n * n * k pairs, nearly all untouched (1024 ranks: 4G), so slots are numbered
+ * in order of first reference, rank by rank, through the per-chunk map cmap/cstamp. */
 static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
   const algo_t *a = v->a;
-  uint64_t nslots = (uint64_t)v->n * v->nchunks;
-  if (nslots > ((uint64_t)1 << 31))
-    return tn_err_set(err, TN_LIMIT, "%u ranks x %u chunks are too many slots to verify", v->n,
-                      v->nchunks);
   v->words = (v->n + 31) / 32;
-  tn_status_t st = tn_calloc(nslots, sizeof *v->slot, &v->slot, err);
+  tn_status_t st = TN_OK;
   for (int i = 0; i < 3 && st == TN_OK; i++)
     st = tn_calloc((size_t)v->n + 4, sizeof(uint32_t), &v->ibuf[i], err);
   if (st == TN_OK) st = tn_calloc((size_t)v->n + 1, sizeof *v->snap_base, &v->snap_base, err);
@@ -681,41 +695,80 @@ static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
     if (next >= NONE) return tn_err_set(err, TN_LIMIT, "too many chunk references to verify");
     v->snap_base[r + 1] = (uint32_t)next;
   }
-  if ((st = tn_calloc(v->snap_base[v->n], sizeof *v->snap, &v->snap, err)) != TN_OK) return st;
-  uint32_t k = a->chunks_per_npu;
-  for (uint32_t r = 0; r < v->n; r++)
-    for (uint32_t c = 0; c < v->nchunks; c++)
-      v->slot[(size_t)r * v->nchunks + c] =
-          (vslot_t){a->coll == TN_ALLGATHER || a->coll == TN_ALLTOALL
-                        ? (c / k == r ? (uint32_t)SET_FULL : (uint32_t)SET_EMPTY)
-                    : v->n == 1 ? (uint32_t)SET_FULL
-                                : (uint32_t)SET_SINGLE + r,
-                    NONE, NONE, NONE, NONE};
+  size_t refs = (size_t)v->snap_base[v->n] + 1;
+  if ((st = tn_malloc(refs, sizeof *v->snap, &v->snap, err)) != TN_OK ||
+      (st = tn_malloc(refs, sizeof *v->sref, &v->sref, err)) != TN_OK ||
+      (st = tn_malloc(v->nchunks, sizeof *v->cmap, &v->cmap, err)) != TN_OK ||
+      (st = tn_calloc(v->nchunks, sizeof *v->cstamp, &v->cstamp, err)) != TN_OK)
+    return st;
+  uint32_t nslots = 0;
+  for (uint32_t r = 0; r < v->n; r++) {
+    const uint32_t *ch = a->ranks[r].chunks.data;
+    uint32_t *sref = &v->sref[v->snap_base[r]];
+    for (size_t j = 0; j < a->ranks[r].chunks.len; j++) {
+      uint32_t c = ch[j];
+      if (v->cstamp[c] != r + 1) v->cstamp[c] = r + 1, v->cmap[c] = nslots++;
+      sref[j] = v->cmap[c];
+    }
+  }
+  if ((st = tn_malloc((size_t)nslots + 1, sizeof *v->slot, &v->slot, err)) != TN_OK) return st;
+  for (uint32_t r = 0; r < v->n; r++) {
+    const uint32_t *ch = a->ranks[r].chunks.data;
+    const uint32_t *sref = &v->sref[v->snap_base[r]];
+    for (size_t j = 0; j < a->ranks[r].chunks.len; j++)
+      v->slot[sref[j]] = (vslot_t){init_set(v, r, ch[j]), NONE, NONE, NONE, NONE};
+  }
   return TN_OK;
 }
 
-/* The collective's promise at the end (algo.h). */
-static tn_status_t sem_final(const vctx_t *v, tn_err_t *err) {
-  uint32_t k = v->a->chunks_per_npu;
-  for (uint32_t r = 0; r < v->n; r++)
-    for (uint32_t c = 0; c < v->nchunks; c++) {
-      if (v->a->coll == TN_REDUCESCATTER && c / k != r) continue;
-      /* All-to-All: chunk c of NPU c / k is addressed to NPU (c % k) / (k / n). */
-      if (v->a->coll == TN_ALLTOALL && c % k / (k / v->n) != r) continue;
-      uint32_t s = v->slot[(size_t)r * v->nchunks + c].set;
-      if (s == SET_FULL) continue;
-      if (s == SET_EMPTY || v->a->coll == TN_ALLGATHER || v->a->coll == TN_ALLTOALL)
-        return tn_err_set(err, TN_PARSE, "rank %u ends without chunk %u%s", r, c,
-                          v->a->coll == TN_ALLTOALL ? " (addressed to it)" : "");
-      uint32_t miss = 0;
-      while (set_has(v, s, miss))
-        miss++;
-      return tn_err_set(err, TN_PARSE,
-                        "rank %u ends with chunk %u missing the contribution "
-                        "of rank %u (%u of %u)",
-                        r, c, miss, set_card(v, s), v->n);
+/* Rank r's chunk c at the end: its slot, or its first value when no node of r lists it.
+ * cstamp[c] == stamp marks the chunks r lists, cmap[c] their slots. */
+static uint32_t final_set(const vctx_t *v, uint32_t r, uint32_t c, uint32_t stamp) {
+  return v->cstamp[c] == stamp ? v->slot[v->cmap[c]].set : init_set(v, r, c);
+}
+
+static tn_status_t final_check(const vctx_t *v, uint32_t r, uint32_t c, uint32_t stamp,
+                               tn_err_t *err) {
+  uint32_t s = final_set(v, r, c, stamp);
+  if (s == SET_FULL) return TN_OK;
+  if (s == SET_EMPTY || v->a->coll == TN_ALLGATHER || v->a->coll == TN_ALLTOALL)
+    return tn_err_set(err, TN_PARSE, "rank %u ends without chunk %u%s", r, c,
+                      v->a->coll == TN_ALLTOALL ? " (addressed to it)" : "");
+  uint32_t miss = 0;
+  while (set_has(v, s, miss))
+    miss++;
+  return tn_err_set(err, TN_PARSE,
+                    "rank %u ends with chunk %u missing the contribution "
+                    "of rank %u (%u of %u)",
+                    r, c, miss, set_card(v, s), v->n);
+}
+
+/* The collective's promise at the end (algo.h), chunk by chunk in ascending order. */
+static tn_status_t sem_final(vctx_t *v, tn_err_t *err) {
+  uint32_t k = v->a->chunks_per_npu, n = v->n;
+  tn_status_t st = TN_OK;
+  for (uint32_t r = 0; r < n && st == TN_OK; r++) {
+    uint32_t stamp = n + 1 + r; /* sem_init's stamps are 1..n */
+    const algo_t *a = v->a;
+    const uint32_t *ch = a->ranks[r].chunks.data;
+    const uint32_t *sref = &v->sref[v->snap_base[r]];
+    for (size_t j = 0; j < a->ranks[r].chunks.len; j++)
+      v->cstamp[ch[j]] = stamp, v->cmap[ch[j]] = sref[j];
+    if (a->coll == TN_REDUCESCATTER) {
+      for (uint32_t c = r * k; c < (r + 1) * k && st == TN_OK; c++)
+        st = final_check(v, r, c, stamp, err);
+    } else if (a->coll == TN_ALLTOALL) {
+      /* Chunk c of NPU c / k is addressed to NPU (c % k) / (k / n). */
+      uint32_t per = k / n;
+      for (uint32_t src = 0; src < n && st == TN_OK; src++)
+        for (uint32_t p = r * per; p < (r + 1) * per && st == TN_OK; p++)
+          st = final_check(v, r, src * k + p, stamp, err);
+    } else {
+      for (uint32_t c = 0; c < v->nchunks && st == TN_OK; c++)
+        st = final_check(v, r, c, stamp, err);
     }
-  return TN_OK;
+  }
+  return st;
 }
 
 /* ---- pass 4: symbolic execution ---------------------------------------------- */
@@ -804,10 +857,10 @@ static tn_status_t execute(vctx_t *v, tn_err_t *err) {
 /* ---- driver ---------------------------------------------------------------------- */
 
 static void vctx_free(vctx_t *v) {
-  void *arrs[] = {v->base,      v->rank_of, v->succ_off, v->succ,    v->remaining,
-                  v->done,      v->key,     v->ents,     v->key_off, v->sq,
-                  v->rq,        v->kq,      v->matched,  v->order,   v->slot,
-                  v->snap_base, v->snap,    v->in_comp,  v->got};
+  void *arrs[] = {v->base,    v->rank_of, v->succ_off, v->succ,      v->remaining, v->done,
+                  v->key,     v->ents,    v->key_off,  v->sq,        v->rq,        v->kq,
+                  v->matched, v->order,   v->slot,     v->snap_base, v->snap,      v->in_comp,
+                  v->got,     v->sref,    v->cmap,     v->cstamp};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++)
     free(arrs[i]);
   for (int i = 0; i < 3; i++)

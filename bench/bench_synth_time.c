@@ -36,18 +36,32 @@ static void die(const char *what, const tn_err_t *err) {
   exit(1);
 }
 
+typedef struct check_write {
+  const topo_t *t;
+  const char *prefix;
+} check_write_t;
+
+static tn_status_t check_and_write(void *ctx, const algo_t *a, tn_err_t *err) {
+  const check_write_t *cw = ctx;
+  tn_status_t st = algo_verify(a, cw->t, NULL, err);
+  return st == TN_OK ? emit_chakra_write(a, cw->prefix, err) : st;
+}
+
 /* What `tenet synth` does between loading the fabric and printing: synthesize, verify,
- * write the set under dir. */
+ * write the set under dir (the last two beside the set's last simulation, through
+ * synth_opts.on_set, where synth_run can). */
 static span_t synth_write(const topo_t *t, tn_coll_t coll, uint64_t size, synth_method_t m,
                           const char *dir, synth_result_t *out) {
   tn_err_t err = {0};
-  synth_opts_t o = {.method = m, .seed = CLI_DEFAULT_SEED};
   char prefix[4096];
   snprintf(prefix, sizeof prefix, "%s/set", dir);
+  check_write_t cw = {t, prefix};
+  synth_opts_t o = {
+      .method = m, .seed = CLI_DEFAULT_SEED, .on_set = check_and_write, .on_set_ctx = &cw};
   double w0 = tn_wall_seconds(), c0 = cpu_seconds();
   if (synth_run(t, coll, size, &o, out, &err) != TN_OK) die(synth_method_name(m), &err);
-  if (algo_verify(out->algo, t, NULL, &err) != TN_OK) die("verify", &err);
-  if (emit_chakra_write(out->algo, prefix, &err) != TN_OK) die("write", &err);
+  if (!out->on_set_done && check_and_write(&cw, out->algo, &err) != TN_OK)
+    die("verify and write", &err);
   span_t s = {tn_wall_seconds() - w0, cpu_seconds() - c0};
   for (uint32_t r = 0; r < t->npus; r++) { /* the next case writes afresh */
     char path[4200];

@@ -162,6 +162,23 @@ static tn_status_t parse_args(int argc, char **argv, synth_args_t *a, tn_coll_t 
   return TN_OK;
 }
 
+/* What tenet synth does with the set it returns: verify it (every algorithm tenet emits
+ * passes the verifier; a failure is our bug), then write it. synth_run runs this beside
+ * the set's last simulation when it can. */
+typedef struct check_write {
+  const topo_t *t;
+  const char *out;
+  algo_verify_report_t rep;
+} check_write_t;
+
+static tn_status_t check_and_write(void *ctx, const algo_t *a, tn_err_t *err) {
+  check_write_t *cw = ctx;
+  tn_err_t e = {0};
+  if (algo_verify(a, cw->t, &cw->rep, &e) != TN_OK)
+    return tn_err_set(err, TN_INTERNAL, "synthesized algorithm failed verification: %s", e.msg);
+  return emit_chakra_write(a, cw->out, err);
+}
+
 int cmd_synth(int argc, char **argv) {
   synth_args_t a = {0};
   synth_opts_t so = {0};
@@ -171,7 +188,7 @@ int cmd_synth(int argc, char **argv) {
   topo_t *t = NULL;
   synth_result_t out = {0};
   sim_result_t sr = {0};
-  algo_verify_report_t rep = {0};
+  check_write_t cw = {0};
   int code = 0;
   if (parse_args(argc, argv, &a, &coll, &size, &so, &err) != TN_OK)
     return cli_report("synth", &err);
@@ -179,16 +196,13 @@ int cmd_synth(int argc, char **argv) {
     fputs(help, stdout);
     return 0;
   }
-  if (cli_load_topo(a.topo, &t, &err) != TN_OK ||
-      synth_run(t, coll, size, &so, &out, &err) != TN_OK)
-    goto fail;
-  /* Every algorithm tenet emits passes the verifier; a failure here is our bug. */
-  if (algo_verify(out.algo, t, &rep, &err) != TN_OK) {
-    tn_err_t e2 = {0};
-    tn_err_set(&e2, TN_INTERNAL, "synthesized algorithm failed verification: %s", err.msg);
-    err = e2;
-    goto fail;
-  }
+  if (cli_load_topo(a.topo, &t, &err) != TN_OK) goto fail;
+  cw.t = t;
+  cw.out = a.out;
+  so.on_set = check_and_write;
+  so.on_set_ctx = &cw;
+  if (synth_run(t, coll, size, &so, &out, &err) != TN_OK) goto fail;
+  if (!out.on_set_done && check_and_write(&cw, out.algo, &err) != TN_OK) goto fail;
   /* The portfolio (and an All-Gather plan) already knows the simulated time exactly. */
   if (out.time_ps != 0) {
     sr.time_ps = out.time_ps;
@@ -198,7 +212,6 @@ int cmd_synth(int argc, char **argv) {
   }
   uint64_t lb = 0;
   if (topo_lower_bound_ps(t, coll, size, &lb, &err) != TN_OK) goto fail;
-  if (emit_chakra_write(out.algo, a.out, &err) != TN_OK) goto fail;
   if (a.json)
     code = print_json(t, out.algo, size, &out, &sr, lb, a.out);
   else

@@ -13,16 +13,16 @@
 
 typedef struct plan {
   const topo_t *t;
-  uint32_t n, k;       /* NPUs, chunks per NPU */
-  forest_kids_t kd;    /* children in the trees, the tree of each chunk */
+  uint32_t n, k;    /* NPUs, chunks per NPU */
+  forest_kids_t kd; /* children in the trees, the tree of each chunk */
   ten_engine_t *eng;
   schedule_t *s;
   uint64_t size;
-  uint32_t ahead;        /* pacing: own chunks an NPU may send ahead of its deliveries'
-                            rate (0: no pacing, every own chunk at once) */
-  uint32_t *got;         /* per NPU: deliveries so far */
-  uint32_t *released;    /* per NPU: own chunks sent so far */
-  uint32_t *last_in;     /* per NPU: index of its latest delivery */
+  uint32_t ahead;     /* pacing: own chunks an NPU may send ahead of its deliveries'
+                         rate (0: no pacing, every own chunk at once) */
+  uint32_t *got;      /* per NPU: deliveries so far */
+  uint32_t *released; /* per NPU: own chunks sent so far */
+  uint32_t *last_in;  /* per NPU: index of its latest delivery */
 } plan_t;
 
 /* Sends chunk c from u to each of its children in c's tree; dep is the transfer that
@@ -34,7 +34,11 @@ static tn_status_t forward(plan_t *p, uint32_t u, uint32_t c, uint32_t dep, tn_e
   uint64_t now = ten_now(p->eng);
   for (uint32_t i = 0; i < nkids; i++) {
     uint32_t index = schedule_len(p->s);
-    sched_xfer_t x = {.src = u, .dst = kid[i], .bytes = bytes, .start_ps = now, .nchunks = 1,
+    sched_xfer_t x = {.src = u,
+                      .dst = kid[i],
+                      .bytes = bytes,
+                      .start_ps = now,
+                      .nchunks = 1,
                       .ndeps = dep == SCHED_NONE ? 0u : 1u};
     tn_status_t st = schedule_add(p->s, &x, &c, &dep, NULL, err);
     if (st == TN_OK) st = ten_send(p->eng, u, kid[i], bytes, index, err);
@@ -104,10 +108,69 @@ static tn_status_t plan_once(plan_t *p, const topo_t *t, topo_routes_t *routes, 
  * among equals. Which is best depends on how deep the trees relay across shared links. */
 static const uint32_t paces[] = {1, 2, 4};
 
-/* Plans every pacing (or none) and keeps the fastest in *out. */
+/* One pacing planned on its own state: per-NPU counters, engine and routes (routes are not
+ * thread-safe); the trees are shared, read only. */
+typedef struct pace_job {
+  plan_t p;
+  topo_routes_t *routes; /* NULL: the caller's (job 0, which also uses the caller's plan_t
+                            counters) */
+  schedule_t s;
+  tn_status_t st;
+  tn_err_t e;
+} pace_job_t;
+
+static void plan_pace(void *ctx, size_t i, unsigned worker) {
+  (void)worker;
+  pace_job_t *j = &((pace_job_t *)ctx)[i];
+  j->st = plan_once(&j->p, j->p.t, j->routes, paces[i], &j->s, &j->e);
+}
+
+/* Plans every pacing (or none) and keeps the fastest in *out. With threads to spare the
+ * pacings are planned side by side and then compared in their order, so the plan kept
+ * (and the failure reported) is the one-thread loop's. */
 static tn_status_t plan_best(plan_t *p, const topo_t *t, topo_routes_t *routes, bool pace,
                              schedule_t *out, tn_err_t *err) {
-  size_t tries = pace ? sizeof paces / sizeof paces[0] : 1;
+  enum { TRIES = sizeof paces / sizeof paces[0] };
+  size_t tries = pace ? TRIES : 1;
+  unsigned threads = tn_thread_count();
+  if (tries == TRIES && threads > 1) {
+    pace_job_t jobs[TRIES];
+    memset(jobs, 0, sizeof jobs);
+    tn_status_t st = TN_OK;
+    for (size_t i = 0; i < TRIES; i++) {
+      jobs[i].p = *p;
+      if (i == 0) {
+        jobs[i].routes = routes;
+        continue;
+      }
+      jobs[i].p.got = jobs[i].p.released = jobs[i].p.last_in = NULL;
+      if (st == TN_OK) st = tn_calloc(p->n, sizeof *p->got, &jobs[i].p.got, err);
+      if (st == TN_OK) st = tn_calloc(p->n, sizeof *p->released, &jobs[i].p.released, err);
+      if (st == TN_OK) st = tn_calloc(p->n, sizeof *p->last_in, &jobs[i].p.last_in, err);
+      if (st == TN_OK) st = topo_routes_create(t, &jobs[i].routes, err);
+    }
+    if (st == TN_OK) tn_parallel_for(TRIES, threads < TRIES ? threads : TRIES, plan_pace, jobs);
+    size_t kept = TRIES;
+    for (size_t i = 0; st == TN_OK && i < TRIES; i++) {
+      if (jobs[i].st != TN_OK) {
+        st = tn_err_set(err, jobs[i].st, "%s", jobs[i].e.msg);
+      } else if (kept == TRIES || jobs[i].s.time_ps < jobs[kept].s.time_ps) {
+        kept = i;
+      }
+    }
+    for (size_t i = 0; i < TRIES; i++) {
+      if (st == TN_OK && i == kept)
+        *out = jobs[i].s;
+      else if (jobs[i].st == TN_OK)
+        schedule_free(&jobs[i].s);
+      if (i == 0) continue;
+      free(jobs[i].p.got);
+      free(jobs[i].p.released);
+      free(jobs[i].p.last_in);
+      topo_routes_free(jobs[i].routes);
+    }
+    return st;
+  }
   tn_status_t st = plan_once(p, t, routes, pace ? paces[0] : 0, out, err);
   for (size_t i = 1; st == TN_OK && i < tries; i++) {
     schedule_t s;

@@ -1,10 +1,10 @@
 /* forest/reduce.c — the Reduce-Scatter planner: up packed trees, planned forward. The
  * trees are packed on the transposed fabric (or the fabric itself when symmetric; see
- * forest.c), so a broadcast tree there is a tree of paths into its root here. Every NPU adds the contributions its children send it
- * for chunk c to its own and sends the sum to its parent in c's tree; the root ends with c
- * complete. The plan runs on ten/'s engine as the simulator runs its lowering: a send
- * issued when its dependencies are met, a reduction SCHED_COMP_PS after its arrival,
- * serialised per NPU and chunk, sends of one instant in transfer order.
+ * forest.c), so a broadcast tree there is a tree of paths into its root here. Every NPU adds the
+ * contributions its children send it for chunk c to its own and sends the sum to its parent in c's
+ * tree; the root ends with c complete. The plan runs on ten/'s engine as the simulator runs its
+ * lowering: a send issued when its dependencies are met, a reduction SCHED_COMP_PS after its
+ * arrival, serialised per NPU and chunk, sends of one instant in transfer order.
  *
  * Why forward: run backwards, an All-Gather plan loses its pacing (its waits are on
  * deliveries, which reversed are sends), and every NPU then sends all the chunks it is a
@@ -24,25 +24,25 @@
 
 typedef struct rplan {
   const forest_pack_t *pk;
-  forest_kids_t kd;   /* children in the trees (the NPUs that send to v), chunks' trees */
+  forest_kids_t kd; /* children in the trees (the NPUs that send to v), chunks' trees */
   uint32_t n, k;
-  uint64_t nchunks;   /* n * k */
+  uint64_t nchunks; /* n * k */
   uint64_t size;
-  uint32_t ahead;     /* pacing: waves a leaf send may run ahead (0: none) */
+  uint32_t ahead; /* pacing: waves a leaf send may run ahead (0: none) */
   ten_engine_t *eng;
   schedule_t *s;
-  uint32_t *pending;  /* per slot (v * nchunks + c): contributions not yet reduced */
-  uint32_t *head;     /* per slot: latest transfer into it (SCHED_NONE) */
-  tn_vec_t prev;      /* uint32_t per transfer: the one into the same slot before it */
-  uint64_t *comp_free;/* per slot: when its last reduction is done */
-  uint32_t *got;      /* per NPU: reductions done */
-  uint32_t *last_in;  /* per NPU: the transfer of its latest reduction */
+  uint32_t *pending;         /* per slot (v * nchunks + c): contributions not yet reduced */
+  uint32_t *head;            /* per slot: latest transfer into it (SCHED_NONE) */
+  tn_vec_t prev;             /* uint32_t per transfer: the one into the same slot before it */
+  uint64_t *comp_free;       /* per slot: when its last reduction is done */
+  uint32_t *got;             /* per NPU: reductions done */
+  uint32_t *last_in;         /* per NPU: the transfer of its latest reduction */
   uint32_t *leaf_off, *leaf; /* per NPU: the chunks it is a leaf for, in sending order */
-  uint32_t *released; /* per NPU: leaf sends issued so far */
-  uint32_t *cum;      /* per NPU: cum[v * (k + 1) + w] = its receptions in waves < w */
-  tn_vec_t arrivals;  /* uint32_t transfers delivered at this instant */
-  tn_vec_t ready;     /* uint64_t slots whose sum is complete at this instant */
-  uint8_t *dirty;     /* per NPU: reductions done at this instant (leaf sends to check) */
+  uint32_t *released;        /* per NPU: leaf sends issued so far */
+  uint32_t *cum;             /* per NPU: cum[v * (k + 1) + w] = its receptions in waves < w */
+  tn_vec_t arrivals;         /* uint32_t transfers delivered at this instant */
+  tn_vec_t ready;            /* uint64_t slots whose sum is complete at this instant */
+  uint8_t *dirty;            /* per NPU: reductions done at this instant (leaf sends to check) */
   tn_vec_t dirty_list;
 } rplan_t;
 
@@ -109,12 +109,16 @@ static tn_status_t setup(rplan_t *p, tn_err_t *err) {
 }
 
 /* Sends v's sum of chunk c to its parent, depending on ndeps transfers at deps. */
-static tn_status_t send_up(rplan_t *p, uint32_t v, uint32_t c, const uint32_t *deps,
-                           uint32_t ndeps, tn_err_t *err) {
+static tn_status_t send_up(rplan_t *p, uint32_t v, uint32_t c, const uint32_t *deps, uint32_t ndeps,
+                           tn_err_t *err) {
   uint32_t to = parent_of(p, v, c), index = schedule_len(p->s), none = SCHED_NONE;
   uint64_t bytes = ten_chunk_bytes(p->size, p->n, p->k, c);
-  sched_xfer_t x = {.src = v, .dst = to, .bytes = bytes, .start_ps = ten_now(p->eng),
-                    .nchunks = 1, .ndeps = ndeps};
+  sched_xfer_t x = {.src = v,
+                    .dst = to,
+                    .bytes = bytes,
+                    .start_ps = ten_now(p->eng),
+                    .nchunks = 1,
+                    .ndeps = ndeps};
   tn_status_t st = schedule_add_op(p->s, &x, SCHED_REDUCE, &c, deps, NULL, err);
   if (st == TN_OK) st = tn_vec_push(&p->prev, &none, err);
   if (st == TN_OK) st = ten_send(p->eng, v, to, bytes, index, err);
@@ -145,8 +149,7 @@ static tn_status_t send_sum(rplan_t *p, uint64_t slot, tn_err_t *err) {
   uint32_t v = (uint32_t)(slot / p->nchunks), c = (uint32_t)(slot % p->nchunks), nk;
   kids_of(p, v, c, &nk);
   uint32_t deps[FOREST_MAX_NPUS], nd = 0;
-  for (uint32_t x = p->head[slot]; x != SCHED_NONE && nd < nk;
-       x = TN_VEC_AT(&p->prev, uint32_t, x))
+  for (uint32_t x = p->head[slot]; x != SCHED_NONE && nd < nk; x = TN_VEC_AT(&p->prev, uint32_t, x))
     deps[nd++] = x;
   for (uint32_t i = 0; i < nd / 2; i++) { /* oldest first */
     uint32_t tmp = deps[i];
@@ -276,6 +279,41 @@ static tn_status_t plan_once(rplan_t *p, const topo_t *t, topo_routes_t *routes,
  * within 0.1% of it; 1, 8 and none never were. */
 static const uint32_t paces[] = {2, 4};
 
+/* One pacing on a plan state of its own (set up afresh: the state is per slot, so two
+ * pacings cannot share it side by side); routes NULL means a fresh table (routes are not
+ * thread-safe). */
+typedef struct rjob {
+  const topo_t *t;
+  topo_routes_t *routes;
+  const forest_pack_t *pk;
+  uint32_t k, ahead;
+  uint64_t size;
+  schedule_t s;
+  tn_status_t st;
+  tn_err_t e;
+} rjob_t;
+
+static void plan_alone(void *ctx, size_t i, unsigned worker) {
+  (void)worker;
+  rjob_t *j = &((rjob_t *)ctx)[i];
+  const topo_t *t = j->t;
+  rplan_t p = {
+      .pk = j->pk, .n = t->npus, .k = j->k, .nchunks = (uint64_t)t->npus * j->k, .size = j->size};
+  tn_vec_init(&p.prev, sizeof(uint32_t));
+  tn_vec_init(&p.arrivals, sizeof(uint32_t));
+  tn_vec_init(&p.ready, sizeof(uint64_t));
+  tn_vec_init(&p.dirty_list, sizeof(uint32_t));
+  topo_routes_t *own = NULL;
+  tn_status_t st = j->routes ? TN_OK : topo_routes_create(t, &own, &j->e);
+  if (st == TN_OK) st = forest_i_kids(j->pk, j->k, &p.kd, &j->e);
+  if (st == TN_OK) st = setup(&p, &j->e);
+  schedule_init(&j->s, TN_REDUCESCATTER, t->npus, j->k, j->size);
+  if (st == TN_OK) st = plan_once(&p, t, j->routes ? j->routes : own, j->ahead, &j->s, &j->e);
+  rplan_free(&p);
+  topo_routes_free(own);
+  j->st = st;
+}
+
 tn_status_t forest_i_plan_reduce(const topo_t *t, topo_routes_t *routes, const forest_pack_t *pk,
                                  uint64_t size_bytes, const forest_opts_t *opts, schedule_t *out,
                                  tn_err_t *err) {
@@ -284,15 +322,47 @@ tn_status_t forest_i_plan_reduce(const topo_t *t, topo_routes_t *routes, const f
   schedule_init(out, TN_REDUCESCATTER, t->npus, k, size_bytes);
   tn_status_t st = forest_i_check(t, size_bytes, k, err);
   if (st != TN_OK) return st;
-  rplan_t p = {.pk = pk, .n = t->npus, .k = k, .nchunks = (uint64_t)t->npus * k,
-               .size = size_bytes};
+  bool pace = !opts || opts->pace;
+  unsigned threads = tn_thread_count();
+  if (pace && threads > 1) {
+    /* Both pacings side by side, then compared in their order: the plan kept (and the
+     * failure reported) is the one-thread loop's. */
+    enum { TRIES = sizeof paces / sizeof paces[0] };
+    rjob_t jobs[TRIES];
+    memset(jobs, 0, sizeof jobs);
+    for (size_t i = 0; i < TRIES; i++)
+      jobs[i] = (rjob_t){.t = t,
+                         .routes = i == 0 ? routes : NULL,
+                         .pk = pk,
+                         .k = k,
+                         .ahead = paces[i],
+                         .size = size_bytes};
+    tn_parallel_for(TRIES, threads < TRIES ? threads : TRIES, plan_alone, jobs);
+    size_t kept = TRIES;
+    for (size_t i = 0; st == TN_OK && i < TRIES; i++) {
+      if (jobs[i].st != TN_OK)
+        st = tn_err_set(err, jobs[i].st, "%s", jobs[i].e.msg);
+      else if (kept == TRIES || jobs[i].s.time_ps < jobs[kept].s.time_ps)
+        kept = i;
+    }
+    schedule_free(out);
+    for (size_t i = 0; i < TRIES; i++) {
+      if (st == TN_OK && i == kept)
+        *out = jobs[i].s;
+      else
+        schedule_free(&jobs[i].s);
+    }
+    if (st != TN_OK) schedule_init(out, TN_REDUCESCATTER, t->npus, k, size_bytes);
+    return st;
+  }
+  rplan_t p = {
+      .pk = pk, .n = t->npus, .k = k, .nchunks = (uint64_t)t->npus * k, .size = size_bytes};
   tn_vec_init(&p.prev, sizeof(uint32_t));
   tn_vec_init(&p.arrivals, sizeof(uint32_t));
   tn_vec_init(&p.ready, sizeof(uint64_t));
   tn_vec_init(&p.dirty_list, sizeof(uint32_t));
   st = forest_i_kids(pk, k, &p.kd, err);
   if (st == TN_OK) st = setup(&p, err);
-  bool pace = !opts || opts->pace;
   size_t tries = pace ? sizeof paces / sizeof paces[0] : 1;
   schedule_free(out);
   if (st == TN_OK) st = plan_once(&p, t, routes, pace ? paces[0] : 0, out, err);

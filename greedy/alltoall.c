@@ -286,6 +286,46 @@ static tn_status_t route(a2a_t *A, uint32_t m, tn_err_t *err) {
   return st;
 }
 
+/* One piece count of the first sweep, planned on its own copy of the per-plan state (the
+ * logical edges and adjacency are shared, read only). */
+typedef struct sweep_job {
+  a2a_t A;
+  uint64_t size;
+  uint32_t m;
+  bool capped; /* its paths passed the transfer cap: not a plan */
+  schedule_t sch;
+  tn_status_t st;
+  tn_err_t e;
+} sweep_job_t;
+
+static void sweep_one(void *ctx, size_t i, unsigned worker) {
+  (void)worker;
+  sweep_job_t *j = &((sweep_job_t *)ctx)[i];
+  a2a_t *A = &j->A;
+  uint32_t n = A->n, m = j->m;
+  j->st = tn_malloc(A->t->nlinks + 1u, sizeof *A->len, &A->len, &j->e);
+  if (j->st == TN_OK) j->st = tn_malloc(A->t->nlinks + 1u, sizeof *A->inv_bw, &A->inv_bw, &j->e);
+  if (j->st == TN_OK) j->st = tn_malloc(n, sizeof *A->dist, &A->dist, &j->e);
+  if (j->st == TN_OK) j->st = tn_malloc(n, sizeof *A->from, &A->from, &j->e);
+  if (j->st == TN_OK) j->st = tn_malloc(n, sizeof *A->done, &A->done, &j->e);
+  uint32_t edges = A->adj_off[n];
+  if (j->st == TN_OK) j->st = tn_malloc(edges + 1u, sizeof *A->cost, &A->cost, &j->e);
+  if (j->st == TN_OK) j->st = tn_malloc(edges + 1u, sizeof *A->q, &A->q, &j->e);
+  if (j->st == TN_OK) j->st = route(A, m, &j->e);
+  j->capped =
+      j->st == TN_OK && m > 1 && A->hops.len - 2 * (uint64_t)n * (n - 1) * m > MAX_TRANSFERS;
+  if (j->st == TN_OK && !j->capped) j->st = build(A, j->size, m, &j->sch, &j->e);
+  free(A->len);
+  free(A->inv_bw);
+  free(A->dist);
+  free(A->from);
+  free(A->done);
+  free(A->cost);
+  free(A->q);
+  free(A->path);
+  tn_vec_free(&A->hops);
+}
+
 tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,
                             schedule_t *out, tn_err_t *err) {
   uint32_t n = t->npus;
@@ -327,9 +367,52 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
               topo_ingress_GBps(t, v) == topo_ingress_GBps(t, 0);
   uint64_t least = 0, lb = 0;
   if (st == TN_OK) st = least_transfers(&A, &least, err);
+  /* Above MAX16_NPUS (no 16 pieces, so no count depends on an earlier plan) with threads
+   * to spare, the first sweep's counts are planned side by side, each on its own state,
+   * the largest first; the sweep below then reads them in its own order with its own
+   * stops, so what it keeps (and any failure it meets) is what the one-thread sweep
+   * would: only the plans past a stop were made for nothing. */
+  sweep_job_t jobs[NCOUNTS];
+  uint32_t njobs = 0, job_of[NCOUNTS];
+  memset(jobs, 0, sizeof jobs);
+  for (uint32_t c = 0; c < NCOUNTS; c++)
+    job_of[c] = NCOUNTS;
+  if (st == TN_OK && !fixed && n > MAX16_NPUS && tn_thread_count() > 1) {
+    for (uint32_t c = NCOUNTS; c-- > 0;) {
+      uint32_t m = counts[c];
+      if (m > 8 || (m > 1 && size_bytes / ((uint64_t)n * m) < MIN_PIECE_BYTES)) continue;
+      if (size_bytes / n % m != 0 || (m > 1 && least * m > MAX_TRANSFERS)) continue;
+      a2a_t J = {.t = t, .n = n, .growth = growths[0], .lg = A.lg};
+      J.adj_off = A.adj_off, J.adj = A.adj;
+      tn_vec_init(&J.hops, sizeof(uint32_t));
+      jobs[njobs] = (sweep_job_t){.A = J, .size = size_bytes, .m = m};
+      job_of[c] = njobs++;
+    }
+    unsigned threads = tn_thread_count();
+    tn_parallel_for(njobs, threads < njobs ? threads : njobs, sweep_one, jobs);
+  }
   for (uint32_t i = 0; st == TN_OK && i < 2 * NCOUNTS; i++) {
     uint32_t c = i % NCOUNTS;
     if (i == NCOUNTS) first_best = best_m;
+    if (i < NCOUNTS && njobs > 0) { /* planned side by side above */
+      sweep_job_t *j = job_of[c] < NCOUNTS ? &jobs[job_of[c]] : NULL;
+      if (worse || j == NULL) continue;
+      if (j->st != TN_OK) {
+        st = tn_err_set(err, j->st, "%s", j->e.msg);
+        break;
+      }
+      if (j->capped) continue;
+      if (best_m == 0 || j->sch.time_ps < out->time_ps) {
+        schedule_free(out);
+        *out = j->sch;
+        best_m = j->m;
+      } else {
+        worse = true;
+        schedule_free(&j->sch);
+      }
+      memset(&j->sch, 0, sizeof j->sch);
+      continue;
+    }
     uint32_t m = i < NCOUNTS || n <= SMALL ? counts[c] : c == 0 ? first_best : 0;
     if (i < NCOUNTS && worse) m = 0;
     if (m && counts[c] > 8 && !finer_pays(t, size_bytes, out, &lb)) m = 0;
@@ -355,6 +438,8 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
       schedule_free(&sch);
     }
   }
+  for (uint32_t k = 0; k < njobs; k++)
+    schedule_free(&jobs[k].sch); /* the plans past a stop, or past a failure */
   a2a_free(&A);
   topo_routes_free(routes);
   if (st != TN_OK) {

@@ -100,6 +100,19 @@ typedef struct sim_strict_report {
  * to their ranks). What sim_run reports on failure. */
 tn_status_t sim_make_strict(const topo_t *t, algo_t **a, sim_strict_report_t *rep, tn_err_t *err);
 
+/* Work on an order-proof set (a check, writing it out) that can run beside its last
+ * simulation: what sim_make_strict_and calls. */
+typedef tn_status_t (*sim_strict_fn)(void *ctx, const algo_t *a, tn_err_t *err);
+
+/* sim_make_strict, and fn(ctx, set) on the set it returns. Each set rebuilt with gates is
+ * handed to fn while it is simulated (on a second thread when tn_thread_count() > 1); when
+ * that simulation still finds ties the set is rebuilt and fn called again, so fn's last
+ * call is on the returned set (a set without any tie gets its one call after its run).
+ * fn's first failure ends the call with its status and message (after the simulation's own
+ * failure, which comes first); *a is then left as given. */
+tn_status_t sim_make_strict_and(const topo_t *t, algo_t **a, sim_strict_fn fn, void *ctx,
+                                sim_strict_report_t *rep, tn_err_t *err);
+
 #define SIM_SPREAD_SEEDS 4 /* random orders sim and verify try besides id and reverse */
 
 typedef struct sim_spread {

@@ -103,25 +103,34 @@ static tn_status_t add_constraints(state_t *s, bool *added, tn_err_t *err) {
 }
 
 /* The original set with every constraint so far: per rank, the original nodes (a gated
- * SEND also depending on the end of its gate chain), then each gated SEND's chain. */
+ * SEND also depending on the end of its gate chain), then each gated SEND's chain. Each
+ * rank's pools are reserved at their exact sizes first, and the SENDs each gated SEND must
+ * follow are listed in one array (by `after`, in the order the orders were found). */
 static tn_status_t build(const state_t *s, algo_t **out, tn_err_t *err) {
   const algo_t *a = s->orig;
   algo_t *b = NULL;
-  tn_vec_t deps, *after_of = NULL;
+  tn_vec_t deps;
   tn_vec_init(&deps, sizeof(uint32_t));
-  uint32_t *end = NULL, total = s->off[a->npus];
+  uint32_t *end = NULL, *aoff = NULL, *alist = NULL, total = s->off[a->npus];
+  size_t norders = s->orders.len;
   tn_status_t st = algo_create_like(a, &b, err);
-  if (st == TN_OK) st = tn_calloc(total + 1u, sizeof *end, &end, err);
-  if (st == TN_OK) st = tn_calloc(total + 1u, sizeof *after_of, &after_of, err);
-  /* after_of[g]: the SENDs g must follow. */
-  for (uint32_t g = 0; st == TN_OK && g <= total; g++)
-    tn_vec_init(&after_of[g], sizeof(uint32_t));
-  for (size_t i = 0; st == TN_OK && i < s->orders.len; i++) {
-    const order_t *o = &TN_VEC_AT(&s->orders, order_t, i);
-    st = tn_vec_push(&after_of[o->after], &o->first, err);
+  if (st == TN_OK) st = tn_malloc(total + 1u, sizeof *end, &end, err);
+  if (st == TN_OK) st = tn_calloc(total + 2u, sizeof *aoff, &aoff, err);
+  if (st == TN_OK) st = tn_malloc(norders + 1, sizeof *alist, &alist, err);
+  if (st == TN_OK) {
+    /* aoff[g + 1] counts, then aoff[g] is where g's list starts (filled with aoff[g + 1]
+     * as the cursor, which ends at the next list's start). */
+    const order_t *ord = s->orders.data;
+    for (size_t i = 0; i < norders; i++)
+      aoff[ord[i].after + 2]++;
+    for (uint32_t g = 0; g <= total; g++)
+      aoff[g + 1] += aoff[g];
+    for (size_t i = 0; i < norders; i++)
+      alist[aoff[ord[i].after + 1]++] = ord[i].first;
   }
   for (uint32_t r = 0; st == TN_OK && r < a->npus; r++) {
     uint32_t len = algo_rank_len(a, r), next = len;
+    size_t ndeps = a->ranks[r].deps.len, nchain = 0;
     /* Ids of the chains' ends first: gate, then one COMP per ns of delay. */
     for (uint32_t i = 0; i < len; i++) {
       uint32_t g = s->off[r] + i;
@@ -129,16 +138,23 @@ static tn_status_t build(const state_t *s, algo_t **out, tn_err_t *err) {
       if (!s->gated[g]) continue;
       next += 1 + s->delay[g];
       end[g] = next - 1;
+      ndeps += 1 + algo_node(a, r, i)->ndeps + (aoff[g + 1] - aoff[g]) + s->delay[g];
+      nchain += 1 + s->delay[g];
     }
+    st = algo_reserve(b, r, len + nchain, ndeps, a->ranks[r].chunks.len, err);
     for (uint32_t i = 0; st == TN_OK && i < len; i++) {
       const algo_node_t *n = algo_node(a, r, i);
       uint32_t g = s->off[r] + i;
-      deps.len = 0;
-      st = push_all(&deps, algo_node_deps(a, r, n), n->ndeps, err);
-      if (st == TN_OK && end[g] != NONE) st = tn_vec_push(&deps, &end[g], err);
+      const uint32_t *nd = algo_node_deps(a, r, n);
       algo_node_t m = *n;
-      m.ndeps = (uint32_t)deps.len;
-      if (st == TN_OK) st = algo_add(b, r, &m, deps.data, algo_node_chunks(a, r, n), NULL, err);
+      if (end[g] != NONE) {
+        deps.len = 0;
+        st = push_all(&deps, nd, n->ndeps, err);
+        if (st == TN_OK) st = tn_vec_push(&deps, &end[g], err);
+        m.ndeps = (uint32_t)deps.len;
+        nd = deps.data;
+      }
+      if (st == TN_OK) st = algo_add(b, r, &m, nd, algo_node_chunks(a, r, n), NULL, err);
     }
     for (uint32_t i = 0; st == TN_OK && i < len; i++) {
       uint32_t g = s->off[r] + i;
@@ -146,9 +162,8 @@ static tn_status_t build(const state_t *s, algo_t **out, tn_err_t *err) {
       const algo_node_t *n = algo_node(a, r, i);
       deps.len = 0;
       st = push_all(&deps, algo_node_deps(a, r, n), n->ndeps, err);
-      const tn_vec_t *f = &after_of[g];
-      for (size_t k = 0; st == TN_OK && k < f->len; k++)
-        st = tn_vec_push(&deps, &end[TN_VEC_AT(f, uint32_t, k)], err);
+      for (uint32_t k = aoff[g]; st == TN_OK && k < aoff[g + 1]; k++)
+        st = tn_vec_push(&deps, &end[alist[k]], err);
       uint32_t id = 0;
       if (st == TN_OK)
         st = algo_add_comp(b, r, 0, deps.data, (uint32_t)deps.len, NULL, 0, &id, err);
@@ -156,9 +171,8 @@ static tn_status_t build(const state_t *s, algo_t **out, tn_err_t *err) {
         st = algo_add_comp(b, r, 0, &id, 1, NULL, 0, &id, err);
     }
   }
-  for (uint32_t g = 0; after_of && g <= total; g++)
-    tn_vec_free(&after_of[g]);
-  free(after_of);
+  free(alist);
+  free(aoff);
   free(end);
   tn_vec_free(&deps);
   if (st != TN_OK) {
@@ -176,7 +190,48 @@ static uint32_t count_gates(const state_t *s) {
   return n;
 }
 
+/* One simulation of a rebuilt set and, beside it, the caller's work on that set. */
+typedef struct side {
+  const topo_t *t;
+  const algo_t *a;
+  const sim_opts_t *so;
+  sim_result_t *res;
+  tn_status_t st, fst;
+  tn_err_t e, fe;
+  sim_strict_fn fn;
+  void *ctx;
+} side_t;
+
+static void side_item(void *ctx, size_t i, unsigned worker) {
+  (void)worker;
+  side_t *s = ctx;
+  if (i == 0)
+    s->st = sim_run(s->t, s->a, s->so, s->res, &s->e);
+  else
+    s->fst = s->fn(s->ctx, s->a, &s->fe);
+}
+
+/* sim_run of cur, with fn(ctx, cur) beside it when fn is given. */
+static tn_status_t run_beside(const topo_t *t, const algo_t *cur, const sim_opts_t *so,
+                              sim_result_t *res, sim_strict_fn fn, void *ctx, tn_err_t *err) {
+  if (fn == NULL) return sim_run(t, cur, so, res, err);
+  side_t s = {.t = t, .a = cur, .so = so, .res = res, .fn = fn, .ctx = ctx};
+  unsigned threads = tn_thread_count();
+  tn_parallel_for(2, threads < 2 ? threads : 2, side_item, &s);
+  if (s.st != TN_OK) {
+    *err = s.e;
+    return s.st;
+  }
+  if (s.fst != TN_OK) *err = s.fe;
+  return s.fst;
+}
+
 tn_status_t sim_make_strict(const topo_t *t, algo_t **a, sim_strict_report_t *rep, tn_err_t *err) {
+  return sim_make_strict_and(t, a, NULL, NULL, rep, err);
+}
+
+tn_status_t sim_make_strict_and(const topo_t *t, algo_t **a, sim_strict_fn fn, void *ctx,
+                                sim_strict_report_t *rep, tn_err_t *err) {
   memset(rep, 0, sizeof *rep);
   state_t s = {.t = t, .orig = *a};
   tn_vec_init(&s.orders, sizeof(order_t));
@@ -198,7 +253,8 @@ tn_status_t sim_make_strict(const topo_t *t, algo_t **a, sim_strict_report_t *re
     sim_opts_t so = {
         .on_tie = on_tie, .tie_ctx = &s, .tie_window_ps = rep->rounds == 0 ? NEAR_WINDOW_PS : 0};
     sim_result_t res = {0};
-    st = sim_run(t, cur, &so, &res, err);
+    /* The original set was handed to no one: only rebuilt sets get fn beside their run. */
+    st = run_beside(t, cur, &so, &res, cur != *a ? fn : NULL, ctx, err);
     rep->time_ps = res.time_ps;
     if (rep->rounds == 0) rep->first_ps = res.time_ps;
     sim_result_free(&res);
@@ -219,6 +275,7 @@ tn_status_t sim_make_strict(const topo_t *t, algo_t **a, sim_strict_report_t *re
     cur = next;
   }
   rep->staggers = count_gates(&s); /* reads s.orig: before it is freed */
+  if (st == TN_OK && fn != NULL && cur == *a) st = fn(ctx, cur, err); /* no gate was needed */
   if (st == TN_OK && cur != *a) {
     algo_free(*a);
     *a = cur;

@@ -137,11 +137,14 @@ tn_status_t synth_i_portfolio(const topo_t *t, tn_coll_t coll, uint64_t size, co
    * original time, then any whose original time is below the kept strict time (gates do not
    * make a set faster), and a baseline whose run stopped at the limit, once the kept time
    * passes that limit, is built again without it. */
-  size_t kept = N;
+  uint64_t near = near_of(c[best].r.time_ps);
+  size_t kept = N, nnear = 0;
+  for (size_t i = 0; i < N; i++)
+    nnear += c[i].st == TN_OK && !c[i].pruned && c[i].r.time_ps <= near;
   for (bool again = true; again;) {
     again = false;
     for (size_t i = 0; i < N; i++) {
-      uint64_t bar = kept == N ? near_of(c[best].r.time_ps) : c[kept].r.time_ps;
+      uint64_t bar = kept == N ? near : c[kept].r.time_ps;
       if (c[i].st != TN_OK || c[i].final) continue;
       if (c[i].pruned) {
         if (kept == N || c[kept].r.time_ps <= limit) continue;
@@ -158,8 +161,17 @@ tn_status_t synth_i_portfolio(const topo_t *t, tn_coll_t coll, uint64_t size, co
       if (c[i].r.strict) { /* made order-proof when it was timed */
         c[i].r.time_ps = c[i].strict_ps;
       } else {
+        /* The only one near, taken first, is most likely the one returned: it is made ready
+         * to return (what finish does first), and o->on_set runs beside its last
+         * simulation. Should another win in a later round, on_set_done stays false on that
+         * one and the caller runs on_set on it. */
+        bool sole = kept == N && nnear == 1 && o->on_set != NULL;
         sim_strict_report_t rep;
-        tn_status_t st = sim_make_strict(t, &c[i].r.algo, &rep, err);
+        tn_status_t st = sole ? synth_i_prepare(t, c[i].r.algo, err) : TN_OK;
+        if (st == TN_OK)
+          st = sim_make_strict_and(t, &c[i].r.algo, sole ? o->on_set : NULL, o->on_set_ctx, &rep,
+                                   err);
+        c[i].r.on_set_done = sole;
         if (st != TN_OK) {
           for (size_t k = 0; k < N; k++)
             synth_result_free(&c[k].r);

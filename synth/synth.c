@@ -292,21 +292,25 @@ tn_status_t synth_i_one_within(const topo_t *t, tn_coll_t coll, uint64_t size,
   return produce(t, coll, size, o, m, limit_ps, pruned, out, err);
 }
 
-/* Makes out's set order-proof and times it. Every method's set leaves the order of some
- * same-instant events open (a producer plans in one order; a runtime may pick another),
- * so every set synth returns passes here; its time is then the strict set's. (The
- * portfolio compares candidates before: the gates change a time by nanoseconds.) */
+tn_status_t synth_i_prepare(const topo_t *t, algo_t *a, tn_err_t *err) {
+  tn_status_t st = algo_fill_idle(a, err);
+  if (st == TN_OK) snprintf(a->fabric, sizeof a->fabric, "%s", t->name);
+  return st;
+}
+
 /* Every method's set leaves the order of some same-instant events open (a producer plans
  * in one order; a runtime may pick another), so the one kept is made order-proof here, the
  * one place every set passes; its time is then the strict set's. (The portfolio makes its
- * near-fastest candidates strict before it chooses: the gates move a time by nanoseconds.) */
-static tn_status_t finish(const topo_t *t, synth_result_t *out, tn_err_t *err) {
-  tn_status_t st = algo_fill_idle(out->algo, err);
-  if (st == TN_OK) snprintf(out->algo->fabric, sizeof out->algo->fabric, "%s", t->name);
+ * near-fastest candidates strict before it chooses: the gates move a time by nanoseconds.)
+ * o->on_set runs beside the order-proof set's simulation. */
+static tn_status_t finish(const topo_t *t, const synth_opts_t *o, synth_result_t *out,
+                          tn_err_t *err) {
+  tn_status_t st = synth_i_prepare(t, out->algo, err);
   if (st == TN_OK && !out->strict) {
     sim_strict_report_t rep;
-    st = sim_make_strict(t, &out->algo, &rep, err);
-    if (st == TN_OK) out->time_ps = rep.time_ps, out->strict = true;
+    st = sim_make_strict_and(t, &out->algo, o->on_set, o->on_set_ctx, &rep, err);
+    if (st == TN_OK)
+      out->time_ps = rep.time_ps, out->strict = true, out->on_set_done = o->on_set != NULL;
   }
   return st;
 }
@@ -322,7 +326,7 @@ static tn_status_t milp_or_greedy(const topo_t *t, tn_coll_t coll, uint64_t size
   if (milp_st != TN_OK && !fallback) return tn_err_set(err, milp_st, "%s", e->msg);
   synth_result_t g = {0};
   tn_status_t st = synth_i_one(t, coll, size, o, SYNTH_GREEDY, &g, err);
-  if (st == TN_OK) st = finish(t, &g, err);
+  if (st == TN_OK) st = finish(t, o, &g, err);
   if (st == TN_OK && (fallback || g.time_ps < out->time_ps)) {
     algo_free(out->algo);
     out->algo = g.algo;
@@ -356,7 +360,7 @@ static tn_status_t run_one(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
   tn_err_t e = {0}; /* the MILP's failure may still end in the greedy's set */
   tn_status_t st = m == SYNTH_AUTO ? synth_i_portfolio(t, coll, size_bytes, opts, out, err)
                                    : synth_i_one(t, coll, size_bytes, opts, m, out, &e);
-  if (st == TN_OK) st = finish(t, out, m == SYNTH_AUTO ? err : &e);
+  if (st == TN_OK) st = finish(t, opts, out, m == SYNTH_AUTO ? err : &e);
   if (m == SYNTH_MILP)
     st = milp_or_greedy(t, coll, size_bytes, opts, st, &e, out, err);
   else if (st != TN_OK && m != SYNTH_AUTO)
@@ -389,6 +393,8 @@ tn_status_t synth_run(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
   }
   synth_opts_t o = *opts;
   o.seeds = 1;
+  /* on_set only where the set it sees is the one returned. */
+  if (n > 1 || opts->method == SYNTH_MILP) o.on_set = NULL, o.on_set_ctx = NULL;
   tn_status_t st = run_one(t, coll, size_bytes, &o, out, err);
   out->seed = opts->seed;
   out->seeds_tried = 1;

@@ -57,6 +57,14 @@ typedef struct synth_opts {
   bool verbose;            /* MILP: solver output to stderr */
   bool exhaustive;         /* AUTO: simulate every candidate to its end, none pruned (the
                               choice is the same, only slower; for tests) */
+  /* Work on the returned set (tenet synth: verify it, write it), or NULL. synth_run calls it
+   * beside the simulation that times the set once made order-proof (on a second thread when
+   * there is one), when it can: one seed, not the MILP, and a set made order-proof at the
+   * end (result.on_set_done then says so; else the caller still has to call it). A set
+   * given to it can still be rebuilt, with fresh calls: the last is on the returned set.
+   * Its failure is synth_run's, with its message. */
+  tn_status_t (*on_set)(void *ctx, const algo_t *a, tn_err_t *err);
+  void *on_set_ctx;
 } synth_opts_t;
 
 typedef struct synth_result {
@@ -79,6 +87,7 @@ typedef struct synth_result {
                             they could no longer be chosen */
   uint64_t seed;         /* the seed algo was made with (opts->seeds: the winner's) */
   uint32_t seeds_tried;  /* seeds synthesized (1 unless opts->seeds asked for more) */
+  bool on_set_done;      /* opts->on_set ran on algo (its last call) */
 } synth_result_t;
 
 #define SYNTH_MAX_SEEDS 1000u /* opts->seeds at most */

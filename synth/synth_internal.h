@@ -32,7 +32,12 @@ tn_status_t synth_i_planned(const topo_t *t, tn_coll_t coll, uint64_t size, cons
  * (r->milp_stop says so). */
 bool synth_i_milp_too_large(const synth_result_t *r);
 
-/* AUTO: every applicable method, simulated; the fastest is kept in out. */
+/* What every returned set gets before it is made order-proof: a COMP on each idle rank
+ * (algo_fill_idle) and the fabric's name. */
+tn_status_t synth_i_prepare(const topo_t *t, algo_t *a, tn_err_t *err);
+
+/* AUTO: every applicable method, simulated; the fastest is kept in out. When the kept set
+ * is made order-proof here with o->on_set beside it, out->on_set_done says so. */
 tn_status_t synth_i_portfolio(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
                               synth_result_t *out, tn_err_t *err);
 

@@ -5,6 +5,7 @@
  * not. */
 #include "testutil.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "algo/algo.h"
@@ -47,8 +48,8 @@ static void check_fabric(const topo_t *t, uint64_t size) {
     verify(t, r.algo);
     uint64_t sim = simulate(t, r.algo);
     if (sim != r.time_ps)
-      fail_msg("%s %s: predicted %llu ps, simulated %llu ps", t->name,
-               tn_coll_name(colls[c]), (unsigned long long)r.time_ps, (unsigned long long)sim);
+      fail_msg("%s %s: predicted %llu ps, simulated %llu ps", t->name, tn_coll_name(colls[c]),
+               (unsigned long long)r.time_ps, (unsigned long long)sim);
     uint64_t lb = tu_lower_bound_ps(t, colls[c], size), slack = algo_send_count(r.algo) / 2 + 1;
     if (sim + slack < lb)
       fail_msg("%s %s: %llu ps beats the bound %llu ps", t->name, tn_coll_name(colls[c]),
@@ -77,8 +78,8 @@ static topo_t *shipped(const char *name) {
 
 static void forest_plans_verify_on_shipped_switch_fabrics(void **state) {
   (void)state;
-  static const char *const names[] = {"switch-8", "hierarchical-4x4", "spine-4x8", "rail-4x8",
-                                      "leaf-32", "fattree-32-4to1"};
+  static const char *const names[] = {"switch-8", "hierarchical-4x4", "spine-4x8",
+                                      "rail-4x8", "leaf-32",          "fattree-32-4to1"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     topo_t *t = shipped(names[i]);
     check_fabric(t, 4u << 20);
@@ -104,6 +105,48 @@ static void forest_runs_are_identical(void **state) {
   schedule_free(&a);
   schedule_free(&b);
   topo_free(t);
+}
+
+/* With threads the pacings are planned side by side: the plan kept is the one-thread
+ * loop's, on a switch fabric (routes built per destination on first use) and a torus, for
+ * the All-Gather and the paced Reduce-Scatter. */
+static void forest_pacings_are_identical_for_any_thread_count(void **state) {
+  (void)state;
+  tn_err_t err = {0};
+  topo_t *ts[2] = {shipped("fattree-32-4to1"), NULL};
+  must(topo_gen_kind("torus", "8x8", 50.0, 500.0, &ts[1], &err), &err);
+  static const char *threads[] = {"1", "2", "3"};
+  forest_opts_t o = {.pace = true};
+  for (size_t f = 0; f < 2; f++)
+    for (int reduce = 0; reduce < 2; reduce++) {
+      schedule_t ref;
+      algo_t *x = NULL;
+      for (size_t i = 0; i < 3; i++) {
+        setenv("TENET_THREADS", threads[i], 1);
+        schedule_t s;
+        must(reduce ? forest_run_reduce(ts[f], 8u << 20, &o, &s, &err)
+                    : forest_run(ts[f], 8u << 20, &o, &s, &err),
+             &err);
+        algo_t *y = NULL;
+        must(algo_from_schedule(&s, reduce ? TN_REDUCESCATTER : TN_ALLGATHER, "forest", &y, &err),
+             &err);
+        if (x == NULL) {
+          ref = s, x = y;
+          continue;
+        }
+        assert_int_equal(s.time_ps, ref.time_ps);
+        if (!algo_equal(x, y))
+          fail_msg("forest %s on %s: %s threads differ from 1", reduce ? "reduce" : "gather",
+                   ts[f]->name, threads[i]);
+        algo_free(y);
+        schedule_free(&s);
+      }
+      algo_free(x);
+      schedule_free(&ref);
+    }
+  unsetenv("TENET_THREADS");
+  topo_free(ts[0]);
+  topo_free(ts[1]);
 }
 
 /* 4 servers of 8 GPUs, one 50 GB/s uplink each: the greedy sends a remote chunk across an
@@ -140,7 +183,8 @@ static void forest_reduce_is_near_the_bound_on_an_oversubscribed_fat_tree(void *
   must(forest_run_reduce(t, size, NULL, &b, &err), &err);
   assert_int_equal(a.coll, TN_REDUCESCATTER);
   double ratio = (double)a.time_ps / (double)lb;
-  if (ratio > 1.10) fail_msg("forest Reduce-Scatter on fattree-32-4to1: %.4f times the bound", ratio);
+  if (ratio > 1.10)
+    fail_msg("forest Reduce-Scatter on fattree-32-4to1: %.4f times the bound", ratio);
   algo_t *x = NULL, *y = NULL;
   must(algo_from_schedule(&a, TN_REDUCESCATTER, "forest", &x, &err), &err);
   must(algo_from_schedule(&b, TN_REDUCESCATTER, "forest", &y, &err), &err);
@@ -190,6 +234,7 @@ int main(void) {
       cmocka_unit_test(forest_is_near_the_bound_on_a_spine_with_shared_uplinks),
       cmocka_unit_test(forest_reduce_is_near_the_bound_on_an_oversubscribed_fat_tree),
       cmocka_unit_test(forest_refuses_what_it_cannot_plan),
+      cmocka_unit_test(forest_pacings_are_identical_for_any_thread_count),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -522,6 +522,45 @@ static void alltoall_takes_finer_pieces_only_where_they_pay(void **state) {
   }
 }
 
+/* Above 64 NPUs the first sweep's piece counts are planned side by side when there are
+ * threads: the plan kept (its pieces, its time, its lowered set) must be the one-thread
+ * sweep's, where the largest count planned wins (torus-16x8, 1 GiB: 4 pieces) and where it
+ * loses to a smaller one (mesh-16x8, 64 MiB: 2 pieces, 4 slower). */
+static void alltoall_sweep_is_identical_for_any_thread_count(void **state) {
+  (void)state;
+  static const char *threads[] = {"1", "2", "3"};
+  static const char *kinds[] = {"torus", "mesh"};
+  static const uint64_t sizes[] = {1ull << 30, 64ull << 20};
+  for (size_t z = 0; z < 2; z++) {
+    topo_t *t = NULL;
+    TU_OK(topo_gen_kind(kinds[z], "16x8", 50.0, 500.0, &t, &tu_err_));
+    schedule_t one;
+    algo_t *ref = NULL;
+    for (size_t i = 0; i < sizeof threads / sizeof *threads; i++) {
+      setenv("TENET_THREADS", threads[i], 1);
+      schedule_t s;
+      TU_OK(greedy_alltoall(t, sizes[z], NULL, &s, &tu_err_));
+      algo_t *a = NULL;
+      TU_OK(algo_from_schedule(&s, TN_ALLTOALL, "greedy", &a, &tu_err_));
+      if (ref == NULL) {
+        one = s, ref = a;
+        continue;
+      }
+      assert_int_equal(s.chunks_per_npu, one.chunks_per_npu);
+      assert_int_equal(s.time_ps, one.time_ps);
+      if (!algo_equal(ref, a))
+        fail_msg("All-to-All of %llu B on %s threads differs from 1 thread",
+                 (unsigned long long)sizes[z], threads[i]);
+      algo_free(a);
+      schedule_free(&s);
+    }
+    algo_free(ref);
+    schedule_free(&one);
+    topo_free(t);
+  }
+  unsetenv("TENET_THREADS");
+}
+
 /* The verifier holds an All-to-All to its promise: a piece sent to the right NPU but
  * not the one addressed to it leaves that NPU short. */
 static void alltoall_verifier_catches_a_misaddressed_piece(void **state) {
@@ -715,6 +754,7 @@ int main(void) {
       cmocka_unit_test(alltoall_verifies_and_matches_simulation_on_random_fabrics),
       cmocka_unit_test(alltoall_verifier_catches_a_misaddressed_piece),
       cmocka_unit_test(alltoall_takes_finer_pieces_only_where_they_pay),
+      cmocka_unit_test(alltoall_sweep_is_identical_for_any_thread_count),
       cmocka_unit_test(alltoall_two_step_verifies_and_auto_beats_the_baselines),
       cmocka_unit_test(topo_transpose_reverses_every_link_with_its_figures),
       cmocka_unit_test(lowering_rejects_malformed_schedule_naming_transfer),

@@ -3,6 +3,7 @@
  * its candidates, says which it chose, and is deterministic. */
 #include "testutil.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "algo/algo.h"
@@ -388,6 +389,71 @@ static void synth_milp_returns_the_greedys_algorithm_when_it_is_faster(void **st
 }
 #endif
 
+/* synth_opts.on_set: its last call sees exactly the set returned (the same object, when
+ * the result says it ran), the set equals the one made without it, on 1 and 2 threads,
+ * and its failure is synth_run's. */
+typedef struct seen {
+  const algo_t *last;
+  uint32_t calls;
+  tn_status_t fail; /* what the hook returns */
+} seen_t;
+
+static tn_status_t record_set(void *ctx, const algo_t *a, tn_err_t *err) {
+  seen_t *s = ctx;
+  s->last = a;
+  s->calls++;
+  if (s->fail != TN_OK) return tn_err_set(err, s->fail, "the hook says no");
+  return TN_OK;
+}
+
+static void synth_on_set_sees_the_returned_set(void **state) {
+  (void)state;
+  tn_err_t err = {0};
+  topo_t *t = NULL;
+  must(topo_gen_kind("mesh", "4x4", 50.0, 500.0, &t, &err), &err);
+  static const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE, TN_ALLTOALL};
+  static const synth_method_t methods[] = {SYNTH_AUTO, SYNTH_GREEDY, SYNTH_DIRECT};
+  static const char *threads[] = {"1", "2"};
+  uint32_t done = 0;
+  for (size_t th = 0; th < 2; th++) {
+    setenv("TENET_THREADS", threads[th], 1);
+    for (size_t c = 0; c < 4; c++)
+      for (size_t m = 0; m < 3; m++)
+        for (uint32_t seeds = 1; seeds <= 2; seeds++) {
+          synth_opts_t o = {.method = methods[m], .seed = 1, .seeds = seeds};
+          synth_result_t plain, hooked;
+          must(synth_run(t, colls[c], 1u << 20, &o, &plain, &err), &err);
+          seen_t sn = {0};
+          o.on_set = record_set, o.on_set_ctx = &sn;
+          must(synth_run(t, colls[c], 1u << 20, &o, &hooked, &err), &err);
+          assert_true(algo_equal(plain.algo, hooked.algo));
+          assert_int_equal(plain.time_ps, hooked.time_ps);
+          if (hooked.on_set_done) {
+            assert_true(sn.calls >= 1);
+            assert_ptr_equal(sn.last, hooked.algo);
+            done++;
+          } else {
+            assert_int_equal(sn.calls, 0);
+          }
+          /* Best of 2 seeds (Direct has none): the caller calls it on the winner. */
+          if (seeds > 1 && methods[m] != SYNTH_DIRECT) assert_false(hooked.on_set_done);
+          synth_result_free(&plain);
+          synth_result_free(&hooked);
+          /* A failing hook fails the run with its message. */
+          if (!(seeds == 1 && m == 1)) continue;
+          seen_t bad = {.fail = TN_IO};
+          o.on_set_ctx = &bad;
+          synth_result_t r;
+          assert_int_equal(synth_run(t, colls[c], 1u << 20, &o, &r, &err), TN_IO);
+          assert_non_null(strstr(err.msg, "the hook says no"));
+          assert_null(r.algo);
+        }
+  }
+  unsetenv("TENET_THREADS");
+  assert_true(done >= 8); /* the hook did run beside the strict set's simulation */
+  topo_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(synth_method_names_round_trip),
@@ -401,6 +467,7 @@ int main(void) {
       cmocka_unit_test(synth_auto_pruning_never_changes_the_choice),
       cmocka_unit_test(every_method_is_order_proof),
       cmocka_unit_test(greedy_chunk_choice_is_within_0_3_percent_of_the_best_k),
+      cmocka_unit_test(synth_on_set_sees_the_returned_set),
 #ifdef TENET_HAVE_MILP
       cmocka_unit_test(synth_milp_plans_with_the_greedys_chunk_count),
       cmocka_unit_test(synth_milp_returns_the_greedys_algorithm_when_it_is_faster),
