@@ -195,18 +195,19 @@ static tn_status_t unknown_key(const char *what, unsigned lineno, const char *ke
   if (best)
     return tn_err_set(err, TN_PARSE, "%s:%u: unknown key '%s' (did you mean '%s'?)", what, lineno,
                       key, best);
-  return tn_err_set(err, TN_PARSE, "%s:%u: unknown key '%s' (use topos, colls, sizes, algos, seed)",
-                    what, lineno, key);
+  return tn_err_set(err, TN_PARSE,
+                    "%s:%u: unknown key '%s' (use topos, colls, sizes, algos, seed, seeds)", what,
+                    lineno, key);
 }
 
 static tn_status_t manifest_parse_in(const char *text, const char *what, const char *base,
                                      cli_batch_plan_t *p, tn_err_t *err) {
-  static const char *const keys[] = {"topos", "colls", "sizes", "algos", "seed"};
-  enum { NKEYS = 5 };
+  static const char *const keys[] = {"topos", "colls", "sizes", "algos", "seed", "seeds"};
+  enum { NKEYS = 6 };
   memset(p, 0, sizeof *p);
   char *copy = NULL, *vals[NKEYS] = {NULL};
-  unsigned seed_line = 0;
-  uint64_t seed = CLI_DEFAULT_SEED;
+  unsigned seed_line = 0, seeds_line = 0;
+  uint64_t seed = CLI_DEFAULT_SEED, seeds = 1;
   tn_status_t st = tn_strdup(text, &copy, err);
   char *line = copy;
   for (unsigned lineno = 1; st == TN_OK && line != NULL; lineno++) {
@@ -239,6 +240,13 @@ static tn_status_t manifest_parse_in(const char *text, const char *what, const c
       else if (tn_parse_u64(s, 0, UINT64_MAX, "seed", &seed, &e) != TN_OK)
         st = tn_err_set(err, TN_PARSE, "%s:%u: %s", what, lineno, e.msg);
       seed_line = lineno;
+    } else if (k == 5) {
+      tn_err_t e = {0};
+      if (seeds_line != 0)
+        st = tn_err_set(err, TN_PARSE, "%s:%u: seeds is given twice", what, lineno);
+      else if (tn_parse_u64(s, 1, SYNTH_MAX_SEEDS, "seeds", &seeds, &e) != TN_OK)
+        st = tn_err_set(err, TN_PARSE, "%s:%u: %s", what, lineno, e.msg);
+      seeds_line = lineno;
     } else {
       st = join_list(&vals[k], s, err);
     }
@@ -250,6 +258,7 @@ static tn_status_t manifest_parse_in(const char *text, const char *what, const c
     tn_err_t e = {0};
     st = cli_batch_plan_from_lists(vals[0], vals[1], vals[2], vals[3], seed, p, &e);
     if (st != TN_OK) st = tn_err_set(err, TN_PARSE, "%s: %s", what, e.msg);
+    p->seeds = (uint32_t)seeds;
   }
   for (size_t k = 0; k < NKEYS; k++)
     free(vals[k]);
@@ -316,6 +325,8 @@ static cJSON *plan_to_cjson(const cli_batch_plan_t *p) {
          (colls = NULL, cJSON_AddItemToObject(o, "sizes", sizes)) &&
          (sizes = NULL, cJSON_AddItemToObject(o, "algorithms", algos)) &&
          (algos = NULL, cli_json_add_u64(o, "seed", p->seed) != NULL) &&
+         /* written only when asked for, so a sweep of one seed reads as before */
+         (p->seeds <= 1 || cJSON_AddNumberToObject(o, "seeds", p->seeds) != NULL) &&
          cJSON_AddStringToObject(o, "keep", cli_batch_keep_name(p->keep)) != NULL;
   }
   cJSON_Delete(topos);
@@ -436,6 +447,16 @@ tn_status_t cli_batch_plan_parse_json(const char *text, const char *what, cli_ba
   }
   const cJSON *seed = o ? cJSON_GetObjectItemCaseSensitive(o, "seed") : NULL;
   if (st == TN_OK) st = seed_from_json(text, seed, what, &p->seed, err);
+  const cJSON *seeds = o ? cJSON_GetObjectItemCaseSensitive(o, "seeds") : NULL;
+  p->seeds = 1;
+  if (st == TN_OK && seeds != NULL) {
+    if (!cJSON_IsNumber(seeds) || seeds->valuedouble < 2 || seeds->valuedouble > SYNTH_MAX_SEEDS ||
+        seeds->valuedouble != floor(seeds->valuedouble))
+      st = tn_err_set(err, TN_PARSE, "%s: 'seeds' must be a whole number from 2 to %u", what,
+                      SYNTH_MAX_SEEDS);
+    else
+      p->seeds = (uint32_t)seeds->valuedouble;
+  }
   /* A batch.json from before --keep kept every set. */
   const cJSON *keep = o ? cJSON_GetObjectItemCaseSensitive(o, "keep") : NULL;
   p->keep = CLI_BATCH_KEEP_ALL;
@@ -472,6 +493,11 @@ static cJSON *result_json(const cli_batch_plan_t *p, const cli_batch_case_t *c, 
          cJSON_AddNumberToObject(o, "ratio_to_bound",
                                  (double)llround(r->ratio_to_bound * 1e6) / 1e6) &&
          cJSON_AddStringToObject(o, "status", "ok") && cJSON_AddNullToObject(o, "error");
+    /* Best of N seeds: which one won, and how many the method tried (1 for a method that
+     * takes no seed). */
+    if (ok && p->seeds > 1)
+      ok = cli_json_add_u64(o, "seed", r->seed) != NULL &&
+           cJSON_AddNumberToObject(o, "seeds_tried", r->seeds_tried) != NULL;
   } else if (ok) {
     static const char *const nulls[] = {"time_ns", "algbw_GBps", "busbw_GBps", "lower_bound_ns",
                                         "ratio_to_bound"};
@@ -569,8 +595,8 @@ static tn_status_t run_case(const cli_batch_plan_t *p, const cli_batch_case_t *c
     tn_fit_line(r->error, sizeof r->error, why);
   } else if (cli_load_topo_spec(p->topos[c->topo], &t, &e) == TN_OK) {
     cli_run_one(t, p->labels[c->topo], p->colls[c->coll], p->sizes[c->size], p->algos[c->algo],
-                p->seed, 0, p->time_limit_s, p->keep == CLI_BATCH_KEEP_RESULTS ? NULL : prefix, r,
-                &e);
+                p->seed, p->seeds, p->time_limit_s,
+                p->keep == CLI_BATCH_KEEP_RESULTS ? NULL : prefix, r, &e);
   } else {
     r->ok = false;
     r->status = e.status;
@@ -808,6 +834,9 @@ void cli_batch_case_inputs(const cli_batch_plan_t *p, const cli_batch_fabric_t *
                    "tenet batch case 1%c%016" PRIx64 "%c%s%c%" PRIu64 "%c%s%c%" PRIu64, 0,
                    f[c->topo].digest, 0, tn_coll_name(p->colls[c->coll]), 0, p->sizes[c->size], 0,
                    p->algos[c->algo], 0, p->seed);
+  /* The seeds tried join the key only when more than one, so older results stay valid. */
+  if (p->seeds > 1 && n > 0 && (size_t)n < sizeof text)
+    n += snprintf(text + n, sizeof text - (size_t)n, "%c%u", 0, p->seeds);
   uint64_t h = tn_fnv1a64(text, n > 0 ? (size_t)n : 0, TN_FNV1A64_INIT);
   snprintf(buf, 17, "%016" PRIx64, h);
 }
@@ -835,6 +864,10 @@ uint64_t cli_batch_case_cost_us(const cli_batch_plan_t *p, const cli_batch_fabri
     plan = bounds + 3.0 * greedy + 2.0 * messages;
   else if (strcmp(algo, "milp") == 0) /* the greedy's warm start, then GLPK */
     plan = bounds + 50.0 * greedy;
+  /* Best of N seeds synthesizes N times (the methods that take a seed). */
+  if (p->seeds > 1 &&
+      (strcmp(algo, "greedy") == 0 || strcmp(algo, "auto") == 0 || strcmp(algo, "milp") == 0))
+    plan *= p->seeds;
   double us = 2000.0 + bounds + messages + plan;
   return us < 1.8e19 ? (uint64_t)us + 1 : UINT64_MAX / 2;
 }

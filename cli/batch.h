@@ -29,6 +29,7 @@ typedef struct cli_batch_plan {
   char **algos;
   size_t nalgos;
   uint64_t seed;
+  uint32_t seeds;        /* best of this many seeds per case (synth --seeds; 0 or 1: one) */
   cli_batch_keep_t keep; /* part of the sweep: a folder keeps one kind of output */
   double time_limit_s;   /* the MILP's wall-clock safety net (0: its default); not part of
                             a case's inputs: the MILP's work limit decides its result */
@@ -54,9 +55,9 @@ tn_status_t cli_batch_plan_from_lists(const char *topos, const char *colls, cons
                                       const char *algos, uint64_t seed, cli_batch_plan_t *p,
                                       tn_err_t *err);
 /* Parses a manifest (text; see cmd_batch's --help): lines "KEY VALUE" with keys topos,
- * colls, sizes, algos (comma lists; a key may repeat to extend its list) and seed; '#'
- * starts a comment. Relative topology paths with a '/' are taken relative to the
- * manifest's folder when they exist there. what names the file in messages
+ * colls, sizes, algos (comma lists; a key may repeat to extend its list), seed and seeds
+ * (best of N, 1..1000); '#' starts a comment. Relative topology paths with a '/' are taken relative
+ * to the manifest's folder when they exist there. what names the file in messages
  * ("sweep.txt:3: unknown key 'topo' (did you mean 'topos'?)"). */
 tn_status_t cli_batch_manifest_parse(const char *text, const char *what, cli_batch_plan_t *p,
                                      tn_err_t *err);
@@ -82,8 +83,8 @@ typedef struct cli_batch_fabric {
 tn_status_t cli_batch_fabrics(const cli_batch_plan_t *p, cli_batch_fabric_t **out, tn_err_t *err);
 /* The key of case c's inputs as 16 hex digits (buf: 17 bytes): a tn_fnv1a64 of the
  * fabric's digest (the file's bytes or the generator spec), the collective, the size, the
- * algorithm and the seed. result.json records it; a result counts as done only when its
- * key is the current one, so a changed input reruns the case. */
+ * algorithm, the seed and (when above 1) the seeds tried. result.json records it; a result counts
+ * as done only when its key is the current one, so a changed input reruns the case. */
 void cli_batch_case_inputs(const cli_batch_plan_t *p, const cli_batch_fabric_t *f,
                            const cli_batch_case_t *c, char buf[17]);
 /* Estimated run time of case c in microseconds of one core, from the fabric's NPUs,

@@ -10,7 +10,7 @@
 
 static const char *const batch_help =
     "usage: tenet batch --topos LIST --colls LIST --sizes LIST [--algos LIST]\n"
-    "                   [-j N] [--shard I/N] [--seed N] [--keep results|best|all]\n"
+    "                   [-j N] [--shard I/N] [--seed N] [--seeds N] [--keep results|best|all]\n"
     "                   [--time-limit S] -o DIR\n"
     "       tenet batch --manifest FILE [-j N] [--shard I/N] [--keep K] -o DIR\n"
     "       tenet batch merge DIR... -o DIR\n\n"
@@ -19,14 +19,15 @@ static const char *const batch_help =
     "DIR/cases/<topo>/<coll>/<size>/<algo>/result.json last (atomically), with its\n"
     "Chakra set chakra.<rank>.et beside it when --keep asks for it. A case whose ok\n"
     "result.json was made from the same inputs (the bytes of the fabric file or the\n"
-    "generator spec, collective, size, algorithm, seed) is complete and is skipped when\n"
-    "the command is run again (resume); a changed input reruns its cases. Failed cases\n"
+    "generator spec, collective, size, algorithm, seed, seeds) is complete and is skipped\n"
+    "when the command is run again (resume); a changed input reruns its cases. Failed cases\n"
     "are recorded and retried on the next run; a case whose algorithm does not make\n"
     "its collective (ring x alltoall, trees x allgather) is recorded as status n/a, not\n"
     "a failure. At the end DIR/summary.json\n"
     "({\"rows\":[...]}, one row per case: case, topology, npus, collective, algorithm,\n"
     "size_bytes, time_ns, algbw_GBps, busbw_GBps, lower_bound_ns, ratio_to_bound, status,\n"
-    "error) and DIR/summary.csv (text quoted as 'tenet compare --csv' does) are written\n"
+    "error; with --seeds also seed and seeds_tried) and DIR/summary.csv (text quoted as 'tenet "
+    "compare --csv' does) are written\n"
     "in case order.\n\n"
     "  --topos LIST      topology files, shipped names or KIND-DIMS (ring-8, mesh-8x8,\n"
     "                    mesh3d-4x4x4: generated at 50 GB/s, 500 ns), comma-separated\n"
@@ -35,6 +36,11 @@ static const char *const batch_help =
     "  --algos LIST      auto, greedy, trees, forest, ring, direct, twostep, milp\n"
     "                    (default auto,ring,direct)\n"
     "  --seed N          greedy tie-breaking seed (default 1)\n"
+    "  --seeds N         best of N seeds (1..1000) per greedy, milp or auto case, as\n"
+    "                    'tenet synth --seeds' (N0 the --seed); N times the work\n";
+
+/* The help's second part (one string would pass the 4095 bytes C99 promises). */
+static const char *const batch_help_opts =
     "  --time-limit S    MILP wall-clock safety net in seconds per case (default 60); the\n"
     "                    MILP stops on its work limit first (1000 nodes, simplex\n"
     "                    iterations scaled to the model: see 'tenet synth --help'), so\n"
@@ -53,6 +59,7 @@ static const char *const batch_help =
     "                      sizes  1MiB,64MiB,1GiB\n"
     "                      algos  auto,ring,direct\n"
     "                      seed   1\n"
+    "                      seeds  4          (best of 4 seeds; default 1)\n"
     "                    (KEY VALUE, KEY: VALUE or KEY = VALUE; a list key may repeat\n"
     "                    to extend its list)\n"
     "  -j, --jobs N      cases in parallel (default: all cores); results do not depend on N\n"
@@ -112,7 +119,7 @@ static int batch_merge(int argc, char **argv) {
       TN_OK) {
     rc = cli_usage("batch", "merge: %s", err.msg);
   } else if (help) {
-    fputs(batch_help, stdout), fputs(batch_help_more, stdout);
+    fputs(batch_help, stdout), fputs(batch_help_opts, stdout), fputs(batch_help_more, stdout);
   } else if (out == NULL) {
     rc = cli_usage("batch", "merge: missing -o DIR");
   } else if (npos == 0) {
@@ -132,22 +139,16 @@ int cmd_batch(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "merge") == 0) return batch_merge(argc - 1, argv + 1);
   const char *topos = NULL, *colls = NULL, *sizes = NULL, *algos = NULL;
   const char *manifest = NULL, *jobs_s = NULL, *shard_s = NULL, *out = NULL, *seed_s = NULL;
-  const char *keep_s = NULL, *time_limit_s = NULL;
+  const char *keep_s = NULL, *time_limit_s = NULL, *seeds_s = NULL;
   bool help = false;
   const cli_opt_t opts[] = {
-      {"topos", 0, &topos, NULL},
-      {"colls", 0, &colls, NULL},
-      {"sizes", 0, &sizes, NULL},
-      {"algos", 0, &algos, NULL},
-      {"manifest", 0, &manifest, NULL},
-      {"jobs", 'j', &jobs_s, NULL},
-      {"shard", 0, &shard_s, NULL},
-      {"output", 'o', &out, NULL},
-      {"out", 0, &out, NULL},
-      {"seed", 0, &seed_s, NULL},
-      {"keep", 0, &keep_s, NULL},
-      {"help", 'h', NULL, &help},
-      {"time-limit", 0, &time_limit_s, NULL},
+      {"topos", 0, &topos, NULL},       {"colls", 0, &colls, NULL},
+      {"sizes", 0, &sizes, NULL},       {"algos", 0, &algos, NULL},
+      {"manifest", 0, &manifest, NULL}, {"jobs", 'j', &jobs_s, NULL},
+      {"shard", 0, &shard_s, NULL},     {"output", 'o', &out, NULL},
+      {"out", 0, &out, NULL},           {"seed", 0, &seed_s, NULL},
+      {"seeds", 0, &seeds_s, NULL},     {"keep", 0, &keep_s, NULL},
+      {"help", 'h', NULL, &help},       {"time-limit", 0, &time_limit_s, NULL},
   };
   tn_err_t err = {0};
   const char *pos[1];
@@ -155,23 +156,25 @@ int cmd_batch(int argc, char **argv) {
   if (cli_parse(argc, argv, opts, sizeof opts / sizeof opts[0], pos, 0, &npos, &err) != TN_OK)
     return cli_usage("batch", "%s", err.msg);
   if (help) {
-    fputs(batch_help, stdout), fputs(batch_help_more, stdout);
+    fputs(batch_help, stdout), fputs(batch_help_opts, stdout), fputs(batch_help_more, stdout);
     return 0;
   }
   cli_batch_opts_t o = {
       .out_dir = out, .nshards = 1, .stop = &batch_signal, .tty = isatty(STDERR_FILENO) == 1};
-  uint64_t seed = CLI_DEFAULT_SEED;
+  uint64_t seed = CLI_DEFAULT_SEED, seeds = 1;
   cli_batch_keep_t keep = CLI_BATCH_KEEP_RESULTS;
   double time_limit = 0.0;
   if (out == NULL) return cli_usage("batch", "missing -o DIR");
-  if (manifest && (topos || colls || sizes || algos || seed_s))
-    return cli_usage("batch", "--manifest replaces --topos, --colls, --sizes, --algos and --seed");
+  if (manifest && (topos || colls || sizes || algos || seed_s || seeds_s))
+    return cli_usage("batch",
+                     "--manifest replaces --topos, --colls, --sizes, --algos, --seed and --seeds");
   if (algos == NULL) algos = "auto,ring,direct";
   if (!manifest && (!topos || !colls || !sizes))
     return cli_usage("batch", "give --topos, --colls and --sizes (or --manifest FILE)");
   if ((jobs_s && cli_parse_jobs(jobs_s, &o.jobs, &err) != TN_OK) ||
       (shard_s && cli_parse_shard(shard_s, &o.shard, &o.nshards, &err) != TN_OK) ||
       (seed_s && tn_parse_u64(seed_s, 0, UINT64_MAX, "--seed", &seed, &err) != TN_OK) ||
+      (seeds_s && tn_parse_u64(seeds_s, 1, SYNTH_MAX_SEEDS, "--seeds", &seeds, &err) != TN_OK) ||
       (keep_s && cli_batch_keep_parse(keep_s, &keep, &err) != TN_OK) ||
       (time_limit_s &&
        tn_parse_double(time_limit_s, 0.001, 1e6, "--time-limit", &time_limit, &err) != TN_OK))
@@ -188,6 +191,7 @@ int cmd_batch(int argc, char **argv) {
                                             : cli_report("batch", &err);
   plan.keep = keep;
   plan.time_limit_s = time_limit;
+  if (!manifest) plan.seeds = (uint32_t)seeds;
   struct sigaction sa, old_int, old_term;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;

@@ -181,6 +181,39 @@ check "seed is an exact JSON number" grep -Eq "\"seed\":[[:space:]]*$big,?\$" se
 "$TENET" batch "${B[@]}" -o seeded 2>seeded.err
 check "seed resume is the same sweep" grep -q "1 done before" seeded.err
 
+# --seeds N: each greedy, milp or auto case keeps the best of seeds --seed .. --seed+N-1, as
+# 'tenet synth --seeds' does, and says which won. mesh-4x4 All-Reduce 16 MiB: the greedy's
+# seeds 1..3 give 267.618, 265.675 and 267.616 us, so seed 2 wins; Ring takes no seed.
+S=(--topos mesh-4x4 --colls allreduce --sizes 16MiB --algos greedy,ring --seed 1 --seeds 3)
+"$TENET" batch "${S[@]}" -o seeds 2>/dev/null
+check "seeds run exit 0" test $? -eq 0
+"$TENET" synth -t mesh-4x4 -c allreduce -s 16MiB -a greedy --seed 2 -o seeds2/s --json >seeds2.json
+check "seeds: the greedy case keeps seed 2, the best of 3, at its time" python3 -c '
+import json, sys
+g = json.load(open("seeds/cases/mesh-4x4/allreduce/16MiB/greedy/result.json"))
+r = json.load(open("seeds/cases/mesh-4x4/allreduce/16MiB/ring/result.json"))
+s = json.load(open("seeds2.json"))
+assert g["seed"] == 2 and g["seeds_tried"] == 3 and g["time_ns"] == s["time_ns"], (g, s)
+assert r["seeds_tried"] == 1, r
+b = json.load(open("seeds/batch.json"))
+assert b["seeds"] == 3, b
+'
+check "one seed writes no seeds key" sh -c '! grep -q seeds seeded/batch.json'
+"$TENET" batch "${S[@]}" -o seeds 2>seeds.err
+check "seeds resume is the same sweep" grep -q "2 done before" seeds.err
+fails_with 1 "$TENET" batch --topos mesh-4x4 --colls allreduce --sizes 16MiB --algos greedy,ring --seed 1 --seeds 4 -o seeds
+check "other --seeds is another sweep" grep -q 'different sweep' err.txt
+printf 'topos mesh-4x4\ncolls allreduce\nsizes 16MiB\nalgos greedy\nseed 1\nseeds 3\n' >seeds.txt
+"$TENET" batch --manifest seeds.txt -o seedsm 2>/dev/null
+check "manifest seeds" grep -q '"seeds_tried":3' seedsm/cases/mesh-4x4/allreduce/16MiB/greedy/result.json
+printf 'topos mesh-4x4\ncolls allreduce\nsizes 16MiB\nalgos greedy\nseeds 0\n' >seeds0.txt
+fails_with 1 "$TENET" batch --manifest seeds0.txt -o seeds0
+check "manifest seeds 0 is refused with its line" grep -q 'seeds0.txt:5: seeds' err.txt
+fails_with 1 "$TENET" batch --manifest seeds.txt --seeds 2 -o seeds3
+check "--seeds with --manifest is refused" grep -q -- '--seeds' err.txt
+fails_with 1 "$TENET" batch --topos ring-4 --colls allgather --sizes 1KiB --seeds 1001 -o seeds4
+check "--seeds over 1000 is refused" grep -q -- '--seeds' err.txt
+
 # CSV text fields follow one rule in batch and compare: quoted, inner quotes doubled.
 cp "$SRC/topologies/ring-4.json" 'q"x.json'
 "$TENET" compare -t 'q"x.json' -c allgather --sizes 1KiB --algos ring --csv cmp.csv >/dev/null
