@@ -161,6 +161,33 @@ static void seed_side(const topo_t *f, side_t *s) {
   s->cut = set_cut(f, s->set);
 }
 
+/* The fabric as igraph's directed graph, link i as edge i between the same node ids, with
+ * *w one weight per edge: the link's bandwidth, or with latency its latency. With source,
+ * one more node (id topo_nodes(f)) has an edge to every NPU (edges L..L+n-1, weight 0 for
+ * the caller to set). On failure nothing is left to destroy. Called with the igraph lock
+ * held. */
+static igraph_error_t fabric_graph(const topo_t *f, bool source, bool latency, igraph_t *g,
+                                   igraph_vector_t *w) {
+  uint32_t n = source ? f->npus : 0, nodes = topo_nodes(f), L = f->nlinks;
+  igraph_vector_int_t edges;
+  igraph_error_t e = igraph_vector_int_init(&edges, 2 * (igraph_integer_t)(L + n));
+  if (e != IGRAPH_SUCCESS) return e;
+  if ((e = igraph_vector_init(w, (igraph_integer_t)(L + n))) != IGRAPH_SUCCESS) {
+    igraph_vector_int_destroy(&edges);
+    return e;
+  }
+  for (uint32_t i = 0; i < L + n; i++) {
+    VECTOR(edges)[2 * i] = i < L ? f->links[i].src : nodes;
+    VECTOR(edges)[2 * i + 1] = i < L ? f->links[i].dst : i - L;
+    if (i < L)
+      VECTOR(*w)[i] = latency ? (double)f->links[i].latency_ps : f->links[i].bandwidth_GBps;
+  }
+  e = igraph_create(g, &edges, (igraph_integer_t)nodes + (source ? 1 : 0), IGRAPH_DIRECTED);
+  igraph_vector_int_destroy(&edges);
+  if (e != IGRAPH_SUCCESS) igraph_vector_destroy(w);
+  return e;
+}
+
 /* Dinkelbach over max-flows (ForestColl): with a source joined to every NPU by links of
  * capacity x = 1/ratio, the ratio is the best iff max-flow(source -> u) >= n x for every
  * NPU u; a smaller flow's min cut is a set X missing u with |X & NPUs| / B_out(X) above the
@@ -168,26 +195,15 @@ static void seed_side(const topo_t *f, side_t *s) {
  * each sink is settled once. Called with the igraph lock held; tmp has one byte per node. */
 static tn_status_t cut_search(const topo_t *f, side_t *s, uint8_t *tmp, tn_err_t *err) {
   uint32_t n = f->npus, nodes = topo_nodes(f), L = f->nlinks;
-  igraph_vector_int_t edges, part;
+  igraph_vector_int_t part;
   igraph_vector_t cap;
   igraph_t g;
-  bool have_g = false;
-  igraph_error_t e = igraph_vector_int_init(&edges, 2 * (igraph_integer_t)(L + n));
+  igraph_error_t e = igraph_vector_int_init(&part, 0);
   if (e != IGRAPH_SUCCESS) return ig_status(e, "vector", err);
-  if ((e = igraph_vector_init(&cap, (igraph_integer_t)(L + n))) != IGRAPH_SUCCESS) {
-    igraph_vector_int_destroy(&edges);
-    return ig_status(e, "vector", err);
+  if ((e = fabric_graph(f, true, false, &g, &cap)) != IGRAPH_SUCCESS) {
+    igraph_vector_int_destroy(&part);
+    return ig_status(e, "max-flow", err);
   }
-  if ((e = igraph_vector_int_init(&part, 0)) != IGRAPH_SUCCESS) goto done;
-  for (uint32_t i = 0; i < L + n; i++) {
-    VECTOR(edges)[2 * i] = i < L ? f->links[i].src : nodes;
-    VECTOR(edges)[2 * i + 1] = i < L ? f->links[i].dst : i - L;
-    if (i < L) VECTOR(cap)[i] = f->links[i].bandwidth_GBps;
-  }
-  if ((e = igraph_create(&g, &edges, (igraph_integer_t)nodes + 1, IGRAPH_DIRECTED)) !=
-      IGRAPH_SUCCESS)
-    goto done_part;
-  have_g = true;
   for (uint32_t u = 0; u < n && e == IGRAPH_SUCCESS; u++) {
     for (uint32_t round = 0; round < MAX_ROUNDS; round++) {
       double x = 1.0 / s->ratio;
@@ -210,12 +226,9 @@ static tn_status_t cut_search(const topo_t *f, side_t *s, uint8_t *tmp, tn_err_t
       memcpy(s->set, tmp, nodes);
     }
   }
-done_part:
-  igraph_vector_int_destroy(&part);
-done:
-  if (have_g) igraph_destroy(&g);
+  igraph_destroy(&g);
   igraph_vector_destroy(&cap);
-  igraph_vector_int_destroy(&edges);
+  igraph_vector_int_destroy(&part);
   return ig_status(e, "max-flow", err);
 }
 
@@ -246,27 +259,15 @@ static bool fold_batch(const topo_t *f, const igraph_matrix_t *m, uint32_t v0, u
  * O(n (L + V log V)). */
 static tn_status_t latencies(const topo_t *f, side_t *s, far_t *far, tn_err_t *err) {
   uint32_t n = f->npus, nodes = topo_nodes(f);
-  igraph_vector_int_t edges;
   igraph_vector_t w;
   igraph_matrix_t m;
   igraph_t g;
-  igraph_error_t e = igraph_vector_int_init(&edges, 2 * (igraph_integer_t)f->nlinks);
-  if (e != IGRAPH_SUCCESS) return ig_status(e, "vector", err);
-  if ((e = igraph_vector_init(&w, (igraph_integer_t)f->nlinks)) != IGRAPH_SUCCESS) {
-    igraph_vector_int_destroy(&edges);
-    return ig_status(e, "vector", err);
-  }
-  for (uint32_t i = 0; i < f->nlinks; i++) {
-    VECTOR(edges)[2 * i] = f->links[i].src;
-    VECTOR(edges)[2 * i + 1] = f->links[i].dst;
-    VECTOR(w)[i] = (double)f->links[i].latency_ps;
-  }
   for (uint32_t v = 0; v < nodes; v++)
     far[v] = (far_t){0.0};
   s->connected = true;
-  e = igraph_create(&g, &edges, (igraph_integer_t)nodes, IGRAPH_DIRECTED);
-  bool have_g = e == IGRAPH_SUCCESS;
-  if (have_g && (e = igraph_matrix_init(&m, 0, 0)) == IGRAPH_SUCCESS) {
+  igraph_error_t e = fabric_graph(f, false, true, &g, &w);
+  if (e != IGRAPH_SUCCESS) return ig_status(e, "shortest paths", err);
+  if ((e = igraph_matrix_init(&m, 0, 0)) == IGRAPH_SUCCESS) {
     for (uint32_t v0 = 0; v0 < n && e == IGRAPH_SUCCESS; v0 += BATCH) {
       uint32_t v1 = v0 + BATCH < n ? v0 + BATCH : n;
       e = igraph_distances_dijkstra(&g, &m, igraph_vss_range(v0, v1), igraph_vss_all(), &w,
@@ -275,9 +276,8 @@ static tn_status_t latencies(const topo_t *f, side_t *s, far_t *far, tn_err_t *e
     }
     igraph_matrix_destroy(&m);
   }
-  if (have_g) igraph_destroy(&g);
+  igraph_destroy(&g);
   igraph_vector_destroy(&w);
-  igraph_vector_int_destroy(&edges);
   return ig_status(e, "shortest paths", err);
 }
 
@@ -535,34 +535,24 @@ static void bisect_eval(const setcut_t *c, topo_coll_bound_t *b, topo_bound_term
  * push-relabel, on the fabric itself). Fills set (one flag per node) with the source side
  * of the least; *found is false on a fabric of fewer than 2 NPUs. */
 static tn_status_t twosided_search(const topo_t *t, uint8_t *set, bool *found, tn_err_t *err) {
-  uint32_t n = t->npus, nodes = topo_nodes(t), L = t->nlinks;
+  uint32_t n = t->npus, nodes = topo_nodes(t);
   *found = false;
-  igraph_vector_int_t edges, part;
+  igraph_vector_int_t part;
   igraph_vector_t cap;
   igraph_t g;
-  bool have_g = false;
   topo_igraph_lock();
-  igraph_error_t e = igraph_vector_int_init(&edges, 2 * (igraph_integer_t)L);
-  if (e != IGRAPH_SUCCESS) goto unlock;
-  if ((e = igraph_vector_init(&cap, (igraph_integer_t)L)) != IGRAPH_SUCCESS) goto done_edges;
-  if ((e = igraph_vector_int_init(&part, 0)) != IGRAPH_SUCCESS) goto done_cap;
-  for (uint32_t i = 0; i < L; i++) {
-    VECTOR(edges)[2 * i] = t->links[i].src;
-    VECTOR(edges)[2 * i + 1] = t->links[i].dst;
-    VECTOR(cap)[i] = t->links[i].bandwidth_GBps;
-  }
-  if ((e = igraph_create(&g, &edges, (igraph_integer_t)nodes, IGRAPH_DIRECTED)) != IGRAPH_SUCCESS)
-    goto done_part;
-  have_g = true;
+  igraph_error_t e = igraph_vector_int_init(&part, 0);
+  bool have_part = e == IGRAPH_SUCCESS;
+  bool have_g = have_part && (e = fabric_graph(t, false, false, &g, &cap)) == IGRAPH_SUCCESS;
   double best = INFINITY;
   uint32_t best_src = 0, best_dst = 0;
-  for (uint32_t i = 1; i < 2 * n - 1 && e == IGRAPH_SUCCESS; i++) {
+  for (uint32_t i = 1; have_g && i < 2 * n - 1 && e == IGRAPH_SUCCESS; i++) {
     uint32_t u = (i + 1) / 2, src = i % 2 ? 0 : u, dst = i % 2 ? u : 0;
     igraph_real_t flow = 0.0;
     e = igraph_maxflow_value(&g, &flow, (igraph_integer_t)src, (igraph_integer_t)dst, &cap, NULL);
     if (e == IGRAPH_SUCCESS && flow < best) best = flow, best_src = src, best_dst = dst;
   }
-  if (e == IGRAPH_SUCCESS && isfinite(best)) {
+  if (have_g && e == IGRAPH_SUCCESS && isfinite(best)) {
     igraph_real_t flow = 0.0;
     e = igraph_maxflow(&g, &flow, NULL, NULL, &part, NULL, (igraph_integer_t)best_src,
                        (igraph_integer_t)best_dst, &cap, NULL);
@@ -573,14 +563,11 @@ static tn_status_t twosided_search(const topo_t *t, uint8_t *set, bool *found, t
       *found = true;
     }
   }
-done_part:
-  igraph_vector_int_destroy(&part);
-done_cap:
-  igraph_vector_destroy(&cap);
-done_edges:
-  igraph_vector_int_destroy(&edges);
-unlock:
-  if (have_g) igraph_destroy(&g);
+  if (have_g) {
+    igraph_destroy(&g);
+    igraph_vector_destroy(&cap);
+  }
+  if (have_part) igraph_vector_int_destroy(&part);
   topo_igraph_unlock();
   return ig_status(e, "max-flow", err);
 }
