@@ -10,7 +10,7 @@
 #include "sim/sim.h"
 #include "synth/synth_internal.h"
 
-#define NEAR_PS 64000u /* 64 ns: what gates may add to a time, beyond 0.01% */
+#define NEAR_PS 64000u /* 64 ns: what gates usually add to a time, beyond 0.01% */
 
 /* Candidates in order of preference among equal times; the first PLANNERS are built
  * first, the rest (the baselines) with the limit their best sets. */
@@ -18,9 +18,9 @@ static const synth_method_t candidates[] = {SYNTH_GREEDY, SYNTH_TREES,  SYNTH_FO
                                             SYNTH_RING,   SYNTH_DIRECT, SYNTH_TWOSTEP};
 enum { NCAND = sizeof candidates / sizeof candidates[0], PLANNERS = 3 };
 
-/* The slowest time still chosen beside a fastest of best_ps: the kept set is made
- * order-proof, which moves its time by nanoseconds, so every candidate this close to the
- * fastest is made so too, and the fastest strict one is kept. */
+/* The first round's reach beside a fastest original time of best_ps: the kept set is made
+ * order-proof, which mostly moves its time by nanoseconds, so every candidate this close
+ * to the fastest is made so at once (later rounds take any other that may still win). */
 static uint64_t near_of(uint64_t best_ps) {
   return best_ps + best_ps / 10000 + NEAR_PS;
 }

@@ -301,7 +301,8 @@ tn_status_t synth_i_prepare(const topo_t *t, algo_t *a, tn_err_t *err) {
 /* Every method's set leaves the order of some same-instant events open (a producer plans
  * in one order; a runtime may pick another), so the one kept is made order-proof here, the
  * one place every set passes; its time is then the strict set's. (The portfolio makes its
- * near-fastest candidates strict before it chooses: the gates move a time by nanoseconds.)
+ * candidates strict before it chooses, in rounds, since gates may cost more than the
+ * nanoseconds they usually do: see portfolio.c.)
  * o->on_set runs beside the order-proof set's simulation. */
 static tn_status_t finish(const topo_t *t, const synth_opts_t *o, synth_result_t *out,
                           tn_err_t *err) {
