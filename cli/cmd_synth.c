@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "emit/emit.h"
 #include "sim/sim.h"
@@ -169,6 +170,7 @@ typedef struct check_write {
   const topo_t *t;
   const char *out;
   algo_verify_report_t rep;
+  uint32_t written; /* ranks of the set last written (0: none yet) */
 } check_write_t;
 
 static tn_status_t check_and_write(void *ctx, const algo_t *a, tn_err_t *err) {
@@ -176,7 +178,19 @@ static tn_status_t check_and_write(void *ctx, const algo_t *a, tn_err_t *err) {
   tn_err_t e = {0};
   if (algo_verify(a, cw->t, &cw->rep, &e) != TN_OK)
     return tn_err_set(err, TN_INTERNAL, "synthesized algorithm failed verification: %s", e.msg);
-  return emit_chakra_write(a, cw->out, err);
+  tn_status_t st = emit_chakra_write(a, cw->out, err);
+  if (st == TN_OK) cw->written = a->npus;
+  return st;
+}
+
+/* synth_run wrote a set beside its last simulation and then failed (out of memory in a
+ * later step): the command fails, so the set it wrote goes too, as if it never had been. */
+static void unwrite(const check_write_t *cw) {
+  char path[4096];
+  for (uint32_t r = 0; r < cw->written; r++) {
+    snprintf(path, sizeof path, "%s.%u.et", cw->out, r);
+    unlink(path);
+  }
 }
 
 int cmd_synth(int argc, char **argv) {
@@ -219,6 +233,7 @@ int cmd_synth(int argc, char **argv) {
   goto done;
 fail:
   code = cli_report("synth", &err);
+  unwrite(&cw);
 done:
   sim_result_free(&sr);
   synth_result_free(&out);
