@@ -200,6 +200,19 @@ static tn_status_t unknown_key(const char *what, unsigned lineno, const char *ke
                     lineno, key);
 }
 
+/* A manifest's one-number line (seed, seeds): value in [lo, hi], given at most once (*line:
+ * where it was, 0 before). */
+static tn_status_t number_line(const char *what, unsigned lineno, const char *key, const char *s,
+                               uint64_t lo, uint64_t hi, unsigned *line, uint64_t *out,
+                               tn_err_t *err) {
+  tn_err_t e = {0};
+  if (*line != 0) return tn_err_set(err, TN_PARSE, "%s:%u: %s is given twice", what, lineno, key);
+  *line = lineno;
+  if (tn_parse_u64(s, lo, hi, key, out, &e) != TN_OK)
+    return tn_err_set(err, TN_PARSE, "%s:%u: %s", what, lineno, e.msg);
+  return TN_OK;
+}
+
 static tn_status_t manifest_parse_in(const char *text, const char *what, const char *base,
                                      cli_batch_plan_t *p, tn_err_t *err) {
   static const char *const keys[] = {"topos", "colls", "sizes", "algos", "seed", "seeds"};
@@ -234,19 +247,9 @@ static tn_status_t manifest_parse_in(const char *text, const char *what, const c
     } else if (*s == '\0') {
       st = tn_err_set(err, TN_PARSE, "%s:%u: '%s' needs a value", what, lineno, key);
     } else if (k == 4) {
-      tn_err_t e = {0};
-      if (seed_line != 0)
-        st = tn_err_set(err, TN_PARSE, "%s:%u: seed is given twice", what, lineno);
-      else if (tn_parse_u64(s, 0, UINT64_MAX, "seed", &seed, &e) != TN_OK)
-        st = tn_err_set(err, TN_PARSE, "%s:%u: %s", what, lineno, e.msg);
-      seed_line = lineno;
+      st = number_line(what, lineno, key, s, 0, UINT64_MAX, &seed_line, &seed, err);
     } else if (k == 5) {
-      tn_err_t e = {0};
-      if (seeds_line != 0)
-        st = tn_err_set(err, TN_PARSE, "%s:%u: seeds is given twice", what, lineno);
-      else if (tn_parse_u64(s, 1, SYNTH_MAX_SEEDS, "seeds", &seeds, &e) != TN_OK)
-        st = tn_err_set(err, TN_PARSE, "%s:%u: %s", what, lineno, e.msg);
-      seeds_line = lineno;
+      st = number_line(what, lineno, key, s, 1, SYNTH_MAX_SEEDS, &seeds_line, &seeds, err);
     } else {
       st = join_list(&vals[k], s, err);
     }
