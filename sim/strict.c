@@ -14,8 +14,7 @@
  * what the SEND depends on and on the issue of the SENDs it must follow, then one more
  * such COMP per nanosecond of delay; the SEND also depends on the last of them. A runtime
  * can then issue the SEND only at the planned instant, whatever its order of events. The
- * gates cost a nanosecond where they wait at all (most sit behind a busy link); after the
- * first round a delayed SEND waits LATER_STEP_NS instead of 1. */
+ * gates cost a nanosecond where they wait at all (most sit behind a busy link). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,14 +27,6 @@
  * other: the gates of later rounds move SENDs by nanoseconds, and would otherwise turn such
  * near pairs into new ties round after round. */
 #define NEAR_WINDOW_PS 32000u
-/* After the first round, a delayed SEND waits this many ns more than the one it is parted
- * from, not 1: every event then sits on a whole ns (gates are 1 ns), so a queue moved by
- * 1 ns tends to land on the next nanosecond's events and make new ties round after round.
- * Measured: Direct All-to-All 1 GiB on mesh-16x8 took 7 rounds at 1 ns and 4 at 2 to 8 ns,
- * the same final time; larger steps cost their nanoseconds where a gate waits on the
- * critical path (forest All-Gather 1 KiB on switch-16: 1,036.760 ns at 1 and 2 ns,
- * 1,039.072 at 5). */
-#define LATER_STEP_NS 2u
 
 /* A constraint: SEND `after` (global index in the original set) is issued after SEND
  * `first` of the same rank. */
@@ -53,7 +44,6 @@ typedef struct state {
   tn_vec_t orders; /* order_t, in the order found */
   tn_vec_t ties;   /* sim_tie_t of the last run */
   bool failed;     /* recording a tie ran out of memory */
-  uint32_t step;   /* ns a delayed SEND waits beyond the one it is parted from */
 } state_t;
 
 static void on_tie(void *ctx, const sim_tie_t *v) {
@@ -101,7 +91,7 @@ static tn_status_t add_constraints(state_t *s, bool *added, tn_err_t *err) {
       other = s->off[v->first_cause_rank] + v->first_cause_id;
       if (d == other) continue; /* one SEND sets both: no nanosecond there parts them */
     }
-    uint32_t want = bump[other] + s->step;
+    uint32_t want = bump[other] + 1;
     if (bump[d] >= want) continue;
     if (s->delay[d] - bump[d] + want > MAX_DELAY) continue;
     s->delay[d] += want - bump[d];
@@ -277,7 +267,6 @@ tn_status_t sim_make_strict_and(const topo_t *t, algo_t **a, sim_strict_fn fn, v
     if (exact == 0 || rep->rounds == MAX_ROUNDS) break;
     bool added = false;
     memset(s.bump, 0, (size_t)s.off[s.orig->npus] * sizeof *s.bump);
-    s.step = rep->rounds == 0 ? 1u : LATER_STEP_NS;
     if ((st = add_constraints(&s, &added, err)) != TN_OK || !added) break;
     rep->rounds++;
     algo_t *next = NULL;
