@@ -118,52 +118,94 @@ tn_status_t synth_i_sim_within(const topo_t *t, const algo_t *a, const sim_opts_
   return TN_OK;
 }
 
+/* One configuration of a baseline: Ring one way or both ways round, k pieces per block. */
+typedef struct base_cfg {
+  bool both;
+  uint32_t k;
+} base_cfg_t;
+
+/* One configuration built and simulated, its simulation stopped past `stop` (nonzero). */
+typedef struct base_try {
+  const topo_t *t;
+  tn_coll_t coll;
+  uint64_t size;
+  synth_method_t m;
+  base_cfg_t cfg;
+  uint64_t stop;
+  algo_t *a;
+  tn_status_t bs, st; /* the build's status (not TN_OK: the configuration does not fit) */
+  tn_err_t be, e;
+  sim_result_t r;
+} base_try_t;
+
+static void try_config(base_try_t *x) {
+  x->bs = x->m == SYNTH_RING
+              ? algo_ring_both(x->coll, x->t->npus, x->size, x->cfg.k, x->cfg.both, &x->a, &x->be)
+              : algo_direct(x->coll, x->t->npus, x->size, x->cfg.k, &x->a, &x->be);
+  if (x->bs != TN_OK) return;
+  sim_opts_t so = {.stop_after_ps = x->stop};
+  x->st = synth_i_sim_within(x->t, x->a, &so, &x->r, &x->e);
+}
+
+static void try_item(void *ctx, size_t i, unsigned worker) {
+  (void)worker;
+  try_config(&((base_try_t *)ctx)[i]);
+}
+
+/* Configurations are simulated side by side (each stopped at limit_ps only) up to this many
+ * NPUs, where two sets in memory at once cost little; above it one after another. */
+#define SIDE_BY_SIDE_NPUS 256u
+
 /* A baseline at its best, as practitioners run it: Ring in one direction or as the two
  * counter-rotating rings, with whole blocks or pipelined pieces; Direct with whole blocks
  * or pipelined pieces. Each configuration is simulated and the fastest kept (the earlier
  * among equal times); variant says which. k (when given) fixes the pieces per block.
- * A configuration's simulation stops as soon as it can no longer be kept: past the
- * fastest time so far, or past limit_ps (nonzero: the portfolio wants nothing slower).
- * When every configuration passes limit_ps, out->algo stays NULL and *pruned is set. */
+ * A configuration's simulation stops as soon as it can no longer be kept: past limit_ps
+ * (nonzero: the portfolio wants nothing slower) and, one after another, past the fastest
+ * time so far; side by side, a configuration that ends slower than an earlier one is not
+ * kept either, so the outcome is the same. When every configuration passes limit_ps,
+ * out->algo stays NULL and *pruned is set. */
 static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size, synth_method_t m,
                                  uint32_t k, uint64_t limit_ps, bool *pruned, synth_result_t *out,
                                  tn_err_t *err) {
-  typedef struct {
-    bool both;
-    uint32_t k;
-  } config_t;
-  static const config_t ring_cfg[] = {{false, 1}, {true, 2}, {true, 8}};
-  static const config_t direct_cfg[] = {{false, 1}, {false, 4}};
-  config_t given[2] = {{false, k}, {true, k}};
-  const config_t *cfg = k ? given : m == SYNTH_RING ? ring_cfg : direct_cfg;
+  static const base_cfg_t ring_cfg[] = {{false, 1}, {true, 2}, {true, 8}};
+  static const base_cfg_t direct_cfg[] = {{false, 1}, {false, 4}};
+  base_cfg_t given[2] = {{false, k}, {true, k}};
+  const base_cfg_t *cfg = k ? given : m == SYNTH_RING ? ring_cfg : direct_cfg;
   size_t n = k                 ? (m == SYNTH_RING ? 2 : 1)
              : m == SYNTH_RING ? sizeof ring_cfg / sizeof *ring_cfg
                                : sizeof direct_cfg / sizeof *direct_cfg;
+  base_try_t x[3];
+  memset(x, 0, sizeof x);
+  for (size_t i = 0; i < n; i++)
+    x[i] =
+        (base_try_t){.t = t, .coll = coll, .size = size, .m = m, .cfg = cfg[i], .stop = limit_ps};
+  unsigned threads = tn_thread_count();
+  bool side = n > 1 && threads > 1 && t->npus <= SIDE_BY_SIDE_NPUS;
+  if (side) tn_parallel_for(n, threads < n ? threads : (unsigned)n, try_item, x);
   uint64_t best_ps = UINT64_MAX;
   tn_status_t st = TN_OK, first = TN_OK;
   tn_err_t first_err = {0};
-  for (size_t i = 0; st == TN_OK && i < n; i++) {
-    algo_t *a = NULL;
-    tn_err_t e = {0};
-    tn_status_t bs = m == SYNTH_RING
-                         ? algo_ring_both(coll, t->npus, size, cfg[i].k, cfg[i].both, &a, &e)
-                         : algo_direct(coll, t->npus, size, cfg[i].k, &a, &e);
-    if (bs != TN_OK) { /* this configuration does not fit (too few bytes, one direction) */
-      if (first == TN_OK) first = bs, first_err = e;
-      continue;
+  for (size_t i = 0; i < n; i++) {
+    if (!side && st == TN_OK) {
+      /* Kept only when faster than the best so far (time < best_ps) and within limit_ps. */
+      uint64_t stop = best_ps != UINT64_MAX ? best_ps - 1 : 0;
+      if (limit_ps != 0 && (stop == 0 || limit_ps < stop)) stop = limit_ps;
+      x[i].stop = stop;
+      try_config(&x[i]);
     }
-    /* Kept only when faster than the best so far (time < best_ps) and within limit_ps. */
-    uint64_t stop = best_ps != UINT64_MAX ? best_ps - 1 : 0;
-    if (limit_ps != 0 && (stop == 0 || limit_ps < stop)) stop = limit_ps;
-    sim_opts_t so = {.stop_after_ps = stop};
-    sim_result_t r = {0};
-    st = synth_i_sim_within(t, a, &so, &r, err);
-    if (st == TN_OK && r.stopped) *pruned = true;
-    if (st == TN_OK && !r.stopped && r.time_ps < best_ps) {
-      best_ps = r.time_ps;
+    if (st == TN_OK && x[i].bs != TN_OK) { /* does not fit (too few bytes, one direction) */
+      if (first == TN_OK) first = x[i].bs, first_err = x[i].be;
+    } else if (st == TN_OK && x[i].st != TN_OK) {
+      st = x[i].st;
+      *err = x[i].e;
+    } else if (st == TN_OK && x[i].r.stopped) {
+      *pruned = true;
+    } else if (st == TN_OK && x[i].r.time_ps < best_ps) {
+      best_ps = x[i].r.time_ps;
       algo_free(out->algo);
-      out->algo = a;
-      a = NULL;
+      out->algo = x[i].a;
+      x[i].a = NULL;
       uint32_t pieces = coll == TN_ALLTOALL ? cfg[i].k : out->algo->chunks_per_npu;
       snprintf(out->variant, sizeof out->variant, "%s%u chunk%s",
                m != SYNTH_RING ? ""
@@ -171,8 +213,9 @@ static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size,
                                : "one direction, ",
                pieces, pieces == 1 ? "" : "s");
     }
-    sim_result_free(&r);
-    algo_free(a);
+    sim_result_free(&x[i].r);
+    algo_free(x[i].a);
+    x[i].a = NULL;
   }
   if (st == TN_OK && out->algo == NULL && !*pruned) {
     st = first;
