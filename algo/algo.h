@@ -185,6 +185,12 @@ tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *
  * starts with a contribution to every chunk); whether it computes the collective is
  * algo_verify's to say. One thread, O(T log T). */
 
+/* algo_from_schedule of an explicit schedule (s->coll not TN_ALLGATHER), and in send_id
+ * (schedule_len(s) entries) the id of every transfer's SEND in its sender's rank: what
+ * names the transfers of s->ties in the lowered set. TN_INVAL for an All-Gather plan. */
+tn_status_t algo_from_schedule_ids(const schedule_t *s, tn_coll_t coll, const char *name,
+                                   algo_t **out, uint32_t *send_id, tn_err_t *err);
+
 /* All-Reduce from two All-Gather schedules with the same npus, chunks_per_npu and size:
  * rs_ag is time-reversed into the Reduce-Scatter half and ag is the All-Gather half. A
  * reversed schedule runs on the transposed links, so on an asymmetric fabric plan rs_ag on

@@ -715,6 +715,7 @@ typedef struct xlower {
   const schedule_t *s;
   algo_t *a;
   uint32_t *tag, *recv_id, *comp_id;
+  uint32_t *send_id; /* per transfer: its SEND's id, or NULL (the caller's) */
   uint32_t *nrecv, *item_off, *fill;
   uint64_t *ndep, *nchunk;
   sortrec_t *recs, *tmp;
@@ -761,8 +762,8 @@ static tn_status_t xcount(xlower_t *X, uint32_t *sent, tn_err_t *err) {
     if (nodes >= UINT32_MAX - 1 || X->ndep[r] >= UINT32_MAX || X->nchunk[r] >= UINT32_MAX)
       return tn_err_set(err, TN_LIMIT, "lowering: rank %u needs more than %u nodes or ids", r,
                         UINT32_MAX - 2);
-    tn_status_t st = algo_reserve(X->a, r, (size_t)nodes, (size_t)X->ndep[r],
-                                  (size_t)X->nchunk[r], err);
+    tn_status_t st =
+        algo_reserve(X->a, r, (size_t)nodes, (size_t)X->ndep[r], (size_t)X->nchunk[r], err);
     if (st != TN_OK) return st;
   }
   for (uint32_t r = 0; r < s->npus; r++)
@@ -776,11 +777,14 @@ static void xcollect(xlower_t *X) {
   for (uint32_t i = 0; i < schedule_len(s); i++) {
     const sched_xfer_t *x = schedule_xfer(s, i);
     bool red = schedule_op(s, i) == SCHED_REDUCE;
-    algo_node_t n = {.op = ALGO_RECV, .reduce = red, .peer = (int32_t)x->src,
-                     .tag = (int32_t)X->tag[i], .bytes = x->bytes, .nchunks = x->nchunks};
+    algo_node_t n = {.op = ALGO_RECV,
+                     .reduce = red,
+                     .peer = (int32_t)x->src,
+                     .tag = (int32_t)X->tag[i],
+                     .bytes = x->bytes,
+                     .nchunks = x->nchunks};
     put(&X->a->ranks[x->dst], n, NULL, xchunks(s, x));
-    if (red)
-      X->recs[X->item_off[x->dst] + X->fill[x->dst]++] = make_rec(x->end_ps, 0, false, i);
+    if (red) X->recs[X->item_off[x->dst] + X->fill[x->dst]++] = make_rec(x->end_ps, 0, false, i);
     X->recs[X->item_off[x->src] + X->fill[x->src]++] = make_rec(x->start_ps, 2, false, i);
   }
 }
@@ -803,28 +807,33 @@ static void xemit_rank(xlower_t *X, uint32_t r) {
     if (ord_is_comp(rec_ord(&rec[i]))) {
       deps[nd++] = X->recv_id[xi];
       nd = after_last_comps(deps, nd, ch, x->nchunks, X->last, X->last_rank, r, first + i);
-      put(R, (algo_node_t){.op = ALGO_COMP, .peer = -1, .ndeps = nd, .nchunks = x->nchunks},
-          deps, ch);
+      put(R, (algo_node_t){.op = ALGO_COMP, .peer = -1, .ndeps = nd, .nchunks = x->nchunks}, deps,
+          ch);
       continue;
     }
     for (uint32_t j = 0; j < x->ndeps; j++) {
       uint32_t d = xdeps(s, x)[j];
       deps[nd++] = schedule_op(s, d) == SCHED_REDUCE ? X->comp_id[d] : X->recv_id[d];
     }
+    if (X->send_id) X->send_id[xi] = first + i;
     put(R,
-        (algo_node_t){.op = ALGO_SEND, .peer = (int32_t)x->dst, .tag = (int32_t)X->tag[xi],
-                      .bytes = x->bytes, .ndeps = nd, .nchunks = x->nchunks},
+        (algo_node_t){.op = ALGO_SEND,
+                      .peer = (int32_t)x->dst,
+                      .tag = (int32_t)X->tag[xi],
+                      .bytes = x->bytes,
+                      .ndeps = nd,
+                      .nchunks = x->nchunks},
         deps, ch);
   }
 }
 
 /* Lowers an explicit Reduce-Scatter or All-Reduce schedule as is. O(T log T). */
 static tn_status_t lower_explicit(const schedule_t *s, tn_coll_t coll, const char *name,
-                                  algo_t **out, tn_err_t *err) {
+                                  algo_t **out, uint32_t *send_id, tn_err_t *err) {
   *out = NULL;
   tn_status_t st = check_explicit(s, coll, err);
   if (st != TN_OK) return st;
-  xlower_t X = {.s = s};
+  xlower_t X = {.s = s, .send_id = send_id};
   uint32_t *sent = NULL, n = s->npus, len = schedule_len(s);
   uint64_t nchunks = (uint64_t)n * s->chunks_per_npu;
   st = algo_create(name, coll, n, s->chunks_per_npu, s->size_bytes, &X.a, err);
@@ -862,7 +871,7 @@ static tn_status_t lower_explicit(const schedule_t *s, tn_coll_t coll, const cha
 
 tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *name, algo_t **out,
                                tn_err_t *err) {
-  if (s->coll != TN_ALLGATHER) return lower_explicit(s, coll, name, out, err);
+  if (s->coll != TN_ALLGATHER) return lower_explicit(s, coll, name, out, NULL, err);
   switch (coll) {
   case TN_ALLGATHER: return lower(NULL, s, coll, name, out, err);
   case TN_REDUCESCATTER: return lower(s, NULL, coll, name, out, err);
@@ -872,6 +881,13 @@ tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *
   *out = NULL;
   return tn_err_set(err, TN_INVAL, "lowering: an All-Gather plan cannot be lowered to %s",
                     tn_coll_name(coll));
+}
+
+tn_status_t algo_from_schedule_ids(const schedule_t *s, tn_coll_t coll, const char *name,
+                                   algo_t **out, uint32_t *send_id, tn_err_t *err) {
+  if (s->coll != TN_ALLGATHER) return lower_explicit(s, coll, name, out, send_id, err);
+  *out = NULL;
+  return tn_err_set(err, TN_INVAL, "lowering: SEND ids are named for explicit schedules only");
 }
 
 tn_status_t algo_allreduce_from_schedules(const schedule_t *rs_ag, const schedule_t *ag,

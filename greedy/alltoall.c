@@ -62,8 +62,9 @@ typedef struct a2a {
   double *cost;            /* per adj entry: the edge's length (its route's links) */
   qent_t *q;               /* Dijkstra's heap: at most one entry per edge and the source */
   uint32_t qlen;
-  uint32_t *path; /* per (source, destination, piece): offset into hops */
-  tn_vec_t hops;  /* uint32_t NPUs of every path, source first */
+  uint64_t tie_window; /* schedule_replay_ties' window (UINT64_MAX: no pairs kept) */
+  uint32_t *path;      /* per (source, destination, piece): offset into hops */
+  tn_vec_t hops;       /* uint32_t NPUs of every path, source first */
 } a2a_t;
 
 static void a2a_free(a2a_t *A) {
@@ -262,7 +263,7 @@ static tn_status_t build(a2a_t *A, uint64_t size, uint32_t m, schedule_t *out, t
           prev = index;
         }
       }
-  if (st == TN_OK) st = schedule_replay(A->t, out, err);
+  if (st == TN_OK) st = schedule_replay_ties(A->t, out, A->tie_window, err);
   if (st != TN_OK) {
     schedule_free(out);
     schedule_init(out, TN_ALLTOALL, n, k, size);
@@ -344,7 +345,8 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
   tn_status_t st = tn_alltoall_check(size_bytes, n, fixed ? fixed : 1, err);
   if (st == TN_OK) st = topo_check_connected(t, err);
   if (st != TN_OK) return st;
-  a2a_t A = {.t = t, .n = n};
+  uint64_t window = opts && opts->keep_ties ? opts->tie_window_ps : UINT64_MAX;
+  a2a_t A = {.t = t, .n = n, .tie_window = window};
   tn_vec_init(&A.hops, sizeof(uint32_t));
   topo_routes_t *routes = NULL;
   st = topo_routes_create(t, &routes, err);
@@ -382,7 +384,7 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
       uint32_t m = counts[c];
       if (m > 8 || (m > 1 && size_bytes / ((uint64_t)n * m) < MIN_PIECE_BYTES)) continue;
       if (size_bytes / n % m != 0 || (m > 1 && least * m > MAX_TRANSFERS)) continue;
-      a2a_t J = {.t = t, .n = n, .growth = growths[0], .lg = A.lg};
+      a2a_t J = {.t = t, .n = n, .growth = growths[0], .lg = A.lg, .tie_window = window};
       J.adj_off = A.adj_off, J.adj = A.adj;
       tn_vec_init(&J.hops, sizeof(uint32_t));
       jobs[njobs] = (sweep_job_t){.A = J, .size = size_bytes, .m = m};

@@ -12,6 +12,10 @@
 typedef struct greedy_opts {
   uint64_t seed;           /* tie-breaking seed; same seed, same schedule */
   uint32_t chunks_per_npu; /* 0 = choose automatically for the size */
+  /* greedy_alltoall: keep in out->ties the pairs its replay saw within this window
+   * (schedule_replay_ties), for the simulator's order-proofing; false: none kept. */
+  bool keep_ties;
+  uint64_t tie_window_ps;
 } greedy_opts_t;
 
 /* Plans an All-Gather of size_bytes (gathered output) on t and fills *out (initialised

@@ -100,6 +100,19 @@ typedef struct sim_strict_report {
  * to their ranks). What sim_run reports on failure. */
 tn_status_t sim_make_strict(const topo_t *t, algo_t **a, sim_strict_report_t *rep, tn_err_t *err);
 
+/* The window of the first simulation of sim_make_strict: pairs of an NPU's own SENDs that
+ * enter one link this close are ordered too (later gates move SENDs by nanoseconds). */
+#define SIM_STRICT_FIRST_WINDOW_PS 32000u
+
+/* A first run of a set known without simulating it (a plan's replay on the engine, which
+ * runs as the simulator runs the set): its time and every pair of entries into one link at
+ * most SIM_STRICT_FIRST_WINDOW_PS apart, in the order the run met them. */
+typedef struct sim_first_run {
+  uint64_t time_ps;
+  const sim_tie_t *ties;
+  size_t nties;
+} sim_first_run_t;
+
 /* Work on an order-proof set (a check, writing it out) that can run beside its last
  * simulation: what sim_make_strict_and calls. */
 typedef tn_status_t (*sim_strict_fn)(void *ctx, const algo_t *a, tn_err_t *err);
@@ -112,6 +125,10 @@ typedef tn_status_t (*sim_strict_fn)(void *ctx, const algo_t *a, tn_err_t *err);
  * failure, which comes first); *a is then left as given. */
 tn_status_t sim_make_strict_and(const topo_t *t, algo_t **a, sim_strict_fn fn, void *ctx,
                                 sim_strict_report_t *rep, tn_err_t *err);
+/* sim_make_strict_and that takes *first (when not NULL) for the first simulation of *a. */
+tn_status_t sim_make_strict_from(const topo_t *t, algo_t **a, const sim_first_run_t *first,
+                                 sim_strict_fn fn, void *ctx, sim_strict_report_t *rep,
+                                 tn_err_t *err);
 
 #define SIM_SPREAD_SEEDS 4 /* random orders sim and verify try besides id and reverse */
 

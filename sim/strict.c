@@ -14,7 +14,9 @@
  * what the SEND depends on and on the issue of the SENDs it must follow, then one more
  * such COMP per nanosecond of delay; the SEND also depends on the last of them. A runtime
  * can then issue the SEND only at the planned instant, whatever its order of events. The
- * gates cost a nanosecond where they wait at all (most sit behind a busy link). */
+ * gates cost a nanosecond where they wait at all (most sit behind a busy link).
+ * A caller that already knows the first run (a plan's replay on the same engine, with the
+ * pairs it saw: sim_first_run_t) saves that simulation; every later run is simulated. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +28,7 @@
 /* The first run also orders the SENDs of one NPU that enter a link within this of each
  * other: the gates of later rounds move SENDs by nanoseconds, and would otherwise turn such
  * near pairs into new ties round after round. */
-#define NEAR_WINDOW_PS 32000u
+#define NEAR_WINDOW_PS SIM_STRICT_FIRST_WINDOW_PS
 /* Later runs report pairs that enter one link within this of each other, so that a round
  * sees which of them its own delays would bring together (see predict). */
 #define PREDICT_WINDOW_PS 4000u
@@ -276,6 +278,12 @@ tn_status_t sim_make_strict(const topo_t *t, algo_t **a, sim_strict_report_t *re
 
 tn_status_t sim_make_strict_and(const topo_t *t, algo_t **a, sim_strict_fn fn, void *ctx,
                                 sim_strict_report_t *rep, tn_err_t *err) {
+  return sim_make_strict_from(t, a, NULL, fn, ctx, rep, err);
+}
+
+tn_status_t sim_make_strict_from(const topo_t *t, algo_t **a, const sim_first_run_t *first,
+                                 sim_strict_fn fn, void *ctx, sim_strict_report_t *rep,
+                                 tn_err_t *err) {
   memset(rep, 0, sizeof *rep);
   state_t s = {.t = t, .orig = *a};
   tn_vec_init(&s.orders, sizeof(order_t));
@@ -298,8 +306,15 @@ tn_status_t sim_make_strict_and(const topo_t *t, algo_t **a, sim_strict_fn fn, v
                      .tie_ctx = &s,
                      .tie_window_ps = rep->rounds == 0 ? NEAR_WINDOW_PS : PREDICT_WINDOW_PS};
     sim_result_t res = {0};
-    /* The original set was handed to no one: only rebuilt sets get fn beside their run. */
-    st = run_beside(t, cur, &so, &res, cur != *a ? fn : NULL, ctx, err);
+    if (first != NULL && cur == *a) { /* the original's run is known */
+      res.time_ps = first->time_ps;
+      st = tn_vec_reserve(&s.ties, first->nties, err);
+      for (size_t i = 0; st == TN_OK && i < first->nties; i++)
+        st = tn_vec_push(&s.ties, &first->ties[i], err);
+    } else {
+      /* The original set was handed to no one: only rebuilt sets get fn beside their run. */
+      st = run_beside(t, cur, &so, &res, cur != *a ? fn : NULL, ctx, err);
+    }
     rep->time_ps = res.time_ps;
     if (rep->rounds == 0) rep->first_ps = res.time_ps;
     sim_result_free(&res);

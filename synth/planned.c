@@ -4,6 +4,7 @@
  * two halves chunk by chunk (on a symmetric fabric the transposed fabric is the fabric
  * itself, so one plan serves). The forest plans its Reduce-Scatter forward, and its
  * All-Reduce joins that to its All-Gather (see forest_reduce). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "forest/forest.h"
@@ -161,11 +162,43 @@ static tn_status_t alltoall(const topo_t *t, uint64_t size, const synth_opts_t *
                             synth_result_t *out, tn_err_t *err) {
   if (m != SYNTH_GREEDY) /* synth_method_applies let only the greedy through */
     return tn_err_set(err, TN_INTERNAL, "%s: no All-to-All planner", synth_method_name(m));
-  greedy_opts_t g = {.seed = o->seed, .chunks_per_npu = o->chunks_per_npu};
+  greedy_opts_t g = {.seed = o->seed,
+                     .chunks_per_npu = o->chunks_per_npu,
+                     .keep_ties = true,
+                     .tie_window_ps = SIM_STRICT_FIRST_WINDOW_PS};
   schedule_t s;
+  uint32_t *send_id = NULL;
   tn_status_t st = greedy_alltoall(t, size, &g, &s, err);
-  if (st == TN_OK) st = algo_from_schedule(&s, TN_ALLTOALL, synth_method_name(m), &out->algo, err);
+  if (st == TN_OK) st = tn_malloc((size_t)schedule_len(&s) + 1, sizeof *send_id, &send_id, err);
+  if (st == TN_OK)
+    st = algo_from_schedule_ids(&s, TN_ALLTOALL, synth_method_name(m), &out->algo, send_id, err);
   if (st == TN_OK) out->time_ps = s.time_ps;
+  /* The replay's pairs, named as the simulator names them: order-proofing need not run the
+   * set once more to find them. */
+  tn_vec_init(&out->first_ties, sizeof(sim_tie_t));
+  if (st == TN_OK) st = tn_vec_reserve(&out->first_ties, s.ties.len, err);
+  for (size_t i = 0; st == TN_OK && i < s.ties.len; i++) {
+    const ten_tie_t *v = &TN_VEC_AT(&s.ties, ten_tie_t, i);
+    const sched_xfer_t *x1 = schedule_xfer(&s, (uint32_t)v->first);
+    const sched_xfer_t *x2 = schedule_xfer(&s, (uint32_t)v->second);
+    const sched_xfer_t *c1 = schedule_xfer(&s, (uint32_t)v->cause1);
+    const sched_xfer_t *c2 = schedule_xfer(&s, (uint32_t)v->cause2);
+    sim_tie_t w = {.link = v->link,
+                   .first_rank = x1->src,
+                   .first_id = send_id[v->first],
+                   .second_rank = x2->src,
+                   .second_id = send_id[v->second],
+                   .first_waited = v->waited1,
+                   .second_waited = v->waited2,
+                   .first_cause_rank = c1->src,
+                   .first_cause_id = send_id[v->cause1],
+                   .second_cause_rank = c2->src,
+                   .second_cause_id = send_id[v->cause2],
+                   .gap_ps = v->gap_ps};
+    st = tn_vec_push(&out->first_ties, &w, err);
+  }
+  out->first_known = st == TN_OK;
+  free(send_id);
   schedule_free(&s);
   return st;
 }

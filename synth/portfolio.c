@@ -43,7 +43,7 @@ static tn_status_t time_candidate(const topo_t *t, synth_result_t *c, uint64_t l
   if (c->time_ps != 0) return TN_OK;
   if (limit_ps == 0) {
     sim_strict_report_t rep;
-    tn_status_t st = sim_make_strict(t, &c->algo, &rep, err);
+    tn_status_t st = synth_i_make_strict(t, c, NULL, NULL, &rep, err);
     if (st == TN_OK) c->time_ps = rep.first_ps, c->strict = true, *strict_ps = rep.time_ps;
     return st;
   }
@@ -169,8 +169,7 @@ tn_status_t synth_i_portfolio(const topo_t *t, tn_coll_t coll, uint64_t size, co
         sim_strict_report_t rep;
         tn_status_t st = sole ? synth_i_prepare(t, c[i].r.algo, err) : TN_OK;
         if (st == TN_OK)
-          st = sim_make_strict_and(t, &c[i].r.algo, sole ? o->on_set : NULL, o->on_set_ctx, &rep,
-                                   err);
+          st = synth_i_make_strict(t, &c[i].r, sole ? o->on_set : NULL, o->on_set_ctx, &rep, err);
         c[i].r.on_set_done = sole;
         if (st != TN_OK) {
           for (size_t k = 0; k < N; k++)

@@ -55,6 +55,18 @@ void synth_result_free(synth_result_t *r) {
   if (r == NULL) return;
   algo_free(r->algo);
   r->algo = NULL;
+  tn_vec_free(&r->first_ties);
+  r->first_known = false;
+}
+
+tn_status_t synth_i_make_strict(const topo_t *t, synth_result_t *r, sim_strict_fn fn, void *ctx,
+                                sim_strict_report_t *rep, tn_err_t *err) {
+  sim_first_run_t first = {r->time_ps, r->first_ties.data, r->first_ties.len};
+  tn_status_t st =
+      sim_make_strict_from(t, &r->algo, r->first_known ? &first : NULL, fn, ctx, rep, err);
+  tn_vec_free(&r->first_ties); /* of the set as it was */
+  r->first_known = false;
+  return st;
 }
 
 /* The baselines do not look at the fabric, so connectivity is checked here for them; the
@@ -352,7 +364,7 @@ static tn_status_t finish(const topo_t *t, const synth_opts_t *o, synth_result_t
   tn_status_t st = synth_i_prepare(t, out->algo, err);
   if (st == TN_OK && !out->strict) {
     sim_strict_report_t rep;
-    st = sim_make_strict_and(t, &out->algo, o->on_set, o->on_set_ctx, &rep, err);
+    st = synth_i_make_strict(t, out, o->on_set, o->on_set_ctx, &rep, err);
     if (st == TN_OK)
       out->time_ps = rep.time_ps, out->strict = true, out->on_set_done = o->on_set != NULL;
   }

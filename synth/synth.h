@@ -88,6 +88,11 @@ typedef struct synth_result {
   uint64_t seed;         /* the seed algo was made with (opts->seeds: the winner's) */
   uint32_t seeds_tried;  /* seeds synthesized (1 unless opts->seeds asked for more) */
   bool on_set_done;      /* opts->on_set ran on algo (its last call) */
+  /* first_known: the plan's replay on the simulator's engine saw what a first simulation
+   * of algo would report, its time (time_ps) and first_ties (sim_tie_t); order-proofing
+   * then skips that run. */
+  bool first_known;
+  tn_vec_t first_ties;
 } synth_result_t;
 
 #define SYNTH_MAX_SEEDS 1000u /* opts->seeds at most */

@@ -41,4 +41,9 @@ tn_status_t synth_i_prepare(const topo_t *t, algo_t *a, tn_err_t *err);
 tn_status_t synth_i_portfolio(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
                               synth_result_t *out, tn_err_t *err);
 
+/* sim_make_strict_and on r->algo, taking r->first_ties (with r->time_ps) for its first
+ * run when the plan's replay gave them; they are freed (they name the set as it was). */
+tn_status_t synth_i_make_strict(const topo_t *t, synth_result_t *r, sim_strict_fn fn, void *ctx,
+                                sim_strict_report_t *rep, tn_err_t *err);
+
 #endif

@@ -16,7 +16,14 @@ typedef struct replay {
   uint64_t *comp_free; /* per (NPU, chunk): when its last reduction there is done */
   tn_vec_t ready;      /* uint32_t transfers ready at this instant */
   tn_vec_t arrivals;   /* uint32_t reducing transfers delivered at this instant */
+  bool tie_failed;     /* recording a pair in s->ties ran out of memory */
 } replay_t;
+
+static void on_tie(void *ctx, const ten_tie_t *v) {
+  replay_t *R = ctx;
+  tn_err_t e = {0};
+  if (!R->tie_failed && tn_vec_push(&R->s->ties, v, &e) != TN_OK) R->tie_failed = true;
+}
 
 /* Dependents of every transfer (CSR), and how many dependencies each waits for. */
 static tn_status_t build_kids(replay_t *R, tn_err_t *err) {
@@ -69,7 +76,8 @@ static tn_status_t start_comp(replay_t *R, uint32_t xi, uint64_t now, tn_err_t *
   uint64_t nchunks = (uint64_t)s->npus * s->chunks_per_npu, done = now;
   const uint32_t *ch = &TN_VEC_AT(&s->chunks, uint32_t, x->chunk_off);
   for (uint32_t j = 0; j < x->nchunks; j++)
-    if (R->comp_free[x->dst * nchunks + ch[j]] > done) done = R->comp_free[x->dst * nchunks + ch[j]];
+    if (R->comp_free[x->dst * nchunks + ch[j]] > done)
+      done = R->comp_free[x->dst * nchunks + ch[j]];
   done += SCHED_COMP_PS;
   for (uint32_t j = 0; j < x->nchunks; j++)
     R->comp_free[x->dst * nchunks + ch[j]] = done;
@@ -110,7 +118,16 @@ static tn_status_t delivered(replay_t *R, uint32_t xi, uint64_t now, tn_err_t *e
 }
 
 tn_status_t schedule_replay(const topo_t *t, schedule_t *s, tn_err_t *err) {
+  return schedule_replay_ties(t, s, UINT64_MAX, err);
+}
+
+/* window_ps UINT64_MAX: no pair is kept (schedule_replay). */
+tn_status_t schedule_replay_ties(const topo_t *t, schedule_t *s, uint64_t window_ps,
+                                 tn_err_t *err) {
   replay_t R = {.s = s};
+  bool keep = window_ps != UINT64_MAX;
+  tn_vec_free(&s->ties);
+  tn_vec_init(&s->ties, sizeof(ten_tie_t));
   topo_routes_t *routes = NULL;
   tn_vec_init(&R.ready, sizeof(uint32_t));
   tn_vec_init(&R.arrivals, sizeof(uint32_t));
@@ -119,6 +136,7 @@ tn_status_t schedule_replay(const topo_t *t, schedule_t *s, tn_err_t *err) {
   if (st == TN_OK) st = tn_calloc(slots, sizeof *R.comp_free, &R.comp_free, err);
   if (st == TN_OK) st = topo_routes_create(t, &routes, err);
   if (st == TN_OK) st = ten_engine_create(t, routes, &R.e, err);
+  if (st == TN_OK && keep) ten_engine_set_tie_observer(R.e, on_tie, &R, window_ps);
   s->time_ps = 0;
   for (uint32_t i = 0; st == TN_OK && i < schedule_len(s); i++)
     if (R.pending[i] == 0) st = tn_vec_push(&R.ready, &i, err);
@@ -132,10 +150,14 @@ tn_status_t schedule_replay(const topo_t *t, schedule_t *s, tn_err_t *err) {
     if (st == TN_OK && ten_peek_time(R.e) != ev.time_ps) st = end_instant(&R, err);
   }
   if (st == TN_OK) st = ten_engine_status(R.e, err);
+  if (st == TN_OK && R.tie_failed)
+    st = tn_err_set(err, TN_NOMEM, "replay: out of memory recording ties");
   for (uint32_t i = 0; st == TN_OK && i < schedule_len(s); i++)
     if (R.pending[i] != 0)
-      st = tn_err_set(err, TN_INVAL, "replay: transfer %u waits for a dependency that never "
-                      "completes (a cycle)", i);
+      st = tn_err_set(err, TN_INVAL,
+                      "replay: transfer %u waits for a dependency that never "
+                      "completes (a cycle)",
+                      i);
   ten_engine_free(R.e);
   topo_routes_free(routes);
   free(R.pending);

@@ -14,6 +14,7 @@ void schedule_init(schedule_t *s, tn_coll_t coll, uint32_t npus, uint32_t chunks
   tn_vec_init(&s->chunks, sizeof(uint32_t));
   tn_vec_init(&s->deps, sizeof(uint32_t));
   tn_vec_init(&s->ops, sizeof(uint8_t));
+  tn_vec_init(&s->ties, sizeof(ten_tie_t));
 }
 
 void schedule_free(schedule_t *s) {
@@ -22,6 +23,7 @@ void schedule_free(schedule_t *s) {
   tn_vec_free(&s->chunks);
   tn_vec_free(&s->deps);
   tn_vec_free(&s->ops);
+  tn_vec_free(&s->ties);
 }
 
 tn_status_t schedule_add(schedule_t *s, const sched_xfer_t *x, const uint32_t *chunks,
@@ -110,8 +112,9 @@ tn_status_t schedule_join_allreduce(const schedule_t *rs, const schedule_t *ag, 
   if (rs->coll != TN_REDUCESCATTER || ag->coll != TN_ALLGATHER || rs->npus != ag->npus ||
       rs->chunks_per_npu != ag->chunks_per_npu || rs->size_bytes != ag->size_bytes ||
       rs->chunks_per_npu == 0)
-    return tn_err_set(err, TN_INVAL, "join: needs a Reduce-Scatter and an All-Gather of one "
-                                     "shape (NPUs, chunks per NPU, size)");
+    return tn_err_set(err, TN_INVAL,
+                      "join: needs a Reduce-Scatter and an All-Gather of one "
+                      "shape (NPUs, chunks per NPU, size)");
   uint32_t *off = NULL, *list = NULL, k = rs->chunks_per_npu, base = schedule_len(rs);
   tn_vec_t deps;
   tn_vec_init(&deps, sizeof(uint32_t));
@@ -119,8 +122,9 @@ tn_status_t schedule_join_allreduce(const schedule_t *rs, const schedule_t *ag, 
   if (st == TN_OK) st = tn_vec_reserve(&out->xfers, (size_t)base + schedule_len(ag), err);
   for (uint32_t i = 0; st == TN_OK && i < base; i++) {
     const sched_xfer_t *x = schedule_xfer(rs, i);
-    st = schedule_add_op(out, x, schedule_op(rs, i), &TN_VEC_AT(&rs->chunks, uint32_t, x->chunk_off),
-                         &TN_VEC_AT(&rs->deps, uint32_t, x->dep_off), NULL, err);
+    st =
+        schedule_add_op(out, x, schedule_op(rs, i), &TN_VEC_AT(&rs->chunks, uint32_t, x->chunk_off),
+                        &TN_VEC_AT(&rs->deps, uint32_t, x->dep_off), NULL, err);
   }
   for (uint32_t i = 0; st == TN_OK && i < schedule_len(ag); i++) {
     sched_xfer_t x = *schedule_xfer(ag, i);

@@ -171,6 +171,8 @@ typedef struct schedule {
   uint64_t time_ps;    /* predicted completion (last delivery) */
   tn_vec_t ops;        /* uint8_t sched_op_t per transfer, or empty while every transfer
                           so far copies (All-Gather plans never pay for it) */
+  tn_vec_t ties;       /* ten_tie_t that schedule_replay_ties saw (cookies: transfer
+                          indices), or empty */
 } schedule_t;
 
 void schedule_init(schedule_t *s, tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu,
@@ -207,6 +209,11 @@ static inline uint32_t schedule_len(const schedule_t *s) {
  * every start_ps and end_ps and time_ps (the last delivery or COMP). TN_INVAL for a
  * dependency out of range or a cycle. O(T log T). */
 tn_status_t schedule_replay(const topo_t *t, schedule_t *s, tn_err_t *err);
+/* schedule_replay, keeping in s->ties every pair of consecutive entries into one link at
+ * most window_ps apart (ten_engine_set_tie_observer), in the order the engine saw them:
+ * what the simulator reports on the lowering, whose ranks list their SENDs of an instant
+ * in the order the replay issues them (algo_from_schedule_ids maps the transfers). */
+tn_status_t schedule_replay_ties(const topo_t *t, schedule_t *s, uint64_t window_ps, tn_err_t *err);
 
 /* An explicit All-Reduce schedule from an explicit Reduce-Scatter rs and an All-Gather
  * plan ag with the same npus, chunks_per_npu and size: rs's transfers as they are, then

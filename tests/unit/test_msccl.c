@@ -358,7 +358,7 @@ static void msccl_export_round_trip_is_exact_on_greedy(void **state) {
       topo_t *t = NULL;
       TU_OK(topo_gen_kind(kinds[k][0], kinds[k][1], 50.0, 500.0, &t, &tu_err_));
       schedule_t sch;
-      greedy_opts_t go = {7, cpn};
+      greedy_opts_t go = {.seed = 7, .chunks_per_npu = cpn};
       tn_err_t err = {0};
       uint64_t size = (uint64_t)t->npus * 4 * MiB;
       tn_status_t st = greedy_run(t, size, &go, &sch, &err);
@@ -551,7 +551,7 @@ static void msccl_runtime_export_of_greedy_fits_imports_and_verifies(void **stat
     topo_t *t = NULL;
     TU_OK(topo_gen_kind(kinds[k][0], kinds[k][1], 50.0, 500.0, &t, &tu_err_));
     schedule_t sch;
-    greedy_opts_t go = {7, 0};
+    greedy_opts_t go = {.seed = 7};
     tn_err_t err = {0};
     tn_status_t st = greedy_run(t, (uint64_t)t->npus * MiB, &go, &sch, &err);
     if (st != TN_OK) fail_msg("greedy: %s", err.msg);
