@@ -148,14 +148,26 @@ typedef struct base_try {
   tn_status_t bs, st; /* the build's status (not TN_OK: the configuration does not fit) */
   tn_err_t be, e;
   sim_result_t r;
+  tn_vec_t ties;   /* sim_tie_t of the run: a whole run is order-proofing's first */
+  bool tie_failed; /* recording one ran out of memory */
 } base_try_t;
 
+static void keep_tie(void *ctx, const sim_tie_t *v) {
+  base_try_t *x = ctx;
+  tn_err_t e = {0};
+  if (!x->tie_failed && tn_vec_push(&x->ties, v, &e) != TN_OK) x->tie_failed = true;
+}
+
 static void try_config(base_try_t *x) {
+  tn_vec_init(&x->ties, sizeof(sim_tie_t));
   x->bs = x->m == SYNTH_RING
               ? algo_ring_both(x->coll, x->t->npus, x->size, x->cfg.k, x->cfg.both, &x->a, &x->be)
               : algo_direct(x->coll, x->t->npus, x->size, x->cfg.k, &x->a, &x->be);
   if (x->bs != TN_OK) return;
-  sim_opts_t so = {.stop_after_ps = x->stop};
+  sim_opts_t so = {.stop_after_ps = x->stop,
+                   .on_tie = keep_tie,
+                   .tie_ctx = x,
+                   .tie_window_ps = SIM_STRICT_FIRST_WINDOW_PS};
   x->st = synth_i_sim_within(x->t, x->a, &so, &x->r, &x->e);
 }
 
@@ -218,6 +230,11 @@ static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size,
       algo_free(out->algo);
       out->algo = x[i].a;
       x[i].a = NULL;
+      /* Its whole run, ties and all, is the first run order-proofing would make. */
+      tn_vec_free(&out->first_ties);
+      out->first_ties = x[i].ties;
+      out->first_known = !x[i].tie_failed;
+      tn_vec_init(&x[i].ties, sizeof(sim_tie_t));
       uint32_t pieces = coll == TN_ALLTOALL ? cfg[i].k : out->algo->chunks_per_npu;
       snprintf(out->variant, sizeof out->variant, "%s%u chunk%s",
                m != SYNTH_RING ? ""
@@ -228,6 +245,7 @@ static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size,
     sim_result_free(&x[i].r);
     algo_free(x[i].a);
     x[i].a = NULL;
+    tn_vec_free(&x[i].ties);
   }
   if (st == TN_OK && out->algo == NULL && !*pruned) {
     st = first;
@@ -238,6 +256,8 @@ static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size,
   if (st != TN_OK) {
     algo_free(out->algo);
     out->algo = NULL;
+    tn_vec_free(&out->first_ties);
+    out->first_known = false;
   }
   return st;
 }

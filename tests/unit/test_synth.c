@@ -332,6 +332,51 @@ static void check_first_run_from_replay(const topo_t *t, uint64_t size) {
   synth_result_free(&r);
 }
 
+/* Ring and Direct hand order-proofing the run that chose their configuration: the set
+ * returned is the one order-proofing makes after simulating the baseline itself. */
+static void check_baseline_first_run(const topo_t *t, tn_coll_t coll, uint64_t size,
+                                     synth_method_t m) {
+  tn_err_t err = {0};
+  synth_opts_t o = {.method = m};
+  synth_result_t r, b;
+  tn_status_t st = synth_run(t, coll, size, &o, &r, &err);
+  if (st == TN_INVAL) return; /* not for this collective or size */
+  must(st, &err);
+  must(synth_baseline(t, coll, size, m, &b, &err), &err);
+  assert_true(b.first_known);
+  must(algo_fill_idle(b.algo, &err), &err);
+  snprintf(b.algo->fabric, sizeof b.algo->fabric, "%s", t->name);
+  sim_strict_report_t rep;
+  must(sim_make_strict(t, &b.algo, &rep, &err), &err);
+  if (!algo_equal(b.algo, r.algo) || rep.time_ps != r.time_ps)
+    fail_msg("%s %s %s %llu B: the set order-proofed from the chosen run differs", t->name,
+             tn_coll_name(coll), synth_method_name(m), (unsigned long long)size);
+  synth_result_free(&b);
+  synth_result_free(&r);
+}
+
+static void baselines_first_run_comes_from_their_choice(void **state) {
+  (void)state;
+  static const char *const f[][2] = {{"ring", "8"}, {"switch", "8"}, {"mesh", "3x4"}};
+  tn_err_t err = {0};
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+    topo_t *t = NULL;
+    must(topo_gen_kind(f[i][0], f[i][1], 50.0, 500.0, &t, &err), &err);
+    for (int c = 0; c < TN_NCOLLS; c++)
+      for (uint64_t size = 1u << 10; size <= 1u << 20; size <<= 10) {
+        check_baseline_first_run(t, (tn_coll_t)c, size * t->npus, SYNTH_RING);
+        check_baseline_first_run(t, (tn_coll_t)c, size * t->npus, SYNTH_DIRECT);
+      }
+    topo_free(t);
+  }
+  for (uint64_t seed = 1; seed <= 6; seed++) {
+    topo_t *t = tu_random_fabric(3 + (uint32_t)(seed % 6), seed, seed % 2 == 0);
+    check_baseline_first_run(t, (tn_coll_t)(seed % TN_NCOLLS), (uint64_t)t->npus << 14,
+                             seed % 2 ? SYNTH_DIRECT : SYNTH_RING);
+    topo_free(t);
+  }
+}
+
 static void greedy_alltoall_first_run_comes_from_its_replay(void **state) {
   (void)state;
   static const char *const f[][2] = {
@@ -517,6 +562,7 @@ int main(void) {
       cmocka_unit_test(synth_auto_is_never_slower_than_a_candidate_on_generated_fabrics),
       cmocka_unit_test(synth_auto_is_never_slower_than_a_candidate_on_random_fabrics),
       cmocka_unit_test(greedy_alltoall_first_run_comes_from_its_replay),
+      cmocka_unit_test(baselines_first_run_comes_from_their_choice),
       cmocka_unit_test(synth_auto_all_to_all_is_never_slower_than_a_candidate),
       cmocka_unit_test(synth_auto_is_deterministic),
       cmocka_unit_test(synth_auto_pruning_never_changes_the_choice),
