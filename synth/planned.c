@@ -145,10 +145,13 @@ static tn_status_t forest_reduce(const topo_t *t, tn_coll_t coll, uint64_t size,
   const schedule_t *done = &rs;
   if (st == TN_OK && coll == TN_ALLREDUCE) {
     st = schedule_join_allreduce(&rs, &ag, &ar, err);
-    if (st == TN_OK) st = schedule_replay(t, &ar, err);
+    if (st == TN_OK) st = schedule_replay_ties(t, &ar, SIM_STRICT_FIRST_WINDOW_PS, err);
     done = &ar;
   }
-  if (st == TN_OK)
+  /* The All-Reduce's replay also gives the pairs order-proofing would first simulate for. */
+  if (st == TN_OK && coll == TN_ALLREDUCE)
+    st = synth_i_lower_with_first_run(&ar, coll, synth_method_name(SYNTH_FOREST), out, err);
+  else if (st == TN_OK)
     st = algo_from_schedule(done, coll, synth_method_name(SYNTH_FOREST), &out->algo, err);
   if (st == TN_OK) out->time_ps = done->time_ps;
   schedule_free(&rs);
@@ -167,38 +170,11 @@ static tn_status_t alltoall(const topo_t *t, uint64_t size, const synth_opts_t *
                      .keep_ties = true,
                      .tie_window_ps = SIM_STRICT_FIRST_WINDOW_PS};
   schedule_t s;
-  uint32_t *send_id = NULL;
   tn_status_t st = greedy_alltoall(t, size, &g, &s, err);
-  if (st == TN_OK) st = tn_malloc((size_t)schedule_len(&s) + 1, sizeof *send_id, &send_id, err);
-  if (st == TN_OK)
-    st = algo_from_schedule_ids(&s, TN_ALLTOALL, synth_method_name(m), &out->algo, send_id, err);
-  if (st == TN_OK) out->time_ps = s.time_ps;
   /* The replay's pairs, named as the simulator names them: order-proofing need not run the
    * set once more to find them. */
-  tn_vec_init(&out->first_ties, sizeof(sim_tie_t));
-  if (st == TN_OK) st = tn_vec_reserve(&out->first_ties, s.ties.len, err);
-  for (size_t i = 0; st == TN_OK && i < s.ties.len; i++) {
-    const ten_tie_t *v = &TN_VEC_AT(&s.ties, ten_tie_t, i);
-    const sched_xfer_t *x1 = schedule_xfer(&s, (uint32_t)v->first);
-    const sched_xfer_t *x2 = schedule_xfer(&s, (uint32_t)v->second);
-    const sched_xfer_t *c1 = schedule_xfer(&s, (uint32_t)v->cause1);
-    const sched_xfer_t *c2 = schedule_xfer(&s, (uint32_t)v->cause2);
-    sim_tie_t w = {.link = v->link,
-                   .first_rank = x1->src,
-                   .first_id = send_id[v->first],
-                   .second_rank = x2->src,
-                   .second_id = send_id[v->second],
-                   .first_waited = v->waited1,
-                   .second_waited = v->waited2,
-                   .first_cause_rank = c1->src,
-                   .first_cause_id = send_id[v->cause1],
-                   .second_cause_rank = c2->src,
-                   .second_cause_id = send_id[v->cause2],
-                   .gap_ps = v->gap_ps};
-    st = tn_vec_push(&out->first_ties, &w, err);
-  }
-  out->first_known = st == TN_OK;
-  free(send_id);
+  if (st == TN_OK)
+    st = synth_i_lower_with_first_run(&s, TN_ALLTOALL, synth_method_name(m), out, err);
   schedule_free(&s);
   return st;
 }

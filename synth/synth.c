@@ -59,6 +59,40 @@ void synth_result_free(synth_result_t *r) {
   r->first_known = false;
 }
 
+tn_status_t synth_i_lower_with_first_run(const schedule_t *s, tn_coll_t coll, const char *name,
+                                         synth_result_t *out, tn_err_t *err) {
+  uint32_t *send_id = NULL;
+  tn_status_t st = tn_malloc((size_t)schedule_len(s) + 1, sizeof *send_id, &send_id, err);
+  if (st == TN_OK) st = algo_from_schedule_ids(s, coll, name, &out->algo, send_id, err);
+  if (st == TN_OK) out->time_ps = s->time_ps;
+  tn_vec_free(&out->first_ties);
+  tn_vec_init(&out->first_ties, sizeof(sim_tie_t));
+  if (st == TN_OK) st = tn_vec_reserve(&out->first_ties, s->ties.len, err);
+  for (size_t i = 0; st == TN_OK && i < s->ties.len; i++) {
+    const ten_tie_t *v = &TN_VEC_AT(&s->ties, ten_tie_t, i);
+    const uint64_t x[4] = {v->first, v->second, v->cause1, v->cause2};
+    uint32_t rank[4], id[4];
+    for (int j = 0; j < 4; j++)
+      rank[j] = schedule_xfer(s, (uint32_t)x[j])->src, id[j] = send_id[x[j]];
+    sim_tie_t w = {.link = v->link,
+                   .first_rank = rank[0],
+                   .first_id = id[0],
+                   .second_rank = rank[1],
+                   .second_id = id[1],
+                   .first_waited = v->waited1,
+                   .second_waited = v->waited2,
+                   .first_cause_rank = rank[2],
+                   .first_cause_id = id[2],
+                   .second_cause_rank = rank[3],
+                   .second_cause_id = id[3],
+                   .gap_ps = v->gap_ps};
+    st = tn_vec_push(&out->first_ties, &w, err);
+  }
+  out->first_known = st == TN_OK;
+  free(send_id);
+  return st;
+}
+
 tn_status_t synth_i_make_strict(const topo_t *t, synth_result_t *r, sim_strict_fn fn, void *ctx,
                                 sim_strict_report_t *rep, tn_err_t *err) {
   sim_first_run_t first = {r->time_ps, r->first_ties.data, r->first_ties.len};
@@ -296,11 +330,12 @@ static tn_status_t trees(const topo_t *t, tn_coll_t coll, uint64_t size, const s
    * means only that its trees do not fit this fabric. */
   tn_status_t st = topo_check_connected(t, err);
   if (st != TN_OK) return st;
-  trees_opts_t to = {.chunks_per_npu = o->chunks_per_npu};
+  trees_opts_t to = {.chunks_per_npu = o->chunks_per_npu,
+                     .keep_ties = true,
+                     .tie_window_ps = SIM_STRICT_FIRST_WINDOW_PS};
   schedule_t s;
   st = trees_allreduce(t, size, &to, &s, err);
-  if (st == TN_OK) st = algo_from_schedule(&s, coll, "trees", &out->algo, err);
-  if (st == TN_OK) out->time_ps = s.time_ps;
+  if (st == TN_OK) st = synth_i_lower_with_first_run(&s, coll, "trees", out, err);
   schedule_free(&s);
   return st;
 }

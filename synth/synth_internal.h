@@ -41,6 +41,11 @@ tn_status_t synth_i_prepare(const topo_t *t, algo_t *a, tn_err_t *err);
 tn_status_t synth_i_portfolio(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
                               synth_result_t *out, tn_err_t *err);
 
+/* An explicit schedule's replay (with its pairs, s->ties) lowered into out: out->algo,
+ * out->time_ps and the first run order-proofing will take (first_ties, first_known). */
+tn_status_t synth_i_lower_with_first_run(const schedule_t *s, tn_coll_t coll, const char *name,
+                                         synth_result_t *out, tn_err_t *err);
+
 /* sim_make_strict_and on r->algo, taking r->first_ties (with r->time_ps) for its first
  * run when the plan's replay gave them; they are freed (they name the set as it was). */
 tn_status_t synth_i_make_strict(const topo_t *t, synth_result_t *r, sim_strict_fn fn, void *ctx,

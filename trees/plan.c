@@ -28,15 +28,15 @@
 typedef struct tree {
   uint32_t root;
   const uint32_t *parent;
-  uint32_t *order;      /* NPUs top-down (BFS from the root) */
-  uint32_t *child_off;  /* n + 1 */
-  uint32_t *child;      /* n - 1 */
-  uint32_t *window;     /* per NPU: chunks it may have up before the first comes back */
-  double *want;         /* per NPU: the window before rounding */
-  uint32_t m, chunk0;   /* its chunks: chunk0 .. chunk0 + m - 1 */
-  uint32_t ng;          /* its groups: the chunks one message carries */
-  uint32_t *goff;       /* ng + 1: group q is chunks goff[q] .. goff[q + 1] - 1 */
-  uint32_t *up, *down;  /* ng * n: transfer of group q leaving / reaching NPU v */
+  uint32_t *order;     /* NPUs top-down (BFS from the root) */
+  uint32_t *child_off; /* n + 1 */
+  uint32_t *child;     /* n - 1 */
+  uint32_t *window;    /* per NPU: chunks it may have up before the first comes back */
+  double *want;        /* per NPU: the window before rounding */
+  uint32_t m, chunk0;  /* its chunks: chunk0 .. chunk0 + m - 1 */
+  uint32_t ng;         /* its groups: the chunks one message carries */
+  uint32_t *goff;      /* ng + 1: group q is chunks goff[q] .. goff[q + 1] - 1 */
+  uint32_t *up, *down; /* ng * n: transfer of group q leaving / reaching NPU v */
 } tree_t;
 
 typedef struct plan {
@@ -45,13 +45,13 @@ typedef struct plan {
   uint32_t n, ntrees;
   tree_t *tr;
   schedule_t *s;
-  uint32_t group;    /* chunks per message in the steady state */
-  uint32_t *gwin;    /* per NPU: chunks it may have up across all trees */
-  uint32_t *hist;    /* per NPU: its down transfers, group by group (items per NPU) */
-  uint32_t *hcum;    /* per NPU: chunks come down to it up to and including that group */
+  uint32_t group;         /* chunks per message in the steady state */
+  uint32_t *gwin;         /* per NPU: chunks it may have up across all trees */
+  uint32_t *hist;         /* per NPU: its down transfers, group by group (items per NPU) */
+  uint32_t *hcum;         /* per NPU: chunks come down to it up to and including that group */
   uint32_t *hlen, *hgate; /* per NPU: groups in hist; those old enough to gate the next */
-  uint32_t *sent;    /* per NPU: chunks it sent up so far */
-  uint32_t items;    /* groups in all */
+  uint32_t *sent;         /* per NPU: chunks it sent up so far */
+  uint32_t items;         /* groups in all */
 } plan_t;
 
 static void plan_free(plan_t *P) {
@@ -331,8 +331,8 @@ static tn_status_t build(plan_t *P, const trees_opts_t *o, uint64_t size, schedu
   for (uint32_t i = 0; st == TN_OK && i < pk->ntrees; i++) {
     if (m[i] == 0) continue; /* a light tree may get no chunk */
     tree_t *tr = &P->tr[P->ntrees++];
-    *tr = (tree_t){.root = pk->root[i], .parent = pk->parent + (size_t)i * n, .m = m[i],
-                   .chunk0 = next};
+    *tr = (tree_t){
+        .root = pk->root[i], .parent = pk->parent + (size_t)i * n, .m = m[i], .chunk0 = next};
     next += m[i];
     /* The window sets a tree's rate (data in flight per round trip), so it is the tree's
      * rate times a hop's round trip, in steady messages: the latency, plus the queueing a
@@ -357,7 +357,8 @@ static tn_status_t build(plan_t *P, const trees_opts_t *o, uint64_t size, schedu
     if (P->gwin[v] < 1) P->gwin[v] = 1;
   }
   if (st == TN_OK) st = emit_all(P, (uint32_t)total, err);
-  if (st == TN_OK) st = schedule_replay(P->t, out, err);
+  if (st == TN_OK)
+    st = schedule_replay_ties(P->t, out, o->keep_ties ? o->tie_window_ps : UINT64_MAX, err);
   free(m);
   free(rem);
   free(depth);

@@ -54,6 +54,10 @@ typedef struct trees_opts {
   uint32_t chunks_per_npu; /* 0 = automatic by size (see trees_allreduce) */
   uint32_t max_trees;      /* 0 = TREES_MAX_TREES */
   double window_per_hop;   /* flow-control scale, 0 = TREES_WINDOW_PER_HOP */
+  /* Keep in out->ties the pairs the plan's replay saw within this window
+   * (schedule_replay_ties), for the simulator's order-proofing; false: none kept. */
+  bool keep_ties;
+  uint64_t tie_window_ps;
 } trees_opts_t;
 
 #define TREES_WINDOW_PER_HOP 0.6

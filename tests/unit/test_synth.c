@@ -7,9 +7,11 @@
 #include <string.h>
 
 #include "algo/algo.h"
+#include "forest/forest.h"
 #include "greedy/greedy.h"
 #include "sim/sim.h"
 #include "synth/synth.h"
+#include "trees/trees.h"
 
 /* Fails the test with err's message unless st is TN_OK (err is the check's own). */
 static void must(tn_status_t st, const tn_err_t *err) {
@@ -377,6 +379,82 @@ static void baselines_first_run_comes_from_their_choice(void **state) {
   }
 }
 
+/* The trees' All-Reduce likewise hands order-proofing its replay's pairs. */
+static void check_trees_first_run(const topo_t *t, uint64_t size) {
+  tn_err_t err = {0};
+  synth_opts_t o = {.method = SYNTH_TREES};
+  synth_result_t r;
+  tn_status_t st = synth_run(t, TN_ALLREDUCE, size, &o, &r, &err);
+  if (st == TN_INVAL) return; /* its trees do not fit this fabric */
+  must(st, &err);
+  trees_opts_t to = {0};
+  schedule_t s;
+  must(trees_allreduce(t, size, &to, &s, &err), &err);
+  assert_int_equal(s.ties.len, 0);
+  algo_t *a = NULL;
+  must(algo_from_schedule(&s, TN_ALLREDUCE, "trees", &a, &err), &err);
+  must(algo_fill_idle(a, &err), &err);
+  snprintf(a->fabric, sizeof a->fabric, "%s", t->name);
+  sim_strict_report_t rep;
+  must(sim_make_strict(t, &a, &rep, &err), &err);
+  if (!algo_equal(a, r.algo) || rep.time_ps != r.time_ps)
+    fail_msg("%s trees All-Reduce %llu B: the set order-proofed from the replay's pairs differs",
+             t->name, (unsigned long long)size);
+  algo_free(a);
+  schedule_free(&s);
+  synth_result_free(&r);
+}
+
+/* And so does the forest's joined All-Reduce. */
+static void check_forest_first_run(const topo_t *t, uint64_t size) {
+  tn_err_t err = {0};
+  synth_opts_t o = {.method = SYNTH_FOREST};
+  synth_result_t r;
+  tn_status_t st = synth_run(t, TN_ALLREDUCE, size, &o, &r, &err);
+  if (st == TN_INVAL) return;
+  must(st, &err);
+  forest_opts_t f = {.pace = true};
+  schedule_t rs, ag, ar;
+  must(forest_run_halves(t, size, &f, &rs, &ag, &err), &err);
+  must(schedule_join_allreduce(&rs, &ag, &ar, &err), &err);
+  must(schedule_replay(t, &ar, &err), &err);
+  algo_t *a = NULL;
+  must(algo_from_schedule(&ar, TN_ALLREDUCE, "forest", &a, &err), &err);
+  must(algo_fill_idle(a, &err), &err);
+  snprintf(a->fabric, sizeof a->fabric, "%s", t->name);
+  sim_strict_report_t rep;
+  must(sim_make_strict(t, &a, &rep, &err), &err);
+  if (!algo_equal(a, r.algo) || rep.time_ps != r.time_ps)
+    fail_msg("%s forest All-Reduce %llu B: the set order-proofed from the replay's pairs differs",
+             t->name, (unsigned long long)size);
+  algo_free(a);
+  schedule_free(&rs);
+  schedule_free(&ag);
+  schedule_free(&ar);
+  synth_result_free(&r);
+}
+
+static void trees_and_forest_first_run_comes_from_their_replay(void **state) {
+  (void)state;
+  static const char *const f[][2] = {
+      {"mesh", "3x4"}, {"torus", "4x4"}, {"hypercube", "16"}, {"switch", "8"}};
+  tn_err_t err = {0};
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+    topo_t *t = NULL;
+    must(topo_gen_kind(f[i][0], f[i][1], 50.0, 500.0, &t, &err), &err);
+    check_trees_first_run(t, (uint64_t)t->npus << 12);
+    check_trees_first_run(t, (uint64_t)t->npus << 20);
+    check_forest_first_run(t, (uint64_t)t->npus << 16);
+    topo_free(t);
+  }
+  for (uint64_t seed = 1; seed <= 6; seed++) {
+    topo_t *t = tu_random_fabric(4 + (uint32_t)(seed % 6), seed, seed % 2 == 0);
+    check_trees_first_run(t, (uint64_t)t->npus << (14 + seed % 6));
+    check_forest_first_run(t, (uint64_t)t->npus << (12 + seed % 6));
+    topo_free(t);
+  }
+}
+
 static void greedy_alltoall_first_run_comes_from_its_replay(void **state) {
   (void)state;
   static const char *const f[][2] = {
@@ -563,6 +641,7 @@ int main(void) {
       cmocka_unit_test(synth_auto_is_never_slower_than_a_candidate_on_random_fabrics),
       cmocka_unit_test(greedy_alltoall_first_run_comes_from_its_replay),
       cmocka_unit_test(baselines_first_run_comes_from_their_choice),
+      cmocka_unit_test(trees_and_forest_first_run_comes_from_their_replay),
       cmocka_unit_test(synth_auto_all_to_all_is_never_slower_than_a_candidate),
       cmocka_unit_test(synth_auto_is_deterministic),
       cmocka_unit_test(synth_auto_pruning_never_changes_the_choice),
