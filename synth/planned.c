@@ -205,6 +205,8 @@ typedef struct red_best {
   size_t i;
   tn_status_t st;
   tn_err_t err;
+  synth_tie_rec_t ties;  /* of algo's run (order-proofing's first) */
+  synth_tie_rec_t trial; /* of the run in progress */
 } red_best_t;
 
 /* The search: the chunkings to try and each worker's part. */
@@ -226,6 +228,7 @@ static void red_try(void *ctx, size_t i, unsigned worker) {
   ok.chunks_per_npu = S->ks[i];
   synth_result_t c = {0};
   sim_opts_t so = {.stop_after_ps = S->own_ps};
+  synth_i_tie_rec_start(&w->trial, &so);
   sim_result_t r = {0};
   w->st = planned_any(S->t, S->coll, S->size, &ok, SYNTH_GREEDY, &c, &w->err);
   if (w->st == TN_OK) w->st = synth_i_sim_within(S->t, c.algo, &so, &r, &w->err);
@@ -236,6 +239,8 @@ static void red_try(void *ctx, size_t i, unsigned worker) {
     algo_free(w->algo);
     w->algo = c.algo, w->time_ps = r.time_ps, w->i = i;
     c.algo = NULL;
+    synth_tie_rec_t keep = w->ties;
+    w->ties = w->trial, w->trial = keep;
   }
   sim_result_free(&r);
   synth_result_free(&c);
@@ -256,11 +261,18 @@ static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t si
   tn_status_t st = planned_any(t, coll, size, o, SYNTH_GREEDY, out, err);
   sim_result_t r = {0};
   sim_opts_t so = {0};
+  synth_tie_rec_t own_ties = {0};
+  synth_i_tie_rec_start(&own_ties, &so);
   if (st == TN_OK) st = sim_run(t, out->algo, &so, &r, err);
-  if (st != TN_OK) return st;
+  if (st != TN_OK) {
+    tn_vec_free(&own_ties.ties);
+    return st;
+  }
   red_search_t S = {.t = t, .coll = coll, .size = size, .o = o, .own_ps = r.time_ps};
   sim_result_free(&r);
   out->time_ps = S.own_ps;
+  synth_i_tie_rec_take(&own_ties, out); /* the run of the set kept unless one below wins */
+  tn_vec_free(&own_ties.ties);
   uint32_t own = out->algo->chunks_per_npu, n = 0;
   uint64_t n2 = (uint64_t)t->npus * t->npus, spent = 0;
   for (uint32_t k = RED_K_MIN; k <= RED_K_MAX; k++) {
@@ -282,9 +294,13 @@ static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t si
     algo_free(out->algo);
     out->algo = S.w[best].algo, out->time_ps = S.w[best].time_ps;
     S.w[best].algo = NULL;
+    synth_i_tie_rec_take(&S.w[best].ties, out);
   }
-  for (unsigned w = 0; w < RED_WORKERS; w++)
+  for (unsigned w = 0; w < RED_WORKERS; w++) {
     algo_free(S.w[w].algo);
+    tn_vec_free(&S.w[w].ties.ties);
+    tn_vec_free(&S.w[w].trial.ties);
+  }
   return st;
 }
 

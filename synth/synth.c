@@ -59,6 +59,28 @@ void synth_result_free(synth_result_t *r) {
   r->first_known = false;
 }
 
+static void rec_tie(void *ctx, const sim_tie_t *v) {
+  synth_tie_rec_t *rec = ctx;
+  tn_err_t e = {0};
+  if (!rec->failed && tn_vec_push(&rec->ties, v, &e) != TN_OK) rec->failed = true;
+}
+
+void synth_i_tie_rec_start(synth_tie_rec_t *rec, sim_opts_t *so) {
+  tn_vec_free(&rec->ties);
+  tn_vec_init(&rec->ties, sizeof(sim_tie_t));
+  rec->failed = false;
+  so->on_tie = rec_tie;
+  so->tie_ctx = rec;
+  so->tie_window_ps = SIM_STRICT_FIRST_WINDOW_PS;
+}
+
+void synth_i_tie_rec_take(synth_tie_rec_t *rec, synth_result_t *out) {
+  tn_vec_free(&out->first_ties);
+  out->first_ties = rec->ties;
+  out->first_known = !rec->failed;
+  tn_vec_init(&rec->ties, sizeof(sim_tie_t));
+}
+
 tn_status_t synth_i_lower_with_first_run(const schedule_t *s, tn_coll_t coll, const char *name,
                                          synth_result_t *out, tn_err_t *err) {
   uint32_t *send_id = NULL;
@@ -182,26 +204,16 @@ typedef struct base_try {
   tn_status_t bs, st; /* the build's status (not TN_OK: the configuration does not fit) */
   tn_err_t be, e;
   sim_result_t r;
-  tn_vec_t ties;   /* sim_tie_t of the run: a whole run is order-proofing's first */
-  bool tie_failed; /* recording one ran out of memory */
+  synth_tie_rec_t ties; /* of the run: a whole run is order-proofing's first */
 } base_try_t;
 
-static void keep_tie(void *ctx, const sim_tie_t *v) {
-  base_try_t *x = ctx;
-  tn_err_t e = {0};
-  if (!x->tie_failed && tn_vec_push(&x->ties, v, &e) != TN_OK) x->tie_failed = true;
-}
-
 static void try_config(base_try_t *x) {
-  tn_vec_init(&x->ties, sizeof(sim_tie_t));
+  sim_opts_t so = {.stop_after_ps = x->stop};
+  synth_i_tie_rec_start(&x->ties, &so);
   x->bs = x->m == SYNTH_RING
               ? algo_ring_both(x->coll, x->t->npus, x->size, x->cfg.k, x->cfg.both, &x->a, &x->be)
               : algo_direct(x->coll, x->t->npus, x->size, x->cfg.k, &x->a, &x->be);
   if (x->bs != TN_OK) return;
-  sim_opts_t so = {.stop_after_ps = x->stop,
-                   .on_tie = keep_tie,
-                   .tie_ctx = x,
-                   .tie_window_ps = SIM_STRICT_FIRST_WINDOW_PS};
   x->st = synth_i_sim_within(x->t, x->a, &so, &x->r, &x->e);
 }
 
@@ -265,10 +277,7 @@ static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size,
       out->algo = x[i].a;
       x[i].a = NULL;
       /* Its whole run, ties and all, is the first run order-proofing would make. */
-      tn_vec_free(&out->first_ties);
-      out->first_ties = x[i].ties;
-      out->first_known = !x[i].tie_failed;
-      tn_vec_init(&x[i].ties, sizeof(sim_tie_t));
+      synth_i_tie_rec_take(&x[i].ties, out);
       uint32_t pieces = coll == TN_ALLTOALL ? cfg[i].k : out->algo->chunks_per_npu;
       snprintf(out->variant, sizeof out->variant, "%s%u chunk%s",
                m != SYNTH_RING ? ""
@@ -279,7 +288,7 @@ static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size,
     sim_result_free(&x[i].r);
     algo_free(x[i].a);
     x[i].a = NULL;
-    tn_vec_free(&x[i].ties);
+    tn_vec_free(&x[i].ties.ties);
   }
   if (st == TN_OK && out->algo == NULL && !*pruned) {
     st = first;

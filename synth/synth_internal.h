@@ -41,6 +41,18 @@ tn_status_t synth_i_prepare(const topo_t *t, algo_t *a, tn_err_t *err);
 tn_status_t synth_i_portfolio(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
                               synth_result_t *out, tn_err_t *err);
 
+/* The pairs one simulation reports (sim_opts_t's on_tie) in order-proofing's first-run
+ * window: a whole run of a set recorded so is the first run sim_make_strict_from takes. */
+typedef struct synth_tie_rec {
+  tn_vec_t ties; /* sim_tie_t */
+  bool failed;   /* recording one ran out of memory */
+} synth_tie_rec_t;
+
+/* Empties rec and points so (otherwise as the caller set it) at it. */
+void synth_i_tie_rec_start(synth_tie_rec_t *rec, sim_opts_t *so);
+/* Moves rec's pairs into out as the first run of out->algo (a whole run at out->time_ps). */
+void synth_i_tie_rec_take(synth_tie_rec_t *rec, synth_result_t *out);
+
 /* An explicit schedule's replay (with its pairs, s->ties) lowered into out: out->algo,
  * out->time_ps and the first run order-proofing will take (first_ties, first_known). */
 tn_status_t synth_i_lower_with_first_run(const schedule_t *s, tn_coll_t coll, const char *name,

@@ -434,7 +434,24 @@ static void check_forest_first_run(const topo_t *t, uint64_t size) {
   synth_result_free(&r);
 }
 
-static void trees_and_forest_first_run_comes_from_their_replay(void **state) {
+/* The greedy's Reduce-Scatter and All-Reduce hand order-proofing the run of their chunk
+ * search that chose the set: it is the set the same chunking gives when asked for. */
+static void check_greedy_reduction_first_run(const topo_t *t, tn_coll_t coll, uint64_t size) {
+  tn_err_t err = {0};
+  synth_opts_t o = {.method = SYNTH_GREEDY, .seed = 3};
+  synth_result_t r, f;
+  must(synth_run(t, coll, size, &o, &r, &err), &err);
+  o.chunks_per_npu = r.algo->chunks_per_npu;
+  must(synth_run(t, coll, size, &o, &f, &err), &err);
+  if (!algo_equal(f.algo, r.algo) || f.time_ps != r.time_ps)
+    fail_msg("%s greedy %s %llu B at %u chunks: the set order-proofed from the search's run "
+             "differs",
+             t->name, tn_coll_name(coll), (unsigned long long)size, o.chunks_per_npu);
+  synth_result_free(&f);
+  synth_result_free(&r);
+}
+
+static void planners_first_run_comes_from_their_own_run(void **state) {
   (void)state;
   static const char *const f[][2] = {
       {"mesh", "3x4"}, {"torus", "4x4"}, {"hypercube", "16"}, {"switch", "8"}};
@@ -445,12 +462,16 @@ static void trees_and_forest_first_run_comes_from_their_replay(void **state) {
     check_trees_first_run(t, (uint64_t)t->npus << 12);
     check_trees_first_run(t, (uint64_t)t->npus << 20);
     check_forest_first_run(t, (uint64_t)t->npus << 16);
+    check_greedy_reduction_first_run(t, TN_REDUCESCATTER, (uint64_t)t->npus << 14);
+    check_greedy_reduction_first_run(t, TN_ALLREDUCE, (uint64_t)t->npus << 18);
     topo_free(t);
   }
   for (uint64_t seed = 1; seed <= 6; seed++) {
     topo_t *t = tu_random_fabric(4 + (uint32_t)(seed % 6), seed, seed % 2 == 0);
     check_trees_first_run(t, (uint64_t)t->npus << (14 + seed % 6));
     check_forest_first_run(t, (uint64_t)t->npus << (12 + seed % 6));
+    check_greedy_reduction_first_run(t, seed % 2 ? TN_ALLREDUCE : TN_REDUCESCATTER,
+                                     (uint64_t)t->npus << (10 + seed % 8));
     topo_free(t);
   }
 }
@@ -641,7 +662,7 @@ int main(void) {
       cmocka_unit_test(synth_auto_is_never_slower_than_a_candidate_on_random_fabrics),
       cmocka_unit_test(greedy_alltoall_first_run_comes_from_its_replay),
       cmocka_unit_test(baselines_first_run_comes_from_their_choice),
-      cmocka_unit_test(trees_and_forest_first_run_comes_from_their_replay),
+      cmocka_unit_test(planners_first_run_comes_from_their_own_run),
       cmocka_unit_test(synth_auto_all_to_all_is_never_slower_than_a_candidate),
       cmocka_unit_test(synth_auto_is_deterministic),
       cmocka_unit_test(synth_auto_pruning_never_changes_the_choice),
