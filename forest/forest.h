@@ -21,6 +21,10 @@ typedef struct forest_opts {
   bool pace;               /* plan with an NPU's own chunks held back until deliveries
                               to it (see forest_run); the waits stay in the schedule as
                               timing-only dependencies, so it is lowered forward only */
+  /* forest_run and forest_run_reduce: keep in out->ties the pairs the kept plan's run saw
+   * within this window (schedule_keep_ties), for the simulator's order-proofing. */
+  bool keep_ties;
+  uint64_t tie_window_ps;
 } forest_opts_t;
 
 #define FOREST_TREES 8u
@@ -70,8 +74,8 @@ tn_status_t forest_run_reduce(const topo_t *t, uint64_t size_bytes, const forest
                               schedule_t *out, tn_err_t *err);
 
 /* Both halves of an All-Reduce at once: *rs as forest_run_reduce and *ag as forest_run,
- * the same chunks per NPU, and one packing for both when t is symmetric. Both initialised here; on failure both
- * are empty (and the first error is reported). */
+ * the same chunks per NPU, and one packing for both when t is symmetric. Both initialised here; on
+ * failure both are empty (and the first error is reported). */
 tn_status_t forest_run_halves(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
                               schedule_t *rs, schedule_t *ag, tn_err_t *err);
 

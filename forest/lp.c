@@ -118,8 +118,13 @@ static bool solve(void *ctx) {
 bool forest_i_lp_weights(uint32_t n, uint32_t nlinks, uint32_t ncand, const uint32_t *root,
                          const uint32_t *col_off, const uint32_t *col_link, const double *col_val,
                          const double *cost, double *w) {
-  lp_t L = {.n = n, .ncand = ncand, .root = root, .col_off = col_off, .col_link = col_link,
-            .col_val = col_val, .cost = cost};
+  lp_t L = {.n = n,
+            .ncand = ncand,
+            .root = root,
+            .col_off = col_off,
+            .col_link = col_link,
+            .col_val = col_val,
+            .cost = cost};
   size_t nz = (size_t)col_off[ncand] + nlinks + ncand + 1;
   L.row_of = calloc(nlinks + 1u, sizeof *L.row_of);
   L.w = malloc((ncand + 1u) * sizeof *L.w);

@@ -28,9 +28,9 @@ static const double depth_penalties[] = {0.0, 0.05, 0.2, 0.5};
 typedef struct edges {
   uint32_t n;
   topo_logical_t lg;
-  double *len;     /* per link of the fabric: current length */
-  double *inv_bw;  /* per link: slowest bandwidth / this bandwidth */
-  uint32_t *use;   /* per link: uses by the tree being built */
+  double *len;    /* per link of the fabric: current length */
+  double *inv_bw; /* per link: slowest bandwidth / this bandwidth */
+  uint32_t *use;  /* per link: uses by the tree being built */
 } edges_t;
 
 static void edges_free(edges_t *e) {
@@ -40,8 +40,7 @@ static void edges_free(edges_t *e) {
   free(e->use);
 }
 
-static tn_status_t edges_build(const topo_t *t, topo_routes_t *routes, edges_t *e,
-                               tn_err_t *err) {
+static tn_status_t edges_build(const topo_t *t, topo_routes_t *routes, edges_t *e, tn_err_t *err) {
   memset(e, 0, sizeof *e);
   e->n = t->npus;
   tn_status_t st = topo_logical_edges(t, routes, &e->lg, err);
@@ -79,8 +78,8 @@ typedef struct prim {
 } prim_t;
 
 /* The cheapest spanning tree rooted at r by Prim's rule into parent[n]. */
-static tn_status_t grow(const topo_t *t, const edges_t *e, prim_t *p, uint32_t r,
-                        uint32_t *parent, tn_err_t *err) {
+static tn_status_t grow(const topo_t *t, const edges_t *e, prim_t *p, uint32_t r, uint32_t *parent,
+                        tn_err_t *err) {
   uint32_t n = e->n;
   for (uint32_t v = 0; v < n; v++) {
     p->in[v] = v == r;
@@ -280,8 +279,8 @@ static tn_status_t collect(const cands_t *c, const double *w, forest_pack_t *out
 
 /* rounds rounds of the packing, every root in turn within a round (so that the roots
  * share the links alike), each tree added to the candidates. */
-static tn_status_t grow_rounds(const topo_t *t, edges_t *e, prim_t *p, cands_t *c,
-                               uint32_t rounds, uint32_t *parent, tn_err_t *err) {
+static tn_status_t grow_rounds(const topo_t *t, edges_t *e, prim_t *p, cands_t *c, uint32_t rounds,
+                               uint32_t *parent, tn_err_t *err) {
   tn_status_t st = TN_OK;
   for (uint32_t i = 0; st == TN_OK && i < rounds; i++)
     for (uint32_t r = 0; st == TN_OK && r < e->n; r++) {

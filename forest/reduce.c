@@ -31,6 +31,7 @@ typedef struct rplan {
   uint32_t ahead; /* pacing: waves a leaf send may run ahead (0: none) */
   ten_engine_t *eng;
   schedule_t *s;
+  uint64_t tie_window;       /* schedule_keep_ties' window (UINT64_MAX: no pairs kept) */
   uint32_t *pending;         /* per slot (v * nchunks + c): contributions not yet reduced */
   uint32_t *head;            /* per slot: latest transfer into it (SCHED_NONE) */
   tn_vec_t prev;             /* uint32_t per transfer: the one into the same slot before it */
@@ -267,6 +268,7 @@ static tn_status_t plan_once(rplan_t *p, const topo_t *t, topo_routes_t *routes,
   tn_status_t st = tn_vec_reserve(&out->xfers, xfers, err);
   if (st == TN_OK) st = tn_vec_reserve(&p->prev, xfers, err);
   if (st == TN_OK) st = ten_engine_create(t, routes, &p->eng, err);
+  if (st == TN_OK && p->tie_window != UINT64_MAX) schedule_keep_ties(out, p->eng, p->tie_window);
   if (st == TN_OK) st = run(p, err);
   ten_engine_free(p->eng);
   p->eng = NULL;
@@ -287,7 +289,7 @@ typedef struct rjob {
   topo_routes_t *routes;
   const forest_pack_t *pk;
   uint32_t k, ahead;
-  uint64_t size;
+  uint64_t size, tie_window;
   schedule_t s;
   tn_status_t st;
   tn_err_t e;
@@ -297,8 +299,12 @@ static void plan_alone(void *ctx, size_t i, unsigned worker) {
   (void)worker;
   rjob_t *j = &((rjob_t *)ctx)[i];
   const topo_t *t = j->t;
-  rplan_t p = {
-      .pk = j->pk, .n = t->npus, .k = j->k, .nchunks = (uint64_t)t->npus * j->k, .size = j->size};
+  rplan_t p = {.pk = j->pk,
+               .n = t->npus,
+               .k = j->k,
+               .nchunks = (uint64_t)t->npus * j->k,
+               .size = j->size,
+               .tie_window = j->tie_window};
   tn_vec_init(&p.prev, sizeof(uint32_t));
   tn_vec_init(&p.arrivals, sizeof(uint32_t));
   tn_vec_init(&p.ready, sizeof(uint64_t));
@@ -323,6 +329,7 @@ tn_status_t forest_i_plan_reduce(const topo_t *t, topo_routes_t *routes, const f
   tn_status_t st = forest_i_check(t, size_bytes, k, err);
   if (st != TN_OK) return st;
   bool pace = !opts || opts->pace;
+  uint64_t window = opts && opts->keep_ties ? opts->tie_window_ps : UINT64_MAX;
   unsigned threads = tn_thread_count();
   if (pace && threads > 1) {
     /* Both pacings side by side, then compared in their order: the plan kept (and the
@@ -336,7 +343,8 @@ tn_status_t forest_i_plan_reduce(const topo_t *t, topo_routes_t *routes, const f
                          .pk = pk,
                          .k = k,
                          .ahead = paces[i],
-                         .size = size_bytes};
+                         .size = size_bytes,
+                         .tie_window = window};
     tn_parallel_for(TRIES, threads < TRIES ? threads : TRIES, plan_alone, jobs);
     size_t kept = TRIES;
     for (size_t i = 0; st == TN_OK && i < TRIES; i++) {
@@ -355,8 +363,12 @@ tn_status_t forest_i_plan_reduce(const topo_t *t, topo_routes_t *routes, const f
     if (st != TN_OK) schedule_init(out, TN_REDUCESCATTER, t->npus, k, size_bytes);
     return st;
   }
-  rplan_t p = {
-      .pk = pk, .n = t->npus, .k = k, .nchunks = (uint64_t)t->npus * k, .size = size_bytes};
+  rplan_t p = {.pk = pk,
+               .n = t->npus,
+               .k = k,
+               .nchunks = (uint64_t)t->npus * k,
+               .size = size_bytes,
+               .tie_window = window};
   tn_vec_init(&p.prev, sizeof(uint32_t));
   tn_vec_init(&p.arrivals, sizeof(uint32_t));
   tn_vec_init(&p.ready, sizeof(uint64_t));

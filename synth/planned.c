@@ -75,7 +75,10 @@ static tn_status_t plan(const topo_t *t, tn_coll_t coll, uint64_t size, const sy
     greedy_opts_t g = {.seed = o->seed, .chunks_per_npu = o->chunks_per_npu};
     st = greedy_run_for(t, coll, size, &g, s, err);
   } else if (m == SYNTH_FOREST) {
-    forest_opts_t f = {.chunks_per_npu = o->chunks_per_npu, .pace = true};
+    forest_opts_t f = {.chunks_per_npu = o->chunks_per_npu,
+                       .pace = true,
+                       .keep_ties = coll == TN_ALLGATHER,
+                       .tie_window_ps = SIM_STRICT_FIRST_WINDOW_PS};
     st = forest_run(t, size, &f, s, err);
   } else {
 #ifdef TENET_HAVE_MILP
@@ -124,8 +127,12 @@ static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const
                            synth_method_t m, synth_result_t *out, tn_err_t *err) {
   schedule_t s;
   tn_status_t st = plan(t, coll, size, o, m, &s, out, err);
-  if (st == TN_OK) st = algo_from_schedule(&s, coll, synth_method_name(m), &out->algo, err);
-  /* An All-Gather plan's time is exact; the other two are timed by simulation. */
+  /* An All-Gather plan's time is exact (and the forest's run also gives the pairs
+   * order-proofing would first simulate for); the other two are timed by simulation. */
+  if (st == TN_OK && s.ties_kept && coll == TN_ALLGATHER)
+    st = synth_i_lower_with_first_run(&s, coll, synth_method_name(m), out, err);
+  else if (st == TN_OK)
+    st = algo_from_schedule(&s, coll, synth_method_name(m), &out->algo, err);
   if (st == TN_OK && coll == TN_ALLGATHER) out->time_ps = s.time_ps;
   schedule_free(&s);
   return st;
@@ -136,7 +143,10 @@ static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const
  * chunk, and times the whole on the engine (both exactly as the simulator runs them). */
 static tn_status_t forest_reduce(const topo_t *t, tn_coll_t coll, uint64_t size,
                                  const synth_opts_t *o, synth_result_t *out, tn_err_t *err) {
-  forest_opts_t f = {.chunks_per_npu = o->chunks_per_npu, .pace = true};
+  forest_opts_t f = {.chunks_per_npu = o->chunks_per_npu,
+                     .pace = true,
+                     .keep_ties = coll == TN_REDUCESCATTER,
+                     .tie_window_ps = SIM_STRICT_FIRST_WINDOW_PS};
   schedule_t rs, ag, ar;
   schedule_init(&ag, TN_ALLGATHER, 0, 1, 0);
   schedule_init(&ar, TN_ALLREDUCE, 0, 1, 0);
@@ -148,11 +158,10 @@ static tn_status_t forest_reduce(const topo_t *t, tn_coll_t coll, uint64_t size,
     if (st == TN_OK) st = schedule_replay_ties(t, &ar, SIM_STRICT_FIRST_WINDOW_PS, err);
     done = &ar;
   }
-  /* The All-Reduce's replay also gives the pairs order-proofing would first simulate for. */
-  if (st == TN_OK && coll == TN_ALLREDUCE)
-    st = synth_i_lower_with_first_run(&ar, coll, synth_method_name(SYNTH_FOREST), out, err);
-  else if (st == TN_OK)
-    st = algo_from_schedule(done, coll, synth_method_name(SYNTH_FOREST), &out->algo, err);
+  /* The run that timed the set also gives the pairs order-proofing would first simulate
+   * for: the All-Reduce's replay, the Reduce-Scatter's plan. */
+  if (st == TN_OK)
+    st = synth_i_lower_with_first_run(done, coll, synth_method_name(SYNTH_FOREST), out, err);
   if (st == TN_OK) out->time_ps = done->time_ps;
   schedule_free(&rs);
   schedule_free(&ag);

@@ -110,7 +110,7 @@ tn_status_t synth_i_lower_with_first_run(const schedule_t *s, tn_coll_t coll, co
                    .gap_ps = v->gap_ps};
     st = tn_vec_push(&out->first_ties, &w, err);
   }
-  out->first_known = st == TN_OK;
+  out->first_known = st == TN_OK && s->ties_kept;
   free(send_id);
   return st;
 }

@@ -16,14 +16,7 @@ typedef struct replay {
   uint64_t *comp_free; /* per (NPU, chunk): when its last reduction there is done */
   tn_vec_t ready;      /* uint32_t transfers ready at this instant */
   tn_vec_t arrivals;   /* uint32_t reducing transfers delivered at this instant */
-  bool tie_failed;     /* recording a pair in s->ties ran out of memory */
 } replay_t;
-
-static void on_tie(void *ctx, const ten_tie_t *v) {
-  replay_t *R = ctx;
-  tn_err_t e = {0};
-  if (!R->tie_failed && tn_vec_push(&R->s->ties, v, &e) != TN_OK) R->tie_failed = true;
-}
 
 /* Dependents of every transfer (CSR), and how many dependencies each waits for. */
 static tn_status_t build_kids(replay_t *R, tn_err_t *err) {
@@ -125,9 +118,9 @@ tn_status_t schedule_replay(const topo_t *t, schedule_t *s, tn_err_t *err) {
 tn_status_t schedule_replay_ties(const topo_t *t, schedule_t *s, uint64_t window_ps,
                                  tn_err_t *err) {
   replay_t R = {.s = s};
-  bool keep = window_ps != UINT64_MAX;
   tn_vec_free(&s->ties);
   tn_vec_init(&s->ties, sizeof(ten_tie_t));
+  s->ties_kept = false;
   topo_routes_t *routes = NULL;
   tn_vec_init(&R.ready, sizeof(uint32_t));
   tn_vec_init(&R.arrivals, sizeof(uint32_t));
@@ -136,7 +129,7 @@ tn_status_t schedule_replay_ties(const topo_t *t, schedule_t *s, uint64_t window
   if (st == TN_OK) st = tn_calloc(slots, sizeof *R.comp_free, &R.comp_free, err);
   if (st == TN_OK) st = topo_routes_create(t, &routes, err);
   if (st == TN_OK) st = ten_engine_create(t, routes, &R.e, err);
-  if (st == TN_OK && keep) ten_engine_set_tie_observer(R.e, on_tie, &R, window_ps);
+  if (st == TN_OK && window_ps != UINT64_MAX) schedule_keep_ties(s, R.e, window_ps);
   s->time_ps = 0;
   for (uint32_t i = 0; st == TN_OK && i < schedule_len(s); i++)
     if (R.pending[i] == 0) st = tn_vec_push(&R.ready, &i, err);
@@ -150,8 +143,6 @@ tn_status_t schedule_replay_ties(const topo_t *t, schedule_t *s, uint64_t window
     if (st == TN_OK && ten_peek_time(R.e) != ev.time_ps) st = end_instant(&R, err);
   }
   if (st == TN_OK) st = ten_engine_status(R.e, err);
-  if (st == TN_OK && R.tie_failed)
-    st = tn_err_set(err, TN_NOMEM, "replay: out of memory recording ties");
   for (uint32_t i = 0; st == TN_OK && i < schedule_len(s); i++)
     if (R.pending[i] != 0)
       st = tn_err_set(err, TN_INVAL,

@@ -15,6 +15,24 @@ void schedule_init(schedule_t *s, tn_coll_t coll, uint32_t npus, uint32_t chunks
   tn_vec_init(&s->deps, sizeof(uint32_t));
   tn_vec_init(&s->ops, sizeof(uint8_t));
   tn_vec_init(&s->ties, sizeof(ten_tie_t));
+  s->ties_kept = false;
+}
+
+static void keep_tie(void *ctx, const ten_tie_t *v) {
+  schedule_t *s = ctx;
+  tn_err_t e = {0};
+  if (s->ties_kept && tn_vec_push(&s->ties, v, &e) != TN_OK) {
+    s->ties_kept = false;
+    tn_vec_free(&s->ties);
+    tn_vec_init(&s->ties, sizeof(ten_tie_t));
+  }
+}
+
+void schedule_keep_ties(schedule_t *s, ten_engine_t *e, uint64_t window_ps) {
+  tn_vec_free(&s->ties);
+  tn_vec_init(&s->ties, sizeof(ten_tie_t));
+  s->ties_kept = true;
+  ten_engine_set_tie_observer(e, keep_tie, s, window_ps);
 }
 
 void schedule_free(schedule_t *s) {
@@ -24,6 +42,7 @@ void schedule_free(schedule_t *s) {
   tn_vec_free(&s->deps);
   tn_vec_free(&s->ops);
   tn_vec_free(&s->ties);
+  s->ties_kept = false;
 }
 
 tn_status_t schedule_add(schedule_t *s, const sched_xfer_t *x, const uint32_t *chunks,

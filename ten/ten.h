@@ -171,8 +171,9 @@ typedef struct schedule {
   uint64_t time_ps;    /* predicted completion (last delivery) */
   tn_vec_t ops;        /* uint8_t sched_op_t per transfer, or empty while every transfer
                           so far copies (All-Gather plans never pay for it) */
-  tn_vec_t ties;       /* ten_tie_t that schedule_replay_ties saw (cookies: transfer
-                          indices), or empty */
+  tn_vec_t ties;       /* ten_tie_t a run on the engine saw (schedule_keep_ties; cookies:
+                          transfer indices), or empty */
+  bool ties_kept;      /* ties holds every pair of a whole run (none was lost) */
 } schedule_t;
 
 void schedule_init(schedule_t *s, tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu,
@@ -209,6 +210,12 @@ static inline uint32_t schedule_len(const schedule_t *s) {
  * every start_ps and end_ps and time_ps (the last delivery or COMP). TN_INVAL for a
  * dependency out of range or a cycle. O(T log T). */
 tn_status_t schedule_replay(const topo_t *t, schedule_t *s, tn_err_t *err);
+/* Makes e (whose messages' cookies are s's transfer indices) keep in s->ties every pair of
+ * consecutive entries into one link at most window_ps apart, from now on (s->ties emptied
+ * first); s->ties_kept says the run lost none (out of memory loses the rest). A planner
+ * sets it on the engine it plans on, before its first send. */
+void schedule_keep_ties(schedule_t *s, ten_engine_t *e, uint64_t window_ps);
+
 /* schedule_replay, keeping in s->ties every pair of consecutive entries into one link at
  * most window_ps apart (ten_engine_set_tie_observer), in the order the engine saw them:
  * what the simulator reports on the lowering, whose ranks list their SENDs of an instant

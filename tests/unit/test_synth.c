@@ -406,27 +406,45 @@ static void check_trees_first_run(const topo_t *t, uint64_t size) {
 }
 
 /* And so does the forest's joined All-Reduce. */
-static void check_forest_first_run(const topo_t *t, uint64_t size) {
+static void check_forest_first_run(const topo_t *t, tn_coll_t coll, uint64_t size) {
   tn_err_t err = {0};
   synth_opts_t o = {.method = SYNTH_FOREST};
   synth_result_t r;
-  tn_status_t st = synth_run(t, TN_ALLREDUCE, size, &o, &r, &err);
+  tn_status_t st = synth_run(t, coll, size, &o, &r, &err);
   if (st == TN_INVAL) return;
   must(st, &err);
   forest_opts_t f = {.pace = true};
   schedule_t rs, ag, ar;
-  must(forest_run_halves(t, size, &f, &rs, &ag, &err), &err);
-  must(schedule_join_allreduce(&rs, &ag, &ar, &err), &err);
-  must(schedule_replay(t, &ar, &err), &err);
+  schedule_init(&ar, TN_ALLREDUCE, 0, 1, 0);
+  schedule_init(&ag, TN_ALLGATHER, 0, 1, 0);
+  schedule_init(&rs, TN_REDUCESCATTER, 0, 1, 0);
+  const schedule_t *done = &ar;
+  if (coll == TN_ALLREDUCE) {
+    schedule_free(&ag);
+    schedule_free(&rs);
+    schedule_free(&ar);
+    must(forest_run_halves(t, size, &f, &rs, &ag, &err), &err);
+    must(schedule_join_allreduce(&rs, &ag, &ar, &err), &err);
+    must(schedule_replay(t, &ar, &err), &err);
+  } else if (coll == TN_ALLGATHER) {
+    schedule_free(&ag);
+    must(forest_run(t, size, &f, &ag, &err), &err);
+    done = &ag;
+  } else {
+    schedule_free(&rs);
+    must(forest_run_reduce(t, size, &f, &rs, &err), &err);
+    done = &rs;
+  }
+  assert_int_equal(done->ties.len, 0);
   algo_t *a = NULL;
-  must(algo_from_schedule(&ar, TN_ALLREDUCE, "forest", &a, &err), &err);
+  must(algo_from_schedule(done, coll, "forest", &a, &err), &err);
   must(algo_fill_idle(a, &err), &err);
   snprintf(a->fabric, sizeof a->fabric, "%s", t->name);
   sim_strict_report_t rep;
   must(sim_make_strict(t, &a, &rep, &err), &err);
   if (!algo_equal(a, r.algo) || rep.time_ps != r.time_ps)
-    fail_msg("%s forest All-Reduce %llu B: the set order-proofed from the replay's pairs differs",
-             t->name, (unsigned long long)size);
+    fail_msg("%s forest %s %llu B: the set order-proofed from the plan's pairs differs", t->name,
+             tn_coll_name(coll), (unsigned long long)size);
   algo_free(a);
   schedule_free(&rs);
   schedule_free(&ag);
@@ -461,7 +479,8 @@ static void planners_first_run_comes_from_their_own_run(void **state) {
     must(topo_gen_kind(f[i][0], f[i][1], 50.0, 500.0, &t, &err), &err);
     check_trees_first_run(t, (uint64_t)t->npus << 12);
     check_trees_first_run(t, (uint64_t)t->npus << 20);
-    check_forest_first_run(t, (uint64_t)t->npus << 16);
+    for (int c = 0; c < TN_ALLTOALL; c++)
+      check_forest_first_run(t, (tn_coll_t)c, (uint64_t)t->npus << 16);
     check_greedy_reduction_first_run(t, TN_REDUCESCATTER, (uint64_t)t->npus << 14);
     check_greedy_reduction_first_run(t, TN_ALLREDUCE, (uint64_t)t->npus << 18);
     topo_free(t);
@@ -469,7 +488,7 @@ static void planners_first_run_comes_from_their_own_run(void **state) {
   for (uint64_t seed = 1; seed <= 6; seed++) {
     topo_t *t = tu_random_fabric(4 + (uint32_t)(seed % 6), seed, seed % 2 == 0);
     check_trees_first_run(t, (uint64_t)t->npus << (14 + seed % 6));
-    check_forest_first_run(t, (uint64_t)t->npus << (12 + seed % 6));
+    check_forest_first_run(t, (tn_coll_t)(seed % 3), (uint64_t)t->npus << (12 + seed % 6));
     check_greedy_reduction_first_run(t, seed % 2 ? TN_ALLREDUCE : TN_REDUCESCATTER,
                                      (uint64_t)t->npus << (10 + seed % 8));
     topo_free(t);
