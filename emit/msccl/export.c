@@ -392,7 +392,7 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
   tn_sb_t b;
   tn_sb_init(&b, err);
   emit_i_msccl_xnode_t **x = NULL;
-  uint32_t *nsteps = NULL;
+  uint32_t *nsteps = NULL, *sc = NULL; /* sc: per rank, its scratch chunks */
   bool *hasdep = NULL;
   uint32_t maxlen = 1;
   tn_status_t rc = tn_calloc(a->npus, sizeof *x, &x, err);
@@ -411,9 +411,11 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
       if (algo_node(a, r, i)->op != ALGO_COMP && x[r][i].chan + 1 > nch) nch = x[r][i].chan + 1;
   emit_i_msccl_header(&b, a, "", nch);
   wstate_t w = {a, x, &b, nsteps, hasdep};
-  for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++) {
-    uint32_t l = algo_rank_len(a, r), scratch = 0;
-    for (uint32_t i = 0; i < l; i++) {
+  /* Scratch, every rank's before any is written (an All-to-All send names the place at its
+   * receiver): a reduce RECV's input, an All-to-All piece the GPU relays. */
+  if ((rc = tn_calloc(a->npus, sizeof *sc, &sc, err)) != TN_OK) goto fail;
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
       const algo_node_t *n = algo_node(a, r, i);
       bool relay = false;
       if (a->coll == TN_ALLTOALL && n->op == ALGO_RECV && n->nchunks) {
@@ -422,9 +424,13 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
         relay = !emit_i_msccl_a2a_place(a, r, algo_node_chunks(a, r, n)[0], &bn, &off);
       }
       if (n->op == ALGO_RECV && (n->reduce || relay)) {
-        x[r][i].scratch = scratch;
-        scratch += n->nchunks;
+        x[r][i].scratch = sc[r];
+        sc[r] += n->nchunks;
       }
+    }
+  for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++) {
+    uint32_t l = algo_rank_len(a, r);
+    for (uint32_t i = 0; i < l; i++) {
       nsteps[i] = count_steps(a, r, i);
       hasdep[i] = false;
     }
@@ -439,7 +445,7 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
         hasdep[d[k]] = true;
       }
     }
-    emit_i_msccl_gpu_open(&b, a, r, scratch);
+    emit_i_msccl_gpu_open(&b, a, r, sc[r]);
     if (!emit_i_msccl_idle_rank(a, r))
       for (uint32_t i = 0; i < l && rc == TN_OK; i++)
         rc = write_node(&w, r, i, err);
@@ -460,6 +466,7 @@ fail:
       free(x[r]);
   free(x);
   free(nsteps);
+  free(sc);
   free(hasdep);
   return rc;
 }
