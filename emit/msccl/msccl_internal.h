@@ -44,8 +44,9 @@ tn_status_t emit_i_msccl_a2a_relay_recv(const algo_t *a, uint32_t r, uint32_t i,
 void emit_i_msccl_a2a_self_copy(tn_sb_t *b, const algo_t *a, uint32_t r, uint32_t tb);
 
 /* ---- All-to-All gathered messages (emit/msccl/stage.c) ----
- * A SEND or RECV whose chunks are not one ascending range (Two-Step's gathered messages)
- * moves through a scratch range of its own with cpy steps (see stage.c). x[r][i] must
+ * A SEND or RECV whose chunks are not one ascending range (Two-Step's gathered messages), or
+ * whose pieces do not sit in one place at the sender or the receiver, moves through a
+ * scratch range of its own with cpy steps (see stage.c). x[r][i] must
  * hold every node's partner and the scratch offset of every node that has one (relay and
  * reduce RECVs, and the gathered nodes that gather_scratch gives chunks). */
 bool emit_i_msccl_a2a_gathered(const algo_t *a, uint32_t r, uint32_t i);

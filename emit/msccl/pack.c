@@ -198,7 +198,9 @@ static uint32_t fusable_send(const pk_t *P, uint32_t r, uint32_t h, uint32_t rv,
   for (uint32_t e = P->succ_off[g]; e < P->succ_off[g + 1]; e++) {
     uint32_t s = P->succ[e] - P->base[r];
     const algo_node_t *n = nd(P, r, s);
-    if (n->op != ALGO_SEND || n->ndeps != 1 || P->unit[P->succ[e]] != NONE) continue;
+    if (n->op != ALGO_SEND || n->ndeps != 1 || P->unit[P->succ[e]] != NONE ||
+        emit_i_msccl_a2a_gathered(P->a, r, s))
+      continue;
     if (p != NONE && (uint32_t)n->peer != p) continue;
     if (same_chunks(P, r, s, rv)) return s;
   }

@@ -1,8 +1,10 @@
-/* emit/msccl/stage.c — All-to-All messages whose chunks are not one ascending range (Two-Step's
- * gathered messages: one message carries several pieces, each a range of its own), for both
- * MSCCL-IR writers (emit/msccl/export.c exact, emit/msccl/pack.c runtime-fit). An MSCCL step
- * moves one contiguous range, so such a message is staged in scratch, as MSCCLang's own
- * Two-Step program does:
+/* emit/msccl/stage.c — gathered All-to-All messages, for both MSCCL-IR writers
+ * (emit/msccl/export.c exact, emit/msccl/pack.c runtime-fit). A message is gathered when its
+ * chunks are not one ascending range (Two-Step's: one message carries several pieces, each a
+ * range of its own), or are one range but the receiver keeps some and relays others
+ * (Two-Step when a server's NPUs are not numbered in order), or the sender finds them in
+ * several places. An MSCCL step moves one contiguous range, so such a message is staged in
+ * scratch, as MSCCLang's own Two-Step program does:
  *  - a SEND whose pieces sit in one range of one buffer in its order (a message relayed as
  *    it came) is one s from there; otherwise its pieces are copied (cpy, one per run of
  *    pieces that are consecutive where they sit) into a scratch range of its own, in the
@@ -32,16 +34,6 @@ typedef struct loc {
 #define IN_I (-1)
 #define IN_O (-2)
 
-bool emit_i_msccl_a2a_gathered(const algo_t *a, uint32_t r, uint32_t i) {
-  if (a->coll != TN_ALLTOALL) return false;
-  const algo_node_t *n = algo_node(a, r, i);
-  if (n->op == ALGO_COMP || n->nchunks < 2) return false;
-  const uint32_t *c = algo_node_chunks(a, r, n);
-  for (uint32_t k = 1; k < n->nchunks; k++)
-    if (c[k] != c[k - 1] + 1) return true;
-  return false;
-}
-
 /* The slot of a chunk r keeps (its own piece, or one addressed to it). */
 static bool placed(const algo_t *a, uint32_t r, uint32_t c, loc_t *l) {
   const char *buf = NULL;
@@ -62,6 +54,43 @@ static tn_status_t locate(const algo_t *a, uint32_t r, uint32_t i, uint32_t c, l
   tn_status_t rc = emit_i_msccl_a2a_relay_recv(a, r, i, c, &recv, &idx, err);
   if (rc == TN_OK) *l = (loc_t){recv, idx};
   return rc;
+}
+
+/* Whether the message's chunks c[0..n) all stay at receiver q in the same way: all relayed,
+ * or all kept in one buffer. */
+static bool one_kind_at(const algo_t *a, uint32_t q, const uint32_t *c, uint32_t n) {
+  loc_t l0 = {0, 0}, l = {0, 0};
+  bool p0 = placed(a, q, c[0], &l0);
+  for (uint32_t k = 1; k < n; k++) {
+    bool p = placed(a, q, c[k], &l);
+    if (p != p0 || (p && l.holder != l0.holder)) return false;
+  }
+  return true;
+}
+
+/* Whether SEND i of r finds its chunks in one range, in order (one holder, consecutive). */
+static bool one_run_at(const algo_t *a, uint32_t r, uint32_t i, const uint32_t *c, uint32_t n) {
+  loc_t l0 = {0, 0}, l = {0, 0};
+  tn_err_t e = {0};
+  if (locate(a, r, i, c[0], &l0, &e) != TN_OK) return false;
+  for (uint32_t k = 1; k < n; k++)
+    if (locate(a, r, i, c[k], &l, &e) != TN_OK || l.holder != l0.holder || l.off != l0.off + k)
+      return false;
+  return true;
+}
+
+bool emit_i_msccl_a2a_gathered(const algo_t *a, uint32_t r, uint32_t i) {
+  if (a->coll != TN_ALLTOALL) return false;
+  const algo_node_t *n = algo_node(a, r, i);
+  if (n->op == ALGO_COMP || n->nchunks < 2) return false;
+  const uint32_t *c = algo_node_chunks(a, r, n);
+  for (uint32_t k = 1; k < n->nchunks; k++)
+    if (c[k] != c[k - 1] + 1) return true;
+  /* One range of ids, but pieces the receiver keeps beside pieces it relays (Two-Step with
+   * servers not numbered in order), or a SEND whose pieces sit in several places. */
+  uint32_t q = n->op == ALGO_RECV ? r : (uint32_t)n->peer;
+  if (q >= a->npus || !one_kind_at(a, q, c, n->nchunks)) return true;
+  return n->op == ALGO_SEND && !one_run_at(a, r, i, c, n->nchunks);
 }
 
 static void resolve(const emit_i_msccl_xnode_t *const *x, uint32_t r, loc_t l, const char **buf,
