@@ -1052,6 +1052,34 @@ static void msccl_export_stages_two_step_gathered_messages(void **state) {
   }
 }
 
+/* A gathered send of a piece its GPU never received (no RECV it depends on carries it), or
+ * whose receive carries other chunks, is refused in both forms with a one-line message
+ * naming rank and node; nothing is written. */
+static void msccl_export_refuses_gathered_pieces_it_cannot_place(void **state) {
+  (void)state;
+  for (int bad = 0; bad < 2; bad++) {
+    algo_t *a = NULL;
+    TU_OK(algo_create("hand", TN_ALLTOALL, 4, 4, 4 * 4096, &a, &tu_err_));
+    /* Rank 0 sends its piece for 1 and rank 1's piece for 2 (chunk 6), never received. */
+    const uint32_t sent[2] = {1, 6}, got[2] = {1, bad ? 2u : 6u};
+    TU_OK(algo_add_send(a, 0, 1, 0, 8192, NULL, 0, sent, 2, NULL, &tu_err_));
+    TU_OK(algo_add_recv(a, 1, 0, 0, 8192, false, NULL, 0, got, 2, NULL, &tu_err_));
+    TU_OK(algo_fill_idle(a, &tu_err_));
+    for (int exact = 0; exact < 2; exact++) {
+      emit_msccl_export_opts_t o = {.exact = exact == 1};
+      char *x = NULL;
+      size_t l = 0;
+      tn_err_t err = {0};
+      assert_int_equal(emit_msccl_export_mem_opts(a, &o, &x, &l, NULL, &err), TN_INFEASIBLE);
+      assert_null(x);
+      assert_non_null(strstr(err.msg, "rank 0 node 0"));
+      assert_non_null(strstr(err.msg, bad ? "differ from those of the RECV" : "relays chunk 6"));
+      assert_null(strchr(err.msg, '\n'));
+    }
+    algo_free(a);
+  }
+}
+
 /* Attributes are matched by name whatever their order (the importer guesses each
  * position from the previous element); unknown and namespace-prefixed ones are ignored. */
 static void msccl_import_reads_attributes_in_any_order(void **state) {
@@ -1303,6 +1331,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(msccl_runtime_export_of_alltoall_relays_through_scratch),
       cmocka_unit_test(msccl_exact_export_sends_name_the_receivers_slot),
       cmocka_unit_test(msccl_export_stages_two_step_gathered_messages),
+      cmocka_unit_test(msccl_export_refuses_gathered_pieces_it_cannot_place),
       cmocka_unit_test(msccl_import_reads_attributes_in_any_order),
       cmocka_unit_test(msccl_import_reads_out_of_place_reduce_scatter),
       cmocka_unit_test(msccl_import_rejects_malformed_xml),
