@@ -120,10 +120,11 @@ static bool recv_direct(const algo_t *a, uint32_t r, uint32_t i, loc_t *first) {
   return true;
 }
 
-/* The runs of a gathered SEND's pieces (consecutive where they sit), or of a staged RECV's
- * pieces addressed to r; each run's first position, length and place in run_at/run_len/
- * run_loc when given; returns the count. A SEND's chunk it cannot locate is a run of its
- * own (the writer reports it). */
+/* The runs of a gathered SEND's pieces (consecutive in the message and where they sit), or
+ * of a staged RECV's pieces addressed to r (consecutive in the message and in o); the first
+ * cap runs' position in the message, length and place into at, len and where when given;
+ * returns the count. A SEND's chunk it cannot locate is a run of its own (the writer
+ * reports it). */
 static uint32_t runs(const algo_t *a, uint32_t r, uint32_t i, uint32_t *at, uint32_t *len,
                      loc_t *where, uint32_t cap) {
   const algo_node_t *n = algo_node(a, r, i);
