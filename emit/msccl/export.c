@@ -12,8 +12,17 @@
  * a rank's own pieces in i (slot c mod K), those addressed to it in o (slot s m + j for
  * source s's piece j), each relayed range in scratch (one range per RECV that brings it),
  * and a cpy of the piece it addresses to itself (imported back, a COMP of 0 us after
- * the rank's other nodes: the one difference from the exported set). A copy RECV lands in the slot;
- * each reduce RECV gets its own scratch range, which the COMP's re steps add into the slot.
+ * the rank's other nodes). A message whose chunks are not one ascending range (Two-Step's
+ * gathered messages) is staged in scratch (emit/msccl/stage.c): its sender cpys the pieces
+ * into a scratch range of the message's own and sends that range (a message whose pieces
+ * already sit in one range, in order, is sent from there), its receiver receives into a
+ * scratch range of its own and cpys the pieces addressed to it into o (a message that falls
+ * in one range of o, in order, lands there directly); the pieces it relays stay in that
+ * scratch, where a later send finds them (and cpys them again when they join other pieces).
+ * Those cpys run in the message's tb and import as COMPs of 0 us: with the self cpy, the
+ * only difference from the exported set. A copy RECV lands in the slot; each reduce RECV
+ * gets its own scratch range, which the COMP's re steps add into the slot. Scratch is laid
+ * out for every rank before any is written (a send names its place at the receiver).
  * Threadblocks: node i of a rank is tb i (so the importer's tb-major numbering gives the
  * same ids back); a node with dependencies d1..dk runs nop steps on d1..d(k-1) and carries
  * dk itself (a step has one cross-tb dependency; the importer folds nops back into exactly
@@ -27,7 +36,7 @@
  * 35 tbs, 14 channels per GPU) but not large synthesized ones; emit/msccl/pack.c writes
  * the runtime-fit form (emit_msccl_export_opts with exact false). Exactness: importing the
  * result with comp_us equal to the COMPs' duration gives back an algo_t that algo_equal
- * accepts. */
+ * accepts (All-to-All: but for the cpys' COMPs above). */
 #include "emit/emit.h"
 #include "emit/msccl/msccl_internal.h"
 
@@ -177,11 +186,23 @@ bool emit_i_msccl_a2a_place(const algo_t *a, uint32_t r, uint32_t c, const char 
   return false;
 }
 
-tn_status_t emit_i_msccl_a2a_relay_recv(const algo_t *a, uint32_t r, uint32_t i, uint32_t c,
-                                        uint32_t *recv, tn_err_t *err) {
+/* The position of chunk c in node i of rank r, or UINT32_MAX. */
+static uint32_t chunk_pos(const algo_t *a, uint32_t r, uint32_t i, uint32_t c) {
   const algo_node_t *n = algo_node(a, r, i);
+  const uint32_t *ch = algo_node_chunks(a, r, n);
+  for (uint32_t k = 0; k < n->nchunks; k++)
+    if (ch[k] == c) return k;
+  return UINT32_MAX;
+}
+
+tn_status_t emit_i_msccl_a2a_relay_recv(const algo_t *a, uint32_t r, uint32_t i, uint32_t c,
+                                        uint32_t *recv, uint32_t *idx, tn_err_t *err) {
+  const algo_node_t *n = algo_node(a, r, i);
+  *idx = 0;
   if (n->op == ALGO_RECV) {
+    uint32_t k = chunk_pos(a, r, i, c);
     *recv = i;
+    *idx = k == UINT32_MAX ? 0 : k;
     return TN_OK;
   }
   const uint32_t *d = algo_node_deps(a, r, n);
@@ -189,6 +210,16 @@ tn_status_t emit_i_msccl_a2a_relay_recv(const algo_t *a, uint32_t r, uint32_t i,
     const algo_node_t *dn = algo_node(a, r, d[q]);
     if (dn->op == ALGO_RECV && dn->nchunks && algo_node_chunks(a, r, dn)[0] == c) {
       *recv = d[q];
+      return TN_OK;
+    }
+  }
+  /* A piece in the middle of a gathered message (Two-Step's relays). */
+  for (uint32_t q = 0; q < n->ndeps; q++) {
+    const algo_node_t *dn = algo_node(a, r, d[q]);
+    uint32_t k = dn->op == ALGO_RECV ? chunk_pos(a, r, d[q], c) : UINT32_MAX;
+    if (k != UINT32_MAX) {
+      *recv = d[q];
+      *idx = k;
       return TN_OK;
     }
   }
@@ -204,9 +235,9 @@ tn_status_t emit_i_msccl_a2a_relay_recv(const algo_t *a, uint32_t r, uint32_t i,
 static tn_status_t a2a_where(const wstate_t *w, uint32_t r, uint32_t i, uint32_t c,
                              const char **buf, int64_t *off, tn_err_t *err) {
   if (emit_i_msccl_a2a_place(w->a, r, c, buf, off)) return TN_OK;
-  uint32_t recv = 0;
-  tn_status_t rc = emit_i_msccl_a2a_relay_recv(w->a, r, i, c, &recv, err);
-  if (rc == TN_OK) *buf = "s", *off = w->x[r][recv].scratch;
+  uint32_t recv = 0, idx = 0;
+  tn_status_t rc = emit_i_msccl_a2a_relay_recv(w->a, r, i, c, &recv, &idx, err);
+  if (rc == TN_OK) *buf = "s", *off = (int64_t)w->x[r][recv].scratch + idx;
   return rc;
 }
 
@@ -267,6 +298,13 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
   int64_t depid = n->ndeps ? (int64_t)d[n->ndeps - 1] : -1;
   int64_t deps = n->ndeps ? (int64_t)w->nsteps[d[n->ndeps - 1]] - 1 : -1;
   bool hd = w->hasdep[i];
+  if (emit_i_msccl_a2a_gathered(a, r, i)) {
+    rc = emit_i_msccl_a2a_gather_write(w->b, a, (const emit_i_msccl_xnode_t *const *)w->x, r, i, s,
+                                       depid, deps, hd, n->tag, err);
+    if (rc != TN_OK) return rc;
+    tn_sb_printf(w->b, "    </tb>\n");
+    return w->b->st;
+  }
   if (a->coll == TN_ALLTOALL && n->op != ALGO_COMP) {
     rc = a2a_step(w, r, i, s++, depid, deps, hd, err);
     if (rc != TN_OK) return rc;
@@ -326,6 +364,7 @@ static tn_status_t write_node(wstate_t *w, uint32_t r, uint32_t i, tn_err_t *err
 static uint32_t count_steps(const algo_t *a, uint32_t r, uint32_t i) {
   const algo_node_t *n = algo_node(a, r, i);
   uint32_t nops = n->ndeps ? n->ndeps - 1 : 0, ops = 1;
+  if (emit_i_msccl_a2a_gathered(a, r, i)) return nops + emit_i_msccl_a2a_gather_ops(a, r, i);
   if (n->op == ALGO_COMP) {
     ops = 0;
     const uint32_t *d = algo_node_deps(a, r, n);
@@ -392,7 +431,7 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
   tn_sb_t b;
   tn_sb_init(&b, err);
   emit_i_msccl_xnode_t **x = NULL;
-  uint32_t *nsteps = NULL;
+  uint32_t *nsteps = NULL, *sc = NULL; /* sc: per rank, its scratch chunks */
   bool *hasdep = NULL;
   uint32_t maxlen = 1;
   tn_status_t rc = tn_calloc(a->npus, sizeof *x, &x, err);
@@ -411,20 +450,31 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
       if (algo_node(a, r, i)->op != ALGO_COMP && x[r][i].chan + 1 > nch) nch = x[r][i].chan + 1;
   emit_i_msccl_header(&b, a, "", nch);
   wstate_t w = {a, x, &b, nsteps, hasdep};
-  for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++) {
-    uint32_t l = algo_rank_len(a, r), scratch = 0;
-    for (uint32_t i = 0; i < l; i++) {
+  /* Scratch, every rank's before any is written (an All-to-All send names the place at its
+   * receiver): a reduce RECV's input, an All-to-All piece the GPU relays. */
+  if ((rc = tn_calloc(a->npus, sizeof *sc, &sc, err)) != TN_OK) goto fail;
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
       const algo_node_t *n = algo_node(a, r, i);
       bool relay = false;
+      if (emit_i_msccl_a2a_gathered(a, r, i)) { /* staged: a range of its own */
+        x[r][i].scratch = sc[r];
+        sc[r] += emit_i_msccl_a2a_gather_scratch(a, r, i);
+        continue;
+      }
       if (a->coll == TN_ALLTOALL && n->op == ALGO_RECV && n->nchunks) {
         const char *bn;
         int64_t off;
         relay = !emit_i_msccl_a2a_place(a, r, algo_node_chunks(a, r, n)[0], &bn, &off);
       }
       if (n->op == ALGO_RECV && (n->reduce || relay)) {
-        x[r][i].scratch = scratch;
-        scratch += n->nchunks;
+        x[r][i].scratch = sc[r];
+        sc[r] += n->nchunks;
       }
+    }
+  for (uint32_t r = 0; r < a->npus && rc == TN_OK; r++) {
+    uint32_t l = algo_rank_len(a, r);
+    for (uint32_t i = 0; i < l; i++) {
       nsteps[i] = count_steps(a, r, i);
       hasdep[i] = false;
     }
@@ -439,7 +489,7 @@ tn_status_t emit_msccl_export_mem(const algo_t *a, char **xml, size_t *len, tn_e
         hasdep[d[k]] = true;
       }
     }
-    emit_i_msccl_gpu_open(&b, a, r, scratch);
+    emit_i_msccl_gpu_open(&b, a, r, sc[r]);
     if (!emit_i_msccl_idle_rank(a, r))
       for (uint32_t i = 0; i < l && rc == TN_OK; i++)
         rc = write_node(&w, r, i, err);
@@ -460,6 +510,7 @@ fail:
       free(x[r]);
   free(x);
   free(nsteps);
+  free(sc);
   free(hasdep);
   return rc;
 }

@@ -36,12 +36,32 @@ bool emit_i_msccl_idle_rank(const algo_t *a, uint32_t r);
 bool emit_i_msccl_a2a_place(const algo_t *a, uint32_t r, uint32_t c, const char **buf,
                             int64_t *off);
 /* The RECV of rank r that brought relayed chunk c to node i (i itself when a RECV, else
- * i's dependency on a RECV starting at c): its scratch holds c. TN_INFEASIBLE naming rank
- * and node when there is none. */
+ * i's dependency on a RECV starting at c, else on one carrying c): its scratch holds c at
+ * position *idx of that message. TN_INFEASIBLE naming rank and node when there is none. */
 tn_status_t emit_i_msccl_a2a_relay_recv(const algo_t *a, uint32_t r, uint32_t i, uint32_t c,
-                                        uint32_t *recv, tn_err_t *err);
+                                        uint32_t *recv, uint32_t *idx, tn_err_t *err);
 /* Appends rank r's tb tb: one cpy of the piece r addresses to itself, i to o. */
 void emit_i_msccl_a2a_self_copy(tn_sb_t *b, const algo_t *a, uint32_t r, uint32_t tb);
+
+/* ---- All-to-All gathered messages (emit/msccl/stage.c) ----
+ * A SEND or RECV whose chunks are not one ascending range (Two-Step's gathered messages), or
+ * whose pieces do not sit in one place at the sender or the receiver, moves through a
+ * scratch range of its own with cpy steps (see stage.c). x[r][i] must
+ * hold every node's partner and the scratch offset of every node that has one (relay and
+ * reduce RECVs, and the gathered nodes that gather_scratch gives chunks). */
+bool emit_i_msccl_a2a_gathered(const algo_t *a, uint32_t r, uint32_t i);
+/* Scratch chunks gathered node i of r stages through: 0 when it moves straight from (SEND)
+ * or into (RECV) one range, else its chunk count. */
+uint32_t emit_i_msccl_a2a_gather_scratch(const algo_t *a, uint32_t r, uint32_t i);
+/* Steps of gathered node i of r without its nops: the s or r and its cpys. */
+uint32_t emit_i_msccl_a2a_gather_ops(const algo_t *a, uint32_t r, uint32_t i);
+/* Appends those steps from step number s: the first carries depid/deps, the last hasdep;
+ * tag >= 0 adds tenet's tag attribute to the s or r. TN_INFEASIBLE naming rank and node
+ * for a piece it cannot locate or a SEND whose RECV carries other chunks. */
+tn_status_t emit_i_msccl_a2a_gather_write(tn_sb_t *b, const algo_t *a,
+                                          const emit_i_msccl_xnode_t *const *x, uint32_t r,
+                                          uint32_t i, uint32_t s, int64_t depid, int64_t deps,
+                                          bool hasdep, int32_t tag, tn_err_t *err);
 
 /* The collective's name in MSCCL-IR's coll attribute. */
 const char *emit_i_msccl_coll_name(const algo_t *a);

@@ -15,6 +15,9 @@
  * place, as in the exact writer: a GPU sends its own pieces from i, receives the pieces
  * addressed to it into o and relays the others through scratch (a fused rcs receives into
  * scratch and sends from there), and the piece it keeps is one cpy in a last tb of its own.
+ * A gathered message (chunks not one ascending range: Two-Step's) is staged through a
+ * scratch range of its own with cpy steps in its unit's tb (emit/msccl/stage.c) and never
+ * fuses; its unit's steps count those cpys against the steps-per-tb limit.
  *
  * Threadblocks. Per rank a shape (send peer, receive peer): one per matched pair, then a
  * send peer and an unmatched receive from the same peer share one, the rest are alone. A
@@ -191,10 +194,13 @@ static tn_status_t new_unit(pk_t *P, uint8_t kind, uint32_t r, uint32_t rv, uint
  * it carries the chunks of RECV rv; with peer p (NONE: any), not taken. */
 static uint32_t fusable_send(const pk_t *P, uint32_t r, uint32_t h, uint32_t rv, uint32_t p) {
   uint32_t g = P->base[r] + h;
+  if (emit_i_msccl_a2a_gathered(P->a, r, rv)) return NONE; /* staged through cpys instead */
   for (uint32_t e = P->succ_off[g]; e < P->succ_off[g + 1]; e++) {
     uint32_t s = P->succ[e] - P->base[r];
     const algo_node_t *n = nd(P, r, s);
-    if (n->op != ALGO_SEND || n->ndeps != 1 || P->unit[P->succ[e]] != NONE) continue;
+    if (n->op != ALGO_SEND || n->ndeps != 1 || P->unit[P->succ[e]] != NONE ||
+        emit_i_msccl_a2a_gathered(P->a, r, s))
+      continue;
     if (p != NONE && (uint32_t)n->peer != p) continue;
     if (same_chunks(P, r, s, rv)) return s;
   }
@@ -790,6 +796,14 @@ static tn_status_t order_steps(pk_t *P, tn_err_t *err) {
   return TN_OK;
 }
 
+/* Steps of a unit without its nops, but a COMP's: one, or a gathered All-to-All message's
+ * s or r with its cpys (emit/msccl/stage.c). */
+static uint32_t unit_ops(const pk_t *P, const unit_t *U) {
+  uint32_t lead = U->recv != NONE ? U->recv : U->send;
+  if (lead == NONE || !emit_i_msccl_a2a_gathered(P->a, U->rank, lead)) return 1;
+  return emit_i_msccl_a2a_gather_ops(P->a, U->rank, lead);
+}
+
 /* Unit u's waits: the latest unit of each other tb it depends on (by position upos in
  * that tb), sorted by tb; every dependency must come earlier in L (the premise of the
  * deadlock-freedom argument). */
@@ -824,7 +838,7 @@ static tn_status_t unit_waits(pk_t *P, uint32_t u, const uint32_t *upos, tn_err_
       w[j] = w[j - 1];
       w[j - 1] = t;
     }
-  uint32_t ops = U->kind == U_RE ? reduce_deps(P, U->rank, U->comp) : 1;
+  uint32_t ops = U->kind == U_RE ? reduce_deps(P, U->rank, U->comp) : unit_ops(P, U);
   U->nsteps = (U->ndeps ? U->ndeps - 1 : 0) + ops;
   return TN_OK;
 }
@@ -1004,7 +1018,7 @@ static tn_status_t prechk_init(prechk_t *q, const pk_t *P, uint32_t maxc, tn_err
     const unit_t *U = &UN(P, u);
     assert(u == 0 || UN(P, u - 1).rank <= U->rank);
     q->uoff[U->rank + 1] = u + 1;
-    q->ops[u] = 1;
+    q->ops[u] = unit_ops(P, U);
     if (!unit_conn(P, U, &q->ord[u], &q->shape[u])) q->ord[u] = q->shape[u] = NONE;
   }
   for (uint32_t r = 0; rc == TN_OK && r < npus; r++)
@@ -1121,9 +1135,9 @@ static tn_status_t a2a_where(const pk_t *P, uint32_t r, uint32_t i, uint32_t c,
                              const uint32_t *scratch, const char **buf, int64_t *off,
                              tn_err_t *err) {
   if (emit_i_msccl_a2a_place(P->a, r, c, buf, off)) return TN_OK;
-  uint32_t recv = 0;
-  tn_status_t rc = emit_i_msccl_a2a_relay_recv(P->a, r, i, c, &recv, err);
-  if (rc == TN_OK) *buf = "s", *off = scratch[P->base[r] + recv];
+  uint32_t recv = 0, idx = 0;
+  tn_status_t rc = emit_i_msccl_a2a_relay_recv(P->a, r, i, c, &recv, &idx, err);
+  if (rc == TN_OK) *buf = "s", *off = (int64_t)scratch[P->base[r] + recv] + idx;
   return rc;
 }
 
@@ -1170,6 +1184,9 @@ static tn_status_t write_unit(const pk_t *P, tn_sb_t *b, uint32_t u, const uint3
   int64_t depid = U->ndeps ? (int64_t)UN(P, w[U->ndeps - 1]).tb : -1;
   int64_t deps = U->ndeps ? last_step(P, w[U->ndeps - 1]) : -1;
   uint32_t lead = U->recv != NONE ? U->recv : U->send != NONE ? U->send : U->comp;
+  if (emit_i_msccl_a2a_gathered(a, r, lead)) /* U_S or U_R: gathered ones never fuse */
+    return emit_i_msccl_a2a_gather_write(b, a, (const emit_i_msccl_xnode_t *const *)P->x, r, lead,
+                                         s, depid, deps, U->hasdep, -1, err);
   tn_status_t rc = emit_i_msccl_contiguous(a, r, lead, &first, err);
   if (rc != TN_OK) return rc;
   int64_t cnt = nd(P, r, lead)->nchunks;
@@ -1240,10 +1257,15 @@ static tn_status_t write_xml(const pk_t *P, uint32_t C, char **xml, size_t *len,
       const algo_node_t *n = nd(P, r, i);
       const char *bn;
       int64_t off;
+      if (u != NONE && emit_i_msccl_a2a_gathered(a, r, i)) { /* staged: a range of its own */
+        scratch[P->base[r] + i] = P->x[r][i].scratch = sc[r];
+        sc[r] += emit_i_msccl_a2a_gather_scratch(a, r, i);
+        continue;
+      }
       bool relay = a->coll == TN_ALLTOALL && u != NONE && n->op == ALGO_RECV && n->nchunks &&
                    !emit_i_msccl_a2a_place(a, r, algo_node_chunks(a, r, n)[0], &bn, &off);
       if (relay || (u != NONE && UN(P, u).kind == U_R && n->reduce)) {
-        scratch[P->base[r] + i] = sc[r];
+        scratch[P->base[r] + i] = P->x[r][i].scratch = sc[r]; /* x: for the gathered ones */
         sc[r] += n->nchunks;
       }
     }
@@ -1364,8 +1386,8 @@ static emit_msccl_limits_t pack_limits(const emit_msccl_export_opts_t *opts) {
   return lim;
 }
 
-/* Every node must move one contiguous range of at most lim->cnt chunks, and a COMP must
- * reduce something. */
+/* Every node must move one contiguous range (or be a gathered All-to-All message, staged)
+ * of at most lim->cnt chunks, and a COMP must reduce something. */
 static tn_status_t check_nodes(const algo_t *a, const emit_msccl_limits_t *lim, tn_err_t *err) {
   for (uint32_t r = 0; r < a->npus; r++) {
     if (emit_i_msccl_idle_rank(a, r)) continue;
@@ -1377,7 +1399,10 @@ static tn_status_t check_nodes(const algo_t *a, const emit_msccl_limits_t *lim, 
                           "rank %u node %u: a COMP that reduces nothing (pure time, e.g. an "
                           "imported cpy) has no MSCCL-IR form",
                           r, i);
-      tn_status_t rc = emit_i_msccl_contiguous(a, r, i, &first, err);
+      /* A gathered All-to-All message moves through a scratch range of its own. */
+      tn_status_t rc = emit_i_msccl_a2a_gathered(a, r, i)
+                           ? TN_OK
+                           : emit_i_msccl_contiguous(a, r, i, &first, err);
       if (rc != TN_OK) return rc;
       if (n->nchunks > lim->cnt)
         return tn_err_set(err, TN_LIMIT,

@@ -831,6 +831,255 @@ static void msccl_runtime_export_of_alltoall_relays_through_scratch(void **state
   topo_free(t);
 }
 
+/* ---- the steps of an exported file, for checks on its structure ---- */
+
+#define XMAX_STEPS 200000
+
+typedef struct xstep {
+  int gpu, tb, send, recv, s, tag;
+  char type[8], sb, db;
+  long long so, doff, cnt;
+  long long scratch; /* the gpu's s_chunks */
+} xstep_t;
+
+/* Every step of xml (written by the exporters: one element per line) into *out; returns
+ * the count. */
+static size_t xml_steps(const char *xml, xstep_t **out) {
+  xstep_t *v = calloc(XMAX_STEPS, sizeof *v);
+  assert_non_null(v);
+  size_t n = 0;
+  int gpu = -1, tb = -1, send = -1, recv = -1;
+  long long sc = 0;
+  for (const char *p = xml; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+    while (*p == ' ')
+      p++;
+    int ic = 0, oc = 0, chan = 0;
+    if (strncmp(p, "<gpu ", 5) == 0)
+      assert_int_equal(sscanf(p, "<gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"%lld\"",
+                              &gpu, &ic, &oc, &sc),
+                       4);
+    if (strncmp(p, "<tb ", 4) == 0)
+      assert_int_equal(
+          sscanf(p, "<tb id=\"%d\" send=\"%d\" recv=\"%d\" chan=\"%d\"", &tb, &send, &recv, &chan),
+          4);
+    if (strncmp(p, "<step ", 6) != 0) continue;
+    assert_true(n < XMAX_STEPS);
+    xstep_t *x = &v[n++];
+    *x = (xstep_t){.gpu = gpu, .tb = tb, .send = send, .recv = recv, .tag = -1, .scratch = sc};
+    assert_int_equal(sscanf(p,
+                            "<step s=\"%d\" type=\"%7[a-z]\" srcbuf=\"%c\" srcoff=\"%lld\" "
+                            "dstbuf=\"%c\" dstoff=\"%lld\" cnt=\"%lld\"",
+                            &x->s, x->type, &x->sb, &x->so, &x->db, &x->doff, &x->cnt),
+                     7);
+    const char *t = strstr(p, " tag=\"");
+    const char *e = strchr(p, '\n');
+    if (t && (!e || t < e)) x->tag = atoi(t + 6);
+  }
+  *out = v;
+  return n;
+}
+
+/* In the exact form (tag on every message), every send names the slot its receive fills:
+ * the k-th s from a to b with tag t pairs with the k-th r at b from a with tag t. Returns
+ * the messages received into scratch. */
+static size_t check_sends_name_receivers_slot(const char *xml) {
+  xstep_t *v = NULL;
+  size_t n = xml_steps(xml, &v), paired = 0;
+  bool *used = calloc(n + 1, sizeof *used);
+  assert_non_null(used);
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(v[i].type, "s") != 0) continue;
+    assert_true(v[i].tag >= 0);
+    size_t j = 0;
+    for (; j < n; j++)
+      if (!used[j] && strcmp(v[j].type, "r") == 0 && v[j].gpu == v[i].send &&
+          v[j].recv == v[i].gpu && v[j].tag == v[i].tag)
+        break;
+    if (j == n) fail_msg("gpu %d tb %d step %d: no receive", v[i].gpu, v[i].tb, v[i].s);
+    used[j] = true;
+    if (v[i].db != v[j].db || v[i].doff != v[j].doff)
+      fail_msg("gpu %d tb %d step %d sends to %c[%lld], its receive (gpu %d tb %d step %d) "
+               "fills %c[%lld]",
+               v[i].gpu, v[i].tb, v[i].s, v[i].db, v[i].doff, v[j].gpu, v[j].tb, v[j].s, v[j].db,
+               v[j].doff);
+    paired += v[j].db == 's';
+  }
+  free(used);
+  free(v);
+  return paired;
+}
+
+/* The exact form's sends name the slot the receive fills, at every rank, lower or higher
+ * (a reduce RECV's scratch in All-Reduce, a relay's in the greedy All-to-All): the scratch
+ * of every rank is laid out before any rank is written. */
+static void msccl_exact_export_sends_name_the_receivers_slot(void **state) {
+  (void)state;
+  topo_t *t = NULL;
+  TU_OK(topo_gen_kind("mesh", "4x4", 50.0, 500.0, &t, &tu_err_));
+  for (int c = 0; c < 2; c++) {
+    algo_t *a = NULL;
+    if (c == 0) {
+      TU_OK(algo_ring(TN_ALLREDUCE, 8, 8 * MiB, 1, &a, &tu_err_));
+    } else {
+      greedy_opts_t g = {.chunks_per_npu = 1};
+      schedule_t sc;
+      TU_OK(greedy_alltoall(t, 16 * MiB, &g, &sc, &tu_err_));
+      TU_OK(algo_from_schedule(&sc, TN_ALLTOALL, "greedy", &a, &tu_err_));
+      schedule_free(&sc);
+    }
+    char *x = NULL;
+    size_t l = 0;
+    TU_OK(emit_msccl_export_mem(a, &x, &l, &tu_err_));
+    assert_true(check_sends_name_receivers_slot(x) > 0);
+    free(x);
+    algo_free(a);
+  }
+  topo_free(t);
+}
+
+/* A staged export of Two-Step: every send (all_staged; else every send from scratch) moves one
+ * scratch range, filled by the cpys just before it in its tb (in order, tiling it); every receive
+ * into scratch is followed by the cpys of the pieces addressed to the GPU, from inside the range it
+ * filled, into o. Returns the receives that land straight in o. */
+static uint32_t check_staged(const char *xml, bool all_staged) {
+  xstep_t *v = NULL;
+  size_t n = xml_steps(xml, &v);
+  uint32_t sends = 0, direct = 0, to_o = 0;
+  for (size_t i = 0; i < n; i++) {
+    const xstep_t *x = &v[i];
+    if (strcmp(x->type, "s") == 0 && (all_staged || x->sb == 's')) {
+      sends++;
+      if (x->sb != 's' || x->cnt < 2 || x->so < 0 || x->so + x->cnt > x->scratch)
+        fail_msg("gpu %d tb %d step %d: a gathered send from %c[%lld..+%lld)", x->gpu, x->tb, x->s,
+                 x->sb, x->so, x->cnt);
+      long long end = x->so + x->cnt; /* the cpys before it fill [so, end) back to front */
+      size_t j = i;
+      while (end > x->so) {
+        assert_true(j > 0);
+        const xstep_t *c = &v[--j];
+        if (c->gpu != x->gpu || c->tb != x->tb || strcmp(c->type, "cpy") != 0 || c->db != 's' ||
+            c->doff + c->cnt != end)
+          fail_msg("gpu %d tb %d step %d: s[%lld..%lld) not filled by the cpys before it", x->gpu,
+                   x->tb, x->s, x->so, end);
+        end = c->doff;
+      }
+      assert_int_equal(end, x->so);
+    } else if (strcmp(x->type, "r") == 0 && x->db == 'o') {
+      direct++;
+    } else if (strcmp(x->type, "r") == 0) {
+      assert_int_equal(x->db, 's');
+      assert_true(x->doff + x->cnt <= x->scratch);
+      for (size_t j = i + 1;
+           j < n && v[j].tb == x->tb && v[j].gpu == x->gpu && strcmp(v[j].type, "cpy") == 0; j++) {
+        assert_int_equal(v[j].sb, 's');
+        assert_int_equal(v[j].db, 'o');
+        assert_true(v[j].so >= x->doff && v[j].so + v[j].cnt <= x->doff + x->cnt);
+        to_o++;
+      }
+    }
+  }
+  assert_true(sends > 0 && to_o > 0);
+  free(v);
+  return direct;
+}
+
+/* Two-Step All-to-All (algo_two_step): its messages gather pieces whose chunk ids are not one
+ * range. Both forms stage them in scratch (check_staged), import back, verify and simulate:
+ * the exact form in the set's time but for the cpys (at most 1 ns for each), the
+ * runtime-fit form within the runtime's limits (runtime_round) without fusing a gathered message.
+ * On hierarchical-4x4 with servers in order, the second step's messages land straight in o (one
+ * range of it); with servers interleaved (fc-8, NPUs 0 2 4 6 and 7 5 3 1, two pieces per block:
+ * every first-step message gathered too) they land in scratch and are cpy'd to o. With
+ * servers {0, 3} and {1, 2} (fc-4) a first-step message is one range of chunk ids, but its
+ * receiver keeps one piece and relays the other: staged too (the import failed on a receive
+ * past the end of o otherwise). */
+static void msccl_export_stages_two_step_gathered_messages(void **state) {
+  (void)state;
+  for (int c = 0; c < 3; c++) {
+    topo_t *t = NULL;
+    algo_t *a = NULL;
+    if (c == 2) {
+      t = fc(4);
+      const uint32_t member[4] = {0, 3, 1, 2};
+      TU_OK(algo_two_step(4, member, 2, 4 * 4096, 1, &a, &tu_err_));
+    } else if (c == 0) {
+      char path[512];
+      snprintf(path, sizeof path, "%s/topologies/hierarchical-4x4.json", TENET_SOURCE_DIR);
+      TU_OK(topo_load(path, &t, &tu_err_));
+      uint32_t member[16];
+      for (uint32_t i = 0; i < 16; i++)
+        member[i] = i;
+      TU_OK(algo_two_step(16, member, 4, MiB, 1, &a, &tu_err_));
+    } else {
+      t = fc(8);
+      const uint32_t member[8] = {0, 2, 4, 6, 7, 5, 3, 1};
+      TU_OK(algo_two_step(8, member, 2, 8 * 4096, 2, &a, &tu_err_));
+    }
+    verify_ok(a, t);
+    uint64_t set_ps = sim_ps(t, a);
+    for (int exact = 0; exact < 2; exact++) {
+      emit_msccl_export_opts_t o = {.exact = exact == 1};
+      emit_msccl_export_stats_t st = {0};
+      char *x = NULL;
+      size_t l = 0;
+      TU_OK(emit_msccl_export_mem_opts(a, &o, &x, &l, &st, &tu_err_));
+      uint32_t direct = check_staged(x, c < 2);
+      if (c == 0) /* 16 NPUs: 4 x 3 remote messages straight into o per 4 GPUs */
+        assert_int_equal(direct, 16 * 3);
+      if (c == 1) assert_int_equal(direct, 0);
+      if (exact) assert_true(check_sends_name_receivers_slot(x) > 0);
+      algo_t *b = NULL;
+      TU_OK(emit_msccl_import_mem(x, l, "twostep.xml", a->size_bytes, &b, &tu_err_));
+      assert_int_equal(b->coll, TN_ALLTOALL);
+      verify_ok(b, t);
+      uint64_t ps = sim_ps(t, b);
+      uint64_t cpys = 0; /* 1 ns each in the simulator */
+      for (const char *p = x; (p = strstr(p, "type=\"cpy\"")) != NULL; p++)
+        cpys++;
+      if (exact && (ps < set_ps || ps > set_ps + 1000 * cpys))
+        fail_msg("exact form %llu ps, the set %llu ps, %llu cpys", (unsigned long long)ps,
+                 (unsigned long long)set_ps, (unsigned long long)cpys);
+      if (!exact) {
+        emit_msccl_export_stats_t rs = {0};
+        assert_int_equal(runtime_round(a, t, &rs), ps);
+        assert_int_equal(rs.fused, 0);
+      }
+      algo_free(b);
+      free(x);
+    }
+    algo_free(a);
+    topo_free(t);
+  }
+}
+
+/* A gathered send of a piece its GPU never received (no RECV it depends on carries it), or
+ * whose receive carries other chunks, is refused in both forms with a one-line message
+ * naming rank and node; nothing is written. */
+static void msccl_export_refuses_gathered_pieces_it_cannot_place(void **state) {
+  (void)state;
+  for (int bad = 0; bad < 2; bad++) {
+    algo_t *a = NULL;
+    TU_OK(algo_create("hand", TN_ALLTOALL, 4, 4, 4 * 4096, &a, &tu_err_));
+    /* Rank 0 sends its piece for 1 and rank 1's piece for 2 (chunk 6), never received. */
+    const uint32_t sent[2] = {1, 6}, got[2] = {1, bad ? 2u : 6u};
+    TU_OK(algo_add_send(a, 0, 1, 0, 8192, NULL, 0, sent, 2, NULL, &tu_err_));
+    TU_OK(algo_add_recv(a, 1, 0, 0, 8192, false, NULL, 0, got, 2, NULL, &tu_err_));
+    TU_OK(algo_fill_idle(a, &tu_err_));
+    for (int exact = 0; exact < 2; exact++) {
+      emit_msccl_export_opts_t o = {.exact = exact == 1};
+      char *x = NULL;
+      size_t l = 0;
+      tn_err_t err = {0};
+      assert_int_equal(emit_msccl_export_mem_opts(a, &o, &x, &l, NULL, &err), TN_INFEASIBLE);
+      assert_null(x);
+      assert_non_null(strstr(err.msg, "rank 0 node 0"));
+      assert_non_null(strstr(err.msg, bad ? "differ from those of the RECV" : "relays chunk 6"));
+      assert_null(strchr(err.msg, '\n'));
+    }
+    algo_free(a);
+  }
+}
+
 /* Attributes are matched by name whatever their order (the importer guesses each
  * position from the previous element); unknown and namespace-prefixed ones are ignored. */
 static void msccl_import_reads_attributes_in_any_order(void **state) {
@@ -1080,6 +1329,9 @@ int main(int argc, char **argv) {
       cmocka_unit_test(msccl_import_reads_alltoall),
       cmocka_unit_test(msccl_export_alltoall_round_trips),
       cmocka_unit_test(msccl_runtime_export_of_alltoall_relays_through_scratch),
+      cmocka_unit_test(msccl_exact_export_sends_name_the_receivers_slot),
+      cmocka_unit_test(msccl_export_stages_two_step_gathered_messages),
+      cmocka_unit_test(msccl_export_refuses_gathered_pieces_it_cannot_place),
       cmocka_unit_test(msccl_import_reads_attributes_in_any_order),
       cmocka_unit_test(msccl_import_reads_out_of_place_reduce_scatter),
       cmocka_unit_test(msccl_import_rejects_malformed_xml),
