@@ -129,12 +129,12 @@ static void install_signal_cleanup(void) {
 /* The simulator's runs allocate and free arrays of tens of MB over and over (the
  * order-proof rounds rebuild and simulate a set up to 24 times). glibc would hand each back
  * to the kernel and fault it in again zeroed, page by page: a third of `synth`'s system
- * time on a 128-NPU All-to-All. Freed memory is kept for reuse instead; the peak stays the
- * live peak plus what one freed array can hold. */
+ * time on a 128-NPU All-to-All. Freed arrays below 32 MiB are kept for reuse instead, and
+ * at most 256 MiB of free memory stays mapped at the top of the heap. */
 static void tune_allocator(void) {
 #ifdef __GLIBC__
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
 #endif
 }
 
