@@ -26,12 +26,22 @@
  *   the bench shows T beside tenet's predicted time. Exit status 0 on success.
  *
  * tenet is the binary beside this program ($TENET overrides). The first line gives the
- * cost of starting a tenet process at all (`tenet --help`). On a shared machine wall
- * times are inflated by load; the CPU figures are the steadier ones.
+ * cost of starting a tenet process at all (`tenet --help`). After each case a line says
+ * where the greedy k=1 run's CPU goes, measured inside this process with the calls
+ * tenet synth makes (minimum of N): loading the fabric, the greedy's plan alone, synth_run
+ * (plan, lowering, order-proofing with its simulations, verification and writing the set
+ * beside the last one) and the lower bound. On a shared machine wall times are inflated
+ * by load; the CPU figures are the steadier ones.
  *
- * Usage: bench_tacos [--reps N] [--only SUBSTR] [-s SIZE ...] [FABRIC ...]
+ * Every run writes its set into a directory of its own under DIR (default: a new one in
+ * $TMPDIR or /tmp), all removed at the end only: on ext4 without a journal, creating a
+ * file skips every inode deleted in the last minutes, one by one, so a bench that rewrote
+ * one prefix (each run deleting the previous 64 files) would mostly time that scan.
+ *
+ * Usage: bench_tacos [--reps N] [--only SUBSTR] [--dir DIR] [-s SIZE ...] [FABRIC ...]
  *   --reps N       runs per row (default 9)
  *   --only SUBSTR  cases (FABRIC-SIZE) whose name contains SUBSTR
+ *   --dir DIR      where the sets go (a file system to time the writing on, e.g. /dev/shm)
  *   -s SIZE        a size (repeatable; replaces the default three) */
 #define _DEFAULT_SOURCE /* wait4 */
 #include <errno.h>
@@ -46,6 +56,13 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "algo/algo.h"
+#include "cli/cli.h"
+#include "emit/emit.h"
+#include "greedy/greedy.h"
+#include "synth/synth.h"
+#include "topo/topo.h"
 
 #define PATH_LEN 4096
 #define MAX_REPS 101
@@ -105,11 +122,26 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Runs argv reps times (stdout of the last run to out_path when given). */
-static timing_t time_runs(const char *const argv[], int reps, const char *out_path) {
+/* Where each run writes: a new directory per run under the bench's own. */
+static unsigned run_counter;
+static char out_root[PATH_LEN];
+
+/* Runs argv reps times (stdout of the last run to out_path when given). The argument
+ * after "-o" (when there is one) is replaced by a fresh "<out_root>/<n>/g" per run. */
+static timing_t time_runs(const char *const argv_in[], int reps, const char *out_path) {
   timing_t t = {0, 0, 0, 0, true};
   double walls[MAX_REPS], cpus[MAX_REPS];
+  const char *argv[24];
+  char prefix[PATH_LEN + 32];
+  int o = -1;
+  for (int k = 0; k < 23 && (argv[k] = argv_in[k]) != NULL; k++)
+    if (k > 0 && strcmp(argv_in[k - 1], "-o") == 0) o = k;
+  argv[23] = NULL;
   for (int i = 0; i < reps; i++) {
+    if (o >= 0) {
+      snprintf(prefix, sizeof prefix, "%s/%u/g", out_root, run_counter++);
+      argv[o] = prefix;
+    }
     if (run_child(argv, i + 1 == reps ? out_path : NULL, &walls[i], &cpus[i]) != 0) {
       t.ok = false;
       return t;
@@ -142,6 +174,71 @@ static double read_time_us(const char *path) {
   return v;
 }
 
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* What tenet synth does with its set (cmd_synth's check_and_write): verify, then write. */
+typedef struct check_write {
+  const topo_t *t;
+  const char *out;
+} check_write_t;
+
+static tn_status_t check_and_write(void *ctx, const algo_t *a, tn_err_t *err) {
+  check_write_t *cw = ctx;
+  algo_verify_report_t rep;
+  tn_status_t st = algo_verify(a, cw->t, &rep, err);
+  return st == TN_OK ? emit_chakra_write(a, cw->out, err) : st;
+}
+
+/* The greedy k=1 run's parts in this process (CPU ms, minimum of reps): fabric, the
+ * greedy's plan alone, synth_run as tenet synth calls it, the lower bound. */
+static bool phases(const char *fabric, const char *size_arg, int reps, double ms[4]) {
+  for (int k = 0; k < 4; k++)
+    ms[k] = 1e30;
+  uint64_t size = 0;
+  tn_err_t err = {0};
+  if (tn_parse_size(size_arg, &size, &err) != TN_OK) {
+    fprintf(stderr, "bench_tacos: %s\n", err.msg);
+    return false;
+  }
+  bool ok = true;
+  for (int i = 0; i < reps && ok; i++) {
+    topo_t *t = NULL;
+    schedule_t s;
+    synth_result_t r = {0};
+    char prefix[PATH_LEN + 32];
+    snprintf(prefix, sizeof prefix, "%s/%u/g", out_root, run_counter++);
+    check_write_t cw = {NULL, prefix};
+    synth_opts_t so = {.method = SYNTH_GREEDY, .seed = 1, .chunks_per_npu = 1};
+    greedy_opts_t g = {.seed = 1, .chunks_per_npu = 1};
+    uint64_t lb = 0;
+    double c[5];
+    c[0] = cpu_now();
+    ok = cli_load_topo(fabric, &t, &err) == TN_OK;
+    c[1] = cpu_now();
+    ok = ok && greedy_run_for(t, TN_ALLGATHER, size, &g, &s, &err) == TN_OK;
+    if (ok) schedule_free(&s);
+    c[2] = cpu_now();
+    cw.t = t;
+    so.on_set = check_and_write;
+    so.on_set_ctx = &cw;
+    ok = ok && synth_run(t, TN_ALLGATHER, size, &so, &r, &err) == TN_OK;
+    ok = ok && (r.on_set_done || check_and_write(&cw, r.algo, &err) == TN_OK);
+    c[3] = cpu_now();
+    ok = ok && topo_lower_bound_ps(t, TN_ALLGATHER, size, &lb, &err) == TN_OK;
+    c[4] = cpu_now();
+    for (int k = 0; k < 4 && ok; k++)
+      if ((c[k + 1] - c[k]) * 1e3 < ms[k]) ms[k] = (c[k + 1] - c[k]) * 1e3;
+    if (!ok) fprintf(stderr, "bench_tacos: %s %s: %s\n", fabric, size_arg, err.msg);
+    synth_result_free(&r);
+    topo_free(t);
+  }
+  return ok;
+}
+
 static void print_row(const char *name, const char *what, timing_t t, double coll_us) {
   printf("%-20s %-11s %8.1f %8.1f %8.1f %8.1f", name, what, t.cpu_min * 1e3, t.cpu_med * 1e3,
          t.wall_min * 1e3, t.wall_med * 1e3);
@@ -171,7 +268,7 @@ static void remove_tree(const char *path) {
 
 int main(int argc, char **argv) {
   int reps = 9;
-  const char *only = NULL;
+  const char *only = NULL, *dir = NULL;
   const char *fabrics[MAX_ITEMS] = {"mesh-8x8", "torus-8x8", "mesh3d-4x4x4"};
   const char *sizes[MAX_ITEMS] = {"1MiB", "64MiB", "1GiB"};
   size_t nfab = 3, nsize = 3;
@@ -181,12 +278,15 @@ int main(int argc, char **argv) {
       reps = atoi(argv[++i]);
     else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
       only = argv[++i];
+    else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
+      dir = argv[++i];
     else if (strcmp(argv[i], "-s") == 0 && i + 1 < argc) {
       if (!own_size) nsize = 0;
       own_size = true;
       if (nsize < MAX_ITEMS) sizes[nsize++] = argv[++i];
     } else if (argv[i][0] == '-') {
-      fprintf(stderr, "usage: bench_tacos [--reps N] [--only SUBSTR] [-s SIZE ...] [FABRIC ...]\n");
+      fprintf(stderr, "usage: bench_tacos [--reps N] [--only SUBSTR] [--dir DIR] [-s SIZE ...] "
+                      "[FABRIC ...]\n");
       return 2;
     } else {
       if (!own_fab) nfab = 0;
@@ -200,18 +300,22 @@ int main(int argc, char **argv) {
   tenet_path(argv[0], tenet, sizeof tenet);
   const char *tacos = getenv("TACOS_DRIVER");
   if (tacos && !*tacos) tacos = NULL;
-  char tmp[] = "/tmp/bench_tacos.XXXXXX";
+  const char *base = dir ? dir : getenv("TMPDIR");
+  char tmp[PATH_LEN];
+  snprintf(tmp, sizeof tmp, "%s/bench_tacos.XXXXXX", base && *base ? base : "/tmp");
   if (!mkdtemp(tmp)) {
     perror("bench_tacos: mkdtemp");
     return 1;
   }
-  char prefix[PATH_LEN], out_path[PATH_LEN];
-  snprintf(prefix, sizeof prefix, "%s/set/g", tmp);
+  const char *prefix = "(per run)";
+  char out_path[PATH_LEN + 16];
+  snprintf(out_root, sizeof out_root, "%s", tmp);
   snprintf(out_path, sizeof out_path, "%s/stdout", tmp);
 
   printf("tenet synth vs TACOS k=1 (All-Gather), whole processes; %d runs per row, minimum and "
          "median (a shared machine inflates wall times; CPU = user + system)\n",
          reps);
+  printf("sets written under %s (a new directory per run)\n", tmp);
   if (!tacos) printf("TACOS_DRIVER is not set: TACOS's times and the ratios are skipped\n");
   const char *help_argv[] = {tenet, "--help", NULL};
   timing_t th = time_runs(help_argv, reps, NULL);
@@ -262,6 +366,13 @@ int main(int argc, char **argv) {
                "", "ratio", r[0], r[1], r[2], r[3]);
         if (r[1] > worst) worst = r[1];
       }
+      double ms[4];
+      if (phases(fabrics[f], sizes[s], reps, ms))
+        printf("%-20s in-process CPU ms (greedy k=1): fabric %.2f, greedy plan %.2f, synth_run "
+               "%.2f (plan, lowering, order-proofing, verify, write), bound %.2f\n",
+               "", ms[0], ms[1], ms[2], ms[3]);
+      else
+        ok = false;
       fflush(stdout);
     }
   if (tacos && worst > 0) printf("largest ratio (CPU median): %.2f (target: <= 1.5)\n", worst);
