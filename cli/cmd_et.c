@@ -60,6 +60,7 @@ static tn_status_t render_rank(const algo_t *set, const char *prefix, uint32_t r
   tn_status_t st = emit_dot(set, r, m, err);
   if (fclose(m) != 0 && st == TN_OK) st = tn_err_set(err, TN_NOMEM, "out of memory");
   if (st == TN_OK) st = tn_mkdir_parents(out, err);
+  if (st == TN_OK) st = cli_i_gv_open(err);
   if (st != TN_OK) {
     free(text);
     return st;

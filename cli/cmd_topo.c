@@ -666,7 +666,7 @@ static int topo_draw_cmd(int argc, char **argv) {
   bool tiered = t->switches > 0 && strcmp(layout, "dot") == 0;
   if (draw_size_check(t, lim, &err) != TN_OK ||
       (tiered && tn_calloc(topo_nodes(t) + 1, sizeof *tier, &tier, &err) != TN_OK) ||
-      (tiered && tiers_of(t, tier, &ntiers, &err) != TN_OK)) {
+      (tiered && tiers_of(t, tier, &ntiers, &err) != TN_OK) || cli_i_gv_open(&err) != TN_OK) {
     free(tier);
     topo_free(t);
     return cli_report("topo draw", &err);

@@ -9,6 +9,60 @@
 
 #include "cli/cli.h"
 
+/* graphviz is opened on first use (dlopen), not linked: libgvc, libcgraph and what they
+ * pull in would otherwise be mapped and relocated at every start of tenet (most commands
+ * never draw). cli_i_gv_open opens it; every graphviz call of cli/ goes through cli_gv below
+ * (the macros after it), with graphviz's own prototypes. */
+#define CLI_GVC_FUNCS(X)                                                                           \
+  X(gvContext)                                                                                     \
+  X(gvFreeContext)                                                                                 \
+  X(gvFreeLayout)                                                                                  \
+  X(gvLayout)                                                                                      \
+  X(gvRender)
+#define CLI_CGRAPH_FUNCS(X)                                                                        \
+  X(agclose)                                                                                       \
+  X(agedge)                                                                                        \
+  X(agmemread)                                                                                     \
+  X(agnode)                                                                                        \
+  X(agopen)                                                                                        \
+  X(agsafeset)                                                                                     \
+  X(agseterr)                                                                                      \
+  X(agseterrf)                                                                                     \
+  X(agsubg)                                                                                        \
+  X(agsubnode)
+
+#define CLI_GV_FIELD(name) __typeof__(name) *name;
+typedef struct cli_gv_api {
+  CLI_GVC_FUNCS(CLI_GV_FIELD)
+  CLI_CGRAPH_FUNCS(CLI_GV_FIELD)
+  Agdesc_t *Agdirected;
+} cli_gv_api_t;
+#undef CLI_GV_FIELD
+extern cli_gv_api_t cli_gv;
+
+/* Opens graphviz (once; later calls return at once): call before any graphviz call.
+ * TN_INTERNAL naming the library or the symbol that is missing. */
+tn_status_t cli_i_gv_open(tn_err_t *err);
+
+#ifndef CLI_GV_IMPL
+#define gvContext (*cli_gv.gvContext)
+#define gvFreeContext (*cli_gv.gvFreeContext)
+#define gvFreeLayout (*cli_gv.gvFreeLayout)
+#define gvLayout (*cli_gv.gvLayout)
+#define gvRender (*cli_gv.gvRender)
+#define agclose (*cli_gv.agclose)
+#define agedge (*cli_gv.agedge)
+#define agmemread (*cli_gv.agmemread)
+#define agnode (*cli_gv.agnode)
+#define agopen (*cli_gv.agopen)
+#define agsafeset (*cli_gv.agsafeset)
+#define agseterr (*cli_gv.agseterr)
+#define agseterrf (*cli_gv.agseterrf)
+#define agsubg (*cli_gv.agsubg)
+#define agsubnode (*cli_gv.agsubnode)
+#define Agdirected (*cli_gv.Agdirected)
+#endif
+
 /* What a layout engine lays out in a few seconds (docs/architecture.md §6). */
 typedef struct cli_gv_limit {
   const char *layout;

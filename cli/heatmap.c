@@ -3,7 +3,6 @@
  * the collective time, drawn with PLplot. */
 #include "cli/plot_internal.h"
 
-#include <plplot.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <plplot.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +81,7 @@ tn_status_t cli_i_plot_begin(plot_session_t *s, const char *path, int width, int
   s->target = s->tmp = NULL;
   s->saved_stderr = -1;
   tn_status_t st = cli_plot_device(path, &device, err);
+  if (st == TN_OK) st = cli_i_pl_open(err);
   if (st != TN_OK) return st;
   if ((st = tn_out_plan(path, &s->target, &s->tmp, err)) != TN_OK) return st;
   /* Create the file ourselves: PLplot exits the process when it cannot open it. (A device

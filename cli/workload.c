@@ -284,6 +284,8 @@ static tn_status_t make_bases(const topo_t *t, cli_wl_set_t *s, tn_err_t *err) {
     if (st != TN_OK) return st;
     s->base[b] = r.algo;
     snprintf(s->base_variant[b], sizeof s->base_variant[b], "%s", r.variant);
+    r.algo = NULL;
+    synth_result_free(&r); /* the ties of its first run, which it also hands back */
   }
   return TN_OK;
 }

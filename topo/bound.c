@@ -807,7 +807,12 @@ out:
   return st;
 }
 
-tn_status_t topo_bounds_compute(const topo_t *t, topo_bounds_t *out, tn_err_t *err) {
+/* topo_bounds_compute for the collectives in colls (a bit per tn_coll_t) only: both
+ * gather sides are always computed (connectivity and the latency term come from them);
+ * the All-Reduce and All-to-All searches, which cost most on a small fabric, only when
+ * asked for. The entries asked for are exactly topo_bounds_compute's. */
+static tn_status_t bounds_compute(const topo_t *t, unsigned colls, topo_bounds_t *out,
+                                  tn_err_t *err) {
   memset(out, 0, sizeof *out);
   out->npus = t->npus;
   out->connected = out->tight = true;
@@ -833,13 +838,19 @@ tn_status_t topo_bounds_compute(const topo_t *t, topo_bounds_t *out, tn_err_t *e
   out->latency_ps = (uint64_t)ag.diameter_ps;
   fill_gather(t, &ag, tight, &out->coll[TN_ALLGATHER]);
   fill_gather(rev, &rs, tight, &out->coll[TN_REDUCESCATTER]);
-  st = fill_allreduce(t, rev, &ag, &rs, tight, &out->coll[TN_ALLREDUCE], err);
-  if (st == TN_OK) st = fill_alltoall(t, rev, &ag, &rs, &out->coll[TN_ALLTOALL], err);
+  if (colls & (1u << TN_ALLREDUCE))
+    st = fill_allreduce(t, rev, &ag, &rs, tight, &out->coll[TN_ALLREDUCE], err);
+  if (st == TN_OK && (colls & (1u << TN_ALLTOALL)))
+    st = fill_alltoall(t, rev, &ag, &rs, &out->coll[TN_ALLTOALL], err);
 out:
   free(ag.set);
   free(rs.set);
   topo_free(tt);
   return st;
+}
+
+tn_status_t topo_bounds_compute(const topo_t *t, topo_bounds_t *out, tn_err_t *err) {
+  return bounds_compute(t, (1u << TN_NCOLLS) - 1u, out, err);
 }
 
 /* The one refusal of a bound past TN_TIME_MAX_PS. */
@@ -948,7 +959,9 @@ tn_status_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_b
   if (t->npus < 2) return TN_OK;
   topo_bounds_t b;
   tn_err_t e = {0};
-  if (topo_bounds_compute(t, &b, &e) != TN_OK) return npu_bound_ps(t, coll, size_bytes, ps, err);
+  /* Only coll's bound is asked for: the other collectives' searches are skipped. */
+  if ((unsigned)coll >= TN_NCOLLS || bounds_compute(t, 1u << coll, &b, &e) != TN_OK)
+    return npu_bound_ps(t, coll, size_bytes, ps, err);
   return topo_bound_ps(&b, coll, size_bytes, ps, err);
 }
 
