@@ -285,7 +285,7 @@ static tn_status_t make_bases(const topo_t *t, cli_wl_set_t *s, tn_err_t *err) {
     s->base[b] = r.algo;
     snprintf(s->base_variant[b], sizeof s->base_variant[b], "%s", r.variant);
     r.algo = NULL;
-    synth_result_free(&r); /* the ties of its first run, which it also hands back */
+    synth_result_free(&r); /* anything else a result holds */
   }
   return TN_OK;
 }

@@ -316,6 +316,8 @@ tn_status_t synth_baseline(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
   bool pruned = false; /* no limit: never set */
   if (st == TN_OK) st = best_baseline(t, coll, size_bytes, m, 0, 0, &pruned, out, err);
   if (st == TN_OK) out->method = m;
+  tn_vec_free(&out->first_ties); /* order-proofing's business, inside synth_run only */
+  out->first_known = false;
   return st;
 }
 
