@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench_proc.h"
 #include "cli/cli.h"
 #include "emit/emit.h"
 #include "sim/sim.h"
@@ -49,48 +50,6 @@ typedef struct timing {
   double wall, cpu; /* seconds: minimum over the runs */
   bool ok;
 } timing_t;
-
-static double wall_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double tv_s(struct timeval tv) {
-  return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
-}
-
-/* Runs argv as a child with stdout and stderr to /dev/null (or stdout to out_path when
- * given); its wall time and CPU time (user + system, from the children's rusage) in *t.
- * Returns the exit status, or -1 when it could not run or was killed. */
-static int run_child(const char *const argv[], const char *out_path, double *wall, double *cpu) {
-  struct rusage r0, r1;
-  getrusage(RUSAGE_CHILDREN, &r0);
-  double w0 = wall_now();
-  pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    int fd = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int nul = open("/dev/null", O_WRONLY);
-    if (fd >= 0) dup2(fd, 1);
-    if (nul >= 0) dup2(nul, 2);
-    char *v[16];
-    size_t n = 0;
-    for (; argv[n] && n + 1 < sizeof v / sizeof v[0]; n++)
-      v[n] = strdup(argv[n]);
-    v[n] = NULL;
-    execv(v[0], v);
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  double w1 = wall_now();
-  getrusage(RUSAGE_CHILDREN, &r1);
-  *wall = w1 - w0;
-  *cpu = tv_s(r1.ru_utime) - tv_s(r0.ru_utime) + tv_s(r1.ru_stime) - tv_s(r0.ru_stime);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 static double cpu_now(void) {
   struct timespec ts;
@@ -198,20 +157,6 @@ static bool read_dir(const char *dir, astra_dir_t *d) {
   }
   closedir(w);
   return found;
-}
-
-/* The tenet binary: $TENET, else "tenet" beside this program. */
-static void tenet_path(const char *argv0, char *out, size_t len) {
-  const char *env = getenv("TENET");
-  if (env && *env) {
-    snprintf(out, len, "%s", env);
-    return;
-  }
-  const char *slash = strrchr(argv0, '/');
-  if (slash)
-    snprintf(out, len, "%.*s/tenet", (int)(slash - argv0), argv0);
-  else
-    snprintf(out, len, "./tenet");
 }
 
 static void print_ratio(double astra, double tenet) {

@@ -4,7 +4,7 @@
  *
  * For each fabric (default mesh-8x8, torus-8x8, mesh3d-4x4x4: 50 GB/s = 50 GiB/s links,
  * 500 ns latency) and All-Gather size (default 1MiB, 64MiB, 1GiB) it times, as child
- * processes (fork/exec; CPU = user + system from wait4's rusage; wall from a monotonic
+ * processes (fork/exec; CPU = user + system from the children's rusage; wall from a monotonic
  * clock), each repeated N times, minimum and median:
  *   greedy k=1  `tenet synth -t FABRIC -c allgather -s SIZE -a greedy --chunks 1 -o DIR/g`
  *               (the whole process: loading, bound, greedy, lowering, order-proofing,
@@ -43,7 +43,6 @@
  *   --only SUBSTR  cases (FABRIC-SIZE) whose name contains SUBSTR
  *   --dir DIR      where the sets go (a file system to time the writing on, e.g. /dev/shm)
  *   -s SIZE        a size (repeatable; replaces the default three) */
-#define _DEFAULT_SOURCE /* wait4 */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -58,6 +57,7 @@
 #include <unistd.h>
 
 #include "algo/algo.h"
+#include "bench/bench_proc.h"
 #include "cli/cli.h"
 #include "emit/emit.h"
 #include "greedy/greedy.h"
@@ -72,45 +72,6 @@ typedef struct timing {
   double wall_min, wall_med, cpu_min, cpu_med; /* seconds */
   bool ok;
 } timing_t;
-
-static double wall_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double tv_s(struct timeval tv) {
-  return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
-}
-
-/* Runs argv as a child, stdout to out_path (or /dev/null), stderr to /dev/null; its wall
- * time and CPU time (user + system from wait4). Returns the exit status, or -1 when it
- * could not run or was killed. */
-static int run_child(const char *const argv[], const char *out_path, double *wall, double *cpu) {
-  double w0 = wall_now();
-  pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    int fd = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int nul = open("/dev/null", O_WRONLY);
-    if (fd >= 0) dup2(fd, 1);
-    if (nul >= 0) dup2(nul, 2);
-    char *v[24];
-    size_t n = 0;
-    for (; argv[n] && n + 1 < sizeof v / sizeof v[0]; n++)
-      v[n] = strdup(argv[n]);
-    v[n] = NULL;
-    execv(v[0], v);
-    _exit(127);
-  }
-  int status = 0;
-  struct rusage ru;
-  while (wait4(pid, &status, 0, &ru) < 0)
-    if (errno != EINTR) return -1;
-  *wall = wall_now() - w0;
-  *cpu = tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -244,20 +205,6 @@ static void print_row(const char *name, const char *what, timing_t t, double col
          t.wall_min * 1e3, t.wall_med * 1e3);
   if (coll_us >= 0) printf(" %12.3f", coll_us);
   printf("\n");
-}
-
-/* The tenet binary: $TENET, else "tenet" beside this program. */
-static void tenet_path(const char *argv0, char *out, size_t len) {
-  const char *env = getenv("TENET");
-  if (env && *env) {
-    snprintf(out, len, "%s", env);
-    return;
-  }
-  const char *slash = strrchr(argv0, '/');
-  if (slash)
-    snprintf(out, len, "%.*s/tenet", (int)(slash - argv0), argv0);
-  else
-    snprintf(out, len, "./tenet");
 }
 
 static void remove_tree(const char *path) {

@@ -306,6 +306,20 @@ static void every_method_is_order_proof(void **state) {
   }
 }
 
+/* What synth_run does to a set it returns, done here by simulating first: the set made
+ * ready (idle ranks, the fabric's name), then order-proof; true when the result is r's set
+ * at r's time. Frees *a. */
+static bool strict_like_synth(const topo_t *t, algo_t *a, const synth_result_t *r) {
+  tn_err_t err = {0};
+  must(algo_fill_idle(a, &err), &err);
+  snprintf(a->fabric, sizeof a->fabric, "%s", t->name);
+  sim_strict_report_t rep;
+  must(sim_make_strict(t, &a, &rep, &err), &err);
+  bool same = algo_equal(a, r->algo) && rep.time_ps == r->time_ps;
+  algo_free(a);
+  return same;
+}
+
 /* The greedy's All-to-All hands order-proofing the pairs its replay saw, instead of a
  * first simulation of the lowered set: the set it returns is the one order-proofing makes
  * after simulating the set itself (the replay runs as the simulator does), byte for byte. */
@@ -320,16 +334,9 @@ static void check_first_run_from_replay(const topo_t *t, uint64_t size) {
   assert_int_equal(s.ties.len, 0); /* none kept unless asked */
   algo_t *a = NULL;
   must(algo_from_schedule(&s, TN_ALLTOALL, "greedy", &a, &err), &err);
-  must(algo_fill_idle(a, &err), &err);
-  snprintf(a->fabric, sizeof a->fabric, "%s", t->name);
-  sim_strict_report_t rep;
-  must(sim_make_strict(t, &a, &rep, &err), &err);
-  if (!algo_equal(a, r.algo) || rep.time_ps != r.time_ps)
-    fail_msg("%s All-to-All %llu B: the set order-proofed from the replay's pairs differs "
-             "(%llu ps against %llu ps simulated first)",
-             t->name, (unsigned long long)size, (unsigned long long)r.time_ps,
-             (unsigned long long)rep.time_ps);
-  algo_free(a);
+  if (!strict_like_synth(t, a, &r))
+    fail_msg("%s All-to-All %llu B: the set order-proofed from the replay's pairs differs", t->name,
+             (unsigned long long)size);
   schedule_free(&s);
   synth_result_free(&r);
 }
@@ -345,11 +352,9 @@ static void check_baseline_first_run(const topo_t *t, tn_coll_t coll, uint64_t s
   if (st == TN_INVAL) return; /* not for this collective or size */
   must(st, &err);
   must(synth_baseline(t, coll, size, m, &b, &err), &err);
-  must(algo_fill_idle(b.algo, &err), &err);
-  snprintf(b.algo->fabric, sizeof b.algo->fabric, "%s", t->name);
-  sim_strict_report_t rep;
-  must(sim_make_strict(t, &b.algo, &rep, &err), &err);
-  if (!algo_equal(b.algo, r.algo) || rep.time_ps != r.time_ps)
+  bool same = strict_like_synth(t, b.algo, &r);
+  b.algo = NULL;
+  if (!same)
     fail_msg("%s %s %s %llu B: the set order-proofed from the chosen run differs", t->name,
              tn_coll_name(coll), synth_method_name(m), (unsigned long long)size);
   synth_result_free(&b);
@@ -392,14 +397,9 @@ static void check_trees_first_run(const topo_t *t, uint64_t size) {
   assert_int_equal(s.ties.len, 0);
   algo_t *a = NULL;
   must(algo_from_schedule(&s, TN_ALLREDUCE, "trees", &a, &err), &err);
-  must(algo_fill_idle(a, &err), &err);
-  snprintf(a->fabric, sizeof a->fabric, "%s", t->name);
-  sim_strict_report_t rep;
-  must(sim_make_strict(t, &a, &rep, &err), &err);
-  if (!algo_equal(a, r.algo) || rep.time_ps != r.time_ps)
+  if (!strict_like_synth(t, a, &r))
     fail_msg("%s trees All-Reduce %llu B: the set order-proofed from the replay's pairs differs",
              t->name, (unsigned long long)size);
-  algo_free(a);
   schedule_free(&s);
   synth_result_free(&r);
 }
@@ -437,14 +437,9 @@ static void check_forest_first_run(const topo_t *t, tn_coll_t coll, uint64_t siz
   assert_int_equal(done->ties.len, 0);
   algo_t *a = NULL;
   must(algo_from_schedule(done, coll, "forest", &a, &err), &err);
-  must(algo_fill_idle(a, &err), &err);
-  snprintf(a->fabric, sizeof a->fabric, "%s", t->name);
-  sim_strict_report_t rep;
-  must(sim_make_strict(t, &a, &rep, &err), &err);
-  if (!algo_equal(a, r.algo) || rep.time_ps != r.time_ps)
+  if (!strict_like_synth(t, a, &r))
     fail_msg("%s forest %s %llu B: the set order-proofed from the plan's pairs differs", t->name,
              tn_coll_name(coll), (unsigned long long)size);
-  algo_free(a);
   schedule_free(&rs);
   schedule_free(&ag);
   schedule_free(&ar);
