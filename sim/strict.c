@@ -25,9 +25,9 @@
 #define NONE UINT32_MAX
 #define MAX_ROUNDS 24
 #define MAX_DELAY 64 /* ns of delay one SEND may collect */
-/* The first run also orders the SENDs of one NPU that enter a link within this of each
- * other: the gates of later rounds move SENDs by nanoseconds, and would otherwise turn such
- * near pairs into new ties round after round. */
+/* The first run orders the SENDs of one NPU that enter a link within this of each other
+ * (later runs within PREDICT_WINDOW_PS): the gates of later rounds move SENDs by
+ * nanoseconds, and would otherwise turn such near pairs into new ties round after round. */
 #define NEAR_WINDOW_PS SIM_STRICT_FIRST_WINDOW_PS
 /* Later runs report pairs that enter one link within this of each other, so that a round
  * sees which of them its own delays would bring together, and orders an NPU's own SENDs
@@ -75,33 +75,31 @@ static tn_status_t part(state_t *s, const sim_tie_t *v, bool *added, tn_err_t *e
   uint32_t at = s->t->links[v->link].src;
   uint32_t g1 = s->off[v->first_rank] + v->first_id, g2 = s->off[v->second_rank] + v->second_id;
   bool inj1 = at == v->first_rank, inj2 = at == v->second_rank;
-  {
-    if (inj1 && inj2) {
-      order_t o = {g1, g2};
-      tn_status_t st = tn_vec_push(&s->orders, &o, err);
-      if (st != TN_OK) return st;
-      s->gated[g1] = s->gated[g2] = 1;
-      *added = true;
-      return TN_OK;
-    }
-    uint32_t d, other;
-    if (inj1 || (!inj2 && !v->first_waited && v->second_waited))
-      d = g1, other = g2; /* the NPU's own SEND, or the only one that moves with its send */
-    else if (!v->second_waited)
-      d = g2, other = g1;
-    else { /* both queued on the way: move the SEND that sets the second one's time */
-      d = s->off[v->second_cause_rank] + v->second_cause_id;
-      other = s->off[v->first_cause_rank] + v->first_cause_id;
-      if (d == other) return TN_OK; /* one SEND sets both: no nanosecond there parts them */
-    }
-    uint32_t want = bump[other] + 1;
-    if (bump[d] >= want) return TN_OK;
-    if (s->delay[d] - bump[d] + want > MAX_DELAY) return TN_OK;
-    s->delay[d] += want - bump[d];
-    bump[d] = want;
-    s->gated[d] = 1;
+  if (inj1 && inj2) {
+    order_t o = {g1, g2};
+    tn_status_t st = tn_vec_push(&s->orders, &o, err);
+    if (st != TN_OK) return st;
+    s->gated[g1] = s->gated[g2] = 1;
     *added = true;
+    return TN_OK;
   }
+  uint32_t d, other;
+  if (inj1 || (!inj2 && !v->first_waited && v->second_waited))
+    d = g1, other = g2; /* the NPU's own SEND, or the only one that moves with its send */
+  else if (!v->second_waited)
+    d = g2, other = g1;
+  else { /* both queued on the way: move the SEND that sets the second one's time */
+    d = s->off[v->second_cause_rank] + v->second_cause_id;
+    other = s->off[v->first_cause_rank] + v->first_cause_id;
+    if (d == other) return TN_OK; /* one SEND sets both: no nanosecond there parts them */
+  }
+  uint32_t want = bump[other] + 1;
+  if (bump[d] >= want) return TN_OK;
+  if (s->delay[d] - bump[d] + want > MAX_DELAY) return TN_OK;
+  s->delay[d] += want - bump[d];
+  bump[d] = want;
+  s->gated[d] = 1;
+  *added = true;
   return TN_OK;
 }
 
