@@ -40,7 +40,6 @@ typedef struct phase {
   uint32_t *comp_id;        /* reverse: per transfer, id of its COMP in the receiving rank */
   uint32_t *kid_off, *kids; /* reverse: CSR of the transfers that depend on each one */
   uint32_t max_kids;        /* reverse: the most kids of any transfer */
-  uint32_t *send_id;        /* forward: per transfer, its SEND's id, or NULL (the caller's) */
 } phase_t;
 
 /* A SEND or COMP waiting for its id in its rank, with what it is sorted by: (key, ord,
@@ -518,7 +517,6 @@ static void emit_rank(worker_t *w, uint32_t r) {
           for (uint32_t k = L->own_off[ch[j]]; k < L->own_off[ch[j] + 1]; k++)
             deps[nd++] = L->final->comp_id[L->own[k]];
     }
-    if (p->send_id) p->send_id[xi] = first + i; /* one sender, one worker: no race */
     put(R,
         (algo_node_t){ALGO_SEND, false, (int32_t)peer, (int32_t)p->tag[xi], x->bytes, 0, 0, nd, 0,
                       nch},
@@ -638,7 +636,7 @@ static void lower_free(lower_t *L) {
 }
 
 static tn_status_t lower(const schedule_t *rs, const schedule_t *ag, tn_coll_t coll,
-                         const char *name, algo_t **out, uint32_t *ag_send_id, tn_err_t *err) {
+                         const char *name, algo_t **out, tn_err_t *err) {
   *out = NULL;
   const schedule_t *s = rs ? rs : ag;
   tn_status_t st = check_schedule(s, err);
@@ -660,7 +658,6 @@ static tn_status_t lower(const schedule_t *rs, const schedule_t *ag, tn_coll_t c
   if (st == TN_OK) st = tn_calloc(s->npus, sizeof *L.nchunk, &L.nchunk, err);
   if (st == TN_OK && rs) st = add_phase(&L, rs, true, 0, err);
   if (st == TN_OK && ag) st = add_phase(&L, ag, false, rs ? rs->time_ps + 1 : 0, err);
-  if (st == TN_OK && ag) L.ph[L.nph - 1].send_id = ag_send_id;
   if (st == TN_OK && rs && ag) {
     L.final = &L.ph[0];
     st = build_own(&L, &L.ph[0], err);
@@ -876,9 +873,9 @@ tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *
                                tn_err_t *err) {
   if (s->coll != TN_ALLGATHER) return lower_explicit(s, coll, name, out, NULL, err);
   switch (coll) {
-  case TN_ALLGATHER: return lower(NULL, s, coll, name, out, NULL, err);
-  case TN_REDUCESCATTER: return lower(s, NULL, coll, name, out, NULL, err);
-  case TN_ALLREDUCE: return lower(s, s, coll, name, out, NULL, err);
+  case TN_ALLGATHER: return lower(NULL, s, coll, name, out, err);
+  case TN_REDUCESCATTER: return lower(s, NULL, coll, name, out, err);
+  case TN_ALLREDUCE: return lower(s, s, coll, name, out, err);
   case TN_ALLTOALL: break;
   }
   *out = NULL;
@@ -889,13 +886,11 @@ tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *
 tn_status_t algo_from_schedule_ids(const schedule_t *s, tn_coll_t coll, const char *name,
                                    algo_t **out, uint32_t *send_id, tn_err_t *err) {
   if (s->coll != TN_ALLGATHER) return lower_explicit(s, coll, name, out, send_id, err);
-  if (coll == TN_ALLGATHER) return lower(NULL, s, coll, name, out, send_id, err);
   *out = NULL;
-  return tn_err_set(err, TN_INVAL,
-                    "lowering: SEND ids are named for an All-Gather plan lowered as one only");
+  return tn_err_set(err, TN_INVAL, "lowering: SEND ids are named for explicit schedules only");
 }
 
 tn_status_t algo_allreduce_from_schedules(const schedule_t *rs_ag, const schedule_t *ag,
                                           const char *name, algo_t **out, tn_err_t *err) {
-  return lower(rs_ag, ag, TN_ALLREDUCE, name, out, NULL, err);
+  return lower(rs_ag, ag, TN_ALLREDUCE, name, out, err);
 }

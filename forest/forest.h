@@ -21,8 +21,9 @@ typedef struct forest_opts {
   bool pace;               /* plan with an NPU's own chunks held back until deliveries
                               to it (see forest_run); the waits stay in the schedule as
                               timing-only dependencies, so it is lowered forward only */
-  /* forest_run and forest_run_reduce: keep in out->ties the pairs the kept plan's run saw
-   * within this window (schedule_keep_ties), for the simulator's order-proofing. */
+  /* forest_run_reduce: keep in out->ties the pairs the kept plan's run saw within this
+   * window (schedule_keep_ties), for the simulator's order-proofing. (The All-Gather's
+   * pacings meet about 1.6 pairs per transfer: keeping them costs more than it spares.) */
   bool keep_ties;
   uint64_t tie_window_ps;
 } forest_opts_t;

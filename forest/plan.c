@@ -17,7 +17,6 @@ typedef struct plan {
   forest_kids_t kd; /* children in the trees, the tree of each chunk */
   ten_engine_t *eng;
   schedule_t *s;
-  uint64_t tie_window; /* schedule_keep_ties' window (UINT64_MAX: no pairs kept) */
   uint64_t size;
   uint32_t ahead;     /* pacing: own chunks an NPU may send ahead of its deliveries'
                          rate (0: no pacing, every own chunk at once) */
@@ -98,7 +97,6 @@ static tn_status_t plan_once(plan_t *p, const topo_t *t, topo_routes_t *routes, 
   memset(p->released, 0, p->n * sizeof *p->released);
   tn_status_t st = tn_vec_reserve(&out->xfers, (size_t)p->n * (p->n - 1) * p->k, err);
   if (st == TN_OK) st = ten_engine_create(t, routes, &p->eng, err);
-  if (st == TN_OK && p->tie_window != UINT64_MAX) schedule_keep_ties(out, p->eng, p->tie_window);
   if (st == TN_OK) st = run(p, err);
   ten_engine_free(p->eng);
   p->eng = NULL;
@@ -196,11 +194,7 @@ tn_status_t forest_i_plan_gather(const topo_t *t, topo_routes_t *routes, const f
   schedule_init(out, TN_ALLGATHER, t->npus, k, size_bytes);
   tn_status_t st = forest_i_check(t, size_bytes, k, err);
   if (st != TN_OK) return st;
-  plan_t p = {.t = t,
-              .n = t->npus,
-              .k = k,
-              .size = size_bytes,
-              .tie_window = opts && opts->keep_ties ? opts->tie_window_ps : UINT64_MAX};
+  plan_t p = {.t = t, .n = t->npus, .k = k, .size = size_bytes};
   st = forest_i_kids(pk, k, &p.kd, err);
   if (st == TN_OK) st = tn_calloc(p.n, sizeof *p.got, &p.got, err);
   if (st == TN_OK) st = tn_calloc(p.n, sizeof *p.released, &p.released, err);

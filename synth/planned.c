@@ -127,12 +127,8 @@ static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const
                            synth_method_t m, synth_result_t *out, tn_err_t *err) {
   schedule_t s;
   tn_status_t st = plan(t, coll, size, o, m, &s, out, err);
-  /* An All-Gather plan's time is exact (and a plan that kept the pairs its run saw gives
-   * order-proofing its first run); the other two are timed by simulation. */
-  if (st == TN_OK && s.ties_kept && coll == TN_ALLGATHER)
-    st = synth_i_lower_with_first_run(&s, coll, synth_method_name(m), out, err);
-  else if (st == TN_OK)
-    st = algo_from_schedule(&s, coll, synth_method_name(m), &out->algo, err);
+  if (st == TN_OK) st = algo_from_schedule(&s, coll, synth_method_name(m), &out->algo, err);
+  /* An All-Gather plan's time is exact; the other two are timed by simulation. */
   if (st == TN_OK && coll == TN_ALLGATHER) out->time_ps = s.time_ps;
   schedule_free(&s);
   return st;
