@@ -37,7 +37,8 @@ static bool skippable(tn_status_t st) {
  * Reduce-Scatter or All-Reduce) the set is made order-proof at once: the first of
  * sim_make_strict's runs times the set as given, which is all a plain simulation would
  * tell, and if the set is kept (on 1024 NPUs the greedy's nearly always is) that run is
- * not made twice; *strict_ps is then the order-proof set's time. */
+ * not made twice; *strict_ps is then the order-proof set's time. A whole run under a limit
+ * keeps its pairs, so that making the set order-proof later need not run it again. */
 static tn_status_t time_candidate(const topo_t *t, synth_result_t *c, uint64_t limit_ps,
                                   bool *pruned, uint64_t *strict_ps, tn_err_t *err) {
   if (c->time_ps != 0) return TN_OK;
@@ -48,9 +49,13 @@ static tn_status_t time_candidate(const topo_t *t, synth_result_t *c, uint64_t l
     return st;
   }
   sim_opts_t so = {.stop_after_ps = limit_ps};
+  synth_tie_rec_t ties = {0};
+  synth_i_tie_rec_start(&ties, &so); /* a whole run is order-proofing's first */
   sim_result_t r = {0};
   tn_status_t st = synth_i_sim_within(t, c->algo, &so, &r, err);
   if (st == TN_OK) c->time_ps = r.time_ps, *pruned = r.stopped;
+  if (st == TN_OK && !r.stopped) synth_i_tie_rec_take(&ties, c);
+  tn_vec_free(&ties.ties);
   sim_result_free(&r);
   return st;
 }
