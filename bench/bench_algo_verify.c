@@ -1,10 +1,17 @@
 /* bench/bench_algo_verify.c — time to build and verify the Ring and Direct baselines as n
  * and K grow (and Direct All-to-All up to 1024 NPUs); the verifier should scale with
- * nodes + dependencies + semantic state. */
+ * nodes + dependencies + semantic state.
+ *
+ * Usage: bench_algo_verify                  the table above
+ *        bench_algo_verify NPUS PREFIX [REPS] verifies the Chakra set PREFIX.<rank>.et (as
+ *                                          `tenet synth -o PREFIX` wrote it) REPS times
+ *                                          (default 3) and prints each run's CPU time */
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "algo/algo.h"
+#include "emit/emit.h"
 
 /* CPU seconds of this process: the machine may be shared, so wall time overstates. */
 static double cpu_seconds(void) {
@@ -40,7 +47,39 @@ static int run(const char *name,
   return 0;
 }
 
-int main(void) {
+/* Verifies a set read from disk reps times: the producers' sets (trees, forest) have
+ * other shapes than the baselines above. */
+static int run_set(const char *npus_s, const char *prefix, const char *reps_s) {
+  tn_err_t err = {0};
+  algo_t *a = NULL;
+  unsigned long npus = strtoul(npus_s, NULL, 10), reps = reps_s ? strtoul(reps_s, NULL, 10) : 3;
+  if (npus == 0 || npus > UINT32_MAX || reps == 0) {
+    fprintf(stderr, "usage: bench_algo_verify [NPUS PREFIX [REPS]]\n");
+    return 2;
+  }
+  if (emit_chakra_read(prefix, (uint32_t)npus, &a, &err) != TN_OK) {
+    fprintf(stderr, "read: %s\n", err.msg);
+    return 1;
+  }
+  for (unsigned long i = 0; i < reps; i++) {
+    algo_verify_report_t rep;
+    double t0 = cpu_seconds();
+    tn_status_t st = algo_verify(a, NULL, &rep, &err);
+    double t1 = cpu_seconds();
+    if (st != TN_OK) {
+      fprintf(stderr, "verify: %s\n", err.msg);
+      algo_free(a);
+      return 1;
+    }
+    printf("%s: nodes=%llu  verify %7.1f ms (CPU)  (%.0f ns/node)\n", prefix,
+           (unsigned long long)rep.nodes, (t1 - t0) * 1e3, (t1 - t0) * 1e9 / (double)rep.nodes);
+  }
+  algo_free(a);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 3) return run_set(argv[1], argv[2], argc > 3 ? argv[3] : NULL);
   int bad = 0;
   uint32_t ns[] = {32, 64, 128, 256};
   for (size_t i = 0; i < 4; i++)

@@ -43,8 +43,7 @@ typedef struct check_write {
 
 static tn_status_t check_and_write(void *ctx, const algo_t *a, tn_err_t *err) {
   const check_write_t *cw = ctx;
-  tn_status_t st = algo_verify(a, cw->t, NULL, err);
-  return st == TN_OK ? emit_chakra_write(a, cw->prefix, err) : st;
+  return cli_verify_write(cw->t, a, cw->prefix, NULL, err);
 }
 
 /* What `tenet synth` does between loading the fabric and printing: synthesize, verify,

@@ -141,17 +141,15 @@ static double cpu_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* What tenet synth does with its set (cmd_synth's check_and_write): verify, then write. */
+/* What tenet synth does with its set (cmd_synth's check_and_write): verify and write. */
 typedef struct check_write {
   const topo_t *t;
   const char *out;
 } check_write_t;
 
 static tn_status_t check_and_write(void *ctx, const algo_t *a, tn_err_t *err) {
-  check_write_t *cw = ctx;
-  algo_verify_report_t rep;
-  tn_status_t st = algo_verify(a, cw->t, &rep, err);
-  return st == TN_OK ? emit_chakra_write(a, cw->out, err) : st;
+  const check_write_t *cw = ctx;
+  return cli_verify_write(cw->t, a, cw->out, NULL, err);
 }
 
 /* The greedy k=1 run's parts in this process (CPU ms, minimum of reps): fabric, the

@@ -164,7 +164,7 @@ static tn_status_t parse_args(int argc, char **argv, synth_args_t *a, tn_coll_t 
 }
 
 /* What tenet synth does with the set it returns: verify it (every algorithm tenet emits
- * passes the verifier; a failure is our bug), then write it. synth_run runs this beside
+ * passes the verifier; a failure is our bug) and write it. synth_run runs this beside
  * the set's last simulation when it can. */
 typedef struct check_write {
   const topo_t *t;
@@ -175,10 +175,7 @@ typedef struct check_write {
 
 static tn_status_t check_and_write(void *ctx, const algo_t *a, tn_err_t *err) {
   check_write_t *cw = ctx;
-  tn_err_t e = {0};
-  if (algo_verify(a, cw->t, &cw->rep, &e) != TN_OK)
-    return tn_err_set(err, TN_INTERNAL, "synthesized algorithm failed verification: %s", e.msg);
-  tn_status_t st = emit_chakra_write(a, cw->out, err);
+  tn_status_t st = cli_verify_write(cw->t, a, cw->out, &cw->rep, err);
   if (st == TN_OK) cw->written = a->npus;
   return st;
 }

@@ -114,6 +114,25 @@ tn_status_t cli_read_set(const char *prefix, const topo_t *t, algo_t **out, tn_e
                     prefix, n, prefix, prefix, n - 1, t->name, t->npus);
 }
 
+typedef struct verify_ctx {
+  const topo_t *t;
+  algo_verify_report_t *rep;
+} verify_ctx_t;
+
+static tn_status_t verify_set(void *ctx, const algo_t *a, tn_err_t *err) {
+  const verify_ctx_t *v = ctx;
+  tn_err_t e = {0};
+  if (algo_verify(a, v->t, v->rep, &e) != TN_OK)
+    return tn_err_set(err, TN_INTERNAL, "synthesized algorithm failed verification: %s", e.msg);
+  return TN_OK;
+}
+
+tn_status_t cli_verify_write(const topo_t *t, const algo_t *a, const char *prefix,
+                             algo_verify_report_t *rep, tn_err_t *err) {
+  verify_ctx_t v = {t, rep};
+  return emit_chakra_write_checked(a, prefix, verify_set, &v, err);
+}
+
 tn_status_t cli_synth_opts(const char *algo, const char *seed, const char *chunks, synth_opts_t *so,
                            tn_err_t *err) {
   so->method = SYNTH_AUTO;

@@ -71,6 +71,18 @@ uint64_t emit_chakra_set_id(const algo_t *a);
  * O(nodes + deps + chunks). */
 tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err);
 
+/* A caller's check of the set (e.g. algo_verify), for emit_chakra_write_checked. */
+typedef tn_status_t (*emit_check_fn)(void *ctx, const algo_t *a, tn_err_t *err);
+
+/* emit_chakra_write with check(check_ctx, a) run beside the encoding of the files, on a
+ * worker of its own (it must only read a): the set moves into place only when the check
+ * returns TN_OK; otherwise the temporaries go, the previous set stays as it was, and the
+ * check's error is returned. When a rank's file is a device or FIFO (written straight in,
+ * so it cannot be taken back) the check runs first and nothing is written unless it
+ * passes. The files are those emit_chakra_write writes. */
+tn_status_t emit_chakra_write_checked(const algo_t *a, const char *prefix, emit_check_fn check,
+                                      void *check_ctx, tn_err_t *err);
+
 /* Writes an ASTRA-sim workload: <prefix>.<rank>.et for ranks 0..npus-1, each a
  * GlobalMetadata and one COMM_COLL_NODE (comm_type of coll, comm_size size_bytes,
  * is_cpu_op false), which ASTRA-sim runs with its implementation of coll — a custom Chakra

@@ -515,14 +515,23 @@ typedef struct write_job {
   uint8_t *written;        /* per rank: its temporary (or target) has been written */
   uint8_t *backed;         /* per rank: its previous file was moved to its backup */
   first_fail_t first;
+  emit_i_check_fn check; /* run as item 0 beside the ranks (items 1..npus), or NULL */
+  void *check_ctx;
+  tn_err_t check_err;       /* its outcome */
+  atomic_bool check_failed; /* then the ranks still to encode need not be */
 } write_job_t;
 
 /* One rank: encode its file into the worker's buffer and write it where tn_out_plan said
  * (its temporary, or straight into a device or FIFO). */
 static void write_rank(void *ctx, size_t item, unsigned worker) {
   write_job_t *j = ctx;
+  if (j->check != NULL && item-- == 0) { /* the check: the ranks are items 1..npus */
+    if (j->check(j->check_ctx, &j->check_err) != TN_OK) atomic_store(&j->check_failed, true);
+    return;
+  }
   uint32_t r = (uint32_t)item;
-  if (skip_rank(&j->first, r)) return;
+  if (skip_rank(&j->first, r) || atomic_load_explicit(&j->check_failed, memory_order_relaxed))
+    return;
   tn_vec_t *buf = &j->bufs[worker];
   tn_err_t err = {0};
   buf->len = 0;
@@ -703,7 +712,23 @@ static tn_status_t encode_algo_rank(void *ctx, uint32_t r, tn_vec_t *buf, tn_err
   return st;
 }
 
+typedef struct check_wrap {
+  emit_check_fn fn;
+  void *ctx;
+  const algo_t *a;
+} check_wrap_t;
+
+static tn_status_t run_check(void *ctx, tn_err_t *err) {
+  const check_wrap_t *w = ctx;
+  return w->fn(w->ctx, w->a, err);
+}
+
 tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err) {
+  return emit_chakra_write_checked(a, prefix, NULL, NULL, err);
+}
+
+tn_status_t emit_chakra_write_checked(const algo_t *a, const char *prefix, emit_check_fn check,
+                                      void *check_ctx, tn_err_t *err) {
   for (uint32_t r = 0; r < a->npus; r++)
     if (algo_rank_len(a, r) == 0)
       return tn_err_set(err, TN_INVAL,
@@ -715,11 +740,19 @@ tn_status_t emit_chakra_write(const algo_t *a, const char *prefix, tn_err_t *err
   algo_enc_t e = {a, 0};
   tn_status_t st = compute_set_id(a, workers, &e.set_id, err);
   if (st != TN_OK) return st;
-  return emit_i_write_set(prefix, a->npus, e.set_id, encode_algo_rank, &e, err);
+  check_wrap_t w = {check, check_ctx, a};
+  return emit_i_write_set_checked(prefix, a->npus, e.set_id, encode_algo_rank, &e,
+                                  check != NULL ? run_check : NULL, &w, err);
 }
 
 tn_status_t emit_i_write_set(const char *prefix, uint32_t npus, uint64_t set_id,
                              emit_i_encode_fn encode, void *ctx, tn_err_t *err) {
+  return emit_i_write_set_checked(prefix, npus, set_id, encode, ctx, NULL, NULL, err);
+}
+
+tn_status_t emit_i_write_set_checked(const char *prefix, uint32_t npus, uint64_t set_id,
+                                     emit_i_encode_fn encode, void *ctx, emit_i_check_fn check,
+                                     void *check_ctx, tn_err_t *err) {
   /* tn_mkdir_parents also refuses a prefix that names a folder ("out/", "/"), which would
    * write hidden files ".0.et" inside it. Temporaries of earlier runs that were killed
    * (SIGKILL leaves them) go first, so that they never pile up. */
@@ -730,9 +763,12 @@ tn_status_t emit_i_write_set(const char *prefix, uint32_t npus, uint64_t set_id,
   if (workers > npus) workers = npus;
   write_job_t j = {.npus = npus, .encode = encode, .ctx = ctx, .set_id = set_id};
   atomic_init(&j.first.rank, UINT32_MAX);
+  atomic_init(&j.check_failed, false);
   int slot = -1;
-  if ((st = tn_calloc(workers, sizeof *j.bufs, &j.bufs, err)) != TN_OK ||
-      (st = tn_calloc(workers, sizeof *j.fails, &j.fails, err)) != TN_OK ||
+  /* The check takes a worker of its own beside the encoders. */
+  unsigned slots = check != NULL ? workers + 1 : workers;
+  if ((st = tn_calloc(slots, sizeof *j.bufs, &j.bufs, err)) != TN_OK ||
+      (st = tn_calloc(slots, sizeof *j.fails, &j.fails, err)) != TN_OK ||
       (st = tn_calloc(npus, sizeof *j.targets, &j.targets, err)) != TN_OK ||
       (st = tn_calloc(npus, sizeof *j.tmps, &j.tmps, err)) != TN_OK ||
       (st = tn_calloc(npus, sizeof *j.backups, &j.backups, err)) != TN_OK ||
@@ -742,6 +778,21 @@ tn_status_t emit_i_write_set(const char *prefix, uint32_t npus, uint64_t set_id,
     free_job(&j);
     return st;
   }
+  /* A rank written straight into a device or FIFO cannot be taken back: then the check
+   * runs first, and nothing is written unless it passes. Else it runs beside the ranks. */
+  bool direct = false;
+  for (uint32_t r = 0; r < npus && !direct; r++)
+    direct = j.tmps[r] == NULL;
+  if (check != NULL && direct) {
+    if ((st = check(check_ctx, err)) != TN_OK) {
+      free_job(&j);
+      return st;
+    }
+  } else if (check != NULL) {
+    j.check = check;
+    j.check_ctx = check_ctx;
+    workers = slots;
+  }
   /* From here until every rank is in place, a SIGINT, SIGTERM or SIGHUP removes the
    * temporaries and puts back the previous files moved aside (cli/ installs the handler). */
   const tn_cleanup_t doomed = {npus, j.tmps, j.backups, j.targets};
@@ -750,9 +801,14 @@ tn_status_t emit_i_write_set(const char *prefix, uint32_t npus, uint64_t set_id,
     tn_vec_init(&j.bufs[k], 1);
     j.fails[k].rank = UINT32_MAX;
   }
-  tn_parallel_for(npus, workers, write_rank, &j);
+  tn_parallel_for(j.check != NULL ? (size_t)npus + 1 : npus, workers, write_rank, &j);
   for (unsigned k = 0; k < workers; k++)
     tn_vec_free(&j.bufs[k]);
+  if (atomic_load(&j.check_failed)) { /* the check's reason before any rank's */
+    undo(&j);
+    st = tn_err_set(err, j.check_err.status, "%s", j.check_err.msg);
+    goto done;
+  }
   if ((st = first_failure(j.fails, workers, err)) != TN_OK) {
     undo(&j);
     goto done;

@@ -122,6 +122,15 @@ typedef tn_status_t (*emit_i_encode_fn)(void *ctx, uint32_t rank, tn_vec_t *buf,
 tn_status_t emit_i_write_set(const char *prefix, uint32_t npus, uint64_t set_id,
                              emit_i_encode_fn encode, void *ctx, tn_err_t *err);
 
+/* A check of the set being written, run beside its encoding (emit_i_write_set_checked). */
+typedef tn_status_t (*emit_i_check_fn)(void *ctx, tn_err_t *err);
+
+/* emit_i_write_set, with check(check_ctx) run beside the encoding: the files move into
+ * place only when it returns TN_OK (see emit_chakra_write_checked in emit.h). */
+tn_status_t emit_i_write_set_checked(const char *prefix, uint32_t npus, uint64_t set_id,
+                                     emit_i_encode_fn encode, void *ctx, emit_i_check_fn check,
+                                     void *check_ctx, tn_err_t *err);
+
 /* Header fields found in a file's GlobalMetadata (tenet's attributes; others ignored). */
 typedef struct emit_i_header {
   bool has_npus, has_nodes, has_coll, has_cpn, has_size, has_producer, has_set, has_fabric;

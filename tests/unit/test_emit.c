@@ -1205,6 +1205,93 @@ static void emit_write_failing_midway_puts_the_previous_set_back(void **state) {
   algo_free(b);
 }
 
+/* A check for emit_chakra_write_checked: counts its calls, records how many entries of
+ * dir it saw while it ran (the files being written beside it, or none when it runs first)
+ * and passes or fails as told. */
+typedef struct check_probe {
+  const char *dir;
+  bool pass;
+  unsigned calls;
+  long seen; /* entries of dir during the last call */
+} check_probe_t;
+
+static tn_status_t probe_check(void *ctx, const algo_t *a, tn_err_t *err) {
+  check_probe_t *c = ctx;
+  char cmd[1300];
+  snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", c->dir);
+  FILE *f = popen(cmd, "r");
+  c->seen = -1;
+  if (f != NULL) {
+    if (fscanf(f, "%ld", &c->seen) != 1) c->seen = -1;
+    pclose(f);
+  }
+  c->calls++;
+  if (c->pass) return TN_OK;
+  return tn_err_set(err, TN_INTERNAL, "probe refused the set of %u ranks", a->npus);
+}
+
+/* The checked write on any thread count: a passing check gives the same files as the plain
+ * write; a failing one returns its own error, runs once, and leaves the previous set as it
+ * was with no temporary beside it (its files are written beside the check, then removed). */
+static void emit_checked_write_moves_files_only_when_the_check_passes(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_checked");
+  char p[1100], q[1100], cmd[1300];
+  snprintf(p, sizeof p, "%s/ag", dir);
+  snprintf(q, sizeof q, "%s/plain/ag", dir);
+  static const char *const threads[] = {"1", "2", "3"};
+  for (size_t t = 0; t < 3; t++) {
+    setenv("TENET_THREADS", threads[t], 1);
+    algo_t *a = ring_allgather(6, 64), *b = ring_allgather(6, 128), *c = NULL;
+    check_probe_t ok = {dir, true, 0, 0}, no = {dir, false, 0, 0};
+    TU_OK(emit_chakra_write_checked(a, p, probe_check, &ok, &tu_err_));
+    assert_int_equal(ok.calls, 1);
+    TU_OK(emit_chakra_write(a, q, &tu_err_));
+    for (uint32_t r = 0; r < 6; r++) {
+      char pr[1200];
+      snprintf(pr, sizeof pr, "%s", path_of(p, r));
+      if (!same_file(pr, path_of(q, r))) fail_msg("%s threads: rank %u differs", threads[t], r);
+    }
+    tn_err_t err = {0};
+    assert_int_equal(emit_chakra_write_checked(b, p, probe_check, &no, &err), TN_INTERNAL);
+    assert_int_equal(no.calls, 1);
+    if (strcmp(err.msg, "probe refused the set of 6 ranks") != 0)
+      fail_msg("%s threads: %s", threads[t], err.msg);
+    TU_OK(emit_chakra_read(p, 0, &c, &tu_err_));
+    assert_true(algo_equal(a, c));
+    snprintf(cmd, sizeof cmd, "test $(ls '%s' | wc -l) -eq 7", dir); /* ag.0..5.et, plain */
+    assert_int_equal(system(cmd), 0);
+    algo_free(a);
+    algo_free(b);
+    algo_free(c);
+  }
+  unsetenv("TENET_THREADS");
+}
+
+/* A rank file that is a device is written straight in and cannot be taken back: the check
+ * then runs before anything is written (it sees only the link), and a failing one leaves
+ * no file of the set. */
+static void emit_checked_write_checks_first_when_a_rank_is_a_device(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_checked_dev");
+  char p[1100], cmd[1300];
+  snprintf(p, sizeof p, "%s/ag", dir);
+  assert_int_equal(symlink("/dev/null", path_of(p, 0)), 0);
+  algo_t *a = ring_allgather(4, 64);
+  check_probe_t no = {dir, false, 0, 0}, ok = {dir, true, 0, 0};
+  tn_err_t err = {0};
+  assert_int_equal(emit_chakra_write_checked(a, p, probe_check, &no, &err), TN_INTERNAL);
+  assert_int_equal(no.calls, 1);
+  assert_int_equal(no.seen, 1); /* only ag.0.et, the link */
+  snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 1", dir);
+  assert_int_equal(system(cmd), 0);
+  TU_OK(emit_chakra_write_checked(a, p, probe_check, &ok, &tu_err_));
+  assert_int_equal(ok.seen, 1);
+  snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 4", dir);
+  assert_int_equal(system(cmd), 0);
+  algo_free(a);
+}
+
 /* A pid that no process has any more: a child that has exited and been reaped. */
 static long dead_pid(void) {
   pid_t pid = fork();
@@ -1310,6 +1397,8 @@ static void emit_dot_draws_one_rank(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(emit_round_trip_ring_allgather),
+      cmocka_unit_test(emit_checked_write_moves_files_only_when_the_check_passes),
+      cmocka_unit_test(emit_checked_write_checks_first_when_a_rank_is_a_device),
       cmocka_unit_test(emit_round_trip_ring_reducescatter_with_reduce_recvs),
       cmocka_unit_test(emit_round_trip_ring_allreduce),
       cmocka_unit_test(emit_round_trip_multi_chunk_nodes_and_unknown_collective),
