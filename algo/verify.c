@@ -31,6 +31,9 @@
 #include <string.h>
 
 #define NONE UINT32_MAX
+/* key[] of a SEND and RECV that are their key's only ones (nearly every message): they
+ * are matched when the keys are grouped and skip the per-key FIFOs. */
+#define PAIR (UINT32_MAX - 1)
 
 /* Contribution sets are immutable values named by id: 0 is the empty set, 1 the full set
  * {0..n-1}, 2+r the singleton {r} (none of these stored), and ids from 2+n on are stored in
@@ -361,7 +364,13 @@ static tn_status_t check_matching(vctx_t *v, tn_err_t *err) {
     uint32_t nr = j - i - ns;
     if (ns > nr && v->ents[i + nr].gid < worst) worst = v->ents[i + nr].gid;
     if (nr > ns && v->ents[i + ns + ns].gid < worst) worst = v->ents[i + ns + ns].gid;
-    v->key_off[nkeys++] = i;
+    if (ns == 1 && nr == 1) { /* the usual key: one message, matched now (PAIR) */
+      uint32_t sg = v->ents[i].gid, rg = v->ents[i + 1].gid;
+      v->key[sg] = v->key[rg] = PAIR;
+      v->matched[sg] = rg, v->matched[rg] = sg;
+    } else {
+      v->key_off[nkeys++] = i;
+    }
     i = j;
   }
   v->key_off[nkeys] = m;
@@ -774,13 +783,17 @@ static tn_status_t sem_final(vctx_t *v, tn_err_t *err) {
 /* ---- pass 4: symbolic execution ---------------------------------------------- */
 
 /* A node whose dependencies are done: SENDs and COMPs join the queue; a RECV is posted and
- * joins when its SEND has been issued (FIFO per key). */
+ * joins when its SEND has been issued (FIFO per key; a PAIR's SEND is known: matched). */
 static void make_ready(vctx_t *v, uint32_t g) {
   if (gnode(v, g)->op != ALGO_RECV) {
     v->order[v->qlen++] = g;
     return;
   }
   uint32_t q = v->key[g];
+  if (q == PAIR) {
+    if (v->done[v->matched[g]]) v->order[v->qlen++] = g; /* else issue_send queues it */
+    return;
+  }
   vkeyq_t *kq = &v->kq[q];
   if (kq->sq_head < kq->sq_tail) {
     v->matched[g] = v->sq[kq->sq_head++];
@@ -791,6 +804,11 @@ static void make_ready(vctx_t *v, uint32_t g) {
 }
 
 static void issue_send(vctx_t *v, uint32_t g) {
+  if (v->key[g] == PAIR) { /* its RECV joins now if it is posted (its dependencies done) */
+    uint32_t rg = v->matched[g];
+    if (v->remaining[rg] == 0) v->order[v->qlen++] = rg;
+    return;
+  }
   vkeyq_t *kq = &v->kq[v->key[g]];
   if (kq->rq_head < kq->rq_tail) {
     uint32_t rg = v->rq[kq->rq_head++];
@@ -808,8 +826,11 @@ static tn_status_t report_deadlock(const vctx_t *v, tn_err_t *err) {
      * whose SEND was never issued. Name the first unissued SEND of its key. */
     const algo_node_t *nd = gnode(v, g);
     uint32_t q = v->key[g], s = NONE;
-    for (uint32_t e = v->key_off[q]; e < v->key_off[q + 1] && s == NONE; e++)
-      if (!v->ents[e].is_recv && !v->done[v->ents[e].gid]) s = v->ents[e].gid;
+    if (q == PAIR)
+      s = v->done[v->matched[g]] ? NONE : v->matched[g];
+    else
+      for (uint32_t e = v->key_off[q]; e < v->key_off[q + 1] && s == NONE; e++)
+        if (!v->ents[e].is_recv && !v->done[v->ents[e].gid]) s = v->ents[e].gid;
     if (s == NONE) break;
     return tn_err_set(err, TN_PARSE,
                       "rank %u node %u: deadlock: RECV from %d tag %d waits "
