@@ -28,8 +28,8 @@ static const char why_shared[] =
 void cli_wl_plan_free(cli_wl_plan_t *p) {
   for (uint32_t i = 0; i < p->nsets; i++) {
     algo_free(p->sets[i].algo);
+    if (p->sets[i].base[1] != p->sets[i].base[0]) algo_free(p->sets[i].base[1]);
     algo_free(p->sets[i].base[0]);
-    algo_free(p->sets[i].base[1]);
   }
   for (int b = 0; b < 2; b++) {
     for (uint32_t k = 0; p->fill[b] && k < p->cs.n; k++)
@@ -274,9 +274,14 @@ typedef struct make_run {
 } make_run_t;
 
 /* The Ring (All-to-All: Direct) and Direct of the comparison, at their best configuration
- * as synth makes them. */
+ * as synth makes them; an All-to-All's two are one set, made once. */
 static tn_status_t make_bases(const topo_t *t, cli_wl_set_t *s, tn_err_t *err) {
   for (int b = 0; b < 2; b++) {
+    if (b == 1 && s->coll == TN_ALLTOALL) {
+      s->base[1] = s->base[0];
+      snprintf(s->base_variant[1], sizeof s->base_variant[1], "%s", s->base_variant[0]);
+      break;
+    }
     synth_result_t r;
     tn_status_t st =
         synth_baseline(t, s->coll, s->bytes,
