@@ -187,9 +187,12 @@ tn_status_t cli_wl_load(cli_wl_plan_t *p, tn_err_t *err) {
 
 /* A cached set's time alone lives beside its files in NAME.time: "tenet-set-time 1
  * <set id> <time ps>". The name already pins the fabric, the collective, the size and how
- * the set was made; the set id (emit_chakra_set_id, recomputed from the set as read) pins
- * its content, so the time is the one the simulator gives that set on that fabric. Sets
- * stored by an older tenet have none: they are simulated, as every cached set was. */
+ * the set was made; the set id pins its content, so the time is the one the simulator
+ * gives that set on that fabric. The id is the set's as read back (emit_chakra_read_id),
+ * recomputed from the set as read: a set stored with its files' own id (emit_chakra_set_id,
+ * which counts a dependency order-proofing listed twice twice) would miss on the first run
+ * that reads it. Sets stored by an older tenet have none, or that other id: they are
+ * simulated, as every cached set was, and their time stored again. */
 #define TIME_MAGIC "tenet-set-time 1"
 
 static char *time_path(const char *prefix) {
@@ -208,7 +211,7 @@ static uint64_t stored_time(const char *prefix, const algo_t *a) {
   char tail = 0;
   bool ok = path && tn_read_file(path, 256, &text, &len, &(tn_err_t){0}) == TN_OK &&
             sscanf(text, TIME_MAGIC " %16" SCNx64 " %20" SCNu64 "%c", &id, &ps, &tail) == 3 &&
-            tail == '\n' && id == emit_chakra_set_id(a);
+            tail == '\n' && id != 0 && id == emit_chakra_read_id(a);
   free(text);
   free(path);
   return ok ? ps : 0;
@@ -219,7 +222,7 @@ static uint64_t stored_time(const char *prefix, const algo_t *a) {
 static void store_time(const char *prefix, const algo_t *a, uint64_t time_ps) {
   char *path = time_path(prefix);
   char text[96];
-  snprintf(text, sizeof text, TIME_MAGIC " %016" PRIx64 " %" PRIu64 "\n", emit_chakra_set_id(a),
+  snprintf(text, sizeof text, TIME_MAGIC " %016" PRIx64 " %" PRIu64 "\n", emit_chakra_read_id(a),
            time_ps);
   tn_outfile_t o = {0};
   tn_err_t e = {0};
