@@ -482,6 +482,8 @@ typedef struct tmpl {
   uint32_t nsucc, nkeys, nsends;
   bool paired; /* every SEND and RECV alone on its key */
   struct tmpl *next;
+  tn_status_t st; /* tmpl_fill's, when made side by side (make_tmpls) */
+  tn_err_t err;
 } tmpl_t;
 
 static void tmpl_free(tmpl_t *t) {
@@ -609,6 +611,50 @@ static tn_status_t tmpl_of(struct tmpl **list, const algo_t *a, const tmpl_t **o
   *list = t;
   *out = t;
   return TN_OK;
+}
+
+static void fill_item(void *ctx, size_t i, unsigned worker) {
+  (void)worker;
+  tmpl_t *t = ((tmpl_t **)ctx)[i];
+  t->st = tmpl_fill(t, &t->err);
+}
+
+/* The templates of the step's algorithms not made yet, made side by side (each on its
+ * own, so the same whatever the thread count); a failure is the first algorithm's in
+ * collective order, as one after another. */
+static tn_status_t make_tmpls(step_t *s, tn_err_t *err) {
+  const wl_colls_t *cs = s->cs;
+  tmpl_t **fresh = NULL;
+  size_t nf = 0;
+  tn_status_t st = tn_calloc((size_t)cs->n + 1, sizeof *fresh, &fresh, err);
+  for (uint32_t k = 0; k < cs->n && st == TN_OK; k++) {
+    const algo_t *a = s->algos[k];
+    bool known = a == NULL;
+    for (const tmpl_t *t = *s->tmpls; t && !known; t = t->next)
+      known = t->a == a;
+    for (size_t i = 0; i < nf && !known; i++)
+      known = fresh[i]->a == a;
+    if (known) continue;
+    if ((st = tn_calloc(1, sizeof **fresh, &fresh[nf], err)) == TN_OK) fresh[nf++]->a = a;
+  }
+  unsigned threads = tn_thread_count();
+  if (st == TN_OK && nf > 0)
+    tn_parallel_for(nf, threads < nf ? threads : (unsigned)nf, fill_item, fresh);
+  for (size_t i = 0; i < nf; i++) {
+    tmpl_t *t = fresh[i];
+    if (st == TN_OK && t->st != TN_OK) {
+      *err = t->err;
+      st = t->st;
+    }
+    if (t->st != TN_OK || st != TN_OK) {
+      tmpl_free(t);
+      continue;
+    }
+    t->next = *s->tmpls;
+    *s->tmpls = t;
+  }
+  free(fresh);
+  return st;
 }
 
 static tn_status_t check_algos(const step_t *s, tn_err_t *err) {
@@ -783,6 +829,7 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
   total = s->nwork;
   edges = wedges;
   s->ninst = 0;
+  if ((st = make_tmpls(s, err)) != TN_OK) goto out;
   for (uint32_t k = 0; k < cs->n; k++) {
     s->ninst += cs->c[k].nranks;
     if (s->algos[k] == NULL) continue;
