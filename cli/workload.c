@@ -451,6 +451,48 @@ static const cJSON *member(const cJSON *o, const char *key) {
   return cJSON_GetObjectItemCaseSensitive(o, key);
 }
 
+/* A collective's set in the manifest: its node id and the set's name. */
+typedef struct named {
+  uint64_t id;
+  size_t at; /* its place in the array: the last of an id wins */
+  const char *set;
+} named_t;
+
+static int named_cmp(const void *x, const void *y) {
+  const named_t *a = x, *b = y;
+  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  return (a->at > b->at) - (a->at < b->at);
+}
+
+/* The entries of colls with a numeric node and a string set, sorted by (id, place). */
+static tn_status_t named_sets(const cJSON *colls, named_t **out, size_t *n, tn_err_t *err) {
+  size_t len = (size_t)cJSON_GetArraySize(colls), at = 0;
+  *n = 0;
+  tn_status_t st = tn_malloc(len + 1, sizeof **out, out, err);
+  const cJSON *it;
+  cJSON_ArrayForEach(it, colls) {
+    const cJSON *node = member(it, "node"), *set = member(it, "set");
+    if (st == TN_OK && *n < len && cJSON_IsNumber(node) && cJSON_IsString(set))
+      (*out)[(*n)++] = (named_t){(uint64_t)node->valuedouble, at, set->valuestring};
+    at++;
+  }
+  if (st == TN_OK && *n > 1) qsort(*out, *n, sizeof **out, named_cmp);
+  return st;
+}
+
+/* The set the manifest names for node id (the last entry of it), or NULL. */
+static const char *set_named(const named_t *v, size_t n, uint64_t id) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) { /* the first entry past id */
+    size_t mid = lo + (hi - lo) / 2;
+    if (v[mid].id <= id)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo > 0 && v[lo - 1].id == id ? v[lo - 1].set : NULL;
+}
+
 typedef struct read_ctx {
   cli_wl_plan_t *p;
   const char *dir;
@@ -499,18 +541,17 @@ tn_status_t cli_wl_read_dir(cli_wl_plan_t *p, const char *dir, tn_err_t *err) {
   if (jobs > p->nsets) jobs = p->nsets ? p->nsets : 1;
   if ((st = tn_calloc((size_t)p->nsets + 1, sizeof *rc.names, &rc.names, err)) == TN_OK)
     st = tn_calloc(jobs, sizeof *rc.topos, &rc.topos, err);
+  /* The manifest's (node, set) entries by node id, the last entry of an id winning. */
+  named_t *by_id = NULL;
+  size_t nid = 0;
+  if (st == TN_OK) st = named_sets(colls, &by_id, &nid, err);
   for (uint32_t k = 0; k < p->cs.n && st == TN_OK; k++) {
     uint32_t i = p->set_of[k];
     if (i == NONE || p->sets[i].algo || rc.names[i]) continue;
-    const cJSON *it;
-    cJSON_ArrayForEach(it, colls) {
-      const cJSON *node = member(it, "node"), *set = member(it, "set");
-      if (cJSON_IsNumber(node) && (uint64_t)node->valuedouble == p->cs.c[k].id &&
-          cJSON_IsString(set))
-        rc.names[i] = set->valuestring;
-    }
+    rc.names[i] = set_named(by_id, nid, p->cs.c[k].id);
     if (rc.names[i] == NULL) rc.names[i] = ""; /* none: reported below, in order */
   }
+  free(by_id);
   if (st == TN_OK) st = cli_parallel(p->nsets, jobs, read_job, &rc, NULL, err);
   for (uint32_t k = 0; k < p->cs.n && st == TN_OK; k++) {
     uint32_t i = p->set_of[k];

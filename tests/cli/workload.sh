@@ -193,6 +193,28 @@ fails_with 1 "$TENET" sim -t ring-8 w/dp --workload nodir
 expect_msg "nodir/workload.json"
 fails_with 1 "$TENET" sim -t ring-8 w/tp --workload "$D"
 expect_msg "a workload of 16 ranks, but the fabric 'ring-8' has 8 NPUs"
+# The manifest names each collective's set by its node: a collective it names none for is
+# refused naming its node; a node listed twice takes its last entry.
+cp -r "$D" mnoset && $PY - mnoset/workload.json <<'PYEOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["collectives"][0]["set"] = None
+json.dump(m, open(sys.argv[1], "w"))
+PYEOF
+cp -r "$D" mtwice && $PY - mtwice/workload.json <<'PYEOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+c = dict(m["collectives"][0])
+c["set"] = "sets/nosuch"
+m["collectives"].append(c)
+json.dump(m, open(sys.argv[1], "w"))
+PYEOF
+node0=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["collectives"][0]["node"])' "$D/workload.json")
+fails_with 1 "$TENET" sim -t ring-8 w/dp --workload mnoset
+expect_msg "collective node $node0 ("
+expect_msg "has no set there"
+fails_with 1 "$TENET" sim -t ring-8 w/dp --workload mtwice
+expect_msg "mtwice/sets/nosuch"
 SUBCMD=workload
 
 # Workloads with faults, written record by record with protobuf's Python runtime.
