@@ -498,11 +498,13 @@ typedef struct read_ctx {
   const char *dir;
   const char **names; /* per set: its name in the manifest ("" none, NULL not needed) */
   topo_t **topos;     /* one copy per worker */
+  uint32_t *order;    /* the sets, largest first (NULL: set order) */
 } read_ctx_t;
 
-/* Reads set i (cli_job_fn); a failure is kept in its err. */
-static void read_job(void *arg, size_t i, unsigned worker) {
+/* Reads the item-th set (cli_job_fn); a failure is kept in its err. */
+static void read_job(void *arg, size_t item, unsigned worker) {
   read_ctx_t *c = arg;
+  size_t i = c->order ? c->order[item] : item;
   cli_wl_set_t *s = &c->p->sets[i];
   const char *name = c->names[i];
   if (name == NULL || name[0] == '\0') return;
@@ -536,7 +538,7 @@ tn_status_t cli_wl_read_dir(cli_wl_plan_t *p, const char *dir, tn_err_t *err) {
   /* Each collective of the workload that has a set slot needs its set named; the sets
    * are read on every core, and the first collective in order whose set is missing or
    * cannot be read is the one reported. */
-  read_ctx_t rc = {p, dir, NULL, NULL};
+  read_ctx_t rc = {p, dir, NULL, NULL, NULL};
   unsigned jobs = p->jobs ? p->jobs : cli_cores();
   if (jobs > p->nsets) jobs = p->nsets ? p->nsets : 1;
   if ((st = tn_calloc((size_t)p->nsets + 1, sizeof *rc.names, &rc.names, err)) == TN_OK)
@@ -552,7 +554,11 @@ tn_status_t cli_wl_read_dir(cli_wl_plan_t *p, const char *dir, tn_err_t *err) {
     if (rc.names[i] == NULL) rc.names[i] = ""; /* none: reported below, in order */
   }
   free(by_id);
+  /* The largest first (cost_of grows with the files too), so that no large set is read
+   * last while the other workers idle; each job fills only its own set. */
+  if (st == TN_OK && jobs > 1) st = cost_order(p, &rc.order, err);
   if (st == TN_OK) st = cli_parallel(p->nsets, jobs, read_job, &rc, NULL, err);
+  free(rc.order);
   for (uint32_t k = 0; k < p->cs.n && st == TN_OK; k++) {
     uint32_t i = p->set_of[k];
     if (i == NONE || rc.names[i] == NULL) continue;
