@@ -28,8 +28,8 @@ static const char why_shared[] =
 void cli_wl_plan_free(cli_wl_plan_t *p) {
   for (uint32_t i = 0; i < p->nsets; i++) {
     algo_free(p->sets[i].algo);
+    if (p->sets[i].base[1] != p->sets[i].base[0]) algo_free(p->sets[i].base[1]);
     algo_free(p->sets[i].base[0]);
-    algo_free(p->sets[i].base[1]);
   }
   for (int b = 0; b < 2; b++) {
     for (uint32_t k = 0; p->fill[b] && k < p->cs.n; k++)
@@ -187,9 +187,12 @@ tn_status_t cli_wl_load(cli_wl_plan_t *p, tn_err_t *err) {
 
 /* A cached set's time alone lives beside its files in NAME.time: "tenet-set-time 1
  * <set id> <time ps>". The name already pins the fabric, the collective, the size and how
- * the set was made; the set id (emit_chakra_set_id, recomputed from the set as read) pins
- * its content, so the time is the one the simulator gives that set on that fabric. Sets
- * stored by an older tenet have none: they are simulated, as every cached set was. */
+ * the set was made; the set id pins its content, so the time is the one the simulator
+ * gives that set on that fabric. The id is the set's as read back (emit_chakra_read_id),
+ * recomputed from the set as read: a set stored with its files' own id (emit_chakra_set_id,
+ * which counts a dependency order-proofing listed twice twice) would miss on the first run
+ * that reads it. Sets stored by an older tenet have none, or that other id: they are
+ * simulated, as every cached set was, and their time stored again. */
 #define TIME_MAGIC "tenet-set-time 1"
 
 static char *time_path(const char *prefix) {
@@ -208,7 +211,7 @@ static uint64_t stored_time(const char *prefix, const algo_t *a) {
   char tail = 0;
   bool ok = path && tn_read_file(path, 256, &text, &len, &(tn_err_t){0}) == TN_OK &&
             sscanf(text, TIME_MAGIC " %16" SCNx64 " %20" SCNu64 "%c", &id, &ps, &tail) == 3 &&
-            tail == '\n' && id == emit_chakra_set_id(a);
+            tail == '\n' && id != 0 && id == emit_chakra_read_id(a);
   free(text);
   free(path);
   return ok ? ps : 0;
@@ -219,7 +222,7 @@ static uint64_t stored_time(const char *prefix, const algo_t *a) {
 static void store_time(const char *prefix, const algo_t *a, uint64_t time_ps) {
   char *path = time_path(prefix);
   char text[96];
-  snprintf(text, sizeof text, TIME_MAGIC " %016" PRIx64 " %" PRIu64 "\n", emit_chakra_set_id(a),
+  snprintf(text, sizeof text, TIME_MAGIC " %016" PRIx64 " %" PRIu64 "\n", emit_chakra_read_id(a),
            time_ps);
   tn_outfile_t o = {0};
   tn_err_t e = {0};
@@ -274,9 +277,14 @@ typedef struct make_run {
 } make_run_t;
 
 /* The Ring (All-to-All: Direct) and Direct of the comparison, at their best configuration
- * as synth makes them. */
+ * as synth makes them; an All-to-All's two are one set, made once. */
 static tn_status_t make_bases(const topo_t *t, cli_wl_set_t *s, tn_err_t *err) {
   for (int b = 0; b < 2; b++) {
+    if (b == 1 && s->coll == TN_ALLTOALL) {
+      s->base[1] = s->base[0];
+      snprintf(s->base_variant[1], sizeof s->base_variant[1], "%s", s->base_variant[0]);
+      break;
+    }
     synth_result_t r;
     tn_status_t st =
         synth_baseline(t, s->coll, s->bytes,
@@ -443,16 +451,60 @@ static const cJSON *member(const cJSON *o, const char *key) {
   return cJSON_GetObjectItemCaseSensitive(o, key);
 }
 
+/* A collective's set in the manifest: its node id and the set's name. */
+typedef struct named {
+  uint64_t id;
+  size_t at; /* its place in the array: the last of an id wins */
+  const char *set;
+} named_t;
+
+static int named_cmp(const void *x, const void *y) {
+  const named_t *a = x, *b = y;
+  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  return (a->at > b->at) - (a->at < b->at);
+}
+
+/* The entries of colls with a numeric node and a string set, sorted by (id, place). */
+static tn_status_t named_sets(const cJSON *colls, named_t **out, size_t *n, tn_err_t *err) {
+  size_t len = (size_t)cJSON_GetArraySize(colls), at = 0;
+  *n = 0;
+  tn_status_t st = tn_malloc(len + 1, sizeof **out, out, err);
+  const cJSON *it;
+  cJSON_ArrayForEach(it, colls) {
+    const cJSON *node = member(it, "node"), *set = member(it, "set");
+    if (st == TN_OK && *n < len && cJSON_IsNumber(node) && cJSON_IsString(set))
+      (*out)[(*n)++] = (named_t){(uint64_t)node->valuedouble, at, set->valuestring};
+    at++;
+  }
+  if (st == TN_OK && *n > 1) qsort(*out, *n, sizeof **out, named_cmp);
+  return st;
+}
+
+/* The set the manifest names for node id (the last entry of it), or NULL. */
+static const char *set_named(const named_t *v, size_t n, uint64_t id) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) { /* the first entry past id */
+    size_t mid = lo + (hi - lo) / 2;
+    if (v[mid].id <= id)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo > 0 && v[lo - 1].id == id ? v[lo - 1].set : NULL;
+}
+
 typedef struct read_ctx {
   cli_wl_plan_t *p;
   const char *dir;
   const char **names; /* per set: its name in the manifest ("" none, NULL not needed) */
   topo_t **topos;     /* one copy per worker */
+  uint32_t *order;    /* the sets, largest first (NULL: set order) */
 } read_ctx_t;
 
-/* Reads set i (cli_job_fn); a failure is kept in its err. */
-static void read_job(void *arg, size_t i, unsigned worker) {
+/* Reads the item-th set (cli_job_fn); a failure is kept in its err. */
+static void read_job(void *arg, size_t item, unsigned worker) {
   read_ctx_t *c = arg;
+  size_t i = c->order ? c->order[item] : item;
   cli_wl_set_t *s = &c->p->sets[i];
   const char *name = c->names[i];
   if (name == NULL || name[0] == '\0') return;
@@ -486,24 +538,27 @@ tn_status_t cli_wl_read_dir(cli_wl_plan_t *p, const char *dir, tn_err_t *err) {
   /* Each collective of the workload that has a set slot needs its set named; the sets
    * are read on every core, and the first collective in order whose set is missing or
    * cannot be read is the one reported. */
-  read_ctx_t rc = {p, dir, NULL, NULL};
+  read_ctx_t rc = {p, dir, NULL, NULL, NULL};
   unsigned jobs = p->jobs ? p->jobs : cli_cores();
   if (jobs > p->nsets) jobs = p->nsets ? p->nsets : 1;
   if ((st = tn_calloc((size_t)p->nsets + 1, sizeof *rc.names, &rc.names, err)) == TN_OK)
     st = tn_calloc(jobs, sizeof *rc.topos, &rc.topos, err);
+  /* The manifest's (node, set) entries by node id, the last entry of an id winning. */
+  named_t *by_id = NULL;
+  size_t nid = 0;
+  if (st == TN_OK) st = named_sets(colls, &by_id, &nid, err);
   for (uint32_t k = 0; k < p->cs.n && st == TN_OK; k++) {
     uint32_t i = p->set_of[k];
     if (i == NONE || p->sets[i].algo || rc.names[i]) continue;
-    const cJSON *it;
-    cJSON_ArrayForEach(it, colls) {
-      const cJSON *node = member(it, "node"), *set = member(it, "set");
-      if (cJSON_IsNumber(node) && (uint64_t)node->valuedouble == p->cs.c[k].id &&
-          cJSON_IsString(set))
-        rc.names[i] = set->valuestring;
-    }
+    rc.names[i] = set_named(by_id, nid, p->cs.c[k].id);
     if (rc.names[i] == NULL) rc.names[i] = ""; /* none: reported below, in order */
   }
+  free(by_id);
+  /* The largest first (cost_of grows with the files too), so that no large set is read
+   * last while the other workers idle; each job fills only its own set. */
+  if (st == TN_OK && jobs > 1) st = cost_order(p, &rc.order, err);
   if (st == TN_OK) st = cli_parallel(p->nsets, jobs, read_job, &rc, NULL, err);
+  free(rc.order);
   for (uint32_t k = 0; k < p->cs.n && st == TN_OK; k++) {
     uint32_t i = p->set_of[k];
     if (i == NONE || rc.names[i] == NULL) continue;

@@ -52,6 +52,12 @@
  * rank count, the collective header and every rank's nodes (docs/chakra-format.md). Same
  * algo, same id, on any machine and thread count. O(nodes + deps + chunks). */
 uint64_t emit_chakra_set_id(const algo_t *a);
+/* emit_chakra_set_id of the set emit_chakra_read gives back from a's files: the reader
+ * keeps a node's dependency listed twice once (order-proofing's gates may list one twice),
+ * so such a set's id differs from its files'. The same for a and for the set read back,
+ * to tie what is known of a set (its time) to it across a round trip. 0 when out of
+ * memory. */
+uint64_t emit_chakra_read_id(const algo_t *a);
 
 /* Writes <prefix>.<rank>.et for every rank as one unit: every file goes to a temporary
  * "<file>.tmp.<pid>" first, and only when all are written does each rank move into place

@@ -27,17 +27,23 @@ void sim_i_trace_node(sim_trace_t *tr, uint32_t rank, uint32_t id, uint64_t star
 tn_status_t sim_i_trace_write(const sim_trace_t *tr, const char *path, const uint32_t *rank_off,
                               tn_err_t *err);
 
-/* sim_step with the shortcut of sim/step.c ("running a collective apart") on or off, and
- * what it did: collectives run apart, those of them carried into the network later, and
- * the messages in flight put back on their links then.
- * The results are the same either way (tests/unit/test_step.c holds it to that). */
+/* sim_step with the shortcut of sim/step.c ("running a collective apart") on or off
+ * (SIM_I_STEP_APART), with the memory of finished collectives given back for the next ones
+ * or kept (SIM_I_STEP_KEEP: every collective in memory of its own), and what it did:
+ * collectives run apart, those of them carried into the network later, the messages in
+ * flight put back on their links then, spans taken in memory an earlier collective gave
+ * back, and times the arrays grew.
+ * The results are the same every way (tests/unit/test_step.c holds it to that). */
+#define SIM_I_STEP_APART 1u
+#define SIM_I_STEP_KEEP 2u
 typedef struct sim_i_step_stats {
   uint32_t apart, carried;
   uint64_t placed;
-  uint64_t sent; /* messages sent into the network (the step's work) */
+  uint64_t sent;          /* messages sent into the network (the step's work) */
+  uint32_t reused, grown; /* memory given back and taken again; arrays grown */
 } sim_i_step_stats_t;
 tn_status_t sim_i_step(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
-                       const algo_t *const *algos, bool apart, sim_step_result_t *res,
+                       const algo_t *const *algos, unsigned flags, sim_step_result_t *res,
                        sim_i_step_stats_t *stats, tn_err_t *err);
 
 #endif

@@ -84,6 +84,57 @@ typedef struct profile {
   struct profile *next;
 } profile_t;
 
+/* Room for the collectives' nodes, successors and keys: a collective takes a span when it
+ * starts in the network (expand) and gives it back when its last instance is done, so a
+ * step touches the memory of the collectives running at once rather than of all of them.
+ * First fit, lowest offset first; spans are kept in offset order. */
+typedef struct span {
+  uint64_t at, len;
+} span_t;
+
+typedef struct pool {
+  span_t *v;
+  uint32_t n, cap;
+  uint64_t high; /* the highest offset ever used + 1 */
+} pool_t;
+
+enum { P_NODE, P_SUCC, P_KEY };
+
+static tn_status_t pool_take(pool_t *p, uint64_t len, uint64_t *at, bool *reused, tn_err_t *err) {
+  uint64_t end = 0;
+  uint32_t i = 0;
+  for (; i < p->n && p->v[i].at - end < len; i++)
+    end = p->v[i].at + p->v[i].len;
+  if (p->n == p->cap) {
+    uint32_t ncap = p->cap ? 2 * p->cap : 16;
+    tn_status_t st = tn_realloc(&p->v, p->cap, ncap, sizeof *p->v, err);
+    if (st != TN_OK) return st;
+    p->cap = ncap;
+  }
+  memmove(&p->v[i + 1], &p->v[i], (p->n - i) * sizeof *p->v);
+  p->v[i] = (span_t){end, len};
+  p->n++;
+  *reused = end < p->high;
+  if (end + len > p->high) p->high = end + len;
+  *at = end;
+  return TN_OK;
+}
+
+static void pool_give(pool_t *p, uint64_t at) {
+  uint32_t lo = 0, hi = p->n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (p->v[mid].at < at)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < p->n && p->v[lo].at == at) {
+    memmove(&p->v[lo], &p->v[lo + 1], (p->n - lo - 1) * sizeof *p->v);
+    p->n--;
+  }
+}
+
 typedef struct step {
   const topo_t *t;
   const workload_t *w;
@@ -96,8 +147,7 @@ typedef struct step {
   inst_t *inst;
   uint32_t ninst;
   keyq_t *kq;
-  uint32_t nkeys;
-  uint32_t *ready; /* heap of global indices to issue at the current instant */
+  uint64_t *ready; /* heap of nodes to issue at the current instant: order << 32 | index */
   uint32_t nready;
   uint32_t *wready; /* per rank and class: a heap of workload nodes waiting for it */
   uint32_t *wready_n;
@@ -133,14 +183,22 @@ typedef struct step {
   uint64_t rec_t0;      /* its start */
   uint32_t rec_base, rec_n, rec_left; /* its first node, nodes, instances not done */
   tn_err_t rec_err;
-  struct tmpl *tmpl_list;                       /* the algorithms' templates */
-  const struct tmpl **coll_T;                   /* per collective: its template (NULL: none) */
-  uint32_t *coll_base, *coll_soff, *coll_kbase; /* its first node, successor, key */
-  uint8_t *expanded;                            /* its nodes were copied in */
-  uint8_t *shared;                              /* another collective runs its algorithm */
-  bool record_all;     /* profile_alone's step: record its one collective */
-  uint64_t messages;   /* SENDs */
-  struct tmpl **tmpls; /* &tmpl_list, or a profile's parent's */
+  struct tmpl *tmpl_list;     /* the algorithms' templates */
+  const struct tmpl **coll_T; /* per collective: its template (NULL: none) */
+  uint32_t *coll_vbase;       /* its nodes' place in the step's order (order_of) */
+  uint32_t *coll_base, *coll_soff, *coll_kbase; /* where its nodes, successors and keys were
+                                                   put (expand; NONE: not held) */
+  uint32_t *coll_left;                          /* its instances not done */
+  pool_t pool[3];                               /* of nodes, successors and keys (P_*) */
+  uint32_t node_cap, succ_cap, key_cap;         /* the arrays' room */
+  uint32_t wsucc, wkeys;    /* the workload's successors and keys (the pools' spans follow) */
+  bool keep;                /* spans are never given back (sim_i_step's SIM_I_STEP_KEEP) */
+  uint32_t nreused, ngrown; /* spans taken below a pool's high mark; arrays grown */
+  uint8_t *expanded;        /* its nodes were copied in */
+  uint8_t *shared;          /* another collective runs its algorithm */
+  bool record_all;          /* profile_alone's step: record its one collective */
+  uint64_t messages;        /* SENDs */
+  struct tmpl **tmpls;      /* &tmpl_list, or a profile's parent's */
 } step_t;
 
 #define APART_COOKIE (1ull << 63) /* a timer: instance (low bits) of a collective apart */
@@ -171,12 +229,46 @@ static void mark_dirty(step_t *s, uint32_t r) {
   if (!s->dirty[r]) s->dirty[r] = 1, s->dirty_list[s->ndirty++] = r;
 }
 
+/* The ready heap issues nodes in the step's order: the workload's in (rank, id) order,
+ * then each collective's algorithm nodes in collective order, rank by rank, as if every
+ * collective's nodes followed the workload's in one array (whatever span holds them). */
+static void ready_push(step_t *s, uint32_t g) {
+  const xnode_t *n = &s->nodes[g];
+  uint64_t order = g;
+  if (n->cls == R_INNER) {
+    uint32_t k = s->inst[n->inst].coll;
+    order = (uint64_t)s->coll_vbase[k] + (g - s->coll_base[k]);
+  }
+  uint64_t v = order << 32 | g, *h = s->ready;
+  uint32_t i = s->nready++;
+  while (i > 0 && v < h[(i - 1) / 2]) {
+    h[i] = h[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h[i] = v;
+}
+
+static uint32_t ready_pop(step_t *s) {
+  uint64_t *h = s->ready, top = h[0], last = h[--s->nready];
+  uint32_t m = s->nready, i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= m) break;
+    if (c + 1 < m && h[c + 1] < h[c]) c++;
+    if (last <= h[c]) break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (m > 0) h[i] = last;
+  return (uint32_t)top;
+}
+
 /* A node's dependencies are done: an algorithm node (or a RECV, which nothing limits)
  * is issued this instant; a workload node waits for its kind's resource. */
 static void make_ready(step_t *s, uint32_t g) {
   xnode_t *n = &s->nodes[g];
   if (n->cls == R_INNER || n->cls == R_FREE) {
-    tn_heap_push(s->ready, &s->nready, g, index_less, NULL);
+    ready_push(s, g);
     return;
   }
   uint32_t q = n->rank * R_NCLASS + n->cls;
@@ -186,12 +278,15 @@ static void make_ready(step_t *s, uint32_t g) {
 
 static void complete(step_t *s, uint32_t g, uint64_t now);
 
+static void release(step_t *s, uint32_t k);
+
 /* The last node of an instance is done: so is its COLL. */
 static void inst_done(step_t *s, uint32_t k, uint64_t now) {
   inst_t *in = &s->inst[k];
   if (s->reck == in->coll) rec_fin(s, k, now);
   uint64_t *end = &s->res->coll_end_ps[in->coll];
   if (now > *end) *end = now;
+  if (--s->coll_left[in->coll] == 0) release(s, in->coll);
   complete(s, in->wnode, now);
 }
 
@@ -247,7 +342,10 @@ static tn_status_t issue(step_t *s, uint32_t g, uint64_t now, tn_err_t *err) {
   switch (n->op) {
   case X_SEND: {
     tn_status_t st;
-    if (s->vcoll != NONE && now < s->vend_ps && (st = carry_in(s, now, err)) != TN_OK) return st;
+    if (s->vcoll != NONE && now < s->vend_ps) {
+      if ((st = carry_in(s, now, err)) != TN_OK) return st;
+      n = &s->nodes[g]; /* the nodes may have moved (expand) */
+    }
     s->inflight++;
     s->nsent++;
     return ten_send(s->e, n->rank, n->peer, n->arg, g, err);
@@ -302,7 +400,7 @@ static tn_status_t issue_ready(step_t *s, uint64_t now, tn_err_t *err) {
   tn_status_t st = TN_OK;
   while (st == TN_OK && (s->nready > 0 || s->ndirty > 0)) {
     while (st == TN_OK && s->nready > 0)
-      st = issue(s, tn_heap_pop(s->ready, &s->nready, index_less, NULL), now, err);
+      st = issue(s, ready_pop(s), now, err);
     /* The ranks in ascending order, as sim.c issues (rank, id); ranks made dirty on the
      * way wait for the next pass. */
     uint32_t m = s->ndirty;
@@ -384,6 +482,8 @@ typedef struct tmpl {
   uint32_t nsucc, nkeys, nsends;
   bool paired; /* every SEND and RECV alone on its key */
   struct tmpl *next;
+  tn_status_t st; /* tmpl_fill's, when made side by side (make_tmpls) */
+  tn_err_t err;
 } tmpl_t;
 
 static void tmpl_free(tmpl_t *t) {
@@ -513,6 +613,50 @@ static tn_status_t tmpl_of(struct tmpl **list, const algo_t *a, const tmpl_t **o
   return TN_OK;
 }
 
+static void fill_item(void *ctx, size_t i, unsigned worker) {
+  (void)worker;
+  tmpl_t *t = ((tmpl_t **)ctx)[i];
+  t->st = tmpl_fill(t, &t->err);
+}
+
+/* The templates of the step's algorithms not made yet, made side by side (each on its
+ * own, so the same whatever the thread count); a failure is the first algorithm's in
+ * collective order, as one after another. */
+static tn_status_t make_tmpls(step_t *s, tn_err_t *err) {
+  const wl_colls_t *cs = s->cs;
+  tmpl_t **fresh = NULL;
+  size_t nf = 0;
+  tn_status_t st = tn_calloc((size_t)cs->n + 1, sizeof *fresh, &fresh, err);
+  for (uint32_t k = 0; k < cs->n && st == TN_OK; k++) {
+    const algo_t *a = s->algos[k];
+    bool known = a == NULL;
+    for (const tmpl_t *t = *s->tmpls; t && !known; t = t->next)
+      known = t->a == a;
+    for (size_t i = 0; i < nf && !known; i++)
+      known = fresh[i]->a == a;
+    if (known) continue;
+    if ((st = tn_calloc(1, sizeof **fresh, &fresh[nf], err)) == TN_OK) fresh[nf++]->a = a;
+  }
+  unsigned threads = tn_thread_count();
+  if (st == TN_OK && nf > 0)
+    tn_parallel_for(nf, threads < nf ? threads : (unsigned)nf, fill_item, fresh);
+  for (size_t i = 0; i < nf; i++) {
+    tmpl_t *t = fresh[i];
+    if (st == TN_OK && t->st != TN_OK) {
+      *err = t->err;
+      st = t->st;
+    }
+    if (t->st != TN_OK || st != TN_OK) {
+      tmpl_free(t);
+      continue;
+    }
+    t->next = *s->tmpls;
+    *s->tmpls = t;
+  }
+  free(fresh);
+  return st;
+}
+
 static tn_status_t check_algos(const step_t *s, tn_err_t *err) {
   const wl_colls_t *cs = s->cs;
   for (uint32_t k = 0; k < cs->n; k++) {
@@ -575,17 +719,68 @@ static void pair_unique(step_t *s, uint32_t wkeys) {
     s->kq[k] = (keyq_t){NONE, NONE, NONE, NONE};
 }
 
-/* Copies collective k's nodes, successors and key queues in from its template (once). */
-static void expand(step_t *s, uint32_t k) {
+/* Collective k is done on every rank: nothing refers to its nodes, successors or keys any
+ * more (its messages were all delivered, its timers fired), so their spans are free. */
+static void release(step_t *s, uint32_t k) {
+  if (s->coll_base[k] == NONE || s->keep) return;
   const tmpl_t *T = s->coll_T[k];
-  if (s->expanded[k] || T == NULL) return;
+  pool_give(&s->pool[P_NODE], s->coll_base[k] - (s->nwork + 1));
+  if (T->nsucc > 0) pool_give(&s->pool[P_SUCC], s->coll_soff[k] - s->wsucc);
+  if (!T->paired && T->nkeys > 0) pool_give(&s->pool[P_KEY], s->coll_kbase[k] - s->wkeys);
+  s->coll_base[k] = NONE;
+}
+
+/* A span of len in pool i, whose offsets start at index first of an array of *cap
+ * elements of size bytes at *arr (grown when the span ends past it: not zeroed, expand
+ * writes every element it takes). The index of its first element in *at. */
+static tn_status_t take(step_t *s, int i, uint64_t len, uint64_t first, void *arr, uint32_t *cap,
+                        size_t size, uint32_t *at, tn_err_t *err) {
+  uint64_t off = 0;
+  bool reused = false;
+  tn_status_t st = pool_take(&s->pool[i], len, &off, &reused, err);
+  if (st != TN_OK) return st;
+  s->nreused += reused;
+  uint64_t end = first + off + len + (i == P_NODE); /* a sentinel after the nodes */
+  if (end >= UINT32_MAX - 2)
+    return tn_err_set(err, TN_LIMIT, "the step's running collectives need above 2^32 entries");
+  if (end > *cap) {
+    uint64_t ncap = 2 * (uint64_t)*cap > end ? 2 * (uint64_t)*cap : end;
+    if (ncap >= UINT32_MAX - 2) ncap = end;
+    if ((st = tn_realloc(arr, ncap, ncap, size, err)) != TN_OK) return st;
+    if (i == P_NODE && (st = tn_realloc(&s->ready, ncap, ncap, sizeof *s->ready, err)) != TN_OK)
+      return st;
+    *cap = (uint32_t)ncap;
+    s->ngrown++;
+  }
+  *at = (uint32_t)(first + off);
+  return TN_OK;
+}
+
+/* Copies collective k's nodes, successors and key queues in from its template (once),
+ * into spans of the pools. */
+static tn_status_t expand(step_t *s, uint32_t k, tn_err_t *err) {
+  const tmpl_t *T = s->coll_T[k];
+  if (s->expanded[k] || T == NULL || T->n == 0) return TN_OK;
   s->expanded[k] = 1;
-  uint32_t base = s->coll_base[k], off = s->coll_soff[k], kbase = s->coll_kbase[k];
+  uint32_t base = 0, off = s->wsucc, kbase = s->wkeys;
+  tn_status_t st = take(s, P_NODE, (uint64_t)T->n + 1, (uint64_t)s->nwork + 1, &s->nodes,
+                        &s->node_cap, sizeof *s->nodes, &base, err);
+  if (st == TN_OK && T->nsucc > 0)
+    st = take(s, P_SUCC, T->nsucc, s->wsucc, &s->succ, &s->succ_cap, sizeof *s->succ, &off, err);
+  if (st == TN_OK && !T->paired && T->nkeys > 0)
+    st = take(s, P_KEY, T->nkeys, s->wkeys, &s->kq, &s->key_cap, sizeof *s->kq, &kbase, err);
+  if (st != TN_OK) return st;
+  s->coll_base[k] = base;
+  s->coll_soff[k] = off;
+  s->coll_kbase[k] = kbase;
   xnode_t *X = s->nodes + base;
   memcpy(X, T->nodes, T->n * sizeof *X);
+  memset(&X[T->n], 0, sizeof *X);
+  X[T->n].succ_off = off + T->nsucc; /* ends the last node's successors */
   const wl_coll_t *c = &s->cs->c[k];
   for (uint32_t q = 0; q < c->nranks; q++) {
     uint32_t ki = s->coll_inst[k] + q, r = c->ranks[q];
+    s->inst[ki].first = base + T->rank_off[r];
     for (uint32_t h = T->rank_off[r]; h < T->rank_off[r + 1]; h++)
       X[h].inst = ki;
   }
@@ -598,8 +793,9 @@ static void expand(step_t *s, uint32_t k) {
   }
   for (uint32_t e = 0; e < T->nsucc; e++)
     s->succ[off + e] = T->succ[e] + base;
-  for (uint32_t q = 0; q < T->nkeys; q++)
+  for (uint32_t q = 0; !T->paired && q < T->nkeys; q++)
     s->kq[kbase + q] = (keyq_t){NONE, NONE, NONE, NONE};
+  return TN_OK;
 }
 
 /* Numbers every node (the workload's, then each instance's algorithm nodes, copied from
@@ -609,7 +805,7 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
   const workload_t *w = s->w;
   const wl_colls_t *cs = s->cs;
   tn_status_t st;
-  uint64_t total = 0, edges = 0, msgs = 0, keys = 0;
+  uint64_t total = 0, edges = 0, wedges = 0, msgs = 0, keys = 0;
   uint32_t *fill = NULL;
   const tmpl_t **tk = NULL;
   keymap_t wm = {0};
@@ -617,19 +813,23 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
       (st = tn_calloc((size_t)cs->n + 1, sizeof *tk, &tk, err)) != TN_OK ||
       (st = tn_calloc((size_t)cs->n + 1, sizeof *s->coll_T, &s->coll_T, err)) != TN_OK ||
       (st = tn_calloc((size_t)cs->n + 1, sizeof *s->coll_base, &s->coll_base, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *s->coll_vbase, &s->coll_vbase, err)) != TN_OK ||
+      (st = tn_calloc((size_t)cs->n + 1, sizeof *s->coll_left, &s->coll_left, err)) != TN_OK ||
       (st = tn_calloc((size_t)cs->n + 1, sizeof *s->coll_soff, &s->coll_soff, err)) != TN_OK ||
       (st = tn_calloc((size_t)cs->n + 1, sizeof *s->coll_kbase, &s->coll_kbase, err)) != TN_OK ||
       (st = tn_calloc((size_t)cs->n + 1, 1, &s->expanded, err)) != TN_OK)
     goto out;
   for (uint32_t r = 0; r < s->npus; r++) {
     s->wrank_off[r + 1] = s->wrank_off[r] + wl_count(w, r);
-    edges += w->ranks[r].deps.len;
+    wedges += w->ranks[r].deps.len;
     for (uint32_t i = 0; i < wl_count(w, r); i++)
       msgs += wl_node(w, r, i)->op == WL_SEND || wl_node(w, r, i)->op == WL_RECV;
   }
   s->nwork = s->wrank_off[s->npus];
   total = s->nwork;
+  edges = wedges;
   s->ninst = 0;
+  if ((st = make_tmpls(s, err)) != TN_OK) goto out;
   for (uint32_t k = 0; k < cs->n; k++) {
     s->ninst += cs->c[k].nranks;
     if (s->algos[k] == NULL) continue;
@@ -638,7 +838,7 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
     edges += tk[k]->nsucc;
     keys += tk[k]->nkeys;
   }
-  if (total >= UINT32_MAX - 2 || edges >= UINT32_MAX - 2 || msgs + keys >= UINT32_MAX - 2) {
+  if (total + cs->n >= UINT32_MAX - 4 || edges >= UINT32_MAX - 2 || msgs + keys >= UINT32_MAX - 2) {
     st = tn_err_set(err, TN_LIMIT,
                     "the step expands to %" PRIu64 " nodes, %" PRIu64 " dependencies and %" PRIu64
                     " message keys, above 2^32",
@@ -646,13 +846,18 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
     goto out;
   }
   s->total = (uint32_t)total;
+  /* Room for the workload's nodes and a sentinel: the collectives' spans are added as they
+   * start (take grows the arrays to what the collectives running at once need). */
+  s->node_cap = s->nwork + 2;
+  s->succ_cap = (uint32_t)wedges + 1;
   if ((st = keymap_init(&wm, msgs, err)) != TN_OK ||
-      (st = tn_calloc(total + 2, sizeof *s->nodes, &s->nodes, err)) != TN_OK ||
-      (st = tn_malloc(edges + 1, sizeof *s->succ, &s->succ, err)) != TN_OK ||
+      (st = tn_malloc(s->node_cap, sizeof *s->nodes, &s->nodes, err)) != TN_OK ||
+      (st = tn_malloc(s->succ_cap, sizeof *s->succ, &s->succ, err)) != TN_OK ||
       (st = tn_calloc((size_t)s->ninst + 1, sizeof *s->inst, &s->inst, err)) != TN_OK ||
       (st = tn_calloc((size_t)s->nwork + 1, sizeof *fill, &fill, err)) != TN_OK)
     goto out;
   xnode_t *X = s->nodes;
+  memset(X, 0, ((size_t)s->nwork + 1) * sizeof *X);
   /* The workload's nodes. */
   for (uint32_t r = 0; r < s->npus; r++)
     for (uint32_t i = 0; i < wl_count(w, r); i++) {
@@ -707,35 +912,31 @@ static tn_status_t build(step_t *s, tn_err_t *err) {
   uint32_t wkeys = wm.n;
   for (uint32_t g2 = 0; g2 < s->nwork; g2++)
     s->messages += X[g2].op == X_SEND;
-  s->nkeys = wm.n;
-  /* The instances: each collective's nodes are its template's, shifted. */
+  X[s->nwork].succ_off = off; /* ends the last workload node's successors */
+  s->wsucc = off;
+  s->wkeys = wkeys;
+  /* The instances: each collective's nodes are its template's, placed when it starts
+   * (expand); its place in the order is where they would follow the workload's nodes. */
   uint32_t g = s->nwork, ki = 0;
   for (uint32_t k = 0; k < cs->n; k++) {
     const wl_coll_t *c = &cs->c[k];
     const tmpl_t *T = tk[k];
-    uint32_t base = g;
     s->coll_T[k] = T;
-    s->coll_base[k] = base;
-    s->coll_soff[k] = off;
-    s->coll_kbase[k] = s->nkeys;
+    s->coll_vbase[k] = g;
+    s->coll_base[k] = NONE;
+    s->coll_left[k] = c->nranks;
     for (uint32_t q = 0; q < c->nranks; q++, ki++) {
       uint32_t r = c->ranks[q], wg = s->wrank_off[r] + c->index[q];
-      uint32_t first = T ? base + T->rank_off[r] : g;
       uint32_t cnt = T ? T->rank_off[r + 1] - T->rank_off[r] : 0;
-      s->inst[ki] = (inst_t){k, wg, first, cnt, cnt};
+      s->inst[ki] = (inst_t){k, wg, 0, cnt, cnt};
       X[wg].inst = ki;
     }
     if (T == NULL) continue;
-    /* The nodes are copied in when the collective starts (expand): until then only its
-     * first node's successor offset, which ends the node before it. */
-    if (T->n > 0) X[base].succ_off = off;
     s->messages += T->nsends;
-    off += T->nsucc;
     g += T->n;
-    s->nkeys += T->nkeys;
   }
-  X[s->total].succ_off = off;
-  if ((st = tn_malloc((size_t)s->nkeys + 1, sizeof *s->kq, &s->kq, err)) != TN_OK) goto out;
+  s->key_cap = wkeys + 1;
+  if ((st = tn_malloc(s->key_cap, sizeof *s->kq, &s->kq, err)) != TN_OK) goto out;
   pair_unique(s, wkeys);
 out:
   keymap_free(&wm);
@@ -747,7 +948,7 @@ out:
 static tn_status_t alloc_queues(step_t *s, tn_err_t *err) {
   uint32_t nq = s->npus * R_NCLASS;
   tn_status_t st;
-  if ((st = tn_malloc((size_t)s->total + 1, sizeof *s->ready, &s->ready, err)) != TN_OK ||
+  if ((st = tn_malloc(s->node_cap, sizeof *s->ready, &s->ready, err)) != TN_OK ||
       (st = tn_malloc((size_t)s->nwork + 1, sizeof *s->wready, &s->wready, err)) != TN_OK ||
       (st = tn_calloc((size_t)nq + 1, sizeof *s->wready_n, &s->wready_n, err)) != TN_OK ||
       (st = tn_calloc((size_t)nq + 1, sizeof *s->wready_base, &s->wready_base, err)) != TN_OK ||
@@ -900,7 +1101,8 @@ static tn_status_t rec_start(step_t *s, uint32_t k, uint64_t now, tn_err_t *err)
   const wl_coll_t *c = &s->cs->c[k];
   if (T == NULL || T->n == 0 || !T->paired) return TN_OK;
   profile_t *p = NULL;
-  tn_status_t st = tn_calloc(1, sizeof *p, &p, err);
+  tn_status_t st = expand(s, k, err); /* its nodes' place: rec_base */
+  if (st == TN_OK) st = tn_calloc(1, sizeof *p, &p, err);
   if (st != TN_OK) return st;
   tn_vec_init(&p->x, sizeof(xrec_t));
   p->a = s->algos[k];
@@ -1029,8 +1231,8 @@ static tn_status_t start_colls(step_t *s, uint64_t now, tn_err_t *err) {
       }
       if (p == NULL && (st = rec_start(s, k, now, err)) != TN_OK) break;
     }
+    if ((st = expand(s, k, err)) != TN_OK) break;
     const inst_t *in = &s->inst[ki];
-    expand(s, k);
     for (uint32_t h = in->first; h < in->first + in->count; h++)
       if (s->nodes[h].root && --s->nodes[h].pending == 0) make_ready(s, h);
   }
@@ -1057,12 +1259,13 @@ static tn_status_t carry_in(step_t *s, uint64_t now, tn_err_t *err) {
   uint32_t k = s->vcoll, nr = s->cs->c[k].nranks, ki0 = s->coll_inst[k];
   const profile_t *p = s->prof_of[k];
   uint64_t t0 = s->vstart_ps, rel = now - t0;
-  uint32_t g0 = s->coll_base[k], *cur = NULL;
+  uint32_t *cur = NULL;
   s->vcoll = NONE;
   s->ncarried++;
-  expand(s, k);
-  tn_status_t st = tn_malloc((size_t)p->nodes + 1, sizeof *cur, &cur, err);
+  tn_status_t st = expand(s, k, err);
+  if (st == TN_OK) st = tn_malloc((size_t)p->nodes + 1, sizeof *cur, &cur, err);
   if (st != TN_OK) return st;
+  uint32_t g0 = s->coll_base[k];
   xnode_t *X = s->nodes;
   for (uint32_t j = 0; j < nr; j++) {
     inst_t *in = &s->inst[ki0 + j];
@@ -1231,6 +1434,10 @@ static void step_release(step_t *s) {
   tmpl_free(s->tmpl_list);
   free(s->coll_T);
   free(s->coll_base);
+  free(s->coll_vbase);
+  free(s->coll_left);
+  for (int i = 0; i < 3; i++)
+    free(s->pool[i].v);
   free(s->coll_soff);
   free(s->coll_kbase);
   free(s->expanded);
@@ -1240,16 +1447,23 @@ static void step_release(step_t *s) {
 }
 
 tn_status_t sim_i_step(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
-                       const algo_t *const *algos, bool apart, sim_step_result_t *res,
+                       const algo_t *const *algos, unsigned flags, sim_step_result_t *res,
                        sim_i_step_stats_t *stats, tn_err_t *err) {
   memset(res, 0, sizeof *res);
   if (w->npus != t->npus)
     return tn_err_set(err, TN_INVAL, "the workload has %u ranks, the fabric %u NPUs", w->npus,
                       t->npus);
-  step_t s = {
-      .t = t, .w = w, .cs = cs, .algos = algos, .npus = w->npus, .res = res, .apart = apart};
+  step_t s = {.t = t,
+              .w = w,
+              .cs = cs,
+              .algos = algos,
+              .npus = w->npus,
+              .res = res,
+              .apart = (flags & SIM_I_STEP_APART) != 0,
+              .keep = (flags & SIM_I_STEP_KEEP) != 0};
   tn_status_t st = step_exec(&s, err);
-  if (stats) *stats = (sim_i_step_stats_t){s.napart, s.ncarried, s.nplaced, s.nsent};
+  if (stats)
+    *stats = (sim_i_step_stats_t){s.napart, s.ncarried, s.nplaced, s.nsent, s.nreused, s.ngrown};
   step_release(&s);
   if (st != TN_OK) sim_step_result_free(res);
   return st;
@@ -1257,5 +1471,5 @@ tn_status_t sim_i_step(const topo_t *t, const workload_t *w, const wl_colls_t *c
 
 tn_status_t sim_step(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
                      const algo_t *const *algos, sim_step_result_t *res, tn_err_t *err) {
-  return sim_i_step(t, w, cs, algos, true, res, NULL, err);
+  return sim_i_step(t, w, cs, algos, SIM_I_STEP_APART, res, NULL, err);
 }

@@ -205,11 +205,12 @@ typedef struct base_try {
   tn_err_t be, e;
   sim_result_t r;
   synth_tie_rec_t ties; /* of the run: a whole run is order-proofing's first */
+  bool keep_ties;       /* record them (synth_baseline's callers have no use for them) */
 } base_try_t;
 
 static void try_config(base_try_t *x) {
   sim_opts_t so = {.stop_after_ps = x->stop};
-  synth_i_tie_rec_start(&x->ties, &so);
+  if (x->keep_ties) synth_i_tie_rec_start(&x->ties, &so);
   x->bs = x->m == SYNTH_RING
               ? algo_ring_both(x->coll, x->t->npus, x->size, x->cfg.k, x->cfg.both, &x->a, &x->be)
               : algo_direct(x->coll, x->t->npus, x->size, x->cfg.k, &x->a, &x->be);
@@ -236,8 +237,8 @@ static void try_item(void *ctx, size_t i, unsigned worker) {
  * kept either, so the outcome is the same. When every configuration passes limit_ps,
  * out->algo stays NULL and *pruned is set. */
 static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size, synth_method_t m,
-                                 uint32_t k, uint64_t limit_ps, bool *pruned, synth_result_t *out,
-                                 tn_err_t *err) {
+                                 uint32_t k, uint64_t limit_ps, bool keep_ties, bool *pruned,
+                                 synth_result_t *out, tn_err_t *err) {
   static const base_cfg_t ring_cfg[] = {{false, 1}, {true, 2}, {true, 8}};
   static const base_cfg_t direct_cfg[] = {{false, 1}, {false, 4}};
   base_cfg_t given[2] = {{false, k}, {true, k}};
@@ -248,8 +249,13 @@ static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size,
   base_try_t x[3];
   memset(x, 0, sizeof x);
   for (size_t i = 0; i < n; i++)
-    x[i] =
-        (base_try_t){.t = t, .coll = coll, .size = size, .m = m, .cfg = cfg[i], .stop = limit_ps};
+    x[i] = (base_try_t){.t = t,
+                        .coll = coll,
+                        .size = size,
+                        .m = m,
+                        .cfg = cfg[i],
+                        .stop = limit_ps,
+                        .keep_ties = keep_ties};
   unsigned threads = tn_thread_count();
   bool side = n > 1 && threads > 1 && t->npus <= SIDE_BY_SIDE_NPUS;
   if (side) tn_parallel_for(n, threads < n ? threads : (unsigned)n, try_item, x);
@@ -314,7 +320,8 @@ tn_status_t synth_baseline(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
   if (!synth_method_applies(m, coll, &why)) return tn_err_set(err, TN_INVAL, "%s", why);
   tn_status_t st = topo_check_connected(t, err);
   bool pruned = false; /* no limit: never set */
-  if (st == TN_OK) st = best_baseline(t, coll, size_bytes, m, 0, 0, &pruned, out, err);
+  /* No pairs recorded: order-proofing's business, inside synth_run only. */
+  if (st == TN_OK) st = best_baseline(t, coll, size_bytes, m, 0, 0, false, &pruned, out, err);
   if (st == TN_OK) out->method = m;
   tn_vec_free(&out->first_ties); /* order-proofing's business, inside synth_run only */
   out->first_known = false;
@@ -385,9 +392,9 @@ static tn_status_t produce(const topo_t *t, tn_coll_t coll, uint64_t size, const
   case SYNTH_RING:
   case SYNTH_DIRECT: {
     tn_status_t st = topo_check_connected(t, err);
-    return st == TN_OK
-               ? best_baseline(t, coll, size, m, o->chunks_per_npu, limit_ps, pruned, out, err)
-               : st;
+    return st == TN_OK ? best_baseline(t, coll, size, m, o->chunks_per_npu, limit_ps, true, pruned,
+                                       out, err)
+                       : st;
   }
   case SYNTH_TWOSTEP: return two_step(t, size, o->chunks_per_npu, &out->algo, err);
   case SYNTH_GREEDY:

@@ -6,12 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SHAPE_MEMO_ENTRIES (1u << 22) /* 16 MB of next hops at most */
+
 struct topo_routes {
-  const topo_t *t;                /* borrowed */
-  uint32_t stride[TOPO_MAX_DIMS]; /* generated fabrics */
+  const topo_t *t;                  /* borrowed */
+  uint32_t stride[TOPO_MAX_DIMS];   /* generated fabrics */
   uint32_t sw_first[TOPO_MAX_DIMS]; /* first switch id of each SWITCH dimension */
   /* Explicit fabrics: next[dst] is NULL until first asked, then per node the link id
-   * of the next hop toward dst (TOPO_NO_LINK at dst or when unreachable). */
+   * of the next hop toward dst (TOPO_NO_LINK at dst or when unreachable). Generated
+   * fabrics keep their dimension-ordered hops the same way (every hop of every message
+   * asks), up to SHAPE_MEMO_ENTRIES; above that, or without the memory, they are worked
+   * out at each call. */
   uint32_t **next;
   uint32_t *queue, *dist; /* BFS scratch, nodes long */
   bool nomem;             /* a column could not be allocated: a TOPO_NO_LINK may be a lie */
@@ -31,6 +36,9 @@ tn_status_t topo_routes_create(const topo_t *t, topo_routes_t **out, tn_err_t *e
       if (t->dims[d].kind == TOPO_DIM_SWITCH) sw += t->npus / t->dims[d].size;
       s *= t->dims[d].size;
     }
+    if ((uint64_t)topo_nodes(t) * t->npus <= SHAPE_MEMO_ENTRIES &&
+        tn_calloc(t->npus, sizeof *r->next, &r->next, NULL) != TN_OK)
+      r->next = NULL; /* no memo: only slower */
   } else {
     uint32_t nodes = topo_nodes(t);
     if ((st = tn_calloc(t->npus, sizeof *r->next, &r->next, err)) != TN_OK ||
@@ -47,7 +55,8 @@ tn_status_t topo_routes_create(const topo_t *t, topo_routes_t **out, tn_err_t *e
 void topo_routes_free(topo_routes_t *r) {
   if (r == NULL) return;
   if (r->next) {
-    for (uint32_t i = 0; i < r->t->npus; i++) free(r->next[i]);
+    for (uint32_t i = 0; i < r->t->npus; i++)
+      free(r->next[i]);
     free(r->next);
   }
   free(r->queue);
@@ -63,7 +72,8 @@ static uint32_t *build_column(topo_routes_t *r, uint32_t dst) {
   uint32_t nodes = topo_nodes(t);
   uint32_t *col = NULL;
   if (tn_calloc(nodes, sizeof *col, &col, NULL) != TN_OK) return NULL;
-  for (uint32_t v = 0; v < nodes; v++) r->dist[v] = UINT32_MAX;
+  for (uint32_t v = 0; v < nodes; v++)
+    r->dist[v] = UINT32_MAX;
   uint32_t head = 0, tail = 0;
   r->dist[dst] = 0;
   r->queue[tail++] = dst;
@@ -131,10 +141,25 @@ static uint32_t shape_next(const topo_routes_t *r, uint32_t node, uint32_t dst) 
   return TOPO_NO_LINK;
 }
 
+/* The column of dimension-ordered next hops toward dst, every node's (NULL without the
+ * memory). */
+static uint32_t *shape_column(const topo_routes_t *r, uint32_t dst) {
+  uint32_t nodes = topo_nodes(r->t), *col = NULL;
+  if (tn_malloc(nodes, sizeof *col, &col, NULL) != TN_OK) return NULL;
+  for (uint32_t u = 0; u < nodes; u++)
+    col[u] = u == dst ? TOPO_NO_LINK : shape_next(r, u, dst);
+  return col;
+}
+
 uint32_t topo_route_next(topo_routes_t *r, uint32_t node, uint32_t dst) {
   const topo_t *t = r->t;
   if (dst >= t->npus || node >= topo_nodes(t) || node == dst) return TOPO_NO_LINK;
-  if (t->ndims > 0) return shape_next(r, node, dst);
+  if (t->ndims > 0) {
+    if (r->next == NULL) return shape_next(r, node, dst);
+    if (r->next[dst] == NULL && (r->next[dst] = shape_column(r, dst)) == NULL)
+      return shape_next(r, node, dst);
+    return r->next[dst][node];
+  }
   if (r->next[dst] == NULL) {
     r->next[dst] = build_column(r, dst);
     if (r->next[dst] == NULL) {

@@ -183,22 +183,49 @@ static tn_status_t put_metadata(tn_vec_t *buf, const algo_t *a, uint32_t rank, u
  * does not depend on the machine either. Two sets that differ anywhere get different ids
  * (but for a 2^-64 chance); the same algorithm always gets the same one. */
 
-static uint64_t rank_hash(const algo_t *a, uint32_t r) {
-  uint32_t n = algo_rank_len(a, r);
+/* Whether dependency k of node i (deps d) was listed before k: the reader keeps the first
+ * (seen: per node of the rank, the last node that listed it + 1; NULL: search). */
+static bool dep_again(const uint32_t *d, uint32_t k, uint32_t i, uint32_t *seen) {
+  if (seen == NULL) {
+    for (uint32_t j = 0; j < k; j++)
+      if (d[j] == d[k]) return true;
+    return false;
+  }
+  if (seen[d[k]] == i + 1) return true;
+  seen[d[k]] = i + 1;
+  return false;
+}
+
+/* A rank's hash; as_read: of the rank as emit_chakra_read gives it back from the files
+ * (a dependency listed twice is read once). */
+static uint64_t rank_hash_of(const algo_t *a, uint32_t r, bool as_read) {
+  uint32_t n = algo_rank_len(a, r), *seen = NULL;
+  if (as_read && tn_calloc((size_t)n + 1, sizeof *seen, &seen, NULL) != TN_OK)
+    seen = NULL; /* no memory: each dependency searched among the node's earlier ones */
   uint64_t h = emit_i_hash_mix(emit_i_hash_mix(0x243f6a8885a308d3ull, r), n);
   for (uint32_t i = 0; i < n; i++) {
     const algo_node_t *x = algo_node(a, r, i);
+    const uint32_t *d = algo_node_deps(a, r, x), *c = algo_node_chunks(a, r, x);
+    uint32_t ndeps = x->ndeps;
+    for (uint32_t k = 0; as_read && k < x->ndeps; k++)
+      ndeps -= dep_again(d, k, i, seen);
     h = emit_i_hash_mix(h, (uint64_t)x->op | (uint64_t)x->reduce << 8 |
                                (uint64_t)(uint32_t)x->peer << 32);
-    h = emit_i_hash_mix(h, (uint64_t)(uint32_t)x->tag | (uint64_t)x->ndeps << 32);
+    h = emit_i_hash_mix(h, (uint64_t)(uint32_t)x->tag | (uint64_t)ndeps << 32);
     h = emit_i_hash_mix(emit_i_hash_mix(emit_i_hash_mix(h, x->bytes), x->duration_us), x->nchunks);
-    const uint32_t *d = algo_node_deps(a, r, x), *c = algo_node_chunks(a, r, x);
+    for (uint32_t k = 0; as_read && seen && k < x->ndeps; k++)
+      seen[d[k]] = 0; /* the marks again, to skip the same ones below */
     for (uint32_t k = 0; k < x->ndeps; k++)
-      h = emit_i_hash_mix(h, d[k]);
+      if (!as_read || !dep_again(d, k, i, seen)) h = emit_i_hash_mix(h, d[k]);
     for (uint32_t k = 0; k < x->nchunks; k++)
       h = emit_i_hash_mix(h, c[k]);
   }
+  free(seen);
   return emit_i_hash_final(h);
+}
+
+static uint64_t rank_hash(const algo_t *a, uint32_t r) {
+  return rank_hash_of(a, r, false);
 }
 
 typedef struct hash_job {
@@ -229,6 +256,16 @@ static uint64_t set_id_from(const algo_t *a, const uint64_t *hashes) {
 
 uint64_t emit_chakra_set_id(const algo_t *a) {
   return set_id_from(a, NULL);
+}
+
+uint64_t emit_chakra_read_id(const algo_t *a) {
+  uint64_t *hashes = NULL;
+  if (tn_malloc((size_t)a->npus + 1, sizeof *hashes, &hashes, NULL) != TN_OK) return 0;
+  for (uint32_t r = 0; r < a->npus; r++)
+    hashes[r] = rank_hash_of(a, r, true);
+  uint64_t id = set_id_from(a, hashes);
+  free(hashes);
+  return id;
 }
 
 /* Appends v in decimal at p; returns the new end. Names are formatted by hand, two digits

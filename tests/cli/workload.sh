@@ -130,6 +130,19 @@ assert all(y["cached"] for y in b), b
 assert [x["time_ns"] for x in a] == [y["time_ns"] for y in b], (a, b)
 PYEOF
 diff -r cache.good cache >/dev/null && ok || bad "NAME.time not stored again after the simulation"
+# A set whose gates list a dependency twice (All-to-All on a mesh) reads back listing it
+# once: its NAME.time, stored when it was made, still names it as read, so the next run
+# takes the time from it and stores nothing again.
+run "$TENET" workload example mixed -n 16 --layers 12 -s 1MiB --compute-us 10 -o w/mixed16
+desc="example mixed 16"; expect_rc 0
+run "$TENET" workload -t mesh-4x4 w/mixed16 -o m1 --cache cache16 --json
+desc="workload mixed 16 --cache"; expect_rc 0
+cp -r cache16 cache16.made
+run "$TENET" workload -t mesh-4x4 w/mixed16 -o m2 --cache cache16 --json
+desc="workload mixed 16 from the cache"; expect_rc 0
+$PY -c 'import json,sys; m=json.load(open(sys.argv[1])); assert all(s["cached"] for s in m["sets"]) and any(s["collective"] == "alltoall" for s in m["sets"])' out.txt &&
+  ok || bad "mixed 16: the cache was not used"
+diff -r cache16.made cache16 >/dev/null && ok || bad "a NAME.time stored with a set was not believed on the next run"
 # A set cached for another algorithm is not reused.
 run "$TENET" workload -t switch-8 w/dp -o d4 --cache cache -a direct --json
 $PY -c 'import json,sys; m=json.load(open(sys.argv[1])); assert not any(s["cached"] for s in m["sets"])' out.txt &&
@@ -180,6 +193,28 @@ fails_with 1 "$TENET" sim -t ring-8 w/dp --workload nodir
 expect_msg "nodir/workload.json"
 fails_with 1 "$TENET" sim -t ring-8 w/tp --workload "$D"
 expect_msg "a workload of 16 ranks, but the fabric 'ring-8' has 8 NPUs"
+# The manifest names each collective's set by its node: a collective it names none for is
+# refused naming its node; a node listed twice takes its last entry.
+cp -r "$D" mnoset && $PY - mnoset/workload.json <<'PYEOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["collectives"][0]["set"] = None
+json.dump(m, open(sys.argv[1], "w"))
+PYEOF
+cp -r "$D" mtwice && $PY - mtwice/workload.json <<'PYEOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+c = dict(m["collectives"][0])
+c["set"] = "sets/nosuch"
+m["collectives"].append(c)
+json.dump(m, open(sys.argv[1], "w"))
+PYEOF
+node0=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["collectives"][0]["node"])' "$D/workload.json")
+fails_with 1 "$TENET" sim -t ring-8 w/dp --workload mnoset
+expect_msg "collective node $node0 ("
+expect_msg "has no set there"
+fails_with 1 "$TENET" sim -t ring-8 w/dp --workload mtwice
+expect_msg "mtwice/sets/nosuch"
 SUBCMD=workload
 
 # Workloads with faults, written record by record with protobuf's Python runtime.

@@ -1111,6 +1111,44 @@ static void copy_file(const char *from, const char *to) {
   free(d);
 }
 
+/* A node that lists a dependency twice (order-proofing's gates may) reads back listing it
+ * once: the set read back has another id than its files', and emit_chakra_read_id gives
+ * the read-back one for both. */
+static void emit_read_id_survives_a_twice_listed_dependency(void **state) {
+  (void)state;
+  const char *dir = tu_tmpdir("emit_read_id");
+  char p[1100];
+  snprintf(p, sizeof p, "%s/ag", dir);
+  const uint32_t n = 4;
+  algo_t *a = NULL, *c = NULL;
+  TU_OK(algo_create("ring", TN_ALLGATHER, n, 1, 64 * n, &a, &tu_err_));
+  for (uint32_t r = 0; r < n; r++) {
+    uint32_t prev[2] = {0, 0};
+    for (uint32_t s = 0; s + 1 < n; s++) {
+      uint32_t c_out = (r + n - s) % n, c_in = (r + 2 * n - 1 - s) % n, id;
+      TU_OK(algo_add_send(a, r, (r + 1) % n, (int32_t)s, 64, prev, s ? 2 : 0, &c_out, 1, NULL,
+                          &tu_err_));
+      TU_OK(algo_add_recv(a, r, (r + n - 1) % n, (int32_t)s, 64, false, NULL, 0, &c_in, 1, &id,
+                          &tu_err_));
+      prev[0] = prev[1] = id;
+    }
+  }
+  TU_OK(emit_chakra_write(a, p, &tu_err_));
+  TU_OK(emit_chakra_read(p, 0, &c, &tu_err_));
+  assert_int_equal(algo_node(a, 0, 2)->ndeps, 2);
+  assert_int_equal(algo_node(c, 0, 2)->ndeps, 1);
+  assert_true(file_set_id(path_of(p, 0)) == emit_chakra_set_id(a));
+  assert_true(emit_chakra_set_id(c) != emit_chakra_set_id(a));
+  assert_true(emit_chakra_read_id(a) == emit_chakra_set_id(c));
+  assert_true(emit_chakra_read_id(c) == emit_chakra_set_id(c));
+  /* Without a twice-listed dependency the two ids are one. */
+  algo_t *b = ring_allgather(n, 64);
+  assert_true(emit_chakra_read_id(b) == emit_chakra_set_id(b));
+  algo_free(a);
+  algo_free(b);
+  algo_free(c);
+}
+
 /* Every file of a set carries the same id, a function of the content alone; files of two
  * sets mixed are refused naming the odd ranks; files without any id read as before. */
 static void emit_set_id_marks_every_file_and_a_mix_is_refused(void **state) {
@@ -1425,6 +1463,7 @@ int main(void) {
       cmocka_unit_test(emit_write_refusing_a_node_leaves_no_file_on_any_thread_count),
       cmocka_unit_test(emit_write_replaces_a_larger_set_and_refuses_empty_ranks),
       cmocka_unit_test(emit_set_id_marks_every_file_and_a_mix_is_refused),
+      cmocka_unit_test(emit_read_id_survives_a_twice_listed_dependency),
       cmocka_unit_test(emit_write_failing_midway_puts_the_previous_set_back),
       cmocka_unit_test(emit_write_removes_stale_temporaries_of_its_prefix),
       cmocka_unit_test(emit_json_dump_is_one_valid_object),

@@ -304,13 +304,16 @@ static void both_ways(const topo_t *t, const workload_t *w, const wl_colls_t *cs
   sim_step_result_t on, off;
   sim_i_step_stats_t st = {0}, st_off = {0};
   tn_err_clear(&tu_err_);
-  TU_OK(sim_i_step(t, w, cs, a, false, &off, &st_off, &tu_err_));
-  TU_OK(sim_i_step(t, w, cs, a, true, &on, &st, &tu_err_));
+  TU_OK(sim_i_step(t, w, cs, a, SIM_I_STEP_KEEP, &off, &st_off, &tu_err_));
+  TU_OK(sim_i_step(t, w, cs, a, SIM_I_STEP_APART, &on, &st, &tu_err_));
   assert_int_equal(st_off.apart, 0);
+  assert_int_equal(st_off.reused, 0);
   same_result(&on, &off);
   sum->apart += st.apart;
   sum->carried += st.carried;
   sum->placed += st.placed;
+  sum->reused += st.reused;
+  sum->grown += st.grown;
   sim_step_result_free(&on);
   sim_step_result_free(&off);
 }
@@ -453,6 +456,11 @@ static void test_apart_random(void **state) {
   assert_true(sum.apart > 20);
   assert_true(sum.carried > 5);
   assert_true(sum.placed > 50);
+  /* Finished collectives' memory was taken again, and the arrays grew to fit. */
+  assert_true(sum.reused > 100);
+  assert_true(sum.grown > 20);
+  fprintf(stderr, "apart %u carried %u placed %llu reused %u grown %u\n", sum.apart, sum.carried,
+          (unsigned long long)sum.placed, sum.reused, sum.grown);
   topo_free(mesh);
   topo_free(r8);
   topo_free(star);
