@@ -72,6 +72,20 @@ static tn_status_t push_all(tn_vec_t *v, const uint32_t *x, uint32_t n, tn_err_t
   return st;
 }
 
+/* push_all of the ids v does not hold yet: a gate's list names each node once (the SENDs
+ * it follows mostly wait for what its own SEND waits for). Lists are short. */
+static tn_status_t push_new(tn_vec_t *v, const uint32_t *x, uint32_t n, tn_err_t *err) {
+  tn_status_t st = tn_vec_reserve(v, v->len + n, err);
+  for (uint32_t i = 0; st == TN_OK && i < n; i++) {
+    const uint32_t *have = v->data;
+    size_t j = 0;
+    while (j < v->len && have[j] != x[i])
+      j++;
+    if (j == v->len) st = tn_vec_push(v, &x[i], err);
+  }
+  return st;
+}
+
 /* Parts the pair v (a tie, or a near pair that this round's delays would make one): see
  * the file's comment. */
 static tn_status_t part(state_t *s, const sim_tie_t *v, bool *added, tn_err_t *err) {
@@ -215,14 +229,14 @@ static tn_status_t build(const state_t *s, algo_t **out, tn_err_t *err) {
       if (!s->gated[g]) continue;
       const algo_node_t *n = algo_node(a, r, i);
       deps.len = 0;
-      st = push_all(&deps, algo_node_deps(a, r, n), n->ndeps, err);
+      st = push_new(&deps, algo_node_deps(a, r, n), n->ndeps, err);
       for (uint32_t k = aoff[g]; st == TN_OK && k < aoff[g + 1]; k++) {
         uint32_t f = alist[k];
         if (s->gated[f]) {
-          st = tn_vec_push(&deps, &end[f], err);
+          st = push_new(&deps, &end[f], 1, err);
         } else { /* issued when its dependencies are done: wait for those */
           const algo_node_t *fn = algo_node(a, r, f - s->off[r]);
-          st = push_all(&deps, algo_node_deps(a, r, fn), fn->ndeps, err);
+          st = push_new(&deps, algo_node_deps(a, r, fn), fn->ndeps, err);
         }
       }
       uint32_t id = 0;
