@@ -245,6 +245,18 @@ static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size,
   size_t n = k                 ? (m == SYNTH_RING ? 2 : 1)
              : m == SYNTH_RING ? sizeof ring_cfg / sizeof *ring_cfg
                                : sizeof direct_cfg / sizeof *direct_cfg;
+  /* The largest configuration bounds the peak: refused over the cap before any is built. */
+  uint64_t need = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t e = m == SYNTH_RING ? algo_ring_mem_estimate(coll, t->npus, cfg[i].k)
+                                 : algo_direct_mem_estimate(coll, t->npus, cfg[i].k);
+    if (e > need) need = e;
+  }
+  char what[96];
+  snprintf(what, sizeof what, "%s: %u NPUs x %u chunks", synth_method_name(m), t->npus,
+           cfg[n - 1].k);
+  tn_status_t cst = tn_mem_check(what, need, err);
+  if (cst != TN_OK) return cst;
   base_try_t x[3];
   memset(x, 0, sizeof x);
   for (size_t i = 0; i < n; i++)
@@ -329,6 +341,9 @@ static tn_status_t two_step(const topo_t *t, uint64_t size, uint32_t k, algo_t *
   uint32_t *member = NULL, groups = 0;
   st = tn_malloc(t->npus, sizeof *member, &member, err);
   if (st == TN_OK) st = servers(t, member, &groups, err);
+  char what[96];
+  snprintf(what, sizeof what, "twostep: %u NPUs x %u pieces", t->npus, k ? k : 1);
+  if (st == TN_OK) st = tn_mem_check(what, algo_two_step_mem_estimate(t->npus, k ? k : 1), err);
   if (st == TN_OK) st = algo_two_step(t->npus, member, groups, size, k ? k : 1, out, err);
   free(member);
   return st;
