@@ -9,6 +9,7 @@
 
 #include "sim/sim.h"
 #include "synth/synth_internal.h"
+#include "forest/forest.h"
 #include "greedy/greedy.h"
 #include "trees/trees.h"
 
@@ -232,21 +233,21 @@ static void try_item(void *ctx, size_t i, unsigned worker) {
 #define RING_MOST_K 8u
 #define DIRECT_MOST_K 4u
 
-uint64_t synth_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
-                            synth_method_t m, uint32_t chunks_per_npu) {
+uint64_t synth_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, synth_method_t m,
+                            uint32_t chunks_per_npu) {
   uint32_t k = chunks_per_npu;
   switch (m) {
   case SYNTH_RING: return algo_ring_mem_estimate(coll, t->npus, k ? k : RING_MOST_K);
   case SYNTH_DIRECT: return algo_direct_mem_estimate(coll, t->npus, k ? k : DIRECT_MOST_K);
   case SYNTH_TWOSTEP: return algo_two_step_mem_estimate(t->npus, k ? k : 1);
   case SYNTH_GREEDY:
-  case SYNTH_MILP:
-    return coll == TN_ALLTOALL ? 0 : greedy_mem_estimate(t, k ? k : 1, coll);
+  case SYNTH_MILP: return coll == TN_ALLTOALL ? 0 : greedy_mem_estimate(t, k ? k : 1, coll);
   case SYNTH_TREES: {
     trees_opts_t o = {.chunks_per_npu = k};
     return trees_mem_estimate(t->npus, size_bytes, &o);
   }
   case SYNTH_FOREST:
+    return coll == TN_ALLTOALL ? 0 : forest_mem_estimate(t->npus, coll, size_bytes, k);
   case SYNTH_AUTO:
   case SYNTH_NMETHODS: break;
   }
@@ -427,9 +428,18 @@ static tn_status_t produce(const topo_t *t, tn_coll_t coll, uint64_t size, const
                : st;
   }
   case SYNTH_TWOSTEP: return two_step(t, size, o->chunks_per_npu, &out->algo, err);
+  case SYNTH_FOREST: {
+    /* Refused over the cap before packing (the forest's NPU cap first: its message). */
+    char what[96];
+    snprintf(what, sizeof what, "forest: %u NPUs", t->npus);
+    tn_status_t st =
+        t->npus > FOREST_MAX_NPUS
+            ? TN_OK
+            : tn_mem_check(what, synth_mem_estimate(t, coll, size, m, o->chunks_per_npu), err);
+    return st == TN_OK ? synth_i_planned(t, coll, size, o, m, out, err) : st;
+  }
   case SYNTH_GREEDY:
-  case SYNTH_MILP:
-  case SYNTH_FOREST: return synth_i_planned(t, coll, size, o, m, out, err);
+  case SYNTH_MILP: return synth_i_planned(t, coll, size, o, m, out, err);
   case SYNTH_TREES: return trees(t, coll, size, o, out, err);
   case SYNTH_AUTO:
   case SYNTH_NMETHODS: break;
