@@ -18,7 +18,7 @@ expect_msg "TENET_MEM_CAP='0' is not a memory size"
 
 # Each method over a 1 MiB cap: refused with the figures; the same case runs without it.
 for case in "greedy mesh-4x4 allreduce" "ring mesh-4x4 allreduce" "direct mesh-4x4 reducescatter" \
-  "trees mesh-4x4 allreduce" "twostep hierarchical-4x4 alltoall"; do
+  "trees mesh-4x4 allreduce" "twostep hierarchical-4x4 alltoall" "forest switch-16 allgather"; do
   set -- $case
   desc="$1 over a 1 MiB cap"
   expect_fail 2 "$desc" env TENET_MEM_CAP=1MiB "$TENET" synth -t "$2" -c "$3" -s 1MiB -a "$1" -o capped/x
@@ -31,6 +31,11 @@ for case in "greedy mesh-4x4 allreduce" "ring mesh-4x4 allreduce" "direct mesh-4
   run env TENET_MEM_CAP=64MiB "$TENET" synth -t "$2" -c "$3" -s 1MiB -a "$1" -o "fits64-$1/x"
   expect_rc 0
 done
+
+# auto skips a candidate over the cap (TN_LIMIT) and, when every one is, says the first's.
+desc="auto, every candidate over the cap"
+expect_fail 2 "$desc" env TENET_MEM_CAP=1MiB "$TENET" synth -t mesh-4x4 -c allreduce -s 1MiB -o capped/x
+expect_msg "of memory, over the 1.0 MiB cap (TENET_MEM_CAP)"
 
 # The figure is the estimate's: 4x4 mesh, greedy All-Reduce in 1 chunk.
 desc="greedy's figure"
