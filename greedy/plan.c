@@ -615,14 +615,15 @@ uint64_t greedy_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll) {
   uint64_t n = t->npus, xfers = n * (n > 0 ? n - 1 : 0) * k;
   uint64_t bits = n * ((n * k + 63) / 64) * 8;
   /* The whole `tenet synth -a greedy` process per planned transfer, as measured (peak
-   * resident set over planned transfers, 1 GiB on mesh-8x8, mesh-16x16 and mesh-32x32,
+   * resident set against planned transfers, 1 GiB on mesh-8x8, mesh-16x16 and mesh-32x32,
    * bench_mem): the plan (transfer, chunk and dependency ids), its lowering (a SEND and a
    * RECV per transfer; a reduce RECV and a COMP per transfer of a Reduce-Scatter; both
    * halves of an All-Reduce), the order-proof copy of the set and its simulations, the
    * verifier and the Chakra writer's per-thread buffers; for a reduction the chunk counts
-   * synth/ tries beside the greedy's own choice. Plus the process itself and the fabric. */
-  uint64_t per = 660;
-  if (coll == TN_REDUCESCATTER) per = 1200;
-  if (coll == TN_ALLREDUCE) per = 1900;
-  return GREEDY_MEM_BASE + bits + xfers * per + (uint64_t)t->nlinks * 64;
+   * synth/ tries beside the greedy's own choice (their base: at 64 NPUs the search's
+   * candidates outweigh the kept set). Plus the process itself and the fabric. */
+  uint64_t per = 660, base = GREEDY_MEM_BASE;
+  if (coll == TN_REDUCESCATTER) per = 950, base += (uint64_t)10 << 20;
+  if (coll == TN_ALLREDUCE) per = 1500, base += (uint64_t)14 << 20;
+  return base + bits + xfers * per + (uint64_t)t->nlinks * 64;
 }
