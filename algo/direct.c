@@ -200,7 +200,10 @@ uint64_t algo_direct_mem_estimate(tn_coll_t coll, uint32_t npus, uint32_t chunks
   uint64_t n = npus, msgs = n * (n > 0 ? n - 1 : 0) * chunks_per_npu;
   /* Per message (B), measured; every rank's n - 1 messages of a piece are in flight at once,
    * so the simulator holds more per message than for the Ring. */
-  uint64_t per = coll == TN_REDUCESCATTER ? 1200 : coll == TN_ALLREDUCE ? 2 * 1060 : 1150;
+  uint64_t per = coll == TN_REDUCESCATTER ? 1200
+                 : coll == TN_ALLREDUCE   ? 2 * 1060
+                 : coll == TN_ALLTOALL    ? 1050
+                                          : 1150;
   return ALGO_MEM_BASE + msgs * per;
 }
 
