@@ -71,5 +71,12 @@ uint64_t greedy_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll);
  * disconnected fabric. O(m n^3) for the paths plus the replay. */
 tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,
                             schedule_t *out, tn_err_t *err);
+/* The peak memory of a synthesis with greedy_alltoall (the whole `tenet synth -c alltoall -a
+ * greedy` process), from its least transfers (every piece crosses at least its hop distance
+ * over the logical edges) at the largest pieces per block its sweep may plan (pieces: that
+ * count when not 0); greedy_alltoall refuses over the cap (tn_mem_check) before routing.
+ * Builds the fabric's routes and logical edges (O(n^2) memory, O(n m) time); 0 when they
+ * cannot be built. */
+uint64_t greedy_alltoall_mem_estimate(const topo_t *t, uint64_t size_bytes, uint32_t pieces);
 
 #endif

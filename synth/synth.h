@@ -119,8 +119,8 @@ void synth_result_free(synth_result_t *r);
  * algo_*_mem_estimate), the figure its
  * refusal over tn_mem_cap() compares. chunks_per_npu as the method takes it (0: the
  * largest configuration a baseline tries; the greedy's and the MILP's: their chunking, 1
- * when 0, which their search checks one by one). 0 where no estimate exists yet (the
- * greedy's All-to-All; auto: each candidate checks its own). */
+ * when 0, which their search checks one by one). the greedy's All-to-All: its pieces
+ * per block. 0 for auto (each candidate checks its own). */
 uint64_t synth_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, synth_method_t m,
                             uint32_t chunks_per_npu);
 

@@ -18,7 +18,8 @@ expect_msg "TENET_MEM_CAP='0' is not a memory size"
 
 # Each method over a 1 MiB cap: refused with the figures; the same case runs without it.
 for case in "greedy mesh-4x4 allreduce" "ring mesh-4x4 allreduce" "direct mesh-4x4 reducescatter" \
-  "trees mesh-4x4 allreduce" "twostep hierarchical-4x4 alltoall" "forest switch-16 allgather"; do
+  "trees mesh-4x4 allreduce" "twostep hierarchical-4x4 alltoall" "forest switch-16 allgather" \
+  "greedy mesh-4x4 alltoall"; do
   set -- $case
   desc="$1 over a 1 MiB cap"
   expect_fail 2 "$desc" env TENET_MEM_CAP=1MiB "$TENET" synth -t "$2" -c "$3" -s 1MiB -a "$1" -o capped/x
