@@ -164,6 +164,18 @@ tn_status_t algo_two_step(uint32_t npus, const uint32_t *member, uint32_t groups
 tn_status_t algo_direct(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint32_t chunks_per_npu,
                         algo_t **out, tn_err_t *err);
 
+/* Peak memory of a synthesis with a baseline whose largest configuration tried is this one
+ * (the whole `tenet synth -a ring|direct|twostep` process: building the configurations,
+ * simulating them, order-proofing, verifying and writing the kept set), from the messages
+ * the set holds and what such a process was measured to use per message (bench_mem; within
+ * 20% at 64 to 1024 NPUs). synth/ refuses a baseline over the cap (tn_mem_cap) before
+ * building it. Ring: n (n - 1) k messages (All-Reduce twice that); Direct: the same
+ * (All-to-All: k pieces per block); Two-Step: its chunk lists, n * n * m ids per step. */
+#define ALGO_MEM_BASE ((uint64_t)10 << 20)
+uint64_t algo_ring_mem_estimate(tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu);
+uint64_t algo_direct_mem_estimate(tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu);
+uint64_t algo_two_step_mem_estimate(uint32_t npus, uint32_t m);
+
 /* Lowers an All-Gather schedule to an algo_t for coll: All-Gather directly (one SEND and
  * one RECV per transfer, deps = the transfer that brought the chunks), Reduce-Scatter as
  * the time-reversed schedule on the transposed links (COMP reductions), All-Reduce as

@@ -195,3 +195,21 @@ tn_status_t algo_two_step(uint32_t npus, const uint32_t *member, uint32_t groups
   *out = a;
   return TN_OK;
 }
+
+uint64_t algo_direct_mem_estimate(tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu) {
+  uint64_t n = npus, msgs = n * (n > 0 ? n - 1 : 0) * chunks_per_npu;
+  /* Per message (B), measured; every rank's n - 1 messages of a piece are in flight at once,
+   * so the simulator holds more per message than for the Ring. */
+  uint64_t per = coll == TN_REDUCESCATTER ? 1200
+                 : coll == TN_ALLREDUCE   ? 2 * 1060
+                 : coll == TN_ALLTOALL    ? 1050
+                                          : 1150;
+  return ALGO_MEM_BASE + msgs * per;
+}
+
+uint64_t algo_two_step_mem_estimate(uint32_t npus, uint32_t m) {
+  /* Two steps, each listing every NPU's n * m pieces on a SEND and a RECV (4 B a chunk id),
+   * held by the set, its order-proof copy and the verifier's slots. */
+  uint64_t n = npus, ids = 2 * n * n * m * 2;
+  return ALGO_MEM_BASE + ids * 4 * 4;
+}

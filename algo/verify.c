@@ -102,6 +102,8 @@ typedef struct vctx {
   uint32_t *in_comp, *got; /* per chunk: stamps while a COMP executes */
   tn_vec_t arena;          /* uint32_t words of stored sets */
   tn_vec_t sets;           /* set_rec_t of stored sets */
+  uint32_t *htab;          /* stored sets by content: index into sets + 1, 0 empty */
+  size_t hcap;             /* slots of htab, a power of two (0 before the first set) */
 } vctx_t;
 
 static const char *op_name(algo_op_t op) {
@@ -518,19 +520,68 @@ static uint32_t set_overlap(const vctx_t *v, uint32_t x, uint32_t y) {
   return NONE;
 }
 
-/* Stores a new set of card members, given as nint intervals at w (nint > 0) or as a
- * bitset of v->words words (nint == 0), and names it in *out. */
+/* Hash of a stored form (nint and its words). */
+static uint64_t set_hash(const uint32_t *w, size_t len, uint32_t nint) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ nint;
+  for (size_t i = 0; i < len; i++) {
+    h = (h ^ w[i]) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  return h;
+}
+
+/* Doubles the table of stored sets (first: 1024 slots) and puts every set back. */
+static tn_status_t set_table_grow(vctx_t *v, tn_err_t *err) {
+  size_t cap = v->hcap ? 2 * v->hcap : 1024;
+  uint32_t *tab = NULL;
+  tn_status_t st = tn_calloc(cap, sizeof *tab, &tab, err);
+  if (st != TN_OK) return st;
+  for (size_t i = 0; i < v->sets.len; i++) {
+    const set_rec_t *rec = &TN_VEC_AT(&v->sets, set_rec_t, i);
+    size_t len = rec->nint == 0 ? v->words : 2 * (size_t)rec->nint;
+    size_t h = (size_t)set_hash(&TN_VEC_AT(&v->arena, uint32_t, rec->off), len, rec->nint);
+    while (tab[h & (cap - 1)] != 0)
+      h++;
+    tab[h & (cap - 1)] = (uint32_t)i + 1;
+  }
+  free(v->htab);
+  v->htab = tab, v->hcap = cap;
+  return TN_OK;
+}
+
+/* Names in *out the set of card members given as nint intervals at w (nint > 0) or as a
+ * bitset of v->words words (nint == 0), storing it unless an equal set is stored already.
+ * The form (intervals or bitset) is a function of the members (set_union), so equal sets
+ * have equal forms and one id: the partial sums of a tree All-Reduce repeat for every chunk
+ * a tree carries (the same subtrees), and stored once each they cost ntrees * n sets, not
+ * one per reduction (4096 NPUs: 8 GB of bitsets before). */
 static tn_status_t set_store(vctx_t *v, uint32_t card, const uint32_t *w, uint32_t nint,
                              uint32_t *out, tn_err_t *err) {
+  size_t len = nint == 0 ? v->words : 2 * (size_t)nint;
+  size_t h = (size_t)set_hash(w, len, nint);
+  for (size_t i = h; v->hcap != 0 && v->htab[i & (v->hcap - 1)] != 0; i++) {
+    uint32_t id = v->htab[i & (v->hcap - 1)] - 1;
+    const set_rec_t *rec = &TN_VEC_AT(&v->sets, set_rec_t, id);
+    if (rec->nint == nint && rec->card == card &&
+        memcmp(&TN_VEC_AT(&v->arena, uint32_t, rec->off), w, len * sizeof *w) == 0) {
+      *out = SET_SINGLE + v->n + id;
+      return TN_OK;
+    }
+  }
   if ((uint64_t)v->sets.len + SET_SINGLE + v->n >= NONE)
     return tn_err_set(err, TN_LIMIT, "too many partial reductions to verify");
+  tn_status_t st = TN_OK;
+  if (2 * (v->sets.len + 1) > v->hcap && (st = set_table_grow(v, err)) != TN_OK) return st;
   set_rec_t rec = {v->arena.len, card, nint};
-  size_t len = nint == 0 ? v->words : 2 * (size_t)nint;
-  tn_status_t st = tn_vec_reserve(&v->arena, v->arena.len + len, err);
+  st = tn_vec_reserve(&v->arena, v->arena.len + len, err);
   if (st == TN_OK) st = tn_vec_push(&v->sets, &rec, err);
   if (st != TN_OK) return st;
   memcpy(&TN_VEC_AT(&v->arena, uint32_t, v->arena.len), w, len * sizeof *w);
   v->arena.len += len;
+  size_t i = h;
+  while (v->htab[i & (v->hcap - 1)] != 0)
+    i++;
+  v->htab[i & (v->hcap - 1)] = (uint32_t)v->sets.len;
   *out = (uint32_t)(SET_SINGLE + v->n + v->sets.len - 1);
   return TN_OK;
 }
@@ -888,6 +939,7 @@ static void vctx_free(vctx_t *v) {
     free(v->ibuf[i]);
   tn_vec_free(&v->arena);
   tn_vec_free(&v->sets);
+  free(v->htab);
 }
 
 static tn_status_t vctx_init(vctx_t *v, const algo_t *a, tn_err_t *err) {

@@ -15,20 +15,21 @@
 #include <time.h>
 #include <unistd.h>
 
-static double wall_now(void) {
+static inline double wall_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static double tv_s(struct timeval tv) {
+static inline double tv_s(struct timeval tv) {
   return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
 }
 
 /* Runs argv as a child, stdout to out_path (or /dev/null), stderr to /dev/null; its wall
  * time and CPU time (user + system, from the children's rusage before and after). Returns
  * the exit status, or -1 when it could not run or was killed. */
-static int run_child(const char *const argv[], const char *out_path, double *wall, double *cpu) {
+static inline int run_child(const char *const argv[], const char *out_path, double *wall,
+                            double *cpu) {
   struct rusage r0, r1;
   getrusage(RUSAGE_CHILDREN, &r0);
   double w0 = wall_now();
@@ -58,7 +59,7 @@ static int run_child(const char *const argv[], const char *out_path, double *wal
 }
 
 /* The tenet binary: $TENET, else "tenet" beside this program. */
-static void tenet_path(const char *argv0, char *out, size_t len) {
+static inline void tenet_path(const char *argv0, char *out, size_t len) {
   const char *env = getenv("TENET");
   if (env && *env) {
     snprintf(out, len, "%s", env);

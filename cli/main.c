@@ -65,6 +65,7 @@ static int dispatch(int argc, char **argv) {
     if (strcmp(cmd, commands[i].name) != 0) continue;
     tn_err_t err = {0};
     if (tn_thread_env_check(&err) != TN_OK) return cli_report(cmd, &err);
+    if (tn_mem_env_check(&err) != TN_OK) return cli_report(cmd, &err);
     return commands[i].run(argc - 1, argv + 1);
   }
   const char *best =

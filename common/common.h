@@ -123,6 +123,21 @@ tn_status_t tn_parse_size(const char *s, uint64_t *bytes, tn_err_t *err);
 /* Parses a comma-separated size list or a power-of-two range "1KiB..1GiB".
  * *out is an array of *n sizes (caller frees). */
 tn_status_t tn_parse_size_list(const char *s, uint64_t **out, size_t *n, tn_err_t *err);
+
+/* ---- memory cap ----------------------------------------------------------- */
+/* The one cap on a run's estimated peak memory (resident set of the whole process): every
+ * producer and baseline estimates what a synthesis with it needs (its own planning, the
+ * set it makes, the simulation that times and order-proofs it, verification and the
+ * Chakra writer) and refuses a case above the cap before allocating. TENET_MEM_CAP when
+ * set (a size, as -s takes it: 512MiB, 6GiB), else TN_MEM_CAP_DEFAULT. */
+#define TN_MEM_CAP_DEFAULT ((uint64_t)6 << 30)
+uint64_t tn_mem_cap(void);
+/* TN_INVAL naming the value when TENET_MEM_CAP is set but not a size (which tn_mem_cap
+ * would ignore): the CLI refuses it rather than run under another cap. */
+tn_status_t tn_mem_env_check(tn_err_t *err);
+/* TN_OK when need_bytes is within tn_mem_cap(); else TN_LIMIT with one line: "WHAT needs
+ * about X GiB (or MiB) of memory, over the Y GiB cap (TENET_MEM_CAP)". */
+tn_status_t tn_mem_check(const char *what, uint64_t need_bytes, tn_err_t *err);
 /* Prints bytes compactly: "1MiB", "64KiB", "1000B". buf needs 32 bytes. */
 const char *tn_fmt_size(uint64_t bytes, char *buf, size_t len);
 /* Parses a non-negative integer in [min, max]; what names the flag in the message. */

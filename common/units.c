@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -260,4 +261,47 @@ double tn_coll_busbw_factor(tn_coll_t c, uint32_t npus) {
   if (npus == 0) return 0.0;
   double f = (double)(npus - 1) / (double)npus;
   return c == TN_ALLREDUCE ? 2.0 * f : f;
+}
+
+/* TENET_MEM_CAP as a size; false when it is set but not one (or is 0). */
+static bool env_mem_cap(uint64_t *cap, tn_err_t *err) {
+  const char *env = getenv("TENET_MEM_CAP");
+  if (env == NULL || *env == '\0') return true;
+  uint64_t v = 0;
+  tn_err_t e = {0};
+  if (tn_parse_size(env, &v, &e) != TN_OK || v == 0) {
+    if (err)
+      tn_err_set(err, TN_INVAL, "TENET_MEM_CAP='%.40s' is not a memory size (e.g. 6GiB)", env);
+    return false;
+  }
+  *cap = v;
+  return true;
+}
+
+uint64_t tn_mem_cap(void) {
+  uint64_t cap = TN_MEM_CAP_DEFAULT;
+  return env_mem_cap(&cap, NULL) ? cap : TN_MEM_CAP_DEFAULT;
+}
+
+tn_status_t tn_mem_env_check(tn_err_t *err) {
+  uint64_t cap = 0;
+  return env_mem_cap(&cap, err) ? TN_OK : TN_INVAL;
+}
+
+/* bytes in GiB with two decimals, or in MiB with one below 1 GiB. */
+static const char *mem_fmt(uint64_t bytes, char *buf, size_t len) {
+  if (bytes >= ((uint64_t)1 << 30))
+    snprintf(buf, len, "%.2f GiB", (double)bytes / TN_GIB);
+  else
+    snprintf(buf, len, "%.1f MiB", (double)bytes / (1 << 20));
+  return buf;
+}
+
+tn_status_t tn_mem_check(const char *what, uint64_t need_bytes, tn_err_t *err) {
+  uint64_t cap = tn_mem_cap();
+  if (need_bytes <= cap) return TN_OK;
+  char need_s[32], cap_s[32];
+  return tn_err_set(err, TN_LIMIT, "%s needs about %s of memory, over the %s cap (TENET_MEM_CAP)",
+                    what, mem_fmt(need_bytes, need_s, sizeof need_s),
+                    mem_fmt(cap, cap_s, sizeof cap_s));
 }

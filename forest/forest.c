@@ -112,3 +112,18 @@ tn_status_t forest_run_halves(const topo_t *t, uint64_t size_bytes, const forest
   }
   return st;
 }
+
+uint64_t forest_mem_estimate(uint32_t n, tn_coll_t coll, uint64_t size, uint32_t chunks_per_npu) {
+  if (n < 2) return FOREST_MEM_BASE;
+  /* the automatic chunking's count (MAX_CHUNKS of plan.c and reduce.c: 128) */
+  uint64_t k = chunks_per_npu ? chunks_per_npu : forest_i_chunks(n, size, 128u);
+  uint64_t msgs = (uint64_t)n * (n - 1) * k * (coll == TN_ALLREDUCE ? 2u : 1u);
+  /* Per message (B) of the whole `tenet synth -a forest` process, measured at 1 GiB on
+   * switch-64 and switch-256 (bench_mem): constant for a Reduce-Scatter, growing with the
+   * NPUs for an All-Gather (its pacings and chunkings planned side by side) and most for an
+   * All-Reduce (both halves, their pacings; 6.5 GB for 1.04M messages on switch-256). */
+  uint64_t per = coll == TN_REDUCESCATTER ? 1090
+                 : coll == TN_ALLREDUCE   ? 360 + 23 * (uint64_t)n
+                                          : 590 + 4 * (uint64_t)n;
+  return FOREST_MEM_BASE + msgs * per;
+}

@@ -21,6 +21,7 @@
  * all when every NPU has the same ingress and egress (tori, hypercubes, two-level switch
  * fabrics: it never won there). The fastest is kept, the first among equals. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -327,6 +328,42 @@ static void sweep_one(void *ctx, size_t i, unsigned worker) {
   tn_vec_free(&A->hops);
 }
 
+/* The peak of a synthesis whose sweep plans at most the largest count of 1, 2, 4, 8 its rules
+ * allow (pieces of MIN_PIECE_BYTES, blocks cut evenly, least * m within MAX_TRANSFERS; 16
+ * only where finer pays, not counted), or `fixed`: every piece crosses at least its hop
+ * distance, so least * m transfers; 650 B each for the whole `tenet synth` process, measured
+ * at 64 MiB (bench_mem: mesh-8x8 m = 8 and mesh-16x16 m = 1). On switch fabrics the paths
+ * are longer than the least and each crosses several links: hierarchical-16x8 used 1.8 times
+ * the estimate (left to refine). */
+static uint64_t a2a_mem(uint32_t n, uint64_t size, uint32_t fixed, uint64_t least) {
+  uint64_t m = fixed ? fixed : 1;
+  for (uint32_t c = 1; !fixed && c < NCOUNTS && counts[c] <= 8; c++) {
+    uint32_t x = counts[c];
+    if (size / ((uint64_t)n * x) >= MIN_PIECE_BYTES && size / n % x == 0 &&
+        least * x <= MAX_TRANSFERS)
+      m = x;
+  }
+  return GREEDY_MEM_BASE + ((uint64_t)3 << 20) + least * m * 650;
+}
+
+uint64_t greedy_alltoall_mem_estimate(const topo_t *t, uint64_t size_bytes, uint32_t pieces) {
+  uint32_t n = t->npus;
+  if (n < 2) return GREEDY_MEM_BASE;
+  tn_err_t err = {0};
+  a2a_t A = {.t = t, .n = n};
+  tn_vec_init(&A.hops, sizeof(uint32_t));
+  topo_routes_t *routes = NULL;
+  uint64_t least = 0;
+  tn_status_t st = topo_routes_create(t, &routes, &err);
+  if (st == TN_OK) st = topo_logical_edges(t, routes, &A.lg, &err);
+  if (st == TN_OK) st = adjacency(&A, &err);
+  if (st == TN_OK) st = tn_malloc(n, sizeof *A.from, &A.from, &err);
+  if (st == TN_OK) st = least_transfers(&A, &least, &err);
+  a2a_free(&A);
+  topo_routes_free(routes);
+  return st == TN_OK ? a2a_mem(n, size_bytes, pieces, least) : 0;
+}
+
 tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,
                             schedule_t *out, tn_err_t *err) {
   uint32_t n = t->npus;
@@ -369,6 +406,11 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
               topo_ingress_GBps(t, v) == topo_ingress_GBps(t, 0);
   uint64_t least = 0, lb = 0;
   if (st == TN_OK) st = least_transfers(&A, &least, err);
+  if (st == TN_OK) { /* refused over the cap before any path is routed */
+    char what[96];
+    snprintf(what, sizeof what, "greedy: All-to-All on %u NPUs", n);
+    st = tn_mem_check(what, a2a_mem(n, size_bytes, fixed, least), err);
+  }
   /* Above MAX16_NPUS (no 16 pieces, so no count depends on an earlier plan) with threads
    * to spare, the first sweep's counts are planned side by side, each on its own state,
    * the largest first; the sweep below then reads them in its own order with its own

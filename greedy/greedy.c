@@ -6,11 +6,10 @@
 #include "greedy/greedy_internal.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Peak memory greedy_run accepts (plan plus its lowering), refused above with the figure. */
-#define GREEDY_MEM_CAP ((uint64_t)4 << 30)
 /* Candidate chunkings tried when chunks_per_npu is 0, finest last: every one up to
  * GREEDY_FINE_K (a plateau, as 2 and 4 equal and 8 faster, must not end the search), then
  * doublings. */
@@ -32,12 +31,9 @@ static const uint32_t k_candidates[] = {1, 2, 3, 4, 5, 6, 7, 8, 16, 32};
 #define GREEDY_MIN_CHUNK_BYTES 1024u
 
 static tn_status_t check_memory(const topo_t *t, uint32_t k, tn_coll_t coll, tn_err_t *err) {
-  uint64_t need = greedy_i_mem_estimate(t, k, coll);
-  if (need <= GREEDY_MEM_CAP) return TN_OK;
-  return tn_err_set(err, TN_LIMIT,
-                    "greedy: %u NPUs x %u chunks need about %.1f GiB to plan and lower, over "
-                    "the %.0f GiB cap",
-                    t->npus, k, (double)need / TN_GIB, (double)GREEDY_MEM_CAP / TN_GIB);
+  char what[96];
+  snprintf(what, sizeof what, "greedy: %u NPUs x %u chunks", t->npus, k);
+  return tn_mem_check(what, greedy_mem_estimate(t, k, coll), err);
 }
 
 /* One candidate chunking of the search and its outcome. */
@@ -165,11 +161,11 @@ static tn_status_t search(const topo_t *t, tn_coll_t coll, uint64_t size, uint64
     uint64_t work = n * (n - 1) * k;
     /* Reduce-Scatter and All-Reduce skip one chunk per NPU if 2 are possible. */
     if (reduces && k == 1 && size / (n * 2) >= GREEDY_MIN_CHUNK_BYTES &&
-        greedy_i_mem_estimate(t, 2, coll) <= GREEDY_MEM_CAP)
+        greedy_mem_estimate(t, 2, coll) <= tn_mem_cap())
       continue;
     if (S.ntries > 0 &&
         (spent + work > GREEDY_SEARCH_BUDGET || size / (n * k) < GREEDY_MIN_CHUNK_BYTES ||
-         size < n * k || greedy_i_mem_estimate(t, k, coll) > GREEDY_MEM_CAP))
+         size < n * k || greedy_mem_estimate(t, k, coll) > tn_mem_cap()))
       break;
     if (S.ntries == 0) {
       tn_status_t st = check_memory(t, k, coll, err);

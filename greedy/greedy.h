@@ -20,8 +20,8 @@ typedef struct greedy_opts {
 
 /* Plans an All-Gather of size_bytes (gathered output) on t and fills *out (initialised
  * here; caller frees with schedule_free; left empty on failure). Refuses a disconnected
- * fabric (TN_INFEASIBLE), a size below one byte per chunk (TN_INVAL) and a fabric too large
- * for the 4 GiB memory cap of planning plus lowering (TN_LIMIT, with the figure).
+ * fabric (TN_INFEASIBLE), a size below one byte per chunk (TN_INVAL) and a case whose
+ * greedy_mem_estimate is over the memory cap (tn_mem_cap; TN_LIMIT, with the figure).
  * out->time_ps is the predicted All-Gather time, equal to what the simulator measures on
  * algo_from_schedule(out, TN_ALLGATHER); a Reduce-Scatter or All-Reduce lowered from it is
  * timed by simulating it. For a Reduce-Scatter on an asymmetric fabric plan on
@@ -53,6 +53,14 @@ tn_status_t greedy_run(const topo_t *t, uint64_t size_bytes, const greedy_opts_t
 tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
                            const greedy_opts_t *opts, schedule_t *out, tn_err_t *err);
 
+/* The peak memory of a synthesis with the greedy at k chunks per NPU lowered to coll
+ * (All-Gather, Reduce-Scatter, All-Reduce): the whole `tenet synth -a greedy` process
+ * (planning, lowering, order-proofing and simulating the set, verifying and writing it),
+ * as measured per planned transfer (n (n - 1) k of them) at 64 to 1024 NPUs; within 20% of
+ * the measured peak there (bench_mem). greedy_run_for refuses a chunking above the cap. */
+#define GREEDY_MEM_BASE ((uint64_t)9 << 20)
+uint64_t greedy_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll);
+
 /* Plans an All-to-All of size_bytes (each NPU's send buffer, SIZE/n of it to every NPU)
  * on t into *out: an explicit schedule (coll TN_ALLTOALL, copies only) whose pieces are
  * routed over load-balanced paths of logical edges and relayed by NPUs (see
@@ -63,5 +71,12 @@ tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
  * disconnected fabric. O(m n^3) for the paths plus the replay. */
 tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,
                             schedule_t *out, tn_err_t *err);
+/* The peak memory of a synthesis with greedy_alltoall (the whole `tenet synth -c alltoall -a
+ * greedy` process), from its least transfers (every piece crosses at least its hop distance
+ * over the logical edges) at the largest pieces per block its sweep may plan (pieces: that
+ * count when not 0); greedy_alltoall refuses over the cap (tn_mem_check) before routing.
+ * Builds the fabric's routes and logical edges (O(n^2) memory, O(n m) time); 0 when they
+ * cannot be built. */
+uint64_t greedy_alltoall_mem_estimate(const topo_t *t, uint64_t size_bytes, uint32_t pieces);
 
 #endif

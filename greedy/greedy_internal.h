@@ -28,6 +28,5 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
 
 /* Bytes greedy_i_plan plus the lowering of its result to an algo_t for coll are expected
  * to use at most, with k chunks per NPU (the figure greedy_run checks against its cap). */
-uint64_t greedy_i_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll);
 
 #endif

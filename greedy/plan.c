@@ -611,16 +611,19 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
   return st;
 }
 
-uint64_t greedy_i_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll) {
+uint64_t greedy_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll) {
   uint64_t n = t->npus, xfers = n * (n > 0 ? n - 1 : 0) * k;
   uint64_t bits = n * ((n * k + 63) / 64) * 8;
-  /* Per transfer: the schedule (transfer, chunk id, dep id: 56 B); its lowering as measured
-   * on the 32x32 mesh: All-Gather a SEND and a RECV node (2 x 48 B) with their chunk and
-   * dep ids (12 B) plus the lowering's sort items and ids (36 B); Reduce-Scatter adds a
-   * COMP per transfer and its sort item, and room for a leaf's inherited dependencies;
-   * All-Reduce is both. Link queues and the engine stay below the lowering's share. */
-  uint64_t per = 56 + 144;
-  if (coll == TN_REDUCESCATTER) per = 56 + 290;
-  if (coll == TN_ALLREDUCE) per = 56 + 420;
-  return bits + xfers * per + (uint64_t)t->nlinks * 64;
+  /* The whole `tenet synth -a greedy` process per planned transfer, as measured (peak
+   * resident set against planned transfers, 1 GiB on mesh-8x8, mesh-16x16 and mesh-32x32,
+   * bench_mem): the plan (transfer, chunk and dependency ids), its lowering (a SEND and a
+   * RECV per transfer; a reduce RECV and a COMP per transfer of a Reduce-Scatter; both
+   * halves of an All-Reduce), the order-proof copy of the set and its simulations, the
+   * verifier and the Chakra writer's per-thread buffers; for a reduction the chunk counts
+   * synth/ tries beside the greedy's own choice (their base: at 64 NPUs the search's
+   * candidates outweigh the kept set). Plus the process itself and the fabric. */
+  uint64_t per = 660, base = GREEDY_MEM_BASE;
+  if (coll == TN_REDUCESCATTER) per = 950, base += (uint64_t)10 << 20;
+  if (coll == TN_ALLREDUCE) per = 1500, base += (uint64_t)14 << 20;
+  return base + bits + xfers * per + (uint64_t)t->nlinks * 64;
 }

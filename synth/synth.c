@@ -9,6 +9,8 @@
 
 #include "sim/sim.h"
 #include "synth/synth_internal.h"
+#include "forest/forest.h"
+#include "greedy/greedy.h"
 #include "trees/trees.h"
 
 static const char *const method_names[SYNTH_NMETHODS] = {
@@ -227,6 +229,34 @@ static void try_item(void *ctx, size_t i, unsigned worker) {
  * NPUs, where two sets in memory at once cost little; above it one after another. */
 #define SIDE_BY_SIDE_NPUS 256u
 
+/* The largest configuration best_baseline tries: Ring both directions in 8 pieces, Direct
+ * in 4 (the last of ring_cfg and direct_cfg), or the pieces asked for. */
+#define RING_MOST_K 8u
+#define DIRECT_MOST_K 4u
+
+uint64_t synth_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, synth_method_t m,
+                            uint32_t chunks_per_npu) {
+  uint32_t k = chunks_per_npu;
+  switch (m) {
+  case SYNTH_RING: return algo_ring_mem_estimate(coll, t->npus, k ? k : RING_MOST_K);
+  case SYNTH_DIRECT: return algo_direct_mem_estimate(coll, t->npus, k ? k : DIRECT_MOST_K);
+  case SYNTH_TWOSTEP: return algo_two_step_mem_estimate(t->npus, k ? k : 1);
+  case SYNTH_GREEDY:
+  case SYNTH_MILP:
+    return coll == TN_ALLTOALL ? greedy_alltoall_mem_estimate(t, size_bytes, k)
+                               : greedy_mem_estimate(t, k ? k : 1, coll);
+  case SYNTH_TREES: {
+    trees_opts_t o = {.chunks_per_npu = k};
+    return trees_mem_estimate(t->npus, size_bytes, &o);
+  }
+  case SYNTH_FOREST:
+    return coll == TN_ALLTOALL ? 0 : forest_mem_estimate(t->npus, coll, size_bytes, k);
+  case SYNTH_AUTO:
+  case SYNTH_NMETHODS: break;
+  }
+  return 0;
+}
+
 /* A baseline at its best, as practitioners run it: Ring in one direction or as the two
  * counter-rotating rings, with whole blocks or pipelined pieces; Direct with whole blocks
  * or pipelined pieces. Each configuration is simulated and the fastest kept (the earlier
@@ -239,13 +269,20 @@ static void try_item(void *ctx, size_t i, unsigned worker) {
 static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size, synth_method_t m,
                                  uint32_t k, uint64_t limit_ps, bool keep_ties, bool *pruned,
                                  synth_result_t *out, tn_err_t *err) {
-  static const base_cfg_t ring_cfg[] = {{false, 1}, {true, 2}, {true, 8}};
-  static const base_cfg_t direct_cfg[] = {{false, 1}, {false, 4}};
+  static const base_cfg_t ring_cfg[] = {{false, 1}, {true, 2}, {true, RING_MOST_K}};
+  static const base_cfg_t direct_cfg[] = {{false, 1}, {false, DIRECT_MOST_K}};
   base_cfg_t given[2] = {{false, k}, {true, k}};
   const base_cfg_t *cfg = k ? given : m == SYNTH_RING ? ring_cfg : direct_cfg;
   size_t n = k                 ? (m == SYNTH_RING ? 2 : 1)
              : m == SYNTH_RING ? sizeof ring_cfg / sizeof *ring_cfg
                                : sizeof direct_cfg / sizeof *direct_cfg;
+  /* The largest configuration (the last) bounds the peak: refused over the cap before any
+   * is built. */
+  char what[96];
+  snprintf(what, sizeof what, "%s: %u NPUs x %u chunks", synth_method_name(m), t->npus,
+           cfg[n - 1].k);
+  tn_status_t cst = tn_mem_check(what, synth_mem_estimate(t, coll, size, m, k), err);
+  if (cst != TN_OK) return cst;
   base_try_t x[3];
   memset(x, 0, sizeof x);
   for (size_t i = 0; i < n; i++)
@@ -336,6 +373,9 @@ static tn_status_t two_step(const topo_t *t, uint64_t size, uint32_t k, algo_t *
   uint32_t *member = NULL, groups = 0;
   st = tn_malloc(t->npus, sizeof *member, &member, err);
   if (st == TN_OK) st = servers(t, member, &groups, err);
+  char what[96];
+  snprintf(what, sizeof what, "twostep: %u NPUs x %u pieces", t->npus, k ? k : 1);
+  if (st == TN_OK) st = tn_mem_check(what, algo_two_step_mem_estimate(t->npus, k ? k : 1), err);
   if (st == TN_OK) st = algo_two_step(t->npus, member, groups, size, k ? k : 1, out, err);
   free(member);
   return st;
@@ -397,9 +437,18 @@ static tn_status_t produce(const topo_t *t, tn_coll_t coll, uint64_t size, const
                        : st;
   }
   case SYNTH_TWOSTEP: return two_step(t, size, o->chunks_per_npu, &out->algo, err);
+  case SYNTH_FOREST: {
+    /* Refused over the cap before packing (the forest's NPU cap first: its message). */
+    char what[96];
+    snprintf(what, sizeof what, "forest: %u NPUs", t->npus);
+    tn_status_t st =
+        t->npus > FOREST_MAX_NPUS
+            ? TN_OK
+            : tn_mem_check(what, synth_mem_estimate(t, coll, size, m, o->chunks_per_npu), err);
+    return st == TN_OK ? synth_i_planned(t, coll, size, o, m, out, err) : st;
+  }
   case SYNTH_GREEDY:
-  case SYNTH_MILP:
-  case SYNTH_FOREST: return synth_i_planned(t, coll, size, o, m, out, err);
+  case SYNTH_MILP: return synth_i_planned(t, coll, size, o, m, out, err);
   case SYNTH_TREES: return trees(t, coll, size, o, out, err);
   case SYNTH_AUTO:
   case SYNTH_NMETHODS: break;

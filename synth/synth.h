@@ -114,6 +114,16 @@ tn_status_t synth_run(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
 
 void synth_result_free(synth_result_t *r);
 
+/* The peak memory a synthesis with method m is estimated to need (the producer's own
+ * estimate: greedy_mem_estimate, trees_mem_estimate, forest_mem_estimate,
+ * algo_*_mem_estimate), the figure its
+ * refusal over tn_mem_cap() compares. chunks_per_npu as the method takes it (0: the
+ * largest configuration a baseline tries; the greedy's and the MILP's: their chunking, 1
+ * when 0, which their search checks one by one). the greedy's All-to-All: its pieces
+ * per block. 0 for auto (each candidate checks its own). */
+uint64_t synth_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, synth_method_t m,
+                            uint32_t chunks_per_npu);
+
 /* A baseline (SYNTH_RING or SYNTH_DIRECT) at its best configuration, as synth_run picks it,
  * without the order-proofing pass that every set synth_run returns goes through: for
  * comparisons (the step of `tenet sim --workload` with Ring for every collective), not for

@@ -540,6 +540,11 @@ static tn_status_t pack_family(const pairs_t *p, bool layered, uint32_t k, trees
 }
 
 tn_status_t trees_pack(const topo_t *t, uint32_t max_trees, trees_packing_t *out, tn_err_t *err) {
+  return trees_i_pack(t, max_trees, false, out, err);
+}
+
+tn_status_t trees_i_pack(const topo_t *t, uint32_t max_trees, bool layered_only,
+                         trees_packing_t *out, tn_err_t *err) {
   memset(out, 0, sizeof *out);
   pairs_t p = {0};
   uint32_t k = max_trees ? max_trees : TREES_MAX_TREES;
@@ -552,7 +557,7 @@ tn_status_t trees_pack(const topo_t *t, uint32_t max_trees, trees_packing_t *out
   for (uint32_t e = 0; e < p.m; e++)
     ideal += p.cap[e];
   ideal /= p.n - 1.0;
-  if (st == TN_OK && out->value_GBps < LAYERED_ENOUGH * ideal) {
+  if (st == TN_OK && !layered_only && out->value_GBps < LAYERED_ENOUGH * ideal) {
     trees_packing_t any;
     st = pack_family(&p, false, k, &any, err);
     if (st == TN_OK && any.value_GBps > SPANNING_GAIN * out->value_GBps) {

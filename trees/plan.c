@@ -2,8 +2,10 @@
  * and broadcast down each tree with depth-scaled flow control, timed on ten/'s engine as the
  * simulator will run it. Second step of trees/ (pack → plan); algo/ lowers the result. */
 #include "trees/trees.h"
+#include "trees/trees_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +17,15 @@
 #define CHUNKS_PER_TREE 128u
 #define MIN_CHUNK_BYTES (8u * 1024u)
 #define MAX_TRANSFERS (1u << 20)
+/* On a large fabric even one chunk per NPU in messages of GROUP_CHUNKS is more than
+ * LARGE_TRANSFERS transfers (every message crosses 2(n-1) tree edges: 33.5M on 4096 NPUs,
+ * about 27 GB to plan, lower and simulate). There the chunks are one per NPU, the steady
+ * messages carry as many as keep the transfers within LARGE_TRANSFERS, and the packing keeps
+ * few trees, each with about LARGE_GROUPS_PER_TREE messages to pipeline over its depth
+ * (mesh-64x64: 2 trees of 8-chunk messages, 4.2M transfers). Fabrics below that size
+ * (up to 1024 NPUs) plan as before. */
+#define LARGE_TRANSFERS (1u << 22)
+#define LARGE_GROUPS_PER_TREE 256u
 /* The window across all trees at an NPU: this times the sum of its per-tree windows. It
  * binds when one tree lags (its chunks stop coming back), so the others hold back and the
  * trees finish together (mesh-8x8, 1 GiB: 1.063 times the bound without it, 1.044 with). */
@@ -82,6 +93,26 @@ static uint32_t auto_chunks(uint32_t n, uint32_t ntrees, uint64_t size) {
   if (want > cap) want = cap;
   uint64_t k = want / n;
   return k < 1 ? 1 : (uint32_t)k;
+}
+
+/* Whether the automatic chunking of n NPUs is in the large-fabric regime (LARGE_TRANSFERS):
+ * one chunk per NPU in steady messages of GROUP_CHUNKS would pass it. */
+static bool large_fabric(uint32_t n, uint32_t ntrees, uint64_t size) {
+  uint64_t groups = (uint64_t)n * auto_chunks(n, ntrees, size);
+  return groups * 2 * (n - 1) > LARGE_TRANSFERS;
+}
+
+/* Large regime: messages in all the transfer budget allows (at least one). */
+static uint64_t large_groups(uint32_t n) {
+  uint64_t g = LARGE_TRANSFERS / (2 * (uint64_t)(n - 1));
+  return g < 1 ? 1 : g;
+}
+
+/* Large regime: the trees kept, so that each pipelines about LARGE_GROUPS_PER_TREE
+ * messages (2 at least: one tree carries at most one link's bandwidth). */
+static uint32_t large_trees(uint32_t n) {
+  uint64_t t = large_groups(n) / LARGE_GROUPS_PER_TREE;
+  return t < 2 ? 2 : t > TREES_MAX_TREES ? TREES_MAX_TREES : (uint32_t)t;
 }
 
 /* Mean latency (ps) and bandwidth (GB/s) of the links between NPUs. */
@@ -303,7 +334,12 @@ static tn_status_t build(plan_t *P, const trees_opts_t *o, uint64_t size, schedu
   const trees_packing_t *pk = P->pk;
   uint32_t n = P->n, k = o->chunks_per_npu;
   P->group = GROUP_CHUNKS;
-  if (k == 0) { /* steady messages of the automatic size, cut into GROUP_CHUNKS chunks */
+  if (k == 0 && large_fabric(n, pk->ntrees, size)) {
+    /* one chunk per NPU, steady messages within the transfer budget */
+    uint64_t g = large_groups(n);
+    P->group = (uint32_t)((n + g - 1) / g);
+    k = 1;
+  } else if (k == 0) { /* steady messages of the automatic size, cut into GROUP_CHUNKS chunks */
     uint32_t kref = auto_chunks(n, pk->ntrees, size);
     while (P->group > 1 && size / ((uint64_t)n * kref * P->group) < MIN_CHUNK_BYTES / 4)
       P->group /= 2;
@@ -366,12 +402,54 @@ static tn_status_t build(plan_t *P, const trees_opts_t *o, uint64_t size, schedu
   return st;
 }
 
+uint64_t trees_transfers_estimate(uint32_t n, uint64_t size, const trees_opts_t *opts) {
+  if (n < 2) return 0;
+  trees_opts_t o = opts ? *opts : (trees_opts_t){0};
+  uint32_t ntrees = o.max_trees ? o.max_trees : TREES_MAX_TREES, k = o.chunks_per_npu;
+  uint32_t group = GROUP_CHUNKS;
+  if (k == 0 && large_fabric(n, TREES_MAX_TREES, size)) {
+    uint64_t g = large_groups(n);
+    group = (uint32_t)((n + g - 1) / g), k = 1;
+    if (o.max_trees == 0) ntrees = large_trees(n);
+  } else if (k == 0) {
+    uint32_t kref = auto_chunks(n, ntrees, size);
+    while (group > 1 && size / ((uint64_t)n * kref * group) < MIN_CHUNK_BYTES / 4)
+      group /= 2;
+    k = kref * group;
+  }
+  /* make_groups: messages of 1, 1, 2, 2, ... up to group chunks at both ends of a tree */
+  double ramp = 0;
+  for (uint32_t sz = 1; sz < group; sz *= 2)
+    ramp += 2.0 - 2.0 * sz / group;
+  double groups = (double)n * k / group + 2.0 * ramp * ntrees;
+  return (uint64_t)(groups * 2.0 * (n - 1));
+}
+
+uint64_t trees_mem_estimate(uint32_t n, uint64_t size, const trees_opts_t *opts) {
+  /* The whole `tenet synth -a trees` process per transfer, as measured (bench_mem): the
+   * schedule, its lowering (a SEND, a RECV and for the reduce half a COMP per transfer,
+   * with the flow control's dependencies), the order-proof copy and its simulations, the
+   * verifier and the writer; plus the packing (n trees' parents, the pair weights). */
+  return TREES_MEM_BASE + trees_transfers_estimate(n, size, opts) * 840 +
+         (uint64_t)n * TREES_MAX_TREES * 16;
+}
+
 tn_status_t trees_allreduce(const topo_t *t, uint64_t size_bytes, const trees_opts_t *opts,
                             schedule_t *out, tn_err_t *err) {
   trees_opts_t o = opts ? *opts : (trees_opts_t){0};
   schedule_init(out, TN_ALLREDUCE, t->npus, 1, size_bytes);
   trees_packing_t pk;
-  tn_status_t st = trees_pack(t, o.max_trees, &pk, err);
+  /* Large regime: few trees (the packing is cut to them), whatever the packing would keep,
+   * and layered ones only: with about LARGE_GROUPS_PER_TREE messages a tree's depth adds to
+   * the time as much as its rate saves (torus-12x12x12 1 GiB: 7.57 times the bound with the
+   * minimum spanning trees the packing preferred, 2.29 with layered trees). */
+  bool large = o.chunks_per_npu == 0 && o.max_trees == 0 && t->npus > 1 &&
+               large_fabric(t->npus, TREES_MAX_TREES, size_bytes);
+  if (large) o.max_trees = large_trees(t->npus);
+  char what[96];
+  snprintf(what, sizeof what, "trees: %u NPUs, %llu B", t->npus, (unsigned long long)size_bytes);
+  tn_status_t st = tn_mem_check(what, trees_mem_estimate(t->npus, size_bytes, opts), err);
+  if (st == TN_OK) st = trees_i_pack(t, o.max_trees, large, &pk, err);
   if (st != TN_OK) return st;
   plan_t P = {.t = t, .pk = &pk, .n = t->npus};
   st = build(&P, &o, size_bytes, out, err);

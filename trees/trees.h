@@ -89,4 +89,15 @@ typedef struct trees_opts {
 tn_status_t trees_allreduce(const topo_t *t, uint64_t size_bytes, const trees_opts_t *opts,
                             schedule_t *out, tn_err_t *err);
 
+/* What trees_allreduce(t, size, opts) will plan on a fabric of n NPUs, before packing: its
+ * transfers (the automatic chunking and message sizes, counting the packing's cap of trees),
+ * and the peak memory of a synthesis with it (the whole `tenet synth -a trees` process:
+ * planning, lowering, order-proofing, simulating, verifying and writing), from what such a
+ * process was measured to use per transfer (bench_mem; within 20% at 64 to 4096 NPUs at
+ * 1 GiB). trees_allreduce refuses a case over the cap (tn_mem_cap; TN_LIMIT with the
+ * figure) before packing. */
+#define TREES_MEM_BASE ((uint64_t)12 << 20)
+uint64_t trees_transfers_estimate(uint32_t n, uint64_t size, const trees_opts_t *opts);
+uint64_t trees_mem_estimate(uint32_t n, uint64_t size, const trees_opts_t *opts);
+
 #endif

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# tests/cli/memcap.sh — the one memory cap (TENET_MEM_CAP, default 6 GiB): every method
+# with an estimate refuses a case over it before allocating, in one line naming both
+# figures (exit 2, TN_LIMIT as every cap), and the same case runs under the default cap; a
+# malformed TENET_MEM_CAP is refused; Ring All-Reduce on 1024 NPUs (13 GB by its
+# estimate; 8.3 GB measured before it died under an 8.6 GB limit) is refused at once under
+# the default cap. (How close the estimates are to the real peak is bench_mem's.)
+# Usage: bash memcap.sh TENET SCRATCH SOURCE
+set -u
+. "$(dirname "$0")/lib/testlib.bash"
+testlib_init "$@" synth
+
+desc="TENET_MEM_CAP not a size"
+expect_fail 1 "$desc" env TENET_MEM_CAP=lots "$TENET" synth -t mesh-4x4 -c allreduce -s 1MiB -o bad/x
+expect_msg "TENET_MEM_CAP='lots' is not a memory size"
+expect_fail 1 "TENET_MEM_CAP zero" env TENET_MEM_CAP=0 "$TENET" synth -t mesh-4x4 -c allreduce -s 1MiB -o bad/x
+expect_msg "TENET_MEM_CAP='0' is not a memory size"
+
+# Each method over a 1 MiB cap: refused with the figures; the same case runs without it.
+for case in "greedy mesh-4x4 allreduce" "ring mesh-4x4 allreduce" "direct mesh-4x4 reducescatter" \
+  "trees mesh-4x4 allreduce" "twostep hierarchical-4x4 alltoall" "forest switch-16 allgather" \
+  "greedy mesh-4x4 alltoall"; do
+  set -- $case
+  desc="$1 over a 1 MiB cap"
+  expect_fail 2 "$desc" env TENET_MEM_CAP=1MiB "$TENET" synth -t "$2" -c "$3" -s 1MiB -a "$1" -o capped/x
+  expect_msg "tenet synth: $1: "
+  expect_msg "of memory, over the 1.0 MiB cap (TENET_MEM_CAP)"
+  desc="$1 under the default cap"
+  run "$TENET" synth -t "$2" -c "$3" -s 1MiB -a "$1" -o "fits-$1/x"
+  expect_rc 0
+  desc="$1 under a 64 MiB cap"
+  run env TENET_MEM_CAP=64MiB "$TENET" synth -t "$2" -c "$3" -s 1MiB -a "$1" -o "fits64-$1/x"
+  expect_rc 0
+done
+
+# auto skips a candidate over the cap (TN_LIMIT) and, when every one is, says the first's.
+desc="auto, every candidate over the cap"
+expect_fail 2 "$desc" env TENET_MEM_CAP=1MiB "$TENET" synth -t mesh-4x4 -c allreduce -s 1MiB -o capped/x
+expect_msg "of memory, over the 1.0 MiB cap (TENET_MEM_CAP)"
+
+# The figure is the estimate's: 4x4 mesh, greedy All-Reduce in 1 chunk.
+desc="greedy's figure"
+expect_fail 2 "$desc" env TENET_MEM_CAP=1MiB "$TENET" synth -t mesh-4x4 -c allreduce -s 1MiB -a greedy --chunks 1 -o capped/x
+expect_msg "greedy: 16 NPUs x 1 chunks needs about"
+
+# Large: refused under the default cap, before anything is built.
+desc="ring All-Reduce on 1024 NPUs"
+expect_fail 2 "$desc" "$TENET" synth -t mesh-32x32 -c allreduce -s 1GiB -a ring -o big/x
+expect_msg "ring: 1024 NPUs x 8 chunks needs about"
+expect_msg "over the 6.00 GiB cap (TENET_MEM_CAP)"
+desc="direct All-Gather on 4096 NPUs"
+expect_fail 2 "$desc" "$TENET" synth -t mesh-64x64 -c allgather -s 1GiB -a direct -o big/x
+expect_msg "direct: 4096 NPUs x 4 chunks needs about"
+
+testlib_done
