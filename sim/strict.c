@@ -28,7 +28,12 @@
 
 #define NONE UINT32_MAX
 #define MAX_ROUNDS 24
-#define MAX_DELAY 64 /* ns of delay one SEND may collect */
+/* The ns of delay one SEND may collect: MIN_DELAY_CAP, or twice the NPUs. Messages from
+ * every NPU can reach one switch port at one instant, and a round parts such a pile as a
+ * chain, 1 ns apart: with 64 the forest's All-Reduce on switch-128 (127 senders per port)
+ * kept 251,286 ties after 24 runs (139 s); with 256 it was order-proof after one (8 s).
+ * Most SENDs collect a nanosecond or none (about one COMP per message there). */
+#define MIN_DELAY_CAP 64u
 /* The first run orders the SENDs of one NPU that enter a link within this of each other
  * (later runs within PREDICT_WINDOW_PS): the gates of later rounds move SENDs by
  * nanoseconds, and would otherwise turn such near pairs into new ties round after round. */
@@ -50,13 +55,14 @@ typedef struct order {
 typedef struct state {
   const topo_t *t;
   const algo_t *orig;
-  uint32_t *off;   /* npus + 1: global index of rank r's node 0 */
-  uint32_t *delay; /* per original node: extra ns (SENDs only) */
-  uint8_t *gated;  /* per original node */
-  uint32_t *bump;  /* per original node: ns added this round */
-  tn_vec_t orders; /* order_t, in the order found */
-  tn_vec_t ties;   /* sim_tie_t of the last run */
-  bool failed;     /* recording a tie ran out of memory */
+  uint32_t *off;      /* npus + 1: global index of rank r's node 0 */
+  uint32_t *delay;    /* per original node: extra ns (SENDs only) */
+  uint8_t *gated;     /* per original node */
+  uint32_t *bump;     /* per original node: ns added this round */
+  tn_vec_t orders;    /* order_t, in the order found */
+  tn_vec_t ties;      /* sim_tie_t of the last run */
+  bool failed;        /* recording a tie ran out of memory */
+  uint32_t max_delay; /* ns of delay one SEND may collect (MIN_DELAY_CAP) */
 } state_t;
 
 static void on_tie(void *ctx, const sim_tie_t *v) {
@@ -118,7 +124,7 @@ static tn_status_t part(state_t *s, const sim_tie_t *v, bool *added, tn_err_t *e
   }
   uint32_t want = bump[other] + 1;
   if (bump[d] >= want) return TN_OK;
-  if (s->delay[d] - bump[d] + want > MAX_DELAY) return TN_OK;
+  if (s->delay[d] - bump[d] + want > s->max_delay) return TN_OK;
   s->delay[d] += want - bump[d];
   bump[d] = want;
   s->gated[d] = 1;
@@ -140,7 +146,7 @@ static bool meets(const state_t *s, const sim_tie_t *v) {
 }
 
 /* Turns the last run's ties into constraints; *added says whether any was new (a tie of
- * two messages that both queued on the way, or of a SEND at MAX_DELAY, adds none). A
+ * two messages that both queued on the way, or of a SEND at max_delay, adds none). A
  * SEND delayed behind another one delayed this round waits one nanosecond more than that
  * one, so a chain of same-instant arrivals (first, second), (second, third), ... is
  * spread out in one round. An NPU's own SENDs that enter a link within the run's window
@@ -319,7 +325,8 @@ tn_status_t sim_make_strict_from(const topo_t *t, algo_t **a, const sim_first_ru
                                  sim_strict_fn fn, void *ctx, sim_strict_report_t *rep,
                                  tn_err_t *err) {
   memset(rep, 0, sizeof *rep);
-  state_t s = {.t = t, .orig = *a};
+  uint32_t cap = (*a)->npus > MIN_DELAY_CAP / 2 ? 2 * (*a)->npus : MIN_DELAY_CAP;
+  state_t s = {.t = t, .orig = *a, .max_delay = cap};
   tn_vec_init(&s.orders, sizeof(order_t));
   tn_vec_init(&s.ties, sizeof(sim_tie_t));
   uint64_t total = algo_node_count(*a);

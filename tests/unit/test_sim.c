@@ -619,6 +619,29 @@ static void sim_strict_gates_only_the_second_of_an_ordered_pair(void **state) {
   topo_free(t);
 }
 
+/* 79 NPUs send to NPU 0 at once through one switch: their messages reach the switch's
+ * port to NPU 0 at one instant, and one round parts them as a chain, 1 ns apart, up to
+ * 77 ns: past the 64 ns a SEND could collect before, which left ties after every run. */
+static void sim_strict_parts_a_pile_of_79_at_one_switch_port(void **state) {
+  (void)state;
+  enum { N = 80 };
+  topo_t *t = gen1(TOPO_DIM_SWITCH, N, false);
+  algo_t *a = NULL;
+  TU_OK(algo_create_unknown("chakra", N, &a, &tu_err_));
+  for (uint32_t r = 1; r < N; r++) {
+    TU_OK(algo_add_send(a, r, 0, (int32_t)r, 4096, NULL, 0, NULL, 0, NULL, &tu_err_));
+    TU_OK(algo_add_recv(a, 0, r, (int32_t)r, 4096, false, NULL, 0, NULL, 0, NULL, &tu_err_));
+  }
+  sim_strict_report_t rep;
+  TU_OK(sim_make_strict(t, &a, &rep, &tu_err_));
+  assert_int_equal(rep.ties_left, 0);
+  sim_spread_t sp;
+  TU_OK(sim_order_spread(t, a, 4, &sp, &tu_err_));
+  assert_int_equal(sp.min_ps, sp.max_ps);
+  algo_free(a);
+  topo_free(t);
+}
+
 /* The baselines on fabrics of every kind: the busiest link's time never passes the
  * simulated time, and is not vacuous (at least that link's transmission time). */
 static void sim_link_bound_is_below_every_simulated_time(void **state) {
@@ -687,6 +710,7 @@ int main(void) {
       cmocka_unit_test(sim_runs_foreign_set_with_arbitrary_tags),
       cmocka_unit_test(sim_ties_change_an_open_order_and_strict_sets_resist),
       cmocka_unit_test(sim_strict_gates_only_the_second_of_an_ordered_pair),
+      cmocka_unit_test(sim_strict_parts_a_pile_of_79_at_one_switch_port),
       cmocka_unit_test(sim_contention_on_one_link_is_k_transfers_plus_latency),
       cmocka_unit_test(sim_switch_hop_is_store_and_forward),
       cmocka_unit_test(sim_send_is_eager_and_late_recv_completes_at_once),
