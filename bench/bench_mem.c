@@ -25,21 +25,8 @@
 
 /* Runs argv with stdout to out_path; the child's peak resident set (KiB) in *maxrss_kb. */
 static int run_peak(const char *const argv[], const char *out_path, long *maxrss_kb) {
-  pid_t pid = fork();
+  pid_t pid = spawn_child(argv, out_path);
   if (pid < 0) return -1;
-  if (pid == 0) {
-    int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int nul = open("/dev/null", O_WRONLY);
-    if (fd >= 0) dup2(fd, 1);
-    if (nul >= 0) dup2(nul, 2);
-    char *v[24];
-    size_t n = 0;
-    for (; argv[n] && n + 1 < sizeof v / sizeof v[0]; n++)
-      v[n] = strdup(argv[n]);
-    v[n] = NULL;
-    execv(v[0], v);
-    _exit(127);
-  }
   int status = 0;
   struct rusage ru;
   while (wait4(pid, &status, 0, &ru) < 0)

@@ -25,6 +25,24 @@ static inline double tv_s(struct timeval tv) {
   return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
 }
 
+/* Starts argv[0] with argv (at most 23 arguments), its stdout to out_path (NULL:
+ * /dev/null) and its stderr to /dev/null; the child's pid, or -1. */
+static inline pid_t spawn_child(const char *const argv[], const char *out_path) {
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  int fd = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int nul = open("/dev/null", O_WRONLY);
+  if (fd >= 0) dup2(fd, 1);
+  if (nul >= 0) dup2(nul, 2);
+  char *v[24];
+  size_t n = 0;
+  for (; argv[n] && n + 1 < sizeof v / sizeof v[0]; n++)
+    v[n] = strdup(argv[n]);
+  v[n] = NULL;
+  execv(v[0], v);
+  _exit(127);
+}
+
 /* Runs argv as a child, stdout to out_path (or /dev/null), stderr to /dev/null; its wall
  * time and CPU time (user + system, from the children's rusage before and after). Returns
  * the exit status, or -1 when it could not run or was killed. */
@@ -33,21 +51,8 @@ static inline int run_child(const char *const argv[], const char *out_path, doub
   struct rusage r0, r1;
   getrusage(RUSAGE_CHILDREN, &r0);
   double w0 = wall_now();
-  pid_t pid = fork();
+  pid_t pid = spawn_child(argv, out_path);
   if (pid < 0) return -1;
-  if (pid == 0) {
-    int fd = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int nul = open("/dev/null", O_WRONLY);
-    if (fd >= 0) dup2(fd, 1);
-    if (nul >= 0) dup2(nul, 2);
-    char *v[24];
-    size_t n = 0;
-    for (; argv[n] && n + 1 < sizeof v / sizeof v[0]; n++)
-      v[n] = strdup(argv[n]);
-    v[n] = NULL;
-    execv(v[0], v);
-    _exit(127);
-  }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return -1;
