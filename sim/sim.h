@@ -88,7 +88,7 @@ tn_status_t sim_link_bound_ps(const topo_t *t, const algo_t *a, uint64_t *bound_
 
 typedef struct sim_strict_report {
   uint64_t time_ps;   /* the returned set's simulated time (SIM_TIES_ID) */
-  uint64_t first_ps;  /* the given set's time (the first run, before any gate) */
+  uint64_t first_ps;  /* the first run's time: the given set, with its start gates if any */
   uint32_t staggers;  /* COMPs added */
   uint32_t rounds;    /* simulations that found ties */
   uint32_t ties_left; /* ties in the returned set (0: its time is the same in every order) */

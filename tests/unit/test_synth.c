@@ -600,7 +600,7 @@ static void milp_and_greedy(const char *kind, const char *dims, uint64_t size, u
 
 /* Without --chunks the MILP plans with the greedy's chunk count (ring-8, 1 MiB: 2), so it
  * no longer loses to the greedy while calling itself optimal (1 chunk: 11,766 ns against
- * 9,045 ns). */
+ * 9,044 ns). */
 static void synth_milp_plans_with_the_greedys_chunk_count(void **state) {
   (void)state;
   synth_result_t m = {0}, g = {0};
