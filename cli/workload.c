@@ -190,9 +190,9 @@ tn_status_t cli_wl_load(cli_wl_plan_t *p, tn_err_t *err) {
  * the set was made; the set id pins its content, so the time is the one the simulator
  * gives that set on that fabric. The id is the set's as read back (emit_chakra_read_id),
  * recomputed from the set as read: a set stored with its files' own id (emit_chakra_set_id,
- * which counts a dependency order-proofing listed twice twice) would miss on the first run
- * that reads it. Sets stored by an older tenet have none, or that other id: they are
- * simulated, as every cached set was, and their time stored again. */
+ * which counts a dependency listed twice twice, as order-proofing's gates once could) would
+ * miss on the first run that reads it. Sets stored by an older tenet have none, or that other
+ * id: they are simulated, as every cached set was, and their time stored again. */
 #define TIME_MAGIC "tenet-set-time 1"
 
 static char *time_path(const char *prefix) {

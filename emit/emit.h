@@ -53,9 +53,9 @@
  * algo, same id, on any machine and thread count. O(nodes + deps + chunks). */
 uint64_t emit_chakra_set_id(const algo_t *a);
 /* emit_chakra_set_id of the set emit_chakra_read gives back from a's files: the reader
- * keeps a node's dependency listed twice once (order-proofing's gates may list one twice),
- * so such a set's id differs from its files'. The same for a and for the set read back,
- * to tie what is known of a set (its time) to it across a round trip. 0 when out of
+ * keeps a node's dependency listed twice once (a foreign file may; so could an older tenet's
+ * order-proofing gates), so such a set's id differs from its files'. The same for a and for the set
+ * read back, to tie what is known of a set (its time) to it across a round trip. 0 when out of
  * memory. */
 uint64_t emit_chakra_read_id(const algo_t *a);
 

@@ -1111,7 +1111,7 @@ static void copy_file(const char *from, const char *to) {
   free(d);
 }
 
-/* A node that lists a dependency twice (order-proofing's gates may) reads back listing it
+/* A node that lists a dependency twice (order-proofing's gates could) reads back listing it
  * once: the set read back has another id than its files', and emit_chakra_read_id gives
  * the read-back one for both. */
 static void emit_read_id_survives_a_twice_listed_dependency(void **state) {
