@@ -115,6 +115,25 @@ static uint32_t large_trees(uint32_t n) {
   return t < 2 ? 2 : t > TREES_MAX_TREES ? TREES_MAX_TREES : (uint32_t)t;
 }
 
+/* The chunking of n NPUs over ntrees trees: *k chunks per NPU (the caller's when not 0)
+ * and *group chunks per steady message. Automatic: in the large regime one chunk per NPU in
+ * messages within the transfer budget; else steady messages of the automatic size cut into
+ * GROUP_CHUNKS chunks (fewer when the chunks would fall below a quarter of MIN_CHUNK_BYTES). */
+static void chunking(uint32_t n, uint32_t ntrees, uint64_t size, uint32_t *k, uint32_t *group) {
+  *group = GROUP_CHUNKS;
+  if (*k != 0) return;
+  if (large_fabric(n, ntrees, size)) {
+    uint64_t g = large_groups(n);
+    *group = (uint32_t)((n + g - 1) / g);
+    *k = 1;
+    return;
+  }
+  uint32_t kref = auto_chunks(n, ntrees, size);
+  while (*group > 1 && size / ((uint64_t)n * kref * *group) < MIN_CHUNK_BYTES / 4)
+    *group /= 2;
+  *k = kref * *group;
+}
+
 /* Mean latency (ps) and bandwidth (GB/s) of the links between NPUs. */
 static void link_means(const topo_t *t, double *lat_ps, double *bw) {
   double l = 0, b = 0;
@@ -333,18 +352,7 @@ static tn_status_t build(plan_t *P, const trees_opts_t *o, uint64_t size, schedu
                          tn_err_t *err) {
   const trees_packing_t *pk = P->pk;
   uint32_t n = P->n, k = o->chunks_per_npu;
-  P->group = GROUP_CHUNKS;
-  if (k == 0 && large_fabric(n, pk->ntrees, size)) {
-    /* one chunk per NPU, steady messages within the transfer budget */
-    uint64_t g = large_groups(n);
-    P->group = (uint32_t)((n + g - 1) / g);
-    k = 1;
-  } else if (k == 0) { /* steady messages of the automatic size, cut into GROUP_CHUNKS chunks */
-    uint32_t kref = auto_chunks(n, pk->ntrees, size);
-    while (P->group > 1 && size / ((uint64_t)n * kref * P->group) < MIN_CHUNK_BYTES / 4)
-      P->group /= 2;
-    k = kref * P->group;
-  }
+  chunking(n, pk->ntrees, size, &k, &P->group);
   uint64_t total = (uint64_t)n * k;
   if (total > UINT32_MAX / 4 || size < total)
     return tn_err_set(err, TN_INVAL, "trees: %llu B cannot be cut into %llu chunks",
@@ -405,18 +413,9 @@ static tn_status_t build(plan_t *P, const trees_opts_t *o, uint64_t size, schedu
 uint64_t trees_transfers_estimate(uint32_t n, uint64_t size, const trees_opts_t *opts) {
   if (n < 2) return 0;
   trees_opts_t o = opts ? *opts : (trees_opts_t){0};
-  uint32_t ntrees = o.max_trees ? o.max_trees : TREES_MAX_TREES, k = o.chunks_per_npu;
-  uint32_t group = GROUP_CHUNKS;
-  if (k == 0 && large_fabric(n, TREES_MAX_TREES, size)) {
-    uint64_t g = large_groups(n);
-    group = (uint32_t)((n + g - 1) / g), k = 1;
-    if (o.max_trees == 0) ntrees = large_trees(n);
-  } else if (k == 0) {
-    uint32_t kref = auto_chunks(n, ntrees, size);
-    while (group > 1 && size / ((uint64_t)n * kref * group) < MIN_CHUNK_BYTES / 4)
-      group /= 2;
-    k = kref * group;
-  }
+  uint32_t ntrees = o.max_trees ? o.max_trees : TREES_MAX_TREES, k = o.chunks_per_npu, group;
+  if (k == 0 && o.max_trees == 0 && large_fabric(n, TREES_MAX_TREES, size)) ntrees = large_trees(n);
+  chunking(n, ntrees, size, &k, &group);
   /* make_groups: messages of 1, 1, 2, 2, ... up to group chunks at both ends of a tree */
   double ramp = 0;
   for (uint32_t sz = 1; sz < group; sz *= 2)
