@@ -562,6 +562,29 @@ static size_t find_nul_escape(const char *text, size_t len) {
   return len;
 }
 
+/* How many arrays and objects are open at text[off] (outside strings): cJSON refuses a
+ * value nested CJSON_NESTING_LIMIT deep, which is no syntax error to report as one. */
+static unsigned json_depth(const char *text, size_t off) {
+  unsigned depth = 0;
+  bool in_str = false;
+  for (size_t i = 0; i < off; i++) {
+    char ch = text[i];
+    if (in_str) {
+      if (ch == '\\')
+        i++;
+      else if (ch == '"')
+        in_str = false;
+    } else if (ch == '"') {
+      in_str = true;
+    } else if (ch == '[' || ch == '{') {
+      depth++;
+    } else if ((ch == ']' || ch == '}') && depth > 0) {
+      depth--;
+    }
+  }
+  return depth;
+}
+
 tn_status_t topo_load_json(const char *text, size_t len, const char *what, topo_t **out,
                            tn_err_t *err) {
   *out = NULL;
@@ -594,6 +617,11 @@ tn_status_t topo_load_json(const char *text, size_t len, const char *what, topo_
   if (root == NULL) {
     unsigned line, col;
     if (off > len) off = len;
+    if (json_depth(text, off) >= CJSON_NESTING_LIMIT) {
+      line_col(text, off, &line, &col);
+      return tn_err_set(err, TN_PARSE, "%s:%u:%u: JSON nested deeper than %d levels", c.what,
+                        line, col, CJSON_NESTING_LIMIT);
+    }
     line_col(text, off, &line, &col);
     /* cJSON points at the last byte when the input ends early. */
     if (off + 1 >= len && off < len && strchr("[{,:\" \t\r\n", text[off]) != NULL) off = len;

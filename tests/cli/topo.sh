@@ -134,6 +134,7 @@ L='"bandwidth": 50, "latency": 500'
 bad_file malformed.json $'{\n  "npus": 4,\n  "links": [,]\n}' "malformed.json:3:"
 bad_file truncated.json '{"npus": 4, "links": [' "unexpected end of input"
 bad_file empty.json '' "empty file"
+bad_file deep.json "$(printf '[%.0s' $(seq 1 1200))" "JSON nested deeper than 1000 levels"
 bad_file wrongtype.json '{"npus": "4", "links": []}' "npus must be a number"
 bad_file unknownkey.json '{"kind": "mesh", "dims": [4, 4], "bandwith": 5, "latency": 1}' \
   "did you mean 'bandwidth'"
