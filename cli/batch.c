@@ -823,8 +823,17 @@ tn_status_t cli_batch_fabrics(const cli_batch_plan_t *p, cli_batch_fabric_t **ou
       f->npus = t->npus;
       f->links = t->nlinks;
       f->bounds_us = topo_bounds_cost_us(t);
+    } else if (e.status == TN_PARSE) {
+      /* A malformed file is bad input, refused before any case as compare refuses it;
+       * a fabric that reads but cannot be done fails its cases only. */
+      *err = e;
+      st = e.status;
     }
     topo_free(t);
+  }
+  if (st != TN_OK) {
+    free(*out);
+    *out = NULL;
   }
   return st;
 }
@@ -1048,11 +1057,14 @@ tn_status_t cli_batch_run(const cli_batch_plan_t *p, const cli_batch_opts_t *o,
   size_t n = 0;
   char shard[64];
   snprintf(shard, sizeof shard, "%u/%u", o->shard, o->nshards);
-  tn_status_t st = cli_batch_count(p, &n, err);
-  if (st == TN_OK) st = plan_file(p, o->out_dir, o->nshards > 1 ? shard : NULL, err);
-  if (st != TN_OK) return st;
   cli_batch_fabric_t *fab = NULL;
-  if ((st = cli_batch_fabrics(p, &fab, err)) != TN_OK) return st;
+  tn_status_t st = cli_batch_count(p, &n, err);
+  if (st == TN_OK) st = cli_batch_fabrics(p, &fab, err);
+  if (st == TN_OK) st = plan_file(p, o->out_dir, o->nshards > 1 ? shard : NULL, err);
+  if (st != TN_OK) {
+    free(fab);
+    return st;
+  }
   batch_ctx_t b = {.plan = p, .opts = o, .fab = fab};
   size_t m = 0;
   if ((st = shard_cases(p, fab, o, n, &b.index, &b.cost_us, &m, err)) != TN_OK) {

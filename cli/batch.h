@@ -78,8 +78,9 @@ typedef struct cli_batch_fabric {
   uint64_t bounds_us; /* topo_bounds_cost_us: every case computes the bounds */
 } cli_batch_fabric_t;
 
-/* Loads every topology of the plan (*out: p->ntopos entries, caller frees). A topology
- * that does not load is not an error here: its entry says so. TN_NOMEM only. */
+/* Loads every topology of the plan (*out: p->ntopos entries, caller frees). A malformed
+ * topology file is an error (TN_PARSE, as every command reports it); any other topology
+ * that does not load is not: its entry says so, and its cases fail. */
 tn_status_t cli_batch_fabrics(const cli_batch_plan_t *p, cli_batch_fabric_t **out, tn_err_t *err);
 /* The key of case c's inputs as 16 hex digits (buf: 17 bytes): a tn_fnv1a64 of the
  * fabric's digest (the file's bytes or the generator spec), the collective, the size, the

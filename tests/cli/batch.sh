@@ -160,6 +160,9 @@ fails_with 1 "$TENET" batch "${A[@]}" --shard 2/2 -o x
 fails_with 1 "$TENET" batch "${A[@]}" --jobs 0 -o x
 fails_with 1 "$TENET" batch --topos ring-8 --colls gather --sizes 1MiB -o x
 fails_with 1 "$TENET" batch --topos no-such.json --colls allgather --sizes 1MiB -o x
+printf '{"name": "cut",' >cut.json
+fails_with 1 "$TENET" batch --topos ring-8,cut.json --colls allgather --sizes 1MiB -o x
+check "a malformed fabric is refused as compare refuses it" grep -q 'cut.json:1:16: malformed JSON' err.txt
 fails_with 1 "$TENET" batch --topos ring-8 --colls allgather --sizes 1MiB --algos tacos -o x
 printf 'topos ring-8\ncolls allgather\ntopo fc-8\nsizes 1MiB\nalgos ring\n' >badman.txt
 fails_with 1 "$TENET" batch --manifest badman.txt -o x
