@@ -780,8 +780,11 @@ static tn_status_t plan_file(const cli_batch_plan_t *p, const char *dir, const c
       cli_batch_plan_json(&prev, &a, &e);
       cli_batch_plan_json(p, &b, &e);
       cli_batch_plan_free(&prev);
+    } else if (e.status == TN_PARSE) { /* not a sweep at all: say what is wrong with it */
+      st = tn_err_set(err, TN_PARSE, "%s (a damaged batch.json? use another -o folder)",
+                      e.msg);
     }
-    if (a != NULL && b != NULL && strcmp(a, b) == 0 && was != p->keep)
+    if (st == TN_OK && a != NULL && b != NULL && strcmp(a, b) == 0 && was != p->keep)
       st = tn_err_set(err, TN_INVAL,
                       "%s was run with --keep %s; give the same --keep or another -o folder", dir,
                       cli_batch_keep_name(was));

@@ -173,6 +173,9 @@ check "--algos with a manifest is refused" grep -q -- "--manifest replaces" err.
 check "help says how shards are dealt" grep -q 'dealt by' help.txt
 fails_with 1 "$TENET" batch --topos ring-8 --colls allgather --sizes 4MiB -o full
 check "a different sweep is refused" grep -q 'different sweep' err.txt
+mkdir -p damaged && printf '{"tenet_batch": 1, "seed": ' >damaged/batch.json
+fails_with 1 "$TENET" batch --topos ring-8 --colls allgather --sizes 4MiB -o damaged
+check "a damaged batch.json is named as such" grep -q 'batch.json: not valid JSON (a damaged' err.txt
 check "nothing written for bad arguments" test ! -e x
 
 # batch.json keeps the seed as an exact JSON number, read back exactly on resume.
