@@ -126,7 +126,10 @@ tn_status_t schedule_replay_ties(const topo_t *t, schedule_t *s, uint64_t window
   tn_vec_init(&R.arrivals, sizeof(uint32_t));
   uint64_t slots = (uint64_t)s->npus * s->npus * s->chunks_per_npu;
   tn_status_t st = build_kids(&R, err);
-  if (st == TN_OK) st = tn_calloc(slots, sizeof *R.comp_free, &R.comp_free, err);
+  /* Only reductions serialise per (NPU, chunk): a plan of copies needs no such table
+   * (npus^2 x chunks entries: 268 MB for an All-Gather of two chunks on 4096 NPUs). */
+  if (st == TN_OK && s->ops.len > 0)
+    st = tn_calloc(slots, sizeof *R.comp_free, &R.comp_free, err);
   if (st == TN_OK) st = topo_routes_create(t, &routes, err);
   if (st == TN_OK) st = ten_engine_create(t, routes, &R.e, err);
   if (st == TN_OK && window_ps != UINT64_MAX) schedule_keep_ties(s, R.e, window_ps);
