@@ -33,7 +33,7 @@ static const char *const batch_help =
     "                    mesh3d-4x4x4: generated at 50 GB/s, 500 ns), comma-separated\n"
     "  --colls LIST      allgather, reducescatter, allreduce, alltoall\n"
     "  --sizes LIST      1MiB,64MiB,1GiB or a power-of-two range 1KiB..1GiB\n"
-    "  --algos LIST      auto, greedy, trees, forest, ring, direct, twostep, milp\n"
+    "  --algos LIST      auto, greedy, trees, forest, dims, ring, direct, twostep, milp\n"
     "                    (default auto,ring,direct)\n"
     "  --seed N          greedy tie-breaking seed (default 1)\n"
     "  --seeds N         best of N seeds (1..1000) per greedy, milp or auto case, as\n"

@@ -110,7 +110,7 @@ static const char *const compare_help =
     "  -c, --coll COLL      allgather, reducescatter, allreduce or alltoall\n"
     "  --sizes LIST         1MiB,64MiB,1GiB or a power-of-two range 1KiB..1GiB\n"
     "                       (default 1KiB..1GiB)\n"
-    "  --algos LIST         of auto, greedy, trees, forest, ring, direct, twostep, milp\n"
+    "  --algos LIST         of auto, greedy, trees, forest, dims, ring, direct, twostep, milp\n"
     "                       (default auto,ring,direct, for alltoall auto,direct; auto\n"
     "                       rows name its choice)\n"
     "  --json               print {\"rows\":[...]} instead of the table\n"

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dims/dims.h"
 #include "forest/forest.h"
 #include "sim/sim.h"
 #include "greedy/greedy.h"
@@ -80,6 +81,8 @@ static tn_status_t plan(const topo_t *t, tn_coll_t coll, uint64_t size, const sy
      * (0.25 s there) than the simulation they spare when the forest is kept. */
     forest_opts_t f = {.chunks_per_npu = o->chunks_per_npu, .pace = true};
     st = forest_run(t, size, &f, s, err);
+  } else if (m == SYNTH_DIMS) {
+    st = dims_allgather(t, size, o->chunks_per_npu, s, err);
   } else {
 #ifdef TENET_HAVE_MILP
     st = plan_milp(t, coll, size, o, s, out, err);

@@ -14,9 +14,9 @@
 
 /* Candidates in order of preference among equal times; the first PLANNERS are built
  * first, the rest (the baselines) with the limit their best sets. */
-static const synth_method_t candidates[] = {SYNTH_GREEDY, SYNTH_TREES,  SYNTH_FOREST,
+static const synth_method_t candidates[] = {SYNTH_GREEDY, SYNTH_TREES,  SYNTH_FOREST, SYNTH_DIMS,
                                             SYNTH_RING,   SYNTH_DIRECT, SYNTH_TWOSTEP};
-enum { NCAND = sizeof candidates / sizeof candidates[0], PLANNERS = 3 };
+enum { NCAND = sizeof candidates / sizeof candidates[0], PLANNERS = 4 };
 
 /* The first round's reach beside a fastest original time of best_ps: the kept set is made
  * order-proof, which mostly moves its time by nanoseconds, so every candidate this close

@@ -12,11 +12,12 @@
 #include "forest/forest.h"
 #include "greedy/greedy.h"
 #include "trees/trees.h"
+#include "dims/dims.h"
 
 static const char *const method_names[SYNTH_NMETHODS] = {
     [SYNTH_AUTO] = "auto",     [SYNTH_GREEDY] = "greedy",   [SYNTH_MILP] = "milp",
     [SYNTH_RING] = "ring",     [SYNTH_DIRECT] = "direct",   [SYNTH_TREES] = "trees",
-    [SYNTH_FOREST] = "forest", [SYNTH_TWOSTEP] = "twostep",
+    [SYNTH_FOREST] = "forest", [SYNTH_TWOSTEP] = "twostep", [SYNTH_DIMS] = "dims",
 };
 
 const char *synth_method_name(synth_method_t m) {
@@ -48,8 +49,8 @@ tn_status_t synth_method_parse(const char *s, const char *what, synth_method_t *
                       near);
   return tn_err_set(
       err, TN_INVAL,
-      "%s: unknown algorithm '%s' (use auto, greedy, milp, ring, direct, trees, forest or "
-      "twostep)",
+      "%s: unknown algorithm '%s' (use auto, greedy, milp, ring, direct, trees, forest, "
+      "twostep or dims)",
       what, s);
 }
 
@@ -251,6 +252,7 @@ uint64_t synth_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size_bytes
   }
   case SYNTH_FOREST:
     return coll == TN_ALLTOALL ? 0 : forest_mem_estimate(t->npus, coll, size_bytes, k);
+  case SYNTH_DIMS: return coll == TN_ALLTOALL ? 0 : dims_mem_estimate(t, coll);
   case SYNTH_AUTO:
   case SYNTH_NMETHODS: break;
   }
@@ -416,6 +418,9 @@ bool synth_method_applies(synth_method_t m, tn_coll_t coll, const char **why) {
   case SYNTH_MILP:
     if (coll == TN_ALLTOALL) no = "milp makes no All-to-All (greedy and direct do)";
     break;
+  case SYNTH_DIMS:
+    if (coll == TN_ALLTOALL) no = "dims makes no All-to-All (greedy and direct do)";
+    break;
   default: break;
   }
   if (why) *why = no;
@@ -449,6 +454,17 @@ static tn_status_t produce(const topo_t *t, tn_coll_t coll, uint64_t size, const
   }
   case SYNTH_GREEDY:
   case SYNTH_MILP: return synth_i_planned(t, coll, size, o, m, out, err);
+  case SYNTH_DIMS: {
+    if (coll != TN_ALLGATHER && !topo_is_symmetric(t))
+      return tn_err_set(err, TN_INVAL,
+                        "dims makes Reduce-Scatter and All-Reduce on two-way fabrics only (%s "
+                        "has one-way links)",
+                        t->name);
+    char what[96];
+    snprintf(what, sizeof what, "dims: %u NPUs", t->npus);
+    tn_status_t st = tn_mem_check(what, synth_mem_estimate(t, coll, size, m, 0), err);
+    return st == TN_OK ? synth_i_planned(t, coll, size, o, m, out, err) : st;
+  }
   case SYNTH_TREES: return trees(t, coll, size, o, out, err);
   case SYNTH_AUTO:
   case SYNTH_NMETHODS: break;

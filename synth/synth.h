@@ -24,10 +24,13 @@ typedef enum {
   SYNTH_FOREST,   /* broadcast trees packed over switch routes (forest/): All-Gather down
                      them, Reduce-Scatter up them, All-Reduce both */
   SYNTH_TWOSTEP,  /* MSCCLang's Two-Step All-to-All baseline, on fabrics with servers */
+  SYNTH_DIMS,     /* dimension by dimension on generated fabrics, one part of the data per
+                     dimension in rotated order (dims/): All-Gather, Reduce-Scatter and
+                     All-Reduce derived from it */
   SYNTH_NMETHODS
 } synth_method_t;
 
-/* "auto", "greedy", "milp", "ring", "direct", "trees", "forest", "twostep" (the name also
+/* "auto", "greedy", "milp", "ring", "direct", "trees", "forest", "twostep", "dims" (the name also
  * given to the algo_t). */
 const char *synth_method_name(synth_method_t m);
 
@@ -36,7 +39,7 @@ const char *synth_method_name(synth_method_t m);
 tn_status_t synth_method_parse(const char *s, const char *what, synth_method_t *out, tn_err_t *err);
 
 /* Whether method m makes collective coll at all (ring: no All-to-All; trees: All-Reduce
- * only; twostep: All-to-All only; forest, milp: no All-to-All); when not, *why (may be
+ * only; twostep: All-to-All only; forest, milp, dims: no All-to-All); when not, *why (may be
  * NULL) says so in one line. The one rule synth_run and batch's sweeps use. */
 bool synth_method_applies(synth_method_t m, tn_coll_t coll, const char **why);
 

@@ -77,6 +77,23 @@ grep -q 'no All-to-All' err.txt && ok || bad "ring alltoall: $(cat err.txt)"
 expect_fail 1 "forest alltoall" "$TENET" synth -t ring-8 -c alltoall -s 1MiB -a forest -o bad/a2a
 [ ! -e bad/a2a.0.et ] && ok || bad "a refused alltoall wrote files"
 
+# ---- dims: one dimension at a time on generated fabrics -------------------------------
+for coll in allgather reducescatter allreduce; do
+  desc="dims $coll on torus-4x4"
+  run "$TENET" synth -t torus-4x4 -c $coll -s 1MiB -a dims -o dims/$coll --json
+  expect_rc 0
+  expect_key algorithm '"dims"'
+  run "$TENET" verify -t torus-4x4 -c $coll -s 1MiB dims/$coll
+  expect_rc 0
+done
+expect_fail 1 "dims on an explicit fabric" "$TENET" synth -t dgx1-8 -c allgather -s 1MiB -a dims -o bad/d
+grep -q 'needs a generated fabric' err.txt && ok || bad "dims explicit: $(cat err.txt)"
+[ ! -e bad/d.0.et ] && ok || bad "a refused dims wrote files"
+desc="auto takes dims where the greedy is over the memory cap"
+TENET_MEM_CAP=40MiB run "$TENET" synth -t mesh-16x16 -c allgather -s 1GiB -o dims/cap --json
+expect_rc 0
+expect_key algorithm '"dims"'
+
 # ---- the MILP ----------------------------------------------------------------------
 for coll in allgather reducescatter allreduce; do
   desc="milp $coll on ring-8"
