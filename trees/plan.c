@@ -13,10 +13,13 @@
  * drain shrink with the chunks; on mesh-8x8 at 64 MiB 43 chunks per NPU gave 1.127 times
  * the bound, 86 gave 1.080), no chunk below MIN_CHUNK_BYTES, and no more than
  * MAX_TRANSFERS transfers in all (planning, lowering and simulating are linear in them:
- * about 0.4 us each here). */
+ * about 0.4 us each here). The budget binds from about 128 NPUs on: there the fill and
+ * drain are what the smaller steady messages of a larger budget save (mesh-16x8, 1 GiB:
+ * 1.068 times the bound with 2^20 transfers, 1.047 with 2^21, at twice the synthesis
+ * time: 2.9 s against 5.8 s; torus-16x8 1.033 and 1.023). */
 #define CHUNKS_PER_TREE 128u
 #define MIN_CHUNK_BYTES (8u * 1024u)
-#define MAX_TRANSFERS (1u << 20)
+#define MAX_TRANSFERS (1u << 21)
 /* On a large fabric even one chunk per NPU in messages of GROUP_CHUNKS is more than
  * LARGE_TRANSFERS transfers (every message crosses 2(n-1) tree edges: 33.5M on 4096 NPUs,
  * about 27 GB to plan, lower and simulate). There the chunks are one per NPU, the steady
