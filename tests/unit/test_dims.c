@@ -1,8 +1,9 @@
 /* tests/unit/test_dims.c — the dimension-by-dimension All-Gather (dims/): on random
  * generated fabrics (rings one- and two-way, lines, fully connected and switch dimensions,
  * mixed figures) every collective it makes verifies, an All-Gather's predicted time is the
- * simulated one, nothing beats the bound and runs are identical; on meshes, tori and
- * hypercubes it is at the bound; what it cannot plan is refused. */
+ * simulated one, every order of same-instant events gives the same time, nothing beats the
+ * bound and runs are identical; on meshes, tori and hypercubes it is at the bound; what it
+ * cannot plan is refused. */
 #include "testutil.h"
 
 #include <stdlib.h>
@@ -52,6 +53,11 @@ static double check_fabric(const topo_t *t, uint64_t size) {
       fail_msg("%s %s: %llu ps beats the bound %llu ps", t->name, tn_coll_name(colls[c]),
                (unsigned long long)sim, (unsigned long long)lb);
     if (colls[c] == TN_ALLGATHER) ag_ratio = (double)sim / (double)lb;
+    sim_spread_t sp; /* order-proof: the same time whatever order same-instant events take */
+    TU_OK(sim_order_spread(t, r.algo, 3, &sp, &tu_err_));
+    if (sp.min_ps != sp.max_ps || sp.id_ps != sim)
+      fail_msg("%s %s: %llu..%llu ps over the orders tried", t->name, tn_coll_name(colls[c]),
+               (unsigned long long)sp.min_ps, (unsigned long long)sp.max_ps);
     synth_result_free(&r);
   }
   return ag_ratio;
