@@ -58,12 +58,13 @@ typedef struct key_ent {
   uint32_t gid; /* global node id */
 } key_ent_t;
 
-/* One chunk slot of one rank: its contents and, for the race check, its last read and
- * write (round and node). Kept together: the symbolic execution touches them at once, in
- * an order that jumps between ranks, so one cache line per access instead of five. */
+/* One chunk slot of one rank: its contents and, for the race check, the nodes that read
+ * and wrote it last (NONE before any; their rounds are in round_of). Kept together: the
+ * symbolic execution touches them at once, in an order that jumps between ranks, so one
+ * cache line per access instead of three. */
 typedef struct vslot {
   uint32_t set; /* set id */
-  uint32_t rd_round, rd_node, wr_round, wr_node;
+  uint32_t rd, wr;
 } vslot_t;
 
 /* Per key: the FIFOs of issued SENDs (sq) and posted RECVs (rq), as slices of sq/rq. */
@@ -94,8 +95,10 @@ typedef struct vctx {
   uint32_t nchunks;        /* n * chunks_per_npu */
   uint32_t words;          /* uint32 words of a stored bitset: ceil(n / 32) */
   uint32_t *ibuf[3];       /* interval scratch lists, n + 4 uint32 each */
-  vslot_t *slot;           /* the slots some node touches, rank by rank (see sem_init) */
-  uint32_t *sref;          /* per chunk reference (parallel to snap): its slot */
+  vslot_t *slot;           /* the slots (see sem_init) */
+  uint32_t *sref;          /* sparse slots: per chunk reference (parallel to snap) its slot;
+                              NULL for dense slots (rank r's chunk c: r * nchunks + c) */
+  uint32_t *round_of;      /* per node: the round it ran in */
   uint32_t *cmap, *cstamp; /* per chunk: slot index while cstamp names the rank */
   uint32_t *snap_base;     /* snap_base[r]: offset of rank r's chunk pool in snap */
   uint32_t *snap;          /* SEND: the set ids it carries, parallel to its chunk list */
@@ -632,29 +635,34 @@ static tn_status_t access_slot(vctx_t *v, uint32_t g, uint32_t si, uint32_t c, b
   uint32_t other = NONE;
   const char *did = NULL;
   vslot_t *sl = &v->slot[si];
-  if (sl->wr_round == k && sl->wr_node != g)
-    other = sl->wr_node, did = "writes";
-  else if (write && sl->rd_round == k && sl->rd_node != g)
-    other = sl->rd_node, did = "reads";
+  if (sl->wr != NONE && sl->wr != g && v->round_of[sl->wr] == k)
+    other = sl->wr, did = "writes";
+  else if (write && sl->rd != NONE && sl->rd != g && v->round_of[sl->rd] == k)
+    other = sl->rd, did = "reads";
   if (other != NONE)
     return tn_err_set(err, TN_PARSE,
                       "rank %u node %u: race on chunk %u: node %u %s it "
                       "concurrently and no dependency or message orders the two",
                       v->rank_of[g], local_id(v, g), c, local_id(v, other), did);
   if (write)
-    sl->wr_round = k, sl->wr_node = g;
+    sl->wr = g;
   else
-    sl->rd_round = k, sl->rd_node = g;
+    sl->rd = g;
   return TN_OK;
+}
+
+/* The slot of rank r's chunk reference ref (its chunk c). */
+static inline uint32_t slot_of(const vctx_t *v, uint32_t r, size_t ref, uint32_t c) {
+  return v->sref ? v->sref[ref] : r * v->nchunks + c;
 }
 
 static tn_status_t exec_send(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
   uint32_t r = v->rank_of[g];
   const algo_node_t *nd = gnode(v, g);
   const uint32_t *ch = algo_node_chunks(v->a, r, nd);
-  const uint32_t *sref = &v->sref[v->snap_base[r] + nd->chunk_off];
+  size_t ref = (size_t)v->snap_base[r] + nd->chunk_off;
   for (uint32_t j = 0; j < nd->nchunks; j++) {
-    uint32_t si = sref[j];
+    uint32_t si = slot_of(v, r, ref + j, ch[j]);
     tn_status_t st = access_slot(v, g, si, ch[j], false, k, err);
     if (st != TN_OK) return st;
     if (v->slot[si].set == SET_EMPTY)
@@ -678,9 +686,9 @@ static tn_status_t exec_recv(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
                       "(rank %u node %u)",
                       r, local_id(v, g), v->rank_of[s], local_id(v, s));
   if (nd->reduce) return TN_OK; /* lands in scratch: the matched SEND's snapshot */
-  const uint32_t *sref = &v->sref[v->snap_base[r] + nd->chunk_off];
+  size_t ref = (size_t)v->snap_base[r] + nd->chunk_off;
   for (uint32_t j = 0; j < nd->nchunks; j++) {
-    uint32_t si = sref[j];
+    uint32_t si = slot_of(v, r, ref + j, ch[j]);
     tn_status_t st = access_slot(v, g, si, ch[j], true, k, err);
     if (st != TN_OK) return st;
     v->slot[si].set = v->snap[v->snap_base[v->rank_of[s]] + sn->chunk_off + j];
@@ -704,9 +712,9 @@ static tn_status_t exec_comp(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
     uint32_t s = v->matched[dg];
     const algo_node_t *sn = gnode(v, s);
     const uint32_t *dch = algo_node_chunks(v->a, r, dn);
-    const uint32_t *dref = &v->sref[v->snap_base[r] + dn->chunk_off];
+    size_t dref = (size_t)v->snap_base[r] + dn->chunk_off;
     for (uint32_t j = 0; j < dn->nchunks && st == TN_OK; j++) {
-      uint32_t c = dch[j], si = dref[j];
+      uint32_t c = dch[j], si = slot_of(v, r, dref + j, c);
       if (v->in_comp[c] != g + 1) continue;
       uint32_t val = v->snap[v->snap_base[v->rank_of[s]] + sn->chunk_off + j];
       uint32_t dup = set_overlap(v, v->slot[si].set, val);
@@ -737,11 +745,15 @@ static uint32_t init_set(const vctx_t *v, uint32_t r, uint32_t c) {
   return v->n == 1 ? (uint32_t)SET_FULL : (uint32_t)SET_SINGLE + r;
 }
 
-/* The buffer model keeps a slot only for the (rank, chunk) pairs some node of the rank
- * lists: a rank's other slots keep their first value to the end. Each chunk reference
- * (parallel to snap) names its slot in sref. An All-to-All of n ranks and k chunks per
- * NPU has n * n * k pairs, nearly all untouched (1024 ranks: 4G), so slots are numbered
- * in order of first reference, rank by rank, through the per-chunk map cmap/cstamp. */
+/* Dense slots when there are no more (rank, chunk) pairs than chunk references (All-Gather,
+ * Reduce-Scatter, All-Reduce: every rank handles nearly every chunk): rank r's chunk c is
+ * slot r * nchunks + c, found without a table. Otherwise the buffer model keeps a slot only
+ * for the pairs some node of the rank lists: a rank's other slots keep their first value
+ * to the end. Each chunk reference (parallel to snap) names its slot in sref. An
+ * All-to-All of n ranks and k chunks per NPU has n * n * k pairs, nearly all untouched
+ * (1024 ranks: 4G), so slots are numbered in order of first reference, rank by rank,
+ * through the per-chunk map cmap/cstamp. (Dense slots spare sref: 4 bytes per chunk
+ * reference, 800 MB on a 4096-NPU All-Gather of six chunks per NPU.) */
 static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
   const algo_t *a = v->a;
   v->words = (v->n + 31) / 32;
@@ -749,6 +761,7 @@ static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
   for (int i = 0; i < 3 && st == TN_OK; i++)
     st = tn_calloc((size_t)v->n + 4, sizeof(uint32_t), &v->ibuf[i], err);
   if (st == TN_OK) st = tn_calloc((size_t)v->n + 1, sizeof *v->snap_base, &v->snap_base, err);
+  if (st == TN_OK) st = tn_malloc((size_t)v->total + 1, sizeof *v->round_of, &v->round_of, err);
   if (st != TN_OK) return st;
   for (uint32_t r = 0; r < v->n; r++) {
     uint64_t next = (uint64_t)v->snap_base[r] + a->ranks[r].chunks.len;
@@ -756,8 +769,16 @@ static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
     v->snap_base[r + 1] = (uint32_t)next;
   }
   size_t refs = (size_t)v->snap_base[v->n] + 1;
-  if ((st = tn_malloc(refs, sizeof *v->snap, &v->snap, err)) != TN_OK ||
-      (st = tn_malloc(refs, sizeof *v->sref, &v->sref, err)) != TN_OK ||
+  uint64_t pairs = (uint64_t)v->n * v->nchunks;
+  if ((st = tn_malloc(refs, sizeof *v->snap, &v->snap, err)) != TN_OK) return st;
+  if (pairs < refs) {
+    if ((st = tn_malloc((size_t)pairs + 1, sizeof *v->slot, &v->slot, err)) != TN_OK) return st;
+    for (uint32_t r = 0; r < v->n; r++)
+      for (uint32_t c = 0; c < v->nchunks; c++)
+        v->slot[(size_t)r * v->nchunks + c] = (vslot_t){init_set(v, r, c), NONE, NONE};
+    return TN_OK;
+  }
+  if ((st = tn_malloc(refs, sizeof *v->sref, &v->sref, err)) != TN_OK ||
       (st = tn_malloc(v->nchunks, sizeof *v->cmap, &v->cmap, err)) != TN_OK ||
       (st = tn_calloc(v->nchunks, sizeof *v->cstamp, &v->cstamp, err)) != TN_OK)
     return st;
@@ -776,14 +797,15 @@ static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
     const uint32_t *ch = a->ranks[r].chunks.data;
     const uint32_t *sref = &v->sref[v->snap_base[r]];
     for (size_t j = 0; j < a->ranks[r].chunks.len; j++)
-      v->slot[sref[j]] = (vslot_t){init_set(v, r, ch[j]), NONE, NONE, NONE, NONE};
+      v->slot[sref[j]] = (vslot_t){init_set(v, r, ch[j]), NONE, NONE};
   }
   return TN_OK;
 }
 
-/* Rank r's chunk c at the end: its slot, or its first value when no node of r lists it.
- * cstamp[c] == stamp marks the chunks r lists, cmap[c] their slots. */
+/* Rank r's chunk c at the end: its slot, or (sparse slots) its first value when no node of
+ * r lists it. cstamp[c] == stamp marks the chunks r lists, cmap[c] their slots. */
 static uint32_t final_set(const vctx_t *v, uint32_t r, uint32_t c, uint32_t stamp) {
+  if (v->sref == NULL) return v->slot[(size_t)r * v->nchunks + c].set;
   return v->cstamp[c] == stamp ? v->slot[v->cmap[c]].set : init_set(v, r, c);
 }
 
@@ -811,9 +833,8 @@ static tn_status_t sem_final(vctx_t *v, tn_err_t *err) {
     uint32_t stamp = n + 1 + r; /* sem_init's stamps are 1..n */
     const algo_t *a = v->a;
     const uint32_t *ch = a->ranks[r].chunks.data;
-    const uint32_t *sref = &v->sref[v->snap_base[r]];
-    for (size_t j = 0; j < a->ranks[r].chunks.len; j++)
-      v->cstamp[ch[j]] = stamp, v->cmap[ch[j]] = sref[j];
+    for (size_t j = 0; v->sref && j < a->ranks[r].chunks.len; j++)
+      v->cstamp[ch[j]] = stamp, v->cmap[ch[j]] = v->sref[v->snap_base[r] + j];
     if (a->coll == TN_REDUCESCATTER) {
       for (uint32_t c = r * k; c < (r + 1) * k && st == TN_OK; c++)
         st = final_check(v, r, c, stamp, err);
@@ -907,6 +928,7 @@ static tn_status_t execute(vctx_t *v, tn_err_t *err) {
       uint32_t g = v->order[head];
       const algo_node_t *nd = gnode(v, g);
       if (v->sem) {
+        v->round_of[g] = round;
         if (nd->op == ALGO_SEND)
           st = exec_send(v, g, round, err);
         else if (nd->op == ALGO_RECV)
@@ -932,7 +954,7 @@ static void vctx_free(vctx_t *v) {
   void *arrs[] = {v->base,    v->rank_of, v->succ_off, v->succ,      v->remaining, v->done,
                   v->key,     v->ents,    v->key_off,  v->sq,        v->rq,        v->kq,
                   v->matched, v->order,   v->slot,     v->snap_base, v->snap,      v->in_comp,
-                  v->got,     v->sref,    v->cmap,     v->cstamp};
+                  v->got,     v->sref,    v->cmap,     v->cstamp,    v->round_of};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++)
     free(arrs[i]);
   for (int i = 0; i < 3; i++)
