@@ -19,7 +19,11 @@
  * engine is the bulk of the time, the first sweep stops at a count slower than a smaller
  * one, and the second rate (for irregular fabrics) plans only the best count, and not at
  * all when every NPU has the same ingress and egress (tori, hypercubes, two-level switch
- * fabrics: it never won there). The fastest is kept, the first among equals. */
+ * fabrics: it never won there). The fastest is kept, the first among equals.
+ *
+ * Memory: each count's set is checked as if kept, on the paths routed for it, before it is
+ * built (a2a_mem: its transfers, the links they cross, its pieces): the first count over
+ * the cap (TENET_MEM_CAP) is refused, a finer one is not planned. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -413,6 +417,11 @@ uint64_t greedy_alltoall_mem_estimate(const topo_t *t, uint64_t size_bytes, uint
   if (st == TN_OK) st = adjacency(&A, &err);
   if (st == TN_OK) st = plan_state(&A, &err);
   if (st == TN_OK) st = least_transfers(&A, &least, &err);
+  if (st == TN_OK) { /* the producer's first check, before routing: refused there */
+    uint32_t m = pieces ? pieces : 1;
+    need = a2a_mem(least * m, least * m, (uint64_t)n * (n - 1) * m);
+    if (need > tn_mem_cap()) st = TN_LIMIT;
+  }
   /* The count given, or the largest the sweep plans (one whose paths pass MAX_TRANSFERS
    * is not a plan: the next smaller). */
   for (uint32_t m = pieces ? pieces : most_pieces(n, size_bytes, least); st == TN_OK && m > 0;
@@ -426,7 +435,7 @@ uint64_t greedy_alltoall_mem_estimate(const topo_t *t, uint64_t size_bytes, uint
   }
   a2a_free(&A);
   topo_routes_free(routes);
-  return st == TN_OK ? need : 0;
+  return st == TN_OK || st == TN_LIMIT ? need : 0;
 }
 
 tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,
