@@ -98,8 +98,6 @@ static tn_status_t adjacency(a2a_t *A, tn_err_t *err) {
   }
   if (st == TN_OK) A->adj_off[n] = m;
   if (st == TN_OK) st = tn_malloc(m + 1u, sizeof *A->adj, &A->adj, err);
-  if (st == TN_OK) st = tn_malloc(m + 1u, sizeof *A->cost, &A->cost, err);
-  if (st == TN_OK) st = tn_malloc(m + 1u, sizeof *A->q, &A->q, err);
   for (uint32_t u = 0, k = 0; st == TN_OK && u < n; u++)
     for (uint32_t v = 0; v < n; v++)
       if (A->lg.lo[(size_t)u * n + v] < A->lg.lo[(size_t)u * n + v + 1]) A->adj[k++] = v;
