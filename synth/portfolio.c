@@ -122,7 +122,12 @@ static void build_range(job_t *j, size_t first, size_t n, uint64_t limit_ps) {
   j->first = first;
   j->limit_ps = limit_ps;
   unsigned threads = tn_thread_count(), w = threads < n ? threads : (unsigned)n;
-  if (w > 1) {
+  size_t applies = 0;
+  for (size_t i = 0; i < n; i++)
+    applies += synth_method_applies(candidates[first + i], j->coll, NULL);
+  /* One that applies alone (the greedy's All-to-All among the planners) needs no figure:
+   * the others refuse at once. */
+  if (w > 1 && applies > 1) {
     uint64_t need[NCAND] = {0}, cap = tn_mem_cap();
     for (size_t i = 0; i < n; i++) {
       synth_method_t m = candidates[first + i];
