@@ -296,17 +296,20 @@ static tn_status_t route(a2a_t *A, uint32_t m, tn_err_t *err) {
  * their simulation; per link a transfer crosses beyond its first (a logical edge through
  * switches) the engine's and the simulator's events there and the same-instant pairs
  * order-proofing gates, which pile up on shared switch links (hierarchical-16x8: 0.73 per
- * transfer, mesh-8x8: 0.26); per piece its delivery. Fitted on bench_mem's peaks at 64 MiB
- * (13 fabrics of 8 to 256 NPUs, meshes, tori, hypercube, switches, leaf-spine, fat tree,
- * rails) to lie within 20% of both TENET_THREADS=1 and 2 (two threads peak higher: the
- * verifier runs beside order-proofing's last simulation). */
+ * transfer, mesh-8x8: 0.26); per piece its delivery; per NPU pair the routes and logical
+ * edges. Fitted on the median of three peaks (19 fabrics of 8 to 256 NPUs at 1 MiB and 64
+ * MiB: meshes, tori, hypercubes, a random regular graph, switches, leaf-spine, fat tree,
+ * rails, a degraded torus) to lie within 20% of both TENET_THREADS=1 and 2: two threads
+ * peak higher (the verifier runs beside order-proofing's last simulation), by up to 1.41
+ * times on hierarchical-16x8, and single peaks vary by up to ~20% more (bench_mem -r). */
 #define A2A_BASE (GREEDY_MEM_BASE + ((uint64_t)1 << 20))
-#define A2A_PER_XFER 560u
-#define A2A_PER_LINK 150u
-#define A2A_PER_PIECE 100u
-static uint64_t a2a_mem(uint64_t transfers, uint64_t links, uint64_t pieces) {
+#define A2A_PER_XFER 570u
+#define A2A_PER_LINK 210u
+#define A2A_PER_PIECE 80u
+#define A2A_PER_PAIR 50u
+static uint64_t a2a_mem(uint32_t n, uint64_t transfers, uint64_t links, uint64_t pieces) {
   return A2A_BASE + transfers * A2A_PER_XFER + (links - transfers) * A2A_PER_LINK +
-         pieces * A2A_PER_PIECE;
+         pieces * A2A_PER_PIECE + (uint64_t)n * n * A2A_PER_PAIR;
 }
 
 /* The transfers, link crossings and pieces of the paths routed (hops: every path's length,
@@ -329,7 +332,7 @@ static void path_counts(const a2a_t *A, uint64_t *transfers, uint64_t *links, ui
 static tn_status_t paths_fit(const a2a_t *A, uint32_t m, uint64_t *need, tn_err_t *err) {
   uint64_t x, l, p;
   path_counts(A, &x, &l, &p);
-  *need = a2a_mem(x, l, p);
+  *need = a2a_mem(A->n, x, l, p);
   if (*need <= tn_mem_cap()) return TN_OK;
   char what[96];
   snprintf(what, sizeof what, "greedy: All-to-All on %u NPUs in %u pieces per block", A->n, m);
@@ -417,7 +420,7 @@ uint64_t greedy_alltoall_mem_estimate(const topo_t *t, uint64_t size_bytes, uint
   if (st == TN_OK) st = least_transfers(&A, &least, &err);
   if (st == TN_OK) { /* the producer's first check, before routing: refused there */
     uint32_t m = pieces ? pieces : 1;
-    need = a2a_mem(least * m, least * m, (uint64_t)n * (n - 1) * m);
+    need = a2a_mem(n, least * m, least * m, (uint64_t)n * (n - 1) * m);
     if (need > tn_mem_cap()) st = TN_LIMIT;
   }
   /* The count given, or the largest the sweep plans (one whose paths pass MAX_TRANSFERS
@@ -428,7 +431,7 @@ uint64_t greedy_alltoall_mem_estimate(const topo_t *t, uint64_t size_bytes, uint
     st = route(&A, m, &err);
     if (st != TN_OK) break;
     path_counts(&A, &x, &l, &p);
-    need = a2a_mem(x, l, p);
+    need = a2a_mem(n, x, l, p);
     if (pieces || m == 1 || x <= MAX_TRANSFERS) break;
   }
   a2a_free(&A);
@@ -479,7 +482,7 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
     uint64_t p = (uint64_t)n * (n - 1) * (fixed ? fixed : 1), x = least * (fixed ? fixed : 1);
     snprintf(what, sizeof what, "greedy: All-to-All on %u NPUs in %u pieces per block", n,
              fixed ? fixed : 1);
-    st = tn_mem_check(what, a2a_mem(x, x, p), err);
+    st = tn_mem_check(what, a2a_mem(n, x, x, p), err);
   }
   /* Above MAX16_NPUS (no 16 pieces, so no count depends on an earlier plan) with threads
    * to spare, the first sweep's counts are planned side by side, each on its own state,
