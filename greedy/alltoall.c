@@ -19,7 +19,11 @@
  * engine is the bulk of the time, the first sweep stops at a count slower than a smaller
  * one, and the second rate (for irregular fabrics) plans only the best count, and not at
  * all when every NPU has the same ingress and egress (tori, hypercubes, two-level switch
- * fabrics: it never won there). The fastest is kept, the first among equals. */
+ * fabrics: it never won there). The fastest is kept, the first among equals.
+ *
+ * Memory: each count's set is checked as if kept, on the paths routed for it, before it is
+ * built (a2a_mem: its transfers, the links they cross, its pieces): the first count over
+ * the cap (TENET_MEM_CAP) is refused, a finer one is not planned. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,8 +98,6 @@ static tn_status_t adjacency(a2a_t *A, tn_err_t *err) {
   }
   if (st == TN_OK) A->adj_off[n] = m;
   if (st == TN_OK) st = tn_malloc(m + 1u, sizeof *A->adj, &A->adj, err);
-  if (st == TN_OK) st = tn_malloc(m + 1u, sizeof *A->cost, &A->cost, err);
-  if (st == TN_OK) st = tn_malloc(m + 1u, sizeof *A->q, &A->q, err);
   for (uint32_t u = 0, k = 0; st == TN_OK && u < n; u++)
     for (uint32_t v = 0; v < n; v++)
       if (A->lg.lo[(size_t)u * n + v] < A->lg.lo[(size_t)u * n + v + 1]) A->adj[k++] = v;
@@ -288,13 +290,91 @@ static tn_status_t route(a2a_t *A, uint32_t m, tn_err_t *err) {
   return st;
 }
 
+/* The peak of a synthesis whose kept set is one plan's paths (the whole `tenet synth`
+ * process: the schedule and its replay, the lowered set, order-proofing's runs and copy,
+ * the verifier, the writer): per transfer its schedule entry, SEND and RECV nodes and
+ * their simulation; per link a transfer crosses beyond its first (a logical edge through
+ * switches) the engine's and the simulator's events there and the same-instant pairs
+ * order-proofing gates, which pile up on shared switch links (hierarchical-16x8: 0.73 per
+ * transfer, mesh-8x8: 0.26); per piece its delivery; per NPU pair the routes and logical
+ * edges. Fitted on the median of three peaks (19 fabrics of 8 to 256 NPUs at 1 MiB and 64
+ * MiB: meshes, tori, hypercubes, a random regular graph, switches, leaf-spine, fat tree,
+ * rails, a degraded torus) to lie within 20% of both TENET_THREADS=1 and 2: two threads
+ * peak higher (the verifier runs beside order-proofing's last simulation), by up to 1.41
+ * times on hierarchical-16x8, and single peaks vary by up to ~20% more (bench_mem -r). */
+#define A2A_BASE (GREEDY_MEM_BASE + ((uint64_t)1 << 20))
+#define A2A_PER_XFER 570u
+#define A2A_PER_LINK 210u
+#define A2A_PER_PIECE 80u
+#define A2A_PER_PAIR 50u
+static uint64_t a2a_mem(uint32_t n, uint64_t transfers, uint64_t links, uint64_t pieces) {
+  return A2A_BASE + transfers * A2A_PER_XFER + (links - transfers) * A2A_PER_LINK +
+         pieces * A2A_PER_PIECE + (uint64_t)n * n * A2A_PER_PAIR;
+}
+
+/* The transfers, link crossings and pieces of the paths routed (hops: every path's length,
+ * source, relays and destination, one after another). */
+static void path_counts(const a2a_t *A, uint64_t *transfers, uint64_t *links, uint64_t *pieces) {
+  const uint32_t *h = A->hops.data;
+  uint64_t x = 0, l = 0, p = 0;
+  for (size_t i = 0; i < A->hops.len; i += (size_t)h[i] + 2, p++) {
+    x += h[i];
+    for (uint32_t e = 0; e < h[i]; e++) {
+      size_t q = (size_t)h[i + 1 + e] * A->n + h[i + 2 + e];
+      l += A->lg.lo[q + 1] - A->lg.lo[q];
+    }
+  }
+  *transfers = x, *links = l, *pieces = p;
+}
+
+/* The memory the set planned on the paths just routed would need if kept; TN_LIMIT (the
+ * refusal's line, m pieces per block) when over the cap, else TN_OK. */
+static tn_status_t paths_fit(const a2a_t *A, uint32_t m, uint64_t *need, tn_err_t *err) {
+  uint64_t x, l, p;
+  path_counts(A, &x, &l, &p);
+  *need = a2a_mem(A->n, x, l, p);
+  if (*need <= tn_mem_cap()) return TN_OK;
+  char what[96];
+  snprintf(what, sizeof what, "greedy: All-to-All on %u NPUs in %u pieces per block", A->n, m);
+  return tn_mem_check(what, *need, err);
+}
+
+/* A plan's own state (link lengths, Dijkstra's scratch, edge costs and heap); the routes,
+ * logical edges and adjacency are set already. */
+static tn_status_t plan_state(a2a_t *A, tn_err_t *err) {
+  uint32_t n = A->n, edges = A->adj_off[n];
+  tn_status_t st = tn_malloc(A->t->nlinks + 1u, sizeof *A->len, &A->len, err);
+  if (st == TN_OK) st = tn_malloc(A->t->nlinks + 1u, sizeof *A->inv_bw, &A->inv_bw, err);
+  if (st == TN_OK) st = tn_malloc(n, sizeof *A->dist, &A->dist, err);
+  if (st == TN_OK) st = tn_malloc(n, sizeof *A->from, &A->from, err);
+  if (st == TN_OK) st = tn_malloc(n, sizeof *A->done, &A->done, err);
+  if (st == TN_OK) st = tn_malloc(edges + 1u, sizeof *A->cost, &A->cost, err);
+  if (st == TN_OK) st = tn_malloc(edges + 1u, sizeof *A->q, &A->q, err);
+  return st;
+}
+
+/* The largest pieces per block of 1, 2, 4, 8 the sweep's rules allow before routing (pieces
+ * of MIN_PIECE_BYTES at least, blocks cut evenly, least * m within MAX_TRANSFERS). */
+static uint32_t most_pieces(uint32_t n, uint64_t size, uint64_t least) {
+  uint32_t m = 1;
+  for (uint32_t c = 1; c < NCOUNTS && counts[c] <= 8; c++) {
+    uint32_t x = counts[c];
+    if (size / ((uint64_t)n * x) >= MIN_PIECE_BYTES && size / n % x == 0 &&
+        least * x <= MAX_TRANSFERS)
+      m = x;
+  }
+  return m;
+}
+
 /* One piece count of the first sweep, planned on its own copy of the per-plan state (the
  * logical edges and adjacency are shared, read only). */
 typedef struct sweep_job {
   a2a_t A;
   uint64_t size;
   uint32_t m;
-  bool capped; /* its paths passed the transfer cap: not a plan */
+  bool capped;   /* its paths passed the transfer cap: not a plan */
+  bool over;     /* its set, if kept, would pass the memory cap: not a plan */
+  uint64_t need; /* that set's memory (a2a_mem) */
   schedule_t sch;
   tn_status_t st;
   tn_err_t e;
@@ -305,18 +385,15 @@ static void sweep_one(void *ctx, size_t i, unsigned worker) {
   sweep_job_t *j = &((sweep_job_t *)ctx)[i];
   a2a_t *A = &j->A;
   uint32_t n = A->n, m = j->m;
-  j->st = tn_malloc(A->t->nlinks + 1u, sizeof *A->len, &A->len, &j->e);
-  if (j->st == TN_OK) j->st = tn_malloc(A->t->nlinks + 1u, sizeof *A->inv_bw, &A->inv_bw, &j->e);
-  if (j->st == TN_OK) j->st = tn_malloc(n, sizeof *A->dist, &A->dist, &j->e);
-  if (j->st == TN_OK) j->st = tn_malloc(n, sizeof *A->from, &A->from, &j->e);
-  if (j->st == TN_OK) j->st = tn_malloc(n, sizeof *A->done, &A->done, &j->e);
-  uint32_t edges = A->adj_off[n];
-  if (j->st == TN_OK) j->st = tn_malloc(edges + 1u, sizeof *A->cost, &A->cost, &j->e);
-  if (j->st == TN_OK) j->st = tn_malloc(edges + 1u, sizeof *A->q, &A->q, &j->e);
+  j->st = plan_state(A, &j->e);
   if (j->st == TN_OK) j->st = route(A, m, &j->e);
   j->capped =
       j->st == TN_OK && m > 1 && A->hops.len - 2 * (uint64_t)n * (n - 1) * m > MAX_TRANSFERS;
-  if (j->st == TN_OK && !j->capped) j->st = build(A, j->size, m, &j->sch, &j->e);
+  if (j->st == TN_OK && !j->capped) {
+    tn_err_t e = {0};
+    j->over = paths_fit(A, m, &j->need, &e) != TN_OK;
+  }
+  if (j->st == TN_OK && !j->capped && !j->over) j->st = build(A, j->size, m, &j->sch, &j->e);
   free(A->len);
   free(A->inv_bw);
   free(A->dist);
@@ -328,40 +405,38 @@ static void sweep_one(void *ctx, size_t i, unsigned worker) {
   tn_vec_free(&A->hops);
 }
 
-/* The peak of a synthesis whose sweep plans at most the largest count of 1, 2, 4, 8 its rules
- * allow (pieces of MIN_PIECE_BYTES, blocks cut evenly, least * m within MAX_TRANSFERS; 16
- * only where finer pays, not counted), or `fixed`: every piece crosses at least its hop
- * distance, so least * m transfers; 650 B each for the whole `tenet synth` process, measured
- * at 64 MiB (bench_mem: mesh-8x8 m = 8 and mesh-16x16 m = 1). On switch fabrics the paths
- * are longer than the least and each crosses several links: hierarchical-16x8 used 1.8 times
- * the estimate (left to refine). */
-static uint64_t a2a_mem(uint32_t n, uint64_t size, uint32_t fixed, uint64_t least) {
-  uint64_t m = fixed ? fixed : 1;
-  for (uint32_t c = 1; !fixed && c < NCOUNTS && counts[c] <= 8; c++) {
-    uint32_t x = counts[c];
-    if (size / ((uint64_t)n * x) >= MIN_PIECE_BYTES && size / n % x == 0 &&
-        least * x <= MAX_TRANSFERS)
-      m = x;
-  }
-  return GREEDY_MEM_BASE + ((uint64_t)3 << 20) + least * m * 650;
-}
-
 uint64_t greedy_alltoall_mem_estimate(const topo_t *t, uint64_t size_bytes, uint32_t pieces) {
   uint32_t n = t->npus;
   if (n < 2) return GREEDY_MEM_BASE;
   tn_err_t err = {0};
-  a2a_t A = {.t = t, .n = n};
+  a2a_t A = {.t = t, .n = n, .growth = growths[0]};
   tn_vec_init(&A.hops, sizeof(uint32_t));
   topo_routes_t *routes = NULL;
-  uint64_t least = 0;
+  uint64_t least = 0, need = 0;
   tn_status_t st = topo_routes_create(t, &routes, &err);
   if (st == TN_OK) st = topo_logical_edges(t, routes, &A.lg, &err);
   if (st == TN_OK) st = adjacency(&A, &err);
-  if (st == TN_OK) st = tn_malloc(n, sizeof *A.from, &A.from, &err);
+  if (st == TN_OK) st = plan_state(&A, &err);
   if (st == TN_OK) st = least_transfers(&A, &least, &err);
+  if (st == TN_OK) { /* the producer's first check, before routing: refused there */
+    uint32_t m = pieces ? pieces : 1;
+    need = a2a_mem(n, least * m, least * m, (uint64_t)n * (n - 1) * m);
+    if (need > tn_mem_cap()) st = TN_LIMIT;
+  }
+  /* The count given, or the largest the sweep plans (one whose paths pass MAX_TRANSFERS
+   * is not a plan: the next smaller). */
+  for (uint32_t m = pieces ? pieces : most_pieces(n, size_bytes, least); st == TN_OK && m > 0;
+       m = pieces ? 0 : m / 2) {
+    uint64_t x, l, p;
+    st = route(&A, m, &err);
+    if (st != TN_OK) break;
+    path_counts(&A, &x, &l, &p);
+    need = a2a_mem(n, x, l, p);
+    if (pieces || m == 1 || x <= MAX_TRANSFERS) break;
+  }
   a2a_free(&A);
   topo_routes_free(routes);
-  return st == TN_OK ? a2a_mem(n, size_bytes, pieces, least) : 0;
+  return st == TN_OK || st == TN_LIMIT ? need : 0;
 }
 
 tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,
@@ -389,11 +464,7 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
   st = topo_routes_create(t, &routes, err);
   if (st == TN_OK) st = topo_logical_edges(t, routes, &A.lg, err);
   if (st == TN_OK) st = adjacency(&A, err);
-  if (st == TN_OK) st = tn_malloc(t->nlinks + 1u, sizeof *A.len, &A.len, err);
-  if (st == TN_OK) st = tn_malloc(t->nlinks + 1u, sizeof *A.inv_bw, &A.inv_bw, err);
-  if (st == TN_OK) st = tn_malloc(n, sizeof *A.dist, &A.dist, err);
-  if (st == TN_OK) st = tn_malloc(n, sizeof *A.from, &A.from, err);
-  if (st == TN_OK) st = tn_malloc(n, sizeof *A.done, &A.done, err);
+  if (st == TN_OK) st = plan_state(&A, err);
   schedule_free(out);
   schedule_init(out, TN_ALLTOALL, n, n, size_bytes);
   /* Pieces per block at the first growth rate, then the second at every count (up to
@@ -406,10 +477,12 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
               topo_ingress_GBps(t, v) == topo_ingress_GBps(t, 0);
   uint64_t least = 0, lb = 0;
   if (st == TN_OK) st = least_transfers(&A, &least, err);
-  if (st == TN_OK) { /* refused over the cap before any path is routed */
+  if (st == TN_OK) { /* the first count's set at its least: refused before any routing */
     char what[96];
-    snprintf(what, sizeof what, "greedy: All-to-All on %u NPUs", n);
-    st = tn_mem_check(what, a2a_mem(n, size_bytes, fixed, least), err);
+    uint64_t p = (uint64_t)n * (n - 1) * (fixed ? fixed : 1), x = least * (fixed ? fixed : 1);
+    snprintf(what, sizeof what, "greedy: All-to-All on %u NPUs in %u pieces per block", n,
+             fixed ? fixed : 1);
+    st = tn_mem_check(what, a2a_mem(n, x, x, p), err);
   }
   /* Above MAX16_NPUS (no 16 pieces, so no count depends on an earlier plan) with threads
    * to spare, the first sweep's counts are planned side by side, each on its own state,
@@ -446,6 +519,14 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
         break;
       }
       if (j->capped) continue;
+      if (j->over && best_m == 0) { /* the first count's set: refused */
+        char what[96];
+        snprintf(what, sizeof what, "greedy: All-to-All on %u NPUs in %u pieces per block", n,
+                 j->m);
+        st = tn_mem_check(what, j->need, err);
+        break;
+      }
+      if (j->over) continue; /* a finer count that would not fit: not a plan */
       if (best_m == 0 || j->sch.time_ps < out->time_ps) {
         schedule_free(out);
         *out = j->sch;
@@ -471,6 +552,17 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
     st = route(&A, m, err);
     if (st != TN_OK) break;
     if (!fixed && m > 1 && A.hops.len - 2 * (uint64_t)n * (n - 1) * m > MAX_TRANSFERS) continue;
+    /* Every count is checked as if kept, on its own paths: the first (or the one asked
+     * for) over the cap is refused, a later one is not planned. */
+    uint64_t need;
+    tn_err_t e = {0};
+    if (paths_fit(&A, m, &need, best_m == 0 ? err : &e) != TN_OK) {
+      if (best_m == 0) {
+        st = TN_LIMIT;
+        break;
+      }
+      continue;
+    }
     st = build(&A, size_bytes, m, &sch, err);
     if (st != TN_OK) break;
     if (best_m == 0 || sch.time_ps < out->time_ps) {

@@ -65,18 +65,23 @@ uint64_t greedy_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll);
  * on t into *out: an explicit schedule (coll TN_ALLTOALL, copies only) whose pieces are
  * routed over load-balanced paths of logical edges and relayed by NPUs (see
  * greedy/alltoall.c). opts->chunks_per_npu, when not 0, is the pieces per (source,
- * destination) block; else the fastest of 1, 2, 4, 8 is kept. Timed by schedule_replay, so
+ * destination) block; else the fastest of 1, 2, 4, 8 is kept (of those within the memory
+ * cap; see greedy_alltoall_mem_estimate). Timed by schedule_replay, so
  * out->time_ps is what the simulator measures on algo_from_schedule(out, TN_ALLTOALL).
  * Errors: TN_INVAL for fewer than 2 NPUs or less than a byte per piece, TN_INFEASIBLE for a
- * disconnected fabric. O(m n^3) for the paths plus the replay. */
+ * disconnected fabric, TN_LIMIT over the memory cap. O(m n^3) for the paths plus the replay. */
 tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,
                             schedule_t *out, tn_err_t *err);
 /* The peak memory of a synthesis with greedy_alltoall (the whole `tenet synth -c alltoall -a
- * greedy` process), from its least transfers (every piece crosses at least its hop distance
- * over the logical edges) at the largest pieces per block its sweep may plan (pieces: that
- * count when not 0); greedy_alltoall refuses over the cap (tn_mem_check) before routing.
- * Builds the fabric's routes and logical edges (O(n^2) memory, O(n m) time); 0 when they
- * cannot be built. */
+ * greedy` process) whose kept set has `pieces` per block (0: the largest of 1, 2, 4, 8 its
+ * sweep plans), from the paths it routes for them (the same paths, at the first growth
+ * rate): their transfers, the links those cross and the pieces. greedy_alltoall checks
+ * every count it plans the same way, on its own paths, before building it: the first
+ * (or the one asked for) over the cap (tn_mem_check) is refused, a finer one is not
+ * planned; and before routing, the first count at its least transfers (every piece
+ * crosses at least its hop distance), the figure returned here when that alone is over
+ * the cap. Builds the fabric's routes and logical edges (O(n^2) memory) and routes once
+ * (O(m n) Dijkstras); 0 when they cannot be built. */
 uint64_t greedy_alltoall_mem_estimate(const topo_t *t, uint64_t size_bytes, uint32_t pieces);
 
 #endif

@@ -621,9 +621,15 @@ uint64_t greedy_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll) {
    * halves of an All-Reduce), the order-proof copy of the set and its simulations, the
    * verifier and the Chakra writer's per-thread buffers; for a reduction the chunk counts
    * synth/ tries beside the greedy's own choice (their base: at 64 NPUs the search's
-   * candidates outweigh the kept set). Plus the process itself and the fabric. */
-  uint64_t per = 660, base = GREEDY_MEM_BASE;
-  if (coll == TN_REDUCESCATTER) per = 950, base += (uint64_t)10 << 20;
-  if (coll == TN_ALLREDUCE) per = 1500, base += (uint64_t)14 << 20;
+   * candidates outweigh the kept set). Plus the process itself and the fabric. The search
+   * holds about its two largest chunkings (8 and 7 per NPU) per worker; at 64 NPUs that
+   * base is 10 MiB (Reduce-Scatter) and 14 MiB (All-Reduce), below it the search is
+   * smaller by n(n-1) (ring-8 Reduce-Scatter of 1 MiB peaks at 9.0 MiB: a constant base
+   * made it 19), and above it the search's budget keeps it about the same. */
+  uint64_t per = 660, base = GREEDY_MEM_BASE, search = n * (n > 0 ? n - 1 : 0) * 15;
+  if (coll == TN_REDUCESCATTER)
+    per = 950, base += search * 173 < ((uint64_t)10 << 20) ? search * 173 : (uint64_t)10 << 20;
+  if (coll == TN_ALLREDUCE)
+    per = 1500, base += search * 243 < ((uint64_t)14 << 20) ? search * 243 : (uint64_t)14 << 20;
   return base + bits + xfers * per + (uint64_t)t->nlinks * 64;
 }

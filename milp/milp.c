@@ -96,7 +96,8 @@ static void plan_copy(const milp_fab_t *f, const milp_plan_t *from, milp_plan_t 
  * start when shorter (*improved). A stop without a solution is no error. */
 static tn_status_t solve_symmetric(const milp_fab_t *f, const milp_opts_t *o, double t0,
                                    milp_plan_t *start, milp_plan_t *sym, bool *improved, bool *done,
-                                   milp_budget_t *used, milp_result_t *res, tn_err_t *err) {
+                                   milp_budget_t *used, uint64_t *held, milp_result_t *res,
+                                   tn_err_t *err) {
   milp_plan_t s0 = {0};
   milp_result_t sres = {0};
   /* iters 0: milp_i_glpk scales the limit to the model's size */
@@ -108,7 +109,8 @@ static tn_status_t solve_symmetric(const milp_fab_t *f, const milp_opts_t *o, do
   if (st == TN_OK) st = milp_i_heuristic(f, true, &s0, err);
   if (st == TN_OK)
     st = milp_i_glpk(f, true, &s0, o, &half, t0 + o->time_limit_s / 2, sym, &found, &bound, used,
-                     &sres, err);
+                     held, &sres, err);
+  res->over_mem_cap = sres.over_mem_cap;
   if (st != TN_OK || !found) goto out;
   if (sym->makespan == f->lb_steps) {
     *done = true;
@@ -135,7 +137,7 @@ static uint64_t less_used(uint64_t have, uint64_t used) {
 static tn_status_t solve_full(const milp_fab_t *f, const milp_opts_t *o, double t0,
                               const milp_plan_t *start, const milp_budget_t *sym_used,
                               milp_plan_t *best, uint32_t *bound, milp_budget_t *used,
-                              milp_result_t *r, tn_err_t *err) {
+                              uint64_t *held, milp_result_t *r, tn_err_t *err) {
   bool auto_iters = o->iter_limit == 0;
   milp_budget_t left = {.iters = auto_iters ? 0 : less_used(o->iter_limit, sym_used->iters),
                         .nodes = (uint32_t)less_used(o->node_limit, sym_used->nodes)};
@@ -149,8 +151,8 @@ static tn_status_t solve_full(const milp_fab_t *f, const milp_opts_t *o, double 
   else if ((!auto_iters && left.iters == 0) || left.nodes == 0)
     r->stop = left.iters == 0 ? MILP_STOP_ITERS : MILP_STOP_NODES;
   else
-    st = milp_i_glpk(f, false, start, o, &left, t0 + o->time_limit_s, best, &found, bound, used, r,
-                     err);
+    st = milp_i_glpk(f, false, start, o, &left, t0 + o->time_limit_s, best, &found, bound, used,
+                     held, r, err);
   if (st == TN_OK && !found) plan_copy(f, start, best);
   return st;
 }
@@ -173,6 +175,7 @@ static tn_status_t solve_unlocked(const topo_t *t, uint64_t size_bytes, const mi
   milp_budget_t sym_used = {0}, full_used = {0};
   bool improved = false, done = false, warm_used = false;
   uint32_t bound = 0;
+  uint64_t held = 0; /* memory of the models given to GLPK so far (milp_i_model_bytes) */
   st = milp_i_fab_build(t, size_bytes, opts->chunks_per_npu, opts->steps_per_xfer, &f, err);
   if (st == TN_OK) st = milp_i_plan_init(&f, &start, err);
   if (st == TN_OK) st = milp_i_plan_init(&f, &best, err);
@@ -181,12 +184,12 @@ static tn_status_t solve_unlocked(const topo_t *t, uint64_t size_bytes, const mi
   if (st != TN_OK) goto fail;
   uint32_t horizon = start.makespan;
   if (f.perm)
-    st = solve_symmetric(&f, opts, t0, &start, &sym, &improved, &done, &sym_used, &r, err);
+    st = solve_symmetric(&f, opts, t0, &start, &sym, &improved, &done, &sym_used, &held, &r, err);
   if (st == TN_OK && done) {
     plan_copy(&f, &sym, &best);
     bound = sym.makespan;
   } else if (st == TN_OK) {
-    st = solve_full(&f, opts, t0, &start, &sym_used, &best, &bound, &full_used, &r, err);
+    st = solve_full(&f, opts, t0, &start, &sym_used, &best, &bound, &full_used, &held, &r, err);
     /* the answer is the symmetric model's when it became the full model's start */
     if (improved && r.incumbent_is_start) r.symmetric = true, r.incumbent_is_start = false;
   }
@@ -210,7 +213,8 @@ fail:
     res->status = r.status;
     res->cols = r.cols, res->rows = r.rows;
     /* past validation, a cap can only be the model's (steps of the discrete model) */
-    res->model_too_large = st == TN_LIMIT;
+    res->over_mem_cap = r.over_mem_cap;
+    res->model_too_large = st == TN_LIMIT && !r.over_mem_cap;
   }
   res->solve_s = tn_wall_seconds() - t0;
   milp_i_plan_free(&start);
@@ -219,6 +223,33 @@ fail:
   milp_i_fab_free(&f);
   if (st != TN_OK) tn_err_prefix(err, "milp");
   return st;
+}
+
+uint64_t milp_mem_estimate(const topo_t *t, uint64_t size_bytes, const milp_opts_t *opts) {
+  tn_err_t err = {0};
+  milp_fab_t f = {0};
+  milp_plan_t start = {0}, s0 = {0};
+  bool warm_used = false;
+  uint64_t held = 0, bytes = 0;
+  tn_status_t st = validate(t, size_bytes, opts, &err);
+  if (st == TN_OK)
+    st = milp_i_fab_build(t, size_bytes, opts->chunks_per_npu, opts->steps_per_xfer, &f, &err);
+  if (st == TN_OK) st = milp_i_plan_init(&f, &start, &err);
+  if (st == TN_OK) st = starting_plan(&f, opts, &start, &warm_used, &err);
+  if (st == TN_OK && f.perm) { /* the symmetric model, from its own heuristic */
+    st = milp_i_plan_init(&f, &s0, &err);
+    if (st == TN_OK) st = milp_i_heuristic(&f, true, &s0, &err);
+    if (st == TN_OK) st = milp_i_model_bytes(&f, true, &s0, &bytes, &err);
+    held += bytes;
+  }
+  if (st == TN_OK && start.makespan != f.lb_steps) {
+    st = milp_i_model_bytes(&f, false, &start, &bytes, &err);
+    held += bytes;
+  }
+  milp_i_plan_free(&start);
+  milp_i_plan_free(&s0);
+  milp_i_fab_free(&f);
+  return st == TN_OK ? MILP_MEM_BASE + held : 0;
 }
 
 /* GLPK's environment (hooks, memory accounting) is process-wide unless GLPK was built

@@ -68,6 +68,15 @@
 #define MILP_AUTO_ITER_MIN 1000u
 #define MILP_AUTO_ITER_MAX 100000u
 
+/* Memory: the process around the MILP (the greedy's warm start, lowering, verifying and
+ * writing a set of 8 to 16 NPUs), and per model GLPK holds (its problem, LU factors and
+ * branch-and-bound tree) with our triplets: per nonzero of the constraint matrix, and per
+ * row and column. Measured with bench_mem on ring-8, mesh-2x4, torus-4x4 and hypercube-16
+ * at 1 to 8 chunks per NPU (up to 1.1M nonzeros; see milp_mem_estimate). */
+#define MILP_MEM_BASE ((uint64_t)10 << 20)
+#define MILP_MEM_PER_NZ 128u
+#define MILP_MEM_PER_ROWCOL 150u
+
 /* OPTIMAL: proven optimal in the discrete model for the given chunk count. FEASIBLE: a
  * stop (res->stop) came first; res->gap bounds how far from optimal the answer is. */
 typedef enum { MILP_OPTIMAL = 0, MILP_FEASIBLE = 1 } milp_status_t;
@@ -124,6 +133,8 @@ typedef struct milp_result {
   bool symmetric;          /* the answer is GLPK's solution of the symmetric model */
   bool gated;              /* some transfer has a timing-only dependency */
   bool model_too_large;    /* TN_LIMIT came from the model's size caps, not the fabric's */
+  bool over_mem_cap;       /* TN_LIMIT came from the memory cap (tn_mem_cap): a model's
+                              estimate, checked before GLPK is given it */
   uint32_t cols, rows;     /* size of the last model GLPK solved */
 } milp_result_t;
 
@@ -147,6 +158,18 @@ void milp_opts_init(milp_opts_t *o);
  * no GLPK environment behind. */
 tn_status_t milp_solve(const topo_t *t, uint64_t size_bytes, const milp_opts_t *opts,
                        schedule_t *out, milp_result_t *res, tn_err_t *err);
+
+/* The peak memory of a synthesis with milp_solve at opts->chunks_per_npu from opts->warm
+ * (the whole `tenet synth -a milp` process beside the greedy's own): MILP_MEM_BASE plus
+ * every model GLPK is given, each by its nonzeros, rows and columns (the allocator keeps
+ * the symmetric model's memory when the full one follows, so both count). Builds the
+ * discretised fabric, the starting plan and each model's rows as milp_solve does, without
+ * GLPK: the symmetric model (fabrics with translation symmetry) and the full one unless
+ * the start meets the lower bound already. When the symmetric model's solution is optimal
+ * milp_solve builds no full model, so there the figure is above the peak. milp_solve
+ * checks each model the same way (tn_mem_check, before GLPK sees it) and refuses over the
+ * cap (TN_LIMIT, res->over_mem_cap). 0 when the request is refused for another reason. */
+uint64_t milp_mem_estimate(const topo_t *t, uint64_t size_bytes, const milp_opts_t *opts);
 
 const char *milp_status_name(milp_status_t s);
 /* "proven optimal", "node limit", "iteration limit", "time limit", "model too large". */

@@ -111,6 +111,13 @@ typedef struct milp_budget {
 tn_status_t milp_i_glpk(const milp_fab_t *f, bool sym, const milp_plan_t *start,
                         const milp_opts_t *o, const milp_budget_t *limit, double deadline_s,
                         milp_plan_t *best, bool *found, uint32_t *bound_steps, milp_budget_t *used,
-                        milp_result_t *res, tn_err_t *err);
+                        uint64_t *held, milp_result_t *res, tn_err_t *err);
+
+/* One model's memory (its nonzeros, rows and columns: MILP_MEM_PER_NZ, MILP_MEM_PER_ROWCOL)
+ * as milp_i_glpk would build it from start; 0 when it passes MILP_MAX_COLS (never given to
+ * GLPK). milp_i_glpk checks MILP_MEM_BASE + *held + this against the memory cap before
+ * GLPK sees the model (TN_LIMIT, res->over_mem_cap) and adds it to *held. */
+tn_status_t milp_i_model_bytes(const milp_fab_t *f, bool sym, const milp_plan_t *start,
+                               uint64_t *bytes, tn_err_t *err);
 
 #endif

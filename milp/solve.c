@@ -379,6 +379,32 @@ static tn_status_t build(model_t *m, const milp_plan_t *start, tn_err_t *err) {
   return st;
 }
 
+static uint64_t model_bytes(const model_t *m) {
+  return (uint64_t)m->ia.len * MILP_MEM_PER_NZ +
+         ((uint64_t)m->ncols + (uint64_t)m->nrows) * MILP_MEM_PER_ROWCOL;
+}
+
+static void model_init(model_t *m, const milp_fab_t *f, bool sym, const milp_plan_t *start) {
+  memset(m, 0, sizeof *m);
+  m->f = f;
+  m->H = start->makespan;
+  m->sym = sym;
+  m->nc = sym ? f->k : f->nchunks;
+  m->nimg = sym ? f->npus : 1;
+}
+
+tn_status_t milp_i_model_bytes(const milp_fab_t *f, bool sym, const milp_plan_t *start,
+                               uint64_t *bytes, tn_err_t *err) {
+  model_t m;
+  model_init(&m, f, sym, start);
+  tn_err_t e = {0};
+  tn_status_t st = build(&m, start, &e);
+  *bytes = st == TN_OK ? model_bytes(&m) : 0;
+  if (st != TN_OK && st != TN_LIMIT) *err = e; /* past MILP_MAX_COLS: never built */
+  model_free(&m);
+  return st == TN_LIMIT ? TN_OK : st;
+}
+
 /* Reads GLPK's integer solution into best. */
 static tn_status_t extract(const model_t *m, glp_prob *P, milp_plan_t *best, tn_err_t *err) {
   const milp_fab_t *f = m->f;
@@ -447,13 +473,9 @@ static tn_status_t outcome(const milp_fab_t *f, ctx_t *cx, int sret, int mret, b
 tn_status_t milp_i_glpk(const milp_fab_t *f, bool sym, const milp_plan_t *start,
                         const milp_opts_t *o, const milp_budget_t *limit, double deadline_s,
                         milp_plan_t *best, bool *found, uint32_t *bound_steps, milp_budget_t *used,
-                        milp_result_t *res, tn_err_t *err) {
-  model_t m = {0};
-  m.f = f;
-  m.H = start->makespan;
-  m.sym = sym;
-  m.nc = sym ? f->k : f->nchunks;
-  m.nimg = sym ? f->npus : 1;
+                        uint64_t *held, milp_result_t *res, tn_err_t *err) {
+  model_t m;
+  model_init(&m, f, sym, start);
   *found = false;
   *bound_steps = f->lb_steps;
   *used = (milp_budget_t){0};
@@ -465,6 +487,14 @@ tn_status_t milp_i_glpk(const milp_fab_t *f, bool sym, const milp_plan_t *start,
     res->stop = MILP_STOP_SIZE;
     st = TN_OK;
     goto fail;
+  }
+  if (st == TN_OK) { /* the memory cap, before GLPK is given anything */
+    char what[128];
+    snprintf(what, sizeof what, "the %s model for '%s' (%d variables, %zu nonzeros)",
+             sym ? "symmetric" : "full", f->t->name, m.ncols, m.ia.len);
+    *held += model_bytes(&m);
+    st = tn_mem_check(what, MILP_MEM_BASE + *held, err);
+    res->over_mem_cap = st == TN_LIMIT;
   }
   if (st != TN_OK) goto fail;
   res->cols = (uint32_t)m.ncols;

@@ -93,13 +93,51 @@ static void build_one(void *ctx, size_t i, unsigned worker) {
   if (c->st != TN_OK || c->pruned) synth_result_free(&c->r);
 }
 
+unsigned synth_i_side_by_side(const uint64_t *need, size_t n, unsigned threads, uint64_t cap) {
+  uint64_t s[NCAND];
+  size_t m = n < NCAND ? n : NCAND;
+  for (size_t i = 0; i < m; i++) { /* the estimates, largest first */
+    size_t k = i;
+    for (; k > 0 && s[k - 1] < need[i]; k--)
+      s[k] = s[k - 1];
+    s[k] = need[i];
+  }
+  unsigned w = threads < m ? threads : (unsigned)m;
+  for (; w > 1; w--) {
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < w; i++)
+      sum = sum + s[i] < sum ? UINT64_MAX : sum + s[i];
+    if (sum <= cap) break;
+  }
+  return w > 0 ? w : 1;
+}
+
 /* Builds candidates [first, first + n) side by side (they are independent: each plans
- * with its own routes and engine); the choice reads them in a fixed order afterwards. */
+ * with its own routes and engine); the choice reads them in a fixed order afterwards.
+ * Each candidate refuses itself over the memory cap, but those built at once are
+ * resident at once: as many side by side as the largest estimates' sum allows
+ * (synth_i_side_by_side; a candidate that does not apply or refuses itself counts 0).
+ * Fewer side by side changes no outcome, only the time. */
 static void build_range(job_t *j, size_t first, size_t n, uint64_t limit_ps) {
   j->first = first;
   j->limit_ps = limit_ps;
-  unsigned threads = tn_thread_count();
-  tn_parallel_for(n, threads < n ? threads : (unsigned)n, build_one, j);
+  unsigned threads = tn_thread_count(), w = threads < n ? threads : (unsigned)n;
+  size_t applies = 0;
+  for (size_t i = 0; i < n; i++)
+    applies += synth_method_applies(candidates[first + i], j->coll, NULL);
+  /* One that applies alone (the greedy's All-to-All among the planners) needs no figure:
+   * the others refuse at once. */
+  if (w > 1 && applies > 1) {
+    uint64_t need[NCAND] = {0}, cap = tn_mem_cap();
+    for (size_t i = 0; i < n; i++) {
+      synth_method_t m = candidates[first + i];
+      if (!synth_method_applies(m, j->coll, NULL)) continue;
+      uint64_t x = synth_mem_estimate(j->t, j->coll, j->size, m, j->o->chunks_per_npu);
+      need[i] = x <= cap ? x : 0;
+    }
+    w = synth_i_side_by_side(need, n, w, cap);
+  }
+  tn_parallel_for(n, w, build_one, j);
 }
 
 /* The fastest candidate among [0, n) that was built and not pruned, or NCAND. */

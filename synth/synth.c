@@ -13,6 +13,9 @@
 #include "greedy/greedy.h"
 #include "trees/trees.h"
 #include "dims/dims.h"
+#ifdef TENET_HAVE_MILP
+#include "milp/milp.h"
+#endif
 
 static const char *const method_names[SYNTH_NMETHODS] = {
     [SYNTH_AUTO] = "auto",     [SYNTH_GREEDY] = "greedy",   [SYNTH_MILP] = "milp",
@@ -235,6 +238,32 @@ static void try_item(void *ctx, size_t i, unsigned worker) {
 #define RING_MOST_K 8u
 #define DIRECT_MOST_K 4u
 
+/* The MILP's run: the greedy's plan at k (its warm start; checked by the greedy's own
+ * estimate), then the MILP's models from it (milp_mem_estimate, checked by milp_solve
+ * before GLPK sees each); the larger figure. */
+static uint64_t milp_estimate(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t k) {
+  uint64_t g = greedy_mem_estimate(t, k ? k : 1, coll);
+#ifdef TENET_HAVE_MILP
+  if (coll == TN_ALLTOALL) return 0;
+  greedy_opts_t go = {.chunks_per_npu = k};
+  schedule_t warm;
+  tn_err_t e = {0};
+  uint64_t m = 0;
+  if (greedy_run_for(t, coll, size, &go, &warm, &e) == TN_OK) {
+    milp_opts_t mo;
+    milp_opts_init(&mo);
+    mo.chunks_per_npu = warm.chunks_per_npu;
+    mo.warm = &warm;
+    m = milp_mem_estimate(t, size, &mo);
+  }
+  schedule_free(&warm);
+  return m > g ? m : g;
+#else
+  (void)size;
+  return coll == TN_ALLTOALL ? 0 : g;
+#endif
+}
+
 uint64_t synth_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, synth_method_t m,
                             uint32_t chunks_per_npu) {
   uint32_t k = chunks_per_npu;
@@ -243,9 +272,9 @@ uint64_t synth_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size_bytes
   case SYNTH_DIRECT: return algo_direct_mem_estimate(coll, t->npus, k ? k : DIRECT_MOST_K);
   case SYNTH_TWOSTEP: return algo_two_step_mem_estimate(t->npus, k ? k : 1);
   case SYNTH_GREEDY:
-  case SYNTH_MILP:
     return coll == TN_ALLTOALL ? greedy_alltoall_mem_estimate(t, size_bytes, k)
                                : greedy_mem_estimate(t, k ? k : 1, coll);
+  case SYNTH_MILP: return milp_estimate(t, coll, size_bytes, k);
   case SYNTH_TREES: {
     trees_opts_t o = {.chunks_per_npu = k};
     return trees_mem_estimate(t->npus, size_bytes, &o);

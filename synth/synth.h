@@ -119,7 +119,8 @@ void synth_result_free(synth_result_t *r);
 
 /* The peak memory a synthesis with method m is estimated to need (the producer's own
  * estimate: greedy_mem_estimate, trees_mem_estimate, forest_mem_estimate,
- * algo_*_mem_estimate), the figure its
+ * algo_*_mem_estimate; the MILP's: the larger of the greedy's and milp_mem_estimate's from
+ * the greedy's plan at that chunking, which it plans to know), the figure its
  * refusal over tn_mem_cap() compares. chunks_per_npu as the method takes it (0: the
  * largest configuration a baseline tries; the greedy's and the MILP's: their chunking, 1
  * when 0, which their search checks one by one). the greedy's All-to-All: its pieces

@@ -32,6 +32,10 @@ tn_status_t synth_i_planned(const topo_t *t, tn_coll_t coll, uint64_t size, cons
  * (r->milp_stop says so). */
 bool synth_i_milp_too_large(const synth_result_t *r);
 
+/* How many of the portfolio's candidates to build side by side (at most threads, and n):
+ * the most whose largest estimates (need[0..n), bytes) sum within cap, at least 1. */
+unsigned synth_i_side_by_side(const uint64_t *need, size_t n, unsigned threads, uint64_t cap);
+
 /* What every returned set gets before it is made order-proof: a COMP on each idle rank
  * (algo_fill_idle) and the fabric's name. */
 tn_status_t synth_i_prepare(const topo_t *t, algo_t *a, tn_err_t *err);

@@ -52,4 +52,30 @@ desc="direct All-Gather on 4096 NPUs"
 expect_fail 2 "$desc" "$TENET" synth -t mesh-64x64 -c allgather -s 1GiB -a direct -o big/x
 expect_msg "direct: 4096 NPUs x 4 chunks needs about"
 
+# The greedy's All-to-All checks every piece count on its own routed paths. On
+# hierarchical-16x8 (64 MiB) they relay through other NPUs, 2.3 transfers per piece at 8
+# pieces per block: 8 pieces need about 243 MiB (the peak is 211 MiB with one thread, 299
+# with two), 4 about 113 MiB. Under 150 MiB the sweep keeps 4 (the old estimate, the least transfers at
+# 8 pieces, said 159 MiB and refused the case); 8 pieces asked for under 200 MiB are refused
+# (the old estimate said 92 MiB and ran into 206+ MiB).
+desc="greedy All-to-All under 150 MiB: 4 pieces per block"
+run env TENET_MEM_CAP=150MiB "$TENET" synth -t hierarchical-16x8 -c alltoall -s 64MiB -a greedy -o a2a150/x --json
+expect_rc 0
+expect_key chunks_per_npu 512
+desc="greedy All-to-All in 8 pieces under 200 MiB"
+expect_fail 2 "$desc" env TENET_MEM_CAP=200MiB "$TENET" synth -t hierarchical-16x8 -c alltoall -s 64MiB -a greedy --chunks 8 -o a2a200/x
+expect_msg "greedy: All-to-All on 128 NPUs in 8 pieces per block needs about"
+
+# The MILP's models are checked before GLPK gets them: torus-4x4 All-Gather in 4 chunks per
+# NPU builds a symmetric model of 687,024 nonzeros (about 98 MiB) and a full one; the old
+# binary checked only the greedy's estimate and ran it to a 258 MB peak under a 64 MiB cap.
+if "$TENET" synth -t ring-4 -c allgather -s 1MiB -a milp -o milpcheck/x >/dev/null 2>&1; then
+  desc="milp model over a 64 MiB cap"
+  expect_fail 2 "$desc" env TENET_MEM_CAP=64MiB "$TENET" synth -t torus-4x4 -c allgather -s 1MiB -a milp --chunks 4 -o milp64/x
+  expect_msg "milp: the symmetric model for 'torus-4x4' (13297 variables, 687024 nonzeros) needs about"
+  desc="milp model under the default cap"
+  run "$TENET" synth -t ring-8 -c allgather -s 1MiB -a milp -o milpfits/x
+  expect_rc 0
+fi
+
 testlib_done

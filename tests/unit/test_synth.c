@@ -11,6 +11,7 @@
 #include "greedy/greedy.h"
 #include "sim/sim.h"
 #include "synth/synth.h"
+#include "synth/synth_internal.h"
 #include "trees/trees.h"
 
 /* Fails the test with err's message unless st is TN_OK (err is the check's own). */
@@ -695,8 +696,64 @@ static void synth_on_set_sees_the_returned_set(void **state) {
   topo_free(t);
 }
 
+/* auto builds its candidates side by side only as far as their estimates' sum fits the
+ * memory cap: those built at once are resident at once (each alone was all the old check
+ * counted, so two of 4 GiB ran side by side under a 6 GiB cap). */
+static void portfolio_side_by_side_fits_the_cap(void **state) {
+  (void)state;
+  const uint64_t g = (uint64_t)1 << 30;
+  uint64_t need[3] = {4 * g, 1 * g, 3 * g};
+  assert_int_equal(synth_i_side_by_side(need, 3, 2, 6 * g), 1); /* 4 + 3 > 6 */
+  assert_int_equal(synth_i_side_by_side(need, 3, 2, 7 * g), 2);
+  assert_int_equal(synth_i_side_by_side(need, 3, 8, 7 * g), 2); /* 4 + 3 + 1 > 7 */
+  assert_int_equal(synth_i_side_by_side(need, 3, 8, 8 * g), 3);
+  assert_int_equal(synth_i_side_by_side(need, 3, 1, 8 * g), 1);
+  assert_int_equal(synth_i_side_by_side(need, 3, 2, g), 1); /* each refuses itself */
+  uint64_t none[2] = {0, 0};                                /* not applicable: free */
+  assert_int_equal(synth_i_side_by_side(none, 2, 2, 1), 2);
+  uint64_t huge[2] = {UINT64_MAX, UINT64_MAX}; /* no wrap-around */
+  assert_int_equal(synth_i_side_by_side(huge, 2, 2, UINT64_MAX - 1), 1);
+}
+
+/* The portfolio's outcome does not depend on how many candidates it builds at once: a cap
+ * between one candidate's estimate and two's (so two threads build one at a time) gives
+ * the set one thread and an uncapped run give. */
+static void portfolio_under_a_tight_cap_chooses_the_same(void **state) {
+  (void)state;
+  topo_t *t = NULL;
+  tn_err_t err = {0};
+  must(topo_gen_kind("mesh", "4x4", 50.0, 500.0, &t, &err), &err);
+  uint64_t size = 1u << 20;
+  uint64_t g = synth_mem_estimate(t, TN_ALLREDUCE, size, SYNTH_GREEDY, 0);
+  uint64_t tr = synth_mem_estimate(t, TN_ALLREDUCE, size, SYNTH_TREES, 0);
+  uint64_t hi = g > tr ? g : tr, lo = g > tr ? tr : g;
+  char cap[32];
+  snprintf(cap, sizeof cap, "%llu", (unsigned long long)(hi + lo / 2));
+  uint64_t need[2] = {g, tr};
+  assert_int_equal(synth_i_side_by_side(need, 2, 2, hi + lo / 2), 1);
+  synth_opts_t o = {.method = SYNTH_AUTO, .seed = 1};
+  synth_result_t a = {0}, b = {0};
+  setenv("TENET_THREADS", "1", 1);
+  assert_int_equal(synth_run(t, TN_ALLREDUCE, size, &o, &a, &err), TN_OK);
+  setenv("TENET_THREADS", "2", 1);
+  setenv("TENET_MEM_CAP", cap, 1);
+  assert_int_equal(synth_run(t, TN_ALLREDUCE, size, &o, &b, &err), TN_OK);
+  unsetenv("TENET_MEM_CAP");
+  unsetenv("TENET_THREADS");
+  assert_int_equal(a.method, b.method);
+  assert_int_equal(a.time_ps, b.time_ps);
+  assert_int_equal(a.algo->npus, b.algo->npus);
+  for (uint32_t r = 0; r < a.algo->npus; r++)
+    assert_int_equal(algo_rank_len(a.algo, r), algo_rank_len(b.algo, r));
+  synth_result_free(&a);
+  synth_result_free(&b);
+  topo_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(portfolio_side_by_side_fits_the_cap),
+      cmocka_unit_test(portfolio_under_a_tight_cap_chooses_the_same),
       cmocka_unit_test(synth_method_names_round_trip),
       cmocka_unit_test(synth_method_parse_suggests_the_nearest_name),
       cmocka_unit_test(synth_refuses_a_size_below_one_byte_per_chunk),
