@@ -82,8 +82,8 @@ static void make_block(plan_t *P, uint32_t o, uint32_t j, uint32_t s) {
     uint32_t d = P->e[(j + q) % P->D], L = dim_size(P->t, d);
     for (uint32_t i = 0; i < m; i++) {
       uint32_t base = b[i] - (uint32_t)(coord(P, b[i], d) * P->stride[d]);
-      for (uint32_t v = 0; v < L; v++)
-        if (v > 0) b[m * v + i] = base + (uint32_t)(v * P->stride[d]);
+      for (uint32_t v = 1; v < L; v++)
+        b[m * v + i] = base + (uint32_t)(v * P->stride[d]);
       b[i] = base;
     }
     m *= L;
@@ -148,8 +148,9 @@ static uint32_t gates(const plan_t *P, uint32_t j, uint32_t s, uint32_t d, uint3
   return ng;
 }
 
-/* Origin o's block of part j in phase s (made), sent along its line: pos(i) is the NPU at
- * position i, o at position at. first: the deliveries its first sends wait for. */
+/* Origin o's block of part j in phase s (made), sent along its line of dimension d: the
+ * line's NPU at position i is base + i * stride, o is at position at. first: the deliveries
+ * its first sends wait for (nfirst); g: room for them and the gates. */
 static tn_status_t send_block(plan_t *P, uint32_t j, uint32_t s, uint32_t d, const topo_dim_t *dim,
                               uint64_t stride, uint32_t base, uint32_t at, const uint32_t *first,
                               uint32_t nfirst, uint32_t *g, tn_err_t *err) {
@@ -315,8 +316,8 @@ uint64_t dims_mem_estimate(const topo_t *t, tn_coll_t coll) {
   /* Fitted on measured peaks of the whole process (see bench_mem): per transfer its
    * schedule entry, lowered nodes, order-proof copy and simulation; per chunk reference
    * the lists the schedule, the lowering, the verifier and the files' encoding carry
-   * (mesh-64x64 and torus-16x16x16 All-Gather: 1.4 and 2.5 GB). A Reduce-Scatter is the same plan reversed,
-   * with a reduction per delivery; an All-Reduce holds both halves. */
+   * (mesh-64x64 and torus-16x16x16 All-Gather: 1.4 and 2.5 GB). A Reduce-Scatter is the
+   * same plan reversed, with a reduction per delivery; an All-Reduce holds both halves. */
   double per_xfer = 760.0, per_ref = 21.5, base = 8.0 * 1024 * 1024;
   double times = coll == TN_ALLREDUCE ? 2.0 : coll == TN_REDUCESCATTER ? 1.3 : 1.0;
   double b = base + times * (per_xfer * xfers + per_ref * refs);

@@ -23,26 +23,28 @@
  * caller frees with schedule_free; empty on failure).
  *
  * t must be generated (t->ndims > 0). Its dimensions of size 2 or more are E_0 .. E_{D-1};
- * every NPU's data is cut into D chunks, one per part (chunks_per_npu is D; a caller's
- * chunks_per_npu, when not 0, must be D). Part j gathers along E_j, E_{j+1}, …, E_{j-1}
+ * every NPU's data is cut into D parts of one chunk, or of two where some dimension is a
+ * two-way ring of an even size above 2 (see dims_chunks; a caller's chunks_per_npu, when
+ * not 0, must be that count). Part j gathers along E_j, E_{j+1}, …, E_{j-1}
  * (indices mod D): in its phase s an NPU holds the part's chunks of every NPU that differs
  * from it only in the dimensions of the earlier phases (its block), and the NPUs of each
  * line of the phase's dimension exchange their blocks:
  *  - line (a mesh row): every block is passed hop by hop to both ends;
- *  - ring: halfway round in each direction (all the way round on a one-way ring);
+ *  - ring: halfway round in each direction (all the way round on a one-way ring; on an
+ *    even ring the NPU opposite gets one half of the block from each side);
  *  - fully connected or switch: straight to every other NPU of the line, in rotated order.
  * Each block's first send waits for the deliveries that brought it (the part's earlier
  * phases at that NPU); each forward waits for the delivery it forwards. Timed by
  * schedule_replay, so out->time_ps is what the simulator measures on the lowering.
  *
- * Errors: TN_INVAL for an explicit fabric (no dimensions), fewer than 2 NPUs, a
- * chunks_per_npu other than D, or a size below one byte per chunk. O(transfers ·
- * block size) time and memory. */
+ * Errors: TN_INVAL for an explicit fabric (no dimensions), fewer than 2 NPUs, another
+ * chunks_per_npu, or a size below one byte per chunk. O(transfers · block size) time and
+ * memory. */
 tn_status_t dims_allgather(const topo_t *t, uint64_t size_bytes, uint32_t chunks_per_npu,
                            schedule_t *out, tn_err_t *err);
 
-/* The chunks per NPU dims_allgather plans on t (its dimensions of size 2 or more), 0 for an
- * explicit fabric. */
+/* The chunks per NPU dims_allgather plans on t: one per dimension of size 2 or more, two
+ * where a dimension is an even two-way ring above 2 NPUs; 0 for an explicit fabric. */
 uint32_t dims_chunks(const topo_t *t);
 
 /* Bytes the whole `tenet synth -a dims` process needs for coll on t (0 when t has no
