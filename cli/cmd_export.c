@@ -218,7 +218,17 @@ int cmd_export(int argc, char **argv) {
   size_t xml_len = 0;
   if (emit_msccl_export_mem_opts(a, &eo, &xml, &xml_len, &st, &err) != TN_OK) {
     tn_err_prefix(&err, "%s", exact ? "exact" : "runtime-fit");
-    if (!exact && (err.status == TN_LIMIT || err.status == TN_INFEASIBLE)) {
+    if (strcmp(a->name, synth_method_name(SYNTH_DIMS)) == 0 &&
+        strstr(err.msg, "not one ascending range") != NULL) {
+      /* dims moves blocks gathered across a dimension: chunk sets with strides, which no
+       * MSCCL step (a contiguous range) expresses, in either form. */
+      tn_err_t why = err;
+      tn_err_clear(&err);
+      tn_err_set(&err, why.status,
+                 "%s; a dims set moves blocks of chunks that are not ranges: export another "
+                 "method's set (e.g. 'tenet synth -a greedy --chunks 1')",
+                 why.msg);
+    } else if (!exact && (err.status == TN_LIMIT || err.status == TN_INFEASIBLE)) {
       tn_err_t why = err;
       tn_err_clear(&err);
       tn_err_set(&err, why.status,

@@ -102,6 +102,12 @@ rc=$?
 [ $? = 1 ] && grep -q "missing.xml" "$S/err.txt" && ok || bad "missing file: $(cat "$S/err.txt")"
 "$T" export msccl -t "$S/ring8.json" -c allgather -s 8MiB "$S/nothing/here" -o "$S/n.xml" 2>"$S/err.txt"
 [ $? != 0 ] && [ ! -e "$S/n.xml" ] && ok || bad "export of a missing set"
+# A dims set on a torus moves blocks with strides: no MSCCL step expresses them, and the
+# refusal says what to export instead (not --chunks 1, which dims does not take).
+"$T" synth -t torus-4x4 -c allgather -s 1MiB -a dims -o "$S/dims/a" >/dev/null
+"$T" export msccl -t torus-4x4 -c allgather -s 1MiB "$S/dims/a" -o "$S/dims.xml" 2>"$S/err.txt"
+[ $? = 2 ] && [ ! -e "$S/dims.xml" ] && grep -q "a dims set moves blocks" "$S/err.txt" &&
+  grep -q "synth -a greedy --chunks 1" "$S/err.txt" && ok || bad "dims export: $(cat "$S/err.txt")"
 
 # Runtime-fit export (the default) vs --exact: both re-import and verify; the runtime-fit
 # file fits MSCCL's limits (channels, threadblocks per GPU, steps per threadblock) and is
