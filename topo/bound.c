@@ -188,6 +188,37 @@ static igraph_error_t fabric_graph(const topo_t *f, bool source, bool latency, i
   return e;
 }
 
+/* Whether u is the lowest-id NPU of its class under the symmetries every generated fabric
+ * whose links all carry their dimension's figures has (true for any other fabric, and for
+ * every NPU of one): translations along a ring, fully connected or switch dimension, and
+ * the reflection of a line (c to L-1-c). Such a symmetry maps the fabric onto itself and
+ * every NPU onto an NPU, so it keeps the cut search's max-flow to each sink: a class's
+ * lowest id is settled first, and the others would then be settled at once. */
+static bool sink_canonical(const topo_t *f, bool uniform, uint32_t u) {
+  if (!uniform) return true;
+  uint64_t stride = 1;
+  for (uint32_t d = 0; d < f->ndims; d++) {
+    uint32_t L = f->dims[d].size, c = (uint32_t)((u / stride) % L);
+    if (f->dims[d].kind == TOPO_DIM_LINE ? c > (L - 1) / 2 : c != 0) return false;
+    stride *= L;
+  }
+  return true;
+}
+
+/* Whether f is generated and every link has its dimension's bandwidth and latency (no
+ * overrides): sink_canonical's symmetries hold. */
+static bool uniform_dims(const topo_t *f) {
+  if (f->ndims == 0) return false;
+  for (uint32_t i = 0; i < f->nlinks; i++) {
+    const topo_link_t *l = &f->links[i];
+    const topo_dim_t *d = l->dim < f->ndims ? &f->dims[l->dim] : NULL;
+    if (d == NULL || l->bandwidth_GBps != d->bandwidth_GBps ||
+        l->latency_ps != (uint64_t)llround(d->latency_ns * 1000.0))
+      return false;
+  }
+  return true;
+}
+
 /* Dinkelbach over max-flows (ForestColl): with a source joined to every NPU by links of
  * capacity x = 1/ratio, the ratio is the best iff max-flow(source -> u) >= n x for every
  * NPU u; a smaller flow's min cut is a set X missing u with |X & NPUs| / B_out(X) above the
@@ -204,7 +235,9 @@ static tn_status_t cut_search(const topo_t *f, side_t *s, uint8_t *tmp, tn_err_t
     igraph_vector_int_destroy(&part);
     return ig_status(e, "max-flow", err);
   }
+  bool uniform = uniform_dims(f);
   for (uint32_t u = 0; u < n && e == IGRAPH_SUCCESS; u++) {
+    if (!sink_canonical(f, uniform, u)) continue;
     for (uint32_t round = 0; round < MAX_ROUNDS; round++) {
       double x = 1.0 / s->ratio;
       igraph_real_t flow = 0.0;

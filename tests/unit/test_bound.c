@@ -605,8 +605,74 @@ static void alltoall_bound_is_exact_on_128_npu_fabrics(void **state) {
   }
 }
 
+/* The cut search skips the sinks a generated fabric's symmetries make equal to a lower
+ * one: the same fabric given link by link (no shape, every sink searched) has the same
+ * All-Gather and Reduce-Scatter bounds and explanations; a fabric whose links were changed
+ * after generation (an override) is searched whole. */
+static void symmetric_sinks_give_the_bound_of_the_explicit_fabric(void **state) {
+  (void)state;
+  static const char *const shapes[][2] = {{"mesh", "5x4x3"},   {"torus", "6x4"}, {"torus", "5x3"},
+                                          {"hypercube", "16"}, {"ring", "7"},    {"fc", "6"},
+                                          {"switch", "9"},     {"mesh", "2x7"}};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    topo_t *g = gen_kind(shapes[i][0], shapes[i][1]);
+    for (int bend = 0; bend < 2; bend++) {
+      topo_link_t *l = malloc(g->nlinks * sizeof *l);
+      assert_non_null(l);
+      memcpy(l, g->links, g->nlinks * sizeof *l);
+      if (bend) l[g->nlinks / 2].bandwidth_GBps /= 3; /* breaks the symmetry */
+      topo_t *x = NULL, *shaped = NULL;
+      TU_OK(topo_create("explicit", g->npus, g->switches, l, g->nlinks, &x, &tu_err_));
+      TU_OK(topo_create("shaped", g->npus, g->switches, l, g->nlinks, &shaped, &tu_err_));
+      shaped->ndims = g->ndims; /* the generated shape, over the (maybe bent) links */
+      memcpy(shaped->dims, g->dims, sizeof g->dims);
+      for (tn_coll_t c = TN_ALLGATHER; c <= TN_REDUCESCATTER; c++) {
+        uint64_t a = 0, b = 0;
+        TU_OK(topo_lower_bound_ps(x, c, GIB, &a, &tu_err_));
+        TU_OK(topo_lower_bound_ps(shaped, c, GIB, &b, &tu_err_));
+        if (a != b)
+          fail_msg("%s-%s%s %s: %llu ps with its shape, %llu link by link", shapes[i][0],
+                   shapes[i][1], bend ? " (bent)" : "", tn_coll_name(c), (unsigned long long)b,
+                   (unsigned long long)a);
+      }
+      topo_bounds_t bx, bs;
+      TU_OK(topo_bounds_compute(x, &bx, &tu_err_));
+      TU_OK(topo_bounds_compute(shaped, &bs, &tu_err_));
+      char wx[256], ws[256];
+      assert_string_equal(topo_bound_explain(&bx, TN_ALLGATHER, wx, sizeof wx),
+                          topo_bound_explain(&bs, TN_ALLGATHER, ws, sizeof ws));
+      topo_free(x);
+      topo_free(shaped);
+      free(l);
+    }
+    topo_free(g);
+  }
+  /* Servers of 8 behind a slow second switch, one NPU of the second server with a slower
+   * uplink: the narrowest cut is around that server, found only from a sink inside it
+   * (the shape's symmetries must not be taken for a fabric whose links were changed). */
+  topo_dim_t d[2] = {{TOPO_DIM_SWITCH, 8, 300.0, 500.0, false},
+                     {TOPO_DIM_SWITCH, 4, 10.0, 500.0, false}};
+  topo_t *g = NULL, *x = NULL;
+  TU_OK(topo_gen("servers", d, 2, &g, &tu_err_));
+  topo_link_t *l = malloc(g->nlinks * sizeof *l);
+  assert_non_null(l);
+  memcpy(l, g->links, g->nlinks * sizeof *l);
+  for (uint32_t i = 0; i < g->nlinks; i++)
+    if (l[i].dst == 9 && l[i].dim == 1) l[i].bandwidth_GBps = 2.0;
+  TU_OK(topo_create("explicit", g->npus, g->switches, l, g->nlinks, &x, &tu_err_));
+  uint64_t a = 0, b = 0;
+  TU_OK(topo_lower_bound_ps(x, TN_ALLGATHER, GIB, &a, &tu_err_));
+  memcpy(g->links, l, g->nlinks * sizeof *l); /* the same links, with the shape */
+  TU_OK(topo_lower_bound_ps(g, TN_ALLGATHER, GIB, &b, &tu_err_));
+  assert_int_equal(a, b);
+  topo_free(x);
+  topo_free(g);
+  free(l);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(symmetric_sinks_give_the_bound_of_the_explicit_fabric),
       cmocka_unit_test(bounds_of_rings_stars_tori_and_hypercubes_are_their_closed_forms),
       cmocka_unit_test(allreduce_bound_on_meshes_counts_every_link),
       cmocka_unit_test(latency_term_is_the_longest_shortest_path),
