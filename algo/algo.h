@@ -197,9 +197,10 @@ tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *
  * starts with a contribution to every chunk); whether it computes the collective is
  * algo_verify's to say. One thread, O(T log T). */
 
-/* algo_from_schedule of an explicit schedule (s->coll not TN_ALLGATHER), and in send_id
- * (schedule_len(s) entries) the id of every transfer's SEND in its sender's rank: what
- * names the transfers of s->ties in the lowered set. TN_INVAL for an All-Gather plan. */
+/* algo_from_schedule of an explicit schedule (s->coll not TN_ALLGATHER), or of an
+ * All-Gather plan lowered to TN_ALLGATHER, and in send_id (schedule_len(s) entries) the id
+ * of every transfer's SEND in its sender's rank: what names the transfers of s->ties in the
+ * lowered set. TN_INVAL for an All-Gather plan lowered to anything else. */
 tn_status_t algo_from_schedule_ids(const schedule_t *s, tn_coll_t coll, const char *name,
                                    algo_t **out, uint32_t *send_id, tn_err_t *err);
 

@@ -84,6 +84,7 @@ typedef struct lower {
    * dependency ids and chunk ids. */
   uint32_t *sent, *nrecv, *nitem;
   uint64_t *ndep, *nchunk;
+  uint32_t *send_id; /* an All-Gather's: per transfer, its SEND's id in its rank, or NULL */
 } lower_t;
 
 /* One thread's share of the lowering: ranks r0..r1-1, done start to end by that thread
@@ -517,6 +518,7 @@ static void emit_rank(worker_t *w, uint32_t r) {
           for (uint32_t k = L->own_off[ch[j]]; k < L->own_off[ch[j] + 1]; k++)
             deps[nd++] = L->final->comp_id[L->own[k]];
     }
+    if (L->send_id != NULL && !p->reverse) L->send_id[xi] = first + i; /* (one writer) */
     put(R,
         (algo_node_t){ALGO_SEND, false, (int32_t)peer, (int32_t)p->tag[xi], x->bytes, 0, 0, nd, 0,
                       nch},
@@ -636,7 +638,7 @@ static void lower_free(lower_t *L) {
 }
 
 static tn_status_t lower(const schedule_t *rs, const schedule_t *ag, tn_coll_t coll,
-                         const char *name, algo_t **out, tn_err_t *err) {
+                         const char *name, algo_t **out, uint32_t *send_id, tn_err_t *err) {
   *out = NULL;
   const schedule_t *s = rs ? rs : ag;
   tn_status_t st = check_schedule(s, err);
@@ -649,7 +651,7 @@ static tn_status_t lower(const schedule_t *rs, const schedule_t *ag, tn_coll_t c
                       "chunks or size");
   }
   if (st != TN_OK) return st;
-  lower_t L = {0};
+  lower_t L = {.send_id = send_id};
   st = algo_create(name, coll, s->npus, s->chunks_per_npu, s->size_bytes, &L.a, err);
   if (st == TN_OK) st = tn_calloc(s->npus, sizeof *L.sent, &L.sent, err);
   if (st == TN_OK) st = tn_calloc(s->npus, sizeof *L.nrecv, &L.nrecv, err);
@@ -873,9 +875,9 @@ tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *
                                tn_err_t *err) {
   if (s->coll != TN_ALLGATHER) return lower_explicit(s, coll, name, out, NULL, err);
   switch (coll) {
-  case TN_ALLGATHER: return lower(NULL, s, coll, name, out, err);
-  case TN_REDUCESCATTER: return lower(s, NULL, coll, name, out, err);
-  case TN_ALLREDUCE: return lower(s, s, coll, name, out, err);
+  case TN_ALLGATHER: return lower(NULL, s, coll, name, out, NULL, err);
+  case TN_REDUCESCATTER: return lower(s, NULL, coll, name, out, NULL, err);
+  case TN_ALLREDUCE: return lower(s, s, coll, name, out, NULL, err);
   case TN_ALLTOALL: break;
   }
   *out = NULL;
@@ -886,11 +888,13 @@ tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *
 tn_status_t algo_from_schedule_ids(const schedule_t *s, tn_coll_t coll, const char *name,
                                    algo_t **out, uint32_t *send_id, tn_err_t *err) {
   if (s->coll != TN_ALLGATHER) return lower_explicit(s, coll, name, out, send_id, err);
+  if (coll == TN_ALLGATHER) return lower(NULL, s, coll, name, out, send_id, err);
   *out = NULL;
-  return tn_err_set(err, TN_INVAL, "lowering: SEND ids are named for explicit schedules only");
+  return tn_err_set(err, TN_INVAL,
+                    "lowering: SEND ids are named for explicit schedules and All-Gathers only");
 }
 
 tn_status_t algo_allreduce_from_schedules(const schedule_t *rs_ag, const schedule_t *ag,
                                           const char *name, algo_t **out, tn_err_t *err) {
-  return lower(rs_ag, ag, TN_ALLREDUCE, name, out, err);
+  return lower(rs_ag, ag, TN_ALLREDUCE, name, out, NULL, err);
 }

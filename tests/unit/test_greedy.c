@@ -732,8 +732,73 @@ static void lowering_orders_sends_by_arrival_when_listed_in_reverse(void **state
   schedule_free(&s);
 }
 
+static void rec_pair(void *ctx, const sim_tie_t *v) {
+  tn_vec_t *pairs = ctx;
+  uint32_t q[5] = {v->link, v->first_rank, v->first_id, v->second_rank, v->second_id};
+  tn_err_t e = {0};
+  if (tn_vec_push(pairs, q, &e) != TN_OK) fail_msg("out of memory");
+}
+
+static int cmp_pair(const void *x, const void *y) {
+  return memcmp(x, y, 5 * sizeof(uint32_t));
+}
+
+/* synth/ takes order-proofing's first run of a greedy All-Gather from the plan's replay: it
+ * must time the lowered set as the simulator does and name the same pairs of messages
+ * entering a link together (within the first run's window) as the simulation of the
+ * lowering meets, transfer by transfer through the SEND ids. */
+static void allgather_replay_meets_the_pairs_the_simulation_meets(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 12; seed++) {
+    topo_t *t = seed <= 8 ? tu_random_fabric(6 + (uint32_t)seed, seed, seed % 2 == 0) : NULL;
+    if (t == NULL)
+      TU_OK(topo_gen_kind(seed % 2 ? "torus" : "mesh", seed < 11 ? "4x4" : "8x4", 50.0, 500.0, &t,
+                          &tu_err_));
+    greedy_opts_t o = {.seed = seed, .chunks_per_npu = 1 + (uint32_t)(seed % 3)};
+    schedule_t s;
+    TU_OK(greedy_run_for(t, TN_ALLGATHER, 1u << 20, &o, &s, &tu_err_));
+    uint64_t plan_ps = s.time_ps;
+    TU_OK(schedule_replay_ties(t, &s, SIM_STRICT_FIRST_WINDOW_PS, &tu_err_));
+    assert_int_equal(s.time_ps, plan_ps);
+    assert_true(s.ties_kept);
+    uint32_t *send_id = malloc((schedule_len(&s) + 1) * sizeof *send_id);
+    assert_non_null(send_id);
+    algo_t *a = NULL;
+    TU_OK(algo_from_schedule_ids(&s, TN_ALLGATHER, "greedy", &a, send_id, &tu_err_));
+    tn_vec_t mine, sims;
+    tn_vec_init(&mine, 5 * sizeof(uint32_t));
+    tn_vec_init(&sims, 5 * sizeof(uint32_t));
+    for (size_t i = 0; i < s.ties.len; i++) {
+      const ten_tie_t *v = &TN_VEC_AT(&s.ties, ten_tie_t, i);
+      sim_tie_t w = {.link = v->link,
+                     .first_rank = schedule_xfer(&s, (uint32_t)v->first)->src,
+                     .first_id = send_id[v->first],
+                     .second_rank = schedule_xfer(&s, (uint32_t)v->second)->src,
+                     .second_id = send_id[v->second]};
+      rec_pair(&mine, &w);
+    }
+    sim_opts_t so = {
+        .on_tie = rec_pair, .tie_ctx = &sims, .tie_window_ps = SIM_STRICT_FIRST_WINDOW_PS};
+    sim_result_t r = {0};
+    TU_OK(sim_run(t, a, &so, &r, &tu_err_));
+    assert_int_equal(r.time_ps, plan_ps);
+    assert_int_equal(mine.len, sims.len);
+    qsort(mine.data, mine.len, 5 * sizeof(uint32_t), cmp_pair);
+    qsort(sims.data, sims.len, 5 * sizeof(uint32_t), cmp_pair);
+    assert_memory_equal(mine.data, sims.data, mine.len * 5 * sizeof(uint32_t));
+    sim_result_free(&r);
+    tn_vec_free(&mine);
+    tn_vec_free(&sims);
+    free(send_id);
+    algo_free(a);
+    schedule_free(&s);
+    topo_free(t);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(allgather_replay_meets_the_pairs_the_simulation_meets),
       cmocka_unit_test(greedy_schedules_verify_and_match_simulation_on_generated_fabrics),
       cmocka_unit_test(greedy_schedules_verify_and_match_simulation_on_random_fabrics),
       cmocka_unit_test(lowering_on_two_threads_verifies_matches_simulation_and_is_stable),
