@@ -218,23 +218,20 @@ int cmd_export(int argc, char **argv) {
   size_t xml_len = 0;
   if (emit_msccl_export_mem_opts(a, &eo, &xml, &xml_len, &st, &err) != TN_OK) {
     tn_err_prefix(&err, "%s", exact ? "exact" : "runtime-fit");
+    /* What to do instead. dims moves blocks gathered across a dimension: chunk sets with
+     * strides, which no MSCCL step (a contiguous range) expresses, in either form. */
+    const char *hint = NULL;
     if (strcmp(a->name, synth_method_name(SYNTH_DIMS)) == 0 &&
-        strstr(err.msg, "not one ascending range") != NULL) {
-      /* dims moves blocks gathered across a dimension: chunk sets with strides, which no
-       * MSCCL step (a contiguous range) expresses, in either form. */
+        strstr(err.msg, "not one ascending range") != NULL)
+      hint = "a dims set moves blocks of chunks that are not ranges: export another method's "
+             "set (e.g. 'tenet synth -a greedy --chunks 1')";
+    else if (!exact && (err.status == TN_LIMIT || err.status == TN_INFEASIBLE))
+      hint = "what fits: a set with fewer chunks per NPU ('tenet synth --chunks 1'), or --exact "
+             "(one threadblock per node, for msccl-tools and simulators)";
+    if (hint != NULL) {
       tn_err_t why = err;
       tn_err_clear(&err);
-      tn_err_set(&err, why.status,
-                 "%s; a dims set moves blocks of chunks that are not ranges: export another "
-                 "method's set (e.g. 'tenet synth -a greedy --chunks 1')",
-                 why.msg);
-    } else if (!exact && (err.status == TN_LIMIT || err.status == TN_INFEASIBLE)) {
-      tn_err_t why = err;
-      tn_err_clear(&err);
-      tn_err_set(&err, why.status,
-                 "%s; what fits: a set with fewer chunks per NPU ('tenet synth --chunks 1'), "
-                 "or --exact (one threadblock per node, for msccl-tools and simulators)",
-                 why.msg);
+      tn_err_set(&err, why.status, "%s; %s", why.msg, hint);
     }
     goto fail;
   }
