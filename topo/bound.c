@@ -189,9 +189,9 @@ static igraph_error_t fabric_graph(const topo_t *f, bool source, bool latency, i
 }
 
 /* Whether u is the lowest-id NPU of its class under the symmetries every generated fabric
- * whose links all carry their dimension's figures has (true for any other fabric, and for
- * every NPU of one): translations along a ring, fully connected or switch dimension, and
- * the reflection of a line (c to L-1-c). Such a symmetry maps the fabric onto itself and
+ * whose links all carry their dimension's figures has (uniform; without them every NPU is
+ * its own class): translations along a ring, fully connected or switch dimension, and the
+ * reflection of a line (c to L-1-c). Such a symmetry maps the fabric onto itself and
  * every NPU onto an NPU, so it keeps the cut search's max-flow to each sink: a class's
  * lowest id is settled first, and the others would then be settled at once. */
 static bool sink_canonical(const topo_t *f, bool uniform, uint32_t u) {
