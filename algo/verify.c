@@ -101,7 +101,9 @@ typedef struct vctx {
   uint32_t *round_of;      /* per node: the round it ran in */
   uint32_t *cmap, *cstamp; /* per chunk: slot index while cstamp names the rank */
   uint32_t *snap_base;     /* snap_base[r]: offset of rank r's chunk pool in snap */
-  uint32_t *snap;          /* SEND: the set ids it carries, parallel to its chunk list */
+  uint32_t *snap;          /* SEND: the set ids it carries, parallel to its chunk list
+                              (unless sfull: then never written, so never in memory) */
+  uint8_t *sfull;          /* per node: a SEND that carries complete chunks only */
   uint32_t *in_comp, *got; /* per chunk: stamps while a COMP executes */
   tn_vec_t arena;          /* uint32_t words of stored sets */
   tn_vec_t sets;           /* set_rec_t of stored sets */
@@ -661,6 +663,7 @@ static tn_status_t exec_send(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
   const algo_node_t *nd = gnode(v, g);
   const uint32_t *ch = algo_node_chunks(v->a, r, nd);
   size_t ref = (size_t)v->snap_base[r] + nd->chunk_off;
+  bool full = true;
   for (uint32_t j = 0; j < nd->nchunks; j++) {
     uint32_t si = slot_of(v, r, ref + j, ch[j]);
     tn_status_t st = access_slot(v, g, si, ch[j], false, k, err);
@@ -670,9 +673,21 @@ static tn_status_t exec_send(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
                         "rank %u node %u: sends chunk %u, which it does not "
                         "hold",
                         r, local_id(v, g), ch[j]);
-    v->snap[v->snap_base[r] + nd->chunk_off + j] = v->slot[si].set;
+    full = full && v->slot[si].set == SET_FULL;
   }
+  /* A SEND of complete chunks only (every one of an All-Gather's) needs no snapshot: its
+   * values are known, and its part of snap is never touched (400 MB of a 4096-NPU
+   * All-Gather's 100M references never in memory). */
+  v->sfull[g] = full;
+  for (uint32_t j = 0; !full && j < nd->nchunks; j++)
+    v->snap[ref + j] = v->slot[slot_of(v, r, ref + j, ch[j])].set;
   return TN_OK;
+}
+
+/* The value SEND s carried for its j-th chunk. */
+static uint32_t sent_value(const vctx_t *v, uint32_t s, const algo_node_t *sn, uint32_t j) {
+  return v->sfull[s] ? (uint32_t)SET_FULL
+                     : v->snap[v->snap_base[v->rank_of[s]] + sn->chunk_off + j];
 }
 
 static tn_status_t exec_recv(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
@@ -691,7 +706,7 @@ static tn_status_t exec_recv(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
     uint32_t si = slot_of(v, r, ref + j, ch[j]);
     tn_status_t st = access_slot(v, g, si, ch[j], true, k, err);
     if (st != TN_OK) return st;
-    v->slot[si].set = v->snap[v->snap_base[v->rank_of[s]] + sn->chunk_off + j];
+    v->slot[si].set = sent_value(v, s, sn, j);
   }
   return TN_OK;
 }
@@ -716,7 +731,7 @@ static tn_status_t exec_comp(vctx_t *v, uint32_t g, uint32_t k, tn_err_t *err) {
     for (uint32_t j = 0; j < dn->nchunks && st == TN_OK; j++) {
       uint32_t c = dch[j], si = slot_of(v, r, dref + j, c);
       if (v->in_comp[c] != g + 1) continue;
-      uint32_t val = v->snap[v->snap_base[v->rank_of[s]] + sn->chunk_off + j];
+      uint32_t val = sent_value(v, s, sn, j);
       uint32_t dup = set_overlap(v, v->slot[si].set, val);
       if (dup != NONE)
         return tn_err_set(err, TN_PARSE,
@@ -761,6 +776,7 @@ static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
   for (int i = 0; i < 3 && st == TN_OK; i++)
     st = tn_calloc((size_t)v->n + 4, sizeof(uint32_t), &v->ibuf[i], err);
   if (st == TN_OK) st = tn_calloc((size_t)v->n + 1, sizeof *v->snap_base, &v->snap_base, err);
+  if (st == TN_OK) st = tn_calloc((size_t)v->total + 1, sizeof *v->sfull, &v->sfull, err);
   if (st == TN_OK) st = tn_malloc((size_t)v->total + 1, sizeof *v->round_of, &v->round_of, err);
   if (st != TN_OK) return st;
   for (uint32_t r = 0; r < v->n; r++) {
@@ -963,7 +979,7 @@ static void vctx_free(vctx_t *v) {
   void *arrs[] = {v->base,    v->rank_of, v->succ_off, v->succ,      v->remaining, v->done,
                   v->key,     v->ents,    v->key_off,  v->sq,        v->rq,        v->kq,
                   v->matched, v->order,   v->slot,     v->snap_base, v->snap,      v->in_comp,
-                  v->got,     v->sref,    v->cmap,     v->cstamp,    v->round_of};
+                  v->got,     v->sref,    v->cmap,     v->cstamp,    v->round_of,  v->sfull};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++)
     free(arrs[i]);
   for (int i = 0; i < 3; i++)
