@@ -58,13 +58,16 @@ typedef struct key_ent {
   uint32_t gid; /* global node id */
 } key_ent_t;
 
-/* One chunk slot of one rank: its contents and, for the race check, the nodes that read
- * and wrote it last (NONE before any; their rounds are in round_of). Kept together: the
- * symbolic execution touches them at once, in an order that jumps between ranks, so one
- * cache line per access instead of three. */
+/* One chunk slot of one rank: its contents and, for the race check, its last access: the
+ * node (its round is in round_of) with LAST_WRITE set for a write, NONE before any. A
+ * node's read after its own write of the same round keeps the write. This finds every
+ * race a last reader and a last writer kept apart would: two accesses of one round by
+ * different nodes, one of them a write. Kept together: the symbolic execution touches
+ * them at once, in an order that jumps between ranks. */
+#define LAST_WRITE 0x80000000u
 typedef struct vslot {
   uint32_t set; /* set id */
-  uint32_t rd, wr;
+  uint32_t last;
 } vslot_t;
 
 /* Per key: the FIFOs of issued SENDs (sq) and posted RECVs (rq), as slices of sq/rq. */
@@ -634,22 +637,18 @@ static tn_status_t set_union(vctx_t *v, uint32_t x, uint32_t y, uint32_t *out, t
  * lands in different rounds), so the value would depend on the verifier's own order. */
 static tn_status_t access_slot(vctx_t *v, uint32_t g, uint32_t si, uint32_t c, bool write,
                                uint32_t k, tn_err_t *err) {
-  uint32_t other = NONE;
-  const char *did = NULL;
   vslot_t *sl = &v->slot[si];
-  if (sl->wr != NONE && sl->wr != g && v->round_of[sl->wr] == k)
-    other = sl->wr, did = "writes";
-  else if (write && sl->rd != NONE && sl->rd != g && v->round_of[sl->rd] == k)
-    other = sl->rd, did = "reads";
-  if (other != NONE)
+  uint32_t last = sl->last, h = last & ~LAST_WRITE;
+  bool now = last != NONE && v->round_of[h] == k, wrote = (last & LAST_WRITE) != 0;
+  if (now && h != g && (wrote || write))
     return tn_err_set(err, TN_PARSE,
                       "rank %u node %u: race on chunk %u: node %u %s it "
                       "concurrently and no dependency or message orders the two",
-                      v->rank_of[g], local_id(v, g), c, local_id(v, other), did);
+                      v->rank_of[g], local_id(v, g), c, local_id(v, h), wrote ? "writes" : "reads");
   if (write)
-    sl->wr = g;
-  else
-    sl->rd = g;
+    sl->last = g | LAST_WRITE;
+  else if (!(now && wrote)) /* (a write of this round is g's own: it stays) */
+    sl->last = g;
   return TN_OK;
 }
 
@@ -791,7 +790,7 @@ static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
     if ((st = tn_malloc((size_t)pairs + 1, sizeof *v->slot, &v->slot, err)) != TN_OK) return st;
     for (uint32_t r = 0; r < v->n; r++)
       for (uint32_t c = 0; c < v->nchunks; c++)
-        v->slot[(size_t)r * v->nchunks + c] = (vslot_t){init_set(v, r, c), NONE, NONE};
+        v->slot[(size_t)r * v->nchunks + c] = (vslot_t){init_set(v, r, c), NONE};
     return TN_OK;
   }
   if ((st = tn_malloc(refs, sizeof *v->sref, &v->sref, err)) != TN_OK ||
@@ -813,7 +812,7 @@ static tn_status_t sem_init(vctx_t *v, tn_err_t *err) {
     const uint32_t *ch = a->ranks[r].chunks.data;
     const uint32_t *sref = &v->sref[v->snap_base[r]];
     for (size_t j = 0; j < a->ranks[r].chunks.len; j++)
-      v->slot[sref[j]] = (vslot_t){init_set(v, r, ch[j]), NONE, NONE};
+      v->slot[sref[j]] = (vslot_t){init_set(v, r, ch[j]), NONE};
   }
   return TN_OK;
 }
@@ -1000,7 +999,7 @@ static tn_status_t vctx_init(vctx_t *v, const algo_t *a, tn_err_t *err) {
   for (uint32_t r = 0; r < v->n; r++) {
     v->base[r] = (uint32_t)total;
     total += algo_rank_len(a, r);
-    if (total >= NONE - 1) return tn_err_set(err, TN_LIMIT, "too many nodes to verify");
+    if (total >= LAST_WRITE) return tn_err_set(err, TN_LIMIT, "too many nodes to verify");
   }
   v->total = v->base[v->n] = (uint32_t)total;
   size_t t1 = (size_t)total + 1;

@@ -406,6 +406,24 @@ static void verify_rejects_a_race_on_a_slot(void **state) {
   algo_free(a);
 }
 
+/* A read and then a write of one slot in one round, by two nodes of rank 1: its SEND of
+ * chunk 0 (behind a COMP of no chunks, so in round 1) and its RECV overwriting chunk 0
+ * from rank 2 (whose SEND runs in round 0 after rank 1's COMP), with nothing ordering the
+ * two. */
+static void verify_rejects_a_read_racing_a_write(void **state) {
+  (void)state;
+  algo_t *a = NULL;
+  TU_OK(algo_create("test", TN_ALLREDUCE, 3, 1, 3072, &a, &tu_err_));
+  uint32_t c0 = 0, wait = 0;
+  TU_OK(algo_add_recv(a, 0, 1, 1, 1024, false, NULL, 0, &c0, 1, NULL, &tu_err_));
+  TU_OK(algo_add_comp(a, 1, 0, NULL, 0, NULL, 0, &wait, &tu_err_));
+  TU_OK(algo_add_send(a, 1, 0, 1, 1024, &wait, 1, &c0, 1, NULL, &tu_err_));
+  TU_OK(algo_add_recv(a, 1, 2, 0, 1024, false, NULL, 0, &c0, 1, NULL, &tu_err_));
+  TU_OK(algo_add_send(a, 2, 1, 0, 1024, NULL, 0, &c0, 1, NULL, &tu_err_));
+  expect_reject(a, "race on chunk 0: node 1 reads it", NULL);
+  algo_free(a);
+}
+
 static void verify_rejects_sending_a_chunk_not_held(void **state) {
   (void)state;
   algo_t *a = ring(TN_ALLGATHER, 3);
@@ -708,6 +726,7 @@ int main(void) {
       cmocka_unit_test(verify_rejects_a_missing_contribution),
       cmocka_unit_test(verify_rejects_a_deadlock),
       cmocka_unit_test(verify_rejects_a_race_on_a_slot),
+      cmocka_unit_test(verify_rejects_a_read_racing_a_write),
       cmocka_unit_test(verify_rejects_sending_a_chunk_not_held),
       cmocka_unit_test(verify_rejects_mixed_bookkeeping),
       cmocka_unit_test(verify_without_bookkeeping_checks_matching_only),
