@@ -313,13 +313,13 @@ uint64_t dims_mem_estimate(const topo_t *t, tn_coll_t coll) {
   uint64_t x = 0, r = 0;
   count(t, e, D, &x, &r);
   double xfers = (double)x, refs = (double)r;
-  /* Fitted on measured peaks of the whole process (see bench_mem): per transfer its
-   * schedule entry, lowered nodes, order-proof copy and simulation; per chunk reference
-   * the lists the schedule, the lowering, the verifier and the files' encoding carry
-   * (mesh-64x64 and torus-16x16x16 All-Gather: 1.4 and 2.5 GB). A Reduce-Scatter is the
-   * same plan reversed, with a reduction per delivery; an All-Reduce holds both halves. */
-  double per_xfer = 760.0, per_ref = 21.5, base = 8.0 * 1024 * 1024;
-  double times = coll == TN_ALLREDUCE ? 2.0 : coll == TN_REDUCESCATTER ? 1.3 : 1.0;
-  double b = base + times * (per_xfer * xfers + per_ref * refs);
+  /* Fitted on measured peaks of the whole process (see bench_mem, mesh-64x64 and
+   * torus-16x16x16): per transfer its schedule entry, lowered nodes and simulation; per
+   * chunk reference the lists the schedule, the lowering, the verifier and the files'
+   * encoding carry. A Reduce-Scatter is the same plan reversed, its sends carrying partial
+   * sums the verifier keeps; an All-Reduce holds both halves. */
+  double per_xfer = coll == TN_ALLREDUCE ? 1942.0 : coll == TN_REDUCESCATTER ? 1117.0 : 890.0;
+  double per_ref = coll == TN_ALLREDUCE ? 29.4 : coll == TN_REDUCESCATTER ? 24.7 : 12.6;
+  double b = 8.0 * 1024 * 1024 + per_xfer * xfers + per_ref * refs;
   return b >= 1.8e19 ? UINT64_MAX : (uint64_t)b;
 }
