@@ -252,10 +252,8 @@ tn_status_t dims_allgather(const topo_t *t, uint64_t size_bytes, uint32_t chunks
   tn_status_t st = check(t, size_bytes, chunks_per_npu, k, err);
   if (st != TN_OK) return st;
   plan_t P = {.t = t, .s = out, .n = t->npus, .D = D, .k = k, .h = halves(t)};
-  uint64_t stride = 1;
   for (uint32_t d = 0, i = 0; d < t->ndims; d++) {
-    P.stride[d] = stride;
-    stride *= dim_size(t, d);
+    P.stride[d] = topo_dim_stride(t, d);
     if (dim_size(t, d) >= 2) P.e[i++] = d;
   }
   for (uint32_t i = 0; i < D; i++)

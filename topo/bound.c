@@ -196,25 +196,9 @@ static igraph_error_t fabric_graph(const topo_t *f, bool source, bool latency, i
  * lowest id is settled first, and the others would then be settled at once. */
 static bool sink_canonical(const topo_t *f, bool uniform, uint32_t u) {
   if (!uniform) return true;
-  uint64_t stride = 1;
   for (uint32_t d = 0; d < f->ndims; d++) {
-    uint32_t L = f->dims[d].size, c = (uint32_t)((u / stride) % L);
+    uint32_t L = f->dims[d].size, c = u / topo_dim_stride(f, d) % L;
     if (f->dims[d].kind == TOPO_DIM_LINE ? c > (L - 1) / 2 : c != 0) return false;
-    stride *= L;
-  }
-  return true;
-}
-
-/* Whether f is generated and every link has its dimension's bandwidth and latency (no
- * overrides): sink_canonical's symmetries hold. */
-static bool uniform_dims(const topo_t *f) {
-  if (f->ndims == 0) return false;
-  for (uint32_t i = 0; i < f->nlinks; i++) {
-    const topo_link_t *l = &f->links[i];
-    const topo_dim_t *d = l->dim < f->ndims ? &f->dims[l->dim] : NULL;
-    if (d == NULL || l->bandwidth_GBps != d->bandwidth_GBps ||
-        l->latency_ps != (uint64_t)llround(d->latency_ns * 1000.0))
-      return false;
   }
   return true;
 }
@@ -235,7 +219,7 @@ static tn_status_t cut_search(const topo_t *f, side_t *s, uint8_t *tmp, tn_err_t
     igraph_vector_int_destroy(&part);
     return ig_status(e, "max-flow", err);
   }
-  bool uniform = uniform_dims(f);
+  bool uniform = topo_dims_uniform(f);
   for (uint32_t u = 0; u < n && e == IGRAPH_SUCCESS; u++) {
     if (!sink_canonical(f, uniform, u)) continue;
     for (uint32_t round = 0; round < MAX_ROUNDS; round++) {

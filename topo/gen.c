@@ -10,18 +10,39 @@
 
 static uint32_t stride_of(const topo_dim_t *dims, uint32_t d) {
   uint32_t s = 1;
-  for (uint32_t e = 0; e < d; e++) s *= dims[e].size;
+  for (uint32_t e = 0; e < d; e++)
+    s *= dims[e].size;
   return s;
 }
 
-static tn_status_t add_link(tn_vec_t *v, uint32_t a, uint32_t b, const topo_dim_t *dim,
-                            uint32_t d, tn_err_t *err) {
-  topo_link_t l = {a, b, dim->bandwidth_GBps, (uint64_t)llround(dim->latency_ns * 1000.0), d};
+/* A link of dimension d as the generator makes it: the dimension's figures. */
+static topo_link_t dim_link(uint32_t a, uint32_t b, const topo_dim_t *dim, uint32_t d) {
+  return (topo_link_t){a, b, dim->bandwidth_GBps, (uint64_t)llround(dim->latency_ns * 1000.0), d};
+}
+
+static tn_status_t add_link(tn_vec_t *v, uint32_t a, uint32_t b, const topo_dim_t *dim, uint32_t d,
+                            tn_err_t *err) {
+  topo_link_t l = dim_link(a, b, dim, d);
   return tn_vec_push(v, &l, err);
 }
 
-static tn_status_t add_pair(tn_vec_t *v, uint32_t a, uint32_t b, const topo_dim_t *dim,
-                            uint32_t d, tn_err_t *err) {
+uint32_t topo_dim_stride(const topo_t *t, uint32_t d) {
+  return stride_of(t->dims, d);
+}
+
+bool topo_dims_uniform(const topo_t *t) {
+  if (t->ndims == 0) return false;
+  for (uint32_t i = 0; i < t->nlinks; i++) {
+    const topo_link_t *l = &t->links[i];
+    if (l->dim >= t->ndims) return false;
+    topo_link_t g = dim_link(l->src, l->dst, &t->dims[l->dim], l->dim);
+    if (l->bandwidth_GBps != g.bandwidth_GBps || l->latency_ps != g.latency_ps) return false;
+  }
+  return true;
+}
+
+static tn_status_t add_pair(tn_vec_t *v, uint32_t a, uint32_t b, const topo_dim_t *dim, uint32_t d,
+                            tn_err_t *err) {
   tn_status_t st = add_link(v, a, b, dim, d, err);
   return st == TN_OK ? add_link(v, b, a, dim, d, err) : st;
 }
@@ -37,8 +58,9 @@ static tn_status_t add_row(tn_vec_t *v, const topo_dim_t *dim, uint32_t d, uint3
     case TOPO_DIM_RING:
       if (s < 2) break;
       if (s == 2) {
-        if (i == 0) st = dim->unidirectional ? add_link(v, a, a + stride, dim, d, err)
-                                             : add_pair(v, a, a + stride, dim, d, err);
+        if (i == 0)
+          st = dim->unidirectional ? add_link(v, a, a + stride, dim, d, err)
+                                   : add_pair(v, a, a + stride, dim, d, err);
         if (i == 1 && dim->unidirectional) st = add_link(v, a, base, dim, d, err);
         break;
       }
@@ -53,9 +75,7 @@ static tn_status_t add_row(tn_vec_t *v, const topo_dim_t *dim, uint32_t d, uint3
       for (uint32_t j = 0; j < s && st == TN_OK; j++)
         if (j != i) st = add_link(v, a, base + j * stride, dim, d, err);
       break;
-    case TOPO_DIM_SWITCH:
-      st = add_pair(v, a, sw, dim, d, err);
-      break;
+    case TOPO_DIM_SWITCH: st = add_pair(v, a, sw, dim, d, err); break;
     }
   }
   return st;
@@ -71,10 +91,11 @@ static uint64_t sat_add(uint64_t a, uint64_t b) {
   return tn_add_u64(a, b, &r) ? r : UINT64_MAX;
 }
 
-void topo_i_gen_counts(const topo_dim_t *dims, uint32_t ndims, uint64_t *npus,
-                       uint64_t *switches, uint64_t *links) {
+void topo_i_gen_counts(const topo_dim_t *dims, uint32_t ndims, uint64_t *npus, uint64_t *switches,
+                       uint64_t *links) {
   uint64_t n = 1, sw = 0, l = 0;
-  for (uint32_t d = 0; d < ndims; d++) n = sat_mul(n, dims[d].size);
+  for (uint32_t d = 0; d < ndims; d++)
+    n = sat_mul(n, dims[d].size);
   for (uint32_t d = 0; d < ndims && n > 0; d++) {
     uint64_t s = dims[d].size, rows = n == UINT64_MAX ? UINT64_MAX : n / s, per_row = 0;
     switch (dims[d].kind) {
@@ -100,8 +121,8 @@ void topo_i_gen_counts(const topo_dim_t *dims, uint32_t ndims, uint64_t *npus,
 static tn_status_t over_cap(tn_err_t *err, uint64_t n, const char *what, uint32_t cap,
                             const char *cap_name) {
   if (n == UINT64_MAX)
-    return tn_err_set(err, TN_LIMIT, "the fabric would have more %s than the cap of %u (%s)",
-                      what, cap, cap_name);
+    return tn_err_set(err, TN_LIMIT, "the fabric would have more %s than the cap of %u (%s)", what,
+                      cap, cap_name);
   return tn_err_set(err, TN_LIMIT, "the fabric would have %llu %s, more than the cap of %u (%s)",
                     (unsigned long long)n, what, cap, cap_name);
 }
@@ -111,8 +132,7 @@ tn_status_t topo_i_gen_check(const topo_dim_t *dims, uint32_t ndims, tn_err_t *e
     return tn_err_set(err, TN_INVAL, "a generated fabric has 1 to %u dimensions, not %u",
                       TOPO_MAX_DIMS, ndims);
   for (uint32_t d = 0; d < ndims; d++) {
-    if (dims[d].size == 0)
-      return tn_err_set(err, TN_PARSE, "dims[%u]: size must be at least 1", d);
+    if (dims[d].size == 0) return tn_err_set(err, TN_PARSE, "dims[%u]: size must be at least 1", d);
     if (dims[d].kind > TOPO_DIM_SWITCH)
       return tn_err_set(err, TN_PARSE, "dims[%u]: unknown kind", d);
     char why[96];
@@ -152,8 +172,7 @@ tn_status_t topo_gen(const char *name, const topo_dim_t *dims, uint32_t ndims, t
     }
   }
   assert(st != TN_OK || v.len == nl64); /* topo_i_gen_counts is exact */
-  if (st == TN_OK)
-    st = topo_create(name, npus, switches, v.data, (uint32_t)v.len, out, err);
+  if (st == TN_OK) st = topo_create(name, npus, switches, v.data, (uint32_t)v.len, out, err);
   tn_vec_free(&v);
   if (st != TN_OK) return st;
   (*out)->ndims = ndims;
@@ -182,9 +201,9 @@ typedef struct gen_kind {
 } gen_kind_t;
 
 static const gen_kind_t gen_kinds[] = {
-    {"ring", TOPO_DIM_RING, 1, 1, false},      {"fc", TOPO_DIM_FC, 1, 1, false},
-    {"switch", TOPO_DIM_SWITCH, 1, 1, false},  {"mesh", TOPO_DIM_LINE, 2, 3, false},
-    {"torus", TOPO_DIM_RING, 2, 3, false},     {"hypercube", TOPO_DIM_LINE, 1, 1, true}};
+    {"ring", TOPO_DIM_RING, 1, 1, false},     {"fc", TOPO_DIM_FC, 1, 1, false},
+    {"switch", TOPO_DIM_SWITCH, 1, 1, false}, {"mesh", TOPO_DIM_LINE, 2, 3, false},
+    {"torus", TOPO_DIM_RING, 2, 3, false},    {"hypercube", TOPO_DIM_LINE, 1, 1, true}};
 #define N_GEN_KINDS (sizeof gen_kinds / sizeof gen_kinds[0])
 
 static const gen_kind_t *find_kind(const char *kind) {
@@ -199,8 +218,7 @@ tn_status_t topo_i_gen_kind_check(const char *kind, const char *word, tn_err_t *
   if (hint)
     return tn_err_set(err, TN_INVAL, "unknown %s '%s' (did you mean '%s'?)", word, kind, hint);
   return tn_err_set(err, TN_INVAL,
-                    "unknown %s '%s' (use ring, fc, switch, mesh, torus or hypercube)", word,
-                    kind);
+                    "unknown %s '%s' (use ring, fc, switch, mesh, torus or hypercube)", word, kind);
 }
 
 /* Whether g's rule (topo_i_kind_shape) rebuilds dims exactly from g's sizes. */
@@ -238,8 +256,7 @@ static tn_status_t parse_dims(const char *s, uint32_t *sizes, uint32_t *n, tn_er
   if (s == NULL || *s == '\0') return tn_err_set(err, TN_INVAL, "empty DIMS");
   while (*p) {
     if (*n == TOPO_MAX_DIMS)
-      return tn_err_set(err, TN_INVAL, "DIMS '%s' has more than %u dimensions", s,
-                        TOPO_MAX_DIMS);
+      return tn_err_set(err, TN_INVAL, "DIMS '%s' has more than %u dimensions", s, TOPO_MAX_DIMS);
     if (*p < '0' || *p > '9')
       return tn_err_set(err, TN_INVAL, "DIMS '%s' must look like 8, 8x8 or 4x4x4", s);
     uint64_t v = 0;
@@ -277,8 +294,8 @@ tn_status_t topo_i_cube_dims(uint32_t npus, uint32_t *sizes, uint32_t *n, tn_err
   return TN_OK;
 }
 
-tn_status_t topo_i_kind_shape(const char *kind, uint32_t *sizes, uint32_t *n,
-                              topo_dim_kind_t *dk, tn_err_t *err) {
+tn_status_t topo_i_kind_shape(const char *kind, uint32_t *sizes, uint32_t *n, topo_dim_kind_t *dk,
+                              tn_err_t *err) {
   const gen_kind_t *g = find_kind(kind);
   if (g == NULL) return topo_i_gen_kind_check(kind, "KIND", err);
   *dk = g->dk;
@@ -289,13 +306,12 @@ tn_status_t topo_i_kind_shape(const char *kind, uint32_t *sizes, uint32_t *n,
     return tn_err_set(err, TN_INVAL, "a %s takes one size (like 8), not %u", kind, *n);
   if (g->cube) return topo_i_cube_dims(sizes[0], sizes, n, err);
   for (uint32_t d = 0; d < *n; d++)
-    if (sizes[d] < 2)
-      return tn_err_set(err, TN_INVAL, "every size must be >= 2, not %u", sizes[d]);
+    if (sizes[d] < 2) return tn_err_set(err, TN_INVAL, "every size must be >= 2, not %u", sizes[d]);
   return TN_OK;
 }
 
-tn_status_t topo_gen_kind(const char *kind, const char *dims_s, double bw, double lat,
-                          topo_t **out, tn_err_t *err) {
+tn_status_t topo_gen_kind(const char *kind, const char *dims_s, double bw, double lat, topo_t **out,
+                          tn_err_t *err) {
   *out = NULL;
   uint32_t sizes[TOPO_MAX_DIMS], n = 0;
   topo_dim_kind_t k = TOPO_DIM_RING;
@@ -308,8 +324,7 @@ tn_status_t topo_gen_kind(const char *kind, const char *dims_s, double bw, doubl
   /* Refused before anything is allocated; a KIND and DIMS the caps refuse are a bad
    * argument like any other (exit 1), not a valid request that cannot be done. */
   if (st == TN_OK) st = topo_i_gen_check(dims, n, &e);
-  if (st != TN_OK)
-    return tn_err_set(err, st == TN_LIMIT ? TN_INVAL : st, "%s", e.msg);
+  if (st != TN_OK) return tn_err_set(err, st == TN_LIMIT ? TN_INVAL : st, "%s", e.msg);
   char name[96];
   snprintf(name, sizeof name, "%s-%s", kind, dims_s);
   return topo_gen(name, dims, n, out, err);

@@ -29,12 +29,11 @@ tn_status_t topo_routes_create(const topo_t *t, topo_routes_t **out, tn_err_t *e
   if (st != TN_OK) return st;
   r->t = t;
   if (t->ndims > 0) {
-    uint32_t s = 1, sw = t->npus;
+    uint32_t sw = t->npus;
     for (uint32_t d = 0; d < t->ndims; d++) {
-      r->stride[d] = s;
+      r->stride[d] = topo_dim_stride(t, d);
       r->sw_first[d] = sw;
       if (t->dims[d].kind == TOPO_DIM_SWITCH) sw += t->npus / t->dims[d].size;
-      s *= t->dims[d].size;
     }
     if ((uint64_t)topo_nodes(t) * t->npus <= SHAPE_MEMO_ENTRIES &&
         tn_calloc(t->npus, sizeof *r->next, &r->next, NULL) != TN_OK)

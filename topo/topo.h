@@ -12,12 +12,12 @@
 #define TOPO_MAX_SWITCHES 65536u
 #define TOPO_MAX_LINKS 4194304u
 #define TOPO_MAX_DIMS 8u
-#define TOPO_MAX_BANDWIDTH_GBPS 1.0e6  /* 1 PB/s per link */
+#define TOPO_MAX_BANDWIDTH_GBPS 1.0e6 /* 1 PB/s per link */
 /* The floor of a link's bandwidth: 1 MB/s (a million bytes, 0.00093 GB/s) rounded up to
  * 0.001 GB/s. Slower links are refused at load, whatever the sizes sent over them: 1 GiB
  * takes 1000 s at the floor, and a figure like 1e-9 GB/s is a unit mistake. */
 #define TOPO_MIN_BANDWIDTH_GBPS 1.0e-3
-#define TOPO_MAX_LATENCY_NS 1.0e9      /* 1 s per link */
+#define TOPO_MAX_LATENCY_NS 1.0e9 /* 1 s per link */
 #define TOPO_NO_LINK UINT32_MAX
 
 /* The one rule for a link's bandwidth in GB/s: a finite number in [TOPO_MIN_BANDWIDTH_GBPS,
@@ -96,6 +96,14 @@ tn_status_t topo_set_description(topo_t *t, const char *text, tn_err_t *err);
  * dimension. Caller frees. */
 tn_status_t topo_gen(const char *name, const topo_dim_t *dims, uint32_t ndims, topo_t **out,
                      tn_err_t *err);
+
+/* Generated fabrics (t->ndims > 0): the stride of dimension d in NPU ids (NPU id = sum
+ * coord[d] * stride[d], dimension 0 fastest), and whether every link still has its
+ * dimension's bandwidth and latency (false when overrides changed some, and for a fabric
+ * given link by link): then the shape's symmetries hold (translations along rings, fully
+ * connected and switch dimensions, reflections of lines). */
+uint32_t topo_dim_stride(const topo_t *t, uint32_t d);
+bool topo_dims_uniform(const topo_t *t);
 
 /* Generates one of the CLI's kinds ("ring", "fc", "switch", "mesh", "torus",
  * "hypercube") from a DIMS string ("8", "8x8", "4x4x4"; a hypercube takes its NPU
@@ -187,11 +195,11 @@ void topo_logical_free(topo_logical_t *e);
 
 typedef struct topo_info {
   uint32_t npus, switches, links;
-  bool connected;                          /* every NPU reaches every NPU along directed links */
-  uint32_t diameter;                       /* hops, over NPU pairs; UINT32_MAX when not connected */
+  bool connected;      /* every NPU reaches every NPU along directed links */
+  uint32_t diameter;   /* hops, over NPU pairs; UINT32_MAX when not connected */
   bool diameter_exact; /* false: a lower bound (two BFS sweeps) on a big fabric without shape */
-  uint32_t min_in_degree, max_in_degree;   /* over NPUs */
-  uint32_t min_out_degree, max_out_degree; /* over NPUs */
+  uint32_t min_in_degree, max_in_degree;     /* over NPUs */
+  uint32_t min_out_degree, max_out_degree;   /* over NPUs */
   double min_ingress_GBps, max_ingress_GBps; /* sum of incoming link bandwidths, NPUs */
   double min_egress_GBps, max_egress_GBps;
 } topo_info_t;
@@ -200,7 +208,8 @@ typedef struct topo_info {
  * connectivity and the diameter from igraph BFS from every NPU, O(npus * (V + E)) time,
  * O(64 * npus) extra memory — up to 2e8 of npus * (V + E); above, connectivity from
  * strongly connected components and the diameter from the shape of a generated fabric
- * (exact), else two BFS sweeps (a lower bound, diameter_exact false): O(V + E). Errors: TN_NOMEM, TN_INTERNAL (an igraph failure). */
+ * (exact), else two BFS sweeps (a lower bound, diameter_exact false): O(V + E). Errors: TN_NOMEM,
+ * TN_INTERNAL (an igraph failure). */
 tn_status_t topo_analyze(const topo_t *t, topo_info_t *info, tn_err_t *err);
 
 /* Debian's igraph is built without thread safety (its error "finally" stack is global):
