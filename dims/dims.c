@@ -246,7 +246,7 @@ static tn_status_t check(const topo_t *t, uint64_t size, uint32_t want, uint32_t
 }
 
 tn_status_t dims_allgather(const topo_t *t, uint64_t size_bytes, uint32_t chunks_per_npu,
-                           schedule_t *out, tn_err_t *err) {
+                           uint64_t tie_window_ps, schedule_t *out, tn_err_t *err) {
   uint32_t D = ndims_used(t), k = dims_chunks(t);
   schedule_init(out, TN_ALLGATHER, t->npus, k ? k : 1, size_bytes);
   tn_status_t st = check(t, size_bytes, chunks_per_npu, k, err);
@@ -286,7 +286,7 @@ tn_status_t dims_allgather(const topo_t *t, uint64_t size_bytes, uint32_t chunks
       st = phase(&P, j, s, before[j], err);
       before[j] += phase_recvs(t, P.e[(j + s) % D]);
     }
-  if (st == TN_OK) st = schedule_replay(t, out, err);
+  if (st == TN_OK) st = schedule_replay_ties(t, out, tie_window_ps, err);
   free(P.recv);
   free(P.nrecv);
   free(P.block);

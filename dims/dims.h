@@ -35,13 +35,14 @@
  *  - fully connected or switch: straight to every other NPU of the line, in rotated order.
  * Each block's first send waits for the deliveries that brought it (the part's earlier
  * phases at that NPU); each forward waits for the delivery it forwards. Timed by
- * schedule_replay, so out->time_ps is what the simulator measures on the lowering.
+ * schedule_replay_ties with tie_window_ps (UINT64_MAX: no pairs kept), so out->time_ps is
+ * what the simulator measures on the lowering and out->ties the pairs it meets.
  *
  * Errors: TN_INVAL for an explicit fabric (no dimensions), fewer than 2 NPUs, another
  * chunks_per_npu, or a size below one byte per chunk. O(transfers · block size) time and
  * memory. */
 tn_status_t dims_allgather(const topo_t *t, uint64_t size_bytes, uint32_t chunks_per_npu,
-                           schedule_t *out, tn_err_t *err);
+                           uint64_t tie_window_ps, schedule_t *out, tn_err_t *err);
 
 /* The chunks per NPU dims_allgather plans on t: one per dimension of size 2 or more, two
  * where a dimension is an even two-way ring above 2 NPUs; 0 for an explicit fabric. */

@@ -82,7 +82,9 @@ static tn_status_t plan(const topo_t *t, tn_coll_t coll, uint64_t size, const sy
     forest_opts_t f = {.chunks_per_npu = o->chunks_per_npu, .pace = true};
     st = forest_run(t, size, &f, s, err);
   } else if (m == SYNTH_DIMS) {
-    st = dims_allgather(t, size, o->chunks_per_npu, s, err);
+    /* Its replay times it; for an All-Gather it also keeps the pairs (see planned). */
+    uint64_t window = coll == TN_ALLGATHER ? SIM_STRICT_FIRST_WINDOW_PS : UINT64_MAX;
+    st = dims_allgather(t, size, o->chunks_per_npu, window, s, err);
   } else {
 #ifdef TENET_HAVE_MILP
     st = plan_milp(t, coll, size, o, s, out, err);
@@ -133,9 +135,9 @@ static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const
   if (st == TN_OK && coll == TN_ALLGATHER && (m == SYNTH_GREEDY || m == SYNTH_DIMS)) {
     /* The greedy's and dims' plans are what the simulator runs on their lowering, so their
      * replay (about half a simulation) gives the pairs order-proofing would first simulate
-     * for: that run is spared. */
+     * for: that run is spared. dims' plan comes replayed with its pairs already. */
     uint64_t plan_ps = s.time_ps;
-    st = schedule_replay_ties(t, &s, SIM_STRICT_FIRST_WINDOW_PS, err);
+    if (m == SYNTH_GREEDY) st = schedule_replay_ties(t, &s, SIM_STRICT_FIRST_WINDOW_PS, err);
     if (st == TN_OK && s.time_ps != plan_ps)
       st = tn_err_set(err, TN_INTERNAL, "%s: the plan's replay takes %llu ps, not its %llu",
                       synth_method_name(m), (unsigned long long)s.time_ps,
