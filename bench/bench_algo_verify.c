@@ -20,6 +20,19 @@ static double cpu_seconds(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Verifies a, its CPU seconds in *secs and its nodes in *nodes; 1 (said on stderr) when it
+ * does not verify. */
+static int timed_verify(const algo_t *a, double *secs, uint64_t *nodes) {
+  tn_err_t err = {0};
+  algo_verify_report_t rep;
+  double t0 = cpu_seconds();
+  tn_status_t st = algo_verify(a, NULL, &rep, &err);
+  *secs = cpu_seconds() - t0;
+  *nodes = rep.nodes;
+  if (st != TN_OK) fprintf(stderr, "verify: %s\n", err.msg);
+  return st != TN_OK;
+}
+
 static int run(const char *name,
                tn_status_t (*build)(tn_coll_t, uint32_t, uint64_t, uint32_t, algo_t **, tn_err_t *),
                tn_coll_t coll, uint32_t n, uint32_t k) {
@@ -30,21 +43,16 @@ static int run(const char *name,
     fprintf(stderr, "build: %s\n", err.msg);
     return 1;
   }
-  double t1 = cpu_seconds();
-  algo_verify_report_t rep;
-  tn_status_t st = algo_verify(a, NULL, &rep, &err);
-  double t2 = cpu_seconds();
-  if (st != TN_OK) {
-    fprintf(stderr, "verify: %s\n", err.msg);
-    algo_free(a);
-    return 1;
-  }
-  printf("%-6s %-13s n=%4u K=%2u  nodes=%9llu  build %7.1f ms  verify %7.1f ms (CPU)  "
-         "(%.0f ns/node)\n",
-         name, tn_coll_name(coll), n, k, (unsigned long long)rep.nodes, (t1 - t0) * 1e3,
-         (t2 - t1) * 1e3, (t2 - t1) * 1e9 / (double)rep.nodes);
+  double t1 = cpu_seconds(), v = 0;
+  uint64_t nodes = 0;
+  int bad = timed_verify(a, &v, &nodes);
+  if (!bad)
+    printf("%-6s %-13s n=%4u K=%2u  nodes=%9llu  build %7.1f ms  verify %7.1f ms (CPU)  "
+           "(%.0f ns/node)\n",
+           name, tn_coll_name(coll), n, k, (unsigned long long)nodes, (t1 - t0) * 1e3, v * 1e3,
+           v * 1e9 / (double)nodes);
   algo_free(a);
-  return 0;
+  return bad;
 }
 
 /* Verifies a set read from disk reps times: the producers' sets (trees, forest) have
@@ -61,21 +69,16 @@ static int run_set(const char *npus_s, const char *prefix, const char *reps_s) {
     fprintf(stderr, "read: %s\n", err.msg);
     return 1;
   }
-  for (unsigned long i = 0; i < reps; i++) {
-    algo_verify_report_t rep;
-    double t0 = cpu_seconds();
-    tn_status_t st = algo_verify(a, NULL, &rep, &err);
-    double t1 = cpu_seconds();
-    if (st != TN_OK) {
-      fprintf(stderr, "verify: %s\n", err.msg);
-      algo_free(a);
-      return 1;
-    }
-    printf("%s: nodes=%llu  verify %7.1f ms (CPU)  (%.0f ns/node)\n", prefix,
-           (unsigned long long)rep.nodes, (t1 - t0) * 1e3, (t1 - t0) * 1e9 / (double)rep.nodes);
+  int bad = 0;
+  for (unsigned long i = 0; i < reps && !bad; i++) {
+    double v = 0;
+    uint64_t nodes = 0;
+    if (!(bad = timed_verify(a, &v, &nodes)))
+      printf("%s: nodes=%llu  verify %7.1f ms (CPU)  (%.0f ns/node)\n", prefix,
+             (unsigned long long)nodes, v * 1e3, v * 1e9 / (double)nodes);
   }
   algo_free(a);
-  return 0;
+  return bad;
 }
 
 int main(int argc, char **argv) {
