@@ -46,6 +46,7 @@ typedef struct side {
   uint32_t lat_npu;   /* the NPU u with the largest lat_ps below */
   double lat_ps;      /* R(u): the longest shortest-latency path from u to an NPU */
   double diameter_ps; /* longest shortest-latency path between two NPUs (0 if not computed) */
+  double *ready;      /* per node: the earliest a byte can be there (ready_times; owned) */
   bool connected;
 } side_t;
 
@@ -53,7 +54,14 @@ static tn_status_t ig_status(igraph_error_t e, const char *what, tn_err_t *err) 
   return topo_i_igraph_status((int)e, what, err);
 }
 
-static setcut_t set_cut(const topo_t *t, const uint8_t *in) {
+/* The earliest a byte can arrive across link l (ps): its latency, plus ready[src], the
+ * shortest latency from any NPU to the link's source (0 at an NPU). A switch holds no data
+ * of its own: nothing leaves it before something has reached it. */
+static double arrive_ps(const double *ready, const topo_link_t *l) {
+  return (double)l->latency_ps + ready[l->src];
+}
+
+static setcut_t set_cut(const topo_t *t, const double *ready, const uint8_t *in) {
   setcut_t c = {0};
   double lo = INFINITY, li = INFINITY;
   for (uint32_t v = 0; v < topo_nodes(t); v++) {
@@ -65,10 +73,10 @@ static setcut_t set_cut(const topo_t *t, const uint8_t *in) {
     if (in[l->src] == in[l->dst]) continue;
     if (in[l->src]) {
       c.out_GBps += l->bandwidth_GBps;
-      lo = fmin(lo, (double)l->latency_ps);
+      lo = fmin(lo, arrive_ps(ready, l));
     } else {
       c.in_GBps += l->bandwidth_GBps;
-      li = fmin(li, (double)l->latency_ps);
+      li = fmin(li, arrive_ps(ready, l));
     }
   }
   c.out_lat_ps = isfinite(lo) ? lo : 0.0;
@@ -77,19 +85,19 @@ static setcut_t set_cut(const topo_t *t, const uint8_t *in) {
 }
 
 /* set_cut of one node: its own links, O(degree). */
-static setcut_t node_cut(const topo_t *t, uint32_t v) {
+static setcut_t node_cut(const topo_t *t, const double *ready, uint32_t v) {
   setcut_t c = {v < t->npus ? 1u : 0u, 1, 0.0, 0.0, 0.0, 0.0};
   double lo = INFINITY, li = INFINITY;
   for (uint32_t i = t->out_off[v]; i < t->out_off[v + 1]; i++) {
     const topo_link_t *l = &t->links[t->out_link[i]];
     if (l->dst == v) continue;
     c.out_GBps += l->bandwidth_GBps;
-    lo = fmin(lo, (double)l->latency_ps);
+    lo = fmin(lo, arrive_ps(ready, l));
   }
   for (uint32_t i = t->in_off[v]; i < t->in_off[v + 1]; i++) {
     const topo_link_t *l = &t->links[t->in_link[i]];
     c.in_GBps += l->bandwidth_GBps;
-    li = fmin(li, (double)l->latency_ps);
+    li = fmin(li, arrive_ps(ready, l));
   }
   c.out_lat_ps = isfinite(lo) ? lo : 0.0;
   c.in_lat_ps = isfinite(li) ? li : 0.0;
@@ -99,7 +107,8 @@ static setcut_t node_cut(const topo_t *t, uint32_t v) {
 /* set_cut of every party g < k of a partition (grp[v]: v's party, UINT32_MAX for transit
  * nodes outside every party) in one pass over the links: cuts[g]. Sums run in link order,
  * as set_cut's do, so each is bit for bit set_cut's. */
-static void group_cuts(const topo_t *t, const uint32_t *grp, uint32_t k, setcut_t *cuts) {
+static void group_cuts(const topo_t *t, const double *ready, const uint32_t *grp, uint32_t k,
+                       setcut_t *cuts) {
   for (uint32_t g = 0; g < k; g++)
     cuts[g] = (setcut_t){0, 0, 0.0, 0.0, INFINITY, INFINITY};
   for (uint32_t v = 0; v < topo_nodes(t); v++) {
@@ -114,11 +123,11 @@ static void group_cuts(const topo_t *t, const uint32_t *grp, uint32_t k, setcut_
     if (a == b) continue;
     if (a != UINT32_MAX) {
       cuts[a].out_GBps += l->bandwidth_GBps;
-      cuts[a].out_lat_ps = fmin(cuts[a].out_lat_ps, (double)l->latency_ps);
+      cuts[a].out_lat_ps = fmin(cuts[a].out_lat_ps, arrive_ps(ready, l));
     }
     if (b != UINT32_MAX) {
       cuts[b].in_GBps += l->bandwidth_GBps;
-      cuts[b].in_lat_ps = fmin(cuts[b].in_lat_ps, (double)l->latency_ps);
+      cuts[b].in_lat_ps = fmin(cuts[b].in_lat_ps, arrive_ps(ready, l));
     }
   }
   for (uint32_t g = 0; g < k; g++) {
@@ -127,11 +136,11 @@ static void group_cuts(const topo_t *t, const uint32_t *grp, uint32_t k, setcut_
   }
 }
 
-/* Smallest latency among a node's incoming links (0 when it has none). */
-static double min_in_lat(const topo_t *t, uint32_t v) {
+/* The earliest a byte can arrive across a node's incoming links (0 when it has none). */
+static double min_in_lat(const topo_t *t, const double *ready, uint32_t v) {
   double m = INFINITY;
   for (uint32_t i = t->in_off[v]; i < t->in_off[v + 1]; i++)
-    m = fmin(m, (double)t->links[t->in_link[i]].latency_ps);
+    m = fmin(m, arrive_ps(ready, &t->links[t->in_link[i]]));
   return isfinite(m) ? m : 0.0;
 }
 
@@ -158,7 +167,7 @@ static void seed_side(const topo_t *f, side_t *s) {
   }
   memset(s->set, complement ? 1 : 0, nodes);
   s->set[best] = complement ? 0 : 1;
-  s->cut = set_cut(f, s->set);
+  s->cut = set_cut(f, s->ready, s->set);
 }
 
 /* The fabric as igraph's directed graph, link i as edge i between the same node ids, with
@@ -233,7 +242,7 @@ static tn_status_t cut_search(const topo_t *f, side_t *s, uint8_t *tmp, tn_err_t
       memset(tmp, 0, nodes);
       for (igraph_integer_t i = 0; i < igraph_vector_int_size(&part); i++)
         if (VECTOR(part)[i] < (igraph_integer_t)nodes) tmp[VECTOR(part)[i]] = 1;
-      setcut_t c = set_cut(f, tmp);
+      setcut_t c = set_cut(f, s->ready, tmp);
       /* The set's own figures decide: the reported ratio is always that of a real set. */
       if (c.npus == 0 || !(c.out_GBps > 0.0)) break;
       double r = c.npus / c.out_GBps;
@@ -339,6 +348,31 @@ static tn_status_t hop_latency(const topo_t *f, side_t *s, tn_err_t *err) {
   return st;
 }
 
+/* ready[w]: the shortest latency from any NPU to node w (0 at the NPUs; INFINITY where no
+ * NPU reaches), one igraph Dijkstra from a source joined to every NPU by links of
+ * latency 0. O(L + V log V). */
+static tn_status_t ready_times(const topo_t *f, double *ready, tn_err_t *err) {
+  uint32_t nodes = topo_nodes(f);
+  igraph_vector_t w;
+  igraph_matrix_t m;
+  igraph_t g;
+  topo_igraph_lock();
+  igraph_error_t e = fabric_graph(f, true, true, &g, &w); /* the source's links weigh 0 */
+  if (e == IGRAPH_SUCCESS) {
+    if ((e = igraph_matrix_init(&m, 0, 0)) == IGRAPH_SUCCESS) {
+      e = igraph_distances_dijkstra(&g, &m, igraph_vss_1((igraph_integer_t)nodes),
+                                    igraph_vss_range(0, (igraph_integer_t)nodes), &w, IGRAPH_OUT);
+      for (uint32_t v = 0; e == IGRAPH_SUCCESS && v < nodes; v++)
+        ready[v] = v < f->npus ? 0.0 : MATRIX(m, 0, v);
+      igraph_matrix_destroy(&m);
+    }
+    igraph_destroy(&g);
+    igraph_vector_destroy(&w);
+  }
+  topo_igraph_unlock();
+  return ig_status(e, "shortest paths", err);
+}
+
 /* One fabric's side: the seed, then (when tight) shortest latencies and the cut search.
  * Above the caps, connectivity comes from topo_check_connected. */
 static tn_status_t side_compute(const topo_t *f, bool tight, side_t *s, tn_err_t *err) {
@@ -346,6 +380,8 @@ static tn_status_t side_compute(const topo_t *f, bool tight, side_t *s, tn_err_t
   uint8_t *tmp = NULL;
   far_t *far = NULL;
   tn_status_t st = tn_calloc(nodes, 1, &s->set, err);
+  if (st == TN_OK) st = tn_calloc(nodes, sizeof *s->ready, &s->ready, err);
+  if (st == TN_OK) st = ready_times(f, s->ready, err);
   if (st == TN_OK) st = tn_calloc(nodes, 1, &tmp, err);
   if (st == TN_OK && tight) st = tn_calloc(nodes, sizeof *far, &far, err);
   if (st != TN_OK) goto out;
@@ -376,12 +412,12 @@ static void fill_gather(const topo_t *f, const side_t *s, bool tight, topo_coll_
   uint32_t u = s->lat_npu, weak = 0;
   for (uint32_t v = 1; v < f->npus; v++) {
     double a = topo_ingress_GBps(f, v), bw = topo_ingress_GBps(f, weak);
-    if (a < bw || (a == bw && min_in_lat(f, v) > min_in_lat(f, weak))) weak = v;
+    if (a < bw || (a == bw && min_in_lat(f, s->ready, v) > min_in_lat(f, s->ready, weak))) weak = v;
   }
   b->terms[0] = (topo_bound_term_t){s->ratio / n * conv, s->cut.out_lat_ps};
   b->terms[1] = (topo_bound_term_t){conv / (n * topo_egress_GBps(f, u)), s->lat_ps};
-  b->terms[2] =
-      (topo_bound_term_t){(n - 1.0) / n * conv / topo_ingress_GBps(f, weak), min_in_lat(f, weak)};
+  b->terms[2] = (topo_bound_term_t){(n - 1.0) / n * conv / topo_ingress_GBps(f, weak),
+                                    min_in_lat(f, s->ready, weak)};
   b->nterms = 3;
   b->kind = tight ? TOPO_BOUND_CUT : TOPO_BOUND_NPU;
   b->cut_npus = s->cut.npus;
@@ -399,18 +435,18 @@ static uint32_t uf_find(uint32_t *p, uint32_t x) {
 /* Evaluates the All-Reduce partition whose parties are the classes of grp (a party id per
  * node, UINT32_MAX for a transit switch): 2(k-1) element crossings over the capacity
  * leaving the parties (and, separately, entering them); keeps the best in b. */
-static void gossip_eval(const topo_t *t, const uint32_t *grp, uint32_t k, const char *family,
-                        topo_coll_bound_t *b, topo_bound_term_t *term) {
+static void gossip_eval(const topo_t *t, const double *ready, const uint32_t *grp, uint32_t k,
+                        const char *family, topo_coll_bound_t *b, topo_bound_term_t *term) {
   if (k < 2) return;
   double out = 0.0, in = 0.0, lo = INFINITY, li = INFINITY;
   for (uint32_t i = 0; i < t->nlinks; i++) {
     const topo_link_t *l = &t->links[i];
     if (grp[l->src] == grp[l->dst]) continue;
-    if (grp[l->src] != UINT32_MAX) out += l->bandwidth_GBps, lo = fmin(lo, (double)l->latency_ps);
-    if (grp[l->dst] != UINT32_MAX) in += l->bandwidth_GBps, li = fmin(li, (double)l->latency_ps);
+    if (grp[l->src] != UINT32_MAX) out += l->bandwidth_GBps, lo = fmin(lo, arrive_ps(ready, l));
+    if (grp[l->dst] != UINT32_MAX) in += l->bandwidth_GBps, li = fmin(li, arrive_ps(ready, l));
   }
   bool use_in = in < out;
-  double capacity = use_in ? in : out, lat = use_in ? li : lo;
+  double capacity = use_in ? in : out, lat = in == out ? fmax(li, lo) : use_in ? li : lo;
   double coef = 2.0 * (k - 1.0) / capacity * PS_PER_BYTE_AT_1GBPS;
   if (!(capacity > 0.0) || !(coef > term->ps_per_byte)) return;
   *term = (topo_bound_term_t){coef, isfinite(lat) ? lat : 0.0};
@@ -513,21 +549,22 @@ static void gossip_family(const topo_t *t, uint32_t *grp, uint32_t *p, uint32_t 
 typedef struct gossip_ctx {
   topo_coll_bound_t *b;
   topo_bound_term_t *term;
+  const double *ready;
 } gossip_ctx_t;
 
 static void gossip_visit(const topo_t *t, const uint32_t *grp, uint32_t k, const char *family,
                          void *ctx) {
   gossip_ctx_t *g = ctx;
-  gossip_eval(t, grp, k, family, g->b, g->term);
+  gossip_eval(t, g->ready, grp, k, family, g->b, g->term);
 }
 
 /* The partition {X} plus every NPU outside X alone (switches outside are transit). */
-static void gossip_set(const topo_t *t, const uint8_t *set, uint32_t *grp, topo_coll_bound_t *b,
-                       topo_bound_term_t *term) {
+static void gossip_set(const topo_t *t, const double *ready, const uint8_t *set, uint32_t *grp,
+                       topo_coll_bound_t *b, topo_bound_term_t *term) {
   uint32_t k = 1;
   for (uint32_t v = 0; v < topo_nodes(t); v++)
     grp[v] = set[v] ? 0 : v < t->npus ? k++ : UINT32_MAX;
-  gossip_eval(t, grp, k, "an All-Gather cut and singletons", b, term);
+  gossip_eval(t, ready, grp, k, "an All-Gather cut and singletons", b, term);
 }
 
 /* A 2-sided cut: each element crosses it at least once each way. */
@@ -536,7 +573,10 @@ static void bisect_eval(const setcut_t *c, topo_coll_bound_t *b, topo_bound_term
   double capacity = use_in ? c->in_GBps : c->out_GBps;
   double coef = PS_PER_BYTE_AT_1GBPS / capacity;
   if (!(capacity > 0.0) || !(coef > term->ps_per_byte)) return;
-  *term = (topo_bound_term_t){coef, use_in ? c->in_lat_ps : c->out_lat_ps};
+  double lat = c->in_GBps == c->out_GBps ? fmax(c->in_lat_ps, c->out_lat_ps)
+               : use_in                  ? c->in_lat_ps
+                                         : c->out_lat_ps;
+  *term = (topo_bound_term_t){coef, lat};
   if (coef <= b->terms[0].ps_per_byte) return;
   b->kind = TOPO_BOUND_BISECT;
   b->cut_npus = c->npus;
@@ -629,23 +669,24 @@ static tn_status_t fill_allreduce(const topo_t *t, const topo_t *tt, const side_
   if (st != TN_OK) return st;
   uint32_t *grp = sc.grp;
   topo_bound_term_t gossip = {0}, bisect = {0};
-  gossip_ctx_t gc = {b, &gossip};
+  const double *ready = ag->ready; /* of t: ag is t's side */
+  gossip_ctx_t gc = {b, &gossip, ready};
   visitor_t vis = {gossip_visit, &gc};
   gossip_family(t, grp, sc.p, sc.level, sc.keep, sc.bws, &vis);
-  gossip_set(t, ag->set, grp, b, &gossip);
-  gossip_set(t, rs->set, grp, b, &gossip);
+  gossip_set(t, ready, ag->set, grp, b, &gossip);
+  gossip_set(t, ready, rs->set, grp, b, &gossip);
   b->terms[0] = gossip;
   for (uint32_t v = 0; v < t->npus; v++) {
-    setcut_t c = node_cut(t, v);
+    setcut_t c = node_cut(t, ready, v);
     bisect_eval(&c, b, &bisect);
   }
-  setcut_t ca = set_cut(t, ag->set), cr = set_cut(t, rs->set);
+  setcut_t ca = set_cut(t, ready, ag->set), cr = set_cut(t, ready, rs->set);
   bisect_eval(&ca, b, &bisect);
   bisect_eval(&cr, b, &bisect);
   bool found = false;
   if (tight) st = twosided_search(t, sc.set, &found, err);
   if (found) {
-    setcut_t c2 = set_cut(t, sc.set);
+    setcut_t c2 = set_cut(t, ready, sc.set);
     if (c2.npus > 0 && c2.npus < t->npus) bisect_eval(&c2, b, &bisect);
   }
   b->terms[1] = bisect;
@@ -671,7 +712,8 @@ static void exchange_eval_cut(const topo_t *t, setcut_t c, const char *family, t
     double cap = dir ? c.in_GBps : c.out_GBps, lat = dir ? c.in_lat_ps : c.out_lat_ps;
     if (!(cap > 0.0)) continue;
     double coef = cross * PS_PER_BYTE_AT_1GBPS / cap;
-    if (!(coef > term->ps_per_byte)) continue;
+    /* as steep as the best so far: kept if its crossings arrive later */
+    if (!(coef > term->ps_per_byte) && !(coef == term->ps_per_byte && lat > term->ps)) continue;
     *term = (topo_bound_term_t){coef, lat};
     b->kind = TOPO_BOUND_EXCHANGE;
     b->cut_npus = c.npus;
@@ -682,9 +724,9 @@ static void exchange_eval_cut(const topo_t *t, setcut_t c, const char *family, t
   }
 }
 
-static void exchange_eval(const topo_t *t, const uint8_t *in, const char *family,
-                          topo_coll_bound_t *b, topo_bound_term_t *term) {
-  exchange_eval_cut(t, set_cut(t, in), family, b, term);
+static void exchange_eval(const topo_t *t, const double *ready, const uint8_t *in,
+                          const char *family, topo_coll_bound_t *b, topo_bound_term_t *term) {
+  exchange_eval_cut(t, set_cut(t, ready, in), family, b, term);
 }
 
 typedef struct exchange_ctx {
@@ -692,6 +734,7 @@ typedef struct exchange_ctx {
   topo_bound_term_t *term, *volume;
   uint8_t *in;
   setcut_t *cuts; /* one per node: a partition's parties */
+  const double *ready;
 } exchange_ctx_t;
 
 /* Every party of a partition, as a set X (its transit switches outside). */
@@ -699,7 +742,7 @@ static void exchange_visit(const topo_t *t, const uint32_t *grp, uint32_t k, con
                            void *ctx) {
   exchange_ctx_t *x = ctx;
   if (k < 2) return;
-  group_cuts(t, grp, k, x->cuts);
+  group_cuts(t, x->ready, grp, k, x->cuts);
   for (uint32_t g = 0; g < k; g++)
     exchange_eval_cut(t, x->cuts[g], family, x->b, x->term);
 }
@@ -768,7 +811,7 @@ static tn_status_t exchange_splits(const topo_t *t, exchange_ctx_t *x, tn_err_t 
       const uint16_t *du = &d[(size_t)l->src * nodes], *dw = &d[(size_t)l->dst * nodes];
       for (uint32_t v = 0; v < nodes; v++)
         x->in[v] = du[v] < dw[v];
-      exchange_eval(t, x->in, "the nodes nearer one end of a link", x->b, x->term);
+      exchange_eval(t, x->ready, x->in, "the nodes nearer one end of a link", x->b, x->term);
     }
   }
   free(d);
@@ -790,11 +833,11 @@ static tn_status_t fill_alltoall(const topo_t *t, const topo_t *tt, const side_t
     scratch_free(&sc);
     return st;
   }
-  exchange_ctx_t x = {b, &cut, &volume, sc.set, cuts};
+  exchange_ctx_t x = {b, &cut, &volume, sc.set, cuts, ag->ready};
   visitor_t vis = {exchange_visit, &x};
   gossip_family(t, sc.grp, sc.p, sc.level, sc.keep, sc.bws, &vis);
-  exchange_eval(t, ag->set, "an All-Gather cut", b, &cut);
-  exchange_eval(t, rs->set, "a Reduce-Scatter cut", b, &cut);
+  exchange_eval(t, ag->ready, ag->set, "an All-Gather cut", b, &cut);
+  exchange_eval(t, ag->ready, rs->set, "a Reduce-Scatter cut", b, &cut);
   st = exchange_splits(t, &x, err);
   if (st != TN_OK) goto out;
   double conv = PS_PER_BYTE_AT_1GBPS, n = t->npus, lambda;
@@ -845,8 +888,11 @@ static tn_status_t bounds_compute(const topo_t *t, unsigned colls, topo_bounds_t
   if (st == TN_OK && sym) { /* the transposed fabric is t: the same side */
     rs = ag;
     rs.set = NULL;
+    rs.ready = NULL;
     st = tn_malloc(topo_nodes(t), 1, &rs.set, err);
     if (st == TN_OK) memcpy(rs.set, ag.set, topo_nodes(t));
+    if (st == TN_OK) st = tn_malloc(topo_nodes(t), sizeof *rs.ready, &rs.ready, err);
+    if (st == TN_OK) memcpy(rs.ready, ag.ready, topo_nodes(t) * sizeof *rs.ready);
   }
   if (st != TN_OK) goto out;
   out->tight = tight;
@@ -862,6 +908,8 @@ static tn_status_t bounds_compute(const topo_t *t, unsigned colls, topo_bounds_t
 out:
   free(ag.set);
   free(rs.set);
+  free(ag.ready);
+  free(rs.ready);
   topo_free(tt);
   return st;
 }

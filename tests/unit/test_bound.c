@@ -124,6 +124,39 @@ static void latency_term_is_the_longest_shortest_path(void **state) {
   topo_free(t);
 }
 
+/* Nothing leaves a switch before something has reached it: on a star every byte an NPU
+ * takes in crosses two links of 500 ns, so the bandwidth terms carry 1 us, not one link's
+ * 500 ns (All-Gather, Reduce-Scatter, All-Reduce); a switch two hops up carries 1.5 us. */
+static void bandwidth_terms_wait_for_data_to_reach_a_switch(void **state) {
+  (void)state;
+  topo_t *s = gen_kind("switch", "8");
+  topo_bounds_t b = bounds_of(s);
+  uint64_t S = 64u << 20;
+  double gather = 7.0 / 8.0 * (double)S * PSB / 50.0, reduce = 2.0 * gather;
+  assert_int_equal(tu_bound_ps(&b, TN_ALLGATHER, S), (uint64_t)(gather + 1e6));
+  assert_int_equal(tu_bound_ps(&b, TN_REDUCESCATTER, S), (uint64_t)(gather + 1e6));
+  assert_int_equal(tu_bound_ps(&b, TN_ALLREDUCE, S), (uint64_t)(reduce + 1e6));
+  topo_free(s);
+  /* Two servers of two NPUs, each on its own switch (4, 5) under a spine (6), 500 ns a
+   * link: the best cut is a server, whose data enters through spine -> switch, reached
+   * from an NPU through two links first. */
+  topo_link_t l[12];
+  uint32_t k = 0;
+  const uint32_t up[6][2] = {{0, 4}, {1, 4}, {2, 5}, {3, 5}, {4, 6}, {5, 6}};
+  for (uint32_t i = 0; i < 6; i++) {
+    double bw = i < 4 ? 100.0 : 10.0;
+    l[k++] = (topo_link_t){up[i][0], up[i][1], bw, 500000, 0};
+    l[k++] = (topo_link_t){up[i][1], up[i][0], bw, 500000, 0};
+  }
+  topo_t *t = NULL;
+  TU_OK(topo_create("two-servers", 4, 3, l, k, &t, &tu_err_));
+  b = bounds_of(t);
+  /* 2 blocks of S/4 into a server through one 10 GB/s link, then 1.5 us */
+  assert_int_equal(tu_bound_ps(&b, TN_ALLGATHER, S),
+                   (uint64_t)(0.5 * (double)S * PSB / 10.0 + 1.5e6));
+  topo_free(t);
+}
+
 /* hierarchical-16x8: 16 servers of 8 NPUs on a 300 GB/s switch, 8 rails of 16 at 25. */
 static void hierarchical_bounds_cut_one_server_off(void **state) {
   (void)state;
@@ -676,6 +709,7 @@ int main(void) {
       cmocka_unit_test(bounds_of_rings_stars_tori_and_hypercubes_are_their_closed_forms),
       cmocka_unit_test(allreduce_bound_on_meshes_counts_every_link),
       cmocka_unit_test(latency_term_is_the_longest_shortest_path),
+      cmocka_unit_test(bandwidth_terms_wait_for_data_to_reach_a_switch),
       cmocka_unit_test(alltoall_bound_is_the_narrowest_cut),
       cmocka_unit_test(alltoall_flow_bound_is_exact_where_it_runs),
       cmocka_unit_test(alltoall_flow_bound_follows_the_routes_through_switches),
