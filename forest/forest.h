@@ -26,6 +26,7 @@ typedef struct forest_opts {
    * pacings meet about 1.6 pairs per transfer: keeping them costs more than it spares.) */
   bool keep_ties;
   uint64_t tie_window_ps;
+  uint32_t packing; /* which packing forest_tries names: 0 the usual one */
 } forest_opts_t;
 
 #define FOREST_TREES 8u
@@ -79,6 +80,33 @@ tn_status_t forest_run_reduce(const topo_t *t, uint64_t size_bytes, const forest
  * failure both are empty (and the first error is reported). */
 tn_status_t forest_run_halves(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
                               schedule_t *rs, schedule_t *ag, tn_err_t *err);
+
+/* The plans the automatic chunking tries for size on n NPUs: the usual chunk count on the
+ * usual packing first. At a size where chunks of 16 KiB leave fewer than 128 per NPU, also
+ * up to three doublings of the count (no chunk under 1 KiB, the transfers within the
+ * budget), each on the usual packing and, with the LP (at most 64 NPUs), on three more:
+ * 2 trees grown per NPU, and either count of trees with the LP free to go 10% above the
+ * least busiest-link load for shallower trees. There a tree's depth costs a chunk's time
+ * per level, so smaller chunks and shallower trees fill and drain it faster. Packing-major
+ * order; returns how many (1 .. FOREST_TRIES). forest_run and forest_run_reduce plan each
+ * and keep the fastest, the first among equals; synth/ does so for an All-Reduce, whose
+ * halves it joins. */
+typedef struct forest_try {
+  uint32_t chunks_per_npu, packing;
+} forest_try_t;
+#define FOREST_PACKINGS 4u
+#define FOREST_TRIES 16u
+uint32_t forest_tries(uint32_t n, uint64_t size, forest_try_t tries[FOREST_TRIES]);
+
+/* An All-Reduce of size_bytes on t into *out (coll TN_ALLREDUCE; initialised here, empty
+ * on failure): forest_run_halves' two halves joined chunk by chunk
+ * (schedule_join_allreduce) and timed on ten/'s engine as the simulator runs them, so
+ * out->time_ps is the simulated time; with opts->keep_ties the run's pairs within
+ * opts->tie_window_ps are kept (schedule_replay_ties). With the automatic chunking every
+ * try of forest_tries is planned and the fastest kept, the first among equals. Errors as
+ * forest_run. */
+tn_status_t forest_allreduce(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
+                             schedule_t *out, tn_err_t *err);
 
 /* The peak memory of a synthesis with the forest for coll (All-Gather, Reduce-Scatter,
  * All-Reduce) of size bytes on n NPUs at chunks_per_npu (0: the automatic count): the whole

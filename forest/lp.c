@@ -11,19 +11,20 @@
 #include <glpk.h>
 #include <stdlib.h>
 
-/* How far above the least busiest-link load the second objective may go, and the most of
- * its root's data one tree may carry there (measured at 1 GiB against no cap: leaf-32
- * All-Gather 1.030 -> 1.021 of the bound, spine-4x8 Reduce-Scatter 1.055 -> 1.035). */
-#define SLACK 1e-3
+/* The most of its root's data one tree may carry under the second objective (measured at
+ * 1 GiB against no cap: leaf-32 All-Gather 1.030 -> 1.021 of the bound, spine-4x8
+ * Reduce-Scatter 1.055 -> 1.035). How far above the least busiest-link load that
+ * objective may go is the caller's slack (FOREST_SLACK, or a packing variant's). */
 #define CAP 0.5
 /* The second objective's simplex stops after this many iterations (a count, not a clock:
  * the result must not depend on the machine's load); any feasible mix it reached is
- * within SLACK. Measured at 1 GiB: hypercube-64 All-Gather 1.0137 of the bound with it,
+ * within the slack. Measured at 1 GiB: hypercube-64 All-Gather 1.0137 of the bound with it,
  * 1.0146 without, in 1.1 s against 1.6 s. */
 #define SECOND_ITERATIONS 1000
 
 typedef struct lp {
   uint32_t n, ncand;
+  double slack;
   const uint32_t *root, *col_off, *col_link;
   const double *col_val, *cost;
   int *row_of;
@@ -87,12 +88,12 @@ static bool solve(void *ctx) {
     return false;
   }
   take(P, ncand, L->w);
-  /* Among the (many) optimal mixes, one of least cost, with tau held within SLACK of its
+  /* Among the (many) optimal mixes, one of least cost, with tau held within slack of its
    * optimum and no tree above CAP of its root's data (a root's data spread over two trees
    * at least, which the plans measured better), or without the cap when that is
    * infeasible. From the optimal basis; its solution stays when neither gets feasible. */
   double best = glp_get_obj_val(P);
-  glp_set_col_bnds(P, tau, GLP_DB, 0.0, best * (1.0 + SLACK));
+  glp_set_col_bnds(P, tau, GLP_DB, 0.0, best * (1.0 + L->slack));
   glp_set_obj_coef(P, tau, 0.0);
   sp.presolve = GLP_OFF;
   sp.it_lim = SECOND_ITERATIONS;
@@ -117,8 +118,9 @@ static bool solve(void *ctx) {
 
 bool forest_i_lp_weights(uint32_t n, uint32_t nlinks, uint32_t ncand, const uint32_t *root,
                          const uint32_t *col_off, const uint32_t *col_link, const double *col_val,
-                         const double *cost, double *w) {
+                         const double *cost, double slack, double *w) {
   lp_t L = {.n = n,
+            .slack = slack,
             .ncand = ncand,
             .root = root,
             .col_off = col_off,
@@ -146,9 +148,9 @@ bool forest_i_lp_weights(uint32_t n, uint32_t nlinks, uint32_t ncand, const uint
 
 bool forest_i_lp_weights(uint32_t n, uint32_t nlinks, uint32_t ncand, const uint32_t *root,
                          const uint32_t *col_off, const uint32_t *col_link, const double *col_val,
-                         const double *cost, double *w) {
+                         const double *cost, double slack, double *w) {
   (void)n, (void)nlinks, (void)ncand, (void)root, (void)col_off, (void)col_link, (void)col_val,
-      (void)cost, (void)w;
+      (void)cost, (void)slack, (void)w;
   return false;
 }
 

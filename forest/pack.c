@@ -14,7 +14,7 @@
  * (above, the rounds' own weights at depth penalty 0: they packed the shipped 128-NPU
  * fabrics within 0.4% of the bound). */
 #define LP_MAX_TREE_NPUS 32768u
-#define LP_MAX_NPUS 64u
+#define LP_MAX_NPUS FOREST_LP_MAX_NPUS
 /* Prim's rule with a depth penalty grows shallower trees: bandwidth-optimal mixes exist
  * among them on most fabrics, and at small sizes (where a chain pays a latency per hop)
  * they are much faster: measured with the LP over all four against penalty 0 alone, at
@@ -224,7 +224,7 @@ static double height(const uint32_t *parent, uint32_t n) {
 /* The packing's weights: with lp the LP's where it solves, else each candidate's share of the
  * rounds that grew its root's trees. */
 static tn_status_t weigh(const edges_t *e, const cands_t *c, uint32_t nlinks, uint32_t rounds,
-                         bool lp, double *w, tn_err_t *err) {
+                         bool lp, double slack, double *w, tn_err_t *err) {
   uint32_t ncand = (uint32_t)c->root.len;
   for (uint32_t i = 0; i < ncand; i++)
     w[i] = (double)TN_VEC_AT(&c->count, uint32_t, i) / rounds;
@@ -241,7 +241,7 @@ static tn_status_t weigh(const edges_t *e, const cands_t *c, uint32_t nlinks, ui
       cost[i] = height(&TN_VEC_AT(&c->parent, uint32_t, (size_t)i * e->n), e->n);
     if (st == TN_OK)
       (void)forest_i_lp_weights(e->n, nlinks, ncand, c->root.data, off.data, link.data, val.data,
-                                cost, w);
+                                cost, slack, w);
   }
   free(cost);
   tn_vec_free(&off);
@@ -291,7 +291,7 @@ static tn_status_t grow_rounds(const topo_t *t, edges_t *e, prim_t *p, cands_t *
   return st;
 }
 
-tn_status_t forest_i_pack(const topo_t *t, topo_routes_t *routes, uint32_t trees,
+tn_status_t forest_i_pack(const topo_t *t, topo_routes_t *routes, uint32_t trees, double slack,
                           forest_pack_t *out, tn_err_t *err) {
   uint32_t n = t->npus;
   memset(out, 0, sizeof *out);
@@ -325,7 +325,7 @@ tn_status_t forest_i_pack(const topo_t *t, topo_routes_t *routes, uint32_t trees
     rounds += per;
   }
   if (st == TN_OK) st = tn_malloc(c.root.len + 1, sizeof *w, &w, err);
-  if (st == TN_OK) st = weigh(&e, &c, t->nlinks, rounds, lp, w, err);
+  if (st == TN_OK) st = weigh(&e, &c, t->nlinks, rounds, lp, slack, w, err);
   if (st == TN_OK) st = collect(&c, w, out, err);
   free(parent);
   free(w);

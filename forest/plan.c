@@ -6,11 +6,6 @@
 
 #include "forest/forest_internal.h"
 
-/* The automatic chunking (forest_i_chunks): at most MAX_CHUNKS chunks per NPU. Measured
- * with bench_synth: 128 against 64 took the All-Gather on fattree-32-4to1 from 1.067 to
- * 1.045 of the bound and on spine-4x8 from 1.024 to 1.015. */
-#define MAX_CHUNKS 128u
-
 typedef struct plan {
   const topo_t *t;
   uint32_t n, k;    /* NPUs, chunks per NPU */
@@ -189,8 +184,9 @@ static tn_status_t plan_best(plan_t *p, const topo_t *t, topo_routes_t *routes, 
 tn_status_t forest_i_plan_gather(const topo_t *t, topo_routes_t *routes, const forest_pack_t *pk,
                                  uint64_t size_bytes, const forest_opts_t *opts, schedule_t *out,
                                  tn_err_t *err) {
-  uint32_t k = opts && opts->chunks_per_npu ? opts->chunks_per_npu
-                                            : forest_i_chunks(t->npus, size_bytes, MAX_CHUNKS);
+  uint32_t k = opts && opts->chunks_per_npu
+                   ? opts->chunks_per_npu
+                   : forest_i_chunks(t->npus, size_bytes, FOREST_MAX_CHUNKS);
   schedule_init(out, TN_ALLGATHER, t->npus, k, size_bytes);
   tn_status_t st = forest_i_check(t, size_bytes, k, err);
   if (st != TN_OK) return st;

@@ -18,8 +18,6 @@
 
 #include "forest/forest_internal.h"
 
-/* Chunks per NPU at most (forest_i_chunks). */
-#define MAX_CHUNKS 128u
 #define TIMER_BIT (1ull << 63)
 
 typedef struct rplan {
@@ -323,8 +321,9 @@ static void plan_alone(void *ctx, size_t i, unsigned worker) {
 tn_status_t forest_i_plan_reduce(const topo_t *t, topo_routes_t *routes, const forest_pack_t *pk,
                                  uint64_t size_bytes, const forest_opts_t *opts, schedule_t *out,
                                  tn_err_t *err) {
-  uint32_t k = opts && opts->chunks_per_npu ? opts->chunks_per_npu
-                                            : forest_i_chunks(t->npus, size_bytes, MAX_CHUNKS);
+  uint32_t k = opts && opts->chunks_per_npu
+                   ? opts->chunks_per_npu
+                   : forest_i_chunks(t->npus, size_bytes, FOREST_MAX_CHUNKS);
   schedule_init(out, TN_REDUCESCATTER, t->npus, k, size_bytes);
   tn_status_t st = forest_i_check(t, size_bytes, k, err);
   if (st != TN_OK) return st;

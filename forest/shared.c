@@ -10,6 +10,14 @@
  * simulated). */
 #define MIN_CHUNK_BYTES (16u << 10)
 #define MAX_TRANSFERS (1u << 19)
+/* At a size where MIN_CHUNK_BYTES holds the automatic count down, finer counts are
+ * planned too (forest_tries): up to SMALL_DOUBLINGS doublings, no chunk below
+ * SMALL_MIN_CHUNK_BYTES. There a tree's depth costs a chunk's time per level, so smaller
+ * chunks fill and drain the trees faster, down to a point (leaf-32 All-Gather of 1 MiB:
+ * 6.38 us at 16 KiB chunks, 6.03 at 8, 5.71 at 4, 7.94 at 2; hierarchical-16x8 was
+ * fastest at 1 KiB). */
+#define SMALL_MIN_CHUNK_BYTES (1u << 10)
+#define SMALL_DOUBLINGS 3u
 
 /* Children lists of tree tr (CSR at off, kid), each in ascending NPU id. */
 static void tree_kids(const forest_pack_t *pk, uint32_t tr, uint32_t *off, uint32_t *kid) {
@@ -91,6 +99,40 @@ void forest_i_kids_free(forest_kids_t *k) {
   free(k->kid);
   free(k->tree_of);
   k->off = k->kid = k->tree_of = NULL;
+}
+
+/* The packings forest_tries names: rounds per NPU (0: the caller's trees_per_npu, or
+ * FOREST_TREES) and the LP's slack. Measured at 1 MiB (time/bound, the usual packing
+ * against the best of the four, with the chunk counts above): leaf-32 All-Gather 1.542
+ * -> 1.329, fattree-32-4to1 Reduce-Scatter 1.658 -> 1.400. */
+static const struct {
+  uint32_t trees;
+  double slack;
+} packings[FOREST_PACKINGS] = {{0, FOREST_SLACK}, {2, FOREST_SLACK}, {2, 0.1}, {0, 0.1}};
+
+void forest_i_packing(const forest_opts_t *opts, uint32_t *trees, double *slack) {
+  uint32_t p = opts && opts->packing < FOREST_PACKINGS ? opts->packing : 0;
+  *trees = packings[p].trees             ? packings[p].trees
+           : opts && opts->trees_per_npu ? opts->trees_per_npu
+                                         : FOREST_TREES;
+  *slack = packings[p].slack;
+}
+
+uint32_t forest_tries(uint32_t n, uint64_t size, forest_try_t tries[FOREST_TRIES]) {
+  uint32_t counts[1 + SMALL_DOUBLINGS], nc = 0, m = 0;
+  counts[nc++] = forest_i_chunks(n, size, FOREST_MAX_CHUNKS);
+  bool small = n >= 2 && size / ((uint64_t)n * MIN_CHUNK_BYTES) < FOREST_MAX_CHUNKS;
+  uint64_t cap = n >= 2 ? MAX_TRANSFERS / ((uint64_t)n * (n - 1)) : 0;
+  for (uint32_t d = 0, c = counts[0]; small && d < SMALL_DOUBLINGS; d++) {
+    c *= 2;
+    if (c > FOREST_MAX_CHUNKS || c > cap || size / ((uint64_t)n * c) < SMALL_MIN_CHUNK_BYTES) break;
+    counts[nc++] = c;
+  }
+  uint32_t np = small && n <= FOREST_LP_MAX_NPUS && forest_i_lp_available() ? FOREST_PACKINGS : 1;
+  for (uint32_t p = 0; p < np; p++)
+    for (uint32_t i = 0; i < nc; i++)
+      tries[m++] = (forest_try_t){counts[i], p};
+  return m;
 }
 
 uint32_t forest_i_chunks(uint32_t n, uint64_t size, uint32_t most_chunks) {

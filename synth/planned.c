@@ -159,27 +159,17 @@ static tn_status_t forest_reduce(const topo_t *t, tn_coll_t coll, uint64_t size,
                                  const synth_opts_t *o, synth_result_t *out, tn_err_t *err) {
   forest_opts_t f = {.chunks_per_npu = o->chunks_per_npu,
                      .pace = true,
-                     .keep_ties = coll == TN_REDUCESCATTER,
+                     .keep_ties = true,
                      .tie_window_ps = SIM_STRICT_FIRST_WINDOW_PS};
-  schedule_t rs, ag, ar;
-  schedule_init(&ag, TN_ALLGATHER, 0, 1, 0);
-  schedule_init(&ar, TN_ALLREDUCE, 0, 1, 0);
-  tn_status_t st = coll == TN_ALLREDUCE ? forest_run_halves(t, size, &f, &rs, &ag, err)
-                                        : forest_run_reduce(t, size, &f, &rs, err);
-  const schedule_t *done = &rs;
-  if (st == TN_OK && coll == TN_ALLREDUCE) {
-    st = schedule_join_allreduce(&rs, &ag, &ar, err);
-    if (st == TN_OK) st = schedule_replay_ties(t, &ar, SIM_STRICT_FIRST_WINDOW_PS, err);
-    done = &ar;
-  }
+  schedule_t done;
+  tn_status_t st = coll == TN_ALLREDUCE ? forest_allreduce(t, size, &f, &done, err)
+                                        : forest_run_reduce(t, size, &f, &done, err);
   /* The run that timed the set also gives the pairs order-proofing would first simulate
    * for: the All-Reduce's replay, the Reduce-Scatter's plan. */
   if (st == TN_OK)
-    st = synth_i_lower_with_first_run(done, coll, synth_method_name(SYNTH_FOREST), out, err);
-  if (st == TN_OK) out->time_ps = done->time_ps;
-  schedule_free(&rs);
-  schedule_free(&ag);
-  schedule_free(&ar);
+    st = synth_i_lower_with_first_run(&done, coll, synth_method_name(SYNTH_FOREST), out, err);
+  if (st == TN_OK) out->time_ps = done.time_ps;
+  schedule_free(&done);
   return st;
 }
 

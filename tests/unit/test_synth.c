@@ -420,12 +420,8 @@ static void check_forest_first_run(const topo_t *t, tn_coll_t coll, uint64_t siz
   schedule_init(&rs, TN_REDUCESCATTER, 0, 1, 0);
   const schedule_t *done = &ar;
   if (coll == TN_ALLREDUCE) {
-    schedule_free(&ag);
-    schedule_free(&rs);
     schedule_free(&ar);
-    must(forest_run_halves(t, size, &f, &rs, &ag, &err), &err);
-    must(schedule_join_allreduce(&rs, &ag, &ar, &err), &err);
-    must(schedule_replay(t, &ar, &err), &err);
+    must(forest_allreduce(t, size, &f, &ar, &err), &err);
   } else if (coll == TN_ALLGATHER) {
     schedule_free(&ag);
     must(forest_run(t, size, &f, &ag, &err), &err);
