@@ -406,6 +406,31 @@ out:
   return st;
 }
 
+/* What NPU v can take in early (docs/bounds.md §1, "own blocks first"): *own, the NPUs
+ * with a link into v, whose own blocks may cross it from the start; *tau, the least over
+ * v's incoming links of the time the link can first carry data its source did not start
+ * with: its latency plus, from an NPU w, the earliest anything reaches w, and from a
+ * switch, the earliest anything reaches the switch (INFINITY if never). */
+static void own_first(const topo_t *f, const double *ready, uint32_t v, uint32_t *own,
+                      double *tau) {
+  *own = 0;
+  *tau = INFINITY;
+  for (uint32_t i = f->in_off[v]; i < f->in_off[v + 1]; i++) {
+    const topo_link_t *l = &f->links[f->in_link[i]];
+    uint32_t w = l->src;
+    double later = ready[w];
+    if (w < f->npus) {
+      later = min_in_lat(f, ready, w);
+      if (f->in_off[w] == f->in_off[w + 1]) later = INFINITY; /* nothing ever reaches w */
+      bool seen = false;
+      for (uint32_t j = f->in_off[v]; j < i; j++)
+        seen = seen || f->links[f->in_link[j]].src == w;
+      *own += !seen;
+    }
+    *tau = fmin(*tau, (double)l->latency_ps + later);
+  }
+}
+
 /* The All-Gather (or, on the transposed fabric, Reduce-Scatter) terms from a side. */
 static void fill_gather(const topo_t *f, const side_t *s, bool tight, topo_coll_bound_t *b) {
   double n = f->npus, conv = PS_PER_BYTE_AT_1GBPS;
@@ -419,6 +444,12 @@ static void fill_gather(const topo_t *f, const side_t *s, bool tight, topo_coll_
   b->terms[2] = (topo_bound_term_t){(n - 1.0) / n * conv / topo_ingress_GBps(f, weak),
                                     min_in_lat(f, s->ready, weak)};
   b->nterms = 3;
+  uint32_t own;
+  double tau;
+  own_first(f, s->ready, weak, &own, &tau);
+  if (own + 1u < f->npus && isfinite(tau))
+    b->terms[b->nterms++] =
+        (topo_bound_term_t){(n - 1.0 - own) / n * conv / topo_ingress_GBps(f, weak), tau};
   b->kind = tight ? TOPO_BOUND_CUT : TOPO_BOUND_NPU;
   b->cut_npus = s->cut.npus;
   b->cut_nodes = s->cut.nodes;

@@ -157,6 +157,26 @@ static void bandwidth_terms_wait_for_data_to_reach_a_switch(void **state) {
   topo_free(t);
 }
 
+/* Own blocks first: on torus-8x8 an NPU's four neighbours can send it their own blocks
+ * from the start, but any other block reaches a neighbour 500 ns in at the earliest and
+ * then crosses a second link, so 59 of the 63 blocks arrive through 200 GB/s after 1 us:
+ * at 1 MiB that is above the per-NPU term (63 blocks after one link) and the bound; a
+ * fully connected fabric has no such term (every block may come straight from its NPU). */
+static void neighbours_send_their_own_blocks_first(void **state) {
+  (void)state;
+  topo_t *t = gen_kind("torus", "8x8"), *fc = gen_kind("fc", "8");
+  topo_bounds_t b = bounds_of(t), bf = bounds_of(fc);
+  uint64_t S = 1u << 20;
+  double own = 59.0 / 64.0 * (double)S * PSB / 200.0 + 1e6;
+  assert_int_equal(tu_bound_ps(&b, TN_ALLGATHER, S), (uint64_t)own);
+  assert_int_equal(tu_bound_ps(&b, TN_REDUCESCATTER, S), (uint64_t)own);
+  /* fc-8: 7/8 S through 7 links of 50 GB/s after one link, or one block after the farthest */
+  double one = 7.0 / 8.0 * (double)S * PSB / 350.0 + 5e5;
+  assert_int_equal(tu_bound_ps(&bf, TN_ALLGATHER, S), (uint64_t)one);
+  topo_free(t);
+  topo_free(fc);
+}
+
 /* hierarchical-16x8: 16 servers of 8 NPUs on a 300 GB/s switch, 8 rails of 16 at 25. */
 static void hierarchical_bounds_cut_one_server_off(void **state) {
   (void)state;
@@ -710,6 +730,7 @@ int main(void) {
       cmocka_unit_test(allreduce_bound_on_meshes_counts_every_link),
       cmocka_unit_test(latency_term_is_the_longest_shortest_path),
       cmocka_unit_test(bandwidth_terms_wait_for_data_to_reach_a_switch),
+      cmocka_unit_test(neighbours_send_their_own_blocks_first),
       cmocka_unit_test(alltoall_bound_is_the_narrowest_cut),
       cmocka_unit_test(alltoall_flow_bound_is_exact_where_it_runs),
       cmocka_unit_test(alltoall_flow_bound_follows_the_routes_through_switches),
