@@ -64,11 +64,27 @@ typedef struct state {
   tn_vec_t ties;      /* sim_tie_t of the last run */
   bool failed;        /* recording a tie ran out of memory */
   uint32_t max_delay; /* ns of delay one SEND may collect (MIN_DELAY_CAP) */
+  /* sim_make_strict_planned: the plan's time, and the current run's window; the runs also
+   * report inversions (any gap) and each (rank, link) with one gets chained: chained has
+   * a flag per link of every rank (npus * nlinks), routes gives a SEND's first link. */
+  uint64_t plan_ps; /* 0: not planned */
+  bool chaining;    /* this round chains the links of inversions: the run missed the plan */
+  uint64_t window;
+  uint8_t *chained;
+  topo_routes_t *routes;
 } state_t;
+
+/* Whether v is an inversion: two of one NPU's own SENDs entered one of its links against
+ * their id order (the set's ids follow its plan's order, sim_make_strict_planned). */
+static bool inversion(const state_t *s, const sim_tie_t *v) {
+  uint32_t at = s->t->links[v->link].src;
+  return at == v->first_rank && at == v->second_rank && v->first_id > v->second_id;
+}
 
 static void on_tie(void *ctx, const sim_tie_t *v) {
   state_t *s = ctx;
   tn_err_t e = {0};
+  if (v->gap_ps > s->window && !(s->plan_ps && inversion(s, v))) return;
   if (!s->failed && tn_vec_push(&s->ties, v, &e) != TN_OK) s->failed = true;
 }
 
@@ -102,9 +118,10 @@ static tn_status_t part(state_t *s, const sim_tie_t *v, bool *added, tn_err_t *e
   bool inj1 = at == v->first_rank, inj2 = at == v->second_rank;
   if (inj1 && inj2) {
     order_t o = {g1, g2};
+    if (s->plan_ps && g1 > g2) o = (order_t){g2, g1}; /* the plan's order */
     tn_status_t st = tn_vec_push(&s->orders, &o, err);
     if (st != TN_OK) return st;
-    s->gated[g2] = 1; /* the second waits; the first keeps its time */
+    s->gated[o.after] = 1; /* the second waits; the first keeps its time */
     *added = true;
     return TN_OK;
   }
@@ -174,12 +191,42 @@ static bool meets(const state_t *s, const sim_tie_t *v) {
  * spread out in one round. An NPU's own SENDs that enter a link within the run's window
  * are ordered too. After the first run, near pairs that the round's delays would bring
  * together are parted too (meets). s->bump (per original node) is zero on entry. */
+/* Orders every SEND of rank r whose route starts on link after the one before it in id
+ * order (the plan's order on that link), once per (rank, link). */
+static tn_status_t chain(state_t *s, uint32_t r, uint32_t link, bool *added, tn_err_t *err) {
+  uint8_t *done = &s->chained[(size_t)r * s->t->nlinks + link];
+  if (*done) return TN_OK;
+  *done = 1;
+  const algo_t *a = s->orig;
+  uint32_t prev = NONE;
+  for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+    const algo_node_t *n = algo_node(a, r, i);
+    if (n->op != ALGO_SEND || topo_route_next(s->routes, r, (uint32_t)n->peer) != link) continue;
+    uint32_t g = s->off[r] + i;
+    if (prev != NONE) {
+      order_t o = {prev, g};
+      tn_status_t st = tn_vec_push(&s->orders, &o, err);
+      if (st != TN_OK) return st;
+      s->gated[g] = 1;
+      *added = true;
+    }
+    prev = g;
+  }
+  return topo_routes_out_of_memory(s->routes) ? tn_err_set(err, TN_NOMEM, "out of memory") : TN_OK;
+}
+
 static tn_status_t add_constraints(state_t *s, bool first_run, bool *added, tn_err_t *err) {
   *added = false;
   for (size_t i = 0; i < s->ties.len; i++) {
     const sim_tie_t *v = &TN_VEC_AT(&s->ties, sim_tie_t, i);
     uint32_t at = s->t->links[v->link].src;
     bool own = at == v->first_rank && at == v->second_rank;
+    if (s->chaining && inversion(s, v)) {
+      tn_status_t st = chain(s, at, v->link, added, err);
+      if (st != TN_OK) return st;
+      continue;
+    }
+    if (v->gap_ps > s->window) continue; /* an inversion, once its link is chained */
     if (v->gap_ps > 0 && !own) continue; /* near pairs: an NPU's own SENDs, every run */
     tn_status_t st = part(s, v, added, err);
     if (st != TN_OK) return st;
@@ -334,6 +381,10 @@ static tn_status_t run_beside(const topo_t *t, const algo_t *cur, const sim_opts
   return s.fst;
 }
 
+static tn_status_t make_strict(const topo_t *t, algo_t **a, const sim_first_run_t *first,
+                               uint64_t plan_ps, sim_strict_fn fn, void *ctx,
+                               sim_strict_report_t *rep, tn_err_t *err);
+
 tn_status_t sim_make_strict(const topo_t *t, algo_t **a, sim_strict_report_t *rep, tn_err_t *err) {
   return sim_make_strict_and(t, a, NULL, NULL, rep, err);
 }
@@ -346,9 +397,20 @@ tn_status_t sim_make_strict_and(const topo_t *t, algo_t **a, sim_strict_fn fn, v
 tn_status_t sim_make_strict_from(const topo_t *t, algo_t **a, const sim_first_run_t *first,
                                  sim_strict_fn fn, void *ctx, sim_strict_report_t *rep,
                                  tn_err_t *err) {
+  return make_strict(t, a, first, 0, fn, ctx, rep, err);
+}
+
+tn_status_t sim_make_strict_planned(const topo_t *t, algo_t **a, uint64_t plan_ps, sim_strict_fn fn,
+                                    void *ctx, sim_strict_report_t *rep, tn_err_t *err) {
+  return make_strict(t, a, NULL, plan_ps, fn, ctx, rep, err);
+}
+
+static tn_status_t make_strict(const topo_t *t, algo_t **a, const sim_first_run_t *first,
+                               uint64_t plan_ps, sim_strict_fn fn, void *ctx,
+                               sim_strict_report_t *rep, tn_err_t *err) {
   memset(rep, 0, sizeof *rep);
   uint32_t cap = (*a)->npus > MIN_DELAY_CAP / 2 ? 2 * (*a)->npus : MIN_DELAY_CAP;
-  state_t s = {.t = t, .orig = *a, .max_delay = cap};
+  state_t s = {.t = t, .orig = *a, .max_delay = cap, .plan_ps = plan_ps};
   tn_vec_init(&s.orders, sizeof(order_t));
   tn_vec_init(&s.ties, sizeof(sim_tie_t));
   uint64_t total = algo_node_count(*a);
@@ -359,6 +421,9 @@ tn_status_t sim_make_strict_from(const topo_t *t, algo_t **a, const sim_first_ru
   if (st == TN_OK) st = tn_calloc(total + 1, sizeof *s.delay, &s.delay, err);
   if (st == TN_OK) st = tn_calloc(total + 1, 1, &s.gated, err);
   if (st == TN_OK) st = tn_calloc(total + 1, sizeof *s.bump, &s.bump, err);
+  if (st == TN_OK && plan_ps)
+    st = tn_calloc((size_t)(*a)->npus * t->nlinks + 1u, 1, &s.chained, err);
+  if (st == TN_OK && plan_ps) st = topo_routes_create(t, &s.routes, err);
   for (uint32_t r = 0; st == TN_OK && r < (*a)->npus; r++)
     s.off[r + 1] = s.off[r] + algo_rank_len(*a, r);
   algo_t *cur = *a;     /* the set simulated last: the original, then a build */
@@ -368,9 +433,9 @@ tn_status_t sim_make_strict_from(const topo_t *t, algo_t **a, const sim_first_ru
   while (st == TN_OK) {
     s.ties.len = 0;
     s.failed = false;
-    sim_opts_t so = {.on_tie = on_tie,
-                     .tie_ctx = &s,
-                     .tie_window_ps = rep->rounds == 0 ? NEAR_WINDOW_PS : PREDICT_WINDOW_PS};
+    s.window = rep->rounds == 0 ? NEAR_WINDOW_PS : PREDICT_WINDOW_PS;
+    sim_opts_t so = {
+        .on_tie = on_tie, .tie_ctx = &s, .tie_window_ps = plan_ps ? UINT64_MAX : s.window};
     sim_result_t res = {0};
     if (first != NULL && cur == *a) { /* the original's run is known */
       res.time_ps = first->time_ps;
@@ -382,15 +447,20 @@ tn_status_t sim_make_strict_from(const topo_t *t, algo_t **a, const sim_first_ru
       st = run_beside(t, cur, &so, &res, cur != *a ? fn : NULL, ctx, err);
     }
     rep->time_ps = res.time_ps;
+    s.chaining = plan_ps && res.time_ps > plan_ps;
     if (rep->rounds == 0) rep->first_ps = res.time_ps;
     sim_result_free(&res);
     if (st == TN_OK && s.failed) st = tn_err_set(err, TN_NOMEM, "out of memory recording ties");
     if (st != TN_OK) break;
-    uint32_t exact = 0;
-    for (size_t i = 0; i < s.ties.len; i++)
-      exact += TN_VEC_AT(&s.ties, sim_tie_t, i).gap_ps == 0;
+    uint32_t exact = 0, inverted = 0;
+    for (size_t i = 0; i < s.ties.len; i++) {
+      const sim_tie_t *v = &TN_VEC_AT(&s.ties, sim_tie_t, i);
+      exact += v->gap_ps == 0;
+      inverted +=
+          s.chaining && inversion(&s, v) && !s.chained[(size_t)v->first_rank * t->nlinks + v->link];
+    }
     rep->ties_left = exact;
-    if (exact == 0 || rep->rounds == MAX_ROUNDS) break;
+    if ((exact == 0 && inverted == 0) || rep->rounds == MAX_ROUNDS) break;
     bool added = false;
     memset(s.bump, 0, (size_t)s.off[s.orig->npus] * sizeof *s.bump);
     if ((st = add_constraints(&s, rep->rounds == 0, &added, err)) != TN_OK || !added) break;
@@ -412,6 +482,8 @@ tn_status_t sim_make_strict_from(const topo_t *t, algo_t **a, const sim_first_ru
   free(s.delay);
   free(s.gated);
   free(s.bump);
+  free(s.chained);
+  topo_routes_free(s.routes);
   tn_vec_free(&s.orders);
   tn_vec_free(&s.ties);
   return st;

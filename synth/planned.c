@@ -145,8 +145,11 @@ static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const
     if (st == TN_OK) st = synth_i_lower_with_first_run(&s, coll, synth_method_name(m), out, err);
   } else if (st == TN_OK) {
     st = algo_from_schedule(&s, coll, synth_method_name(m), &out->algo, err);
-    /* An All-Gather plan's time is exact; the other two are timed by simulation. */
+    /* An All-Gather plan's time is exact; the other two are timed by simulation. A
+     * Reduce-Scatter is the plan run backwards: it takes as long where its links keep
+     * the plan's order, which order-proofing then sees to. */
     if (st == TN_OK && coll == TN_ALLGATHER) out->time_ps = s.time_ps;
+    if (st == TN_OK && coll == TN_REDUCESCATTER && s.coll == TN_ALLGATHER) out->plan_ps = s.time_ps;
   }
   schedule_free(&s);
   return st;
@@ -214,7 +217,9 @@ static tn_status_t planned_any(const topo_t *t, tn_coll_t coll, uint64_t size,
  * choice (its time, and its index in ks, which orders equal times), or its failure. */
 typedef struct red_best {
   algo_t *algo;
-  uint64_t time_ps;
+  uint64_t time_ps; /* what it is expected to take once order-proof (red_expect) */
+  uint64_t run_ps;  /* its run's time */
+  uint64_t plan_ps; /* its plan_ps */
   size_t i;
   tn_status_t st;
   tn_err_t err;
@@ -228,10 +233,19 @@ typedef struct red_search {
   tn_coll_t coll;
   uint64_t size;
   const synth_opts_t *o;
-  uint64_t own_ps; /* the greedy's own choice's time: runs stop past it */
+  uint64_t own_ps;  /* the greedy's own choice's run: runs stop past it */
+  uint64_t own_exp; /* and what it is expected to take (red_expect) */
   uint32_t ks[RED_NK];
   red_best_t w[RED_WORKERS];
 } red_search_t;
+
+/* What a set is expected to take once order-proof: a Reduce-Scatter that keeps its plan's
+ * order takes the plan's time (sim_make_strict_planned), so its run or its plan, the
+ * faster; a run stopped at the limit counts as too slow. */
+static uint64_t red_expect(uint64_t run_ps, bool stopped, uint64_t plan_ps) {
+  uint64_t run = stopped ? UINT64_MAX : run_ps;
+  return plan_ps && plan_ps < run ? plan_ps : run;
+}
 
 static void red_try(void *ctx, size_t i, unsigned worker) {
   red_search_t *S = ctx;
@@ -245,12 +259,13 @@ static void red_try(void *ctx, size_t i, unsigned worker) {
   sim_result_t r = {0};
   w->st = planned_any(S->t, S->coll, S->size, &ok, SYNTH_GREEDY, &c, &w->err);
   if (w->st == TN_OK) w->st = synth_i_sim_within(S->t, c.algo, &so, &r, &w->err);
-  bool better =
-      w->st == TN_OK && !r.stopped && r.time_ps < S->own_ps &&
-      (w->algo == NULL || r.time_ps < w->time_ps || (r.time_ps == w->time_ps && i < w->i));
+  uint64_t exp = red_expect(r.time_ps, r.stopped, c.plan_ps);
+  bool better = w->st == TN_OK && exp < S->own_exp &&
+                (w->algo == NULL || exp < w->time_ps || (exp == w->time_ps && i < w->i));
   if (better) {
     algo_free(w->algo);
-    w->algo = c.algo, w->time_ps = r.time_ps, w->i = i;
+    w->algo = c.algo, w->time_ps = exp, w->i = i;
+    w->run_ps = r.time_ps, w->plan_ps = c.plan_ps;
     c.algo = NULL;
     synth_tie_rec_t keep = w->ties;
     w->ties = w->trial, w->trial = keep;
@@ -281,7 +296,12 @@ static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t si
     tn_vec_free(&own_ties.ties);
     return st;
   }
-  red_search_t S = {.t = t, .coll = coll, .size = size, .o = o, .own_ps = r.time_ps};
+  red_search_t S = {.t = t,
+                    .coll = coll,
+                    .size = size,
+                    .o = o,
+                    .own_ps = r.time_ps,
+                    .own_exp = red_expect(r.time_ps, false, out->plan_ps)};
   sim_result_free(&r);
   out->time_ps = S.own_ps;
   synth_i_tie_rec_take(&own_ties, out); /* the run of the set kept unless one below wins */
@@ -305,7 +325,8 @@ static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t si
   }
   if (st == TN_OK && best != RED_WORKERS) {
     algo_free(out->algo);
-    out->algo = S.w[best].algo, out->time_ps = S.w[best].time_ps;
+    out->algo = S.w[best].algo, out->time_ps = S.w[best].run_ps;
+    out->plan_ps = S.w[best].plan_ps;
     S.w[best].algo = NULL;
     synth_i_tie_rec_take(&S.w[best].ties, out);
   }

@@ -45,7 +45,10 @@ static tn_status_t time_candidate(const topo_t *t, synth_result_t *c, uint64_t l
   if (limit_ps == 0) {
     sim_strict_report_t rep;
     tn_status_t st = synth_i_make_strict(t, c, NULL, NULL, &rep, err);
-    if (st == TN_OK) c->time_ps = rep.first_ps, c->strict = true, *strict_ps = rep.time_ps;
+    /* the faster of the two: a set kept to its plan's order may beat its first run */
+    if (st == TN_OK)
+      c->time_ps = rep.time_ps < rep.first_ps ? rep.time_ps : rep.first_ps, c->strict = true,
+      *strict_ps = rep.time_ps;
     return st;
   }
   sim_opts_t so = {.stop_after_ps = limit_ps};

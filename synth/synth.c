@@ -124,8 +124,11 @@ tn_status_t synth_i_lower_with_first_run(const schedule_t *s, tn_coll_t coll, co
 tn_status_t synth_i_make_strict(const topo_t *t, synth_result_t *r, sim_strict_fn fn, void *ctx,
                                 sim_strict_report_t *rep, tn_err_t *err) {
   sim_first_run_t first = {r->time_ps, r->first_ties.data, r->first_ties.len};
-  tn_status_t st =
-      sim_make_strict_from(t, &r->algo, r->first_known ? &first : NULL, fn, ctx, rep, err);
+  /* A set slower than its plan is run again, for the links that broke the plan's order. */
+  bool planned = r->plan_ps && !(r->first_known && r->time_ps <= r->plan_ps);
+  tn_status_t st = planned ? sim_make_strict_planned(t, &r->algo, r->plan_ps, fn, ctx, rep, err)
+                           : sim_make_strict_from(t, &r->algo, r->first_known ? &first : NULL, fn,
+                                                  ctx, rep, err);
   tn_vec_free(&r->first_ties); /* of the set as it was */
   r->first_known = false;
   return st;

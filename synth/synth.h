@@ -96,6 +96,10 @@ typedef struct synth_result {
    * then skips that run. */
   bool first_known;
   tn_vec_t first_ties;
+  /* plan_ps: algo's SEND ids follow, on every link, the order of a plan that takes this
+   * long (a Reduce-Scatter lowered time-reversed from an All-Gather plan); order-proofing
+   * keeps that order where a run breaks it (sim_make_strict_planned). 0: none. */
+  uint64_t plan_ps;
 } synth_result_t;
 
 #define SYNTH_MAX_SEEDS 1000u /* opts->seeds at most */
