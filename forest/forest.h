@@ -84,7 +84,7 @@ tn_status_t forest_run_halves(const topo_t *t, uint64_t size_bytes, const forest
 /* The plans the automatic chunking tries for size on n NPUs: the usual chunk count on the
  * usual packing first. At a size where chunks of 16 KiB leave fewer than 128 per NPU, also
  * up to three doublings of the count (no chunk under 1 KiB, the transfers within the
- * budget), each on the usual packing and, with the LP (at most 64 NPUs), on three more:
+ * budget), each on the usual packing and, with the LP (at most 32 NPUs), on three more:
  * 2 trees grown per NPU, and either count of trees with the LP free to go 10% above the
  * least busiest-link load for shallower trees. There a tree's depth costs a chunk's time
  * per level, so smaller chunks and shallower trees fill and drain it faster. Packing-major

@@ -18,6 +18,10 @@
  * fastest at 1 KiB). */
 #define SMALL_MIN_CHUNK_BYTES (1u << 10)
 #define SMALL_DOUBLINGS 3u
+/* The other packings (forest_tries) up to this many NPUs: each is an LP of its own, which
+ * on 64 NPUs costs about half a second (hypercube-64 Reduce-Scatter of 1 MiB: 2.7 s of CPU
+ * with all four, against 0.5 s for the greedy's), and the fabrics they helped have 32. */
+#define SMALL_PACK_NPUS 32u
 
 /* Children lists of tree tr (CSR at off, kid), each in ascending NPU id. */
 static void tree_kids(const forest_pack_t *pk, uint32_t tr, uint32_t *off, uint32_t *kid) {
@@ -128,7 +132,7 @@ uint32_t forest_tries(uint32_t n, uint64_t size, forest_try_t tries[FOREST_TRIES
     if (c > FOREST_MAX_CHUNKS || c > cap || size / ((uint64_t)n * c) < SMALL_MIN_CHUNK_BYTES) break;
     counts[nc++] = c;
   }
-  uint32_t np = small && n <= FOREST_LP_MAX_NPUS && forest_i_lp_available() ? FOREST_PACKINGS : 1;
+  uint32_t np = small && n <= SMALL_PACK_NPUS && forest_i_lp_available() ? FOREST_PACKINGS : 1;
   for (uint32_t p = 0; p < np; p++)
     for (uint32_t i = 0; i < nc; i++)
       tries[m++] = (forest_try_t){counts[i], p};
