@@ -136,7 +136,7 @@ tn_status_t sim_make_strict_from(const topo_t *t, algo_t **a, const sim_first_ru
  * can, and a SEND that becomes ready early can take its link ahead of one the plan puts
  * first). While a run is slower than the plan, every link on which an NPU's SENDs entered
  * against their id order gets all that NPU's SENDs over it ordered by id (gates, as for
- * ties), and an NPU's own SENDs that tie are ordered by id too; a set that keeps to its
+ * ties), and then an NPU's own SENDs that tie are ordered by id too; a set that keeps to its
  * plan's order on every link is no slower than the plan, but for the gates' nanoseconds. */
 tn_status_t sim_make_strict_planned(const topo_t *t, algo_t **a, uint64_t plan_ps, sim_strict_fn fn,
                                     void *ctx, sim_strict_report_t *rep, tn_err_t *err);

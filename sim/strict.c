@@ -118,7 +118,7 @@ static tn_status_t part(state_t *s, const sim_tie_t *v, bool *added, tn_err_t *e
   bool inj1 = at == v->first_rank, inj2 = at == v->second_rank;
   if (inj1 && inj2) {
     order_t o = {g1, g2};
-    if (s->plan_ps && g1 > g2) o = (order_t){g2, g1}; /* the plan's order */
+    if (s->chaining && g1 > g2) o = (order_t){g2, g1}; /* the plan's order */
     tn_status_t st = tn_vec_push(&s->orders, &o, err);
     if (st != TN_OK) return st;
     s->gated[o.after] = 1; /* the second waits; the first keeps its time */
@@ -434,8 +434,9 @@ static tn_status_t make_strict(const topo_t *t, algo_t **a, const sim_first_run_
     s.ties.len = 0;
     s.failed = false;
     s.window = rep->rounds == 0 ? NEAR_WINDOW_PS : PREDICT_WINDOW_PS;
-    sim_opts_t so = {
-        .on_tie = on_tie, .tie_ctx = &s, .tie_window_ps = plan_ps ? UINT64_MAX : s.window};
+    /* every pair while the plan's order may still need keeping */
+    bool all = plan_ps && (rep->rounds == 0 || s.chaining);
+    sim_opts_t so = {.on_tie = on_tie, .tie_ctx = &s, .tie_window_ps = all ? UINT64_MAX : s.window};
     sim_result_t res = {0};
     if (first != NULL && cur == *a) { /* the original's run is known */
       res.time_ps = first->time_ps;

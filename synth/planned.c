@@ -150,6 +150,10 @@ static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const
      * the plan's order, which order-proofing then sees to. */
     if (st == TN_OK && coll == TN_ALLGATHER) out->time_ps = s.time_ps;
     if (st == TN_OK && coll == TN_REDUCESCATTER && s.coll == TN_ALLGATHER) out->plan_ps = s.time_ps;
+    /* An All-Reduce's ids follow the plan run backwards, then forwards from 1 ps after its
+     * end (algo_from_schedule): that sequence is a plan too, if not the fastest. */
+    if (st == TN_OK && coll == TN_ALLREDUCE && s.coll == TN_ALLGATHER)
+      out->plan_ps = 2 * s.time_ps + 1;
   }
   schedule_free(&s);
   return st;
