@@ -248,7 +248,7 @@ typedef struct red_search {
  * faster; a run stopped at the limit counts as too slow. */
 static uint64_t red_expect(uint64_t run_ps, bool stopped, uint64_t plan_ps) {
   uint64_t run = stopped ? UINT64_MAX : run_ps;
-  return plan_ps && plan_ps < run ? plan_ps : run;
+  return synth_i_plan_pays(run, plan_ps) ? plan_ps : run;
 }
 
 static void red_try(void *ctx, size_t i, unsigned worker) {
