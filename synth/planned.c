@@ -224,6 +224,7 @@ typedef struct red_best {
   uint64_t time_ps; /* what it is expected to take once order-proof (red_expect) */
   uint64_t run_ps;  /* its run's time */
   uint64_t plan_ps; /* its plan_ps */
+  bool stopped;     /* its run stopped at the limit: not a first run to hand over */
   size_t i;
   tn_status_t st;
   tn_err_t err;
@@ -243,12 +244,14 @@ typedef struct red_search {
   red_best_t w[RED_WORKERS];
 } red_search_t;
 
-/* What a set is expected to take once order-proof: a Reduce-Scatter that keeps its plan's
- * order takes the plan's time (sim_make_strict_planned), so its run or its plan, the
- * faster; a run stopped at the limit counts as too slow. */
+/* What a set is expected to take once order-proof: one whose run misses its plan by more
+ * than synth_i_plan_pays allows is kept to the plan's order and takes the plan's time
+ * (sim_make_strict_planned); else its run's, a run stopped at the limit counting as too
+ * slow. */
 static uint64_t red_expect(uint64_t run_ps, bool stopped, uint64_t plan_ps) {
-  uint64_t run = stopped ? UINT64_MAX : run_ps;
-  return synth_i_plan_pays(run, plan_ps) ? plan_ps : run;
+  /* a stopped run's time is a lower bound on the whole run's */
+  if (synth_i_plan_pays(run_ps, plan_ps)) return plan_ps;
+  return stopped ? UINT64_MAX : run_ps;
 }
 
 static void red_try(void *ctx, size_t i, unsigned worker) {
@@ -269,7 +272,7 @@ static void red_try(void *ctx, size_t i, unsigned worker) {
   if (better) {
     algo_free(w->algo);
     w->algo = c.algo, w->time_ps = exp, w->i = i;
-    w->run_ps = r.time_ps, w->plan_ps = c.plan_ps;
+    w->run_ps = r.time_ps, w->plan_ps = c.plan_ps, w->stopped = r.stopped;
     c.algo = NULL;
     synth_tie_rec_t keep = w->ties;
     w->ties = w->trial, w->trial = keep;
@@ -332,7 +335,13 @@ static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t si
     out->algo = S.w[best].algo, out->time_ps = S.w[best].run_ps;
     out->plan_ps = S.w[best].plan_ps;
     S.w[best].algo = NULL;
-    synth_i_tie_rec_take(&S.w[best].ties, out);
+    if (S.w[best].stopped) { /* chosen for its plan: order-proofing runs it whole */
+      tn_vec_free(&out->first_ties);
+      tn_vec_init(&out->first_ties, sizeof(sim_tie_t));
+      out->first_known = false;
+    } else {
+      synth_i_tie_rec_take(&S.w[best].ties, out);
+    }
   }
   for (unsigned w = 0; w < RED_WORKERS; w++) {
     algo_free(S.w[w].algo);
