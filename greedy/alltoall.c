@@ -300,13 +300,13 @@ static tn_status_t route(a2a_t *A, uint32_t m, tn_err_t *err) {
  * edges. Fitted (minimax, centred in 0.8-1.2) on the median of three peaks of 86 cases (19
  * fabrics of 8 to 256 NPUs at 1 MiB and 64 MiB, 5 at 1 GiB: meshes, tori, hypercubes, a
  * random regular graph, switches, leaf-spine, fat tree, rails, a degraded torus), each at
- * TENET_THREADS=1 and 2, with one malloc arena (cli/main.c): 0.82-1.17 of them. Two
- * threads peak higher (the verifier runs beside order-proofing's last simulation), up to
- * 1.31 times one on mesh-16x16, so the figure lies between the two. */
+ * TENET_THREADS=1 and 2, with one malloc arena (cli/main.c): 0.81-1.18 of them in two sets
+ * of runs. Two threads peak higher (the verifier runs beside order-proofing's last
+ * simulation), up to 1.31 times one on mesh-16x16, so the figure lies between the two. */
 #define A2A_BASE (GREEDY_MEM_BASE + ((uint64_t)1 << 20))
-#define A2A_PER_XFER 552u
-#define A2A_PER_LINK 114u
-#define A2A_PER_PIECE 140u
+#define A2A_PER_XFER 557u
+#define A2A_PER_LINK 115u
+#define A2A_PER_PIECE 141u
 #define A2A_PER_PAIR 22u
 static uint64_t a2a_mem(uint32_t n, uint64_t transfers, uint64_t links, uint64_t pieces) {
   return A2A_BASE + transfers * A2A_PER_XFER + (links - transfers) * A2A_PER_LINK +
