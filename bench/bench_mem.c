@@ -8,13 +8,14 @@
  * case with estimate / peak; not a test (the peak depends on the C library's allocator). Issue 16
  * asks for every ratio within 0.8..1.2.
  *
- * Usage: bench_mem [-s SIZE] [-m METHODS] [-c COLLS] [-r RUNS] FABRIC ...
+ * Usage: bench_mem [-s SIZE] [-m METHODS] [-c COLLS] [-r RUNS] [-k CHUNKS] FABRIC ...
  *   default size 1GiB, methods greedy,ring,direct,trees, collectives
  *   allgather,reducescatter,allreduce (trees: All-Reduce only); default fabrics mesh-8x8
  *   and mesh-16x16. -r runs each case RUNS times (default 1) and compares the median peak
  *   (the lowest and highest in brackets): a peak varies by up to ~25% between runs of one
  *   command, with one thread too (hierarchical-16x8 1 MiB: 31 and 39 MB), as the C
- *   library's arenas fill. $TENET names the tenet binary (default: beside this program). */
+ *   library's arenas fill. -k passes --chunks CHUNKS to every run (the MILP's larger
+ *   models: mesh-2x4 -k 2). $TENET names the tenet binary (default: beside this program). */
 #define _DEFAULT_SOURCE /* wait4 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 
 #include "bench/bench_proc.h"
 #include "cli/cli.h"
+#include "greedy/greedy.h"
 #include "synth/synth.h"
 
 /* Runs argv with stdout to out_path; the child's peak resident set (KiB) in *maxrss_kb. */
@@ -59,7 +61,7 @@ static char *slurp(const char *path) {
 
 int main(int argc, char **argv) {
   const char *size_s = "1GiB", *methods = "greedy,ring,direct,trees",
-             *colls = "allgather,reducescatter,allreduce";
+             *colls = "allgather,reducescatter,allreduce", *chunks = NULL;
   const char *fabrics[64];
   int nf = 0, runs = 1;
   for (int i = 1; i < argc; i++) {
@@ -71,6 +73,8 @@ int main(int argc, char **argv) {
       colls = argv[++i];
     else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc)
       runs = atoi(argv[++i]);
+    else if (strcmp(argv[i], "-k") == 0 && i + 1 < argc)
+      chunks = argv[++i];
     else if (nf < 64)
       fabrics[nf++] = argv[i];
   }
@@ -118,8 +122,10 @@ int main(int argc, char **argv) {
         char prefix[4200], json[4200];
         snprintf(prefix, sizeof prefix, "%s/x", dir);
         snprintf(json, sizeof json, "%s/out.json", dir);
-        const char *av[] = {tenet,  "synth", "-t", fabrics[f], "-c",   c,        "-s",
-                            size_s, "-a",    m,    "-o",       prefix, "--json", NULL};
+        const char *av[] = {
+            tenet,  "synth", "-t", fabrics[f], "-c",   c,        "-s",
+            size_s, "-a",    m,    "-o",       prefix, "--json", chunks ? "--chunks" : NULL,
+            chunks, NULL};
         long kbs[15] = {0}, kb = 0;
         int rc = 0;
         for (int r = 0; r < runs && rc == 0; r++) {
@@ -138,7 +144,11 @@ int main(int argc, char **argv) {
         uint32_t ek = meth != SYNTH_GREEDY && meth != SYNTH_MILP ? 0
                       : coll == TN_ALLTOALL                      ? k / t->npus
                                                                  : k;
-        uint64_t est = synth_mem_estimate(t, coll, size, meth, ek);
+        /* The All-to-All's count may have been kept at the sweep's second growth rate,
+         * whose paths differ: the set's messages tell which. */
+        uint64_t est = meth == SYNTH_GREEDY && coll == TN_ALLTOALL && ek
+                           ? greedy_alltoall_kept_mem(t, size, ek, json_u64(js, "messages"))
+                           : synth_mem_estimate(t, coll, size, meth, ek);
         double peak_mib = (double)kb / 1024.0, est_mib = (double)est / (1 << 20);
         char range[64] = "";
         if (runs > 1 && rc == 0)

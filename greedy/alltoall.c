@@ -300,16 +300,17 @@ static tn_status_t route(a2a_t *A, uint32_t m, tn_err_t *err) {
  * switches) the engine's and the simulator's events there and the same-instant pairs
  * order-proofing gates, which pile up on shared switch links (hierarchical-16x8: 0.73 per
  * transfer, mesh-8x8: 0.26); per piece its delivery; per NPU pair the routes and logical
- * edges. Fitted on the median of three peaks (19 fabrics of 8 to 256 NPUs at 1 MiB and 64
- * MiB: meshes, tori, hypercubes, a random regular graph, switches, leaf-spine, fat tree,
- * rails, a degraded torus) to lie within 20% of both TENET_THREADS=1 and 2: two threads
- * peak higher (the verifier runs beside order-proofing's last simulation), by up to 1.41
- * times on hierarchical-16x8, and single peaks vary by up to ~20% more (bench_mem -r). */
+ * edges. Fitted (minimax, centred in 0.8-1.2) on the median of three peaks of 86 cases (19
+ * fabrics of 8 to 256 NPUs at 1 MiB and 64 MiB, 5 at 1 GiB: meshes, tori, hypercubes, a
+ * random regular graph, switches, leaf-spine, fat tree, rails, a degraded torus), each at
+ * TENET_THREADS=1 and 2, with one malloc arena (cli/main.c): 0.81-1.18 of them in two sets
+ * of runs. Two threads peak higher (the verifier runs beside order-proofing's last
+ * simulation), up to 1.31 times one on mesh-16x16, so the figure lies between the two. */
 #define A2A_BASE (GREEDY_MEM_BASE + ((uint64_t)1 << 20))
-#define A2A_PER_XFER 570u
-#define A2A_PER_LINK 210u
-#define A2A_PER_PIECE 80u
-#define A2A_PER_PAIR 50u
+#define A2A_PER_XFER 557u
+#define A2A_PER_LINK 115u
+#define A2A_PER_PIECE 141u
+#define A2A_PER_PAIR 22u
 static uint64_t a2a_mem(uint32_t n, uint64_t transfers, uint64_t links, uint64_t pieces) {
   return A2A_BASE + transfers * A2A_PER_XFER + (links - transfers) * A2A_PER_LINK +
          pieces * A2A_PER_PIECE + (uint64_t)n * n * A2A_PER_PAIR;
@@ -408,7 +409,9 @@ static void sweep_one(void *ctx, size_t i, unsigned worker) {
   tn_vec_free(&A->hops);
 }
 
-uint64_t greedy_alltoall_mem_estimate(const topo_t *t, uint64_t size_bytes, uint32_t pieces) {
+/* greedy_alltoall_mem_estimate's figure; with `transfers` (not 0) and `pieces`, the paths
+ * routed at each growth rate in turn until their transfers are that many. */
+static uint64_t mem_of(const topo_t *t, uint64_t size_bytes, uint32_t pieces, uint64_t transfers) {
   uint32_t n = t->npus;
   if (n < 2) return GREEDY_MEM_BASE;
   tn_err_t err = {0};
@@ -435,11 +438,28 @@ uint64_t greedy_alltoall_mem_estimate(const topo_t *t, uint64_t size_bytes, uint
     if (st != TN_OK) break;
     path_counts(&A, &x, &l, &p);
     need = a2a_mem(n, x, l, p);
+    if (pieces && transfers && x != transfers && A.growth == growths[0]) {
+      uint64_t first = need; /* the second rate's paths, else the first rate's figure */
+      A.growth = growths[1];
+      st = route(&A, m, &err);
+      if (st != TN_OK) break;
+      path_counts(&A, &x, &l, &p);
+      need = x == transfers ? a2a_mem(n, x, l, p) : first;
+    }
     if (pieces || m == 1 || x <= MAX_TRANSFERS) break;
   }
   a2a_free(&A);
   topo_routes_free(routes);
   return st == TN_OK || st == TN_LIMIT ? need : 0;
+}
+
+uint64_t greedy_alltoall_mem_estimate(const topo_t *t, uint64_t size_bytes, uint32_t pieces) {
+  return mem_of(t, size_bytes, pieces, 0);
+}
+
+uint64_t greedy_alltoall_kept_mem(const topo_t *t, uint64_t size_bytes, uint32_t pieces,
+                                  uint64_t transfers) {
+  return mem_of(t, size_bytes, pieces ? pieces : 1, transfers);
 }
 
 tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,

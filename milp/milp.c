@@ -175,7 +175,7 @@ static tn_status_t solve_unlocked(const topo_t *t, uint64_t size_bytes, const mi
   milp_budget_t sym_used = {0}, full_used = {0};
   bool improved = false, done = false, warm_used = false;
   uint32_t bound = 0;
-  uint64_t held = 0; /* memory of the models given to GLPK so far (milp_i_model_bytes) */
+  uint64_t held = 0; /* the largest model given to GLPK so far (milp_i_model_bytes) */
   st = milp_i_fab_build(t, size_bytes, opts->chunks_per_npu, opts->steps_per_xfer, &f, err);
   if (st == TN_OK) st = milp_i_plan_init(&f, &start, err);
   if (st == TN_OK) st = milp_i_plan_init(&f, &best, err);
@@ -239,12 +239,14 @@ uint64_t milp_mem_estimate(const topo_t *t, uint64_t size_bytes, const milp_opts
   if (st == TN_OK && f.perm) { /* the symmetric model, from its own heuristic */
     st = milp_i_plan_init(&f, &s0, &err);
     if (st == TN_OK) st = milp_i_heuristic(&f, true, &s0, &err);
-    if (st == TN_OK) st = milp_i_model_bytes(&f, true, &s0, &bytes, &err);
-    held += bytes;
+    uint64_t half = opts->iter_limit ? (opts->iter_limit + 1) / 2 : 0; /* as solve_symmetric */
+    if (st == TN_OK) st = milp_i_model_bytes(&f, true, &s0, half, &bytes, &err);
+    held = bytes;
   }
   if (st == TN_OK && start.makespan != f.lb_steps) {
-    st = milp_i_model_bytes(&f, false, &start, &bytes, &err);
-    held += bytes;
+    /* the full model's limit is what the symmetric one leaves: at most the whole */
+    st = milp_i_model_bytes(&f, false, &start, opts->iter_limit, &bytes, &err);
+    if (bytes > held) held = bytes;
   }
   milp_i_plan_free(&start);
   milp_i_plan_free(&s0);

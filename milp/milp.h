@@ -69,13 +69,20 @@
 #define MILP_AUTO_ITER_MAX 100000u
 
 /* Memory: the process around the MILP (the greedy's warm start, lowering, verifying and
- * writing a set of 8 to 16 NPUs), and per model GLPK holds (its problem, LU factors and
- * branch-and-bound tree) with our triplets: per nonzero of the constraint matrix, and per
- * row and column. Measured with bench_mem on ring-8, mesh-2x4, torus-4x4 and hypercube-16
- * at 1 to 8 chunks per NPU (up to 1.1M nonzeros; see milp_mem_estimate). */
-#define MILP_MEM_BASE ((uint64_t)10 << 20)
-#define MILP_MEM_PER_NZ 128u
-#define MILP_MEM_PER_ROWCOL 150u
+ * writing a set of 8 to 16 NPUs), and per model what GLPK holds for its LP (its problem,
+ * LU factors and simplex work space: 82.5 B per nonzero and 399 B per row and column by
+ * its own count, glp_mem_usage, on models of 8 thousand to 1.1 million nonzeros) with our
+ * triplets: per nonzero of the constraint matrix, and per row and column. GLPK's
+ * branch-and-bound (its cut generators' and tree's memory, the node LPs' work space) added
+ * 52-63% to that on ring-8 and mesh-2x4 at 1 and 2 chunks per NPU: MILP_MEM_BNB_PCT of the
+ * model is granted it, when the root LP can finish (see milp_i_model_bytes), and GLPK's
+ * count is held to the model's share and that (MILP_STOP_MEM past it). Measured with
+ * bench_mem on ring-8, mesh-2x4, mesh-4x4, torus-4x4 and hypercube-16 at 1 to 16 chunks
+ * per NPU (see milp_mem_estimate). */
+#define MILP_MEM_BASE ((uint64_t)9 << 20)
+#define MILP_MEM_PER_NZ 104u
+#define MILP_MEM_PER_ROWCOL 420u
+#define MILP_MEM_BNB_PCT 60u
 
 /* OPTIMAL: proven optimal in the discrete model for the given chunk count. FEASIBLE: a
  * stop (res->stop) came first; res->gap bounds how far from optimal the answer is. */
@@ -87,7 +94,9 @@ typedef enum {
   MILP_STOP_NODES,      /* the node limit */
   MILP_STOP_ITERS,      /* the simplex iteration limit */
   MILP_STOP_TIME,       /* the wall-clock safety net (machine-dependent) */
-  MILP_STOP_SIZE        /* the model passed MILP_MAX_COLS: the starting plan stands */
+  MILP_STOP_SIZE,       /* the model passed MILP_MAX_COLS: the starting plan stands */
+  MILP_STOP_MEM         /* GLPK reached the memory the estimate grants it (see
+                           MILP_MEM_BNB_PCT); deterministic, as GLPK counts its bytes */
 } milp_stop_t;
 
 typedef struct milp_opts {
@@ -161,8 +170,10 @@ tn_status_t milp_solve(const topo_t *t, uint64_t size_bytes, const milp_opts_t *
 
 /* The peak memory of a synthesis with milp_solve at opts->chunks_per_npu from opts->warm
  * (the whole `tenet synth -a milp` process beside the greedy's own): MILP_MEM_BASE plus
- * every model GLPK is given, each by its nonzeros, rows and columns (the allocator keeps
- * the symmetric model's memory when the full one follows, so both count). Builds the
+ * the largest model GLPK is given, by its nonzeros, rows and columns and the share of its
+ * branch-and-bound (each model, GLPK's environment with it, is freed before the next is
+ * built: torus-4x4 at 4 chunks per NPU peaks at 247 MiB, its full model's GLPK 231 MiB of
+ * it, the symmetric one's 65 MiB not added). Builds the
  * discretised fabric, the starting plan and each model's rows as milp_solve does, without
  * GLPK: the symmetric model (fabrics with translation symmetry) and the full one unless
  * the start meets the lower bound already. When the symmetric model's solution is optimal
@@ -172,7 +183,8 @@ tn_status_t milp_solve(const topo_t *t, uint64_t size_bytes, const milp_opts_t *
 uint64_t milp_mem_estimate(const topo_t *t, uint64_t size_bytes, const milp_opts_t *opts);
 
 const char *milp_status_name(milp_status_t s);
-/* "proven optimal", "node limit", "iteration limit", "time limit", "model too large". */
+/* "proven optimal", "node limit", "iteration limit", "time limit", "model too large",
+ * "memory share". */
 const char *milp_stop_name(milp_stop_t s);
 
 #endif

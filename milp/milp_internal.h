@@ -113,11 +113,15 @@ tn_status_t milp_i_glpk(const milp_fab_t *f, bool sym, const milp_plan_t *start,
                         milp_plan_t *best, bool *found, uint32_t *bound_steps, milp_budget_t *used,
                         uint64_t *held, milp_result_t *res, tn_err_t *err);
 
-/* One model's memory (its nonzeros, rows and columns: MILP_MEM_PER_NZ, MILP_MEM_PER_ROWCOL)
- * as milp_i_glpk would build it from start; 0 when it passes MILP_MAX_COLS (never given to
- * GLPK). milp_i_glpk checks MILP_MEM_BASE + *held + this against the memory cap before
- * GLPK sees the model (TN_LIMIT, res->over_mem_cap) and adds it to *held. */
+/* One model's memory (its nonzeros, rows and columns: MILP_MEM_PER_NZ, MILP_MEM_PER_ROWCOL;
+ * with MILP_MEM_BNB_PCT of that for the branch-and-bound when the root LP's iteration limit,
+ * iters or else the one scaled to the model, reaches half its rows) as milp_i_glpk would
+ * build it from start; 0 when it passes MILP_MAX_COLS (never given to GLPK). milp_i_glpk
+ * checks MILP_MEM_BASE + *held + this against the memory cap before GLPK sees the model
+ * (TN_LIMIT, res->over_mem_cap) and keeps the larger in *held; GLPK's own count (glp_mem_usage) is
+ * then held to it, less our triplets: past it the search stops (MILP_STOP_MEM), and without
+ * a share for the branch-and-bound there is none after the root LP. */
 tn_status_t milp_i_model_bytes(const milp_fab_t *f, bool sym, const milp_plan_t *start,
-                               uint64_t *bytes, tn_err_t *err);
+                               uint64_t iters, uint64_t *bytes, tn_err_t *err);
 
 #endif

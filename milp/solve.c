@@ -72,9 +72,12 @@ typedef struct ctx {
   /* The work limit: GLPK is deterministic, so stopping after a counted amount of work
    * (never on the clock) makes the answer the same on every machine under any load. */
   milp_budget_t limit;
-  int nodes;         /* nodes GLPK created so far (glp_ios_tree_size's t_cnt) */
-  milp_stop_t stop;  /* set when the callback ends the search */
-  double deadline_s; /* the wall-clock safety net: GLPK checks tm_lim coarsely */
+  int nodes;            /* nodes GLPK created so far (glp_ios_tree_size's t_cnt) */
+  size_t glpk_bytes;    /* what GLPK may hold (glp_mem_usage's count, deterministic): the
+                           model's share of the estimate and the branch-and-bound's */
+  milp_stop_t stop;     /* set when the callback ends the search */
+  double deadline_s;    /* the wall-clock safety net: GLPK checks tm_lim coarsely */
+  uint64_t bnb_granted; /* the branch-and-bound's share of the estimate (bnb_bytes) */
 } ctx_t;
 
 static void model_free(model_t *m) {
@@ -265,10 +268,15 @@ static void callback(glp_tree *tree, void *info) {
   int active = 0, alive = 0;
   glp_ios_tree_size(tree, &active, &alive, &cx->nodes);
   uint64_t iters = (uint64_t)glp_get_it_cnt(glp_ios_get_prob(tree));
+  int count = 0, cpeak = 0;
+  size_t total = 0, tpeak = 0;
+  glp_mem_usage(&count, &cpeak, &total, &tpeak);
   if ((uint64_t)cx->nodes > cx->limit.nodes)
     cx->stop = MILP_STOP_NODES;
   else if (iters >= cx->limit.iters)
     cx->stop = MILP_STOP_ITERS;
+  else if (total > cx->glpk_bytes)
+    cx->stop = MILP_STOP_MEM;
   else if (tn_wall_seconds() > cx->deadline_s)
     cx->stop = MILP_STOP_TIME;
   if (cx->stop != MILP_STOP_PROVEN) glp_ios_terminate(tree);
@@ -346,7 +354,9 @@ static int guarded(ctx_t *cx, const model_t *m, double limit_s, int *sret, int *
   sp.meth = GLP_DUALP;              /* far faster than primal on these degenerate relaxations */
   *sret = glp_simplex(cx->P, &sp);
   *mret = -1;
-  if (*sret == 0 && glp_get_status(cx->P) == GLP_OPT) {
+  if (*sret == 0 && glp_get_status(cx->P) == GLP_OPT && cx->bnb_granted == 0)
+    cx->stop = MILP_STOP_MEM; /* no memory granted to a branch-and-bound: the start stands */
+  else if (*sret == 0 && glp_get_status(cx->P) == GLP_OPT) {
     /* No MIP presolve: the callback's starting solution must be in the columns of the
      * problem as loaded. */
     glp_iocp ip;
@@ -384,6 +394,26 @@ static uint64_t model_bytes(const model_t *m) {
          ((uint64_t)m->ncols + (uint64_t)m->nrows) * MILP_MEM_PER_ROWCOL;
 }
 
+/* The root LP's iteration limit: the given one, else scaled to the model's size (an
+ * iteration costs about rows + columns). */
+static uint64_t iter_limit(const model_t *m, uint64_t given) {
+  if (given) return given;
+  uint64_t size = (uint64_t)m->nrows + (uint64_t)m->ncols, it = MILP_AUTO_ITER_WORK / size;
+  if (it < MILP_AUTO_ITER_MIN) it = MILP_AUTO_ITER_MIN;
+  if (it > MILP_AUTO_ITER_MAX) it = MILP_AUTO_ITER_MAX;
+  return m->sym ? it / 2 : it;
+}
+
+/* What GLPK's branch-and-bound may add to the model's memory (the cut generators' and the
+ * tree's, the node LPs' work space): MILP_MEM_BNB_PCT of it, granted when the root LP's
+ * iteration limit reaches half the model's rows (GLPK's dual simplex took 0.4-0.6
+ * iterations per row to solve these relaxations: ring-8, mesh-2x4 at 1 and 2 chunks per
+ * NPU); below that the root LP stops first (mesh-2x4 at 4, torus-4x4) and there is no
+ * branch-and-bound to grant. */
+static uint64_t bnb_bytes(const model_t *m, uint64_t iters) {
+  return 2 * iters >= (uint64_t)m->nrows ? model_bytes(m) * MILP_MEM_BNB_PCT / 100 : 0;
+}
+
 static void model_init(model_t *m, const milp_fab_t *f, bool sym, const milp_plan_t *start) {
   memset(m, 0, sizeof *m);
   m->f = f;
@@ -394,12 +424,12 @@ static void model_init(model_t *m, const milp_fab_t *f, bool sym, const milp_pla
 }
 
 tn_status_t milp_i_model_bytes(const milp_fab_t *f, bool sym, const milp_plan_t *start,
-                               uint64_t *bytes, tn_err_t *err) {
+                               uint64_t iters, uint64_t *bytes, tn_err_t *err) {
   model_t m;
   model_init(&m, f, sym, start);
   tn_err_t e = {0};
   tn_status_t st = build(&m, start, &e);
-  *bytes = st == TN_OK ? model_bytes(&m) : 0;
+  *bytes = st == TN_OK ? model_bytes(&m) + bnb_bytes(&m, iter_limit(&m, iters)) : 0;
   if (st != TN_OK && st != TN_LIMIT) *err = e; /* past MILP_MAX_COLS: never built */
   model_free(&m);
   return st == TN_LIMIT ? TN_OK : st;
@@ -428,14 +458,6 @@ static bool same_plan(const milp_fab_t *f, const milp_plan_t *a, const milp_plan
   size_t n = (size_t)f->nchunks * f->npus;
   return memcmp(a->vl, b->vl, n * sizeof *a->vl) == 0 &&
          memcmp(a->step, b->step, n * sizeof *a->step) == 0;
-}
-
-/* The default iteration limit of one model: an iteration costs about rows + columns. */
-static uint64_t auto_iters(const model_t *m) {
-  uint64_t size = (uint64_t)m->nrows + (uint64_t)m->ncols, it = MILP_AUTO_ITER_WORK / size;
-  if (it < MILP_AUTO_ITER_MIN) it = MILP_AUTO_ITER_MIN;
-  if (it > MILP_AUTO_ITER_MAX) it = MILP_AUTO_ITER_MAX;
-  return m->sym ? it / 2 : it;
 }
 
 /* Maps GLPK's return codes to the outcome: an error, or *found (GLPK has an integer
@@ -492,15 +514,19 @@ tn_status_t milp_i_glpk(const milp_fab_t *f, bool sym, const milp_plan_t *start,
     char what[128];
     snprintf(what, sizeof what, "the %s model for '%s' (%d variables, %zu nonzeros)",
              sym ? "symmetric" : "full", f->t->name, m.ncols, m.ia.len);
-    *held += model_bytes(&m);
+    cx->limit = *limit;
+    cx->limit.iters = iter_limit(&m, limit->iters);
+    cx->bnb_granted = bnb_bytes(&m, cx->limit.iters);
+    /* GLPK's share: the model's and the branch-and-bound's, less our triplets */
+    uint64_t share = model_bytes(&m) + cx->bnb_granted, ours = (uint64_t)m.ia.len * 16u;
+    cx->glpk_bytes = share > ours ? (size_t)(share - ours) : 0;
+    if (share > *held) *held = share; /* each model is freed before the next is built */
     st = tn_mem_check(what, MILP_MEM_BASE + *held, err);
     res->over_mem_cap = st == TN_LIMIT;
   }
   if (st != TN_OK) goto fail;
   res->cols = (uint32_t)m.ncols;
   res->rows = (uint32_t)m.nrows;
-  cx->limit = *limit;
-  if (cx->limit.iters == 0) cx->limit.iters = auto_iters(&m);
   cx->verbose = o->verbose;
   cx->start = m.start;
   cx->bound = -HUGE_VAL;

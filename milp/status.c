@@ -16,6 +16,7 @@ const char *milp_stop_name(milp_stop_t s) {
   case MILP_STOP_ITERS: return "iteration limit";
   case MILP_STOP_TIME: return "time limit";
   case MILP_STOP_SIZE: return "model too large";
+  case MILP_STOP_MEM: return "memory share";
   }
   return "unknown";
 }

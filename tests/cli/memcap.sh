@@ -54,8 +54,8 @@ expect_msg "direct: 4096 NPUs x 4 chunks needs about"
 
 # The greedy's All-to-All checks every piece count on its own routed paths. On
 # hierarchical-16x8 (64 MiB) they relay through other NPUs, 2.3 transfers per piece at 8
-# pieces per block: 8 pieces need about 243 MiB (the peak is 211 MiB with one thread, 299
-# with two), 4 about 113 MiB. Under 150 MiB the sweep keeps 4 (the old estimate, the least transfers at
+# pieces per block: 8 pieces need about 217 MiB (the peak is 205 MiB with one thread, 265
+# with two), 4 about 102 MiB. Under 150 MiB the sweep keeps 4 (the old estimate, the least transfers at
 # 8 pieces, said 159 MiB and refused the case); 8 pieces asked for under 200 MiB are refused
 # (the old estimate said 92 MiB and ran into 206+ MiB).
 desc="greedy All-to-All under 150 MiB: 4 pieces per block"
@@ -76,6 +76,24 @@ if "$TENET" synth -t ring-4 -c allgather -s 1MiB -a milp -o milpcheck/x >/dev/nu
   desc="milp model under the default cap"
   run "$TENET" synth -t ring-8 -c allgather -s 1MiB -a milp -o milpfits/x
   expect_rc 0
+  # GLPK's branch-and-bound is held to the share of memory the estimate grants it (GLPK's
+  # own byte count, so the stop is deterministic): hetero-ring-6 in 2 chunks per NPU with
+  # work limits far above the default reaches it after about 1,350 nodes, and keeps the
+  # incumbent (the old binary ran on to the iteration limit). One thread and two agree.
+  for th in 1 2; do
+    desc="milp branch-and-bound stopped at its memory share, $th thread(s)"
+    run env TENET_THREADS=$th "$TENET" synth -t "$SRC/topologies/hetero-ring-6.json" -c allgather -s 1MiB \
+      -a milp --chunks 2 --iter-limit 2000000 --node-limit 100000 -o "milpshare$th/x" --json
+    expect_rc 0
+    expect_key milp_stop '"memoryshare"' # flat() drops spaces
+    expect_key milp_status '"feasible"'
+  done
+  for r in 0 1 2 3 4 5; do
+    check "milp memory share: rank $r the same at 1 and 2 threads" \
+      cmp -s "milpshare1/x.$r.et" "milpshare2/x.$r.et"
+  done
+  check "milp memory share: the set verifies" \
+    "$TENET" verify -t "$SRC/topologies/hetero-ring-6.json" -c allgather -s 1MiB milpshare1/x
 fi
 
 testlib_done
