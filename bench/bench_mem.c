@@ -147,7 +147,8 @@ int main(int argc, char **argv) {
         /* The All-to-All's count may have been kept at the sweep's second growth rate,
          * whose paths differ: the set's messages tell which. */
         uint64_t est = meth == SYNTH_GREEDY && coll == TN_ALLTOALL && ek
-                           ? greedy_alltoall_kept_mem(t, size, ek, json_u64(js, "messages"))
+                           ? greedy_alltoall_kept_mem(t, size, ek, json_u64(js, "messages"),
+                                                      SIM_STRICT_FIRST_WINDOW_PS)
                            : synth_mem_estimate(t, coll, size, meth, ek);
         double peak_mib = (double)kb / 1024.0, est_mib = (double)est / (1 << 20);
         char range[64] = "";

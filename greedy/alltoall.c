@@ -71,6 +71,7 @@ typedef struct a2a {
   qent_t *q;               /* Dijkstra's heap: at most one entry per edge and the source */
   uint32_t qlen;
   uint64_t tie_window; /* schedule_replay_ties' window (UINT64_MAX: no pairs kept) */
+  uint64_t size;       /* each NPU's send buffer */
   uint32_t *path;      /* per (source, destination, piece): offset into hops */
   tn_vec_t hops;       /* uint32_t NPUs of every path, source first */
 } a2a_t;
@@ -311,9 +312,29 @@ static tn_status_t route(a2a_t *A, uint32_t m, tn_err_t *err) {
 #define A2A_PER_LINK 115u
 #define A2A_PER_PIECE 141u
 #define A2A_PER_PAIR 22u
-static uint64_t a2a_mem(uint32_t n, uint64_t transfers, uint64_t links, uint64_t pieces) {
-  return A2A_BASE + transfers * A2A_PER_XFER + (links - transfers) * A2A_PER_LINK +
-         pieces * A2A_PER_PIECE + (uint64_t)n * n * A2A_PER_PAIR;
+/* Pieces that cross a link in less than the pairs' window (1 KiB at 50 GB/s: 19 ns, under
+ * order-proofing's 32) put nearly every transfer in a pair with the next one on its link:
+ * the replay keeps them all, and order-proofing's first run starts from them. Per transfer
+ * then, fitted on torus-8x8, hypercube-64, torus-8x8-degraded (16 pieces of 1 KiB) and
+ * hierarchical-16x8 (8 of 1 KiB) at 1 MiB, whose peaks were 13-18% (one thread) and
+ * 37-41% (two) above the figure without it. */
+#define A2A_PER_NEAR 130u
+static uint64_t a2a_mem(uint32_t n, uint64_t transfers, uint64_t links, uint64_t pieces,
+                        bool near) {
+  return A2A_BASE + transfers * (A2A_PER_XFER + (near ? A2A_PER_NEAR : 0)) +
+         (links - transfers) * A2A_PER_LINK + pieces * A2A_PER_PIECE +
+         (uint64_t)n * n * A2A_PER_PAIR;
+}
+
+/* Whether pieces of m per block (of size / n bytes) cross t's fastest link within
+ * window_ps (UINT64_MAX: no pairs kept, never). */
+static bool near_pieces(const topo_t *t, uint64_t size, uint32_t m, uint64_t window_ps) {
+  double fastest = 0.0;
+  if (window_ps == UINT64_MAX || t->npus == 0 || m == 0) return false;
+  for (uint32_t i = 0; i < t->nlinks; i++)
+    fastest = fmax(fastest, t->links[i].bandwidth_GBps);
+  uint64_t ps = 0;
+  return fastest > 0.0 && tn_xfer_ps(size / t->npus / m, fastest, &ps) && ps < window_ps;
 }
 
 /* The transfers, link crossings and pieces of the paths routed (hops: every path's length,
@@ -336,7 +357,7 @@ static void path_counts(const a2a_t *A, uint64_t *transfers, uint64_t *links, ui
 static tn_status_t paths_fit(const a2a_t *A, uint32_t m, uint64_t *need, tn_err_t *err) {
   uint64_t x, l, p;
   path_counts(A, &x, &l, &p);
-  *need = a2a_mem(A->n, x, l, p);
+  *need = a2a_mem(A->n, x, l, p, near_pieces(A->t, A->size, m, A->tie_window));
   if (*need <= tn_mem_cap()) return TN_OK;
   char what[96];
   snprintf(what, sizeof what, "greedy: All-to-All on %u NPUs in %u pieces per block", A->n, m);
@@ -411,11 +432,12 @@ static void sweep_one(void *ctx, size_t i, unsigned worker) {
 
 /* greedy_alltoall_mem_estimate's figure; with `transfers` (not 0) and `pieces`, the paths
  * routed at each growth rate in turn until their transfers are that many. */
-static uint64_t mem_of(const topo_t *t, uint64_t size_bytes, uint32_t pieces, uint64_t transfers) {
+static uint64_t mem_of(const topo_t *t, uint64_t size_bytes, uint32_t pieces, uint64_t transfers,
+                       uint64_t window) {
   uint32_t n = t->npus;
   if (n < 2) return GREEDY_MEM_BASE;
   tn_err_t err = {0};
-  a2a_t A = {.t = t, .n = n, .growth = growths[0]};
+  a2a_t A = {.t = t, .n = n, .growth = growths[0], .tie_window = window, .size = size_bytes};
   tn_vec_init(&A.hops, sizeof(uint32_t));
   topo_routes_t *routes = NULL;
   uint64_t least = 0, need = 0;
@@ -426,7 +448,8 @@ static uint64_t mem_of(const topo_t *t, uint64_t size_bytes, uint32_t pieces, ui
   if (st == TN_OK) st = least_transfers(&A, &least, &err);
   if (st == TN_OK) { /* the producer's first check, before routing: refused there */
     uint32_t m = pieces ? pieces : 1;
-    need = a2a_mem(n, least * m, least * m, (uint64_t)n * (n - 1) * m);
+    need = a2a_mem(n, least * m, least * m, (uint64_t)n * (n - 1) * m,
+                   near_pieces(t, size_bytes, m, window));
     if (need > tn_mem_cap()) st = TN_LIMIT;
   }
   /* The count given, or the largest the sweep plans (one whose paths pass MAX_TRANSFERS
@@ -437,14 +460,15 @@ static uint64_t mem_of(const topo_t *t, uint64_t size_bytes, uint32_t pieces, ui
     st = route(&A, m, &err);
     if (st != TN_OK) break;
     path_counts(&A, &x, &l, &p);
-    need = a2a_mem(n, x, l, p);
+    bool near = near_pieces(t, size_bytes, m, window);
+    need = a2a_mem(n, x, l, p, near);
     if (pieces && transfers && x != transfers && A.growth == growths[0]) {
       uint64_t first = need; /* the second rate's paths, else the first rate's figure */
       A.growth = growths[1];
       st = route(&A, m, &err);
       if (st != TN_OK) break;
       path_counts(&A, &x, &l, &p);
-      need = x == transfers ? a2a_mem(n, x, l, p) : first;
+      need = x == transfers ? a2a_mem(n, x, l, p, near) : first;
     }
     if (pieces || m == 1 || x <= MAX_TRANSFERS) break;
   }
@@ -453,13 +477,14 @@ static uint64_t mem_of(const topo_t *t, uint64_t size_bytes, uint32_t pieces, ui
   return st == TN_OK || st == TN_LIMIT ? need : 0;
 }
 
-uint64_t greedy_alltoall_mem_estimate(const topo_t *t, uint64_t size_bytes, uint32_t pieces) {
-  return mem_of(t, size_bytes, pieces, 0);
+uint64_t greedy_alltoall_mem_estimate(const topo_t *t, uint64_t size_bytes, uint32_t pieces,
+                                      uint64_t tie_window_ps) {
+  return mem_of(t, size_bytes, pieces, 0, tie_window_ps);
 }
 
 uint64_t greedy_alltoall_kept_mem(const topo_t *t, uint64_t size_bytes, uint32_t pieces,
-                                  uint64_t transfers) {
-  return mem_of(t, size_bytes, pieces ? pieces : 1, transfers);
+                                  uint64_t transfers, uint64_t tie_window_ps) {
+  return mem_of(t, size_bytes, pieces ? pieces : 1, transfers, tie_window_ps);
 }
 
 tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,
@@ -481,7 +506,7 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
   if (st == TN_OK) st = topo_check_connected(t, err);
   if (st != TN_OK) return st;
   uint64_t window = opts && opts->keep_ties ? opts->tie_window_ps : UINT64_MAX;
-  a2a_t A = {.t = t, .n = n, .tie_window = window};
+  a2a_t A = {.t = t, .n = n, .tie_window = window, .size = size_bytes};
   tn_vec_init(&A.hops, sizeof(uint32_t));
   topo_routes_t *routes = NULL;
   st = topo_routes_create(t, &routes, err);
@@ -505,7 +530,8 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
     uint64_t p = (uint64_t)n * (n - 1) * (fixed ? fixed : 1), x = least * (fixed ? fixed : 1);
     snprintf(what, sizeof what, "greedy: All-to-All on %u NPUs in %u pieces per block", n,
              fixed ? fixed : 1);
-    st = tn_mem_check(what, a2a_mem(n, x, x, p), err);
+    st = tn_mem_check(
+        what, a2a_mem(n, x, x, p, near_pieces(t, size_bytes, fixed ? fixed : 1, window)), err);
   }
   /* Above MAX16_NPUS (no 16 pieces, so no count depends on an earlier plan) with threads
    * to spare, the first sweep's counts are planned side by side, each on its own state,
@@ -522,7 +548,12 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
       uint32_t m = counts[c];
       if (m > 8 || (m > 1 && size_bytes / ((uint64_t)n * m) < MIN_PIECE_BYTES)) continue;
       if (size_bytes / n % m != 0 || (m > 1 && least * m > MAX_TRANSFERS)) continue;
-      a2a_t J = {.t = t, .n = n, .growth = growths[0], .lg = A.lg, .tie_window = window};
+      a2a_t J = {.t = t,
+                 .n = n,
+                 .growth = growths[0],
+                 .lg = A.lg,
+                 .tie_window = window,
+                 .size = size_bytes};
       J.adj_off = A.adj_off, J.adj = A.adj;
       tn_vec_init(&J.hops, sizeof(uint32_t));
       jobs[njobs] = (sweep_job_t){.A = J, .size = size_bytes, .m = m};

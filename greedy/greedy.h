@@ -80,9 +80,12 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
  * (or the one asked for) over the cap (tn_mem_check) is refused, a finer one is not
  * planned; and before routing, the first count at its least transfers (every piece
  * crosses at least its hop distance), the figure returned here when that alone is over
- * the cap. Builds the fabric's routes and logical edges (O(n^2) memory) and routes once
- * (O(m n) Dijkstras); 0 when they cannot be built. */
-uint64_t greedy_alltoall_mem_estimate(const topo_t *t, uint64_t size_bytes, uint32_t pieces);
+ * the cap. tie_window_ps is the window of the pairs the run keeps (greedy_opts_t's, UINT64_MAX
+ * for none): pieces that cross a link within it cost more. Builds the fabric's routes and
+ * logical edges (O(n^2) memory) and routes once (O(m n) Dijkstras); 0 when they cannot be
+ * built. */
+uint64_t greedy_alltoall_mem_estimate(const topo_t *t, uint64_t size_bytes, uint32_t pieces,
+                                      uint64_t tie_window_ps);
 /* The figure greedy_alltoall's check gave the set it kept, from what that set shows: its
  * pieces per block and its transfers (the set's messages). The sweep may keep a count
  * planned at its second growth rate (random4reg-32 64 MiB: 49,230 transfers there against
@@ -91,6 +94,6 @@ uint64_t greedy_alltoall_mem_estimate(const topo_t *t, uint64_t size_bytes, uint
  * first rate's figure when neither matches. For bench_mem, which measures the peak of a
  * run and compares it with the estimate of the set that run kept. */
 uint64_t greedy_alltoall_kept_mem(const topo_t *t, uint64_t size_bytes, uint32_t pieces,
-                                  uint64_t transfers);
+                                  uint64_t transfers, uint64_t tie_window_ps);
 
 #endif

@@ -279,8 +279,9 @@ uint64_t synth_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size_bytes
   case SYNTH_DIRECT: return algo_direct_mem_estimate(coll, t->npus, k ? k : DIRECT_MOST_K);
   case SYNTH_TWOSTEP: return algo_two_step_mem_estimate(t->npus, k ? k : 1);
   case SYNTH_GREEDY:
-    return coll == TN_ALLTOALL ? greedy_alltoall_mem_estimate(t, size_bytes, k)
-                               : greedy_mem_estimate(t, k ? k : 1, coll);
+    return coll == TN_ALLTOALL
+               ? greedy_alltoall_mem_estimate(t, size_bytes, k, SIM_STRICT_FIRST_WINDOW_PS)
+               : greedy_mem_estimate(t, k ? k : 1, coll);
   case SYNTH_MILP: return milp_estimate(t, coll, size_bytes, k);
   case SYNTH_TREES: {
     trees_opts_t o = {.chunks_per_npu = k};
