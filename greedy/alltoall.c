@@ -312,12 +312,13 @@ static tn_status_t route(a2a_t *A, uint32_t m, tn_err_t *err) {
 #define A2A_PER_LINK 115u
 #define A2A_PER_PIECE 141u
 #define A2A_PER_PAIR 22u
-/* Pieces that cross a link in less than the pairs' window (1 KiB at 50 GB/s: 19 ns, under
- * order-proofing's 32) put nearly every transfer in a pair with the next one on its link:
- * the replay keeps them all, and order-proofing's first run starts from them. Per transfer
- * then, fitted on torus-8x8, hypercube-64, torus-8x8-degraded (16 pieces of 1 KiB) and
- * hierarchical-16x8 (8 of 1 KiB) at 1 MiB, whose peaks were 13-18% (one thread) and
- * 37-41% (two) above the figure without it. */
+/* Pieces of NEAR_PIECE_BYTES or less put nearly every transfer in a pair with the next one
+ * on its link within the pairs' window (order-proofing's first run starts from them; the
+ * replay keeps them): per transfer then, fitted on torus-8x8, hypercube-64,
+ * torus-8x8-degraded (16 pieces of 1 KiB) and hierarchical-16x8 (8 of 1 KiB) at 1 MiB,
+ * whose peaks were 13-18% (one thread) and 37-41% (two) above the figure without it. Sets
+ * of 2 KiB pieces and more showed no such rise (mesh-8x8, torus-16x8, spine-4x8). */
+#define NEAR_PIECE_BYTES 1024u
 #define A2A_PER_NEAR 130u
 static uint64_t a2a_mem(uint32_t n, uint64_t transfers, uint64_t links, uint64_t pieces,
                         bool near) {
@@ -326,15 +327,10 @@ static uint64_t a2a_mem(uint32_t n, uint64_t transfers, uint64_t links, uint64_t
          (uint64_t)n * n * A2A_PER_PAIR;
 }
 
-/* Whether pieces of m per block (of size / n bytes) cross t's fastest link within
- * window_ps (UINT64_MAX: no pairs kept, never). */
+/* Whether pieces of m per block (of size / n bytes) are that small, in a run that keeps its
+ * pairs (window_ps not UINT64_MAX). */
 static bool near_pieces(const topo_t *t, uint64_t size, uint32_t m, uint64_t window_ps) {
-  double fastest = 0.0;
-  if (window_ps == UINT64_MAX || t->npus == 0 || m == 0) return false;
-  for (uint32_t i = 0; i < t->nlinks; i++)
-    fastest = fmax(fastest, t->links[i].bandwidth_GBps);
-  uint64_t ps = 0;
-  return fastest > 0.0 && tn_xfer_ps(size / t->npus / m, fastest, &ps) && ps < window_ps;
+  return window_ps != UINT64_MAX && t->npus > 0 && m > 0 && size / t->npus / m <= NEAR_PIECE_BYTES;
 }
 
 /* The transfers, link crossings and pieces of the paths routed (hops: every path's length,
