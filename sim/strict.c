@@ -65,8 +65,8 @@ typedef struct state {
   bool failed;        /* recording a tie ran out of memory */
   uint32_t max_delay; /* ns of delay one SEND may collect (MIN_DELAY_CAP) */
   /* sim_make_strict_planned: the plan's time, and the current run's window; the runs also
-   * report inversions (any gap) and each (rank, link) with one gets chained: chained has
-   * a flag per link of every rank (npus * nlinks), routes gives a SEND's first link. */
+   * report inversions (any gap) and each link with one gets its source NPU's SENDs
+   * chained: chained has a flag per link, routes gives a SEND's first link. */
   uint64_t plan_ps; /* 0: not planned */
   bool chaining;    /* this round chains the links of inversions: the run missed the plan */
   uint64_t window;
@@ -184,17 +184,10 @@ static bool meets(const state_t *s, const sim_tie_t *v) {
   return v->gap_ps > 0 && (int64_t)v->gap_ps + moved == 0;
 }
 
-/* Turns the last run's ties into constraints; *added says whether any was new (a tie of
- * two messages that both queued on the way, or of a SEND at max_delay, adds none). A
- * SEND delayed behind another one delayed this round waits one nanosecond more than that
- * one, so a chain of same-instant arrivals (first, second), (second, third), ... is
- * spread out in one round. An NPU's own SENDs that enter a link within the run's window
- * are ordered too. After the first run, near pairs that the round's delays would bring
- * together are parted too (meets). s->bump (per original node) is zero on entry. */
-/* Orders every SEND of rank r whose route starts on link after the one before it in id
- * order (the plan's order on that link), once per (rank, link). */
+/* Orders every SEND of rank r (link's source) whose route starts on link after the one
+ * before it in id order (the plan's order on that link), once per link. */
 static tn_status_t chain(state_t *s, uint32_t r, uint32_t link, bool *added, tn_err_t *err) {
-  uint8_t *done = &s->chained[(size_t)r * s->t->nlinks + link];
+  uint8_t *done = &s->chained[link];
   if (*done) return TN_OK;
   *done = 1;
   const algo_t *a = s->orig;
@@ -215,6 +208,13 @@ static tn_status_t chain(state_t *s, uint32_t r, uint32_t link, bool *added, tn_
   return topo_routes_out_of_memory(s->routes) ? tn_err_set(err, TN_NOMEM, "out of memory") : TN_OK;
 }
 
+/* Turns the last run's ties into constraints; *added says whether any was new (a tie of
+ * two messages that both queued on the way, or of a SEND at max_delay, adds none). A
+ * SEND delayed behind another one delayed this round waits one nanosecond more than that
+ * one, so a chain of same-instant arrivals (first, second), (second, third), ... is
+ * spread out in one round. An NPU's own SENDs that enter a link within the run's window
+ * are ordered too. After the first run, near pairs that the round's delays would bring
+ * together are parted too (meets). s->bump (per original node) is zero on entry. */
 static tn_status_t add_constraints(state_t *s, bool first_run, bool *added, tn_err_t *err) {
   *added = false;
   for (size_t i = 0; i < s->ties.len; i++) {
@@ -421,8 +421,7 @@ static tn_status_t make_strict(const topo_t *t, algo_t **a, const sim_first_run_
   if (st == TN_OK) st = tn_calloc(total + 1, sizeof *s.delay, &s.delay, err);
   if (st == TN_OK) st = tn_calloc(total + 1, 1, &s.gated, err);
   if (st == TN_OK) st = tn_calloc(total + 1, sizeof *s.bump, &s.bump, err);
-  if (st == TN_OK && plan_ps)
-    st = tn_calloc((size_t)(*a)->npus * t->nlinks + 1u, 1, &s.chained, err);
+  if (st == TN_OK && plan_ps) st = tn_calloc((size_t)t->nlinks + 1u, 1, &s.chained, err);
   if (st == TN_OK && plan_ps) st = topo_routes_create(t, &s.routes, err);
   for (uint32_t r = 0; st == TN_OK && r < (*a)->npus; r++)
     s.off[r + 1] = s.off[r] + algo_rank_len(*a, r);
@@ -457,8 +456,7 @@ static tn_status_t make_strict(const topo_t *t, algo_t **a, const sim_first_run_
     for (size_t i = 0; i < s.ties.len; i++) {
       const sim_tie_t *v = &TN_VEC_AT(&s.ties, sim_tie_t, i);
       exact += v->gap_ps == 0;
-      inverted +=
-          s.chaining && inversion(&s, v) && !s.chained[(size_t)v->first_rank * t->nlinks + v->link];
+      inverted += s.chaining && inversion(&s, v) && !s.chained[v->link];
     }
     rep->ties_left = exact;
     if ((exact == 0 && inverted == 0) || rep->rounds == MAX_ROUNDS) break;
