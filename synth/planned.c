@@ -246,12 +246,12 @@ typedef struct red_search {
 } red_search_t;
 
 /* What a set is expected to take once order-proof: one whose run misses its plan by more
- * than synth_i_plan_pays allows is kept to the plan's order and takes the plan's time
+ * than sim_strict_plan_missed allows is kept to the plan's order and takes the plan's time
  * (sim_make_strict_planned); else its run's, a run stopped at the limit counting as too
  * slow. */
 static uint64_t red_expect(uint64_t run_ps, bool stopped, uint64_t plan_ps) {
   /* a stopped run's time is a lower bound on the whole run's */
-  if (synth_i_plan_pays(run_ps, plan_ps)) return plan_ps;
+  if (sim_strict_plan_missed(run_ps, plan_ps)) return plan_ps;
   return stopped ? UINT64_MAX : run_ps;
 }
 

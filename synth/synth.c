@@ -121,15 +121,11 @@ tn_status_t synth_i_lower_with_first_run(const schedule_t *s, tn_coll_t coll, co
   return st;
 }
 
-bool synth_i_plan_pays(uint64_t run_ps, uint64_t plan_ps) {
-  return plan_ps != 0 && run_ps > plan_ps && run_ps - plan_ps > plan_ps / 1000;
-}
-
 tn_status_t synth_i_make_strict(const topo_t *t, synth_result_t *r, sim_strict_fn fn, void *ctx,
                                 sim_strict_report_t *rep, tn_err_t *err) {
   sim_first_run_t first = {r->time_ps, r->first_ties.data, r->first_ties.len};
   /* A set slower than its plan is run again, for the links that broke the plan's order. */
-  bool planned = r->plan_ps && (!r->first_known || synth_i_plan_pays(r->time_ps, r->plan_ps));
+  bool planned = r->plan_ps && (!r->first_known || sim_strict_plan_missed(r->time_ps, r->plan_ps));
   tn_status_t st = planned ? sim_make_strict_planned(t, &r->algo, r->plan_ps, fn, ctx, rep, err)
                            : sim_make_strict_from(t, &r->algo, r->first_known ? &first : NULL, fn,
                                                   ctx, rep, err);

@@ -64,11 +64,6 @@ tn_status_t synth_i_lower_with_first_run(const schedule_t *s, tn_coll_t coll, co
 
 /* sim_make_strict_and on r->algo, taking r->first_ties (with r->time_ps) for its first
  * run when the plan's replay gave them; they are freed (they name the set as it was). */
-/* Whether a set whose run took run_ps is worth keeping to its plan of plan_ps (synth_result_t's
- * plan_ps; 0: none): the run is slower by more than 0.1%. Keeping it costs at least one more
- * simulation (every pair on every link reported), for at most that gain. */
-bool synth_i_plan_pays(uint64_t run_ps, uint64_t plan_ps);
-
 tn_status_t synth_i_make_strict(const topo_t *t, synth_result_t *r, sim_strict_fn fn, void *ctx,
                                 sim_strict_report_t *rep, tn_err_t *err);
 
