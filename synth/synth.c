@@ -129,6 +129,7 @@ tn_status_t synth_i_make_strict(const topo_t *t, synth_result_t *r, sim_strict_f
   tn_status_t st = planned ? sim_make_strict_planned(t, &r->algo, r->plan_ps, fn, ctx, rep, err)
                            : sim_make_strict_from(t, &r->algo, r->first_known ? &first : NULL, fn,
                                                   ctx, rep, err);
+  if (st == TN_OK) r->unproofed_ps = rep->first_ps;
   tn_vec_free(&r->first_ties); /* of the set as it was */
   r->first_known = false;
   return st;

@@ -100,6 +100,10 @@ typedef struct synth_result {
    * long (a Reduce-Scatter lowered time-reversed from an All-Gather plan); order-proofing
    * keeps that order where a run breaks it (sim_make_strict_planned). 0: none. */
   uint64_t plan_ps;
+  /* The set's time before order-proofing (its first run, when synth made it order-proof;
+   * else 0): time_ps minus this is what the gates cost (or, kept to its plan's order,
+   * gained). */
+  uint64_t unproofed_ps;
 } synth_result_t;
 
 #define SYNTH_MAX_SEEDS 1000u /* opts->seeds at most */

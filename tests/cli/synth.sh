@@ -193,6 +193,15 @@ JSON
 expect_fail 2 "disconnected fabric" "$TENET" synth -t disc.json -c allgather -s 1MiB -o bad/x
 expect_msg "cannot reach"
 expect_fail 1 "unknown collective" "$TENET" synth -t ring-8 -c allgaher -s 1MiB -o bad/x
+# --json tells what order-proofing did: the greedy's Reduce-Scatter on torus-8x8 at 1 MiB, run
+# as lowered, is slower than its plan, and is kept to the plan's order
+desc="before_order_proofing_ns"
+run "$TENET" synth -t torus-8x8 -c reducescatter -s 1MiB -a greedy --chunks 8 -o gate/rs --json
+expect_rc 0
+t_s=$(flat | sed 's/.*"time_ns":\([0-9.e+]*\).*/\1/')
+t_b=$(flat | sed 's/.*"before_order_proofing_ns":\([0-9.e+]*\).*/\1/')
+python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); sys.exit(0 if b > a * 1.01 else 1)" "$t_s" "$t_b" \
+  && ok || bad "$desc: time $t_s, before order-proofing $t_b"
 expect_fail 1 "unknown algorithm" "$TENET" synth -t ring-8 -c allgather -s 1MiB -a grdy -o bad/x
 expect_fail 1 "bad size" "$TENET" synth -t ring-8 -c allgather -s 12XB -o bad/x
 expect_fail 1 "zero size" "$TENET" synth -t ring-8 -c allgather -s 0 -o bad/x
