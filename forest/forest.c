@@ -36,114 +36,47 @@ static tn_status_t pack_reduce(const topo_t *t, topo_routes_t *routes, const for
  * nothing (1.050 -> 1.051, its synthesis 1.3 -> 9.0 s), so it keeps one count. */
 #define FINER_MIN_CHUNK_BYTES (128u << 10)
 
-/* One plan of a half, try tr (forest_tries), on pk into *out (initialised; empty on
- * failure). */
-static tn_status_t plan_half(const topo_t *t, topo_routes_t *routes, const forest_pack_t *pk,
-                             uint64_t size_bytes, const forest_opts_t *opts, bool reduce,
-                             forest_try_t tr, schedule_t *out, tn_err_t *err) {
-  forest_opts_t o = opts ? *opts : (forest_opts_t){.pace = reduce}; /* as the planners take NULL */
-  o.chunks_per_npu = tr.chunks_per_npu;
-  o.packing = tr.packing;
-  return reduce ? forest_i_plan_reduce(t, routes, pk, size_bytes, &o, out, err)
-                : forest_i_plan_gather(t, routes, pk, size_bytes, &o, out, err);
+/* What a search plans: one half, or both joined into an All-Reduce. */
+typedef enum { GATHER, REDUCE, BOTH } what_t;
+
+static tn_coll_t coll_of(what_t w) {
+  return w == GATHER ? TN_ALLGATHER : w == REDUCE ? TN_REDUCESCATTER : TN_ALLREDUCE;
 }
 
-/* One half on its own: for every try forest_tries gives (or the caller's chunking, or a
- * second, finer count where FINER_MIN_CHUNK_BYTES allows) the packing (on t, or for a
- * Reduce-Scatter as pack_reduce says; once per packing) and its planner; the fastest plan
- * is kept, the first among equals. */
-static tn_status_t run_half(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
-                            bool reduce, schedule_t *out, tn_err_t *err) {
-  tn_coll_t coll = reduce ? TN_REDUCESCATTER : TN_ALLGATHER;
-  schedule_init(out, coll, t->npus, 1, size_bytes);
-  tn_status_t st = forest_i_check(t, size_bytes, 1, err);
-  if (st != TN_OK) return st;
-  forest_try_t tries[FOREST_TRIES];
-  uint32_t ntries = 1;
-  if (opts && opts->chunks_per_npu) {
-    tries[0] = (forest_try_t){opts->chunks_per_npu, opts->packing};
-  } else {
-    ntries = forest_tries(t->npus, size_bytes, tries);
-    uint32_t fine = 2 * tries[0].chunks_per_npu;
-    if (ntries == 1 && forest_i_chunks(t->npus, size_bytes, fine) == fine &&
-        size_bytes / ((uint64_t)t->npus * fine) >= FINER_MIN_CHUNK_BYTES)
-      tries[ntries++] = (forest_try_t){fine, tries[0].packing};
-    if (opts && opts->packing != 0) { /* the caller's packing: the counts on it only */
-      uint32_t m = 0;
-      for (uint32_t i = 0; i < ntries; i++)
-        if (tries[i].packing == 0)
-          tries[m++] = (forest_try_t){tries[i].chunks_per_npu, opts->packing};
-      ntries = m;
-    }
-  }
-  forest_pack_t pk = {0};
-  topo_routes_t *routes = NULL;
-  st = topo_routes_create(t, &routes, err);
-  schedule_free(out);
-  bool have = false;
-  for (uint32_t i = 0; st == TN_OK && i < ntries; i++) {
-    if (i == 0 || tries[i].packing != tries[i - 1].packing) {
-      forest_opts_t o = opts ? *opts : (forest_opts_t){0};
-      o.packing = tries[i].packing;
-      forest_i_pack_free(&pk);
-      st = reduce ? pack_reduce(t, routes, &o, &pk, err) : pack(t, routes, &o, &pk, err);
-    }
-    schedule_t s;
-    if (st == TN_OK) st = plan_half(t, routes, &pk, size_bytes, opts, reduce, tries[i], &s, err);
-    if (st == TN_OK && (!have || s.time_ps < out->time_ps)) {
-      if (have) schedule_free(out);
-      *out = s;
-      have = true;
-    } else if (st == TN_OK) {
-      schedule_free(&s);
-    }
-  }
-  if (st != TN_OK) {
-    if (have) schedule_free(out);
-    schedule_init(out, coll, t->npus, 1, size_bytes);
-  }
-  forest_i_pack_free(&pk);
-  topo_routes_free(routes);
-  return st;
-}
-
-tn_status_t forest_run(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
-                       schedule_t *out, tn_err_t *err) {
-  return run_half(t, size_bytes, opts, false, out, err);
-}
-
-tn_status_t forest_run_reduce(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
-                              schedule_t *out, tn_err_t *err) {
-  return run_half(t, size_bytes, opts, true, out, err);
-}
-
-/* The packings of an All-Reduce's halves: pk for the All-Gather on t, tpk for the
- * Reduce-Scatter where t is not symmetric (else pk serves both). */
+/* The packings a plan of w needs, on packing opts->packing: pk on t for an All-Gather (and
+ * for a Reduce-Scatter on a symmetric t, whose transpose carries the same loads), tpk on
+ * t's transpose for a Reduce-Scatter elsewhere. */
 typedef struct packs {
   forest_pack_t pk, tpk;
   bool symmetric;
 } packs_t;
-
-static tn_status_t packs_make(const topo_t *t, topo_routes_t *routes, const forest_opts_t *opts,
-                              packs_t *p, tn_err_t *err) {
-  *p = (packs_t){.symmetric = topo_is_symmetric(t)};
-  tn_status_t st = pack(t, routes, opts, &p->pk, err);
-  if (st == TN_OK && !p->symmetric) st = pack_reduce(t, routes, opts, &p->tpk, err);
-  return st;
-}
 
 static void packs_free(packs_t *p) {
   forest_i_pack_free(&p->pk);
   forest_i_pack_free(&p->tpk);
 }
 
-/* Both halves on the packings p (forest_run_halves after its packing). */
+static tn_status_t packs_make(const topo_t *t, topo_routes_t *routes, const forest_opts_t *opts,
+                              what_t w, packs_t *p, tn_err_t *err) {
+  packs_free(p);
+  p->symmetric = topo_is_symmetric(t);
+  tn_status_t st = TN_OK;
+  if (w != REDUCE || p->symmetric) st = pack(t, routes, opts, &p->pk, err);
+  if (st == TN_OK && w != GATHER && !p->symmetric) st = pack_reduce(t, routes, opts, &p->tpk, err);
+  return st;
+}
+
+static const forest_pack_t *reduce_pack(const packs_t *p) {
+  return p->symmetric ? &p->pk : &p->tpk;
+}
+
+/* Both halves on the packings p at opts' chunking (forest_run_halves after its packing):
+ * the All-Gather at the Reduce-Scatter's chunk count. */
 static tn_status_t halves_on(const topo_t *t, topo_routes_t *routes, const packs_t *p,
                              uint64_t size_bytes, const forest_opts_t *opts, schedule_t *rs,
                              schedule_t *ag, tn_err_t *err) {
   schedule_init(ag, TN_ALLGATHER, t->npus, 1, size_bytes);
-  tn_status_t st =
-      forest_i_plan_reduce(t, routes, p->symmetric ? &p->pk : &p->tpk, size_bytes, opts, rs, err);
+  tn_status_t st = forest_i_plan_reduce(t, routes, reduce_pack(p), size_bytes, opts, rs, err);
   forest_opts_t g = opts ? *opts : (forest_opts_t){.pace = true};
   g.chunks_per_npu = rs->chunks_per_npu;
   if (st == TN_OK) {
@@ -159,74 +92,77 @@ static tn_status_t halves_on(const topo_t *t, topo_routes_t *routes, const packs
   return st;
 }
 
-tn_status_t forest_run_halves(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
-                              schedule_t *rs, schedule_t *ag, tn_err_t *err) {
-  schedule_init(rs, TN_REDUCESCATTER, t->npus, 1, size_bytes);
-  schedule_init(ag, TN_ALLGATHER, t->npus, 1, size_bytes);
-  tn_status_t st = forest_i_check(t, size_bytes, 1, err);
-  if (st != TN_OK) return st;
-  packs_t p = {0};
-  topo_routes_t *routes = NULL;
-  st = topo_routes_create(t, &routes, err);
-  if (st == TN_OK) st = packs_make(t, routes, opts, &p, err);
-  if (st == TN_OK) {
-    schedule_free(rs);
-    schedule_free(ag);
-    st = halves_on(t, routes, &p, size_bytes, opts, rs, ag, err);
-  }
-  packs_free(&p);
-  topo_routes_free(routes);
-  return st;
-}
-
-/* forest_allreduce at try tr on the packings p. */
-static tn_status_t allreduce_at(const topo_t *t, topo_routes_t *routes, const packs_t *p,
-                                uint64_t size_bytes, const forest_opts_t *opts, forest_try_t tr,
-                                schedule_t *ar, tn_err_t *err) {
-  forest_opts_t f = *opts;
-  f.chunks_per_npu = tr.chunks_per_npu;
-  f.packing = tr.packing;
-  f.keep_ties = false; /* the halves' own pairs: the joined set's replay gives its own */
+/* One plan of w at try tr on the packings p into *out (initialised; empty on failure):
+ * a half by its planner, an All-Reduce as both halves joined chunk by chunk and replayed,
+ * its pairs kept when opts->keep_ties. opts as the caller gave them (NULL: each planner's
+ * default, as forest_run and forest_run_reduce take NULL). */
+static tn_status_t plan_try(const topo_t *t, topo_routes_t *routes, const packs_t *p,
+                            uint64_t size_bytes, const forest_opts_t *opts, what_t w,
+                            forest_try_t tr, schedule_t *out, tn_err_t *err) {
+  forest_opts_t o = opts ? *opts : (forest_opts_t){.pace = w != GATHER};
+  o.chunks_per_npu = tr.chunks_per_npu;
+  o.packing = tr.packing;
+  if (w == GATHER) return forest_i_plan_gather(t, routes, &p->pk, size_bytes, &o, out, err);
+  if (w == REDUCE) return forest_i_plan_reduce(t, routes, reduce_pack(p), size_bytes, &o, out, err);
+  bool keep = o.keep_ties;
+  o.keep_ties = false; /* the halves' own pairs: the joined set's replay gives its own */
   schedule_t rs, ag;
-  schedule_init(ar, TN_ALLREDUCE, t->npus, 1, size_bytes);
-  tn_status_t st = halves_on(t, routes, p, size_bytes, &f, &rs, &ag, err);
+  schedule_init(out, TN_ALLREDUCE, t->npus, 1, size_bytes);
+  tn_status_t st = halves_on(t, routes, p, size_bytes, &o, &rs, &ag, err);
   if (st == TN_OK) {
-    schedule_free(ar);
-    st = schedule_join_allreduce(&rs, &ag, ar, err);
+    schedule_free(out);
+    st = schedule_join_allreduce(&rs, &ag, out, err);
   }
   if (st == TN_OK)
-    st = opts->keep_ties ? schedule_replay_ties(t, ar, opts->tie_window_ps, err)
-                         : schedule_replay(t, ar, err);
+    st = keep ? schedule_replay_ties(t, out, o.tie_window_ps, err) : schedule_replay(t, out, err);
   schedule_free(&rs);
   schedule_free(&ag);
   if (st != TN_OK) {
-    schedule_free(ar);
-    schedule_init(ar, TN_ALLREDUCE, t->npus, 1, size_bytes);
+    schedule_free(out);
+    schedule_init(out, TN_ALLREDUCE, t->npus, 1, size_bytes);
   }
   return st;
 }
 
-tn_status_t forest_allreduce(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
-                             schedule_t *out, tn_err_t *err) {
-  schedule_init(out, TN_ALLREDUCE, t->npus, 1, size_bytes);
+/* Plans w at the caller's chunking, or at every try forest_tries gives (a half also at a
+ * second, finer count where FINER_MIN_CHUNK_BYTES allows), packing once per packing, and
+ * keeps the fastest, the first among equals. A caller's packing other than the usual
+ * restricts the tries to the counts on it. */
+static tn_status_t search(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts, what_t w,
+                          schedule_t *out, tn_err_t *err) {
+  tn_coll_t coll = coll_of(w);
+  schedule_init(out, coll, t->npus, 1, size_bytes);
   tn_status_t st = forest_i_check(t, size_bytes, 1, err);
   if (st != TN_OK) return st;
-  forest_opts_t o = opts ? *opts : (forest_opts_t){.pace = true};
-  forest_try_t tries[FOREST_TRIES] = {{o.chunks_per_npu, o.packing}};
-  uint32_t ntries = o.chunks_per_npu ? 1 : forest_tries(t->npus, size_bytes, tries);
+  uint32_t packing = opts ? opts->packing : 0;
+  forest_try_t tries[FOREST_TRIES + 1];
+  uint32_t ntries = 1;
+  if (opts && opts->chunks_per_npu) {
+    tries[0] = (forest_try_t){opts->chunks_per_npu, packing};
+  } else {
+    ntries = forest_tries(t->npus, size_bytes, tries);
+    uint32_t fine = 2 * tries[0].chunks_per_npu;
+    if (w != BOTH && ntries == 1 && forest_i_chunks(t->npus, size_bytes, fine) == fine &&
+        size_bytes / ((uint64_t)t->npus * fine) >= FINER_MIN_CHUNK_BYTES)
+      tries[ntries++] = (forest_try_t){fine, 0};
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < ntries; i++)
+      if (packing == 0 || tries[i].packing == 0)
+        tries[m++] = (forest_try_t){tries[i].chunks_per_npu, packing ? packing : tries[i].packing};
+    ntries = m;
+  }
   packs_t p = {0};
   topo_routes_t *routes = NULL;
   bool have = false;
   st = topo_routes_create(t, &routes, err);
   for (uint32_t i = 0; st == TN_OK && i < ntries; i++) {
     if (i == 0 || tries[i].packing != tries[i - 1].packing) {
-      forest_opts_t po = o;
+      forest_opts_t po = opts ? *opts : (forest_opts_t){0};
       po.packing = tries[i].packing;
-      packs_free(&p);
-      st = packs_make(t, routes, &po, &p, err);
+      st = packs_make(t, routes, &po, w, &p, err);
     }
     schedule_t s;
-    if (st == TN_OK) st = allreduce_at(t, routes, &p, size_bytes, &o, tries[i], &s, err);
+    if (st == TN_OK) st = plan_try(t, routes, &p, size_bytes, opts, w, tries[i], &s, err);
     if (st == TN_OK && (!have || s.time_ps < out->time_ps)) {
       schedule_free(out);
       *out = s;
@@ -239,8 +175,44 @@ tn_status_t forest_allreduce(const topo_t *t, uint64_t size_bytes, const forest_
   topo_routes_free(routes);
   if (st != TN_OK) {
     schedule_free(out);
-    schedule_init(out, TN_ALLREDUCE, t->npus, 1, size_bytes);
+    schedule_init(out, coll, t->npus, 1, size_bytes);
   }
+  return st;
+}
+
+tn_status_t forest_run(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
+                       schedule_t *out, tn_err_t *err) {
+  return search(t, size_bytes, opts, GATHER, out, err);
+}
+
+tn_status_t forest_run_reduce(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
+                              schedule_t *out, tn_err_t *err) {
+  return search(t, size_bytes, opts, REDUCE, out, err);
+}
+
+tn_status_t forest_allreduce(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
+                             schedule_t *out, tn_err_t *err) {
+  forest_opts_t o = opts ? *opts : (forest_opts_t){.pace = true};
+  return search(t, size_bytes, &o, BOTH, out, err);
+}
+
+tn_status_t forest_run_halves(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
+                              schedule_t *rs, schedule_t *ag, tn_err_t *err) {
+  schedule_init(rs, TN_REDUCESCATTER, t->npus, 1, size_bytes);
+  schedule_init(ag, TN_ALLGATHER, t->npus, 1, size_bytes);
+  tn_status_t st = forest_i_check(t, size_bytes, 1, err);
+  if (st != TN_OK) return st;
+  packs_t p = {0};
+  topo_routes_t *routes = NULL;
+  st = topo_routes_create(t, &routes, err);
+  if (st == TN_OK) st = packs_make(t, routes, opts, BOTH, &p, err);
+  if (st == TN_OK) {
+    schedule_free(rs);
+    schedule_free(ag);
+    st = halves_on(t, routes, &p, size_bytes, opts, rs, ag, err);
+  }
+  packs_free(&p);
+  topo_routes_free(routes);
   return st;
 }
 

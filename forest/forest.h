@@ -88,9 +88,8 @@ tn_status_t forest_run_halves(const topo_t *t, uint64_t size_bytes, const forest
  * 2 trees grown per NPU, and either count of trees with the LP free to go 10% above the
  * least busiest-link load for shallower trees. There a tree's depth costs a chunk's time
  * per level, so smaller chunks and shallower trees fill and drain it faster. Packing-major
- * order; returns how many (1 .. FOREST_TRIES). forest_run and forest_run_reduce plan each
- * and keep the fastest, the first among equals; synth/ does so for an All-Reduce, whose
- * halves it joins. */
+ * order; returns how many (1 .. FOREST_TRIES). forest_run, forest_run_reduce and
+ * forest_allreduce plan each and keep the fastest, the first among equals. */
 typedef struct forest_try {
   uint32_t chunks_per_npu, packing;
 } forest_try_t;

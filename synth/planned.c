@@ -162,8 +162,8 @@ static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const
 }
 
 /* The forest's Reduce-Scatter is planned forward up its trees (forest_run_reduce); its
- * All-Reduce joins that to the forest's paced All-Gather with the same chunking, chunk by
- * chunk, and times the whole on the engine (both exactly as the simulator runs them). */
+ * All-Reduce joins that to its paced All-Gather chunk by chunk and times the whole on the
+ * engine (forest_allreduce), both exactly as the simulator runs them. */
 static tn_status_t forest_reduce(const topo_t *t, tn_coll_t coll, uint64_t size,
                                  const synth_opts_t *o, synth_result_t *out, tn_err_t *err) {
   forest_opts_t f = {.chunks_per_npu = o->chunks_per_npu,
