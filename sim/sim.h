@@ -130,21 +130,25 @@ tn_status_t sim_make_strict_from(const topo_t *t, algo_t **a, const sim_first_ru
                                  sim_strict_fn fn, void *ctx, sim_strict_report_t *rep,
                                  tn_err_t *err);
 
-/* sim_make_strict_and for a set whose SEND ids, per rank, follow the order of a plan that
- * takes plan_ps (> 0) on every link (a lowering that numbers SENDs by planned start, as
- * algo_from_schedule does; the time-reversed half of a Reduce-Scatter runs as soon as it
- * can, and a SEND that becomes ready early can take its link ahead of one the plan puts
- * first). While a run misses the plan (sim_strict_plan_missed), every link on which an NPU's SENDs
- * entered against their id order gets all that NPU's SENDs over it ordered by id (gates, as for
- * ties), and then an NPU's own SENDs that tie are ordered by id too; a set that keeps to its
- * plan's order on every link is no slower than the plan, but for the gates' nanoseconds. */
 /* Whether a run of run_ps misses a plan of plan_ps by enough to keep the plan's order: by
  * more than 0.1% (keeping it costs at least one more simulation, with every pair on every
  * link reported, for at most that gain). The one rule sim_make_strict_planned and synth/
  * use. */
 bool sim_strict_plan_missed(uint64_t run_ps, uint64_t plan_ps);
-tn_status_t sim_make_strict_planned(const topo_t *t, algo_t **a, uint64_t plan_ps, sim_strict_fn fn,
-                                    void *ctx, sim_strict_report_t *rep, tn_err_t *err);
+
+/* sim_make_strict_from for a set whose SEND ids, per rank, follow the order of a plan that
+ * takes plan_ps on every link (0: no plan, sim_make_strict_from itself): a lowering that
+ * numbers SENDs by planned start, as algo_from_schedule does. The time-reversed half of a
+ * Reduce-Scatter runs as soon as it can, and a SEND that becomes ready early can take its
+ * link ahead of one the plan puts first. While a run misses the plan
+ * (sim_strict_plan_missed), the set is run once more hearing of every pair, every link on
+ * which an NPU's SENDs entered against their id order gets all that NPU's SENDs over it
+ * ordered by id (gates, as for ties), and an NPU's own SENDs that tie are ordered by id
+ * too; a set that keeps to its plan's order on every link is no slower than the plan, but
+ * for the gates' nanoseconds. */
+tn_status_t sim_make_strict_planned(const topo_t *t, algo_t **a, const sim_first_run_t *first,
+                                    uint64_t plan_ps, sim_strict_fn fn, void *ctx,
+                                    sim_strict_report_t *rep, tn_err_t *err);
 
 #define SIM_SPREAD_SEEDS 4 /* random orders sim and verify try besides id and reverse */
 

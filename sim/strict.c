@@ -404,9 +404,10 @@ bool sim_strict_plan_missed(uint64_t run_ps, uint64_t plan_ps) {
   return plan_ps != 0 && run_ps > plan_ps && run_ps - plan_ps > plan_ps / 1000;
 }
 
-tn_status_t sim_make_strict_planned(const topo_t *t, algo_t **a, uint64_t plan_ps, sim_strict_fn fn,
-                                    void *ctx, sim_strict_report_t *rep, tn_err_t *err) {
-  return make_strict(t, a, NULL, plan_ps, fn, ctx, rep, err);
+tn_status_t sim_make_strict_planned(const topo_t *t, algo_t **a, const sim_first_run_t *first,
+                                    uint64_t plan_ps, sim_strict_fn fn, void *ctx,
+                                    sim_strict_report_t *rep, tn_err_t *err) {
+  return make_strict(t, a, first, plan_ps, fn, ctx, rep, err);
 }
 
 static tn_status_t make_strict(const topo_t *t, algo_t **a, const sim_first_run_t *first,
@@ -459,8 +460,12 @@ static tn_status_t make_strict(const topo_t *t, algo_t **a, const sim_first_run_
     if (st != TN_OK) break;
     /* A run that missed the plan without reporting every pair: the same set once more, so
      * that its inversions are heard (the first run of a set that meets its plan reports
-     * only the usual window, which keeps big sets' runs lean). */
-    if (s.chaining && !was_all) continue;
+     * only the usual window, which keeps big sets' runs lean; a first run handed over is
+     * one of those). */
+    if (s.chaining && !was_all) {
+      first = NULL;
+      continue;
+    }
     uint32_t exact = 0, inverted = 0;
     for (size_t i = 0; i < s.ties.len; i++) {
       const sim_tie_t *v = &TN_VEC_AT(&s.ties, sim_tie_t, i);

@@ -124,11 +124,9 @@ tn_status_t synth_i_lower_with_first_run(const schedule_t *s, tn_coll_t coll, co
 tn_status_t synth_i_make_strict(const topo_t *t, synth_result_t *r, sim_strict_fn fn, void *ctx,
                                 sim_strict_report_t *rep, tn_err_t *err) {
   sim_first_run_t first = {r->time_ps, r->first_ties.data, r->first_ties.len};
-  /* A set slower than its plan is run again, for the links that broke the plan's order. */
-  bool planned = r->plan_ps && (!r->first_known || sim_strict_plan_missed(r->time_ps, r->plan_ps));
-  tn_status_t st = planned ? sim_make_strict_planned(t, &r->algo, r->plan_ps, fn, ctx, rep, err)
-                           : sim_make_strict_from(t, &r->algo, r->first_known ? &first : NULL, fn,
-                                                  ctx, rep, err);
+  /* with a plan, a set that misses it is kept to its order (sim_make_strict_planned) */
+  tn_status_t st = sim_make_strict_planned(t, &r->algo, r->first_known ? &first : NULL, r->plan_ps,
+                                           fn, ctx, rep, err);
   if (st == TN_OK) r->unproofed_ps = rep->first_ps;
   tn_vec_free(&r->first_ties); /* of the set as it was */
   r->first_known = false;

@@ -767,7 +767,7 @@ static void reduce_scatter_keeps_its_plans_order(void **state) {
     fail_msg("the set as lowered: %llu ps, the plan %llu ps", (unsigned long long)asap,
              (unsigned long long)plan);
   sim_strict_report_t rep;
-  must(sim_make_strict_planned(t, &a, plan, NULL, NULL, &rep, &err), &err);
+  must(sim_make_strict_planned(t, &a, NULL, plan, NULL, NULL, &rep, &err), &err);
   assert_int_equal(rep.first_ps, asap);
   assert_int_equal(rep.ties_left, 0);
   if (rep.time_ps > plan + plan / 500) /* 7 ns of gates here */
