@@ -407,10 +407,12 @@ static inline void put(algo_rank_t *R, algo_node_t n, const uint32_t *deps,
 }
 
 /* Ordering key of a phase's SEND or COMP of transfer x: forward, the arrival of its chunks
- * at the sender; reversed, the mirrored start (COMP) or arrival (SEND). */
+ * at the sender (an All-Reduce's All-Gather half: its planned start); reversed, the
+ * mirrored start (COMP) or arrival (SEND). */
 static uint64_t item_key(const phase_t *p, const sched_xfer_t *x, bool comp) {
   const schedule_t *s = p->s;
   if (p->reverse) return p->key_base + (comp ? s->time_ps - x->start_ps : s->time_ps - x->end_ps);
+  if (p->key_base != 0) return p->key_base + x->start_ps;
   uint64_t ready = 0;
   for (uint32_t j = 0; j < x->ndeps; j++) {
     uint64_t e = schedule_xfer(s, xdeps(s, x)[j])->end_ps;

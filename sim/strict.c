@@ -118,7 +118,9 @@ static tn_status_t part(state_t *s, const sim_tie_t *v, bool *added, tn_err_t *e
   bool inj1 = at == v->first_rank, inj2 = at == v->second_rank;
   if (inj1 && inj2) {
     order_t o = {g1, g2};
-    if (s->chaining && g1 > g2) o = (order_t){g2, g1}; /* the plan's order */
+    /* a planned set: the plan's order, also in a round that met the plan (the run's order
+     * there, and the link chained by id in a later round, would close a cycle) */
+    if (s->plan_ps && g1 > g2) o = (order_t){g2, g1};
     tn_status_t st = tn_vec_push(&s->orders, &o, err);
     if (st != TN_OK) return st;
     s->gated[o.after] = 1; /* the second waits; the first keeps its time */

@@ -150,12 +150,13 @@ static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const
      * the plan's order, which order-proofing then sees to. */
     if (st == TN_OK && coll == TN_ALLGATHER) out->time_ps = s.time_ps;
     /* Its SEND ids follow the plan's order on every link (mirrored starts), so keeping
-     * that order cannot make a cycle. Not so an All-Reduce's: its All-Gather half is
-     * numbered by when each chunk reaches its sender, not by start, and keeping that order
-     * made dependency cycles (torus-3x5, 92,160 B, 3 chunks). Only the greedy's and dims'
+     * that order cannot make a cycle. An All-Reduce's follow the plan run backwards, then
+     * forwards by planned start from 1 ps after its end (algo_from_schedule): that
+     * sequence is a plan of 2T + 1 ps too, if not the fastest. Only the greedy's and dims'
      * plans are their replays (the MILP's times are its model's). */
     bool replayed = m == SYNTH_GREEDY || m == SYNTH_DIMS;
     if (st == TN_OK && replayed && coll == TN_REDUCESCATTER) out->plan_ps = s.time_ps;
+    if (st == TN_OK && replayed && coll == TN_ALLREDUCE) out->plan_ps = 2 * s.time_ps + 1;
   }
   schedule_free(&s);
   return st;
