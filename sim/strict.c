@@ -4,12 +4,11 @@
  * order). Each tie becomes a constraint on the original set, and the set is rebuilt from
  * the original with all constraints so far and simulated again, until no tie is left:
  *  - two SENDs of one NPU on its link: the second is issued after the first (`before`);
- *  - a SEND of the NPU and a message it forwards: the SEND waits 1 ns more (`delay`), so
- *    the forwarded message, whose arrival is fixed, goes first;
- *  - two forwarded messages: the SEND of one whose arrival moves with its send (it never
- *    queued on the way) waits 1 ns more; when both queued on the way, the SEND that sets
- *    the second one's time (its cause: the first of the messages it queued behind, back
- *    to one that met only free links) waits 1 ns more, which moves the whole queue.
+ *  - otherwise the second of the two in the run's order waits 1 ns more (`delay`), so the
+ *    run's order stays: its SEND, when it is the NPU's own or its message met only free
+ *    links on the way, else the SEND that sets its time (its cause: the first of the
+ *    messages it queued behind, back to one that met only free links), which moves the
+ *    whole queue.
  * A constrained SEND gets a gate: a COMP of 0 µs (1 ns, as in ASTRA-sim) that depends on
  * what the SEND depends on and on the issue of the SENDs it must follow, then one more
  * such COMP per nanosecond of delay; the SEND also depends on the last of them. A SEND it
@@ -127,16 +126,13 @@ static tn_status_t part(state_t *s, const sim_tie_t *v, bool *added, tn_err_t *e
     *added = true;
     return TN_OK;
   }
-  uint32_t d, other;
-  if (inj1 || (!inj2 && !v->first_waited && v->second_waited))
-    d = g1, other = g2; /* the NPU's own SEND, or the only one that moves with its send */
-  else if (!v->second_waited)
-    d = g2, other = g1;
-  else { /* both queued on the way: move the SEND that sets the second one's time */
-    d = s->off[v->second_cause_rank] + v->second_cause_id;
-    other = s->off[v->first_cause_rank] + v->first_cause_id;
-    if (d == other) return TN_OK; /* one SEND sets both: no nanosecond there parts them */
-  }
+  /* Each message moves with the SEND that sets its time: its own, when it is the NPU's or
+   * met only free links, else its cause. The second keeps its place behind the first: the
+   * run's order, which a paced plan chose (moving the first instead put it behind the
+   * second: spine-4x8's forest All-Gather of 64 MiB lost 2.6% to its gates, now 1.6%). */
+  uint32_t d = inj2 || !v->second_waited ? g2 : s->off[v->second_cause_rank] + v->second_cause_id;
+  uint32_t other = inj1 || !v->first_waited ? g1 : s->off[v->first_cause_rank] + v->first_cause_id;
+  if (d == other) return TN_OK; /* one SEND sets both: no nanosecond there parts them */
   uint32_t want = bump[other] + 1;
   if (bump[d] >= want) return TN_OK;
   if (s->delay[d] - bump[d] + want > s->max_delay) return TN_OK;
