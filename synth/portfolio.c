@@ -39,12 +39,13 @@ static bool skippable(tn_status_t st) {
  * tell, and if the set is kept (on 1024 NPUs the greedy's nearly always is) that run is
  * not made twice; *strict_ps is then the order-proof set's time. A whole run under a limit
  * keeps its pairs, so that making the set order-proof later need not run it again. */
-static tn_status_t time_candidate(const topo_t *t, synth_result_t *c, uint64_t limit_ps,
+static tn_status_t time_candidate(const topo_t *t, tn_coll_t coll, uint64_t size,
+                                  const synth_opts_t *o, synth_result_t *c, uint64_t limit_ps,
                                   bool *pruned, uint64_t *strict_ps, tn_err_t *err) {
   if (c->time_ps != 0) return TN_OK;
   if (limit_ps == 0) {
     sim_strict_report_t rep;
-    tn_status_t st = synth_i_make_strict(t, c, NULL, NULL, &rep, err);
+    tn_status_t st = synth_i_make_strict(t, coll, size, o, c, NULL, NULL, &rep, err);
     /* the faster of the two: a set kept to its plan's order may beat its first run */
     if (st == TN_OK)
       c->time_ps = rep.time_ps < rep.first_ps ? rep.time_ps : rep.first_ps, c->strict = true,
@@ -92,7 +93,8 @@ static void build_one(void *ctx, size_t i, unsigned worker) {
   c->st = synth_i_one_within(j->t, j->coll, j->size, j->o, candidates[k], j->limit_ps, &c->pruned,
                              &c->r, &c->e);
   if (c->st == TN_OK && !c->pruned)
-    c->st = time_candidate(j->t, &c->r, j->limit_ps, &c->pruned, &c->strict_ps, &c->e);
+    c->st = time_candidate(j->t, j->coll, j->size, j->o, &c->r, j->limit_ps, &c->pruned,
+                           &c->strict_ps, &c->e);
   if (c->st != TN_OK || c->pruned) synth_result_free(&c->r);
 }
 
@@ -215,7 +217,8 @@ tn_status_t synth_i_portfolio(const topo_t *t, tn_coll_t coll, uint64_t size, co
         sim_strict_report_t rep;
         tn_status_t st = sole ? synth_i_prepare(t, c[i].r.algo, err) : TN_OK;
         if (st == TN_OK)
-          st = synth_i_make_strict(t, &c[i].r, sole ? o->on_set : NULL, o->on_set_ctx, &rep, err);
+          st = synth_i_make_strict(t, coll, size, o, &c[i].r, sole ? o->on_set : NULL,
+                                   o->on_set_ctx, &rep, err);
         c[i].r.on_set_done = sole;
         if (st != TN_OK) {
           for (size_t k = 0; k < N; k++)

@@ -121,8 +121,8 @@ tn_status_t synth_i_lower_with_first_run(const schedule_t *s, tn_coll_t coll, co
   return st;
 }
 
-tn_status_t synth_i_make_strict(const topo_t *t, synth_result_t *r, sim_strict_fn fn, void *ctx,
-                                sim_strict_report_t *rep, tn_err_t *err) {
+static tn_status_t strict_once(const topo_t *t, synth_result_t *r, sim_strict_fn fn, void *ctx,
+                               sim_strict_report_t *rep, tn_err_t *err) {
   sim_first_run_t first = {r->time_ps, r->first_ties.data, r->first_ties.len};
   /* with a plan, a set that misses it is kept to its order (sim_make_strict_planned) */
   tn_status_t st = sim_make_strict_planned(t, &r->algo, r->first_known ? &first : NULL, r->plan_ps,
@@ -130,6 +130,35 @@ tn_status_t synth_i_make_strict(const topo_t *t, synth_result_t *r, sim_strict_f
   if (st == TN_OK) r->unproofed_ps = rep->first_ps;
   tn_vec_free(&r->first_ties); /* of the set as it was */
   r->first_known = false;
+  return st;
+}
+
+tn_status_t synth_i_make_strict(const topo_t *t, tn_coll_t coll, uint64_t size,
+                                const synth_opts_t *o, synth_result_t *r, sim_strict_fn fn,
+                                void *ctx, sim_strict_report_t *rep, tn_err_t *err) {
+  tn_status_t st = strict_once(t, r, fn, ctx, rep, err);
+  bool halve = r->method == SYNTH_FOREST && o->chunks_per_npu == 0;
+  for (int h = 0; st == TN_OK && halve && h < FOREST_GATE_HALVINGS; h++) {
+    uint32_t k = r->algo->chunks_per_npu;
+    if (k < 2 || rep->time_ps - rep->first_ps <= rep->first_ps / 1000 * FOREST_GATE_PERMILLE) break;
+    synth_opts_t at = *o;
+    at.chunks_per_npu = k / 2;
+    synth_result_t h2 = {.method = SYNTH_FOREST};
+    sim_strict_report_t rep2;
+    st = synth_i_planned(t, coll, size, &at, SYNTH_FOREST, &h2, err);
+    if (st == TN_OK && fn != NULL) st = synth_i_prepare(t, h2.algo, err);
+    if (st == TN_OK) st = strict_once(t, &h2, NULL, NULL, &rep2, err);
+    bool better = st == TN_OK && rep2.time_ps < rep->time_ps;
+    if (better) {
+      algo_free(r->algo);
+      r->algo = h2.algo, h2.algo = NULL;
+      r->unproofed_ps = h2.unproofed_ps, r->plan_ps = h2.plan_ps;
+      *rep = rep2;
+      if (fn != NULL) st = fn(ctx, r->algo, err); /* its last call is on the set returned */
+    }
+    synth_result_free(&h2);
+    if (!better) break;
+  }
   return st;
 }
 
@@ -529,12 +558,12 @@ tn_status_t synth_i_prepare(const topo_t *t, algo_t *a, tn_err_t *err) {
  * candidates strict before it chooses, in rounds, since gates may cost more than the
  * nanoseconds they usually do: see portfolio.c.)
  * o->on_set runs beside the order-proof set's simulation. */
-static tn_status_t finish(const topo_t *t, const synth_opts_t *o, synth_result_t *out,
-                          tn_err_t *err) {
+static tn_status_t finish(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
+                          synth_result_t *out, tn_err_t *err) {
   tn_status_t st = synth_i_prepare(t, out->algo, err);
   if (st == TN_OK && !out->strict) {
     sim_strict_report_t rep;
-    st = synth_i_make_strict(t, out, o->on_set, o->on_set_ctx, &rep, err);
+    st = synth_i_make_strict(t, coll, size, o, out, o->on_set, o->on_set_ctx, &rep, err);
     if (st == TN_OK)
       out->time_ps = rep.time_ps, out->strict = true, out->on_set_done = o->on_set != NULL;
   }
@@ -552,7 +581,7 @@ static tn_status_t milp_or_greedy(const topo_t *t, tn_coll_t coll, uint64_t size
   if (milp_st != TN_OK && !fallback) return tn_err_set(err, milp_st, "%s", e->msg);
   synth_result_t g = {0};
   tn_status_t st = synth_i_one(t, coll, size, o, SYNTH_GREEDY, &g, err);
-  if (st == TN_OK) st = finish(t, o, &g, err);
+  if (st == TN_OK) st = finish(t, coll, size, o, &g, err);
   if (st == TN_OK && (fallback || g.time_ps < out->time_ps)) {
     algo_free(out->algo);
     out->algo = g.algo;
@@ -586,7 +615,7 @@ static tn_status_t run_one(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
   tn_err_t e = {0}; /* the MILP's failure may still end in the greedy's set */
   tn_status_t st = m == SYNTH_AUTO ? synth_i_portfolio(t, coll, size_bytes, opts, out, err)
                                    : synth_i_one(t, coll, size_bytes, opts, m, out, &e);
-  if (st == TN_OK) st = finish(t, opts, out, m == SYNTH_AUTO ? err : &e);
+  if (st == TN_OK) st = finish(t, coll, size_bytes, opts, out, m == SYNTH_AUTO ? err : &e);
   if (m == SYNTH_MILP)
     st = milp_or_greedy(t, coll, size_bytes, opts, st, &e, out, err);
   else if (st != TN_OK && m != SYNTH_AUTO)
