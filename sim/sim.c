@@ -201,31 +201,34 @@ static tn_status_t build_graph(sim_t *s, tn_err_t *err) {
 }
 
 /* Kahn's algorithm, rank by rank (dependencies never cross ranks, and a rank's nodes are
- * contiguous, so this stays in cache). On a cycle, walks unfinished dependencies from the
- * first stuck node until a node repeats: that node lies on a cycle. */
+ * contiguous, so this stays in cache), on a copy of the dependency counts (the run needs
+ * them whole; a dense copy is cheaper than a second pass over every edge to restore
+ * them). On a cycle, walks unfinished dependencies from the first stuck node until a node
+ * repeats: that node lies on a cycle. */
 static tn_status_t check_acyclic(sim_t *s, tn_err_t *err) {
-  uint32_t *q = s->ready, done = 0;
+  uint32_t *q = s->ready, done = 0, *pend = NULL;
   snode_t *nodes = s->nodes;
+  tn_status_t st = tn_malloc(s->total + 1u, sizeof *pend, &pend, err);
+  if (st != TN_OK) return st;
+  for (uint32_t v = 0; v < s->total; v++)
+    pend[v] = nodes[v].pending;
   for (uint32_t r = 0; r < s->a->npus; r++) {
     uint32_t head = 0, tail = 0;
     for (uint32_t v = s->rank_off[r]; v < s->rank_off[r + 1]; v++)
-      if (nodes[v].pending == 0) q[tail++] = v;
+      if (pend[v] == 0) q[tail++] = v;
     while (head < tail) {
       const snode_t *n = &nodes[q[head++]];
       for (uint32_t k = n->succ_off; k < n[1].succ_off; k++)
-        if (--nodes[s->succ[k]].pending == 0) q[tail++] = s->succ[k];
+        if (--pend[s->succ[k]] == 0) q[tail++] = s->succ[k];
     }
     done += tail;
   }
   if (done == s->total) {
-    /* Restore the dependency counts from the successor lists for the run. */
-    for (uint32_t v = 0; v < s->total; v++)
-      for (uint32_t k = nodes[v].succ_off; k < nodes[v + 1].succ_off; k++)
-        nodes[s->succ[k]].pending++;
+    free(pend);
     return TN_OK;
   }
   uint32_t v = 0;
-  while (nodes[v].pending == 0)
+  while (pend[v] == 0)
     v++;
   while (nodes[v].state == ST_WAIT) {
     nodes[v].state = ST_ISSUED; /* marker: visited by the walk */
@@ -233,11 +236,12 @@ static tn_status_t check_acyclic(sim_t *s, tn_err_t *err) {
     const algo_node_t *nd = algo_node(s->a, r, v - off);
     const uint32_t *deps = algo_node_deps(s->a, r, nd);
     for (uint32_t k = 0; k < nd->ndeps; k++)
-      if (nodes[off + deps[k]].pending != 0) {
+      if (pend[off + deps[k]] != 0) {
         v = off + deps[k];
         break;
       }
   }
+  free(pend);
   uint32_t r = nodes[v].rank;
   return tn_err_set(err, TN_PARSE, "rank %u node %u: dependency cycle", r, v - s->rank_off[r]);
 }
@@ -446,10 +450,16 @@ static tn_heap_less_fn ready_order(const sim_t *s) {
          : s->ties == SIM_TIES_RANDOM ? seeded_less
                                       : index_less;
 }
+/* The id order (every run of tenet sim and the planners) compares inline; the others
+ * through ready_less. */
 static void ready_push(sim_t *s, uint32_t g) {
-  tn_heap_push(s->ready, &s->nready, g, s->ready_less, s);
+  if (s->ties == SIM_TIES_ID)
+    tn_heap_push(s->ready, &s->nready, g, index_less, NULL);
+  else
+    tn_heap_push(s->ready, &s->nready, g, s->ready_less, s);
 }
 static uint32_t ready_pop(sim_t *s) {
+  if (s->ties == SIM_TIES_ID) return tn_heap_pop(s->ready, &s->nready, index_less, NULL);
   return tn_heap_pop(s->ready, &s->nready, s->ready_less, s);
 }
 /* The links' places among same-instant arrivals for SIM_TIES_REVERSE / RANDOM
