@@ -1264,15 +1264,23 @@ tn_status_t emit_i_dep_index(const frame_t *f, size_t n, bool dense, uint64_t id
 
 static tn_status_t add_deps(dec_t *d, const uint64_t *ids, size_t n, uint32_t self,
                             const loc_t *where, tn_err_t *err) {
+  tn_status_t st = tn_vec_reserve(&d->deps, d->deps.len + n, err);
+  if (st != TN_OK) return st;
+  uint32_t *out = d->deps.data;
+  size_t len = d->deps.len;
   for (size_t k = 0; k < n; k++) {
     uint32_t j = 0;
-    tn_status_t st = emit_i_dep_index(d->frames, d->n, d->dense, ids[k], self, where, &j, err);
-    if (st != TN_OK) return st;
+    if (d->dense && ids[k] < d->n && ids[k] != self) /* tenet's files: the id is the index */
+      j = (uint32_t)ids[k];
+    else if ((st = emit_i_dep_index(d->frames, d->n, d->dense, ids[k], self, where, &j, err)) !=
+             TN_OK)
+      break;
     if (d->seen[j] == self + 1) continue; /* listed twice (or in data and ctrl deps) */
     d->seen[j] = self + 1;
-    if ((st = tn_vec_push(&d->deps, &j, err)) != TN_OK) return st;
+    out[len++] = j;
   }
-  return TN_OK;
+  d->deps.len = len;
+  return st;
 }
 
 static tn_status_t read_chunks(dec_t *d, const attr_t *at, const loc_t *where, tn_err_t *err) {
