@@ -124,6 +124,7 @@ static tn_status_t parse_args(int argc, char **argv, sim_args_t *a, coll_info_t 
   so->trace_path = a->trace;
   so->trace_links_only = a->trace_links;
   so->seed = 1;
+  so->threads = tn_thread_count();
   ci->whole_ns = a->whole_ns;
   so->quantum_ps = a->whole_ns ? 1000u : 0u;
   if (a->ties && !sim_ties_parse(a->ties, &so->ties))
