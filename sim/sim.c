@@ -79,6 +79,7 @@ typedef struct sim {
   uint64_t stop_after_ps;     /* 0: run to the end */
   uint64_t stopped_ps;        /* the time of the event that stopped the run, or 0 */
   unsigned threads;           /* workers for the checks and the graph (sim_opts_t) */
+  uint64_t sends;             /* SEND nodes */
 } sim_t;
 
 /* ten_tie_fn: engine cookies are global node indices. */
@@ -413,38 +414,37 @@ fail:
 
 /* Every key must have as many SENDs as RECVs, else some node can never complete. The
  * first unbalanced key in (rank, id) order of its nodes is reported, naming the last
- * node of the side that has too many. */
-static tn_status_t check_balanced(const sim_t *s, tn_err_t *err) {
-  for (uint32_t v = 0; v < s->total; v++) {
-    if (s->nodes[v].op == ALGO_COMP) continue;
-    const keyq_t *q = &s->kq[s->nodes[v].keyid];
-    if (q->nsend == q->nrecv) continue;
-    const msg_key_t *k = &s->keys[s->nodes[v].keyid];
-    bool sends = q->nsend > q->nrecv;
-    uint32_t g = sends ? q->last_send : q->last_recv, r = s->nodes[g].rank;
-    return tn_err_set(err, TN_PARSE,
-                      "rank %u node %u: unmatched %s (src %u, dst %u, tag %d, %" PRIu64
-                      " bytes): %u SEND(s) but %u RECV(s) with that key",
-                      r, g - s->rank_off[r], sends ? "SEND" : "RECV", k->src, k->dst, k->tag,
-                      k->bytes, q->nsend, q->nrecv);
-  }
-  return TN_OK;
-}
-
-/* A key with one SEND and one RECV (most keys: tags tell the messages of a pair apart)
+ * node of the side that has too many.
+ * A key with one SEND and one RECV (most keys: tags tell the messages of a pair apart)
  * needs no FIFO: the two match each other, whatever the order of events. Each is linked
  * to the other through qnext, so that a delivery or a posted RECV finds its partner
- * without a look at the key's queues. */
-static void pair_singletons(sim_t *s) {
+ * without a look at the key's queues. Both in one pass over the nodes, which also counts
+ * the SENDs (the run's messages). */
+static tn_status_t check_balanced_and_pair(sim_t *s, tn_err_t *err) {
+  uint64_t sends = 0;
   for (uint32_t v = 0; v < s->total; v++) {
     snode_t *n = &s->nodes[v];
-    if (n->op != ALGO_SEND) continue;
+    if (n->op == ALGO_COMP) continue;
     const keyq_t *q = &s->kq[n->keyid];
-    if (q->nsend != 1 || q->nrecv != 1) continue;
+    if (q->nsend != q->nrecv) {
+      const msg_key_t *k = &s->keys[n->keyid];
+      bool more_sends = q->nsend > q->nrecv;
+      uint32_t g = more_sends ? q->last_send : q->last_recv, r = s->nodes[g].rank;
+      return tn_err_set(err, TN_PARSE,
+                        "rank %u node %u: unmatched %s (src %u, dst %u, tag %d, %" PRIu64
+                        " bytes): %u SEND(s) but %u RECV(s) with that key",
+                        r, g - s->rank_off[r], more_sends ? "SEND" : "RECV", k->src, k->dst, k->tag,
+                        k->bytes, q->nsend, q->nrecv);
+    }
+    if (n->op != ALGO_SEND) continue;
+    sends++;
+    if (q->nsend != 1) continue;
     n->paired = s->nodes[q->last_recv].paired = 1;
     n->qnext = q->last_recv;
     s->nodes[q->last_recv].qnext = v;
   }
+  s->sends = sends;
+  return TN_OK;
 }
 
 /* Every NPU must reach every NPU (through switches as needed): breadth-first search
@@ -482,9 +482,8 @@ static tn_status_t validate(sim_t *s, tn_err_t *err) {
                       s->t->name, s->t->npus);
   tn_status_t st = build_graph(s, err);
   if (st == TN_OK) st = build_keys(s, err);
-  if (st == TN_OK) st = check_balanced(s, err);
+  if (st == TN_OK) st = check_balanced_and_pair(s, err);
   if (st != TN_OK) return st;
-  pair_singletons(s);
   uint32_t *queue = NULL;
   uint8_t *seen = NULL;
   uint32_t nodes = topo_nodes(s->t);
@@ -762,8 +761,7 @@ static tn_status_t fill_result(const sim_t *s, sim_result_t *res, tn_err_t *err)
     xmits += ls->messages;
   }
   if (t->nlinks > 0 && (st = sort_link_use(res->links, t->nlinks, err)) != TN_OK) return st;
-  for (uint32_t g = 0; g < s->total; g++)
-    if (s->nodes[g].op == ALGO_SEND) res->messages++;
+  res->messages = s->sends;
   res->events = xmits + s->timers; /* every transmission ends in one queue event */
   if (s->stopped_ps != 0) res->stopped = true, res->time_ps = s->stopped_ps;
   return TN_OK;
