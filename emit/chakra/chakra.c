@@ -1553,10 +1553,16 @@ static tn_status_t decode_node(reader_t *rd, const uint8_t *p, const frame_t *f,
  * each must frame, carry an id, and the count must match the header's when it has one. */
 tn_status_t emit_i_frame_nodes(const uint8_t *p, size_t len, size_t pos, const char *what,
                                const header_t *h, tn_vec_t *frames, tn_err_t *err) {
+  /* The header's count when it has a plausible one (a record takes 2 bytes at least),
+   * else the records counted; either way only the first reservation. */
   size_t count = 0;
-  uint64_t rl;
-  for (size_t q = pos; q < len && get_varint(p, len, &q, &rl) && rl <= len - q; q += (size_t)rl)
-    count++;
+  if (h->has_nodes && h->nodes > 0 && (uint64_t)h->nodes <= (len - pos) / 2) {
+    count = (size_t)h->nodes;
+  } else {
+    uint64_t rl;
+    for (size_t q = pos; q < len && get_varint(p, len, &q, &rl) && rl <= len - q; q += (size_t)rl)
+      count++;
+  }
   tn_status_t st = tn_vec_reserve(frames, count < EMIT_CHAKRA_MAX_NODES ? count + 1 : 1, err);
   for (size_t seq = 1; st == TN_OK && pos < len; seq++) {
     frame_t f;
