@@ -1306,10 +1306,15 @@ enum { A_SRC, A_DST, A_SIZE, A_TAG, A_CHUNKS, A_REDUCE, A_COUNT };
 static const char *const attr_names[A_COUNT] = {STR_COMM_SRC, STR_COMM_DST,     STR_COMM_SIZE,
                                                 STR_COMM_TAG, STR_TENET_CHUNKS, STR_TENET_REDUCE};
 
-/* Which of attr_names name is, or -1. */
+/* Which of attr_names name is, or -1. Asked of every attribute not met before (a set's
+ * tags and chunk lists are mostly new), so the names are told apart by length first. */
 static int attr_kind(const char *name) {
+  static const size_t lens[A_COUNT] = {sizeof STR_COMM_SRC - 1,     sizeof STR_COMM_DST - 1,
+                                       sizeof STR_COMM_SIZE - 1,    sizeof STR_COMM_TAG - 1,
+                                       sizeof STR_TENET_CHUNKS - 1, sizeof STR_TENET_REDUCE - 1};
+  size_t len = strlen(name);
   for (int k = 0; k < A_COUNT; k++)
-    if (strcmp(name, attr_names[k]) == 0) return k;
+    if (len == lens[k] && memcmp(name, attr_names[k], len) == 0) return k;
   return -1;
 }
 
