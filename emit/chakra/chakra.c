@@ -1568,7 +1568,9 @@ tn_status_t emit_i_frame_nodes(const uint8_t *p, size_t len, size_t pos, const c
     for (size_t q = pos; q < len && get_varint(p, len, &q, &rl) && rl <= len - q; q += (size_t)rl)
       count++;
   }
-  tn_status_t st = tn_vec_reserve(frames, count < EMIT_CHAKRA_MAX_NODES ? count + 1 : 1, err);
+  /* Every frame is pushed before it is read: the room needs no zeroing. */
+  tn_status_t st =
+      tn_vec_reserve_exact_uninit(frames, count < EMIT_CHAKRA_MAX_NODES ? count + 1 : 1, err);
   for (size_t seq = 1; st == TN_OK && pos < len; seq++) {
     frame_t f;
     if ((st = next_frame(p, len, &pos, what, seq, &f, err)) != TN_OK) return st;
@@ -1621,11 +1623,12 @@ static tn_status_t decode_nodes(reader_t *rd, const uint8_t *p, size_t len, size
   d.n = frames.len;
   d.dense = d.frames[d.n - 1].id == d.n - 1; /* ids unique and ascending from 0 */
   /* Room for the rank's nodes at once (and a dependency and a chunk per node, the usual
-   * case), instead of growing by doubling. */
+   * case), instead of growing by doubling; algo_add writes each element before anything
+   * reads it, so the room is not zeroed. */
   algo_rank_t *R = &a->ranks[rank];
-  if ((st = tn_vec_reserve(&R->nodes, R->nodes.len + d.n, err)) != TN_OK ||
-      (st = tn_vec_reserve(&R->deps, R->deps.len + d.n, err)) != TN_OK ||
-      (st = tn_vec_reserve(&R->chunks, R->chunks.len + d.n, err)) != TN_OK ||
+  if ((st = tn_vec_reserve_exact_uninit(&R->nodes, R->nodes.len + d.n, err)) != TN_OK ||
+      (st = tn_vec_reserve_exact_uninit(&R->deps, R->deps.len + d.n, err)) != TN_OK ||
+      (st = tn_vec_reserve_exact_uninit(&R->chunks, R->chunks.len + d.n, err)) != TN_OK ||
       (st = tn_calloc(d.n, sizeof *d.seen, &d.seen, err)) != TN_OK)
     goto fail;
   for (size_t i = 0; i < d.n; i++) {
