@@ -1623,12 +1623,11 @@ static tn_status_t decode_nodes(reader_t *rd, const uint8_t *p, size_t len, size
   d.n = frames.len;
   d.dense = d.frames[d.n - 1].id == d.n - 1; /* ids unique and ascending from 0 */
   /* Room for the rank's nodes at once (and a dependency and a chunk per node, the usual
-   * case), instead of growing by doubling; algo_add writes each element before anything
-   * reads it, so the room is not zeroed. */
-  algo_rank_t *R = &a->ranks[rank];
-  if ((st = tn_vec_reserve_exact_uninit(&R->nodes, R->nodes.len + d.n, err)) != TN_OK ||
-      (st = tn_vec_reserve_exact_uninit(&R->deps, R->deps.len + d.n, err)) != TN_OK ||
-      (st = tn_vec_reserve_exact_uninit(&R->chunks, R->chunks.len + d.n, err)) != TN_OK ||
+   * case), instead of growing by doubling: algo_reserve's exact, unzeroed room (algo_add
+   * writes each element before anything reads it). */
+  const algo_rank_t *R = &a->ranks[rank];
+  if ((st = algo_reserve(a, rank, R->nodes.len + d.n, R->deps.len + d.n, R->chunks.len + d.n,
+                         err)) != TN_OK ||
       (st = tn_calloc(d.n, sizeof *d.seen, &d.seen, err)) != TN_OK)
     goto fail;
   for (size_t i = 0; i < d.n; i++) {
