@@ -74,7 +74,7 @@ static bool phases(const char *topo, const char *prefix, int reps, double ms[4])
     algo_t *a = NULL;
     sim_result_t r = {0};
     uint64_t ties = 0, lb = 0;
-    sim_opts_t so = {.on_tie = count_tie, .tie_ctx = &ties};
+    sim_opts_t so = {.on_tie = count_tie, .tie_ctx = &ties, .threads = tn_thread_count()};
     double c[5];
     c[0] = cpu_now();
     ok = cli_load_topo(topo, &t, &err) == TN_OK;

@@ -124,6 +124,7 @@ static tn_status_t parse_args(int argc, char **argv, sim_args_t *a, coll_info_t 
   so->trace_path = a->trace;
   so->trace_links_only = a->trace_links;
   so->seed = 1;
+  so->threads = tn_thread_count();
   ci->whole_ns = a->whole_ns;
   so->quantum_ps = a->whole_ns ? 1000u : 0u;
   if (a->ties && !sim_ties_parse(a->ties, &so->ties))
@@ -164,6 +165,33 @@ typedef struct order_info {
 static void count_tie(void *ctx, const sim_tie_t *tie) {
   (void)tie;
   ++*(uint64_t *)ctx;
+}
+
+/* The run and the lower bound are independent: they go side by side, the bound on a
+ * second core while the run (one thread) takes the other. Each keeps its own status and
+ * error; the bound's failure is reported first, as when it ran before the run. On one
+ * worker (TENET_THREADS=1, or a trace to write) the bound goes first and a failed bound
+ * skips the run, as before. */
+typedef struct run_job {
+  const topo_t *t;
+  const algo_t *set;
+  const sim_opts_t *so;
+  sim_result_t *r;
+  coll_info_t *ci;
+  bool bound;      /* compute ci->bound_ps */
+  bool sequential; /* one worker: the bound has finished when the run starts */
+  tn_status_t run_st, bound_st;
+  tn_err_t run_err, bound_err;
+} run_job_t;
+
+static void run_item(void *ctx, size_t i, unsigned worker) {
+  (void)worker;
+  run_job_t *j = ctx;
+  if (i == 0 && j->bound)
+    j->bound_st =
+        topo_lower_bound_ps(j->t, j->ci->coll, j->ci->size, &j->ci->bound_ps, &j->bound_err);
+  else if (i == 1 && (!j->sequential || j->bound_st == TN_OK))
+    j->run_st = sim_run(j->t, j->set, j->so, j->r, &j->run_err);
 }
 
 static double util(const sim_result_t *r, const sim_link_use_t *l) {
@@ -307,15 +335,21 @@ int cmd_sim(int argc, char **argv) {
       goto fail;
     }
   }
-  if (ci.has_coll && ci.has_size &&
-      topo_lower_bound_ps(t, ci.coll, ci.size, &ci.bound_ps, &err) != TN_OK)
-    goto fail;
   /* Unless an order was asked for, a set whose run meets ties (two messages entering one
    * link at one instant) is run under more orders, and a spread is reported. */
   uint64_t ties = 0;
   order_info_t oi = {0};
   if (!a.ties && !a.whole_ns) so.on_tie = count_tie, so.tie_ctx = &ties;
-  if (sim_run(t, set, &so, &r, &err) != TN_OK) {
+  run_job_t job = {t, set, &so, &r, &ci, ci.has_coll && ci.has_size, true, TN_OK, TN_OK, {0}, {0}};
+  unsigned workers = job.bound && !so.trace_path && tn_thread_count() > 1 ? 2 : 1;
+  job.sequential = workers == 1;
+  tn_parallel_for(2, workers, run_item, &job);
+  if (job.bound_st != TN_OK) {
+    err = job.bound_err;
+    goto fail;
+  }
+  if (job.run_st != TN_OK) {
+    err = job.run_err;
     if (err.status == TN_PARSE) tn_err_prefix(&err, "%s", a.prefix); /* "rank r node i: ..." */
     goto fail;
   }

@@ -4,18 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool tn_mul_u64(uint64_t a, uint64_t b, uint64_t *out) {
-  if (a != 0 && b > UINT64_MAX / a) return false;
-  *out = a * b;
-  return true;
-}
-
-bool tn_add_u64(uint64_t a, uint64_t b, uint64_t *out) {
-  if (b > UINT64_MAX - a) return false;
-  *out = a + b;
-  return true;
-}
-
 /* tn_calloc and tn_malloc: n*size checked, a zero-size request still gets a unique
  * pointer. */
 static tn_status_t alloc(size_t n, size_t size, bool zeroed, void *out, tn_err_t *err) {

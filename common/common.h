@@ -107,9 +107,18 @@ tn_status_t tn_vec_reserve_exact(tn_vec_t *v, size_t cap, tn_err_t *err);
 tn_status_t tn_vec_reserve_exact_uninit(tn_vec_t *v, size_t cap, tn_err_t *err);
 #define TN_VEC_AT(v, type, i) (((type *)(v)->data)[i])
 
-/* Overflow-checked arithmetic on sizes: returns false on overflow. */
-bool tn_mul_u64(uint64_t a, uint64_t b, uint64_t *out);
-bool tn_add_u64(uint64_t a, uint64_t b, uint64_t *out);
+/* Overflow-checked arithmetic on sizes: returns false on overflow. Inline: the simulator
+ * checks every link's times and byte counts with them on each hop. */
+static inline bool tn_mul_u64(uint64_t a, uint64_t b, uint64_t *out) {
+  if (a != 0 && b > UINT64_MAX / a) return false;
+  *out = a * b;
+  return true;
+}
+static inline bool tn_add_u64(uint64_t a, uint64_t b, uint64_t *out) {
+  if (b > UINT64_MAX - a) return false;
+  *out = a + b;
+  return true;
+}
 
 /* ---- units --------------------------------------------------------------- */
 /* Bandwidth unit of docs/architecture.md §2: 1 GB/s = 2^30 bytes per second. */
@@ -162,7 +171,13 @@ tn_status_t tn_parse_double(const char *s, double min, double max, const char *w
  * untouched) when it passes TN_TIME_MAX_PS or gbps is not a positive number. */
 bool tn_xfer_ps(uint64_t bytes, double gbps, uint64_t *ps) TN_MUST_CHECK;
 /* *out = a + b; false when the sum passes TN_TIME_MAX_PS. */
-bool tn_time_add(uint64_t a, uint64_t b, uint64_t *out) TN_MUST_CHECK;
+static inline bool tn_time_add(uint64_t a, uint64_t b, uint64_t *out) TN_MUST_CHECK;
+static inline bool tn_time_add(uint64_t a, uint64_t b, uint64_t *out) {
+  uint64_t r = 0;
+  if (!tn_add_u64(a, b, &r) || r > TN_TIME_MAX_PS) return false;
+  *out = r;
+  return true;
+}
 /* A time computed in floating point (a bound), rounded down into *out; false when it is
  * not a number or passes TN_TIME_MAX_PS. */
 bool tn_time_from_double(double ps, uint64_t *out) TN_MUST_CHECK;

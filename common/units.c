@@ -167,13 +167,6 @@ bool tn_xfer_ps(uint64_t bytes, double gbps, uint64_t *ps) {
   return true;
 }
 
-bool tn_time_add(uint64_t a, uint64_t b, uint64_t *out) {
-  uint64_t r = 0;
-  if (!tn_add_u64(a, b, &r) || r > TN_TIME_MAX_PS) return false;
-  *out = r;
-  return true;
-}
-
 bool tn_time_from_double(double ps, uint64_t *out) {
   if (!(ps >= 0.0 && ps <= (double)TN_TIME_MAX_PS)) return false;
   uint64_t r = (uint64_t)floor(ps);

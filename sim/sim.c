@@ -78,6 +78,8 @@ typedef struct sim {
   tn_heap_less_fn ready_less; /* ready_order(ties) */
   uint64_t stop_after_ps;     /* 0: run to the end */
   uint64_t stopped_ps;        /* the time of the event that stopped the run, or 0 */
+  unsigned threads;           /* workers for the checks and the graph (sim_opts_t) */
+  uint64_t sends;             /* SEND nodes */
 } sim_t;
 
 /* ten_tie_fn: engine cookies are global node indices. */
@@ -143,103 +145,199 @@ static tn_status_t check_node(const sim_t *s, uint32_t r, uint32_t i, tn_err_t *
   return TN_OK;
 }
 
-/* Packs the nodes and builds the successor lists (every node was checked already). */
-static tn_status_t build_graph(sim_t *s, tn_err_t *err) {
-  const algo_t *a = s->a;
-  uint64_t total = 0, edges = 0;
-  for (uint32_t r = 0; r < a->npus; r++) {
-    total += algo_rank_len(a, r);
-    edges += a->ranks[r].deps.len;
-  }
-  if (total >= NONE || edges >= NONE)
-    return tn_err_set(err, TN_LIMIT,
-                      "%" PRIu64 " nodes and %" PRIu64 " dependencies exceed "
-                      "the simulator's limit",
-                      total, edges);
-  s->total = (uint32_t)total;
-  tn_status_t st;
-  if ((st = tn_calloc(a->npus + 1u, sizeof *s->rank_off, &s->rank_off, err)) != TN_OK ||
-      (st = tn_calloc(total + 1, sizeof *s->nodes, &s->nodes, err)) != TN_OK ||
-      (st = tn_calloc(edges + 1, sizeof *s->succ, &s->succ, err)) != TN_OK ||
-      (st = tn_calloc(total + 1, sizeof *s->ready, &s->ready, err)) != TN_OK ||
-      (st = tn_calloc(a->npus, sizeof *s->finish, &s->finish, err)) != TN_OK)
-    return st;
-  uint32_t g = 0;
-  for (uint32_t r = 0; r < a->npus; r++) {
-    uint32_t off = s->rank_off[r] = g;
-    for (uint32_t i = 0; i < algo_rank_len(a, r); i++, g++) {
-      const algo_node_t *nd = algo_node(a, r, i);
-      snode_t *sn = &s->nodes[g];
-      sn->op = (uint8_t)nd->op;
-      sn->rank = (uint16_t)r;
-      sn->peer = (uint16_t)(nd->op == ALGO_COMP ? 0 : nd->peer);
-      sn->arg = nd->op == ALGO_COMP ? (nd->duration_us ? nd->duration_us * 1000000u : COMP_ZERO_PS)
-                                    : nd->bytes;
-      sn->pending = nd->ndeps;
-      const uint32_t *deps = algo_node_deps(a, r, nd);
-      for (uint32_t k = 0; k < nd->ndeps; k++)
-        s->nodes[off + deps[k]].succ_off++; /* count */
-    }
-  }
-  s->rank_off[a->npus] = g;
-  uint32_t sum = 0;
-  for (uint32_t v = 0; v <= s->total; v++) {
-    uint32_t count = s->nodes[v].succ_off;
-    s->nodes[v].succ_off = s->nodes[v].qnext = sum; /* qnext: fill cursor for now */
-    sum += count;
-  }
-  for (uint32_t r = 0; r < a->npus; r++)
-    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
-      const algo_node_t *nd = algo_node(a, r, i);
-      const uint32_t *deps = algo_node_deps(a, r, nd);
-      for (uint32_t k = 0; k < nd->ndeps; k++)
-        s->succ[s->nodes[s->rank_off[r] + deps[k]].qnext++] = s->rank_off[r] + i;
-    }
-  for (uint32_t v = 0; v < s->total; v++)
-    s->nodes[v].qnext = NONE;
-  return TN_OK;
+/* The checks, the graph and the cycle check go rank by rank (dependencies never cross
+ * ranks, and a rank's nodes are contiguous): on opts->threads workers, each rank's work in
+ * one piece while its nodes are in cache. What comes out does not depend on the workers:
+ * every rank's part of the arrays is its own, and the failure reported is the first in
+ * rank order, as a loop over the ranks would meet it. */
+typedef struct rank_fail {
+  uint32_t rank; /* the lowest failing rank this worker met (NONE: none) */
+  tn_err_t err;
+} rank_fail_t;
+
+typedef struct vjob {
+  sim_t *s;
+  rank_fail_t *fails; /* per worker */
+  uint32_t *ebase;    /* per rank + 1: the rank's first successor slot */
+  uint32_t *pend;     /* per node: dependency counts the cycle check counts down */
+  uint32_t **queue;   /* per worker: the cycle check's queue (the longest rank's length) */
+} vjob_t;
+
+/* Keeps the failure of rank r when it is the lowest this worker met. */
+static void note_fail(rank_fail_t *f, uint32_t r, const tn_err_t *err) {
+  if (r < f->rank) f->rank = r, f->err = *err;
 }
 
-/* Kahn's algorithm, rank by rank (dependencies never cross ranks, and a rank's nodes are
- * contiguous, so this stays in cache). On a cycle, walks unfinished dependencies from the
- * first stuck node until a node repeats: that node lies on a cycle. */
-static tn_status_t check_acyclic(sim_t *s, tn_err_t *err) {
-  uint32_t *q = s->ready, done = 0;
-  snode_t *nodes = s->nodes;
-  for (uint32_t r = 0; r < s->a->npus; r++) {
-    uint32_t head = 0, tail = 0;
-    for (uint32_t v = s->rank_off[r]; v < s->rank_off[r + 1]; v++)
-      if (nodes[v].pending == 0) q[tail++] = v;
-    while (head < tail) {
-      const snode_t *n = &nodes[q[head++]];
-      for (uint32_t k = n->succ_off; k < n[1].succ_off; k++)
-        if (--nodes[s->succ[k]].pending == 0) q[tail++] = s->succ[k];
+/* The lowest failing rank over the workers, its error in err; TN_OK when none failed. */
+static tn_status_t first_fail(const rank_fail_t *f, unsigned n, tn_err_t *err) {
+  const rank_fail_t *best = NULL;
+  for (unsigned w = 0; w < n; w++)
+    if (f[w].rank != NONE && (best == NULL || f[w].rank < best->rank)) best = &f[w];
+  if (best == NULL) return TN_OK;
+  *err = best->err;
+  return err->status;
+}
+
+static void check_rank(void *ctx, size_t item, unsigned worker) {
+  vjob_t *j = ctx;
+  uint32_t r = (uint32_t)item;
+  tn_err_t err = {0};
+  for (uint32_t i = 0; i < algo_rank_len(j->s->a, r); i++)
+    if (check_node(j->s, r, i, &err) != TN_OK) {
+      note_fail(&j->fails[worker], r, &err);
+      return;
     }
-    done += tail;
+}
+
+/* Rank r's nodes packed, and the count of each one's successors in its succ_off; the
+ * rank's successor total in ebase[r + 1] (prefixed into slots once every rank is in). */
+static void pack_rank(void *ctx, size_t item, unsigned worker) {
+  (void)worker;
+  vjob_t *j = ctx;
+  sim_t *s = j->s;
+  const algo_t *a = s->a;
+  uint32_t r = (uint32_t)item, off = s->rank_off[r], edges = 0;
+  for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+    const algo_node_t *nd = algo_node(a, r, i);
+    snode_t *sn = &s->nodes[off + i];
+    sn->op = (uint8_t)nd->op;
+    sn->rank = (uint16_t)r;
+    sn->peer = (uint16_t)(nd->op == ALGO_COMP ? 0 : nd->peer);
+    sn->arg = nd->op == ALGO_COMP ? (nd->duration_us ? nd->duration_us * 1000000u : COMP_ZERO_PS)
+                                  : nd->bytes;
+    sn->pending = nd->ndeps;
+    edges += nd->ndeps;
+    const uint32_t *deps = algo_node_deps(a, r, nd);
+    for (uint32_t k = 0; k < nd->ndeps; k++)
+      s->nodes[off + deps[k]].succ_off++; /* count */
   }
-  if (done == s->total) {
-    /* Restore the dependency counts from the successor lists for the run. */
-    for (uint32_t v = 0; v < s->total; v++)
-      for (uint32_t k = nodes[v].succ_off; k < nodes[v + 1].succ_off; k++)
-        nodes[s->succ[k]].pending++;
-    return TN_OK;
+  j->ebase[r + 1] = edges;
+}
+
+/* Rank r's successor lists (from slot ebase[r] on), then Kahn's algorithm on them. A
+ * cycle is noted for the walk that names a node on it (find_cycle). */
+static void link_rank(void *ctx, size_t item, unsigned worker) {
+  vjob_t *j = ctx;
+  sim_t *s = j->s;
+  const algo_t *a = s->a;
+  snode_t *nodes = s->nodes;
+  uint32_t r = (uint32_t)item, lo = s->rank_off[r], hi = s->rank_off[r + 1];
+  uint32_t sum = j->ebase[r];
+  for (uint32_t v = lo; v < hi; v++) {
+    uint32_t count = nodes[v].succ_off;
+    nodes[v].succ_off = nodes[v].qnext = sum; /* qnext: fill cursor for now */
+    sum += count;
   }
-  uint32_t v = 0;
-  while (nodes[v].pending == 0)
+  for (uint32_t i = 0; i < hi - lo; i++) {
+    const algo_node_t *nd = algo_node(a, r, i);
+    const uint32_t *deps = algo_node_deps(a, r, nd);
+    for (uint32_t k = 0; k < nd->ndeps; k++)
+      s->succ[nodes[lo + deps[k]].qnext++] = lo + i;
+  }
+  for (uint32_t v = lo; v < hi; v++) {
+    nodes[v].qnext = NONE;
+    j->pend[v] = nodes[v].pending;
+  }
+  /* Kahn's algorithm on a copy of the dependency counts (the run needs them whole). The
+   * last node's successors end where the next rank's begin (ebase: that rank's own pass
+   * may not have written its first node yet). */
+  uint32_t *q = j->queue[worker], head = 0, tail = 0;
+  for (uint32_t v = lo; v < hi; v++)
+    if (j->pend[v] == 0) q[tail++] = v - lo;
+  while (head < tail) {
+    uint32_t v = lo + q[head++], end = v + 1 < hi ? nodes[v + 1].succ_off : j->ebase[r + 1];
+    for (uint32_t k = nodes[v].succ_off; k < end; k++)
+      if (--j->pend[s->succ[k]] == 0) q[tail++] = s->succ[k] - lo;
+  }
+  if (tail < hi - lo) {
+    tn_err_t err = {TN_PARSE, ""};
+    note_fail(&j->fails[worker], r, &err);
+  }
+}
+
+/* Rank r has a cycle (its nodes left with pend > 0): walks unfinished dependencies from
+ * its first stuck node until a node repeats; that node lies on a cycle. */
+static tn_status_t find_cycle(sim_t *s, const uint32_t *pend, uint32_t r, tn_err_t *err) {
+  snode_t *nodes = s->nodes;
+  uint32_t v = s->rank_off[r];
+  while (pend[v] == 0)
     v++;
   while (nodes[v].state == ST_WAIT) {
     nodes[v].state = ST_ISSUED; /* marker: visited by the walk */
-    uint32_t r = nodes[v].rank, off = s->rank_off[r];
+    uint32_t off = s->rank_off[r];
     const algo_node_t *nd = algo_node(s->a, r, v - off);
     const uint32_t *deps = algo_node_deps(s->a, r, nd);
     for (uint32_t k = 0; k < nd->ndeps; k++)
-      if (nodes[off + deps[k]].pending != 0) {
+      if (pend[off + deps[k]] != 0) {
         v = off + deps[k];
         break;
       }
   }
-  uint32_t r = nodes[v].rank;
   return tn_err_set(err, TN_PARSE, "rank %u node %u: dependency cycle", r, v - s->rank_off[r]);
+}
+
+/* Checks every node, packs the nodes, builds the successor lists and refuses a cycle. */
+static tn_status_t build_graph(sim_t *s, tn_err_t *err) {
+  const algo_t *a = s->a;
+  unsigned workers = s->threads > 1 ? s->threads : 1;
+  if (workers > a->npus) workers = a->npus ? a->npus : 1;
+  vjob_t j = {s, NULL, NULL, NULL, NULL};
+  tn_status_t st = tn_calloc(workers, sizeof *j.fails, &j.fails, err);
+  if (st != TN_OK) return st;
+  for (unsigned w = 0; w < workers; w++)
+    j.fails[w].rank = NONE;
+  tn_parallel_for(a->npus, workers, check_rank, &j);
+  if ((st = first_fail(j.fails, workers, err)) != TN_OK) goto done;
+  uint64_t total = 0, edges = 0;
+  uint32_t longest = 0;
+  for (uint32_t r = 0; r < a->npus; r++) {
+    total += algo_rank_len(a, r);
+    edges += a->ranks[r].deps.len;
+    if (algo_rank_len(a, r) > longest) longest = algo_rank_len(a, r);
+  }
+  if (total >= NONE || edges >= NONE) {
+    st = tn_err_set(err, TN_LIMIT,
+                    "%" PRIu64 " nodes and %" PRIu64 " dependencies exceed "
+                    "the simulator's limit",
+                    total, edges);
+    goto done;
+  }
+  s->total = (uint32_t)total;
+  if ((st = tn_calloc(a->npus + 1u, sizeof *s->rank_off, &s->rank_off, err)) != TN_OK ||
+      (st = tn_calloc(total + 1, sizeof *s->nodes, &s->nodes, err)) != TN_OK ||
+      (st = tn_calloc(edges + 1, sizeof *s->succ, &s->succ, err)) != TN_OK ||
+      (st = tn_calloc(total + 1, sizeof *s->ready, &s->ready, err)) != TN_OK ||
+      (st = tn_calloc(a->npus, sizeof *s->finish, &s->finish, err)) != TN_OK ||
+      (st = tn_calloc(a->npus + 1u, sizeof *j.ebase, &j.ebase, err)) != TN_OK ||
+      (st = tn_malloc(total + 1, sizeof *j.pend, &j.pend, err)) != TN_OK ||
+      (st = tn_calloc(workers, sizeof *j.queue, &j.queue, err)) != TN_OK)
+    goto done;
+  for (unsigned w = 0; w < workers && st == TN_OK; w++)
+    st = tn_malloc(longest + 1u, sizeof **j.queue, &j.queue[w], err);
+  if (st != TN_OK) goto done;
+  uint32_t g = 0;
+  for (uint32_t r = 0; r < a->npus; r++) {
+    s->rank_off[r] = g;
+    g += algo_rank_len(a, r);
+  }
+  s->rank_off[a->npus] = g;
+  tn_parallel_for(a->npus, workers, pack_rank, &j);
+  for (uint32_t r = 0; r < a->npus; r++) /* successor counts -> each rank's first slot */
+    j.ebase[r + 1] += j.ebase[r];
+  s->nodes[s->total].succ_off = j.ebase[a->npus];
+  tn_parallel_for(a->npus, workers, link_rank, &j);
+  uint32_t bad = NONE;
+  for (unsigned w = 0; w < workers; w++)
+    if (j.fails[w].rank < bad) bad = j.fails[w].rank;
+  if (bad != NONE) st = find_cycle(s, j.pend, bad, err);
+done:
+  for (unsigned w = 0; j.queue && w < workers; w++)
+    free(j.queue[w]);
+  free(j.queue);
+  free(j.pend);
+  free(j.ebase);
+  free(j.fails);
+  return st;
 }
 
 static uint64_t key_hash(uint32_t src, int32_t tag, uint64_t bytes) {
@@ -316,38 +414,37 @@ fail:
 
 /* Every key must have as many SENDs as RECVs, else some node can never complete. The
  * first unbalanced key in (rank, id) order of its nodes is reported, naming the last
- * node of the side that has too many. */
-static tn_status_t check_balanced(const sim_t *s, tn_err_t *err) {
-  for (uint32_t v = 0; v < s->total; v++) {
-    if (s->nodes[v].op == ALGO_COMP) continue;
-    const keyq_t *q = &s->kq[s->nodes[v].keyid];
-    if (q->nsend == q->nrecv) continue;
-    const msg_key_t *k = &s->keys[s->nodes[v].keyid];
-    bool sends = q->nsend > q->nrecv;
-    uint32_t g = sends ? q->last_send : q->last_recv, r = s->nodes[g].rank;
-    return tn_err_set(err, TN_PARSE,
-                      "rank %u node %u: unmatched %s (src %u, dst %u, tag %d, %" PRIu64
-                      " bytes): %u SEND(s) but %u RECV(s) with that key",
-                      r, g - s->rank_off[r], sends ? "SEND" : "RECV", k->src, k->dst, k->tag,
-                      k->bytes, q->nsend, q->nrecv);
-  }
-  return TN_OK;
-}
-
-/* A key with one SEND and one RECV (most keys: tags tell the messages of a pair apart)
+ * node of the side that has too many.
+ * A key with one SEND and one RECV (most keys: tags tell the messages of a pair apart)
  * needs no FIFO: the two match each other, whatever the order of events. Each is linked
  * to the other through qnext, so that a delivery or a posted RECV finds its partner
- * without a look at the key's queues. */
-static void pair_singletons(sim_t *s) {
+ * without a look at the key's queues. Both in one pass over the nodes, which also counts
+ * the SENDs (the run's messages). */
+static tn_status_t check_balanced_and_pair(sim_t *s, tn_err_t *err) {
+  uint64_t sends = 0;
   for (uint32_t v = 0; v < s->total; v++) {
     snode_t *n = &s->nodes[v];
-    if (n->op != ALGO_SEND) continue;
+    if (n->op == ALGO_COMP) continue;
     const keyq_t *q = &s->kq[n->keyid];
-    if (q->nsend != 1 || q->nrecv != 1) continue;
+    if (q->nsend != q->nrecv) {
+      const msg_key_t *k = &s->keys[n->keyid];
+      bool more_sends = q->nsend > q->nrecv;
+      uint32_t g = more_sends ? q->last_send : q->last_recv, r = s->nodes[g].rank;
+      return tn_err_set(err, TN_PARSE,
+                        "rank %u node %u: unmatched %s (src %u, dst %u, tag %d, %" PRIu64
+                        " bytes): %u SEND(s) but %u RECV(s) with that key",
+                        r, g - s->rank_off[r], more_sends ? "SEND" : "RECV", k->src, k->dst, k->tag,
+                        k->bytes, q->nsend, q->nrecv);
+    }
+    if (n->op != ALGO_SEND) continue;
+    sends++;
+    if (q->nsend != 1) continue;
     n->paired = s->nodes[q->last_recv].paired = 1;
     n->qnext = q->last_recv;
     s->nodes[q->last_recv].qnext = v;
   }
+  s->sends = sends;
+  return TN_OK;
 }
 
 /* Every NPU must reach every NPU (through switches as needed): breadth-first search
@@ -383,17 +480,10 @@ static tn_status_t validate(sim_t *s, tn_err_t *err) {
   if (a->npus > s->t->npus)
     return tn_err_set(err, TN_PARSE, "rank %u: outside the topology '%s' (%u NPUs)", s->t->npus,
                       s->t->name, s->t->npus);
-  for (uint32_t r = 0; r < a->npus; r++)
-    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
-      tn_status_t st = check_node(s, r, i, err);
-      if (st != TN_OK) return st;
-    }
   tn_status_t st = build_graph(s, err);
-  if (st == TN_OK) st = check_acyclic(s, err);
   if (st == TN_OK) st = build_keys(s, err);
-  if (st == TN_OK) st = check_balanced(s, err);
+  if (st == TN_OK) st = check_balanced_and_pair(s, err);
   if (st != TN_OK) return st;
-  pair_singletons(s);
   uint32_t *queue = NULL;
   uint8_t *seen = NULL;
   uint32_t nodes = topo_nodes(s->t);
@@ -446,10 +536,16 @@ static tn_heap_less_fn ready_order(const sim_t *s) {
          : s->ties == SIM_TIES_RANDOM ? seeded_less
                                       : index_less;
 }
+/* The id order (every run of tenet sim and the planners) compares inline; the others
+ * through ready_less. */
 static void ready_push(sim_t *s, uint32_t g) {
-  tn_heap_push(s->ready, &s->nready, g, s->ready_less, s);
+  if (s->ties == SIM_TIES_ID)
+    tn_heap_push(s->ready, &s->nready, g, index_less, NULL);
+  else
+    tn_heap_push(s->ready, &s->nready, g, s->ready_less, s);
 }
 static uint32_t ready_pop(sim_t *s) {
+  if (s->ties == SIM_TIES_ID) return tn_heap_pop(s->ready, &s->nready, index_less, NULL);
   return tn_heap_pop(s->ready, &s->nready, s->ready_less, s);
 }
 /* The links' places among same-instant arrivals for SIM_TIES_REVERSE / RANDOM
@@ -665,8 +761,7 @@ static tn_status_t fill_result(const sim_t *s, sim_result_t *res, tn_err_t *err)
     xmits += ls->messages;
   }
   if (t->nlinks > 0 && (st = sort_link_use(res->links, t->nlinks, err)) != TN_OK) return st;
-  for (uint32_t g = 0; g < s->total; g++)
-    if (s->nodes[g].op == ALGO_SEND) res->messages++;
+  res->messages = s->sends;
   res->events = xmits + s->timers; /* every transmission ends in one queue event */
   if (s->stopped_ps != 0) res->stopped = true, res->time_ps = s->stopped_ps;
   return TN_OK;
@@ -693,7 +788,7 @@ tn_status_t sim_run(const topo_t *t, const algo_t *a, const sim_opts_t *opts, si
   sim_t s = {.t = t, .a = a};
   if (opts)
     s.ties = opts->ties, s.seed = opts->seed, s.on_tie = opts->on_tie, s.tie_ctx = opts->tie_ctx,
-    s.stop_after_ps = opts->stop_after_ps;
+    s.stop_after_ps = opts->stop_after_ps, s.threads = opts->threads;
   s.ready_less = ready_order(&s);
   tn_status_t st = validate(&s, err);
   if (st != TN_OK) goto fail;

@@ -53,6 +53,9 @@ typedef struct sim_opts {
    * it, rounded down (ten_engine_set_quantum): 1000 runs the set as ASTRA-sim's analytical
    * backend times it, in whole ns per delay. 0 (default): exact. */
   uint64_t quantum_ps;
+  /* Worker threads for checking the set and building its graph, rank by rank (0 or 1: the
+   * calling thread alone). The result does not depend on it. */
+  unsigned threads;
 } sim_opts_t;
 
 /* Parses "id", "reverse" or "random". */

@@ -65,6 +65,8 @@ struct ten_engine {
   uint64_t timer_seq;
   ev_t *heap;
   size_t heap_len, heap_cap;
+  ev_t *run; /* events in ascending order beside the heap (see q_push): a ring buffer */
+  size_t run_head, run_len, run_cap; /* run_cap: 0 or a power of two */
   msg_t *msgs;
   size_t msgs_len, msgs_cap;
   uint32_t free_msg; /* head of the free list, UINT32_MAX when empty */
@@ -90,13 +92,19 @@ static inline bool ev_less(const ev_t *x, const ev_t *y) {
   return (x->time < y->time) | ((x->time == y->time) & (x->key < y->key));
 }
 
-static tn_status_t heap_push(ten_engine_t *e, const ev_t *v, tn_err_t *err) {
-  if (e->heap_len == e->heap_cap) {
-    size_t ncap = e->heap_cap ? e->heap_cap * 2 : 1024;
-    tn_status_t st = tn_realloc(&e->heap, e->heap_cap, ncap, sizeof *e->heap, err);
-    if (st != TN_OK) return st;
-    e->heap_cap = ncap;
-  }
+/* Room in the heap for want events. */
+static tn_status_t heap_reserve(ten_engine_t *e, size_t want, tn_err_t *err) {
+  if (want <= e->heap_cap) return TN_OK;
+  size_t ncap = e->heap_cap ? e->heap_cap * 2 : 1024;
+  while (ncap < want)
+    ncap *= 2;
+  tn_status_t st = tn_realloc(&e->heap, e->heap_cap, ncap, sizeof *e->heap, err);
+  if (st == TN_OK) e->heap_cap = ncap;
+  return st;
+}
+
+/* Puts v in the heap, which has room for it. */
+static void heap_push(ten_engine_t *e, const ev_t *v) {
   size_t i = e->heap_len++;
   while (i > 0) {
     size_t p = (i - 1) / 2;
@@ -105,7 +113,6 @@ static tn_status_t heap_push(ten_engine_t *e, const ev_t *v, tn_err_t *err) {
     i = p;
   }
   e->heap[i] = *v;
-  return TN_OK;
 }
 
 /* Puts v at the root in place of the current top and restores the heap. The replacement
@@ -140,6 +147,102 @@ static void heap_pop(ten_engine_t *e) {
   if (e->heap_len > 0) heap_replace_top(e, &last);
 }
 
+/* The queue of events is the heap and, beside it, a run: events that arrived in ascending
+ * order, kept in a FIFO. An event no smaller than the run's last one joins the run (no
+ * sift); any other goes to the heap; the next event is the smaller of the two heads.
+ * Keys are unique, so the order events come out in is the same as with the heap alone.
+ * Links that carry messages of one size back to back (a ring or a switch under a Direct
+ * or ring collective) have their arrivals served in key order at each instant, and each
+ * one's next arrival comes one transmission time later in the same order: they stay in
+ * the run, served and replaced without touching the heap. */
+static inline size_t q_len(const ten_engine_t *e) {
+  return e->heap_len + e->run_len;
+}
+
+static inline const ev_t *run_last(const ten_engine_t *e) {
+  return &e->run[(e->run_head + e->run_len - 1) & (e->run_cap - 1)];
+}
+
+/* Whether v may join the run now (it is not smaller than the run's last event, and there
+ * is room). */
+static inline bool run_takes(const ten_engine_t *e, const ev_t *v) {
+  return e->run_len < e->run_cap && (e->run_len == 0 || !ev_less(v, run_last(e)));
+}
+
+static inline void run_append(ten_engine_t *e, const ev_t *v) {
+  e->run[(e->run_head + e->run_len++) & (e->run_cap - 1)] = *v;
+}
+
+/* Doubles the run's room (the events keep their order). */
+static tn_status_t run_grow(ten_engine_t *e, tn_err_t *err) {
+  size_t ncap = e->run_cap ? e->run_cap * 2 : 1024;
+  ev_t *r = NULL;
+  tn_status_t st = tn_malloc(ncap, sizeof *r, &r, err);
+  if (st != TN_OK) return st;
+  for (size_t i = 0; i < e->run_len; i++)
+    r[i] = e->run[(e->run_head + i) & (e->run_cap - 1)];
+  free(e->run);
+  e->run = r;
+  e->run_head = 0;
+  e->run_cap = ncap;
+  return TN_OK;
+}
+
+/* Puts v in the queue. The heap always has room for every event queued (so that
+ * q_replace_top never allocates when an event leaves the run for the heap). */
+static tn_status_t q_push(ten_engine_t *e, const ev_t *v, tn_err_t *err) {
+  tn_status_t st = heap_reserve(e, q_len(e) + 1, err);
+  if (st != TN_OK) return st;
+  if (e->run_len == e->run_cap && (e->run_len == 0 || !ev_less(v, run_last(e))) &&
+      (st = run_grow(e, err)) != TN_OK)
+    return st;
+  if (run_takes(e, v))
+    run_append(e, v);
+  else
+    heap_push(e, v);
+  return TN_OK;
+}
+
+/* Whether the next event is the run's head (else the heap's top). */
+static inline bool q_top_in_run(const ten_engine_t *e) {
+  return e->run_len > 0 && (e->heap_len == 0 || ev_less(&e->run[e->run_head], &e->heap[0]));
+}
+
+static inline const ev_t *q_top(const ten_engine_t *e) {
+  return q_top_in_run(e) ? &e->run[e->run_head] : &e->heap[0];
+}
+
+/* Removes the next event (the queue is not empty). */
+static void q_pop(ten_engine_t *e) {
+  if (q_top_in_run(e)) {
+    e->run_head = (e->run_head + 1) & (e->run_cap - 1);
+    e->run_len--;
+  } else {
+    heap_pop(e);
+  }
+}
+
+/* Removes the next event and puts v in; never allocates. From the run, its room is
+ * enough for v; from the heap, v takes the top's place in one sift unless it can join
+ * the run. */
+static void q_replace_top(ten_engine_t *e, const ev_t *v) {
+  if (q_top_in_run(e)) {
+    e->run_head = (e->run_head + 1) & (e->run_cap - 1);
+    e->run_len--;
+    if (run_takes(e, v))
+      run_append(e, v);
+    else
+      heap_push(e, v); /* the heap has room for every queued event (q_push) */
+    return;
+  }
+  if (run_takes(e, v)) {
+    heap_pop(e);
+    run_append(e, v);
+  } else {
+    heap_replace_top(e, v);
+  }
+}
+
 tn_status_t ten_engine_create(const topo_t *t, topo_routes_t *routes, ten_engine_t **out,
                               tn_err_t *err) {
   *out = NULL;
@@ -164,6 +267,7 @@ tn_status_t ten_engine_create(const topo_t *t, topo_routes_t *routes, ten_engine
 void ten_engine_free(ten_engine_t *e) {
   if (e == NULL) return;
   free(e->heap);
+  free(e->run);
   free(e->msgs);
   free(e->links);
   free(e->reached);
@@ -297,23 +401,23 @@ static tn_status_t put_on_link(ten_engine_t *e, uint32_t m, uint32_t l, uint64_t
     return TN_OK;
   }
   ev_t v = arrival(e, l, m);
-  tn_status_t st = heap_push(e, &v, err);
+  tn_status_t st = q_push(e, &v, err);
   if (st == TN_OK) ls->head = ls->tail = m;
   return st;
 }
 
-/* The top of the heap is message m, the oldest in flight on link l, which has arrived:
- * it leaves the heap and the next one on l (if any) takes its place, in one sift. */
+/* The next event is message m, the oldest in flight on link l, which has arrived: it
+ * leaves the queue and the next one on l (if any) takes its place. */
 static void link_pop(ten_engine_t *e, uint32_t l, uint32_t m) {
   link_state_t *ls = &e->links[l];
   ls->head = e->msgs[m].next;
   if (ls->head == UINT32_MAX) {
     ls->tail = UINT32_MAX;
-    heap_pop(e);
+    q_pop(e);
     return;
   }
   ev_t v = arrival(e, l, ls->head);
-  heap_replace_top(e, &v);
+  q_replace_top(e, &v);
 }
 
 /* Whether dst is reachable from src along the routes; *first is the route's first link.
@@ -434,20 +538,20 @@ tn_status_t ten_timer(ten_engine_t *e, uint64_t delay_ps, uint64_t cookie, tn_er
   if (!tn_time_add(e->now, delay_ps, &at))
     return tn_time_overflow(err, "a wait of %" PRIu64 " ps from %" PRIu64 " ps", delay_ps, e->now);
   ev_t v = {at, (uint64_t)CLS_TIMER << KEY_CLS_SHIFT | e->timer_seq++, cookie};
-  return heap_push(e, &v, err);
+  return q_push(e, &v, err);
 }
 
 uint64_t ten_peek_time(const ten_engine_t *e) {
-  return e->heap_len ? e->heap[0].time : UINT64_MAX;
+  return q_len(e) ? q_top(e)->time : UINT64_MAX;
 }
 
 bool ten_next(ten_engine_t *e, ten_event_t *out) {
-  while (e->heap_len > 0) {
-    ev_t v = e->heap[0];
+  while (q_len(e) > 0) {
+    ev_t v = *q_top(e);
     e->now = v.time;
     uint32_t cls = ev_cls(&v);
     if (cls == CLS_TIMER) {
-      heap_pop(e);
+      q_pop(e);
       *out = (ten_event_t){TEN_EV_TIMER, v.time, v.val, 0, 0, 0};
       return true;
     }

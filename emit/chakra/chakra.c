@@ -1264,15 +1264,23 @@ tn_status_t emit_i_dep_index(const frame_t *f, size_t n, bool dense, uint64_t id
 
 static tn_status_t add_deps(dec_t *d, const uint64_t *ids, size_t n, uint32_t self,
                             const loc_t *where, tn_err_t *err) {
+  tn_status_t st = tn_vec_reserve(&d->deps, d->deps.len + n, err);
+  if (st != TN_OK) return st;
+  uint32_t *out = d->deps.data;
+  size_t len = d->deps.len;
   for (size_t k = 0; k < n; k++) {
     uint32_t j = 0;
-    tn_status_t st = emit_i_dep_index(d->frames, d->n, d->dense, ids[k], self, where, &j, err);
-    if (st != TN_OK) return st;
+    if (d->dense && ids[k] < d->n && ids[k] != self) /* tenet's files: the id is the index */
+      j = (uint32_t)ids[k];
+    else if ((st = emit_i_dep_index(d->frames, d->n, d->dense, ids[k], self, where, &j, err)) !=
+             TN_OK)
+      break;
     if (d->seen[j] == self + 1) continue; /* listed twice (or in data and ctrl deps) */
     d->seen[j] = self + 1;
-    if ((st = tn_vec_push(&d->deps, &j, err)) != TN_OK) return st;
+    out[len++] = j;
   }
-  return TN_OK;
+  d->deps.len = len;
+  return st;
 }
 
 static tn_status_t read_chunks(dec_t *d, const attr_t *at, const loc_t *where, tn_err_t *err) {
@@ -1298,10 +1306,15 @@ enum { A_SRC, A_DST, A_SIZE, A_TAG, A_CHUNKS, A_REDUCE, A_COUNT };
 static const char *const attr_names[A_COUNT] = {STR_COMM_SRC, STR_COMM_DST,     STR_COMM_SIZE,
                                                 STR_COMM_TAG, STR_TENET_CHUNKS, STR_TENET_REDUCE};
 
-/* Which of attr_names name is, or -1. */
+/* Which of attr_names name is, or -1. Asked of every attribute not met before (a set's
+ * tags and chunk lists are mostly new), so the names are told apart by length first. */
 static int attr_kind(const char *name) {
+  static const size_t lens[A_COUNT] = {sizeof STR_COMM_SRC - 1,     sizeof STR_COMM_DST - 1,
+                                       sizeof STR_COMM_SIZE - 1,    sizeof STR_COMM_TAG - 1,
+                                       sizeof STR_TENET_CHUNKS - 1, sizeof STR_TENET_REDUCE - 1};
+  size_t len = strlen(name);
   for (int k = 0; k < A_COUNT; k++)
-    if (strcmp(name, attr_names[k]) == 0) return k;
+    if (len == lens[k] && memcmp(name, attr_names[k], len) == 0) return k;
   return -1;
 }
 
@@ -1545,11 +1558,19 @@ static tn_status_t decode_node(reader_t *rd, const uint8_t *p, const frame_t *f,
  * each must frame, carry an id, and the count must match the header's when it has one. */
 tn_status_t emit_i_frame_nodes(const uint8_t *p, size_t len, size_t pos, const char *what,
                                const header_t *h, tn_vec_t *frames, tn_err_t *err) {
+  /* The header's count when it has a plausible one (a record takes 2 bytes at least),
+   * else the records counted; either way only the first reservation. */
   size_t count = 0;
-  uint64_t rl;
-  for (size_t q = pos; q < len && get_varint(p, len, &q, &rl) && rl <= len - q; q += (size_t)rl)
-    count++;
-  tn_status_t st = tn_vec_reserve(frames, count < EMIT_CHAKRA_MAX_NODES ? count + 1 : 1, err);
+  if (h->has_nodes && h->nodes > 0 && (uint64_t)h->nodes <= (len - pos) / 2) {
+    count = (size_t)h->nodes;
+  } else {
+    uint64_t rl;
+    for (size_t q = pos; q < len && get_varint(p, len, &q, &rl) && rl <= len - q; q += (size_t)rl)
+      count++;
+  }
+  /* Every frame is pushed before it is read: the room needs no zeroing. */
+  tn_status_t st =
+      tn_vec_reserve_exact_uninit(frames, count < EMIT_CHAKRA_MAX_NODES ? count + 1 : 1, err);
   for (size_t seq = 1; st == TN_OK && pos < len; seq++) {
     frame_t f;
     if ((st = next_frame(p, len, &pos, what, seq, &f, err)) != TN_OK) return st;
@@ -1602,11 +1623,11 @@ static tn_status_t decode_nodes(reader_t *rd, const uint8_t *p, size_t len, size
   d.n = frames.len;
   d.dense = d.frames[d.n - 1].id == d.n - 1; /* ids unique and ascending from 0 */
   /* Room for the rank's nodes at once (and a dependency and a chunk per node, the usual
-   * case), instead of growing by doubling. */
-  algo_rank_t *R = &a->ranks[rank];
-  if ((st = tn_vec_reserve(&R->nodes, R->nodes.len + d.n, err)) != TN_OK ||
-      (st = tn_vec_reserve(&R->deps, R->deps.len + d.n, err)) != TN_OK ||
-      (st = tn_vec_reserve(&R->chunks, R->chunks.len + d.n, err)) != TN_OK ||
+   * case), instead of growing by doubling: algo_reserve's exact, unzeroed room (algo_add
+   * writes each element before anything reads it). */
+  const algo_rank_t *R = &a->ranks[rank];
+  if ((st = algo_reserve(a, rank, R->nodes.len + d.n, R->deps.len + d.n, R->chunks.len + d.n,
+                         err)) != TN_OK ||
       (st = tn_calloc(d.n, sizeof *d.seen, &d.seen, err)) != TN_OK)
     goto fail;
   for (size_t i = 0; i < d.n; i++) {

@@ -82,8 +82,22 @@ static inline uint64_t emit_i_hash_bytes(const uint8_t *p, size_t n) {
     h ^= h >> 29;
   }
   if (i < n) {
-    w = 0;
-    memcpy(&w, p + i, n - i);
+    /* w = the last n - i bytes, little-endian, zero above (as a memcpy into a zeroed word
+     * would give, but without its call and store-to-load stall): read as whole words
+     * that may overlap bytes already hashed or repeat one. */
+    size_t k = n - i;
+    if (n >= 8) {
+      memcpy(&w, p + n - 8, 8);
+      w >>= 8 * (8 - k);
+    } else if (n >= 4) {
+      uint32_t lo, hi;
+      memcpy(&lo, p, 4);
+      memcpy(&hi, p + n - 4, 4);
+      w = (uint64_t)lo | (uint64_t)hi << (8 * (n - 4));
+    } else {
+      w = (uint64_t)p[0] | (uint64_t)p[n / 2] << (8 * (n / 2)) |
+          (uint64_t)p[n - 1] << (8 * (n - 1));
+    }
     h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
     h ^= h >> 29;
   }

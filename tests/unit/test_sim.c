@@ -315,16 +315,26 @@ static void sim_issues_ready_sends_in_ascending_id(void **state) {
   topo_free(t);
 }
 
+/* The same error, word for word, whether the checks run on the calling thread alone or
+ * rank by rank on several workers (sim_opts_t.threads). */
 static void expect_error(const topo_t *t, const algo_t *a, tn_status_t want, const char *what1,
                          const char *what2) {
-  sim_result_t res;
-  tn_err_t err = {0};
-  assert_int_equal(sim_run(t, a, NULL, &res, &err), want);
-  assert_int_equal(err.status, want);
-  if (strstr(err.msg, what1) == NULL || (what2 && strstr(err.msg, what2) == NULL))
-    fail_msg("message '%s' lacks '%s' / '%s'", err.msg, what1, what2 ? what2 : "");
-  assert_null(res.npu_finish_ps);
-  assert_null(res.links);
+  char first[sizeof(((tn_err_t *)0)->msg)] = "";
+  for (unsigned threads = 0; threads <= 3; threads += 3) {
+    sim_result_t res;
+    tn_err_t err = {0};
+    sim_opts_t so = {.threads = threads};
+    assert_int_equal(sim_run(t, a, threads ? &so : NULL, &res, &err), want);
+    assert_int_equal(err.status, want);
+    if (strstr(err.msg, what1) == NULL || (what2 && strstr(err.msg, what2) == NULL))
+      fail_msg("message '%s' lacks '%s' / '%s'", err.msg, what1, what2 ? what2 : "");
+    if (threads == 0)
+      snprintf(first, sizeof first, "%s", err.msg);
+    else
+      assert_string_equal(err.msg, first);
+    assert_null(res.npu_finish_ps);
+    assert_null(res.links);
+  }
 }
 
 static algo_t *pair_set(void) {
@@ -445,13 +455,21 @@ static void sim_two_runs_are_identical(void **state) {
   topo_t *t = NULL;
   TU_OK(topo_gen("mesh", d, 2, &t, &tu_err_));
   algo_t *a = direct_ag(16, 100000, false); /* multi-hop with contention on a mesh */
-  sim_result_t x, y;
+  sim_result_t x, y, z;
   run_ok(t, a, &x);
   run_ok(t, a, &y);
   assert_int_equal(x.time_ps, y.time_ps);
   assert_int_equal(x.events, y.events);
   assert_memory_equal(x.npu_finish_ps, y.npu_finish_ps, 16 * sizeof(uint64_t));
   assert_memory_equal(x.links, y.links, t->nlinks * sizeof(sim_link_use_t));
+  /* The same with the checks and the graph built rank by rank on three workers. */
+  sim_opts_t so = {.threads = 3};
+  TU_OK(sim_run(t, a, &so, &z, &tu_err_));
+  assert_int_equal(x.time_ps, z.time_ps);
+  assert_int_equal(x.events, z.events);
+  assert_memory_equal(x.npu_finish_ps, z.npu_finish_ps, 16 * sizeof(uint64_t));
+  assert_memory_equal(x.links, z.links, t->nlinks * sizeof(sim_link_use_t));
+  sim_result_free(&z);
   for (uint32_t i = 1; i < x.nlinks; i++)
     assert_true(
         x.links[i - 1].busy_ps > x.links[i].busy_ps ||
