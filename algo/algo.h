@@ -172,8 +172,10 @@ tn_status_t algo_direct(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint
  * building it. Ring: n (n - 1) k messages (All-Reduce twice that); Direct: the same
  * (All-to-All: k pieces per block); Two-Step: its chunk lists, n * n * m ids per step. */
 #define ALGO_MEM_BASE ((uint64_t)10 << 20)
-uint64_t algo_ring_mem_estimate(tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu);
-uint64_t algo_direct_mem_estimate(tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu);
+uint64_t algo_ring_mem_estimate(tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu,
+                                unsigned threads);
+uint64_t algo_direct_mem_estimate(tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu,
+                                  unsigned threads);
 uint64_t algo_two_step_mem_estimate(uint32_t npus, uint32_t m);
 
 /* Lowers an All-Gather schedule to an algo_t for coll: All-Gather directly (one SEND and

@@ -196,7 +196,8 @@ tn_status_t algo_two_step(uint32_t npus, const uint32_t *member, uint32_t groups
   return TN_OK;
 }
 
-uint64_t algo_direct_mem_estimate(tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu) {
+uint64_t algo_direct_mem_estimate(tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu,
+                                  unsigned threads) {
   uint64_t n = npus, msgs = n * (n > 0 ? n - 1 : 0) * chunks_per_npu;
   /* Per message (B), measured; every rank's n - 1 messages of a piece are in flight at once,
    * so the simulator holds more per message than for the Ring. */
@@ -204,7 +205,8 @@ uint64_t algo_direct_mem_estimate(tn_coll_t coll, uint32_t npus, uint32_t chunks
                  : coll == TN_ALLREDUCE   ? 2 * 1060
                  : coll == TN_ALLTOALL    ? 1050
                                           : 1150;
-  return ALGO_MEM_BASE + msgs * per;
+  uint32_t beside = 0;
+  return tn_mem_threads(ALGO_MEM_BASE, msgs * per, beside, threads);
 }
 
 uint64_t algo_two_step_mem_estimate(uint32_t npus, uint32_t m) {

@@ -153,9 +153,11 @@ fail:
   return st;
 }
 
-uint64_t algo_ring_mem_estimate(tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu) {
+uint64_t algo_ring_mem_estimate(tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu,
+                                unsigned threads) {
   uint64_t n = npus, msgs = n * (n > 0 ? n - 1 : 0) * chunks_per_npu;
   /* Per message (B), measured: All-Gather a SEND and a RECV, Reduce-Scatter also a COMP. */
   uint64_t per = coll == TN_REDUCESCATTER ? 930 : coll == TN_ALLREDUCE ? 2 * 710 : 600;
-  return ALGO_MEM_BASE + msgs * per;
+  uint32_t beside = 0;
+  return tn_mem_threads(ALGO_MEM_BASE, msgs * per, beside, threads);
 }

@@ -302,7 +302,7 @@ tn_status_t dims_allgather(const topo_t *t, uint64_t size_bytes, uint32_t chunks
   return st;
 }
 
-uint64_t dims_mem_estimate(const topo_t *t, tn_coll_t coll) {
+uint64_t dims_mem_estimate(const topo_t *t, tn_coll_t coll, unsigned threads) {
   uint32_t D = ndims_used(t);
   if (D == 0) return 0;
   uint32_t e[TOPO_MAX_DIMS], i = 0;
@@ -318,6 +318,8 @@ uint64_t dims_mem_estimate(const topo_t *t, tn_coll_t coll) {
    * sums the verifier keeps; an All-Reduce holds both halves. */
   double per_xfer = coll == TN_ALLREDUCE ? 1942.0 : coll == TN_REDUCESCATTER ? 1117.0 : 890.0;
   double per_ref = coll == TN_ALLREDUCE ? 29.4 : coll == TN_REDUCESCATTER ? 24.7 : 12.6;
-  double b = 8.0 * 1024 * 1024 + per_xfer * xfers + per_ref * refs;
-  return b >= 1.8e19 ? UINT64_MAX : (uint64_t)b;
+  double w = per_xfer * xfers + per_ref * refs;
+  uint32_t beside = 0;
+  return w >= 1.8e19 ? UINT64_MAX
+                     : tn_mem_threads((uint64_t)8 << 20, (uint64_t)w, beside, threads);
 }

@@ -216,7 +216,9 @@ tn_status_t forest_run_halves(const topo_t *t, uint64_t size_bytes, const forest
   return st;
 }
 
-uint64_t forest_mem_estimate(uint32_t n, tn_coll_t coll, uint64_t size, uint32_t chunks_per_npu) {
+uint64_t forest_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t chunks_per_npu,
+                             unsigned threads) {
+  uint32_t n = t->npus;
   if (n < 2) return FOREST_MEM_BASE;
   /* the automatic chunking's largest count: the plan kept may be the finest tried */
   forest_try_t tries[FOREST_TRIES];
@@ -231,5 +233,6 @@ uint64_t forest_mem_estimate(uint32_t n, tn_coll_t coll, uint64_t size, uint32_t
   uint64_t per = coll == TN_REDUCESCATTER ? 1090
                  : coll == TN_ALLREDUCE   ? 360 + 23 * (uint64_t)n
                                           : 590 + 4 * (uint64_t)n;
-  return FOREST_MEM_BASE + msgs * per;
+  uint32_t beside = 0;
+  return tn_mem_threads(FOREST_MEM_BASE, msgs * per, beside, threads);
 }

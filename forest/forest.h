@@ -114,6 +114,7 @@ tn_status_t forest_allreduce(const topo_t *t, uint64_t size_bytes, const forest_
  * within 20% on switch-64 and switch-256 at 1 GiB). synth/ refuses a case over the cap
  * (tn_mem_cap) before planning. */
 #define FOREST_MEM_BASE ((uint64_t)12 << 20)
-uint64_t forest_mem_estimate(uint32_t n, tn_coll_t coll, uint64_t size, uint32_t chunks_per_npu);
+uint64_t forest_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t chunks_per_npu,
+                             unsigned threads);
 
 #endif

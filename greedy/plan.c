@@ -611,7 +611,7 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
   return st;
 }
 
-uint64_t greedy_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll) {
+uint64_t greedy_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll, unsigned threads) {
   uint64_t n = t->npus, xfers = n * (n > 0 ? n - 1 : 0) * k;
   uint64_t bits = n * ((n * k + 63) / 64) * 8;
   /* The whole `tenet synth -a greedy` process per planned transfer, as measured (peak
@@ -631,5 +631,6 @@ uint64_t greedy_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll) {
     per = 950, base += search * 173 < ((uint64_t)10 << 20) ? search * 173 : (uint64_t)10 << 20;
   if (coll == TN_ALLREDUCE)
     per = 1500, base += search * 243 < ((uint64_t)14 << 20) ? search * 243 : (uint64_t)14 << 20;
-  return base + bits + xfers * per + (uint64_t)t->nlinks * 64;
+  uint32_t beside = 0;
+  return tn_mem_threads(base + bits + (uint64_t)t->nlinks * 64, xfers * per, beside, threads);
 }

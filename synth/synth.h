@@ -134,7 +134,7 @@ void synth_result_free(synth_result_t *r);
  * when 0, which their search checks one by one). the greedy's All-to-All: its pieces
  * per block. 0 for auto (each candidate checks its own). */
 uint64_t synth_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, synth_method_t m,
-                            uint32_t chunks_per_npu);
+                            uint32_t chunks_per_npu, unsigned threads);
 
 /* A baseline (SYNTH_RING or SYNTH_DIRECT) at its best configuration, as synth_run picks it,
  * without the order-proofing pass that every set synth_run returns goes through: for

@@ -98,6 +98,6 @@ tn_status_t trees_allreduce(const topo_t *t, uint64_t size_bytes, const trees_op
  * figure) before packing. */
 #define TREES_MEM_BASE ((uint64_t)12 << 20)
 uint64_t trees_transfers_estimate(uint32_t n, uint64_t size, const trees_opts_t *opts);
-uint64_t trees_mem_estimate(uint32_t n, uint64_t size, const trees_opts_t *opts);
+uint64_t trees_mem_estimate(uint32_t n, uint64_t size, const trees_opts_t *opts, unsigned threads);
 
 #endif

@@ -720,8 +720,8 @@ static void portfolio_under_a_tight_cap_chooses_the_same(void **state) {
   tn_err_t err = {0};
   must(topo_gen_kind("mesh", "4x4", 50.0, 500.0, &t, &err), &err);
   uint64_t size = 1u << 20;
-  uint64_t g = synth_mem_estimate(t, TN_ALLREDUCE, size, SYNTH_GREEDY, 0);
-  uint64_t tr = synth_mem_estimate(t, TN_ALLREDUCE, size, SYNTH_TREES, 0);
+  uint64_t g = synth_mem_estimate(t, TN_ALLREDUCE, size, SYNTH_GREEDY, 0, 2);
+  uint64_t tr = synth_mem_estimate(t, TN_ALLREDUCE, size, SYNTH_TREES, 0, 2);
   uint64_t hi = g > tr ? g : tr, lo = g > tr ? tr : g;
   char cap[32];
   snprintf(cap, sizeof cap, "%llu", (unsigned long long)(hi + lo / 2));
