@@ -172,6 +172,9 @@ tn_status_t algo_direct(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint
  * building it. Ring: n (n - 1) k messages (All-Reduce twice that); Direct: the same
  * (All-to-All: k pieces per block); Two-Step: its chunk lists, n * n * m ids per step. */
 #define ALGO_MEM_BASE ((uint64_t)10 << 20)
+/* Ring's and Direct's base: the process itself (measured: 7.8 MiB for a run refused at once),
+ * their figures per message on top (tn_mem_threads: more with a second thread). */
+#define ALGO_MEM_PROCESS ((uint64_t)8 << 20)
 uint64_t algo_ring_mem_estimate(tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu,
                                 unsigned threads);
 uint64_t algo_direct_mem_estimate(tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu,

@@ -99,8 +99,7 @@ int main(int argc, char **argv) {
    * estimate is the one for them (tn_mem_threads). */
   unsigned threads = tn_thread_count();
   printf("%-17s %5s %-13s %-7s %4s %10s %10s %6s %9s  %s\n", "fabric", "npus", "collective",
-         "method", "k", "peak MiB", "est MiB", "est/pk", "messages",
-         "(whole tenet synth process)");
+         "method", "k", "peak MiB", "est MiB", "est/pk", "messages", "(whole tenet synth process)");
   printf("threads %u\n", threads);
   for (int f = 0; f < nf; f++) {
     topo_t *t = NULL;

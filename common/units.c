@@ -50,8 +50,7 @@ tn_status_t tn_parse_size(const char *s, uint64_t *bytes, tn_err_t *err) {
     }
   }
   return tn_err_set(err, TN_INVAL,
-                    "size '%s' has unknown unit '%s' (use B, KB, MB, GB, KiB, MiB or GiB)", s,
-                    p);
+                    "size '%s' has unknown unit '%s' (use B, KB, MB, GB, KiB, MiB or GiB)", s, p);
 }
 
 tn_status_t tn_parse_size_list(const char *s, uint64_t **out, size_t *n, tn_err_t *err) {
@@ -124,11 +123,10 @@ const char *tn_fmt_size(uint64_t bytes, char *buf, size_t len) {
   return buf;
 }
 
-tn_status_t tn_parse_u64(const char *s, uint64_t min, uint64_t max, const char *what,
-                         uint64_t *out, tn_err_t *err) {
+tn_status_t tn_parse_u64(const char *s, uint64_t min, uint64_t max, const char *what, uint64_t *out,
+                         tn_err_t *err) {
   if (s == NULL || !isdigit((unsigned char)*s))
-    return tn_err_set(err, TN_INVAL, "%s: '%s' is not a non-negative integer", what,
-                      s ? s : "");
+    return tn_err_set(err, TN_INVAL, "%s: '%s' is not a non-negative integer", what, s ? s : "");
   errno = 0;
   char *end = NULL;
   unsigned long long v = strtoull(s, &end, 10);
@@ -141,8 +139,8 @@ tn_status_t tn_parse_u64(const char *s, uint64_t min, uint64_t max, const char *
   return TN_OK;
 }
 
-tn_status_t tn_parse_double(const char *s, double min, double max, const char *what,
-                            double *out, tn_err_t *err) {
+tn_status_t tn_parse_double(const char *s, double min, double max, const char *what, double *out,
+                            tn_err_t *err) {
   if (s == NULL || *s == '\0') return tn_err_set(err, TN_INVAL, "%s: empty value", what);
   errno = 0;
   char *end = NULL;
@@ -211,10 +209,10 @@ tn_status_t tn_coll_parse(const char *s, tn_coll_t *out, tn_err_t *err) {
   static const struct {
     const char *name;
     tn_coll_t c;
-  } names[] = {{"allgather", TN_ALLGATHER},   {"ag", TN_ALLGATHER},
+  } names[] = {{"allgather", TN_ALLGATHER},         {"ag", TN_ALLGATHER},
                {"reducescatter", TN_REDUCESCATTER}, {"rs", TN_REDUCESCATTER},
-               {"allreduce", TN_ALLREDUCE},   {"ar", TN_ALLREDUCE},
-               {"alltoall", TN_ALLTOALL},     {"a2a", TN_ALLTOALL}};
+               {"allreduce", TN_ALLREDUCE},         {"ar", TN_ALLREDUCE},
+               {"alltoall", TN_ALLTOALL},           {"a2a", TN_ALLTOALL}};
   /* The name without its separators: all-gather, all_gather, reduce_scatter, all-to-all. */
   char plain[32];
   size_t len = 0;
@@ -298,7 +296,8 @@ static const char *mem_fmt(uint64_t bytes, char *buf, size_t len) {
 }
 
 uint64_t tn_mem_threads(uint64_t base, uint64_t work, uint32_t beside_pct, unsigned threads) {
-  if (threads >= 2 && beside_pct != 0 && work / 100 > UINT64_MAX / 2 / beside_pct) return UINT64_MAX;
+  if (threads >= 2 && beside_pct != 0 && work / 100 > UINT64_MAX / 2 / beside_pct)
+    return UINT64_MAX;
   uint64_t more = threads >= 2 ? work / 100 * beside_pct + work % 100 * beside_pct / 100 : 0;
   uint64_t sum = base + work, all = sum + more;
   return sum < base || all < sum ? UINT64_MAX : all;

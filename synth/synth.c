@@ -267,13 +267,59 @@ static uint64_t milp_estimate(const topo_t *t, tn_coll_t coll, uint64_t size, ui
 #endif
 }
 
+/* Order-proofing records every pair of messages that enter a link within
+ * SIM_STRICT_FIRST_WINDOW_PS of each other; where a piece crosses a link in less than that
+ * window (1 KiB at 50 GB/s, 8 KiB at 300), nearly every message on it pairs with the next.
+ * A baseline's figure (algo/, which knows no fabric) is the same per message on every
+ * fabric; this is what such links add: per message, the links of its route that short a
+ * piece crosses in the window, for the Ring's neighbours (i to i + 1) or Direct's pairs
+ * (every 16th source, all destinations: deterministic, and O(n^2 / 16) routes at most), at
+ * BASE_PER_NEAR bytes each (measured: mesh-16x16, torus-16x8, switch-128 and
+ * hierarchical-16x8 at 1 MiB against 64 MiB). 0 when no link is that fast for the piece or
+ * the routes cannot be built. */
+#define BASE_PER_NEAR 130u
+static uint64_t near_mem(const topo_t *t, uint64_t piece, uint64_t msgs, bool ring,
+                         unsigned threads) {
+  double most = 0.0;
+  for (uint32_t l = 0; l < t->nlinks; l++)
+    if (t->links[l].bandwidth_GBps > most) most = t->links[l].bandwidth_GBps;
+  /* GB/s is bytes per ns */
+  if (t->npus < 2 || (double)piece > most * (SIM_STRICT_FIRST_WINDOW_PS / 1000.0)) return 0;
+  topo_routes_t *r = NULL;
+  tn_err_t e = {0};
+  if (topo_routes_create(t, &r, &e) != TN_OK) return 0;
+  uint64_t near = 0, routes = 0;
+  uint32_t n = t->npus, step = ring ? 1 : 16;
+  for (uint32_t s = 0; s < n; s += step)
+    for (uint32_t d = ring ? (s + 1) % n : 0; d < n; d = ring ? n : d + 1) {
+      if (d == s) continue;
+      routes++;
+      for (uint32_t v = s, hops = 0, l;
+           hops < n + t->switches && (l = topo_route_next(r, v, d)) != TOPO_NO_LINK;
+           hops++, v = t->links[l].dst)
+        near += (double)piece <= t->links[l].bandwidth_GBps * (SIM_STRICT_FIRST_WINDOW_PS / 1000.0);
+    }
+  topo_routes_free(r);
+  return routes ? tn_mem_threads(0, msgs * near / routes * BASE_PER_NEAR, 0, threads) : 0;
+}
+
+/* A baseline's figure: algo/'s for its largest configuration, and near_mem for its pieces. */
+static uint64_t baseline_mem(const topo_t *t, tn_coll_t coll, uint64_t size, synth_method_t m,
+                             uint32_t k, unsigned threads) {
+  uint64_t n = t->npus, msgs = n * (n > 0 ? n - 1 : 0) * k * (coll == TN_ALLREDUCE ? 2u : 1u);
+  uint64_t a = m == SYNTH_RING ? algo_ring_mem_estimate(coll, t->npus, k, threads)
+                               : algo_direct_mem_estimate(coll, t->npus, k, threads);
+  if (coll == TN_ALLTOALL || n == 0) return a;
+  uint64_t near = near_mem(t, size / (n * k), msgs, m == SYNTH_RING, threads);
+  return a + near < a ? UINT64_MAX : a + near;
+}
+
 uint64_t synth_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, synth_method_t m,
                             uint32_t chunks_per_npu, unsigned threads) {
   uint32_t k = chunks_per_npu;
   switch (m) {
-  case SYNTH_RING: return algo_ring_mem_estimate(coll, t->npus, k ? k : RING_MOST_K, threads);
-  case SYNTH_DIRECT:
-    return algo_direct_mem_estimate(coll, t->npus, k ? k : DIRECT_MOST_K, threads);
+  case SYNTH_RING: return baseline_mem(t, coll, size_bytes, m, k ? k : RING_MOST_K, threads);
+  case SYNTH_DIRECT: return baseline_mem(t, coll, size_bytes, m, k ? k : DIRECT_MOST_K, threads);
   case SYNTH_TWOSTEP: return algo_two_step_mem_estimate(t->npus, k ? k : 1);
   case SYNTH_GREEDY:
     return coll == TN_ALLTOALL

@@ -428,13 +428,14 @@ uint64_t trees_transfers_estimate(uint32_t n, uint64_t size, const trees_opts_t 
 }
 
 uint64_t trees_mem_estimate(uint32_t n, uint64_t size, const trees_opts_t *opts, unsigned threads) {
-  /* The whole `tenet synth -a trees` process per transfer, as measured (bench_mem): the
-   * schedule, its lowering (a SEND, a RECV and for the reduce half a COMP per transfer,
-   * with the flow control's dependencies), the order-proof copy and its simulations, the
-   * verifier and the writer; plus the packing (n trees' parents, the pair weights). */
-  uint32_t beside = 0;
+  /* The whole `tenet synth -a trees` process per transfer, as measured with one thread
+   * (bench_mem, 64 to 256 NPUs, 1 MiB to 1 GiB): the schedule, its lowering (a SEND, a RECV
+   * and for the reduce half a COMP per transfer, with the flow control's dependencies), the
+   * order-proof copy and its simulations, the verifier and the writer; plus the process and
+   * the packing (n trees' parents, the pair weights). A second thread (the verifier and
+   * writer beside the last simulation) holds a quarter more. */
   return tn_mem_threads(TREES_MEM_BASE + (uint64_t)n * TREES_MAX_TREES * 16,
-                        trees_transfers_estimate(n, size, opts) * 840, beside, threads);
+                        trees_transfers_estimate(n, size, opts) * 625, 24, threads);
 }
 
 tn_status_t trees_allreduce(const topo_t *t, uint64_t size_bytes, const trees_opts_t *opts,
