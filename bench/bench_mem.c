@@ -4,9 +4,11 @@
  * order-proofing and simulating, verifying, writing the set), measured with wait4's
  * ru_maxrss. The greedy's estimate is taken at the chunking it chose (its search checks
  * every candidate's); its All-to-All's on the paths of the pieces per block it kept (its
- * sweep checks every count on its own paths). Prints one row per
- * case with estimate / peak; not a test (the peak depends on the C library's allocator). Issue 16
- * asks for every ratio within 0.8..1.2.
+ * sweep checks every count on its own paths). The child runs on the threads this program
+ * counts (TENET_THREADS, else the online CPUs up to 8), and the estimate is the one for
+ * that count (tn_mem_threads: a second thread holds more). Prints one row per case with
+ * estimate / peak and the set's messages; not a test (the peak depends on the C library's
+ * allocator). Issue 16 asks for every ratio within 0.8..1.2, at one thread and at two.
  *
  * Usage: bench_mem [-s SIZE] [-m METHODS] [-c COLLS] [-r RUNS] [-k CHUNKS] FABRIC ...
  *   default size 1GiB, methods greedy,ring,direct,trees, collectives

@@ -283,8 +283,9 @@ static uint64_t near_mem(const topo_t *t, uint64_t piece, uint64_t msgs, bool ri
   double most = 0.0;
   for (uint32_t l = 0; l < t->nlinks; l++)
     if (t->links[l].bandwidth_GBps > most) most = t->links[l].bandwidth_GBps;
-  /* GB/s is bytes per ns */
-  if (t->npus < 2 || (double)piece > most * (SIM_STRICT_FIRST_WINDOW_PS / 1000.0)) return 0;
+  /* bytes a link moves in the window (GB/s: 2^30 bytes per second) */
+  const double window = SIM_STRICT_FIRST_WINDOW_PS / 1000.0 * 1.073741824;
+  if (t->npus < 2 || (double)piece > most * window) return 0;
   topo_routes_t *r = NULL;
   tn_err_t e = {0};
   if (topo_routes_create(t, &r, &e) != TN_OK) return 0;
@@ -297,7 +298,7 @@ static uint64_t near_mem(const topo_t *t, uint64_t piece, uint64_t msgs, bool ri
       for (uint32_t v = s, hops = 0, l;
            hops < n + t->switches && (l = topo_route_next(r, v, d)) != TOPO_NO_LINK;
            hops++, v = t->links[l].dst)
-        near += (double)piece <= t->links[l].bandwidth_GBps * (SIM_STRICT_FIRST_WINDOW_PS / 1000.0);
+        near += (double)piece <= t->links[l].bandwidth_GBps * window;
     }
   topo_routes_free(r);
   return routes ? tn_mem_threads(0, msgs * near / routes * BASE_PER_NEAR, 0, threads) : 0;
