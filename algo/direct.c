@@ -125,14 +125,14 @@ fail:
 /* The chunks one Two-Step message carries, into ch: step 1 from s to local peer p, the m
  * pieces s addresses to every NPU with p's local index; step 2 from s to remote d, the m
  * pieces every NPU of s's group addresses to d. */
-static uint32_t two_step_chunks(const algo_t *a, const uint32_t *member, uint32_t G, uint32_t N,
-                                uint32_t m, int step, uint32_t s, uint32_t sa, uint32_t peer,
-                                uint32_t pg, uint32_t *ch) {
+static uint32_t two_step_chunks(const algo_t *a, const uint32_t *member, uint32_t G,
+                                uint32_t N, uint32_t m, int step, uint32_t s, uint32_t sa,
+                                uint32_t peer, uint32_t pg, uint32_t *ch) {
   uint32_t k = a->chunks_per_npu, nc = 0;
   for (uint32_t x = 0; x < (step == 1 ? N : G); x++)
     for (uint32_t j = 0; j < m; j++)
-      ch[nc++] =
-          step == 1 ? s * k + member[x * G + pg] * m + j : member[sa * G + x] * k + peer * m + j;
+      ch[nc++] = step == 1 ? s * k + member[x * G + pg] * m + j
+                           : member[sa * G + x] * k + peer * m + j;
   return nc;
 }
 
@@ -149,8 +149,7 @@ tn_status_t algo_two_step(uint32_t npus, const uint32_t *member, uint32_t groups
   if (groups < 2 || npus % groups != 0 || npus / groups < 2)
     return tn_err_set(err, TN_INVAL,
                       "two-step: needs at least 2 groups of at least 2 NPUs each, the same "
-                      "size (%u NPUs in %u groups)",
-                      npus, groups);
+                      "size (%u NPUs in %u groups)", npus, groups);
   uint32_t G = npus / groups, N = groups;
   algo_t *a = NULL;
   uint32_t *pos = NULL, *ch = NULL, *deps = NULL;
@@ -171,8 +170,8 @@ tn_status_t algo_two_step(uint32_t npus, const uint32_t *member, uint32_t groups
     for (uint32_t i = 1; st == TN_OK && i < G; i++) {
       uint32_t qg = (sg + G - i) % G, q = member[sa * G + qg];
       uint32_t nc = two_step_chunks(a, member, G, N, m, 1, q, sa, s, sg, ch);
-      st = algo_add_recv(a, s, q, 0, chunks_bytes(a, ch, nc), false, NULL, 0, ch, nc, &deps[nd++],
-                         err);
+      st = algo_add_recv(a, s, q, 0, chunks_bytes(a, ch, nc), false, NULL, 0, ch, nc,
+                         &deps[nd++], err);
     }
     /* Step 2: to its counterpart in every other group (rotated), once step 1 is in. */
     for (uint32_t i = 1; st == TN_OK && i < N; i++) {

@@ -50,7 +50,8 @@ tn_status_t tn_parse_size(const char *s, uint64_t *bytes, tn_err_t *err) {
     }
   }
   return tn_err_set(err, TN_INVAL,
-                    "size '%s' has unknown unit '%s' (use B, KB, MB, GB, KiB, MiB or GiB)", s, p);
+                    "size '%s' has unknown unit '%s' (use B, KB, MB, GB, KiB, MiB or GiB)", s,
+                    p);
 }
 
 tn_status_t tn_parse_size_list(const char *s, uint64_t **out, size_t *n, tn_err_t *err) {
@@ -123,10 +124,11 @@ const char *tn_fmt_size(uint64_t bytes, char *buf, size_t len) {
   return buf;
 }
 
-tn_status_t tn_parse_u64(const char *s, uint64_t min, uint64_t max, const char *what, uint64_t *out,
-                         tn_err_t *err) {
+tn_status_t tn_parse_u64(const char *s, uint64_t min, uint64_t max, const char *what,
+                         uint64_t *out, tn_err_t *err) {
   if (s == NULL || !isdigit((unsigned char)*s))
-    return tn_err_set(err, TN_INVAL, "%s: '%s' is not a non-negative integer", what, s ? s : "");
+    return tn_err_set(err, TN_INVAL, "%s: '%s' is not a non-negative integer", what,
+                      s ? s : "");
   errno = 0;
   char *end = NULL;
   unsigned long long v = strtoull(s, &end, 10);
@@ -139,8 +141,8 @@ tn_status_t tn_parse_u64(const char *s, uint64_t min, uint64_t max, const char *
   return TN_OK;
 }
 
-tn_status_t tn_parse_double(const char *s, double min, double max, const char *what, double *out,
-                            tn_err_t *err) {
+tn_status_t tn_parse_double(const char *s, double min, double max, const char *what,
+                            double *out, tn_err_t *err) {
   if (s == NULL || *s == '\0') return tn_err_set(err, TN_INVAL, "%s: empty value", what);
   errno = 0;
   char *end = NULL;
@@ -209,10 +211,10 @@ tn_status_t tn_coll_parse(const char *s, tn_coll_t *out, tn_err_t *err) {
   static const struct {
     const char *name;
     tn_coll_t c;
-  } names[] = {{"allgather", TN_ALLGATHER},         {"ag", TN_ALLGATHER},
+  } names[] = {{"allgather", TN_ALLGATHER},   {"ag", TN_ALLGATHER},
                {"reducescatter", TN_REDUCESCATTER}, {"rs", TN_REDUCESCATTER},
-               {"allreduce", TN_ALLREDUCE},         {"ar", TN_ALLREDUCE},
-               {"alltoall", TN_ALLTOALL},           {"a2a", TN_ALLTOALL}};
+               {"allreduce", TN_ALLREDUCE},   {"ar", TN_ALLREDUCE},
+               {"alltoall", TN_ALLTOALL},     {"a2a", TN_ALLTOALL}};
   /* The name without its separators: all-gather, all_gather, reduce_scatter, all-to-all. */
   char plain[32];
   size_t len = 0;
