@@ -153,9 +153,13 @@ fail:
   return st;
 }
 
-uint64_t algo_ring_mem_estimate(tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu) {
+uint64_t algo_ring_mem_estimate(tn_coll_t coll, uint32_t npus, uint32_t chunks_per_npu,
+                                unsigned threads) {
   uint64_t n = npus, msgs = n * (n > 0 ? n - 1 : 0) * chunks_per_npu;
-  /* Per message (B), measured: All-Gather a SEND and a RECV, Reduce-Scatter also a COMP. */
-  uint64_t per = coll == TN_REDUCESCATTER ? 930 : coll == TN_ALLREDUCE ? 2 * 710 : 600;
-  return ALGO_MEM_BASE + msgs * per;
+  /* Per message (B), measured with one thread (bench_mem, 32 to 256 NPUs, 64 MiB and 1 GiB):
+   * All-Gather a SEND and a RECV, Reduce-Scatter also a COMP. With two threads the three
+   * configurations are built and simulated side by side and the verifier and writer run
+   * beside the last simulation: a quarter more. */
+  uint64_t per = coll == TN_REDUCESCATTER ? 717 : coll == TN_ALLREDUCE ? 2 * 636 : 504;
+  return tn_mem_threads(ALGO_MEM_PROCESS, msgs * per, 25, threads);
 }

@@ -147,6 +147,15 @@ tn_status_t tn_mem_env_check(tn_err_t *err);
 /* TN_OK when need_bytes is within tn_mem_cap(); else TN_LIMIT with one line: "WHAT needs
  * about X GiB (or MiB) of memory, over the Y GiB cap (TENET_MEM_CAP)". */
 tn_status_t tn_mem_check(const char *what, uint64_t need_bytes, tn_err_t *err);
+/* The one thread term of every estimate: a run's peak on `threads` threads, from its
+ * one-thread peak base + work (base: the process and what does not grow with the set;
+ * work: what does). With a second thread, work is held more than once for a while (the
+ * verifier and the Chakra writer beside the order-proof set's last simulation, tries and
+ * configurations planned side by side, the greedy's second search candidate): beside_pct
+ * percent of work more, as measured at two threads by each producer (bench_mem). More
+ * threads than two are counted as two (measured at four: see the README's memory
+ * paragraph). Pure: the same figures for the same arguments. */
+uint64_t tn_mem_threads(uint64_t base, uint64_t work, uint32_t beside_pct, unsigned threads);
 /* Prints bytes compactly: "1MiB", "64KiB", "1000B". buf needs 32 bytes. */
 const char *tn_fmt_size(uint64_t bytes, char *buf, size_t len);
 /* Parses a non-negative integer in [min, max]; what names the flag in the message. */
@@ -403,6 +412,11 @@ tn_status_t tn_utf8_repair(const char *s, size_t n, char **out, size_t *out_len,
 /* Worker threads for per-rank stages: TENET_THREADS when set (1..1024), else the online
  * CPUs, at most 8. */
 unsigned tn_thread_count(void);
+/* Caps tn_thread_count() on the calling thread at n (0: no cap) and returns the cap it
+ * replaces. A run whose memory estimate fits under the cap with one thread but not with
+ * its threads (tn_mem_threads) is made on one thread: with a cap of 1 no worker starts,
+ * so everything the run calls sees it. Output does not depend on the thread count. */
+unsigned tn_thread_limit(unsigned n);
 /* TN_INVAL naming the value when TENET_THREADS is set but not a count in 1..1024 (which
  * tn_thread_count would ignore): the CLI refuses it rather than run at another count. */
 tn_status_t tn_thread_env_check(tn_err_t *err);

@@ -22,13 +22,27 @@ static bool parse_threads(const char *env, unsigned *n) {
   return true;
 }
 
-unsigned tn_thread_count(void) {
+/* This thread's cap on the count (tn_thread_limit), 0 for none. */
+static _Thread_local unsigned thread_limit;
+
+static unsigned configured_threads(void) {
   const char *env = getenv("TENET_THREADS");
   unsigned n = 0;
   if (env && *env && parse_threads(env, &n)) return n;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   if (cpus < 1) return 1;
   return cpus > TN_DEFAULT_MAX_THREADS ? TN_DEFAULT_MAX_THREADS : (unsigned)cpus;
+}
+
+unsigned tn_thread_count(void) {
+  unsigned n = configured_threads();
+  return thread_limit != 0 && thread_limit < n ? thread_limit : n;
+}
+
+unsigned tn_thread_limit(unsigned n) {
+  unsigned prev = thread_limit;
+  thread_limit = n;
+  return prev;
 }
 
 tn_status_t tn_thread_env_check(tn_err_t *err) {

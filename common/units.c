@@ -290,6 +290,14 @@ static const char *mem_fmt(uint64_t bytes, char *buf, size_t len) {
   return buf;
 }
 
+uint64_t tn_mem_threads(uint64_t base, uint64_t work, uint32_t beside_pct, unsigned threads) {
+  if (threads >= 2 && beside_pct != 0 && work / 100 > UINT64_MAX / 2 / beside_pct)
+    return UINT64_MAX;
+  uint64_t more = threads >= 2 ? work / 100 * beside_pct + work % 100 * beside_pct / 100 : 0;
+  uint64_t sum = base + work, all = sum + more;
+  return sum < base || all < sum ? UINT64_MAX : all;
+}
+
 tn_status_t tn_mem_check(const char *what, uint64_t need_bytes, tn_err_t *err) {
   uint64_t cap = tn_mem_cap();
   if (need_bytes <= cap) return TN_OK;

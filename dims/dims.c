@@ -302,7 +302,7 @@ tn_status_t dims_allgather(const topo_t *t, uint64_t size_bytes, uint32_t chunks
   return st;
 }
 
-uint64_t dims_mem_estimate(const topo_t *t, tn_coll_t coll) {
+uint64_t dims_mem_estimate(const topo_t *t, tn_coll_t coll, unsigned threads) {
   uint32_t D = ndims_used(t);
   if (D == 0) return 0;
   uint32_t e[TOPO_MAX_DIMS], i = 0;
@@ -312,12 +312,17 @@ uint64_t dims_mem_estimate(const topo_t *t, tn_coll_t coll) {
   count(t, e, D, &x, &r);
   double xfers = (double)x, refs = (double)r;
   /* Fitted on measured peaks of the whole process (see bench_mem, mesh-64x64 and
-   * torus-16x16x16): per transfer its schedule entry, lowered nodes and simulation; per
-   * chunk reference the lists the schedule, the lowering, the verifier and the files'
-   * encoding carry. A Reduce-Scatter is the same plan reversed, its sends carrying partial
-   * sums the verifier keeps; an All-Reduce holds both halves. */
-  double per_xfer = coll == TN_ALLREDUCE ? 1942.0 : coll == TN_REDUCESCATTER ? 1117.0 : 890.0;
-  double per_ref = coll == TN_ALLREDUCE ? 29.4 : coll == TN_REDUCESCATTER ? 24.7 : 12.6;
-  double b = 8.0 * 1024 * 1024 + per_xfer * xfers + per_ref * refs;
-  return b >= 1.8e19 ? UINT64_MAX : (uint64_t)b;
+   * torus-16x16x16, then 64 to 256 NPUs with one and two threads): per transfer its
+   * schedule entry, lowered nodes and simulation; per chunk reference the lists the
+   * schedule, the lowering, the verifier and the files' encoding carry. A Reduce-Scatter is
+   * the same plan reversed, its sends carrying partial sums the verifier keeps; an
+   * All-Reduce holds both halves. The sets are small beside the process (7.75 to 9 MiB), and
+   * a second thread adds nothing measurable (beside 0). */
+  double per_xfer = coll == TN_ALLREDUCE ? 1748.0 : coll == TN_REDUCESCATTER ? 1005.0 : 801.0;
+  double per_ref = coll == TN_ALLREDUCE ? 26.5 : coll == TN_REDUCESCATTER ? 22.2 : 11.3;
+  uint64_t base = coll == TN_ALLREDUCE       ? (uint64_t)9 << 20
+                  : coll == TN_REDUCESCATTER ? (uint64_t)33 << 18
+                                             : (uint64_t)31 << 18;
+  double w = per_xfer * xfers + per_ref * refs;
+  return w >= 1.8e19 ? UINT64_MAX : tn_mem_threads(base, (uint64_t)w, 0, threads);
 }

@@ -50,7 +50,8 @@ uint32_t dims_chunks(const topo_t *t);
 
 /* Bytes the whole `tenet synth -a dims` process needs for coll on t (0 when t has no
  * dimensions): per planned transfer and per chunk the transfers carry, counted before
- * planning (synth/ checks it against the memory cap). */
-uint64_t dims_mem_estimate(const topo_t *t, tn_coll_t coll);
+ * planning, on `threads` threads (tn_mem_threads; synth/ checks the one-thread figure
+ * against the memory cap). */
+uint64_t dims_mem_estimate(const topo_t *t, tn_coll_t coll, unsigned threads);
 
 #endif

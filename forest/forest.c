@@ -216,20 +216,46 @@ tn_status_t forest_run_halves(const topo_t *t, uint64_t size_bytes, const forest
   return st;
 }
 
-uint64_t forest_mem_estimate(uint32_t n, tn_coll_t coll, uint64_t size, uint32_t chunks_per_npu) {
+/* Whether some switch of t has a link to every NPU. */
+static bool star(const topo_t *t) {
+  for (uint32_t s = t->npus; s < topo_nodes(t); s++) {
+    uint32_t npus = 0;
+    for (uint32_t i = t->out_off[s]; i < t->out_off[s + 1]; i++)
+      npus += t->links[t->out_link[i]].dst < t->npus;
+    if (npus >= t->npus) return true;
+  }
+  return false;
+}
+
+uint64_t forest_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size,
+                             uint32_t chunks_per_npu, unsigned threads) {
+  uint32_t n = t->npus;
   if (n < 2) return FOREST_MEM_BASE;
-  /* the automatic chunking's largest count: the plan kept may be the finest tried */
+  /* the automatic chunking's largest count: the plan kept may be the finest tried (a half
+   * is also tried at twice the one count, as search() does) */
   forest_try_t tries[FOREST_TRIES];
   uint64_t k = chunks_per_npu;
-  for (uint32_t i = 0, m = chunks_per_npu ? 0 : forest_tries(n, size, tries); i < m; i++)
+  uint32_t m = chunks_per_npu ? 0 : forest_tries(n, size, tries);
+  for (uint32_t i = 0; i < m; i++)
     if (tries[i].chunks_per_npu > k) k = tries[i].chunks_per_npu;
+  uint32_t fine = m == 1 ? 2 * tries[0].chunks_per_npu : 0;
+  if (coll != TN_ALLREDUCE && fine > k && forest_i_chunks(n, size, fine) == fine &&
+      size / ((uint64_t)n * fine) >= FINER_MIN_CHUNK_BYTES)
+    k = fine;
   uint64_t msgs = (uint64_t)n * (n - 1) * k * (coll == TN_ALLREDUCE ? 2u : 1u);
-  /* Per message (B) of the whole `tenet synth -a forest` process, measured at 1 GiB on
-   * switch-64 and switch-256 (bench_mem): constant for a Reduce-Scatter, growing with the
-   * NPUs for an All-Gather (its pacings and chunkings planned side by side) and most for an
-   * All-Reduce (both halves, their pacings; 6.5 GB for 1.04M messages on switch-256). */
-  uint64_t per = coll == TN_REDUCESCATTER ? 1090
-                 : coll == TN_ALLREDUCE   ? 360 + 23 * (uint64_t)n
-                                          : 590 + 4 * (uint64_t)n;
-  return FOREST_MEM_BASE + msgs * per;
+  /* Per message (B) of the whole `tenet synth -a forest` process, fitted on measured peaks
+   * (bench_mem, 32 to 256 NPUs, meshes, tori, a hypercube and switched fabrics, 1 MiB to
+   * 1 GiB, one and two threads), plus the packing per NPU pair; a fabric with switches
+   * costs more per message (its trees' edges cross two links or more). On a star (a switch
+   * with a link to every NPU) an All-Reduce costs more per message the more NPUs (its
+   * halves' trees all meet at the switch: 6.5 GB for 1.04M messages on switch-256, 2.1 GB
+   * on switch-128): the figure fitted there, 360 + 23 n, when larger. A second thread plans
+   * the pacings side by side and verifies and writes beside the last simulation. */
+  uint64_t base = (uint64_t)10 << 20, per = 490, pack = 200, sw = 50, beside = 21;
+  if (coll == TN_REDUCESCATTER)
+    base = (uint64_t)23 << 19, per = 709, pack = 500, sw = 30, beside = 27;
+  if (coll == TN_ALLREDUCE) base = (uint64_t)12 << 20, per = 592, pack = 600, sw = 55, beside = 21;
+  if (t->switches > 0) per += per * sw / 100;
+  if (coll == TN_ALLREDUCE && star(t) && 360 + 23 * (uint64_t)n > per) per = 360 + 23 * (uint64_t)n;
+  return tn_mem_threads(base, msgs * per + (uint64_t)n * n * pack, (uint32_t)beside, threads);
 }

@@ -110,10 +110,11 @@ tn_status_t forest_allreduce(const topo_t *t, uint64_t size_bytes, const forest_
 /* The peak memory of a synthesis with the forest for coll (All-Gather, Reduce-Scatter,
  * All-Reduce) of size bytes on n NPUs at chunks_per_npu (0: the automatic count): the whole
  * `tenet synth -a forest` process (packing, planning, lowering, order-proofing, simulating,
- * verifying, writing), from what such a process was measured to use per message (bench_mem;
- * within 20% on switch-64 and switch-256 at 1 GiB). synth/ refuses a case over the cap
- * (tn_mem_cap) before planning. */
+ * verifying, writing) on `threads` threads (tn_mem_threads), from what such a process was
+ * measured to use per message and per NPU pair (bench_mem). synth/ refuses a case whose
+ * one-thread figure is over the cap (tn_mem_cap) before planning. */
 #define FOREST_MEM_BASE ((uint64_t)12 << 20)
-uint64_t forest_mem_estimate(uint32_t n, tn_coll_t coll, uint64_t size, uint32_t chunks_per_npu);
+uint64_t forest_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t chunks_per_npu,
+                             unsigned threads);
 
 #endif

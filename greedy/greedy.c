@@ -33,7 +33,7 @@ static const uint32_t k_candidates[] = {1, 2, 3, 4, 5, 6, 7, 8, 16, 32};
 static tn_status_t check_memory(const topo_t *t, uint32_t k, tn_coll_t coll, tn_err_t *err) {
   char what[96];
   snprintf(what, sizeof what, "greedy: %u NPUs x %u chunks", t->npus, k);
-  return tn_mem_check(what, greedy_mem_estimate(t, k, coll), err);
+  return tn_mem_check(what, greedy_mem_estimate(t, k, coll, 1), err);
 }
 
 /* One candidate chunking of the search and its outcome. */
@@ -161,11 +161,11 @@ static tn_status_t search(const topo_t *t, tn_coll_t coll, uint64_t size, uint64
     uint64_t work = n * (n - 1) * k;
     /* Reduce-Scatter and All-Reduce skip one chunk per NPU if 2 are possible. */
     if (reduces && k == 1 && size / (n * 2) >= GREEDY_MIN_CHUNK_BYTES &&
-        greedy_mem_estimate(t, 2, coll) <= tn_mem_cap())
+        greedy_mem_estimate(t, 2, coll, 1) <= tn_mem_cap())
       continue;
     if (S.ntries > 0 &&
         (spent + work > GREEDY_SEARCH_BUDGET || size / (n * k) < GREEDY_MIN_CHUNK_BYTES ||
-         size < n * k || greedy_mem_estimate(t, k, coll) > tn_mem_cap()))
+         size < n * k || greedy_mem_estimate(t, k, coll, 1) > tn_mem_cap()))
       break;
     if (S.ntries == 0) {
       tn_status_t st = check_memory(t, k, coll, err);

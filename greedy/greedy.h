@@ -56,10 +56,11 @@ tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
 /* The peak memory of a synthesis with the greedy at k chunks per NPU lowered to coll
  * (All-Gather, Reduce-Scatter, All-Reduce): the whole `tenet synth -a greedy` process
  * (planning, lowering, order-proofing and simulating the set, verifying and writing it),
- * as measured per planned transfer (n (n - 1) k of them) at 64 to 1024 NPUs; within 20% of
- * the measured peak there (bench_mem). greedy_run_for refuses a chunking above the cap. */
+ * as measured per planned transfer (n (n - 1) k of them) at 32 to 256 NPUs, on `threads`
+ * threads (tn_mem_threads); see bench_mem. greedy_run_for refuses and chooses a chunking by
+ * its one-thread figure (synth/ runs on one thread what fits only so). */
 #define GREEDY_MEM_BASE ((uint64_t)9 << 20)
-uint64_t greedy_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll);
+uint64_t greedy_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll, unsigned threads);
 
 /* Plans an All-to-All of size_bytes (each NPU's send buffer, SIZE/n of it to every NPU)
  * on t into *out: an explicit schedule (coll TN_ALLTOALL, copies only) whose pieces are

@@ -611,25 +611,29 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
   return st;
 }
 
-uint64_t greedy_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll) {
-  uint64_t n = t->npus, xfers = n * (n > 0 ? n - 1 : 0) * k;
-  uint64_t bits = n * ((n * k + 63) / 64) * 8;
-  /* The whole `tenet synth -a greedy` process per planned transfer, as measured (peak
-   * resident set against planned transfers, 1 GiB on mesh-8x8, mesh-16x16 and mesh-32x32,
-   * bench_mem): the plan (transfer, chunk and dependency ids), its lowering (a SEND and a
-   * RECV per transfer; a reduce RECV and a COMP per transfer of a Reduce-Scatter; both
-   * halves of an All-Reduce), the order-proof copy of the set and its simulations, the
-   * verifier and the Chakra writer's per-thread buffers; for a reduction the chunk counts
-   * synth/ tries beside the greedy's own choice (their base: at 64 NPUs the search's
-   * candidates outweigh the kept set). Plus the process itself and the fabric. The search
-   * holds about its two largest chunkings (8 and 7 per NPU) per worker; at 64 NPUs that
-   * base is 10 MiB (Reduce-Scatter) and 14 MiB (All-Reduce), below it the search is
-   * smaller by n(n-1) (ring-8 Reduce-Scatter of 1 MiB peaks at 9.0 MiB: a constant base
-   * made it 19), and above it the search's budget keeps it about the same. */
-  uint64_t per = 660, base = GREEDY_MEM_BASE, search = n * (n > 0 ? n - 1 : 0) * 15;
+uint64_t greedy_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll, unsigned threads) {
+  uint64_t n = t->npus, pairs = n * (n > 0 ? n - 1 : 0), xfers = pairs * k;
+  /* The whole `tenet synth -a greedy` process, fitted on measured peaks (bench_mem, 32 to
+   * 256 NPUs, 1 MiB, 64 MiB and 1 GiB, one and two threads): per planned transfer the plan,
+   * its lowering (a SEND and a RECV; a reduce RECV and a COMP for a Reduce-Scatter; both
+   * halves of an All-Reduce), the order-proof copy and its simulations, the verifier and
+   * the writer. A fabric with switches costs more per transfer (its routes cross two links
+   * or more: the simulator's events and pairs per link). For a reduction synth/ also makes
+   * and simulates the set at every chunking its budget allows (1 to 8 chunks per NPU while
+   * n^2 times their sum stays within 2^20: 8 up to 128 NPUs, 5 at 256), so the finest of
+   * those counts beside the kept set. A second thread holds a quarter more (the search's
+   * second candidate, the verifier and writer beside the last simulation). */
+  uint64_t ks = 0;
+  while (ks < 8 && n * n * (ks + 1) * (ks + 2) / 2 <= ((uint64_t)1 << 20))
+    ks++;
+  if (ks == 0) ks = 1;
+  uint64_t base = GREEDY_MEM_BASE - ((uint64_t)1 << 19), per = 590, search = 0, sw = 30,
+           beside = 24;
   if (coll == TN_REDUCESCATTER)
-    per = 950, base += search * 173 < ((uint64_t)10 << 20) ? search * 173 : (uint64_t)10 << 20;
+    base = GREEDY_MEM_BASE, per = 594, search = 300, sw = 20, beside = 27;
   if (coll == TN_ALLREDUCE)
-    per = 1500, base += search * 243 < ((uint64_t)14 << 20) ? search * 243 : (uint64_t)14 << 20;
-  return base + bits + xfers * per + (uint64_t)t->nlinks * 64;
+    base = (uint64_t)12 << 20, per = 1074, search = 300, sw = 55, beside = 27;
+  uint64_t work = xfers * per + pairs * ks * search;
+  if (t->switches > 0) work += work / 100 * sw;
+  return tn_mem_threads(base, work, (uint32_t)beside, threads);
 }

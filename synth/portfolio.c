@@ -137,7 +137,7 @@ static void build_range(job_t *j, size_t first, size_t n, uint64_t limit_ps) {
     for (size_t i = 0; i < n; i++) {
       synth_method_t m = candidates[first + i];
       if (!synth_method_applies(m, j->coll, NULL)) continue;
-      uint64_t x = synth_mem_estimate(j->t, j->coll, j->size, m, j->o->chunks_per_npu);
+      uint64_t x = synth_mem_estimate(j->t, j->coll, j->size, m, j->o->chunks_per_npu, threads);
       need[i] = x <= cap ? x : 0;
     }
     w = synth_i_side_by_side(need, n, w, cap);

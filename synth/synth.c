@@ -141,6 +141,11 @@ tn_status_t synth_i_make_strict(const topo_t *t, tn_coll_t coll, uint64_t size,
   for (int h = 0; st == TN_OK && halve && h < FOREST_GATE_HALVINGS; h++) {
     uint32_t k = r->algo->chunks_per_npu;
     if (k < 2 || rep->time_ps - rep->first_ps <= rep->first_ps / 1000 * FOREST_GATE_PERMILLE) break;
+    /* both sets are held at once: only when both fit under the cap (one-thread figures,
+     * as every choice, so the outcome does not depend on the threads) */
+    uint64_t both = synth_mem_estimate(t, coll, size, SYNTH_FOREST, k, 1) +
+                    synth_mem_estimate(t, coll, size, SYNTH_FOREST, k / 2, 1);
+    if (both > tn_mem_cap()) break;
     synth_opts_t at = *o;
     at.chunks_per_npu = k / 2;
     synth_result_t h2 = {.method = SYNTH_FOREST};
@@ -272,8 +277,9 @@ static void try_item(void *ctx, size_t i, unsigned worker) {
 /* The MILP's run: the greedy's plan at k (its warm start; checked by the greedy's own
  * estimate), then the MILP's models from it (milp_mem_estimate, checked by milp_solve
  * before GLPK sees each); the larger figure. */
-static uint64_t milp_estimate(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t k) {
-  uint64_t g = greedy_mem_estimate(t, k ? k : 1, coll);
+static uint64_t milp_estimate(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t k,
+                              unsigned threads) {
+  uint64_t g = greedy_mem_estimate(t, k ? k : 1, coll, threads);
 #ifdef TENET_HAVE_MILP
   if (coll == TN_ALLTOALL) return 0;
   greedy_opts_t go = {.chunks_per_npu = k};
@@ -295,25 +301,73 @@ static uint64_t milp_estimate(const topo_t *t, tn_coll_t coll, uint64_t size, ui
 #endif
 }
 
+/* Order-proofing records every pair of messages that enter a link within
+ * SIM_STRICT_FIRST_WINDOW_PS of each other; where a piece crosses a link in less than that
+ * window (1 KiB at 50 GB/s, 8 KiB at 300), nearly every message on it pairs with the next.
+ * A baseline's figure (algo/, which knows no fabric) is the same per message on every
+ * fabric; this is what such links add: per message, the links of its route that short a
+ * piece crosses in the window, for the Ring's neighbours (i to i + 1) or Direct's pairs
+ * (every 16th source, all destinations: deterministic, and O(n^2 / 16) routes at most), at
+ * BASE_PER_NEAR bytes each (measured: mesh-16x16, torus-16x8, switch-128 and
+ * hierarchical-16x8 at 1 MiB against 64 MiB). 0 when no link is that fast for the piece or
+ * the routes cannot be built. */
+#define BASE_PER_NEAR 130u
+static uint64_t near_mem(const topo_t *t, uint64_t piece, uint64_t msgs, bool ring,
+                         unsigned threads) {
+  double most = 0.0;
+  for (uint32_t l = 0; l < t->nlinks; l++)
+    if (t->links[l].bandwidth_GBps > most) most = t->links[l].bandwidth_GBps;
+  /* bytes a link moves in the window (GB/s: 2^30 bytes per second) */
+  const double window = SIM_STRICT_FIRST_WINDOW_PS / 1000.0 * 1.073741824;
+  if (t->npus < 2 || (double)piece > most * window) return 0;
+  topo_routes_t *r = NULL;
+  tn_err_t e = {0};
+  if (topo_routes_create(t, &r, &e) != TN_OK) return 0;
+  uint64_t near = 0, routes = 0;
+  uint32_t n = t->npus, step = ring ? 1 : 16;
+  for (uint32_t s = 0; s < n; s += step)
+    for (uint32_t d = ring ? (s + 1) % n : 0; d < n; d = ring ? n : d + 1) {
+      if (d == s) continue;
+      routes++;
+      for (uint32_t v = s, hops = 0, l;
+           hops < n + t->switches && (l = topo_route_next(r, v, d)) != TOPO_NO_LINK;
+           hops++, v = t->links[l].dst)
+        near += (double)piece <= t->links[l].bandwidth_GBps * window;
+    }
+  topo_routes_free(r);
+  return routes ? tn_mem_threads(0, msgs * near / routes * BASE_PER_NEAR, 0, threads) : 0;
+}
+
+/* A baseline's figure: algo/'s for its largest configuration, and near_mem for its pieces. */
+static uint64_t baseline_mem(const topo_t *t, tn_coll_t coll, uint64_t size, synth_method_t m,
+                             uint32_t k, unsigned threads) {
+  uint64_t n = t->npus, msgs = n * (n > 0 ? n - 1 : 0) * k * (coll == TN_ALLREDUCE ? 2u : 1u);
+  uint64_t a = m == SYNTH_RING ? algo_ring_mem_estimate(coll, t->npus, k, threads)
+                               : algo_direct_mem_estimate(coll, t->npus, k, threads);
+  if (coll == TN_ALLTOALL || n == 0) return a;
+  uint64_t near = near_mem(t, size / (n * k), msgs, m == SYNTH_RING, threads);
+  return a + near < a ? UINT64_MAX : a + near;
+}
+
 uint64_t synth_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, synth_method_t m,
-                            uint32_t chunks_per_npu) {
+                            uint32_t chunks_per_npu, unsigned threads) {
   uint32_t k = chunks_per_npu;
   switch (m) {
-  case SYNTH_RING: return algo_ring_mem_estimate(coll, t->npus, k ? k : RING_MOST_K);
-  case SYNTH_DIRECT: return algo_direct_mem_estimate(coll, t->npus, k ? k : DIRECT_MOST_K);
+  case SYNTH_RING: return baseline_mem(t, coll, size_bytes, m, k ? k : RING_MOST_K, threads);
+  case SYNTH_DIRECT: return baseline_mem(t, coll, size_bytes, m, k ? k : DIRECT_MOST_K, threads);
   case SYNTH_TWOSTEP: return algo_two_step_mem_estimate(t->npus, k ? k : 1);
   case SYNTH_GREEDY:
     return coll == TN_ALLTOALL
                ? greedy_alltoall_mem_estimate(t, size_bytes, k, SIM_STRICT_FIRST_WINDOW_PS)
-               : greedy_mem_estimate(t, k ? k : 1, coll);
-  case SYNTH_MILP: return milp_estimate(t, coll, size_bytes, k);
+               : greedy_mem_estimate(t, k ? k : 1, coll, threads);
+  case SYNTH_MILP: return milp_estimate(t, coll, size_bytes, k, threads);
   case SYNTH_TREES: {
     trees_opts_t o = {.chunks_per_npu = k};
-    return trees_mem_estimate(t->npus, size_bytes, &o);
+    return trees_mem_estimate(t->npus, size_bytes, &o, threads);
   }
   case SYNTH_FOREST:
-    return coll == TN_ALLTOALL ? 0 : forest_mem_estimate(t->npus, coll, size_bytes, k);
-  case SYNTH_DIMS: return coll == TN_ALLTOALL ? 0 : dims_mem_estimate(t, coll);
+    return coll == TN_ALLTOALL ? 0 : forest_mem_estimate(t, coll, size_bytes, k, threads);
+  case SYNTH_DIMS: return coll == TN_ALLTOALL ? 0 : dims_mem_estimate(t, coll, threads);
   case SYNTH_AUTO:
   case SYNTH_NMETHODS: break;
   }
@@ -344,7 +398,7 @@ static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size,
   char what[96];
   snprintf(what, sizeof what, "%s: %u NPUs x %u chunks", synth_method_name(m), t->npus,
            cfg[n - 1].k);
-  tn_status_t cst = tn_mem_check(what, synth_mem_estimate(t, coll, size, m, k), err);
+  tn_status_t cst = tn_mem_check(what, synth_mem_estimate(t, coll, size, m, k, 1), err);
   if (cst != TN_OK) return cst;
   base_try_t x[3];
   memset(x, 0, sizeof x);
@@ -510,7 +564,7 @@ static tn_status_t produce(const topo_t *t, tn_coll_t coll, uint64_t size, const
     tn_status_t st =
         t->npus > FOREST_MAX_NPUS
             ? TN_OK
-            : tn_mem_check(what, synth_mem_estimate(t, coll, size, m, o->chunks_per_npu), err);
+            : tn_mem_check(what, synth_mem_estimate(t, coll, size, m, o->chunks_per_npu, 1), err);
     return st == TN_OK ? synth_i_planned(t, coll, size, o, m, out, err) : st;
   }
   case SYNTH_GREEDY:
@@ -523,7 +577,7 @@ static tn_status_t produce(const topo_t *t, tn_coll_t coll, uint64_t size, const
                         t->name);
     char what[96];
     snprintf(what, sizeof what, "dims: %u NPUs", t->npus);
-    tn_status_t st = tn_mem_check(what, synth_mem_estimate(t, coll, size, m, 0), err);
+    tn_status_t st = tn_mem_check(what, synth_mem_estimate(t, coll, size, m, 0, 1), err);
     return st == TN_OK ? synth_i_planned(t, coll, size, o, m, out, err) : st;
   }
   case SYNTH_TREES: return trees(t, coll, size, o, out, err);
@@ -593,6 +647,21 @@ static tn_status_t milp_or_greedy(const topo_t *t, tn_coll_t coll, uint64_t size
   return st;
 }
 
+/* The threads a synthesis with m at chunks_per_npu k may use: tn_thread_count() when m's
+ * estimate at that count fits under the memory cap, else one (tn_mem_threads: a second
+ * thread holds more). Producers refuse and choose by their one-thread figure, so what a
+ * run makes (or refuses) is the same at any thread count; here the run is kept within the
+ * cap at its own. The MILP's figure (which plans the greedy) and the greedy All-to-All's
+ * (which routes) are counted alike at every thread count, and auto's candidates are
+ * counted by the portfolio. */
+static unsigned run_threads(const topo_t *t, tn_coll_t coll, uint64_t size, synth_method_t m,
+                            uint32_t k) {
+  unsigned th = tn_thread_count();
+  if (th < 2 || m == SYNTH_AUTO || m == SYNTH_MILP || (m == SYNTH_GREEDY && coll == TN_ALLTOALL))
+    return th;
+  return synth_mem_estimate(t, coll, size, m, k, th) <= tn_mem_cap() ? th : 1;
+}
+
 static tn_status_t run_one(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
                            const synth_opts_t *opts, synth_result_t *out, tn_err_t *err) {
   memset(out, 0, sizeof *out);
@@ -613,9 +682,15 @@ static tn_status_t run_one(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
   out->method = m;
   out->chosen = m == SYNTH_AUTO;
   tn_err_t e = {0}; /* the MILP's failure may still end in the greedy's set */
+  unsigned limit = tn_thread_limit(run_threads(t, coll, size_bytes, m, opts->chunks_per_npu));
   tn_status_t st = m == SYNTH_AUTO ? synth_i_portfolio(t, coll, size_bytes, opts, out, err)
                                    : synth_i_one(t, coll, size_bytes, opts, m, out, &e);
+  /* The greedy's chunking is known now: the rest (order-proofing beside verifying and
+   * writing) runs on the threads the kept set's figure allows. */
+  if (st == TN_OK && m == SYNTH_GREEDY)
+    tn_thread_limit(run_threads(t, coll, size_bytes, m, out->algo->chunks_per_npu));
   if (st == TN_OK) st = finish(t, coll, size_bytes, opts, out, m == SYNTH_AUTO ? err : &e);
+  tn_thread_limit(limit);
   if (m == SYNTH_MILP)
     st = milp_or_greedy(t, coll, size_bytes, opts, st, &e, out, err);
   else if (st != TN_OK && m != SYNTH_AUTO)

@@ -132,9 +132,11 @@ void synth_result_free(synth_result_t *r);
  * refusal over tn_mem_cap() compares. chunks_per_npu as the method takes it (0: the
  * largest configuration a baseline tries; the greedy's and the MILP's: their chunking, 1
  * when 0, which their search checks one by one). the greedy's All-to-All: its pieces
- * per block. 0 for auto (each candidate checks its own). */
+ * per block. 0 for auto (each candidate checks its own). At `threads` threads
+ * (tn_mem_threads): a method refuses by its figure at 1, and synth_run makes on one thread
+ * a run whose figure at tn_thread_count() is over the cap. */
 uint64_t synth_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, synth_method_t m,
-                            uint32_t chunks_per_npu);
+                            uint32_t chunks_per_npu, unsigned threads);
 
 /* A baseline (SYNTH_RING or SYNTH_DIRECT) at its best configuration, as synth_run picks it,
  * without the order-proofing pass that every set synth_run returns goes through: for

@@ -427,13 +427,15 @@ uint64_t trees_transfers_estimate(uint32_t n, uint64_t size, const trees_opts_t 
   return (uint64_t)(groups * 2.0 * (n - 1));
 }
 
-uint64_t trees_mem_estimate(uint32_t n, uint64_t size, const trees_opts_t *opts) {
-  /* The whole `tenet synth -a trees` process per transfer, as measured (bench_mem): the
-   * schedule, its lowering (a SEND, a RECV and for the reduce half a COMP per transfer,
-   * with the flow control's dependencies), the order-proof copy and its simulations, the
-   * verifier and the writer; plus the packing (n trees' parents, the pair weights). */
-  return TREES_MEM_BASE + trees_transfers_estimate(n, size, opts) * 840 +
-         (uint64_t)n * TREES_MAX_TREES * 16;
+uint64_t trees_mem_estimate(uint32_t n, uint64_t size, const trees_opts_t *opts, unsigned threads) {
+  /* The whole `tenet synth -a trees` process per transfer, as measured with one thread
+   * (bench_mem, 64 to 256 NPUs, 1 MiB to 1 GiB): the schedule, its lowering (a SEND, a RECV
+   * and for the reduce half a COMP per transfer, with the flow control's dependencies), the
+   * order-proof copy and its simulations, the verifier and the writer; plus the process and
+   * the packing (n trees' parents, the pair weights). A second thread (the verifier and
+   * writer beside the last simulation) holds a quarter more. */
+  return tn_mem_threads(TREES_MEM_BASE + (uint64_t)n * TREES_MAX_TREES * 16,
+                        trees_transfers_estimate(n, size, opts) * 625, 24, threads);
 }
 
 tn_status_t trees_allreduce(const topo_t *t, uint64_t size_bytes, const trees_opts_t *opts,
@@ -450,7 +452,7 @@ tn_status_t trees_allreduce(const topo_t *t, uint64_t size_bytes, const trees_op
   if (large) o.max_trees = large_trees(t->npus);
   char what[96];
   snprintf(what, sizeof what, "trees: %u NPUs, %llu B", t->npus, (unsigned long long)size_bytes);
-  tn_status_t st = tn_mem_check(what, trees_mem_estimate(t->npus, size_bytes, opts), err);
+  tn_status_t st = tn_mem_check(what, trees_mem_estimate(t->npus, size_bytes, opts, 1), err);
   if (st == TN_OK) st = trees_i_pack(t, o.max_trees, large, &pk, err);
   if (st != TN_OK) return st;
   plan_t P = {.t = t, .pk = &pk, .n = t->npus};

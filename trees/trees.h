@@ -94,10 +94,10 @@ tn_status_t trees_allreduce(const topo_t *t, uint64_t size_bytes, const trees_op
  * and the peak memory of a synthesis with it (the whole `tenet synth -a trees` process:
  * planning, lowering, order-proofing, simulating, verifying and writing), from what such a
  * process was measured to use per transfer (bench_mem; within 20% at 64 to 4096 NPUs at
- * 1 GiB). trees_allreduce refuses a case over the cap (tn_mem_cap; TN_LIMIT with the
- * figure) before packing. */
-#define TREES_MEM_BASE ((uint64_t)12 << 20)
+ * 1 GiB), on `threads` threads (tn_mem_threads). trees_allreduce refuses a case whose
+ * one-thread figure is over the cap (tn_mem_cap; TN_LIMIT with the figure) before packing. */
+#define TREES_MEM_BASE ((uint64_t)7 << 20)
 uint64_t trees_transfers_estimate(uint32_t n, uint64_t size, const trees_opts_t *opts);
-uint64_t trees_mem_estimate(uint32_t n, uint64_t size, const trees_opts_t *opts);
+uint64_t trees_mem_estimate(uint32_t n, uint64_t size, const trees_opts_t *opts, unsigned threads);
 
 #endif

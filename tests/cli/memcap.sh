@@ -2,8 +2,8 @@
 # tests/cli/memcap.sh — the one memory cap (TENET_MEM_CAP, default 6 GiB): every method
 # with an estimate refuses a case over it before allocating, in one line naming both
 # figures (exit 2, TN_LIMIT as every cap), and the same case runs under the default cap; a
-# malformed TENET_MEM_CAP is refused; Ring All-Reduce on 1024 NPUs (13 GB by its
-# estimate; 8.3 GB measured before it died under an 8.6 GB limit) is refused at once under
+# malformed TENET_MEM_CAP is refused; Ring All-Reduce on 1024 NPUs (10.7 GB by its
+# one-thread estimate, 13.3 with two; 8.3 GB measured before it died under an 8.6 GB limit) is refused at once under
 # the default cap. (How close the estimates are to the real peak is bench_mem's.)
 # Usage: bash memcap.sh TENET SCRATCH SOURCE
 set -u

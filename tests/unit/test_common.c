@@ -673,6 +673,34 @@ static void parallel_for_runs_every_item_once(void **state) {
   unsetenv("TENET_THREADS");
 }
 
+/* tn_thread_limit caps the count on the calling thread only, and gives back the cap it
+ * replaced; 0 lifts it. */
+static void thread_limit_caps_the_calling_thread(void **state) {
+  (void)state;
+  setenv("TENET_THREADS", "4", 1);
+  assert_int_equal(tn_thread_limit(1), 0);
+  assert_int_equal(tn_thread_count(), 1);
+  assert_int_equal(tn_thread_limit(8), 1); /* a cap above the count leaves the count */
+  assert_int_equal(tn_thread_count(), 4);
+  assert_int_equal(tn_thread_limit(0), 8);
+  assert_int_equal(tn_thread_count(), 4);
+  unsetenv("TENET_THREADS");
+}
+
+/* The one thread term: nothing more with one thread, beside_pct percent of the work more
+ * with two or more, the same figures every call, and no wrap-around. */
+static void mem_threads_adds_the_share_beside_from_two_threads(void **state) {
+  (void)state;
+  uint64_t base = 8u << 20, work = 100u << 20;
+  assert_true(tn_mem_threads(base, work, 25, 1) == base + work);
+  assert_true(tn_mem_threads(base, work, 25, 2) == base + work + (25u << 20));
+  assert_true(tn_mem_threads(base, work, 25, 8) == tn_mem_threads(base, work, 25, 2));
+  assert_true(tn_mem_threads(base, work, 0, 2) == base + work);
+  assert_true(tn_mem_threads(base, 199, 50, 2) == base + 199 + 99);
+  assert_true(tn_mem_threads(UINT64_MAX - 5, 10, 0, 1) == UINT64_MAX);
+  assert_true(tn_mem_threads(0, UINT64_MAX / 2, 300, 2) == UINT64_MAX);
+}
+
 /* The CLI refuses a TENET_THREADS that tn_thread_count would ignore, naming the value. */
 static void thread_env_check_names_a_bad_value(void **state) {
   (void)state;
@@ -709,6 +737,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(suggest_finds_the_nearest_plausible_name_in_strings_and_tables),
       cmocka_unit_test(parse_size_reads_decimal_and_binary_units),
+      cmocka_unit_test(thread_limit_caps_the_calling_thread),
+      cmocka_unit_test(mem_threads_adds_the_share_beside_from_two_threads),
       cmocka_unit_test(parse_size_rejects_overflow_and_bad_units),
       cmocka_unit_test(parse_size_list_reads_lists_and_ranges),
       cmocka_unit_test(fmt_size_prints_compact_binary_units),

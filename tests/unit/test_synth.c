@@ -761,8 +761,8 @@ static void portfolio_under_a_tight_cap_chooses_the_same(void **state) {
   tn_err_t err = {0};
   must(topo_gen_kind("mesh", "4x4", 50.0, 500.0, &t, &err), &err);
   uint64_t size = 1u << 20;
-  uint64_t g = synth_mem_estimate(t, TN_ALLREDUCE, size, SYNTH_GREEDY, 0);
-  uint64_t tr = synth_mem_estimate(t, TN_ALLREDUCE, size, SYNTH_TREES, 0);
+  uint64_t g = synth_mem_estimate(t, TN_ALLREDUCE, size, SYNTH_GREEDY, 0, 2);
+  uint64_t tr = synth_mem_estimate(t, TN_ALLREDUCE, size, SYNTH_TREES, 0, 2);
   uint64_t hi = g > tr ? g : tr, lo = g > tr ? tr : g;
   char cap[32];
   snprintf(cap, sizeof cap, "%llu", (unsigned long long)(hi + lo / 2));
@@ -784,6 +784,58 @@ static void portfolio_under_a_tight_cap_chooses_the_same(void **state) {
     assert_int_equal(algo_rank_len(a.algo, r), algo_rank_len(b.algo, r));
   synth_result_free(&a);
   synth_result_free(&b);
+  topo_free(t);
+}
+
+/* A method's figure grows with a second thread (tn_mem_threads). Under a cap between its
+ * one-thread and two-thread figures a two-thread run is made on one thread: the same set
+ * as a one-thread run under that cap, not a refusal; under a cap below the one-thread
+ * figure both refuse. */
+static tn_status_t note_threads(void *ctx, const algo_t *a, tn_err_t *err) {
+  (void)a, (void)err;
+  *(unsigned *)ctx = tn_thread_count();
+  return TN_OK;
+}
+
+static void a_run_over_the_cap_only_with_its_threads_runs_on_one(void **state) {
+  (void)state;
+  topo_t *t = NULL;
+  tn_err_t err = {0};
+  must(topo_gen_kind("mesh", "4x4", 50.0, 500.0, &t, &err), &err);
+  uint64_t size = 1u << 20;
+  static const synth_method_t ms[] = {SYNTH_RING, SYNTH_DIRECT, SYNTH_GREEDY};
+  for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) {
+    uint64_t one = synth_mem_estimate(t, TN_ALLGATHER, size, ms[i], 0, 1);
+    uint64_t two = synth_mem_estimate(t, TN_ALLGATHER, size, ms[i], 0, 2);
+    assert_true(two > one);
+    char cap[32];
+    snprintf(cap, sizeof cap, "%llu", (unsigned long long)(one + (two - one) / 2));
+    setenv("TENET_MEM_CAP", cap, 1);
+    unsigned seen = 0;
+    synth_opts_t o = {.method = ms[i], .seed = 1, .on_set = note_threads, .on_set_ctx = &seen};
+    synth_result_t a = {0}, b = {0};
+    setenv("TENET_THREADS", "1", 1);
+    assert_int_equal(synth_run(t, TN_ALLGATHER, size, &o, &a, &err), TN_OK);
+    setenv("TENET_THREADS", "2", 1);
+    assert_int_equal(synth_run(t, TN_ALLGATHER, size, &o, &b, &err), TN_OK);
+    assert_int_equal(seen, 1);              /* the set was verified and written on one thread */
+    assert_int_equal(tn_thread_count(), 2); /* the limit ends with the run */
+    assert_int_equal(a.time_ps, b.time_ps);
+    assert_int_equal(algo_node_count(a.algo), algo_node_count(b.algo));
+    synth_result_free(&a);
+    synth_result_free(&b);
+    unsetenv("TENET_MEM_CAP"); /* within the default cap: on its two threads */
+    assert_int_equal(synth_run(t, TN_ALLGATHER, size, &o, &b, &err), TN_OK);
+    assert_int_equal(seen, 2);
+    synth_result_free(&b);
+    snprintf(cap, sizeof cap, "%llu", (unsigned long long)(one - 1));
+    setenv("TENET_MEM_CAP", cap, 1);
+    assert_int_equal(synth_run(t, TN_ALLGATHER, size, &o, &b, &err), TN_LIMIT);
+    setenv("TENET_THREADS", "1", 1);
+    assert_int_equal(synth_run(t, TN_ALLGATHER, size, &o, &b, &err), TN_LIMIT);
+    unsetenv("TENET_MEM_CAP");
+    unsetenv("TENET_THREADS");
+  }
   topo_free(t);
 }
 
@@ -901,6 +953,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(portfolio_side_by_side_fits_the_cap),
       cmocka_unit_test(portfolio_under_a_tight_cap_chooses_the_same),
+      cmocka_unit_test(a_run_over_the_cap_only_with_its_threads_runs_on_one),
       cmocka_unit_test(synth_method_names_round_trip),
       cmocka_unit_test(synth_method_parse_suggests_the_nearest_name),
       cmocka_unit_test(synth_refuses_a_size_below_one_byte_per_chunk),
