@@ -325,13 +325,14 @@ static bool mine(const worker_t *w, uint32_t r) {
 }
 
 /* Dependencies a forward SEND gets beyond its schedule deps: with an All-Reduce, the
- * owner's first sends of its chunks wait for the reduce phase's COMPs of them. */
+ * owner's first sends of its chunks wait for the reduce phase's last COMP of each (at
+ * most one per chunk). */
 static uint64_t own_deps(const lower_t *L, const phase_t *p, const sched_xfer_t *x) {
   uint64_t d = 0;
   if (x->ndeps == 0 && L->final)
     for (uint32_t j = 0; j < x->nchunks; j++) {
       uint32_t c = xchunks(p->s, x)[j];
-      d += L->own_off[c + 1] - L->own_off[c];
+      d += L->own_off[c + 1] > L->own_off[c];
     }
   return d;
 }
@@ -515,10 +516,21 @@ static void emit_rank(worker_t *w, uint32_t r) {
     } else {
       for (uint32_t j = 0; j < x->ndeps; j++)
         deps[nd++] = p->recv_id[xdeps(p->s, x)[j]];
-      if (x->ndeps == 0 && L->final) /* the owner sends once the reduce phase completed */
-        for (uint32_t j = 0; j < nch; j++)
-          for (uint32_t k = L->own_off[ch[j]]; k < L->own_off[ch[j] + 1]; k++)
-            deps[nd++] = L->final->comp_id[L->own[k]];
+      /* The owner sends once the reduce phase completed the chunks: after the last COMP
+       * of each, which follows every other COMP of it there (reductions into one slot
+       * are serialised), so one dependency per chunk says it (on switch-128 each owner
+       * reduces a chunk from 127 NPUs, and listing every COMP doubled the set). */
+      for (uint32_t j = 0; x->ndeps == 0 && L->final && j < nch; j++) {
+        uint32_t last = UINT32_MAX;
+        for (uint32_t k = L->own_off[ch[j]]; k < L->own_off[ch[j] + 1]; k++) {
+          uint32_t id = L->final->comp_id[L->own[k]];
+          if (last == UINT32_MAX || id > last) last = id;
+        }
+        bool seen = last == UINT32_MAX;
+        for (uint32_t k = 0; !seen && k < nd; k++)
+          seen = deps[k] == last;
+        if (!seen) deps[nd++] = last;
+      }
     }
     if (L->send_id != NULL && !p->reverse) L->send_id[xi] = first + i; /* (one writer) */
     put(R,

@@ -632,7 +632,7 @@ uint64_t greedy_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll, unsign
   if (coll == TN_REDUCESCATTER)
     base = GREEDY_MEM_BASE, per = 594, search = 300, sw = 20, beside = 27;
   if (coll == TN_ALLREDUCE)
-    base = (uint64_t)12 << 20, per = 1074, search = 300, sw = 55, beside = 27;
+    base = (uint64_t)12 << 20, per = 1074, search = 300, sw = 20, beside = 27;
   uint64_t work = xfers * per + pairs * ks * search;
   if (t->switches > 0) work += work / 100 * sw;
   return tn_mem_threads(base, work, (uint32_t)beside, threads);
