@@ -116,6 +116,39 @@ static void lowering_on_two_threads_verifies_matches_simulation_and_is_stable(vo
 /* Tags count each sender's messages across both All-Reduce halves: every rank's SEND tags
  * are 0, 1, ..., m-1 (small and recurring across ranks), and every RECV names a (sender,
  * tag) whose SEND goes to it, each SEND taken by exactly one RECV. */
+/* An All-Reduce owner's first send of a chunk waits for the reduce phase's last COMP of it
+ * (reductions into one slot are serialised), not for each: on a switch every owner reduces
+ * each chunk from every other NPU, and listing them all made n dependencies per send.
+ * The set still verifies and runs as planned. */
+static void allreduce_owner_sends_wait_for_the_last_reduction_only(void **state) {
+  (void)state;
+  topo_t *t = NULL;
+  TU_OK(topo_gen_kind("switch", "16", 50.0, 500.0, &t, &tu_err_));
+  greedy_opts_t o = {.seed = 0, .chunks_per_npu = 2};
+  schedule_t s;
+  TU_OK(greedy_run_for(t, TN_ALLREDUCE, 1u << 20, &o, &s, &tu_err_));
+  algo_t *a = NULL;
+  TU_OK(algo_from_schedule(&s, TN_ALLREDUCE, "greedy", &a, &tu_err_));
+  uint32_t owners = 0;
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
+      const algo_node_t *x = algo_node(a, r, i);
+      if (x->op != ALGO_SEND) continue;
+      uint32_t comps = 0;
+      const uint32_t *d = algo_node_deps(a, r, x);
+      for (uint32_t j = 0; j < x->ndeps; j++)
+        comps += algo_node(a, r, d[j])->op == ALGO_COMP;
+      if (comps > x->nchunks)
+        fail_msg("rank %u SEND %u of %u chunk(s) waits for %u COMPs", r, i, x->nchunks, comps);
+      owners += comps > 0;
+    }
+  assert_true(owners > 0);
+  verify(a, t);
+  algo_free(a);
+  schedule_free(&s);
+  topo_free(t);
+}
+
 static void lowering_numbers_tags_per_sender(void **state) {
   (void)state;
   topo_t *t = NULL;
@@ -824,6 +857,7 @@ int main(void) {
       cmocka_unit_test(alltoall_sweep_is_identical_for_any_thread_count),
       cmocka_unit_test(alltoall_two_step_verifies_and_auto_beats_the_baselines),
       cmocka_unit_test(topo_transpose_reverses_every_link_with_its_figures),
+      cmocka_unit_test(allreduce_owner_sends_wait_for_the_last_reduction_only),
       cmocka_unit_test(lowering_rejects_malformed_schedule_naming_transfer),
       cmocka_unit_test(lowering_rejects_dependency_that_does_not_reach_the_sender),
   };
