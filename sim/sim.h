@@ -146,10 +146,10 @@ bool sim_strict_plan_missed(uint64_t run_ps, uint64_t plan_ps);
  * link ahead of one the plan puts first. While a run misses the plan
  * (sim_strict_plan_missed), the set is run once more hearing of every pair, every link on
  * which an NPU's SENDs entered against their id order gets all that NPU's SENDs over it
- * ordered by id (gates, as for ties); an NPU's own SENDs that tie are ordered by id in
- * every round, so no order the gates keep is against the ids' and none closes a cycle. A
- * set that keeps to its plan's order on every link is no slower than the plan, but for
- * the gates' nanoseconds. */
+ * ordered by id (gates, as for ties); from then on an NPU's own SENDs that tie are ordered
+ * by id, and the orders of such pairs made before are turned to it, so no order the gates
+ * keep is against the ids' and none closes a cycle. A set that keeps to its plan's order
+ * on every link is no slower than the plan, but for the gates' nanoseconds. */
 tn_status_t sim_make_strict_planned(const topo_t *t, algo_t **a, const sim_first_run_t *first,
                                     uint64_t plan_ps, sim_strict_fn fn, void *ctx,
                                     sim_strict_report_t *rep, tn_err_t *err);
