@@ -36,6 +36,7 @@ typedef struct phase {
   bool reverse;
   uint32_t *tag;            /* per transfer: its tag, its sender's message count before it */
   uint64_t key_base;        /* added to every ordering key of the phase */
+  bool by_start;            /* forward: keyed by planned start (an All-Reduce's second half) */
   uint32_t *recv_id;        /* per transfer: id of its RECV in the receiving rank */
   uint32_t *comp_id;        /* reverse: per transfer, id of its COMP in the receiving rank */
   uint32_t *kid_off, *kids; /* reverse: CSR of the transfers that depend on each one */
@@ -413,7 +414,7 @@ static inline void put(algo_rank_t *R, algo_node_t n, const uint32_t *deps,
 static uint64_t item_key(const phase_t *p, const sched_xfer_t *x, bool comp) {
   const schedule_t *s = p->s;
   if (p->reverse) return p->key_base + (comp ? s->time_ps - x->start_ps : s->time_ps - x->end_ps);
-  if (p->key_base != 0) return p->key_base + x->start_ps;
+  if (p->by_start) return p->key_base + x->start_ps;
   uint64_t ready = 0;
   for (uint32_t j = 0; j < x->ndeps; j++) {
     uint64_t e = schedule_xfer(s, xdeps(s, x)[j])->end_ps;
@@ -674,6 +675,7 @@ static tn_status_t lower(const schedule_t *rs, const schedule_t *ag, tn_coll_t c
   if (st == TN_OK) st = tn_calloc(s->npus, sizeof *L.nchunk, &L.nchunk, err);
   if (st == TN_OK && rs) st = add_phase(&L, rs, true, 0, err);
   if (st == TN_OK && ag) st = add_phase(&L, ag, false, rs ? rs->time_ps + 1 : 0, err);
+  if (st == TN_OK && rs && ag) L.ph[L.nph - 1].by_start = true; /* its ids follow the plan */
   if (st == TN_OK && rs && ag) {
     L.final = &L.ph[0];
     st = build_own(&L, &L.ph[0], err);

@@ -140,7 +140,10 @@ tn_status_t synth_i_make_strict(const topo_t *t, tn_coll_t coll, uint64_t size,
   bool halve = r->method == SYNTH_FOREST && o->chunks_per_npu == 0;
   for (int h = 0; st == TN_OK && halve && h < FOREST_GATE_HALVINGS; h++) {
     uint32_t k = r->algo->chunks_per_npu;
-    if (k < 2 || rep->time_ps - rep->first_ps <= rep->first_ps / 1000 * FOREST_GATE_PERMILLE) break;
+    /* (gates that made the set faster cost nothing) */
+    if (k < 2 || rep->time_ps <= rep->first_ps ||
+        rep->time_ps - rep->first_ps <= rep->first_ps / 1000 * FOREST_GATE_PERMILLE)
+      break;
     /* both sets are held at once: only when both fit under the cap (one-thread figures,
      * as every choice, so the outcome does not depend on the threads) */
     uint64_t both = synth_mem_estimate(t, coll, size, SYNTH_FOREST, k, 1) +
