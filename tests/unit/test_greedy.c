@@ -116,19 +116,27 @@ static void lowering_on_two_threads_verifies_matches_simulation_and_is_stable(vo
 /* Tags count each sender's messages across both All-Reduce halves: every rank's SEND tags
  * are 0, 1, ..., m-1 (small and recurring across ranks), and every RECV names a (sender,
  * tag) whose SEND goes to it, each SEND taken by exactly one RECV. */
+/* The greedy's All-Reduce of 1 MiB at 2 chunks per NPU on KIND-DIMS, lowered: *t, *s, *a
+ * for the caller to free. */
+static void lowered_allreduce(const char *kind, const char *dims, topo_t **t, schedule_t *s,
+                              algo_t **a) {
+  *t = NULL, *a = NULL;
+  TU_OK(topo_gen_kind(kind, dims, 50.0, 500.0, t, &tu_err_));
+  greedy_opts_t o = {.seed = 0, .chunks_per_npu = 2};
+  TU_OK(greedy_run_for(*t, TN_ALLREDUCE, 1u << 20, &o, s, &tu_err_));
+  TU_OK(algo_from_schedule(s, TN_ALLREDUCE, "greedy", a, &tu_err_));
+}
+
 /* An All-Reduce owner's first send of a chunk waits for the reduce phase's last COMP of it
  * (reductions into one slot are serialised), not for each: on a switch every owner reduces
  * each chunk from every other NPU, and listing them all made n dependencies per send.
  * The set still verifies and runs as planned. */
 static void allreduce_owner_sends_wait_for_the_last_reduction_only(void **state) {
   (void)state;
-  topo_t *t = NULL;
-  TU_OK(topo_gen_kind("switch", "16", 50.0, 500.0, &t, &tu_err_));
-  greedy_opts_t o = {.seed = 0, .chunks_per_npu = 2};
+  topo_t *t;
   schedule_t s;
-  TU_OK(greedy_run_for(t, TN_ALLREDUCE, 1u << 20, &o, &s, &tu_err_));
-  algo_t *a = NULL;
-  TU_OK(algo_from_schedule(&s, TN_ALLREDUCE, "greedy", &a, &tu_err_));
+  algo_t *a;
+  lowered_allreduce("switch", "16", &t, &s, &a);
   uint32_t owners = 0;
   for (uint32_t r = 0; r < a->npus; r++)
     for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
@@ -151,13 +159,10 @@ static void allreduce_owner_sends_wait_for_the_last_reduction_only(void **state)
 
 static void lowering_numbers_tags_per_sender(void **state) {
   (void)state;
-  topo_t *t = NULL;
-  TU_OK(topo_gen_kind("torus", "4x4", 50.0, 500.0, &t, &tu_err_));
-  greedy_opts_t o = {.seed = 0, .chunks_per_npu = 2};
+  topo_t *t;
   schedule_t s;
-  TU_OK(greedy_run_for(t, TN_ALLREDUCE, 1u << 20, &o, &s, &tu_err_));
-  algo_t *a = NULL;
-  TU_OK(algo_from_schedule(&s, TN_ALLREDUCE, "greedy", &a, &tu_err_));
+  algo_t *a;
+  lowered_allreduce("torus", "4x4", &t, &s, &a);
   enum { N = 16, MAXT = 1024 };
   static int32_t to[N][MAXT]; /* SEND of (sender, tag): its receiver, or -1 */
   static uint8_t taken[N][MAXT];
