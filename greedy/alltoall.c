@@ -335,11 +335,10 @@ HEAP_FNS(rqh, rq_t, rq_less)
 typedef struct rx {
   uint64_t busy, fly; /* its first link's occupancy; start to arrival */
   uint64_t ahead;     /* the flight still ahead of its piece after it */
-  uint64_t ready, at; /* ready and start in the plan */
-  uint64_t rel_ps;    /* when the set releases it, in the plan (see build) */
-  uint64_t bytes;
-  uint32_t res; /* the first link of its edge: what it queues for */
-  uint32_t src, dst, chunk;
+  uint64_t ready;     /* ready in the plan */
+  uint64_t at;        /* its start in the plan; then when the set releases it (see build) */
+  uint32_t res;       /* the first link of its edge: what it queues for (from its sender) */
+  uint32_t dst, chunk;
   uint32_t idx, rel; /* its index in the set; the transfer whose arrival releases it */
   bool last;         /* the last hop of its piece */
 } rx_t;
@@ -441,7 +440,7 @@ static tn_status_t build(a2a_t *A, uint64_t size, uint32_t m, schedule_t *out, t
         for (uint32_t e = 0; st == TN_OK && e < h[0]; e++, x++) {
           size_t p = (size_t)h[1 + e] * n + h[2 + e];
           rx_t *X = &R.x[x];
-          X->chunk = c, X->src = h[1 + e], X->dst = h[2 + e], X->bytes = b;
+          X->chunk = c, X->dst = h[2 + e];
           X->res = A->lg.links[A->lg.lo[p]];
           for (uint32_t l = A->lg.lo[p]; st == TN_OK && l < A->lg.lo[p + 1]; l++) {
             const topo_link_t *lk = &A->t->links[A->lg.links[l]];
@@ -462,16 +461,22 @@ static tn_status_t build(a2a_t *A, uint64_t size, uint32_t m, schedule_t *out, t
     for (uint32_t r = 0; r < L; r++)
       R.qoff[r + 1] += R.qoff[r];
     relay_run(&R);
+    free(R.heap), free(R.q), R.heap = NULL, R.q = NULL; /* the run's queues: done */
     for (uint32_t y = 0; y < T; y++)
       key[y] = R.x[y].at;
     st = tn_radix_order(key, T, order, err);
   }
+  /* The set's vectors at their size (a transfer has at most two dependencies): no
+   * doubling, nor old and new copies side by side, while the scratch is still held. */
+  if (st == TN_OK) st = tn_vec_reserve_exact(&out->xfers, T, err);
+  if (st == TN_OK) st = tn_vec_reserve_exact(&out->chunks, T, err);
+  if (st == TN_OK) st = tn_vec_reserve_exact(&out->deps, 2 * (size_t)T, err);
   if (st == TN_OK) {
     /* In start order: each transfer depends on the delivery that brought its piece (none
      * at the source), and when the one before it on its link is released later in the
      * plan than it is ready, also on that one's release (rel: the transfer whose arrival
-     * releases it, NONE at once; rel_ps: when, in the plan). Issued at one instant, they
-     * go in index order, which is start order. */
+     * releases it, NONE at once; at: when, in the plan). Issued at one instant, they go
+     * in index order, which is start order. */
     for (uint32_t r = 0; r < L; r++)
       lastx[r] = SCHED_NONE;
     for (uint32_t o = 0; st == TN_OK && o < T; o++) {
@@ -481,14 +486,18 @@ static tn_status_t build(a2a_t *A, uint64_t size, uint32_t m, schedule_t *out, t
       uint32_t deps[2], nd = 0, p = lastx[Y->res];
       Y->idx = o;
       Y->rel = first_hop ? SCHED_NONE : y - 1;
-      Y->rel_ps = Y->ready;
+      Y->at = Y->ready; /* from here on: the release's time */
       if (!first_hop) deps[nd++] = R.x[y - 1].idx;
-      if (p != SCHED_NONE && R.x[p].rel_ps > Y->rel_ps) { /* wait for what released p */
-        Y->rel = R.x[p].rel, Y->rel_ps = R.x[p].rel_ps;
+      if (p != SCHED_NONE && R.x[p].at > Y->at) { /* wait for what released p */
+        Y->rel = R.x[p].rel, Y->at = R.x[p].at;
         if (first_hop || Y->rel != y - 1) deps[nd++] = R.x[Y->rel].idx;
       }
       lastx[Y->res] = y;
-      sched_xfer_t t = {.src = Y->src, .dst = Y->dst, .bytes = Y->bytes, .nchunks = 1, .ndeps = nd};
+      sched_xfer_t t = {.src = A->t->links[Y->res].src,
+                        .dst = Y->dst,
+                        .bytes = ten_chunk_bytes(space, n, k, Y->chunk),
+                        .nchunks = 1,
+                        .ndeps = nd};
       st = schedule_add(out, &t, &Y->chunk, deps, NULL, err);
     }
   }
