@@ -401,8 +401,10 @@ static void relay_run(relay_t *R) {
 }
 
 /* The schedule for m pieces per block on the paths, in the list schedule's order on every
- * link; timed by schedule_replay_ties. */
-static tn_status_t build(a2a_t *A, uint64_t size, uint32_t m, schedule_t *out, tn_err_t *err) {
+ * link; timed by schedule_replay_ties, or, on a fabric without switches (plan_only, see
+ * planned_is_exact), by the list schedule itself (out->ties then empty). */
+static tn_status_t build(a2a_t *A, uint64_t size, uint32_t m, bool plan_only, schedule_t *out,
+                         tn_err_t *err) {
   uint32_t n = A->n, k = n * m, L = A->t->nlinks;
   uint64_t space = (uint64_t)n * size, T64 = 0, crossings, pieces;
   path_counts(A, &T64, &crossings, &pieces);
@@ -461,6 +463,9 @@ static tn_status_t build(a2a_t *A, uint64_t size, uint32_t m, schedule_t *out, t
     for (uint32_t r = 0; r < L; r++)
       R.qoff[r + 1] += R.qoff[r];
     relay_run(&R);
+    for (uint32_t y = 0; y < T; y++)
+      if (R.x[y].last && R.x[y].at + R.x[y].fly > out->time_ps)
+        out->time_ps = R.x[y].at + R.x[y].fly;
     free(R.heap), free(R.q), R.heap = NULL, R.q = NULL; /* the run's queues: done */
     for (uint32_t y = 0; y < T; y++)
       key[y] = R.x[y].at;
@@ -503,12 +508,20 @@ static tn_status_t build(a2a_t *A, uint64_t size, uint32_t m, schedule_t *out, t
   }
   relay_free(&R); /* before the replay: the plan's peak is the set's, not this scratch */
   free(order), free(key), free(lastx);
-  if (st == TN_OK) st = schedule_replay_ties(A->t, out, A->tie_window, err);
+  if (st == TN_OK && !plan_only) st = schedule_replay_ties(A->t, out, A->tie_window, err);
   if (st != TN_OK) {
     schedule_free(out);
     schedule_init(out, TN_ALLTOALL, n, k, size);
   }
   return st;
+}
+
+/* Whether the list schedule's time is the engine's on t: every edge is one link (no
+ * switches), so a transfer's occupancy and flight are the engine's, the set keeps the
+ * plan's order on every link, and pieces of one instant go in the plan's order. Then the
+ * sweep compares counts by their plans and replays only the one it keeps. */
+static bool planned_is_exact(const topo_t *t) {
+  return t->switches == 0;
 }
 
 /* Paths for m pieces per block, from fresh lengths. */
@@ -632,7 +645,8 @@ static void sweep_one(void *ctx, size_t i, unsigned worker) {
     tn_err_t e = {0};
     j->over = paths_fit(A, m, &j->need, &e) != TN_OK;
   }
-  if (j->st == TN_OK && !j->capped && !j->over) j->st = build(A, j->size, m, &j->sch, &j->e);
+  if (j->st == TN_OK && !j->capped && !j->over)
+    j->st = build(A, j->size, m, planned_is_exact(A->t), &j->sch, &j->e);
   free(A->len);
   free(A->inv_bw);
   free(A->dist);
@@ -831,7 +845,7 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
       }
       continue;
     }
-    st = build(&A, size_bytes, m, &sch, err);
+    st = build(&A, size_bytes, m, planned_is_exact(t), &sch, err);
     if (st != TN_OK) break;
     if (best_m == 0 || sch.time_ps < out->time_ps) {
       schedule_free(out);
@@ -844,6 +858,9 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
   }
   for (uint32_t k = 0; k < njobs; k++)
     schedule_free(&jobs[k].sch); /* the plans past a stop, or past a failure */
+  /* Counts compared by their plans are timed by the engine now, the one kept alone (its
+   * time and its pairs for order-proofing). */
+  if (st == TN_OK && planned_is_exact(t)) st = schedule_replay_ties(t, out, window, err);
   a2a_free(&A);
   topo_routes_free(routes);
   if (st != TN_OK) {
