@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
          * whose paths differ: the set's messages tell which. */
         uint64_t est = meth == SYNTH_GREEDY && coll == TN_ALLTOALL && ek
                            ? greedy_alltoall_kept_mem(t, size, ek, json_u64(js, "messages"),
-                                                      SIM_STRICT_FIRST_WINDOW_PS)
+                                                      SIM_STRICT_FIRST_WINDOW_PS, threads)
                            : synth_mem_estimate(t, coll, size, meth, ek, threads);
         double peak_mib = (double)kb / 1024.0, est_mib = (double)est / (1 << 20);
         char range[64] = "";

@@ -67,7 +67,9 @@ uint64_t greedy_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll, unsign
  * routed over load-balanced paths of logical edges and relayed by NPUs (see
  * greedy/alltoall.c). opts->chunks_per_npu, when not 0, is the pieces per (source,
  * destination) block; else the fastest of 1, 2, 4, 8 is kept (of those within the memory
- * cap; see greedy_alltoall_mem_estimate). Timed by schedule_replay, so
+ * cap; see greedy_alltoall_mem_estimate). Each count is a list schedule that relays the
+ * piece with the longest flight ahead first, the set keeping that order. Timed by
+ * schedule_replay, so
  * out->time_ps is what the simulator measures on algo_from_schedule(out, TN_ALLTOALL).
  * Errors: TN_INVAL for fewer than 2 NPUs or less than a byte per piece, TN_INFEASIBLE for a
  * disconnected fabric, TN_LIMIT over the memory cap. O(m n^3) for the paths plus the replay. */
@@ -82,19 +84,20 @@ tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_o
  * planned; and before routing, the first count at its least transfers (every piece
  * crosses at least its hop distance), the figure returned here when that alone is over
  * the cap. tie_window_ps is the window of the pairs the run keeps (greedy_opts_t's, UINT64_MAX
- * for none): pieces that cross a link within it cost more. Builds the fabric's routes and
- * logical edges (O(n^2) memory) and routes once (O(m n) Dijkstras); 0 when they cannot be
- * built. */
+ * for none): pieces that cross a link within it cost more. On `threads` threads
+ * (tn_mem_threads: a second one holds more); greedy_alltoall refuses by its one-thread
+ * figure. Builds the fabric's routes and logical edges (O(n^2) memory) and routes once
+ * (O(m n) Dijkstras); 0 when they cannot be built. */
 uint64_t greedy_alltoall_mem_estimate(const topo_t *t, uint64_t size_bytes, uint32_t pieces,
-                                      uint64_t tie_window_ps);
+                                      uint64_t tie_window_ps, unsigned threads);
 /* The figure greedy_alltoall's check gave the set it kept, from what that set shows: its
  * pieces per block and its transfers (the set's messages). The sweep may keep a count
  * planned at its second growth rate (random4reg-32 64 MiB: 49,230 transfers there against
  * 41,085 at the first), which greedy_alltoall_mem_estimate does not route: here the count
  * is routed at the first rate, then at the second when the first's transfers differ; the
  * first rate's figure when neither matches. For bench_mem, which measures the peak of a
- * run and compares it with the estimate of the set that run kept. */
+ * run on `threads` threads and compares it with the estimate of the set that run kept. */
 uint64_t greedy_alltoall_kept_mem(const topo_t *t, uint64_t size_bytes, uint32_t pieces,
-                                  uint64_t transfers, uint64_t tie_window_ps);
+                                  uint64_t transfers, uint64_t tie_window_ps, unsigned threads);
 
 #endif

@@ -361,7 +361,7 @@ uint64_t synth_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size_bytes
   case SYNTH_TWOSTEP: return algo_two_step_mem_estimate(t->npus, k ? k : 1);
   case SYNTH_GREEDY:
     return coll == TN_ALLTOALL
-               ? greedy_alltoall_mem_estimate(t, size_bytes, k, SIM_STRICT_FIRST_WINDOW_PS)
+               ? greedy_alltoall_mem_estimate(t, size_bytes, k, SIM_STRICT_FIRST_WINDOW_PS, threads)
                : greedy_mem_estimate(t, k ? k : 1, coll, threads);
   case SYNTH_MILP: return milp_estimate(t, coll, size_bytes, k, threads);
   case SYNTH_TREES: {

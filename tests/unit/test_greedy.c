@@ -523,6 +523,15 @@ static void alltoall_two_step_verifies_and_auto_beats_the_baselines(void **state
   topo_free(t);
 }
 
+/* An All-to-All plan's set verifies and simulates in the plan's time. */
+static void lowered_alltoall_runs_as_planned(const schedule_t *s, const topo_t *t) {
+  algo_t *x = NULL;
+  TU_OK(algo_from_schedule(s, TN_ALLTOALL, "greedy", &x, &tu_err_));
+  verify(x, t);
+  assert_int_equal(simulate(x, t), s->time_ps);
+  algo_free(x);
+}
+
 /* The piece-count sweep: never slower than any count it includes (8 pieces given), and 16
  * pieces only where 8 left more than 3% to the bound: taken on hypercube-64 (8 pieces are
  * 1.094 of it at 1 GiB), not on fattree-32-4to1 (1.002), where a plan of 16 would only
@@ -549,11 +558,7 @@ static void alltoall_takes_finer_pieces_only_where_they_pay(void **state) {
     } else {
       assert_true(pieces <= 8);
     }
-    algo_t *x = NULL;
-    TU_OK(algo_from_schedule(&a, TN_ALLTOALL, "greedy", &x, &tu_err_));
-    verify(x, t);
-    assert_int_equal(simulate(x, t), a.time_ps);
-    algo_free(x);
+    lowered_alltoall_runs_as_planned(&a, t);
     schedule_free(&a);
     schedule_free(&b);
     topo_free(t);
@@ -575,11 +580,7 @@ static void alltoall_relays_the_longest_flight_first(void **state) {
   if ((double)s.time_ps > 1.03 * (double)lb)
     fail_msg("mesh-8x8 All-to-All of 1 MiB: %llu ps, bound %llu ps", (unsigned long long)s.time_ps,
              (unsigned long long)lb);
-  algo_t *x = NULL;
-  TU_OK(algo_from_schedule(&s, TN_ALLTOALL, "greedy", &x, &tu_err_));
-  verify(x, t);
-  assert_int_equal(simulate(x, t), s.time_ps);
-  algo_free(x);
+  lowered_alltoall_runs_as_planned(&s, t);
   schedule_free(&s);
   topo_free(t);
 }
