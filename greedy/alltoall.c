@@ -409,7 +409,11 @@ static tn_status_t build(a2a_t *A, uint64_t size, uint32_t m, bool plan_only, sc
   uint64_t space = (uint64_t)n * size, T64 = 0, crossings, pieces;
   path_counts(A, &T64, &crossings, &pieces);
   schedule_init(out, TN_ALLTOALL, n, k, size);
-  if (T64 + L >= UINT32_MAX) return tn_err_set(err, TN_LIMIT, "All-to-All: too many transfers");
+  if (T64 + L >= UINT32_MAX)
+    return tn_err_set(err, TN_LIMIT,
+                      "greedy: All-to-All on %u NPUs in %u pieces per block crosses %llu "
+                      "edges, more than the planner indexes (2^32)",
+                      n, m, (unsigned long long)T64);
   uint32_t T = (uint32_t)T64;
   relay_t R = {.T = T};
   uint32_t *order = NULL, *lastx = NULL;
