@@ -54,8 +54,8 @@ expect_msg "direct: 4096 NPUs x 4 chunks needs about"
 
 # The greedy's All-to-All checks every piece count on its own routed paths. On
 # hierarchical-16x8 (64 MiB) they relay through other NPUs, 2.3 transfers per piece at 8
-# pieces per block: 8 pieces need about 217 MiB (the peak is 205 MiB with one thread, 265
-# with two), 4 about 102 MiB. Under 150 MiB the sweep keeps 4 (the old estimate, the least transfers at
+# pieces per block: 8 pieces need about 203.5 MiB at one thread (the peak is 201 MiB with
+# one thread, 268 with two), 4 about 95.6 MiB. Under 150 MiB the sweep keeps 4 (the old estimate, the least transfers at
 # 8 pieces, said 159 MiB and refused the case); 8 pieces asked for under 200 MiB are refused
 # (the old estimate said 92 MiB and ran into 206+ MiB).
 desc="greedy All-to-All under 150 MiB: 4 pieces per block"
