@@ -201,7 +201,10 @@ uint64_t algo_direct_mem_estimate(tn_coll_t coll, uint32_t npus, uint32_t chunks
   uint64_t n = npus, msgs = n * (n > 0 ? n - 1 : 0) * chunks_per_npu;
   /* Per message (B), measured; every rank's n - 1 messages of a piece are in flight at once,
    * so the simulator holds more per message than for the Ring. */
-  if (coll == TN_ALLTOALL) return ALGO_MEM_BASE + msgs * 1050; /* the same at 1 and 2 threads */
+  /* All-to-All (bench_mem on 12 fabrics of 8 to 128 NPUs, 1 MiB and 64 MiB, one and two
+   * threads): 8.7 MiB and 820-840 B per message at one thread, 25-32% more per message
+   * at two; the old thread-free 10 MiB + 1050 B read 1.07-1.43 at one thread. */
+  if (coll == TN_ALLTOALL) return tn_mem_threads(ALGO_MEM_PROCESS, msgs * 840, 25, threads);
   uint64_t per = coll == TN_ALLREDUCE ? 2 * 800 : 810;
   /* (measured with one thread, bench_mem, 32 to 256 NPUs at 64 MiB and 1 GiB; with two the
    * verifier and writer beside the last simulation hold a fifth more) */
