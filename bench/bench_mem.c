@@ -144,18 +144,17 @@ int main(int argc, char **argv) {
         kb = kbs[(runs - 1) / 2];
         const char *js = slurp(json);
         uint32_t k = js ? (uint32_t)json_u64(js, "chunks_per_npu") : 0;
-        /* The greedy's and the MILP's chunking as chosen; the greedy All-to-All's pieces
-         * per block as kept (its k is n x pieces): each count it plans is checked on its
-         * own paths as if kept, and the kept set is the bulk of the peak. */
-        uint32_t ek = meth != SYNTH_GREEDY && meth != SYNTH_MILP ? 0
-                      : coll == TN_ALLTOALL                      ? k / t->npus
-                                                                 : k;
-        /* The All-to-All's count may have been kept at the sweep's second growth rate,
-         * whose paths differ: the set's messages tell which. */
-        uint64_t est = meth == SYNTH_GREEDY && coll == TN_ALLTOALL && ek
-                           ? greedy_alltoall_kept_mem(t, size, ek, json_u64(js, "messages"),
-                                                      SIM_STRICT_FIRST_WINDOW_PS)
-                           : synth_mem_estimate(t, coll, size, meth, ek, threads);
+        /* The figure that describes the run (synth_mem_kept): the greedy's and the MILP's
+         * chunking as chosen, the forest's and Direct's before and once kept. The greedy
+         * All-to-All's pieces per block as kept (its k is n x pieces): each count it plans
+         * is checked on its own paths as if kept, and the kept set is the bulk of the
+         * peak; that count may have been kept at the sweep's second growth rate, whose
+         * paths differ: the set's messages tell which. */
+        uint32_t asked = chunks ? (uint32_t)strtoul(chunks, NULL, 10) : 0;
+        uint32_t pieces = meth == SYNTH_GREEDY && coll == TN_ALLTOALL ? k / t->npus : 0;
+        uint64_t est = pieces ? greedy_alltoall_kept_mem(t, size, pieces, json_u64(js, "messages"),
+                                                         SIM_STRICT_FIRST_WINDOW_PS)
+                              : synth_mem_kept(t, coll, size, meth, asked, k, threads);
         double peak_mib = (double)kb / 1024.0, est_mib = (double)est / (1 << 20);
         char range[64] = "";
         if (runs > 1 && rc == 0)
