@@ -4,7 +4,10 @@
  * order-proofing and simulating, verifying, writing the set), measured with wait4's
  * ru_maxrss. The greedy's estimate is taken at the chunking it chose (its search checks
  * every candidate's); its All-to-All's on the paths of the pieces per block it kept (its
- * sweep checks every count on its own paths). The child runs on the threads this program
+ * sweep checks every count on its own paths); the forest's and Direct's as the larger of
+ * the figure checked before they build (the forest's planning of every count it tries,
+ * Direct's largest configuration's trial) and the kept count's whole run, checked once
+ * kept (synth_mem_kept). The child runs on the threads this program
  * counts (TENET_THREADS, else the online CPUs up to 8), and the estimate is the one for
  * that count (tn_mem_threads: a second thread holds more). Prints one row per case with
  * estimate / peak and the set's messages; not a test (the peak depends on the C library's
