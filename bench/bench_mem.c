@@ -7,7 +7,9 @@
  * sweep checks every count on its own paths); the forest's and Direct's as the larger of
  * the figure checked before they build (the forest's planning of every count it tries,
  * Direct's largest configuration's trial) and the kept count's whole run, checked once
- * kept (synth_mem_kept). The child runs on the threads this program
+ * kept (synth_mem_kept); where the forest's gates made it make its set again at half its
+ * chunks, both sets' figures together (what that halving checks; the JSON's
+ * halved_from_chunks). The child runs on the threads this program
  * counts (TENET_THREADS, else the online CPUs up to 8), and the estimate is the one for
  * that count (tn_mem_threads: a second thread holds more). Prints one row per case with
  * estimate / peak and the set's messages; not a test (the peak depends on the C library's
@@ -31,6 +33,7 @@
 
 #include "bench/bench_proc.h"
 #include "cli/cli.h"
+#include "forest/forest.h"
 #include "greedy/greedy.h"
 #include "synth/synth.h"
 
@@ -158,6 +161,13 @@ int main(int argc, char **argv) {
         uint64_t est = pieces ? greedy_alltoall_kept_mem(t, size, pieces, json_u64(js, "messages"),
                                                          SIM_STRICT_FIRST_WINDOW_PS)
                               : synth_mem_kept(t, coll, size, meth, asked, k, threads);
+        /* The forest's set made again at half its chunks: both held at once (the figure
+         * that halving checks). */
+        uint32_t halved = js ? (uint32_t)json_u64(js, "halved_from_chunks") : 0;
+        if (halved) {
+          uint64_t both = forest_mem_halving(t, coll, size, halved, threads);
+          if (both > est) est = both;
+        }
         double peak_mib = (double)kb / 1024.0, est_mib = (double)est / (1 << 20);
         char range[64] = "";
         if (runs > 1 && rc == 0)

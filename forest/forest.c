@@ -308,6 +308,15 @@ uint64_t forest_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size,
   return run > plan ? run : plan;
 }
 
+uint64_t forest_mem_halving(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t k,
+                            unsigned threads) {
+  (void)size;
+  if (t->npus < 2 || k < 2) return forest_mem_estimate(t, coll, size, k, threads);
+  uint64_t first = run_mem(t, coll, k, threads), none = run_mem(t, coll, 0, threads);
+  uint64_t both = run_mem(t, coll, k / 2, threads) + (first - none) / 5 * 3;
+  return both > first ? both : first;
+}
+
 uint64_t forest_mem_before(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t chunks_per_npu,
                            unsigned threads) {
   if (chunks_per_npu != 0 || t->npus < 2)

@@ -146,9 +146,8 @@ tn_status_t synth_i_make_strict(const topo_t *t, tn_coll_t coll, uint64_t size,
       break;
     /* both sets are held at once: only when both fit under the cap (one-thread figures,
      * as every choice, so the outcome does not depend on the threads) */
-    uint64_t both = synth_mem_estimate(t, coll, size, SYNTH_FOREST, k, 1) +
-                    synth_mem_estimate(t, coll, size, SYNTH_FOREST, k / 2, 1);
-    if (both > tn_mem_cap()) break;
+    if (forest_mem_halving(t, coll, size, k, 1) > tn_mem_cap()) break;
+    if (r->halved_from == 0) r->halved_from = k;
     synth_opts_t at = *o;
     at.chunks_per_npu = k / 2;
     synth_result_t h2 = {.method = SYNTH_FOREST};

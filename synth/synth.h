@@ -104,6 +104,10 @@ typedef struct synth_result {
    * else 0): time_ps minus this is what the gates cost (or, kept to its plan's order,
    * gained). */
   uint64_t unproofed_ps;
+  /* The forest's: the chunks per NPU of the set its gates made it make again at half its
+   * chunks (the first such set; both were held at once, whichever was kept), 0 when none
+   * was (synth_i_make_strict). */
+  uint32_t halved_from;
 } synth_result_t;
 
 #define SYNTH_MAX_SEEDS 1000u /* opts->seeds at most */

@@ -692,9 +692,17 @@ static void synth_on_set_sees_the_returned_set(void **state) {
   topo_free(t);
 }
 
+static void set_cap(uint64_t bytes) {
+  char cap[32];
+  snprintf(cap, sizeof cap, "%llu", (unsigned long long)bytes);
+  setenv("TENET_MEM_CAP", cap, 1);
+}
+
 /* The forest's All-Gather of 64 MiB on spine-4x8 at its own 128 chunks per NPU ties nearly
  * every message, and its gates cost 1.6%; synth makes it again at 64, where they cost
- * nanoseconds, and keeps that faster order-proof set. */
+ * nanoseconds, and keeps that faster order-proof set (halved_from says so). Both sets are
+ * held at once: under a cap that holds one but not both (forest_mem_halving) the set at
+ * 128 is kept. */
 static void forest_halves_its_chunks_where_gates_cost(void **state) {
   (void)state;
   tn_err_t err = {0};
@@ -727,6 +735,20 @@ static void forest_halves_its_chunks_where_gates_cost(void **state) {
   assert_true(hooked.on_set_done && sn.calls >= 2);
   assert_ptr_equal(sn.last, hooked.algo);
   assert_true(algo_equal(r.algo, hooked.algo));
+  synth_result_free(&hooked);
+  assert_int_equal(r.halved_from, 128);
+  assert_int_equal(fine.halved_from, 0);
+  /* both sets are held at once: under a cap that holds the set at 128 alone it is kept */
+  uint64_t one = forest_mem_estimate(t, TN_ALLGATHER, size, 128, 1),
+           both = forest_mem_halving(t, TN_ALLGATHER, size, 128, 1);
+  assert_true(one < both);
+  set_cap((one + both) / 2);
+  o.on_set = NULL;
+  must(synth_run(t, TN_ALLGATHER, size, &o, &hooked, &err), &err);
+  unsetenv("TENET_MEM_CAP");
+  assert_int_equal(hooked.algo->chunks_per_npu, 128);
+  assert_int_equal(hooked.halved_from, 0);
+  assert_int_equal(hooked.time_ps, fine.time_ps);
   synth_result_free(&hooked);
   synth_result_free(&fine);
   synth_result_free(&r);
@@ -837,12 +859,6 @@ static void a_run_over_the_cap_only_with_its_threads_runs_on_one(void **state) {
     unsetenv("TENET_THREADS");
   }
   topo_free(t);
-}
-
-static void set_cap(uint64_t bytes) {
-  char cap[32];
-  snprintf(cap, sizeof cap, "%llu", (unsigned long long)bytes);
-  setenv("TENET_MEM_CAP", cap, 1);
 }
 
 /* The forest plans several counts and lowers, order-proofs, verifies and writes only the
