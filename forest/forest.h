@@ -130,10 +130,10 @@ uint64_t forest_plan_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size
 uint64_t forest_mem_before(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t chunks_per_npu,
                            unsigned threads);
 /* A set at k chunks per NPU made again at k / 2 (synth/'s gate halving) holds the first set
- * while the second is made whole: the second's run and 3/5 of the first's messages' part
- * (measured: fattree-32-4to1 Reduce-Scatter 1 GiB from 256, leaf-32 Reduce-Scatter and
- * All-Reduce, spine-4x8 All-Gather 64 MiB from 128; 0.94 to 1.07 of the peak), or the
- * first's run when larger. */
+ * while the second is made whole: the second's run and 11/20 of the first's messages' part
+ * (measured, one and two threads: fattree-32-4to1 Reduce-Scatter 1 GiB from 256, leaf-32
+ * Reduce-Scatter and All-Reduce, spine-4x8 and fattree-32-4to1 All-Gather 64 MiB from 128,
+ * peaks 0.89 to 1.17 times the first's whole run), or the first's run when larger. */
 uint64_t forest_mem_halving(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t k,
                             unsigned threads);
 
