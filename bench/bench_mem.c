@@ -4,7 +4,12 @@
  * order-proofing and simulating, verifying, writing the set), measured with wait4's
  * ru_maxrss. The greedy's estimate is taken at the chunking it chose (its search checks
  * every candidate's); its All-to-All's on the paths of the pieces per block it kept (its
- * sweep checks every count on its own paths). The child runs on the threads this program
+ * sweep checks every count on its own paths); the forest's and Direct's as the larger of
+ * the figure checked before they build (the forest's planning of every count it tries,
+ * Direct's largest configuration's trial) and the kept count's whole run, checked once
+ * kept (synth_mem_kept); where the forest's gates made it make its set again at half its
+ * chunks, both sets' figures together (what that halving checks; the JSON's
+ * halved_from_chunks). The child runs on the threads this program
  * counts (TENET_THREADS, else the online CPUs up to 8), and the estimate is the one for
  * that count (tn_mem_threads: a second thread holds more). Prints one row per case with
  * estimate / peak and the set's messages; not a test (the peak depends on the C library's
@@ -28,6 +33,7 @@
 
 #include "bench/bench_proc.h"
 #include "cli/cli.h"
+#include "forest/forest.h"
 #include "greedy/greedy.h"
 #include "synth/synth.h"
 
@@ -144,18 +150,24 @@ int main(int argc, char **argv) {
         kb = kbs[(runs - 1) / 2];
         const char *js = slurp(json);
         uint32_t k = js ? (uint32_t)json_u64(js, "chunks_per_npu") : 0;
-        /* The greedy's and the MILP's chunking as chosen; the greedy All-to-All's pieces
-         * per block as kept (its k is n x pieces): each count it plans is checked on its
-         * own paths as if kept, and the kept set is the bulk of the peak. */
-        uint32_t ek = meth != SYNTH_GREEDY && meth != SYNTH_MILP ? 0
-                      : coll == TN_ALLTOALL                      ? k / t->npus
-                                                                 : k;
-        /* The All-to-All's count may have been kept at the sweep's second growth rate,
-         * whose paths differ: the set's messages tell which. */
-        uint64_t est = meth == SYNTH_GREEDY && coll == TN_ALLTOALL && ek
-                           ? greedy_alltoall_kept_mem(t, size, ek, json_u64(js, "messages"),
-                                                      SIM_STRICT_FIRST_WINDOW_PS, threads)
-                           : synth_mem_estimate(t, coll, size, meth, ek, threads);
+        /* The figure that describes the run (synth_mem_kept): the greedy's and the MILP's
+         * chunking as chosen, the forest's and Direct's before and once kept. The greedy
+         * All-to-All's pieces per block as kept (its k is n x pieces): each count it plans
+         * is checked on its own paths as if kept, and the kept set is the bulk of the
+         * peak; that count may have been kept at the sweep's second growth rate, whose
+         * paths differ: the set's messages tell which. */
+        uint32_t asked = chunks ? (uint32_t)strtoul(chunks, NULL, 10) : 0;
+        uint32_t pieces = meth == SYNTH_GREEDY && coll == TN_ALLTOALL ? k / t->npus : 0;
+        uint64_t est = pieces ? greedy_alltoall_kept_mem(t, size, pieces, json_u64(js, "messages"),
+                                                         SIM_STRICT_FIRST_WINDOW_PS, threads)
+                              : synth_mem_kept(t, coll, size, meth, asked, k, threads);
+        /* The forest's set made again at half its chunks: both held at once (the figure
+         * that halving checks). */
+        uint32_t halved = js ? (uint32_t)json_u64(js, "halved_from_chunks") : 0;
+        if (halved) {
+          uint64_t both = forest_mem_halving(t, coll, size, halved, threads);
+          if (both > est) est = both;
+        }
         double peak_mib = (double)kb / 1024.0, est_mib = (double)est / (1 << 20);
         char range[64] = "";
         if (runs > 1 && rc == 0)

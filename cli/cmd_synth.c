@@ -101,6 +101,8 @@ static int print_json(const topo_t *t, const algo_t *a, uint64_t size, const syn
   if (so->time_ps) cli_json_add_ns(o, "predicted_ns", so->time_ps);
   /* what order-proofing's gates cost (or gained) on this set */
   if (so->unproofed_ps) cli_json_add_ns(o, "before_order_proofing_ns", so->unproofed_ps);
+  /* the forest's set made again at half its chunks (both held at once: bench_mem) */
+  if (so->halved_from) cJSON_AddNumberToObject(o, "halved_from_chunks", so->halved_from);
   cJSON_AddNumberToObject(o, "algbw_GBps", algbw);
   cJSON_AddNumberToObject(o, "busbw_GBps", algbw * tn_coll_busbw_factor(a->coll, t->npus));
   cli_json_add_ns(o, "lower_bound_ns", lb_ps);

@@ -216,46 +216,113 @@ tn_status_t forest_run_halves(const topo_t *t, uint64_t size_bytes, const forest
   return st;
 }
 
-/* Whether some switch of t has a link to every NPU. */
+/* Whether t is a star: one switch with a link to every NPU, and no other link from an NPU
+ * (leaf-32's NPUs also reach server switches, and cost what other switched fabrics do). */
 static bool star(const topo_t *t) {
   for (uint32_t s = t->npus; s < topo_nodes(t); s++) {
     uint32_t npus = 0;
     for (uint32_t i = t->out_off[s]; i < t->out_off[s + 1]; i++)
       npus += t->links[t->out_link[i]].dst < t->npus;
-    if (npus >= t->npus) return true;
+    if (npus < t->npus) continue;
+    bool only = true;
+    for (uint32_t v = 0; v < t->npus && only; v++)
+      for (uint32_t i = t->out_off[v]; i < t->out_off[v + 1] && only; i++)
+        only = t->links[t->out_link[i]].dst == s;
+    return only;
   }
   return false;
 }
 
-uint64_t forest_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size,
-                             uint32_t chunks_per_npu, unsigned threads) {
-  uint32_t n = t->npus;
-  if (n < 2) return FOREST_MEM_BASE;
-  /* the automatic chunking's largest count: the plan kept may be the finest tried (a half
-   * is also tried at twice the one count, as search() does) */
+/* The counts the automatic chunking plans for coll (forest_tries, and search()'s finer try
+ * for a half): the coarsest in *lo, the finest in *hi. */
+static void try_counts(uint32_t n, tn_coll_t coll, uint64_t size, uint32_t *lo, uint32_t *hi) {
   forest_try_t tries[FOREST_TRIES];
-  uint64_t k = chunks_per_npu;
-  uint32_t m = chunks_per_npu ? 0 : forest_tries(n, size, tries);
-  for (uint32_t i = 0; i < m; i++)
-    if (tries[i].chunks_per_npu > k) k = tries[i].chunks_per_npu;
+  uint32_t m = forest_tries(n, size, tries);
+  *lo = UINT32_MAX, *hi = 0;
+  for (uint32_t i = 0; i < m; i++) {
+    if (tries[i].chunks_per_npu < *lo) *lo = tries[i].chunks_per_npu;
+    if (tries[i].chunks_per_npu > *hi) *hi = tries[i].chunks_per_npu;
+  }
   uint32_t fine = m == 1 ? 2 * tries[0].chunks_per_npu : 0;
-  if (coll != TN_ALLREDUCE && fine > k && forest_i_chunks(n, size, fine) == fine &&
+  if (coll != TN_ALLREDUCE && fine > *hi && forest_i_chunks(n, size, fine) == fine &&
       size / ((uint64_t)n * fine) >= FINER_MIN_CHUNK_BYTES)
-    k = fine;
-  uint64_t msgs = (uint64_t)n * (n - 1) * k * (coll == TN_ALLREDUCE ? 2u : 1u);
-  /* Per message (B) of the whole `tenet synth -a forest` process, fitted on measured peaks
-   * (bench_mem, 32 to 256 NPUs, meshes, tori, a hypercube and switched fabrics, 1 MiB to
-   * 1 GiB, one and two threads), plus the packing per NPU pair; a fabric with switches
-   * costs more per message (its trees' edges cross two links or more). On a star (a switch
-   * with a link to every NPU) an All-Reduce costs more per message the more NPUs (its
-   * halves' trees all meet at the switch: 6.5 GB for 1.04M messages on switch-256, 2.1 GB
-   * on switch-128): the figure fitted there, 360 + 23 n, when larger. A second thread plans
-   * the pacings side by side and verifies and writes beside the last simulation. */
+    *hi = fine;
+  if (*lo > *hi) *lo = *hi;
+}
+
+static uint64_t messages(uint32_t n, tn_coll_t coll, uint64_t k) {
+  return (uint64_t)n * (n - 1) * k * (coll == TN_ALLREDUCE ? 2u : 1u);
+}
+
+/* The whole `tenet synth -a forest` process at k chunks per NPU, per message (B), fitted on
+ * measured peaks (bench_mem, 32 to 256 NPUs, meshes, tori, a hypercube and switched
+ * fabrics, 1 MiB to 1 GiB, one and two threads), plus the packing per NPU pair; a fabric
+ * with switches costs more per message (its trees' edges cross two links or more). On a
+ * star (a switch with a link to every NPU) an All-Reduce costs more per message the more
+ * NPUs (its halves' trees all meet at the switch; one thread: switch-128 2,095 B per
+ * message at 1 GiB and 2,145 at 1 MiB, switch-256 3,299 at 1 MiB), 9 n B more. A second thread
+ * plans the pacings side by side and verifies and writes beside the last simulation. */
+static uint64_t run_mem(const topo_t *t, tn_coll_t coll, uint64_t k, unsigned threads) {
+  uint32_t n = t->npus;
   uint64_t base = (uint64_t)10 << 20, per = 490, pack = 200, sw = 50, beside = 21;
   if (coll == TN_REDUCESCATTER)
     base = (uint64_t)23 << 19, per = 709, pack = 500, sw = 30, beside = 27;
   if (coll == TN_ALLREDUCE) base = (uint64_t)12 << 20, per = 592, pack = 600, sw = 55, beside = 21;
   if (t->switches > 0) per += per * sw / 100;
-  if (coll == TN_ALLREDUCE && star(t) && 360 + 23 * (uint64_t)n > per) per = 360 + 23 * (uint64_t)n;
-  return tn_mem_threads(base, msgs * per + (uint64_t)n * n * pack, (uint32_t)beside, threads);
+  if (coll == TN_ALLREDUCE && star(t)) per += 9 * (uint64_t)n;
+  return tn_mem_threads(base, messages(n, coll, k) * per + (uint64_t)n * n * pack, (uint32_t)beside,
+                        threads);
+}
+
+/* The planning alone at k (the packing, then the tries, the fastest so far held beside the
+ * one being planned): per message of the plan at k, fitted on the peaks of runs stopped as
+ * the search returns (1 MiB, the same fabrics, one and two threads). The packing's LP (at
+ * most FOREST_LP_MAX_NPUS NPUs) peaks before any plan, at 11.4 (rail-4x8) to 20.3 MB
+ * (hypercube-64) with the process, whatever the count: counted as 15 MiB. */
+static uint64_t plan_mem(const topo_t *t, tn_coll_t coll, uint64_t k, unsigned threads) {
+  uint32_t n = t->npus;
+  uint64_t base = (uint64_t)10 << 20, per = 170, sw = 15, beside = 35;
+  if (coll == TN_REDUCESCATTER) base = (uint64_t)23 << 19, per = 340, sw = 60, beside = 30;
+  if (coll == TN_ALLREDUCE) base = (uint64_t)12 << 20, per = 245, sw = 60, beside = 12;
+  if (t->switches > 0) per += per * sw / 100;
+  if (coll == TN_ALLREDUCE && star(t)) per += 5 * (uint64_t)n;
+  uint64_t plans = tn_mem_threads(base, messages(n, coll, k) * per, (uint32_t)beside, threads);
+  uint64_t packing = n <= FOREST_LP_MAX_NPUS ? ((uint64_t)15 << 20) : 0;
+  return plans > packing ? plans : packing;
+}
+
+uint64_t forest_plan_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size,
+                                  uint32_t chunks_per_npu, unsigned threads) {
+  uint32_t lo = chunks_per_npu, hi = chunks_per_npu;
+  if (t->npus < 2) return FOREST_MEM_BASE;
+  if (hi == 0) try_counts(t->npus, coll, size, &lo, &hi);
+  return plan_mem(t, coll, hi, threads);
+}
+
+uint64_t forest_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size,
+                             uint32_t chunks_per_npu, unsigned threads) {
+  uint32_t lo = chunks_per_npu, hi = chunks_per_npu;
+  if (t->npus < 2) return FOREST_MEM_BASE;
+  if (hi == 0) try_counts(t->npus, coll, size, &lo, &hi);
+  uint64_t run = run_mem(t, coll, hi, threads), plan = plan_mem(t, coll, hi, threads);
+  return run > plan ? run : plan;
+}
+
+uint64_t forest_mem_halving(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t k,
+                            unsigned threads) {
+  (void)size;
+  if (t->npus < 2 || k < 2) return forest_mem_estimate(t, coll, size, k, threads);
+  uint64_t first = run_mem(t, coll, k, threads), none = run_mem(t, coll, 0, threads);
+  uint64_t both = run_mem(t, coll, k / 2, threads) + (first - none) / 20 * 11;
+  return both > first ? both : first;
+}
+
+uint64_t forest_mem_before(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t chunks_per_npu,
+                           unsigned threads) {
+  if (chunks_per_npu != 0 || t->npus < 2)
+    return forest_mem_estimate(t, coll, size, chunks_per_npu, threads);
+  uint32_t lo, hi;
+  try_counts(t->npus, coll, size, &lo, &hi);
+  uint64_t run = run_mem(t, coll, lo, threads), plan = plan_mem(t, coll, hi, threads);
+  return run > plan ? run : plan;
 }

@@ -108,13 +108,33 @@ tn_status_t forest_allreduce(const topo_t *t, uint64_t size_bytes, const forest_
                              schedule_t *out, tn_err_t *err);
 
 /* The peak memory of a synthesis with the forest for coll (All-Gather, Reduce-Scatter,
- * All-Reduce) of size bytes on n NPUs at chunks_per_npu (0: the automatic count): the whole
- * `tenet synth -a forest` process (packing, planning, lowering, order-proofing, simulating,
- * verifying, writing) on `threads` threads (tn_mem_threads), from what such a process was
- * measured to use per message and per NPU pair (bench_mem). synth/ refuses a case whose
- * one-thread figure is over the cap (tn_mem_cap) before planning. */
+ * All-Reduce) of size bytes on t: the whole `tenet synth -a forest` process (packing,
+ * planning, lowering, order-proofing, simulating, verifying, writing) on `threads` threads
+ * (tn_mem_threads), from what such a process was measured to use per message and per NPU
+ * pair (bench_mem). At chunks_per_npu k, the run that keeps k; at 0 (the automatic
+ * chunking), the most any count it tries may need (the finest kept).
+ *
+ * The automatic chunking plans several counts and keeps one; only the kept set is lowered,
+ * order-proofed, verified and written. forest_plan_mem_estimate is the planning's part
+ * alone (the packing and every try planned, at the finest count). forest_mem_before is
+ * what synth/ checks against the cap (tn_mem_cap, one-thread figures) before packing: with
+ * k, forest_mem_estimate; at 0, the larger of the planning's figure and the whole run's
+ * at the coarsest count (no kept count needs less). Once the forest has kept a count,
+ * synth/ checks forest_mem_estimate at it before lowering; so a run that keeps a coarse
+ * count is not refused for the finest. */
 #define FOREST_MEM_BASE ((uint64_t)12 << 20)
-uint64_t forest_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t chunks_per_npu,
-                             unsigned threads);
+uint64_t forest_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size,
+                             uint32_t chunks_per_npu, unsigned threads);
+uint64_t forest_plan_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size,
+                                  uint32_t chunks_per_npu, unsigned threads);
+uint64_t forest_mem_before(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t chunks_per_npu,
+                           unsigned threads);
+/* A set at k chunks per NPU made again at k / 2 (synth/'s gate halving) holds the first set
+ * while the second is made whole: the second's run and 11/20 of the first's messages' part
+ * (measured, one and two threads: fattree-32-4to1 Reduce-Scatter 1 GiB from 256, leaf-32
+ * Reduce-Scatter and All-Reduce, spine-4x8 and fattree-32-4to1 All-Gather 64 MiB from 128,
+ * peaks 0.89 to 1.17 times the first's whole run), or the first's run when larger. */
+uint64_t forest_mem_halving(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t k,
+                            unsigned threads);
 
 #endif

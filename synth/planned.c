@@ -4,6 +4,7 @@
  * two halves chunk by chunk (on a symmetric fabric the transposed fabric is the fabric
  * itself, so one plan serves). The forest plans its Reduce-Scatter forward, and its
  * All-Reduce joins that to its All-Gather (see forest_reduce). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,6 +67,23 @@ bool synth_i_milp_too_large(const synth_result_t *r) {
 #endif
 }
 
+/* The forest has kept a count (its automatic chunking plans several; synth/ checked the
+ * planning's figure before packing): the rest of the run (lowering, order-proofing,
+ * verifying, writing) is checked by that count's figure, one thread's as every refusal. */
+static tn_status_t forest_kept(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t k,
+                               tn_err_t *err) {
+  char what[96];
+  snprintf(what, sizeof what, "forest: %u NPUs x %u chunks", t->npus, k);
+  return tn_mem_check(what, forest_mem_estimate(t, coll, size, k, 1), err);
+}
+
+/* The threads the kept forest set is lowered on: those of the run, or one where the kept
+ * count's figure at them is over the cap (tn_mem_threads; the output is the same). */
+static unsigned forest_threads(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t k) {
+  unsigned th = tn_thread_count();
+  return th < 2 || forest_mem_estimate(t, coll, size, k, th) <= tn_mem_cap() ? th : 1;
+}
+
 /* Plans an All-Gather schedule on t (the fabric, or its transpose for a reversed half)
  * that will be lowered to coll. On failure *s is left empty (initialised), whichever
  * planner ran. */
@@ -81,6 +99,7 @@ static tn_status_t plan(const topo_t *t, tn_coll_t coll, uint64_t size, const sy
      * (0.25 s there) than the simulation they spare when the forest is kept. */
     forest_opts_t f = {.chunks_per_npu = o->chunks_per_npu, .pace = true};
     st = forest_run(t, size, &f, s, err);
+    if (st == TN_OK) st = forest_kept(t, coll, size, s->chunks_per_npu, err);
   } else if (m == SYNTH_DIMS) {
     /* Its replay times it; for an All-Gather it also keeps the pairs (see planned). */
     uint64_t window = coll == TN_ALLGATHER ? SIM_STRICT_FIRST_WINDOW_PS : UINT64_MAX;
@@ -132,6 +151,8 @@ static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const
                            synth_method_t m, synth_result_t *out, tn_err_t *err) {
   schedule_t s;
   tn_status_t st = plan(t, coll, size, o, m, &s, out, err);
+  bool forest = st == TN_OK && m == SYNTH_FOREST;
+  unsigned prev = forest ? tn_thread_limit(forest_threads(t, coll, size, s.chunks_per_npu)) : 0;
   if (st == TN_OK && coll == TN_ALLGATHER && (m == SYNTH_GREEDY || m == SYNTH_DIMS)) {
     /* The greedy's and dims' plans are what the simulator runs on their lowering, so their
      * replay (about half a simulation) gives the pairs order-proofing would first simulate
@@ -158,6 +179,7 @@ static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const
     if (st == TN_OK && replayed && coll == TN_REDUCESCATTER) out->plan_ps = s.time_ps;
     if (st == TN_OK && replayed && coll == TN_ALLREDUCE) out->plan_ps = 2 * s.time_ps + 1;
   }
+  if (forest) tn_thread_limit(prev);
   schedule_free(&s);
   return st;
 }
@@ -174,10 +196,14 @@ static tn_status_t forest_reduce(const topo_t *t, tn_coll_t coll, uint64_t size,
   schedule_t done;
   tn_status_t st = coll == TN_ALLREDUCE ? forest_allreduce(t, size, &f, &done, err)
                                         : forest_run_reduce(t, size, &f, &done, err);
+  if (st == TN_OK) st = forest_kept(t, coll, size, done.chunks_per_npu, err);
   /* The run that timed the set also gives the pairs order-proofing would first simulate
    * for: the All-Reduce's replay, the Reduce-Scatter's plan. */
-  if (st == TN_OK)
+  if (st == TN_OK) {
+    unsigned prev = tn_thread_limit(forest_threads(t, coll, size, done.chunks_per_npu));
     st = synth_i_lower_with_first_run(&done, coll, synth_method_name(SYNTH_FOREST), out, err);
+    tn_thread_limit(prev);
+  }
   if (st == TN_OK) out->time_ps = done.time_ps;
   schedule_free(&done);
   return st;

@@ -146,9 +146,8 @@ tn_status_t synth_i_make_strict(const topo_t *t, tn_coll_t coll, uint64_t size,
       break;
     /* both sets are held at once: only when both fit under the cap (one-thread figures,
      * as every choice, so the outcome does not depend on the threads) */
-    uint64_t both = synth_mem_estimate(t, coll, size, SYNTH_FOREST, k, 1) +
-                    synth_mem_estimate(t, coll, size, SYNTH_FOREST, k / 2, 1);
-    if (both > tn_mem_cap()) break;
+    if (forest_mem_halving(t, coll, size, k, 1) > tn_mem_cap()) break;
+    if (r->halved_from == 0) r->halved_from = k;
     synth_opts_t at = *o;
     at.chunks_per_npu = k / 2;
     synth_result_t h2 = {.method = SYNTH_FOREST};
@@ -377,6 +376,47 @@ uint64_t synth_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size_bytes
   return 0;
 }
 
+/* Direct's configurations (whole blocks, then DIRECT_MOST_K pieces) are each built and
+ * simulated with their pairs recorded, but only the one kept is order-proofed, verified and
+ * written: a configuration's trial alone was measured at half the whole run's figure above
+ * the process (All-Reduce 1 MiB at 4 pieces: mesh-16x16 587 MB of 1,165, mesh-8x8 20.9 of
+ * 35.9; one thread). Its All-Reduce on a mesh keeps whole blocks at small sizes. */
+static uint64_t direct_trial(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t k,
+                             unsigned threads) {
+  uint64_t whole = baseline_mem(t, coll, size, SYNTH_DIRECT, k, threads);
+  return whole <= ALGO_MEM_PROCESS ? whole : ALGO_MEM_PROCESS + (whole - ALGO_MEM_PROCESS) / 2;
+}
+
+/* The figure a baseline is checked against before any configuration is built: with k
+ * given, or for Ring (it keeps 8 pieces both ways on every fabric measured, so it is
+ * refused at once rather than after building), the largest configuration's whole run;
+ * Direct's, the larger of its largest trial and the whole run at whole blocks (no
+ * configuration kept needs less), the kept one's checked once kept (best_baseline). */
+static uint64_t baseline_before(const topo_t *t, tn_coll_t coll, uint64_t size, synth_method_t m,
+                                uint32_t k, unsigned threads) {
+  if (k != 0 || m != SYNTH_DIRECT || coll == TN_ALLTOALL)
+    return synth_mem_estimate(t, coll, size, m, k, threads);
+  uint64_t trial = direct_trial(t, coll, size, DIRECT_MOST_K, threads);
+  uint64_t whole = baseline_mem(t, coll, size, m, 1, threads);
+  return trial > whole ? trial : whole;
+}
+
+uint64_t synth_mem_kept(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, synth_method_t m,
+                        uint32_t asked, uint32_t kept, unsigned threads) {
+  if (m == SYNTH_FOREST && coll != TN_ALLTOALL && kept != 0) {
+    uint64_t plan = forest_plan_mem_estimate(t, coll, size_bytes, asked, threads);
+    uint64_t run = forest_mem_estimate(t, coll, size_bytes, kept, threads);
+    return plan > run ? plan : run;
+  }
+  if (m == SYNTH_DIRECT && coll != TN_ALLTOALL && asked == 0 && kept != 0) {
+    uint64_t trial = direct_trial(t, coll, size_bytes, DIRECT_MOST_K, threads);
+    uint64_t run = baseline_mem(t, coll, size_bytes, m, kept, threads);
+    return trial > run ? trial : run;
+  }
+  bool chosen = (m == SYNTH_GREEDY || m == SYNTH_MILP) && coll != TN_ALLTOALL;
+  return synth_mem_estimate(t, coll, size_bytes, m, chosen && kept ? kept : asked, threads);
+}
+
 /* A baseline at its best, as practitioners run it: Ring in one direction or as the two
  * counter-rotating rings, with whole blocks or pipelined pieces; Direct with whole blocks
  * or pipelined pieces. Each configuration is simulated and the fastest kept (the earlier
@@ -396,12 +436,12 @@ static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size,
   size_t n = k                 ? (m == SYNTH_RING ? 2 : 1)
              : m == SYNTH_RING ? sizeof ring_cfg / sizeof *ring_cfg
                                : sizeof direct_cfg / sizeof *direct_cfg;
-  /* The largest configuration (the last) bounds the peak: refused over the cap before any
-   * is built. */
+  /* Refused over the cap before any configuration is built (baseline_before), named by the
+   * largest (the last). */
   char what[96];
   snprintf(what, sizeof what, "%s: %u NPUs x %u chunks", synth_method_name(m), t->npus,
            cfg[n - 1].k);
-  tn_status_t cst = tn_mem_check(what, synth_mem_estimate(t, coll, size, m, k, 1), err);
+  tn_status_t cst = tn_mem_check(what, baseline_before(t, coll, size, m, k, 1), err);
   if (cst != TN_OK) return cst;
   base_try_t x[3];
   memset(x, 0, sizeof x);
@@ -459,6 +499,13 @@ static tn_status_t best_baseline(const topo_t *t, tn_coll_t coll, uint64_t size,
   }
   if (out->algo != NULL) *pruned = false;
   if (st == TN_OK) out->time_ps = best_ps; /* simulated here: the portfolio need not again */
+  if (st == TN_OK && out->algo != NULL && m == SYNTH_DIRECT && k == 0 && coll != TN_ALLTOALL) {
+    /* Direct's kept configuration's whole run (order-proofing, verifying, writing) */
+    snprintf(what, sizeof what, "%s: %u NPUs x %u chunks", synth_method_name(m), t->npus,
+             out->algo->chunks_per_npu);
+    st =
+        tn_mem_check(what, synth_mem_estimate(t, coll, size, m, out->algo->chunks_per_npu, 1), err);
+  }
   if (st != TN_OK) {
     algo_free(out->algo);
     out->algo = NULL;
@@ -561,13 +608,15 @@ static tn_status_t produce(const topo_t *t, tn_coll_t coll, uint64_t size, const
   }
   case SYNTH_TWOSTEP: return two_step(t, size, o->chunks_per_npu, &out->algo, err);
   case SYNTH_FOREST: {
-    /* Refused over the cap before packing (the forest's NPU cap first: its message). */
+    /* Refused over the cap before packing (the forest's NPU cap first: its message) by the
+     * planning's figure and the coarsest count's; the kept count's is checked once kept
+     * (forest_mem_before). */
     char what[96];
     snprintf(what, sizeof what, "forest: %u NPUs", t->npus);
     tn_status_t st =
         t->npus > FOREST_MAX_NPUS
             ? TN_OK
-            : tn_mem_check(what, synth_mem_estimate(t, coll, size, m, o->chunks_per_npu, 1), err);
+            : tn_mem_check(what, forest_mem_before(t, coll, size, o->chunks_per_npu, 1), err);
     return st == TN_OK ? synth_i_planned(t, coll, size, o, m, out, err) : st;
   }
   case SYNTH_GREEDY:
@@ -654,15 +703,20 @@ static tn_status_t milp_or_greedy(const topo_t *t, tn_coll_t coll, uint64_t size
  * estimate at that count fits under the memory cap, else one (tn_mem_threads: a second
  * thread holds more). Producers refuse and choose by their one-thread figure, so what a
  * run makes (or refuses) is the same at any thread count; here the run is kept within the
- * cap at its own. The MILP's figure (which plans the greedy) and the greedy All-to-All's
- * (which routes) are counted alike at every thread count, and auto's candidates are
- * counted by the portfolio. */
+ * cap at its own. The forest at its automatic chunking (forest_mem_before) and Direct
+ * (baseline_before) are counted by their figures before a count is kept. The MILP's figure (which
+ * plans the greedy) and the greedy All-to-All's (which routes) are counted alike at every thread
+ * count, and auto's candidates are counted by the portfolio. */
 static unsigned run_threads(const topo_t *t, tn_coll_t coll, uint64_t size, synth_method_t m,
                             uint32_t k) {
   unsigned th = tn_thread_count();
   if (th < 2 || m == SYNTH_AUTO || m == SYNTH_MILP || (m == SYNTH_GREEDY && coll == TN_ALLTOALL))
     return th;
-  return synth_mem_estimate(t, coll, size, m, k, th) <= tn_mem_cap() ? th : 1;
+  uint64_t need = m == SYNTH_FOREST && coll != TN_ALLTOALL ? forest_mem_before(t, coll, size, k, th)
+                  : m == SYNTH_RING || m == SYNTH_DIRECT
+                      ? baseline_before(t, coll, size, m, k, th)
+                      : synth_mem_estimate(t, coll, size, m, k, th);
+  return need <= tn_mem_cap() ? th : 1;
 }
 
 static tn_status_t run_one(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
@@ -688,9 +742,9 @@ static tn_status_t run_one(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
   unsigned limit = tn_thread_limit(run_threads(t, coll, size_bytes, m, opts->chunks_per_npu));
   tn_status_t st = m == SYNTH_AUTO ? synth_i_portfolio(t, coll, size_bytes, opts, out, err)
                                    : synth_i_one(t, coll, size_bytes, opts, m, out, &e);
-  /* The greedy's chunking is known now: the rest (order-proofing beside verifying and
-   * writing) runs on the threads the kept set's figure allows. */
-  if (st == TN_OK && m == SYNTH_GREEDY)
+  /* The greedy's, the forest's and Direct's chunking is known now: the rest (order-proofing
+   * beside verifying and writing) runs on the threads the kept set's figure allows. */
+  if (st == TN_OK && (m == SYNTH_GREEDY || m == SYNTH_FOREST || m == SYNTH_DIRECT))
     tn_thread_limit(run_threads(t, coll, size_bytes, m, out->algo->chunks_per_npu));
   if (st == TN_OK) st = finish(t, coll, size_bytes, opts, out, m == SYNTH_AUTO ? err : &e);
   tn_thread_limit(limit);

@@ -104,6 +104,10 @@ typedef struct synth_result {
    * else 0): time_ps minus this is what the gates cost (or, kept to its plan's order,
    * gained). */
   uint64_t unproofed_ps;
+  /* The forest's: the chunks per NPU of the set its gates made it make again at half its
+   * chunks (the first such set; both were held at once, whichever was kept), 0 when none
+   * was (synth_i_make_strict). */
+  uint32_t halved_from;
 } synth_result_t;
 
 #define SYNTH_MAX_SEEDS 1000u /* opts->seeds at most */
@@ -137,6 +141,16 @@ void synth_result_free(synth_result_t *r);
  * a run whose figure at tn_thread_count() is over the cap. */
 uint64_t synth_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, synth_method_t m,
                             uint32_t chunks_per_npu, unsigned threads);
+
+/* The figure that describes a run of m asked for chunks_per_npu `asked` (0: automatic) that
+ * kept `kept` (its set's chunks_per_npu): what its checks compared. The forest's: the
+ * larger of its planning's figure (every count tried) and the kept count's whole run,
+ * each checked in turn (forest_mem_before, then forest_mem_estimate once kept); Direct's:
+ * the larger of its largest configuration's trial and the kept one's whole run (checked
+ * before building, then once kept); the greedy's and the MILP's: at the count kept (their
+ * search checks every count); others: synth_mem_estimate at `asked`. */
+uint64_t synth_mem_kept(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, synth_method_t m,
+                        uint32_t asked, uint32_t kept, unsigned threads);
 
 /* A baseline (SYNTH_RING or SYNTH_DIRECT) at its best configuration, as synth_run picks it,
  * without the order-proofing pass that every set synth_run returns goes through: for

@@ -71,8 +71,8 @@ tn_status_t synth_i_lower_with_first_run(const schedule_t *s, tn_coll_t coll, co
  * in 64: 955.2 and 955.3 us). So a forest set of automatic chunking whose gates cost more
  * than FOREST_GATE_PERMILLE of its time is made again at half its chunks, and the faster
  * order-proof set kept (the first on equal times), at most FOREST_GATE_HALVINGS times and
- * only while both sets' figures fit under the memory cap together; fn's last call is on
- * the set kept. */
+ * only while both sets fit under the memory cap together (forest_mem_halving, one thread's
+ * figure); fn's last call is on the set kept; r->halved_from names the first set so made. */
 #define FOREST_GATE_PERMILLE 1u
 #define FOREST_GATE_HALVINGS 2
 tn_status_t synth_i_make_strict(const topo_t *t, tn_coll_t coll, uint64_t size,

@@ -692,9 +692,17 @@ static void synth_on_set_sees_the_returned_set(void **state) {
   topo_free(t);
 }
 
+static void set_cap(uint64_t bytes) {
+  char cap[32];
+  snprintf(cap, sizeof cap, "%llu", (unsigned long long)bytes);
+  setenv("TENET_MEM_CAP", cap, 1);
+}
+
 /* The forest's All-Gather of 64 MiB on spine-4x8 at its own 128 chunks per NPU ties nearly
  * every message, and its gates cost 1.6%; synth makes it again at 64, where they cost
- * nanoseconds, and keeps that faster order-proof set. */
+ * nanoseconds, and keeps that faster order-proof set (halved_from says so). Both sets are
+ * held at once: under a cap that holds one but not both (forest_mem_halving) the set at
+ * 128 is kept. */
 static void forest_halves_its_chunks_where_gates_cost(void **state) {
   (void)state;
   tn_err_t err = {0};
@@ -727,6 +735,20 @@ static void forest_halves_its_chunks_where_gates_cost(void **state) {
   assert_true(hooked.on_set_done && sn.calls >= 2);
   assert_ptr_equal(sn.last, hooked.algo);
   assert_true(algo_equal(r.algo, hooked.algo));
+  synth_result_free(&hooked);
+  assert_int_equal(r.halved_from, 128);
+  assert_int_equal(fine.halved_from, 0);
+  /* both sets are held at once: under a cap that holds the set at 128 alone it is kept */
+  uint64_t one = forest_mem_estimate(t, TN_ALLGATHER, size, 128, 1),
+           both = forest_mem_halving(t, TN_ALLGATHER, size, 128, 1);
+  assert_true(one < both);
+  set_cap((one + both) / 2);
+  o.on_set = NULL;
+  must(synth_run(t, TN_ALLGATHER, size, &o, &hooked, &err), &err);
+  unsetenv("TENET_MEM_CAP");
+  assert_int_equal(hooked.algo->chunks_per_npu, 128);
+  assert_int_equal(hooked.halved_from, 0);
+  assert_int_equal(hooked.time_ps, fine.time_ps);
   synth_result_free(&hooked);
   synth_result_free(&fine);
   synth_result_free(&r);
@@ -837,6 +859,97 @@ static void a_run_over_the_cap_only_with_its_threads_runs_on_one(void **state) {
     unsetenv("TENET_THREADS");
   }
   topo_free(t);
+}
+
+/* The forest plans several counts and lowers, order-proofs, verifies and writes only the
+ * one it keeps (mesh-8x8 Reduce-Scatter of 1 MiB plans 1 to 8 chunks per NPU and keeps 4):
+ * it is checked before planning by the planning's figure (and the coarsest count's), then
+ * by the kept count's whole run, not by the finest's. Under a cap between the kept count's
+ * figure and the finest's it makes the set it makes without a cap (it was refused before
+ * planning); under one between the planning's figure and the kept count's it is refused
+ * once it has kept, naming the count; under the planning's figure, before planning. */
+static void forest_is_checked_by_the_count_it_keeps(void **state) {
+  (void)state;
+  topo_t *t = NULL;
+  tn_err_t err = {0};
+  must(topo_gen_kind("mesh", "8x8", 50.0, 500.0, &t, &err), &err);
+  const uint64_t size = 1u << 20;
+  const tn_coll_t c = TN_REDUCESCATTER;
+  synth_opts_t o = {.method = SYNTH_FOREST, .seed = 1};
+  synth_result_t free_run = {0}, r = {0};
+  unsetenv("TENET_MEM_CAP");
+  must(synth_run(t, c, size, &o, &free_run, &err), &err);
+  uint32_t k = free_run.algo->chunks_per_npu;
+  uint64_t before = forest_mem_before(t, c, size, 0, 1),
+           kept = forest_mem_estimate(t, c, size, k, 1),
+           finest = forest_mem_estimate(t, c, size, 0, 1);
+  assert_true(before < kept && kept < finest);
+  assert_true(forest_plan_mem_estimate(t, c, size, 0, 1) <= before);
+  assert_int_equal(synth_mem_kept(t, c, size, SYNTH_FOREST, 0, k, 1), kept);
+  set_cap((kept + finest) / 2);
+  must(synth_run(t, c, size, &o, &r, &err), &err);
+  assert_int_equal(r.time_ps, free_run.time_ps);
+  assert_int_equal(r.algo->chunks_per_npu, k);
+  assert_int_equal(algo_node_count(r.algo), algo_node_count(free_run.algo));
+  synth_result_free(&r);
+  char want[64];
+  snprintf(want, sizeof want, "forest: 64 NPUs x %u chunks needs", k);
+  set_cap((before + kept) / 2);
+  err = (tn_err_t){0};
+  assert_int_equal(synth_run(t, c, size, &o, &r, &err), TN_LIMIT);
+  assert_non_null(strstr(err.msg, want));
+  set_cap(before - 1);
+  err = (tn_err_t){0};
+  assert_int_equal(synth_run(t, c, size, &o, &r, &err), TN_LIMIT);
+  if (!strstr(err.msg, "forest: 64 NPUs needs")) fail_msg("%s", err.msg);
+  unsetenv("TENET_MEM_CAP");
+  synth_result_free(&free_run);
+  topo_free(t);
+}
+
+/* Direct builds and simulates its configurations (whole blocks, then 4 pieces) but
+ * order-proofs, verifies and writes only the one it keeps. mesh-8x8 All-Reduce of 1 MiB
+ * keeps whole blocks: under a cap between the figure of that run (the 4 pieces' trial)
+ * and the 4 pieces' whole run it makes the set it makes without a cap (it was refused).
+ * mesh-4x4 All-Reduce keeps 4 pieces: under a cap between the trial's figure and the whole
+ * run's it is refused once kept (without that check it would run over the cap). */
+static void direct_is_checked_by_the_configuration_it_keeps(void **state) {
+  (void)state;
+  tn_err_t err = {0};
+  const uint64_t size = 1u << 20;
+  const tn_coll_t c = TN_ALLREDUCE;
+  synth_opts_t o = {.method = SYNTH_DIRECT, .seed = 1};
+  static const char *const shape[] = {"8x8", "4x4"};
+  static const uint32_t keeps[] = {1, 4};
+  for (int i = 0; i < 2; i++) {
+    topo_t *t = NULL;
+    must(topo_gen_kind("mesh", shape[i], 50.0, 500.0, &t, &err), &err);
+    synth_result_t free_run = {0}, r = {0};
+    unsetenv("TENET_MEM_CAP");
+    must(synth_run(t, c, size, &o, &free_run, &err), &err);
+    assert_int_equal(free_run.algo->chunks_per_npu, keeps[i]);
+    uint64_t trial = synth_mem_kept(t, c, size, SYNTH_DIRECT, 0, 1, 1),
+             whole = synth_mem_estimate(t, c, size, SYNTH_DIRECT, 0, 1);
+    assert_true(trial < whole);
+    assert_int_equal(synth_mem_kept(t, c, size, SYNTH_DIRECT, 0, 4, 1), whole);
+    set_cap((trial + whole) / 2);
+    err = (tn_err_t){0};
+    tn_status_t st = synth_run(t, c, size, &o, &r, &err);
+    if (keeps[i] == 1) {
+      assert_int_equal(st, TN_OK);
+      assert_int_equal(r.time_ps, free_run.time_ps);
+      assert_int_equal(algo_node_count(r.algo), algo_node_count(free_run.algo));
+      synth_result_free(&r);
+    } else {
+      assert_int_equal(st, TN_LIMIT);
+      if (!strstr(err.msg, "direct: 16 NPUs x 4 chunks needs")) fail_msg("%s", err.msg);
+    }
+    set_cap(trial - 1);
+    assert_int_equal(synth_run(t, c, size, &o, &r, &err), TN_LIMIT);
+    unsetenv("TENET_MEM_CAP");
+    synth_result_free(&free_run);
+    topo_free(t);
+  }
 }
 
 /* A Reduce-Scatter is its All-Gather plan run backwards: where a SEND that becomes ready
@@ -954,6 +1067,8 @@ int main(void) {
       cmocka_unit_test(portfolio_side_by_side_fits_the_cap),
       cmocka_unit_test(portfolio_under_a_tight_cap_chooses_the_same),
       cmocka_unit_test(a_run_over_the_cap_only_with_its_threads_runs_on_one),
+      cmocka_unit_test(forest_is_checked_by_the_count_it_keeps),
+      cmocka_unit_test(direct_is_checked_by_the_configuration_it_keeps),
       cmocka_unit_test(synth_method_names_round_trip),
       cmocka_unit_test(synth_method_parse_suggests_the_nearest_name),
       cmocka_unit_test(synth_refuses_a_size_below_one_byte_per_chunk),
