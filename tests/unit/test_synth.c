@@ -861,6 +861,43 @@ static void a_run_over_the_cap_only_with_its_threads_runs_on_one(void **state) {
   topo_free(t);
 }
 
+/* The greedy All-to-All's figure grows with a second thread too (a set of more than 8 MiB
+ * of transfers): mesh-8x8 of 1 MiB in 2 pieces per block, under a cap between its one-thread
+ * and two-thread figures, is made on one thread (it ran on two, over the cap, when its
+ * figure was the same at any thread count), and on two without the cap. */
+static void greedy_alltoall_over_the_cap_only_with_its_threads_runs_on_one(void **state) {
+  (void)state;
+  topo_t *t = NULL;
+  tn_err_t err = {0};
+  must(topo_gen_kind("mesh", "8x8", 50.0, 500.0, &t, &err), &err);
+  uint64_t size = 1u << 20;
+  uint64_t one = synth_mem_estimate(t, TN_ALLTOALL, size, SYNTH_GREEDY, 2, 1);
+  uint64_t two = synth_mem_estimate(t, TN_ALLTOALL, size, SYNTH_GREEDY, 2, 2);
+  assert_true(two > one);
+  char cap[32];
+  snprintf(cap, sizeof cap, "%llu", (unsigned long long)(one + (two - one) / 2));
+  setenv("TENET_MEM_CAP", cap, 1);
+  setenv("TENET_THREADS", "2", 1);
+  unsigned seen = 0;
+  synth_opts_t o = {.method = SYNTH_GREEDY,
+                    .seed = 1,
+                    .chunks_per_npu = 2,
+                    .on_set = note_threads,
+                    .on_set_ctx = &seen};
+  synth_result_t a = {0}, b = {0};
+  assert_int_equal(synth_run(t, TN_ALLTOALL, size, &o, &a, &err), TN_OK);
+  assert_int_equal(seen, 1);
+  unsetenv("TENET_MEM_CAP");
+  assert_int_equal(synth_run(t, TN_ALLTOALL, size, &o, &b, &err), TN_OK);
+  assert_int_equal(seen, 2);
+  assert_int_equal(a.time_ps, b.time_ps);
+  assert_int_equal(algo_node_count(a.algo), algo_node_count(b.algo));
+  synth_result_free(&a);
+  synth_result_free(&b);
+  unsetenv("TENET_THREADS");
+  topo_free(t);
+}
+
 /* The forest plans several counts and lowers, order-proofs, verifies and writes only the
  * one it keeps (mesh-8x8 Reduce-Scatter of 1 MiB plans 1 to 8 chunks per NPU and keeps 4):
  * it is checked before planning by the planning's figure (and the coarsest count's), then
@@ -1067,6 +1104,7 @@ int main(void) {
       cmocka_unit_test(portfolio_side_by_side_fits_the_cap),
       cmocka_unit_test(portfolio_under_a_tight_cap_chooses_the_same),
       cmocka_unit_test(a_run_over_the_cap_only_with_its_threads_runs_on_one),
+      cmocka_unit_test(greedy_alltoall_over_the_cap_only_with_its_threads_runs_on_one),
       cmocka_unit_test(forest_is_checked_by_the_count_it_keeps),
       cmocka_unit_test(direct_is_checked_by_the_configuration_it_keeps),
       cmocka_unit_test(synth_method_names_round_trip),
