@@ -819,82 +819,65 @@ static tn_status_t note_threads(void *ctx, const algo_t *a, tn_err_t *err) {
   return TN_OK;
 }
 
+/* Under a cap between method m's one-thread and two-thread figures (k as the method takes
+ * it), a two-thread run is made on one thread and makes the one-thread run's set; without
+ * the cap, on two; under the one-thread figure, refused at any thread count. */
+static void over_the_cap_only_with_its_threads(const topo_t *t, tn_coll_t c, uint64_t size,
+                                               synth_method_t m, uint32_t k) {
+  tn_err_t err = {0};
+  uint64_t one = synth_mem_estimate(t, c, size, m, k, 1);
+  uint64_t two = synth_mem_estimate(t, c, size, m, k, 2);
+  assert_true(two > one);
+  char cap[32];
+  snprintf(cap, sizeof cap, "%llu", (unsigned long long)(one + (two - one) / 2));
+  setenv("TENET_MEM_CAP", cap, 1);
+  unsigned seen = 0;
+  synth_opts_t o = {
+      .method = m, .seed = 1, .chunks_per_npu = k, .on_set = note_threads, .on_set_ctx = &seen};
+  synth_result_t a = {0}, b = {0};
+  setenv("TENET_THREADS", "1", 1);
+  assert_int_equal(synth_run(t, c, size, &o, &a, &err), TN_OK);
+  setenv("TENET_THREADS", "2", 1);
+  assert_int_equal(synth_run(t, c, size, &o, &b, &err), TN_OK);
+  assert_int_equal(seen, 1);              /* the set was verified and written on one thread */
+  assert_int_equal(tn_thread_count(), 2); /* the limit ends with the run */
+  assert_int_equal(a.time_ps, b.time_ps);
+  assert_int_equal(algo_node_count(a.algo), algo_node_count(b.algo));
+  synth_result_free(&a);
+  synth_result_free(&b);
+  unsetenv("TENET_MEM_CAP"); /* within the default cap: on its two threads */
+  assert_int_equal(synth_run(t, c, size, &o, &b, &err), TN_OK);
+  assert_int_equal(seen, 2);
+  synth_result_free(&b);
+  snprintf(cap, sizeof cap, "%llu", (unsigned long long)(one - 1));
+  setenv("TENET_MEM_CAP", cap, 1);
+  assert_int_equal(synth_run(t, c, size, &o, &b, &err), TN_LIMIT);
+  setenv("TENET_THREADS", "1", 1);
+  assert_int_equal(synth_run(t, c, size, &o, &b, &err), TN_LIMIT);
+  unsetenv("TENET_MEM_CAP");
+  unsetenv("TENET_THREADS");
+}
+
 static void a_run_over_the_cap_only_with_its_threads_runs_on_one(void **state) {
   (void)state;
   topo_t *t = NULL;
   tn_err_t err = {0};
   must(topo_gen_kind("mesh", "4x4", 50.0, 500.0, &t, &err), &err);
-  uint64_t size = 1u << 20;
   static const synth_method_t ms[] = {SYNTH_RING, SYNTH_DIRECT, SYNTH_GREEDY};
-  for (size_t i = 0; i < sizeof ms / sizeof *ms; i++) {
-    uint64_t one = synth_mem_estimate(t, TN_ALLGATHER, size, ms[i], 0, 1);
-    uint64_t two = synth_mem_estimate(t, TN_ALLGATHER, size, ms[i], 0, 2);
-    assert_true(two > one);
-    char cap[32];
-    snprintf(cap, sizeof cap, "%llu", (unsigned long long)(one + (two - one) / 2));
-    setenv("TENET_MEM_CAP", cap, 1);
-    unsigned seen = 0;
-    synth_opts_t o = {.method = ms[i], .seed = 1, .on_set = note_threads, .on_set_ctx = &seen};
-    synth_result_t a = {0}, b = {0};
-    setenv("TENET_THREADS", "1", 1);
-    assert_int_equal(synth_run(t, TN_ALLGATHER, size, &o, &a, &err), TN_OK);
-    setenv("TENET_THREADS", "2", 1);
-    assert_int_equal(synth_run(t, TN_ALLGATHER, size, &o, &b, &err), TN_OK);
-    assert_int_equal(seen, 1);              /* the set was verified and written on one thread */
-    assert_int_equal(tn_thread_count(), 2); /* the limit ends with the run */
-    assert_int_equal(a.time_ps, b.time_ps);
-    assert_int_equal(algo_node_count(a.algo), algo_node_count(b.algo));
-    synth_result_free(&a);
-    synth_result_free(&b);
-    unsetenv("TENET_MEM_CAP"); /* within the default cap: on its two threads */
-    assert_int_equal(synth_run(t, TN_ALLGATHER, size, &o, &b, &err), TN_OK);
-    assert_int_equal(seen, 2);
-    synth_result_free(&b);
-    snprintf(cap, sizeof cap, "%llu", (unsigned long long)(one - 1));
-    setenv("TENET_MEM_CAP", cap, 1);
-    assert_int_equal(synth_run(t, TN_ALLGATHER, size, &o, &b, &err), TN_LIMIT);
-    setenv("TENET_THREADS", "1", 1);
-    assert_int_equal(synth_run(t, TN_ALLGATHER, size, &o, &b, &err), TN_LIMIT);
-    unsetenv("TENET_MEM_CAP");
-    unsetenv("TENET_THREADS");
-  }
+  for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+    over_the_cap_only_with_its_threads(t, TN_ALLGATHER, 1u << 20, ms[i], 0);
   topo_free(t);
 }
 
 /* The greedy All-to-All's figure grows with a second thread too (a set of more than 8 MiB
- * of transfers): mesh-8x8 of 1 MiB in 2 pieces per block, under a cap between its one-thread
- * and two-thread figures, is made on one thread (it ran on two, over the cap, when its
- * figure was the same at any thread count), and on two without the cap. */
+ * of transfers): mesh-8x8 of 1 MiB in 2 pieces per block is checked the same way (it ran
+ * on two threads, over the cap, when its figure was the same at any thread count). */
 static void greedy_alltoall_over_the_cap_only_with_its_threads_runs_on_one(void **state) {
   (void)state;
   topo_t *t = NULL;
   tn_err_t err = {0};
   must(topo_gen_kind("mesh", "8x8", 50.0, 500.0, &t, &err), &err);
-  uint64_t size = 1u << 20;
-  uint64_t one = synth_mem_estimate(t, TN_ALLTOALL, size, SYNTH_GREEDY, 2, 1);
-  uint64_t two = synth_mem_estimate(t, TN_ALLTOALL, size, SYNTH_GREEDY, 2, 2);
-  assert_true(two > one);
-  char cap[32];
-  snprintf(cap, sizeof cap, "%llu", (unsigned long long)(one + (two - one) / 2));
-  setenv("TENET_MEM_CAP", cap, 1);
-  setenv("TENET_THREADS", "2", 1);
-  unsigned seen = 0;
-  synth_opts_t o = {.method = SYNTH_GREEDY,
-                    .seed = 1,
-                    .chunks_per_npu = 2,
-                    .on_set = note_threads,
-                    .on_set_ctx = &seen};
-  synth_result_t a = {0}, b = {0};
-  assert_int_equal(synth_run(t, TN_ALLTOALL, size, &o, &a, &err), TN_OK);
-  assert_int_equal(seen, 1);
-  unsetenv("TENET_MEM_CAP");
-  assert_int_equal(synth_run(t, TN_ALLTOALL, size, &o, &b, &err), TN_OK);
-  assert_int_equal(seen, 2);
-  assert_int_equal(a.time_ps, b.time_ps);
-  assert_int_equal(algo_node_count(a.algo), algo_node_count(b.algo));
-  synth_result_free(&a);
-  synth_result_free(&b);
-  unsetenv("TENET_THREADS");
+  over_the_cap_only_with_its_threads(t, TN_ALLTOALL, 1u << 20, SYNTH_GREEDY, 2);
   topo_free(t);
 }
 
