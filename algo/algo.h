@@ -171,8 +171,9 @@ tn_status_t algo_direct(tn_coll_t coll, uint32_t npus, uint64_t size_bytes, uint
  * 20% at 64 to 1024 NPUs). synth/ refuses a baseline over the cap (tn_mem_cap) before
  * building it. Ring: n (n - 1) k messages (All-Reduce twice that); Direct: the same
  * (All-to-All: k pieces per block); Two-Step: its chunk lists, n * n * m ids per step.
- * Ring and Direct at `threads` threads (tn_mem_threads; All-to-All and Two-Step are the same
- * at any count); synth/ adds what order-proofing records on the fabric's fast links. */
+ * Ring and Direct (its All-to-All too) at `threads` threads (tn_mem_threads; Two-Step is
+ * the same at any count); synth/ adds what order-proofing records on the fabric's fast
+ * links. */
 #define ALGO_MEM_BASE ((uint64_t)10 << 20)
 /* Ring's and Direct's base: the process itself (measured: 7.8 MiB for a run refused at once),
  * their figures per message on top (tn_mem_threads: more with a second thread). */

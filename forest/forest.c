@@ -310,7 +310,6 @@ uint64_t forest_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size,
 
 uint64_t forest_mem_halving(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t k,
                             unsigned threads) {
-  (void)size;
   if (t->npus < 2 || k < 2) return forest_mem_estimate(t, coll, size, k, threads);
   uint64_t first = run_mem(t, coll, k, threads), none = run_mem(t, coll, 0, threads);
   uint64_t both = run_mem(t, coll, k / 2, threads) + (first - none) / 20 * 11;

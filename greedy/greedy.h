@@ -68,9 +68,9 @@ uint64_t greedy_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll, unsign
  * greedy/alltoall.c). opts->chunks_per_npu, when not 0, is the pieces per (source,
  * destination) block; else the fastest of 1, 2, 4, 8 is kept (of those within the memory
  * cap; see greedy_alltoall_mem_estimate). Each count is a list schedule that relays the
- * piece with the longest flight ahead first, the set keeping that order. Timed by
- * schedule_replay, so
- * out->time_ps is what the simulator measures on algo_from_schedule(out, TN_ALLTOALL).
+ * piece with the longest flight ahead first, the set keeping that order. The kept count is
+ * timed by schedule_replay, so out->time_ps is what the simulator measures on
+ * algo_from_schedule(out, TN_ALLTOALL).
  * Errors: TN_INVAL for fewer than 2 NPUs or less than a byte per piece, TN_INFEASIBLE for a
  * disconnected fabric, TN_LIMIT over the memory cap. O(m n^3) for the paths plus the replay. */
 tn_status_t greedy_alltoall(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,

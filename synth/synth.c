@@ -314,8 +314,7 @@ static uint64_t milp_estimate(const topo_t *t, tn_coll_t coll, uint64_t size, ui
  * hierarchical-16x8 at 1 MiB against 64 MiB). 0 when no link is that fast for the piece or
  * the routes cannot be built. */
 #define BASE_PER_NEAR 130u
-static uint64_t near_mem(const topo_t *t, uint64_t piece, uint64_t msgs, bool ring,
-                         unsigned threads) {
+static uint64_t near_mem(const topo_t *t, uint64_t piece, uint64_t msgs, bool ring) {
   double most = 0.0;
   for (uint32_t l = 0; l < t->nlinks; l++)
     if (t->links[l].bandwidth_GBps > most) most = t->links[l].bandwidth_GBps;
@@ -337,7 +336,7 @@ static uint64_t near_mem(const topo_t *t, uint64_t piece, uint64_t msgs, bool ri
         near += (double)piece <= t->links[l].bandwidth_GBps * window;
     }
   topo_routes_free(r);
-  return routes ? tn_mem_threads(0, msgs * near / routes * BASE_PER_NEAR, 0, threads) : 0;
+  return routes ? msgs * near / routes * BASE_PER_NEAR : 0; /* the same at any threads */
 }
 
 /* A baseline's figure: algo/'s for its largest configuration, and near_mem for its pieces. */
@@ -347,7 +346,7 @@ static uint64_t baseline_mem(const topo_t *t, tn_coll_t coll, uint64_t size, syn
   uint64_t a = m == SYNTH_RING ? algo_ring_mem_estimate(coll, t->npus, k, threads)
                                : algo_direct_mem_estimate(coll, t->npus, k, threads);
   if (coll == TN_ALLTOALL || n == 0) return a;
-  uint64_t near = near_mem(t, size / (n * k), msgs, m == SYNTH_RING, threads);
+  uint64_t near = near_mem(t, size / (n * k), msgs, m == SYNTH_RING);
   return a + near < a ? UINT64_MAX : a + near;
 }
 
@@ -706,8 +705,8 @@ static tn_status_t milp_or_greedy(const topo_t *t, tn_coll_t coll, uint64_t size
  * cap at its own. The forest at its automatic chunking (forest_mem_before) and Direct
  * (baseline_before) are counted by their figures before a count is kept. The MILP's figure (which
  * plans the greedy) is counted alike at every thread count, and auto's candidates are counted
- * by the portfolio. The greedy All-to-All's routes its paths for the figure (as its own
- * checks do), which a second thread makes up to 45% larger. */
+ * by the portfolio. The greedy All-to-All's figure routes its paths (as its own checks
+ * do); a second thread makes it up to 45% larger. */
 static unsigned run_threads(const topo_t *t, tn_coll_t coll, uint64_t size, synth_method_t m,
                             uint32_t k) {
   unsigned th = tn_thread_count();
