@@ -196,7 +196,7 @@ int cmd_workload(int argc, char **argv) {
       cli_synth_opts(a.algo, a.seed, a.chunks, &p.so, &err) != TN_OK ||
       cli_rundir_plan(&p.d, a.out, "workload", CLI_WL_MANIFEST, &err) != TN_OK ||
       cli_wl_load(&p, &err) != TN_OK || cli_wl_make_sets(&p, &err) != TN_OK ||
-      cli_wl_predict(&p, false, &err) != TN_OK || cli_wl_write(&p, &err) != TN_OK)
+      cli_wl_write(&p, &err) != TN_OK)
     goto fail;
   if (a.json)
     code = cli_json_print("workload", cli_wl_json(&p));

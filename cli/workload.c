@@ -625,11 +625,12 @@ static void predict_job(void *arg, size_t run, unsigned worker) {
   free(algos);
 }
 
-tn_status_t cli_wl_predict(cli_wl_plan_t *p, bool compare, tn_err_t *err) {
+tn_status_t cli_wl_predict(cli_wl_plan_t *p, tn_err_t *err) {
   predict_ctx_t c = {.p = p};
-  unsigned jobs = p->jobs ? p->jobs : cli_cores(), runs = compare ? CLI_WL_RUNS : 1;
-  tn_status_t st = cli_parallel(runs, jobs < runs ? jobs : runs, predict_job, &c, NULL, err);
-  for (unsigned run = 0; st == TN_OK && run < runs; run++)
+  unsigned jobs = p->jobs ? p->jobs : cli_cores();
+  if (jobs > CLI_WL_RUNS) jobs = CLI_WL_RUNS;
+  tn_status_t st = cli_parallel(CLI_WL_RUNS, jobs, predict_job, &c, NULL, err);
+  for (unsigned run = 0; st == TN_OK && run < CLI_WL_RUNS; run++)
     if (c.err[run].status != TN_OK) {
       *err = c.err[run];
       st = err->status;
@@ -813,17 +814,41 @@ static bool link_set(const char *from, const char *to, uint32_t npus) {
   return true;
 }
 
+typedef struct fill_ctx {
+  cli_wl_plan_t *p;
+  const cli_rundir_t *d;
+  predict_ctx_t pc; /* the step's run with tenet's sets */
+} fill_ctx_t;
+
+/* Item 0 runs the step with tenet's sets (the figure the manifest and run.sh quote); item
+ * 1 + i writes set i under d->tmp (linked from where it was stored, else encoded), its
+ * failure kept in its err. */
+static void fill_job(void *arg, size_t item, unsigned worker) {
+  fill_ctx_t *c = arg;
+  if (item == 0) {
+    predict_job(&c->pc, CLI_WL_TENET, worker);
+    return;
+  }
+  cli_wl_set_t *s = &c->p->sets[item - 1];
+  char *prefix = NULL, rel[128];
+  snprintf(rel, sizeof rel, "sets/%s", s->name);
+  tn_status_t st = cli_path_join(c->d->tmp, rel, &prefix, &s->err);
+  if (st == TN_OK && !(s->source[0] && link_set(s->source, prefix, c->p->t->npus)))
+    st = emit_chakra_write(s->algo, prefix, &s->err);
+  if (st != TN_OK && s->err.status == TN_OK) s->err.status = st;
+  free(prefix);
+}
+
 static tn_status_t fill_dir(void *ctx, const cli_rundir_t *d, tn_err_t *err) {
   cli_wl_plan_t *p = ctx;
-  tn_status_t st = TN_OK;
-  for (uint32_t i = 0; i < p->nsets && st == TN_OK; i++) {
-    char *prefix = NULL, rel[128];
-    snprintf(rel, sizeof rel, "sets/%s", p->sets[i].name);
-    if ((st = cli_path_join(d->tmp, rel, &prefix, err)) == TN_OK &&
-        !(p->sets[i].source[0] && link_set(p->sets[i].source, prefix, p->t->npus)))
-      st = emit_chakra_write(p->sets[i].algo, prefix, err);
-    free(prefix);
-  }
+  /* The step runs on one worker while the others write the sets: they are apart (the run
+   * only reads the sets in memory), and the run takes about as long as the writing. */
+  fill_ctx_t c = {.p = p, .d = d, .pc = {.p = p}};
+  unsigned jobs = p->jobs ? p->jobs : 1;
+  tn_status_t st = cli_parallel((size_t)p->nsets + 1, jobs, fill_job, &c, NULL, err);
+  if (st == TN_OK && c.pc.err[CLI_WL_TENET].status != TN_OK)
+    *err = c.pc.err[CLI_WL_TENET], st = err->status;
+  if (st == TN_OK) st = first_failure(p, err);
   tn_sb_t yaml, sh;
   tn_sb_init(&yaml, err);
   tn_sb_init(&sh, err);
@@ -1006,7 +1031,7 @@ int cli_wl_sim(const char *topo, const char *prefix, const char *dir, bool json)
   tn_err_t err = {0};
   int code = 0;
   if (cli_wl_load(&p, &err) != TN_OK || cli_wl_read_dir(&p, dir, &err) != TN_OK ||
-      cli_wl_predict(&p, true, &err) != TN_OK) {
+      cli_wl_predict(&p, &err) != TN_OK) {
     code = cli_report("sim", &err);
   } else if (json) {
     code = cli_json_print("sim", sim_json(&p, dir));

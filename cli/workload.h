@@ -63,10 +63,12 @@ tn_status_t cli_wl_make_sets(cli_wl_plan_t *p, tn_err_t *err);
 /* Reads the sets DIR/workload.json names for p's collectives (after cli_wl_load), checks
  * they are what the collectives need, and makes the comparison's Ring and Direct. */
 tn_status_t cli_wl_read_dir(cli_wl_plan_t *p, const char *dir, tn_err_t *err);
-/* Runs the step with tenet's sets into p->step[CLI_WL_TENET]; with compare (after
- * cli_wl_read_dir) also with Ring and with Direct. */
-tn_status_t cli_wl_predict(cli_wl_plan_t *p, bool compare, tn_err_t *err);
-/* Writes the directory p->d (cli_rundir_write). */
+/* Runs the step (after cli_wl_read_dir) with tenet's sets, with Ring and with Direct into
+ * p->step, p->jobs (or all cores) at a time. */
+tn_status_t cli_wl_predict(cli_wl_plan_t *p, tn_err_t *err);
+/* Writes the directory p->d (cli_rundir_write): runs the step with tenet's sets into
+ * p->step[CLI_WL_TENET] on one of p->jobs workers while the others write the sets, then the
+ * files that quote its figures. */
 tn_status_t cli_wl_write(cli_wl_plan_t *p, tn_err_t *err);
 /* The summary of `tenet workload --json` (NULL when out of memory). */
 struct cJSON *cli_wl_json(const cli_wl_plan_t *p);
