@@ -35,8 +35,7 @@ static tn_status_t validate(const topo_t *t, uint64_t size_bytes, const milp_opt
     return tn_err_set(err, TN_INVAL, "steps per transfer must be in 1..16, not %u",
                       o->steps_per_xfer);
   if (t->npus < 2)
-    return tn_err_set(err, TN_INVAL, "fabric '%s' has %u NPU; an All-Gather needs 2", t->name,
-                      t->npus);
+    return tn_err_set(err, TN_INVAL, "fabric '%s' has %u NPU; it needs 2", t->name, t->npus);
   if (t->npus > MILP_MAX_NPUS)
     return tn_err_set(err, TN_LIMIT,
                       "fabric '%s' has %u NPUs, above the MILP's cap "

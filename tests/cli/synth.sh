@@ -111,6 +111,12 @@ t_sim=$(flat | sed 's/.*"time_ns":\([0-9.e+]*\).*/\1/')
 expect_fail 1 "milp time limit 0" "$TENET" synth -t ring-8 -c allgather -s 1MiB -a milp --time-limit 0 -o bad/x
 expect_fail 2 "milp fabric too large" "$TENET" synth -t ring-100 -c allgather -s 1MiB -a milp -o bad/x
 grep -q 'cap of 64' err.txt && ok || bad "milp fabric too large: $(cat err.txt)"
+# One NPU: the reason names no collective the user did not ask for (it said "an
+# All-Gather needs 2" for a Reduce-Scatter).
+printf '{"name":"one","npus":1,"links":[]}' > one.json
+expect_fail 1 "milp on one NPU" "$TENET" synth -t one.json -c reducescatter -s 1MiB -a milp -o bad/x
+grep -q "has 1 NPU; it needs 2" err.txt && ! grep -q "All-Gather" err.txt && ok ||
+  bad "milp on one NPU: $(cat err.txt)"
 desc="milp model too large: the starting plan stands"
 run "$TENET" synth -t ring-64 -c allgather -s 1MiB -a milp --chunks 16 -o milp/big --json
 expect_rc 0
