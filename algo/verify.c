@@ -84,8 +84,9 @@ typedef struct vctx {
   uint32_t *succ_off, *succ; /* successors within the rank, by global id */
   uint32_t *remaining;       /* unfinished dependencies */
   uint8_t *done;
-  uint32_t *key;   /* SEND/RECV: key index */
-  key_ent_t *ents; /* sorted SEND/RECV keys */
+  uint8_t *is_recv; /* the node is a RECV (make_ready's test, without loading the node) */
+  uint32_t *key;    /* SEND/RECV: key index */
+  key_ent_t *ents;  /* sorted SEND/RECV keys */
   uint32_t nents, nkeys;
   uint32_t *key_off; /* per key: first entry in ents, nkeys+1 entries */
   uint32_t *sq, *rq; /* per key FIFO of issued SENDs / posted RECVs (slices of ents) */
@@ -872,7 +873,7 @@ static tn_status_t sem_final(vctx_t *v, tn_err_t *err) {
 /* A node whose dependencies are done: SENDs and COMPs join the queue; a RECV is posted and
  * joins when its SEND has been issued (FIFO per key; a PAIR's SEND is known: matched). */
 static void make_ready(vctx_t *v, uint32_t g) {
-  if (gnode(v, g)->op != ALGO_RECV) {
+  if (!v->is_recv[g]) {
     v->order[v->qlen++] = g;
     return;
   }
@@ -975,10 +976,10 @@ static tn_status_t execute(vctx_t *v, tn_err_t *err) {
 /* ---- driver ---------------------------------------------------------------------- */
 
 static void vctx_free(vctx_t *v) {
-  void *arrs[] = {v->base,    v->rank_of, v->succ_off, v->succ,      v->remaining, v->done,
-                  v->key,     v->ents,    v->key_off,  v->sq,        v->rq,        v->kq,
-                  v->matched, v->order,   v->slot,     v->snap_base, v->snap,      v->in_comp,
-                  v->got,     v->sref,    v->cmap,     v->cstamp,    v->round_of,  v->sfull};
+  void *arrs[] = {v->base,  v->rank_of, v->succ_off,  v->succ, v->remaining, v->done, v->is_recv,
+                  v->key,   v->ents,    v->key_off,   v->sq,   v->rq,        v->kq,   v->matched,
+                  v->order, v->slot,    v->snap_base, v->snap, v->in_comp,   v->got,  v->sref,
+                  v->cmap,  v->cstamp,  v->round_of,  v->sfull};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++)
     free(arrs[i]);
   for (int i = 0; i < 3; i++)
@@ -1007,11 +1008,14 @@ static tn_status_t vctx_init(vctx_t *v, const algo_t *a, tn_err_t *err) {
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0] && st == TN_OK; i++)
     st = tn_calloc(t1, sizeof(uint32_t), arrs[i], err);
   if (st == TN_OK) st = tn_calloc(t1, sizeof *v->done, &v->done, err);
+  if (st == TN_OK) st = tn_calloc(t1, sizeof *v->is_recv, &v->is_recv, err);
   if (st == TN_OK) st = tn_calloc(t1, sizeof *v->ents, &v->ents, err);
   if (st != TN_OK) return st;
   for (uint32_t r = 0; r < v->n; r++)
-    for (uint32_t g = v->base[r]; g < v->base[r + 1]; g++)
+    for (uint32_t g = v->base[r]; g < v->base[r + 1]; g++) {
       v->rank_of[g] = r;
+      v->is_recv[g] = algo_node(a, r, g - v->base[r])->op == ALGO_RECV;
+    }
   return TN_OK;
 }
 
