@@ -236,9 +236,10 @@ static void store_time(const char *prefix, const algo_t *a, uint64_t time_ps) {
 }
 
 /* A set read back from prefix when it is what s needs (made for this fabric, this
- * collective and size); a missing file is a miss, a bad one a miss with a note. Its time
+ * collective and size) and passes algo_verify on t; a missing file is a miss, a bad one
+ * (unreadable, or failing verification: an edited file) a miss with a note. Its time
  * comes from NAME.time when the cache holds it for this very set (store_time). */
-static bool from_cache(const cli_wl_plan_t *p, const char *dir, cli_wl_set_t *s) {
+static bool from_cache(const cli_wl_plan_t *p, const topo_t *t, const char *dir, cli_wl_set_t *s) {
   char *prefix = NULL, first[4200];
   tn_err_t e = {0};
   bool hit = false;
@@ -247,10 +248,14 @@ static bool from_cache(const cli_wl_plan_t *p, const char *dir, cli_wl_set_t *s)
   snprintf(first, sizeof first, "%s.0.et", prefix);
   if (stat(first, &sb) == 0) {
     algo_t *a = NULL;
-    if (emit_chakra_read(prefix, p->t->npus, &a, &e) != TN_OK) {
-      fprintf(stderr, "tenet workload: note: cached set %s not used: %s\n", prefix, e.msg);
-    } else if (a->has_coll && a->coll == s->coll && a->size_bytes == s->bytes &&
-               strcmp(a->fabric, p->t->name) == 0) {
+    bool fits = false;
+    if (emit_chakra_read(prefix, p->t->npus, &a, &e) == TN_OK)
+      fits = a->has_coll && a->coll == s->coll && a->size_bytes == s->bytes &&
+             strcmp(a->fabric, p->t->name) == 0;
+    if (e.status != TN_OK || (fits && algo_verify(a, t, NULL, &e) != TN_OK)) {
+      fprintf(stderr, "tenet workload: note: cached set %s not used: %s%s\n", prefix,
+              a && fits ? "it fails verification: " : "", e.msg);
+    } else if (fits) {
       s->algo = a;
       a = NULL;
       s->cached = hit = true;
@@ -307,8 +312,8 @@ static void make_job(void *arg, size_t item, unsigned worker) {
   tn_status_t st = TN_OK;
   if (c->topos[worker] == NULL) st = topo_clone(p->t, &c->topos[worker], e);
   const topo_t *t = c->topos[worker];
-  bool in_cache = st == TN_OK && p->cache && from_cache(p, p->cache, s);
-  bool hit = in_cache || (st == TN_OK && c->old_sets && from_cache(p, c->old_sets, s));
+  bool in_cache = st == TN_OK && p->cache && from_cache(p, t, p->cache, s);
+  bool hit = in_cache || (st == TN_OK && c->old_sets && from_cache(p, t, c->old_sets, s));
   if (st == TN_OK && !hit) {
     synth_result_t r;
     if ((st = synth_run(t, s->coll, s->bytes, &p->so, &r, e)) == TN_OK) {
@@ -323,11 +328,11 @@ static void make_job(void *arg, size_t item, unsigned worker) {
     if (st == TN_OK && in_cache) store_time(s->source, s->algo, s->time_ps);
   }
   if (st == TN_OK && p->cache && !s->cached) {
-    /* Stored, then linked into the directory from there (fill_dir) rather than written
-     * twice. */
+    /* Stored (verified as it is encoded, as `tenet synth` writes a set), then linked into
+     * the directory from there (fill_dir) rather than written twice. */
     char *prefix = NULL;
     if ((st = cli_path_join(p->cache, s->name, &prefix, e)) == TN_OK &&
-        (st = emit_chakra_write(s->algo, prefix, e)) == TN_OK) {
+        (st = cli_verify_write(t, s->algo, prefix, NULL, e)) == TN_OK) {
       store_time(prefix, s->algo, s->time_ps);
       snprintf(s->source, sizeof s->source, "%s", prefix);
     }
@@ -821,8 +826,9 @@ typedef struct fill_ctx {
 } fill_ctx_t;
 
 /* Item 0 runs the step with tenet's sets (the figure the manifest and run.sh quote); item
- * 1 + i writes set i under d->tmp (linked from where it was stored, else encoded), its
- * failure kept in its err. */
+ * 1 + i writes set i under d->tmp, its failure kept in its err: linked from where it was
+ * stored (verified when it was written there), else encoded and verified (algo_verify, as
+ * `tenet synth` writes a set: nothing of a set that fails it is left). */
 static void fill_job(void *arg, size_t item, unsigned worker) {
   fill_ctx_t *c = arg;
   if (item == 0) {
@@ -834,7 +840,7 @@ static void fill_job(void *arg, size_t item, unsigned worker) {
   snprintf(rel, sizeof rel, "sets/%s", s->name);
   tn_status_t st = cli_path_join(c->d->tmp, rel, &prefix, &s->err);
   if (st == TN_OK && !(s->source[0] && link_set(s->source, prefix, c->p->t->npus)))
-    st = emit_chakra_write(s->algo, prefix, &s->err);
+    st = cli_verify_write(c->p->t, s->algo, prefix, NULL, &s->err);
   if (st != TN_OK && s->err.status == TN_OK) s->err.status = st;
   free(prefix);
 }

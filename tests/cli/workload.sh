@@ -281,6 +281,23 @@ PYEOF2
   expect_msg "rank 1: dependency cycle through nodes"
   fails_with 1 "$TENET" workload -t ring-4 bad_missing -o x3
   expect_msg "rank 3 holds 0 of its collectives"
+  # A cached set edited so that it reads but no longer verifies (a SEND one byte larger
+  # than its RECV) is not used: a note, and the set is made again and verified.
+  cp -r cache.good cache.edited
+  first=$(ls cache.edited/*.3.et | head -1)
+  name=$(basename "$first" .3.et)
+  $PY "$SRC/tests/cli/chakra_mutate.py" gen "$first" size || bad "chakra_mutate.py size failed"
+  run "$TENET" workload -t switch-8 w/dp -o d6 --cache cache.edited --json
+  desc="workload with an edited cached set"; expect_rc 0
+  expect_msg "cached set cache.edited/$name not used: it fails verification"
+  $PY - out.txt "$name" <<'PYEOF' && ok || bad "the edited set was used"
+import json, sys
+m = json.load(open(sys.argv[1]))
+s = {x["set"].split("/")[-1]: x["cached"] for x in m["sets"]}
+assert s[sys.argv[2]] is False and sum(s.values()) == len(s) - 1, s
+PYEOF
+  "$TENET" verify -t switch-8 -c "$(echo "$name" | cut -d- -f1)" -s "$(echo "$name" | cut -d- -f2)B" "cache.edited/$name" >/dev/null 2>&1 &&
+    ok || bad "the set stored again does not verify"
 else
   bad "faulty workloads need $PY with google.protobuf and protoc (scripts/install-deps.sh installs them)"
 fi
