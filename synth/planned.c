@@ -347,6 +347,9 @@ static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t si
   for (uint32_t k = RED_K_MIN; k <= RED_K_MAX; k++) {
     if (k == own || size < (uint64_t)t->npus * k) continue;
     if ((spent += n2 * k) > RED_K_BUDGET) break;
+    /* a count it could keep is one whose whole run fits the cap (its one-thread figure,
+     * as the greedy's own counts; finer counts need more) */
+    if (greedy_mem_estimate(t, size, k, coll, true, 1) > tn_mem_cap()) break;
     S.ks[n++] = k;
   }
   unsigned threads = tn_thread_count();
