@@ -28,6 +28,7 @@ static void note_milp(synth_result_t *out, const milp_result_t *res) {
     out->milp_status = milp_status_name(res->status);
   }
   if (first || res->gap > out->milp_gap) out->milp_gap = res->gap;
+  if (res->mem_bytes > out->milp_mem) out->milp_mem = res->mem_bytes;
 }
 
 /* The MILP, warm-started by the greedy's plan with the same chunking: the greedy's own
