@@ -652,10 +652,12 @@ uint64_t greedy_mem_estimate(const topo_t *t, uint64_t size_bytes, uint32_t k, t
   if (coll == TN_REDUCESCATTER)
     base = GREEDY_MEM_BASE, per = 594, search = 300, sw = 20, beside = 27;
   /* (an All-Reduce's process holds 9 MiB on 8 NPUs, 12 from 32: ring-8, mesh-2x4, mesh-4x4,
-   * torus-4x4 and hypercube-16 at 1 MiB peak 2.5 to 3 MiB under the 12 fitted above) */
+   * torus-4x4 and hypercube-16 at 1 MiB peak 2.5 to 3 MiB under the 12 fitted above; its
+   * search costs 250 B per pair and count, where 300 read 1.20-1.21 on mesh-8x8 at 64 MiB
+   * and 1 GiB, 7 chunks kept of the greedy's 2, on one thread) */
   if (coll == TN_ALLREDUCE)
     base = ((uint64_t)9 << 20) + ((uint64_t)3 << 20) * (n < 32 ? n : 32) / 32, per = 1074,
-    search = 300, sw = 20, beside = 27;
+    search = 250, sw = 20, beside = 27;
   uint64_t work = xfers * per + (searched ? pairs * ks * search : 0);
   if (t->switches > 0) work += work / 100 * sw;
   if (n > 0 && k > 0) {
