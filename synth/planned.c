@@ -317,8 +317,9 @@ static void red_try(void *ctx, size_t i, unsigned worker) {
  * shows: on mesh-4x4 at 1 GiB an All-Reduce in 8 chunks per NPU is 6.4% faster than in the
  * greedy's 2; on torus-4x4 a Reduce-Scatter of 1 MiB in 7 is 1.3% faster than in its 16.
  * With automatic chunking these two are therefore made at the greedy's choice and at every
- * chunking of RED_K_MIN..RED_K_MAX the budget allows (side by side), each simulated (a run
- * stops once it passes the greedy's own choice), and the fastest is kept: the greedy's own
+ * chunking of RED_K_MIN..RED_K_MAX the budget and the memory cap allow (each by its
+ * one-thread greedy_mem_estimate, as the greedy checks its own; side by side), each simulated (a
+ * run stops once it passes the greedy's own choice), and the fastest is kept: the greedy's own
  * choice, else the coarsest among equal times. The outcome does not depend on the
  * threads. out->time_ps is its simulated time. */
 static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t size,

@@ -414,10 +414,10 @@ static uint64_t baseline_before(const topo_t *t, tn_coll_t coll, uint64_t size, 
  * with its pairs recorded (not order-proofed, verified or written), beside the search's
  * sets. Where the search then keeps a coarser count, that phase can peak above the kept
  * count's whole run: leaf-32 All-Reduce at 64 MiB keeps 5 chunks of the greedy's 16 and
- * peaks at 25.4 MB (29.4 on two threads) against the 5 chunks' 20.8 (23.2). Counted here
- * as Direct's trial is: half the own choice's whole figure above the greedy's process,
- * 23.1 (26.1) there. The own choice is planned again to know it (as milp_estimate plans
- * the warm start); 0 when it is not finer than kept. */
+ * peaks at 25.1-25.4 MB (26.3-29.4 on two threads) against the 5 chunks' figure of 20.4
+ * (22.6). Counted here as Direct's trial is: half the own choice's whole figure above the
+ * greedy's process, 22.9 (25.8) there. The own choice is planned again to know it (as
+ * milp_estimate plans the warm start); 0 when it is not finer than kept. */
 static uint64_t greedy_search_mem(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t kept,
                                   unsigned threads) {
   greedy_opts_t go = {.chunks_per_npu = 0};
