@@ -9,7 +9,10 @@
  * Direct's largest configuration's trial) and the kept count's whole run, checked once
  * kept (synth_mem_kept); where the forest's gates made it make its set again at half its
  * chunks, both sets' figures together (what that halving checks; the JSON's
- * halved_from_chunks). The child runs on the threads this program
+ * halved_from_chunks); the MILP's as the larger of the greedy's (its warm start, at the
+ * count kept) and its models as built (the JSON's milp_mem_bytes: milp_solve checks each
+ * before GLPK sees it, while the figure ahead also counts a full model that a proof by the
+ * symmetric one leaves unbuilt). The child runs on the threads this program
  * counts (TENET_THREADS, else the online CPUs up to 8), and the estimate is the one for
  * that count (tn_mem_threads: a second thread holds more). Prints one row per case with
  * estimate / peak and the set's messages; not a test (the peak depends on the C library's
@@ -65,6 +68,65 @@ static char *slurp(const char *path) {
   fclose(f);
   buf[n] = '\0';
   return buf;
+}
+
+/* What one case's run needs, from its JSON text js (see the header): the figure that
+ * describes it. */
+static uint64_t kept_figure(const topo_t *t, tn_coll_t coll, uint64_t size, synth_method_t meth,
+                            const char *chunks, uint32_t k, const char *js, unsigned threads) {
+  /* The figure that describes the run (synth_mem_kept): the greedy's and the MILP's
+   * chunking as chosen, the forest's and Direct's before and once kept. The greedy
+   * All-to-All's pieces per block as kept (its k is n x pieces): each count it plans
+   * is checked on its own paths as if kept, and the kept set is the bulk of the
+   * peak; that count may have been kept at the sweep's second growth rate, whose
+   * paths differ: the set's messages tell which. */
+  uint32_t asked = chunks ? (uint32_t)strtoul(chunks, NULL, 10) : 0;
+  uint32_t pieces = meth == SYNTH_GREEDY && coll == TN_ALLTOALL ? k / t->npus : 0;
+  uint64_t est = pieces ? greedy_alltoall_kept_mem(t, size, pieces, json_u64(js, "messages"),
+                                                   SIM_STRICT_FIRST_WINDOW_PS, threads)
+                        : synth_mem_kept(t, coll, size, meth, asked, k, threads);
+  /* The MILP's models as built (milp_mem_bytes): its figure ahead also counts the
+   * full model, which a proof by the symmetric one leaves unbuilt; beside the greedy's
+   * run that warm-starts it. */
+  uint64_t models = meth == SYNTH_MILP && js ? json_u64(js, "milp_mem_bytes") : 0;
+  if (models) {
+    uint64_t g = synth_mem_kept(t, coll, size, SYNTH_GREEDY, asked, k, threads);
+    est = g > models ? g : models;
+  }
+  /* The forest's set made again at half its chunks: both held at once (the figure
+   * that halving checks). */
+  uint32_t halved = js ? (uint32_t)json_u64(js, "halved_from_chunks") : 0;
+  if (halved) {
+    uint64_t both = forest_mem_halving(t, coll, size, halved, threads);
+    if (both > est) est = both;
+  }
+  return est;
+}
+
+/* kept_figure, worked out in a child process: some figures plan again (the greedy's own
+ * choice, the MILP's warm start), and a forked child's peak resident set (ru_maxrss)
+ * starts from its parent's, so this process must not grow. 0 when the child fails. */
+static uint64_t kept_figure_apart(const topo_t *t, tn_coll_t coll, uint64_t size,
+                                  synth_method_t meth, const char *chunks, uint32_t k,
+                                  const char *js, unsigned threads) {
+  int fd[2];
+  if (pipe(fd) != 0) return 0;
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    uint64_t est = kept_figure(t, coll, size, meth, chunks, k, js, threads);
+    ssize_t w = write(fd[1], &est, sizeof est);
+    _exit(w == (ssize_t)sizeof est ? 0 : 1);
+  }
+  close(fd[1]);
+  uint64_t est = 0;
+  if (pid > 0 && read(fd[0], &est, sizeof est) != (ssize_t)sizeof est) est = 0;
+  close(fd[0]);
+  int status = 0;
+  while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return est;
 }
 
 int main(int argc, char **argv) {
@@ -150,24 +212,7 @@ int main(int argc, char **argv) {
         kb = kbs[(runs - 1) / 2];
         const char *js = slurp(json);
         uint32_t k = js ? (uint32_t)json_u64(js, "chunks_per_npu") : 0;
-        /* The figure that describes the run (synth_mem_kept): the greedy's and the MILP's
-         * chunking as chosen, the forest's and Direct's before and once kept. The greedy
-         * All-to-All's pieces per block as kept (its k is n x pieces): each count it plans
-         * is checked on its own paths as if kept, and the kept set is the bulk of the
-         * peak; that count may have been kept at the sweep's second growth rate, whose
-         * paths differ: the set's messages tell which. */
-        uint32_t asked = chunks ? (uint32_t)strtoul(chunks, NULL, 10) : 0;
-        uint32_t pieces = meth == SYNTH_GREEDY && coll == TN_ALLTOALL ? k / t->npus : 0;
-        uint64_t est = pieces ? greedy_alltoall_kept_mem(t, size, pieces, json_u64(js, "messages"),
-                                                         SIM_STRICT_FIRST_WINDOW_PS, threads)
-                              : synth_mem_kept(t, coll, size, meth, asked, k, threads);
-        /* The forest's set made again at half its chunks: both held at once (the figure
-         * that halving checks). */
-        uint32_t halved = js ? (uint32_t)json_u64(js, "halved_from_chunks") : 0;
-        if (halved) {
-          uint64_t both = forest_mem_halving(t, coll, size, halved, threads);
-          if (both > est) est = both;
-        }
+        uint64_t est = kept_figure_apart(t, coll, size, meth, chunks, k, js, threads);
         double peak_mib = (double)kb / 1024.0, est_mib = (double)est / (1 << 20);
         char range[64] = "";
         if (runs > 1 && rc == 0)

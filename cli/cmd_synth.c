@@ -114,6 +114,8 @@ static int print_json(const topo_t *t, const algo_t *a, uint64_t size, const syn
   if (so->milp_status) cJSON_AddStringToObject(o, "milp_status", so->milp_status);
   if (so->milp_stop) cJSON_AddStringToObject(o, "milp_stop", so->milp_stop);
   if (so->milp_status) cJSON_AddNumberToObject(o, "milp_gap", so->milp_gap);
+  /* the memory the MILP's models were granted (bench_mem) */
+  if (so->milp_mem) cli_json_add_u64(o, "milp_mem_bytes", so->milp_mem);
   cli_json_add_et_files(o, prefix, t->npus);
   return cli_json_print("synth", o);
 }

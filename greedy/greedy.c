@@ -30,10 +30,13 @@ static const uint32_t k_candidates[] = {1, 2, 3, 4, 5, 6, 7, 8, 16, 32};
  * events once latency is pipelined away). */
 #define GREEDY_MIN_CHUNK_BYTES 1024u
 
-static tn_status_t check_memory(const topo_t *t, uint32_t k, tn_coll_t coll, tn_err_t *err) {
+/* searched: at automatic chunking, where synth/ also makes a reduction at its other
+ * chunkings (greedy_mem_estimate). */
+static tn_status_t check_memory(const topo_t *t, uint64_t size, uint32_t k, tn_coll_t coll,
+                                bool searched, tn_err_t *err) {
   char what[96];
   snprintf(what, sizeof what, "greedy: %u NPUs x %u chunks", t->npus, k);
-  return tn_mem_check(what, greedy_mem_estimate(t, k, coll, 1), err);
+  return tn_mem_check(what, greedy_mem_estimate(t, size, k, coll, searched, 1), err);
 }
 
 /* One candidate chunking of the search and its outcome. */
@@ -161,14 +164,14 @@ static tn_status_t search(const topo_t *t, tn_coll_t coll, uint64_t size, uint64
     uint64_t work = n * (n - 1) * k;
     /* Reduce-Scatter and All-Reduce skip one chunk per NPU if 2 are possible. */
     if (reduces && k == 1 && size / (n * 2) >= GREEDY_MIN_CHUNK_BYTES &&
-        greedy_mem_estimate(t, 2, coll, 1) <= tn_mem_cap())
+        greedy_mem_estimate(t, size, 2, coll, reduces, 1) <= tn_mem_cap())
       continue;
     if (S.ntries > 0 &&
         (spent + work > GREEDY_SEARCH_BUDGET || size / (n * k) < GREEDY_MIN_CHUNK_BYTES ||
-         size < n * k || greedy_mem_estimate(t, k, coll, 1) > tn_mem_cap()))
+         size < n * k || greedy_mem_estimate(t, size, k, coll, reduces, 1) > tn_mem_cap()))
       break;
     if (S.ntries == 0) {
-      tn_status_t st = check_memory(t, k, coll, err);
+      tn_status_t st = check_memory(t, size, k, coll, reduces, err);
       if (st != TN_OK) return st;
     }
     attempt_t *c = &S.tries[S.ntries++];
@@ -219,7 +222,7 @@ tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
   if ((uint64_t)t->npus * (k ? k : 1) > UINT32_MAX / 2)
     return tn_err_set(err, TN_LIMIT, "greedy: %u NPUs x %u chunks is too many chunks", t->npus, k);
   if (t->npus == 1) return TN_OK; /* nothing to move */
-  if (k != 0 && (st = check_memory(t, k, coll, err)) != TN_OK) return st;
+  if (k != 0 && (st = check_memory(t, size_bytes, k, coll, false, err)) != TN_OK) return st;
   schedule_free(out);
   if (k != 0) {
     topo_routes_t *routes = NULL;

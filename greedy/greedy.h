@@ -53,14 +53,22 @@ tn_status_t greedy_run(const topo_t *t, uint64_t size_bytes, const greedy_opts_t
 tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
                            const greedy_opts_t *opts, schedule_t *out, tn_err_t *err);
 
-/* The peak memory of a synthesis with the greedy at k chunks per NPU lowered to coll
- * (All-Gather, Reduce-Scatter, All-Reduce): the whole `tenet synth -a greedy` process
- * (planning, lowering, order-proofing and simulating the set, verifying and writing it),
- * as measured per planned transfer (n (n - 1) k of them) at 32 to 256 NPUs, on `threads`
- * threads (tn_mem_threads); see bench_mem. greedy_run_for refuses and chooses a chunking by
- * its one-thread figure (synth/ runs on one thread what fits only so). */
+/* The peak memory of a synthesis of size_bytes with the greedy at k chunks per NPU lowered
+ * to coll (All-Gather, Reduce-Scatter, All-Reduce): the whole `tenet synth -a greedy`
+ * process (planning, lowering, order-proofing and simulating the set, verifying and
+ * writing it), as measured per planned transfer (n (n - 1) k of them) at 32 to 256 NPUs,
+ * on `threads` threads (tn_mem_threads); see bench_mem. Pieces (size / (n k)) that cross a
+ * link within GREEDY_PAIR_WINDOW_PS cost more per message (order-proofing's pairs).
+ * `searched`: a Reduce-Scatter or All-Reduce at automatic chunking, which synth/ also makes
+ * at its other chunkings (greedy_reduction); false with the chunking given. greedy_run_for
+ * refuses and chooses a chunking by its one-thread figure (synth/ runs on one thread what
+ * fits only so). */
 #define GREEDY_MEM_BASE ((uint64_t)9 << 20)
-uint64_t greedy_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll, unsigned threads);
+#define GREEDY_MEM_NEAR 150u         /* B per message crossing a link in the window */
+#define GREEDY_MEM_NEAR_SWITCHED 60u /* the same on a fabric with switches */
+#define GREEDY_PAIR_WINDOW_PS 32000u /* order-proofing's window: sim/'s (synth/ checks) */
+uint64_t greedy_mem_estimate(const topo_t *t, uint64_t size_bytes, uint32_t k, tn_coll_t coll,
+                             bool searched, unsigned threads);
 
 /* Plans an All-to-All of size_bytes (each NPU's send buffer, SIZE/n of it to every NPU)
  * on t into *out: an explicit schedule (coll TN_ALLTOALL, copies only) whose pieces are

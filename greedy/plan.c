@@ -611,32 +611,59 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
   return st;
 }
 
-uint64_t greedy_mem_estimate(const topo_t *t, uint32_t k, tn_coll_t coll, unsigned threads) {
+/* The share of n (n - 1) k planned transfers whose pieces cross a link within
+ * GREEDY_PAIR_WINDOW_PS (piece <= bandwidth x window), by the fabric's links: order-proofing
+ * then records nearly every message on such a link with the next. In thousandths. */
+static uint64_t near_permille(const topo_t *t, uint64_t piece) {
+  /* bytes a link of 1 GB/s (2^30 B/s) moves in the window */
+  const double per_GBps = GREEDY_PAIR_WINDOW_PS / 1000.0 * 1.073741824;
+  uint64_t near = 0;
+  for (uint32_t l = 0; l < t->nlinks; l++)
+    near += (double)piece <= t->links[l].bandwidth_GBps * per_GBps;
+  return t->nlinks ? near * 1000u / t->nlinks : 0;
+}
+
+uint64_t greedy_mem_estimate(const topo_t *t, uint64_t size_bytes, uint32_t k, tn_coll_t coll,
+                             bool searched, unsigned threads) {
   uint64_t n = t->npus, pairs = n * (n > 0 ? n - 1 : 0), xfers = pairs * k;
   /* The whole `tenet synth -a greedy` process, fitted on measured peaks (bench_mem, 32 to
    * 256 NPUs, 1 MiB, 64 MiB and 1 GiB, one and two threads): per planned transfer the plan,
    * its lowering (a SEND and a RECV; a reduce RECV and a COMP for a Reduce-Scatter; both
    * halves of an All-Reduce), the order-proof copy and its simulations, the verifier and
    * the writer. A fabric with switches costs more per transfer (its routes cross two links
-   * or more: the simulator's events and pairs per link). For a reduction synth/ also makes
-   * and simulates the set at every chunking its budget allows (1 to 8 chunks per NPU while
-   * n^2 times their sum stays within 2^20: 8 up to 128 NPUs, 5 at 256), so the finest of
-   * those counts beside the kept set. A second thread holds a quarter more (the search's
-   * second candidate, the verifier and writer beside the last simulation). */
+   * or more: the simulator's events and pairs per link). Pieces small enough to cross a
+   * link within the pairs' window cost GREEDY_MEM_NEAR more per message on such links
+   * (GREEDY_MEM_NEAR_SWITCHED on a switched fabric, whose messages keep fewer pairs):
+   * mesh-16x16, torus-16x8 and switch-128 at the same chunking peak 4 to 35% higher at
+   * 1 MiB (1 KiB pieces) than at 64 MiB and 1 GiB. For a reduction at automatic chunking
+   * (`searched`) synth/ also makes and simulates the set at every other chunking its
+   * budget allows (1 to 8 chunks per NPU while n^2 times their sum stays within 2^20: 8 up
+   * to 128 NPUs, 5 at 256), so the finest of those other than k beside the kept set; with
+   * k given no search runs. A second thread holds a quarter more (the search's second
+   * candidate, the verifier and writer beside the last simulation). At k 0, the process
+   * alone. */
   uint64_t ks = 0;
   while (ks < 8 && n * n * (ks + 1) * (ks + 2) / 2 <= ((uint64_t)1 << 20))
     ks++;
   if (ks == 0) ks = 1;
+  if (ks == k) ks--; /* the search's finest count other than k */
   uint64_t base = GREEDY_MEM_BASE - ((uint64_t)1 << 19), per = 590, search = 0, sw = 30,
            beside = 24;
   if (coll == TN_REDUCESCATTER)
     base = GREEDY_MEM_BASE, per = 594, search = 300, sw = 20, beside = 27;
   /* (an All-Reduce's process holds 9 MiB on 8 NPUs, 12 from 32: ring-8, mesh-2x4, mesh-4x4,
-   * torus-4x4 and hypercube-16 at 1 MiB peak 2.5 to 3 MiB under the 12 fitted above) */
+   * torus-4x4 and hypercube-16 at 1 MiB peak 2.5 to 3 MiB under the 12 fitted above; its
+   * search costs 250 B per pair and count, where 300 read 1.20-1.21 on mesh-8x8 at 64 MiB
+   * and 1 GiB, 7 chunks kept of the greedy's 2, on one thread) */
   if (coll == TN_ALLREDUCE)
     base = ((uint64_t)9 << 20) + ((uint64_t)3 << 20) * (n < 32 ? n : 32) / 32, per = 1074,
-    search = 300, sw = 20, beside = 27;
-  uint64_t work = xfers * per + pairs * ks * search;
+    search = 250, sw = 20, beside = 27;
+  uint64_t work = xfers * per + (searched ? pairs * ks * search : 0);
   if (t->switches > 0) work += work / 100 * sw;
+  if (n > 0 && k > 0) {
+    uint64_t msgs = xfers * (coll == TN_ALLREDUCE ? 2u : 1u);
+    work += msgs * near_permille(t, size_bytes / (n * k)) / 1000u *
+            (t->switches > 0 ? GREEDY_MEM_NEAR_SWITCHED : GREEDY_MEM_NEAR);
+  }
   return tn_mem_threads(base, work, (uint32_t)beside, threads);
 }

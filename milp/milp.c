@@ -216,6 +216,7 @@ fail:
     res->model_too_large = st == TN_LIMIT && !r.over_mem_cap;
   }
   res->solve_s = tn_wall_seconds() - t0;
+  res->mem_bytes = MILP_MEM_BASE + held;
   milp_i_plan_free(&start);
   milp_i_plan_free(&best);
   milp_i_plan_free(&sym);

@@ -145,6 +145,10 @@ typedef struct milp_result {
   bool over_mem_cap;       /* TN_LIMIT came from the memory cap (tn_mem_cap): a model's
                               estimate, checked before GLPK is given it */
   uint32_t cols, rows;     /* size of the last model GLPK solved */
+  /* MILP_MEM_BASE plus the largest model GLPK was given (each checked against the cap as
+   * milp_mem_estimate counts it ahead): what this solve held, where milp_mem_estimate
+   * also counts the full model that a proof by the symmetric one leaves unbuilt. */
+  uint64_t mem_bytes;
 } milp_result_t;
 
 /* Fills o with the defaults (60 s safety net, the default work limits, 1 chunk per NPU,

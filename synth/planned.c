@@ -28,6 +28,7 @@ static void note_milp(synth_result_t *out, const milp_result_t *res) {
     out->milp_status = milp_status_name(res->status);
   }
   if (first || res->gap > out->milp_gap) out->milp_gap = res->gap;
+  if (res->mem_bytes > out->milp_mem) out->milp_mem = res->mem_bytes;
 }
 
 /* The MILP, warm-started by the greedy's plan with the same chunking: the greedy's own
@@ -316,8 +317,9 @@ static void red_try(void *ctx, size_t i, unsigned worker) {
  * shows: on mesh-4x4 at 1 GiB an All-Reduce in 8 chunks per NPU is 6.4% faster than in the
  * greedy's 2; on torus-4x4 a Reduce-Scatter of 1 MiB in 7 is 1.3% faster than in its 16.
  * With automatic chunking these two are therefore made at the greedy's choice and at every
- * chunking of RED_K_MIN..RED_K_MAX the budget allows (side by side), each simulated (a run
- * stops once it passes the greedy's own choice), and the fastest is kept: the greedy's own
+ * chunking of RED_K_MIN..RED_K_MAX the budget and the memory cap allow (each by its
+ * one-thread greedy_mem_estimate, as the greedy checks its own; side by side), each simulated (a
+ * run stops once it passes the greedy's own choice), and the fastest is kept: the greedy's own
  * choice, else the coarsest among equal times. The outcome does not depend on the
  * threads. out->time_ps is its simulated time. */
 static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t size,
@@ -347,6 +349,9 @@ static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t si
   for (uint32_t k = RED_K_MIN; k <= RED_K_MAX; k++) {
     if (k == own || size < (uint64_t)t->npus * k) continue;
     if ((spent += n2 * k) > RED_K_BUDGET) break;
+    /* a count it could keep is one whose whole run fits the cap (its one-thread figure,
+     * as the greedy's own counts; finer counts need more) */
+    if (greedy_mem_estimate(t, size, k, coll, true, 1) > tn_mem_cap()) break;
     S.ks[n++] = k;
   }
   unsigned threads = tn_thread_count();

@@ -972,6 +972,91 @@ static void direct_is_checked_by_the_configuration_it_keeps(void **state) {
   }
 }
 
+/* The greedy's Reduce-Scatter and All-Reduce at automatic chunking also make the set at
+ * other counts and may keep one finer than the greedy's own (mesh-4x4 All-Reduce of 1 GiB:
+ * 8 chunks per NPU of its 2). The greedy checks its own counts; the search now checks each
+ * count it tries the same way, so under a cap below the 8 chunks' figure it keeps a count
+ * whose figure fits (it kept 8 and ran over the cap). With the count given no search runs:
+ * the figure counts none, and the run fits a cap at exactly it (it was refused). */
+static void greedy_reduction_search_is_checked_by_the_counts_it_tries(void **state) {
+  (void)state;
+  topo_t *t = NULL;
+  tn_err_t err = {0};
+  must(topo_gen_kind("mesh", "4x4", 50.0, 500.0, &t, &err), &err);
+  const uint64_t size = (uint64_t)1 << 30;
+  const tn_coll_t c = TN_ALLREDUCE;
+  synth_opts_t o = {.method = SYNTH_GREEDY, .seed = 1};
+  synth_result_t free_run = {0}, r = {0};
+  unsetenv("TENET_MEM_CAP");
+  must(synth_run(t, c, size, &o, &free_run, &err), &err);
+  uint32_t k = free_run.algo->chunks_per_npu;
+  greedy_opts_t go = {.seed = 1};
+  schedule_t own;
+  must(greedy_run_for(t, c, size, &go, &own, &err), &err);
+  assert_true(own.chunks_per_npu < k);
+  uint64_t cap = greedy_mem_estimate(t, size, k, c, true, 1) - 1;
+  assert_true(greedy_mem_estimate(t, size, own.chunks_per_npu, c, true, 1) <= cap);
+  set_cap(cap);
+  must(synth_run(t, c, size, &o, &r, &err), &err);
+  assert_true(r.algo->chunks_per_npu < k);
+  assert_true(greedy_mem_estimate(t, size, r.algo->chunks_per_npu, c, true, 1) <= cap);
+  synth_result_free(&r);
+  /* --chunks 1: no search */
+  synth_opts_t given = {.method = SYNTH_GREEDY, .seed = 1, .chunks_per_npu = 1};
+  uint64_t fixed = greedy_mem_estimate(t, size, 1, c, false, 1);
+  assert_true(fixed < greedy_mem_estimate(t, size, 1, c, true, 1));
+  assert_int_equal(synth_mem_estimate(t, c, size, SYNTH_GREEDY, 1, 1), fixed);
+  set_cap(fixed);
+  must(synth_run(t, c, size, &given, &r, &err), &err);
+  assert_int_equal(r.algo->chunks_per_npu, 1);
+  synth_result_free(&r);
+  unsetenv("TENET_MEM_CAP");
+  schedule_free(&own);
+  synth_result_free(&free_run);
+  topo_free(t);
+}
+
+/* Pieces that cross a link within order-proofing's window pair up with the next on it:
+ * the greedy's figure at the same chunking is larger for them (1 KiB pieces on mesh-16x16's
+ * 50 GB/s links at 1 MiB, 4 chunks per NPU) than for large pieces (64 MiB), and the same
+ * for pieces too large for the window (64 MiB and 1 GiB). */
+static void greedy_figure_counts_pieces_within_the_window(void **state) {
+  (void)state;
+  topo_t *t = NULL;
+  tn_err_t err = {0};
+  must(topo_gen_kind("mesh", "16x16", 50.0, 500.0, &t, &err), &err);
+  for (tn_coll_t c = TN_ALLGATHER; c <= TN_ALLREDUCE; c++) {
+    uint64_t small = greedy_mem_estimate(t, 1u << 20, 4, c, true, 1),
+             large = greedy_mem_estimate(t, (uint64_t)64 << 20, 4, c, true, 1),
+             huge = greedy_mem_estimate(t, (uint64_t)1 << 30, 4, c, true, 1);
+    assert_true(small > large);
+    assert_int_equal(large, huge);
+  }
+  topo_free(t);
+}
+
+#ifdef TENET_HAVE_MILP
+/* The MILP's figure ahead counts its full model, which may be built; on torus-4x4 at one
+ * chunk per NPU the symmetric model proves the optimum and the full one never is. The run
+ * reports what its models held (milp_mem, bench_mem's measure): less than the figure ahead,
+ * more than the process alone. */
+static void milp_reports_the_models_it_built(void **state) {
+  (void)state;
+  topo_t *t = NULL;
+  tn_err_t err = {0};
+  must(topo_gen_kind("torus", "4x4", 50.0, 500.0, &t, &err), &err);
+  synth_opts_t o = {.method = SYNTH_MILP, .seed = 1, .chunks_per_npu = 1};
+  synth_result_t r = {0};
+  unsetenv("TENET_MEM_CAP");
+  must(synth_run(t, TN_ALLGATHER, 1u << 20, &o, &r, &err), &err);
+  assert_string_equal(r.milp_stop, "proven optimal");
+  assert_true(r.milp_mem > ((uint64_t)9 << 20));
+  assert_true(r.milp_mem < synth_mem_estimate(t, TN_ALLGATHER, 1u << 20, SYNTH_MILP, 1, 1));
+  synth_result_free(&r);
+  topo_free(t);
+}
+#endif
+
 /* A Reduce-Scatter is its All-Gather plan run backwards: where a SEND that becomes ready
  * early takes its link ahead of one the plan puts first, the set runs slower than the plan
  * (torus-8x8, 1 MiB, 8 chunks per NPU: about 5%). Order-proofing that keeps the plan's order
@@ -1090,6 +1175,8 @@ int main(void) {
       cmocka_unit_test(greedy_alltoall_over_the_cap_only_with_its_threads_runs_on_one),
       cmocka_unit_test(forest_is_checked_by_the_count_it_keeps),
       cmocka_unit_test(direct_is_checked_by_the_configuration_it_keeps),
+      cmocka_unit_test(greedy_reduction_search_is_checked_by_the_counts_it_tries),
+      cmocka_unit_test(greedy_figure_counts_pieces_within_the_window),
       cmocka_unit_test(synth_method_names_round_trip),
       cmocka_unit_test(synth_method_parse_suggests_the_nearest_name),
       cmocka_unit_test(synth_refuses_a_size_below_one_byte_per_chunk),
@@ -1110,6 +1197,7 @@ int main(void) {
 #ifdef TENET_HAVE_MILP
       cmocka_unit_test(synth_milp_plans_with_the_greedys_chunk_count),
       cmocka_unit_test(synth_milp_returns_the_greedys_algorithm_when_it_is_faster),
+      cmocka_unit_test(milp_reports_the_models_it_built),
       cmocka_unit_test(reduce_scatter_keeps_its_plans_order),
       cmocka_unit_test(kept_plans_are_order_proof_on_random_fabrics),
 #endif
