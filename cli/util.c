@@ -119,12 +119,17 @@ typedef struct verify_ctx {
   algo_verify_report_t *rep;
 } verify_ctx_t;
 
-static tn_status_t verify_set(void *ctx, const algo_t *a, tn_err_t *err) {
-  const verify_ctx_t *v = ctx;
+tn_status_t cli_verify_made(const topo_t *t, const algo_t *a, algo_verify_report_t *rep,
+                            tn_err_t *err) {
   tn_err_t e = {0};
-  if (algo_verify(a, v->t, v->rep, &e) != TN_OK)
+  if (algo_verify(a, t, rep, &e) != TN_OK)
     return tn_err_set(err, TN_INTERNAL, "synthesized algorithm failed verification: %s", e.msg);
   return TN_OK;
+}
+
+static tn_status_t verify_set(void *ctx, const algo_t *a, tn_err_t *err) {
+  const verify_ctx_t *v = ctx;
+  return cli_verify_made(v->t, a, v->rep, err);
 }
 
 tn_status_t cli_verify_write(const topo_t *t, const algo_t *a, const char *prefix,

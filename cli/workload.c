@@ -328,11 +328,12 @@ static void make_job(void *arg, size_t item, unsigned worker) {
     if (st == TN_OK && in_cache) store_time(s->source, s->algo, s->time_ps);
   }
   if (st == TN_OK && p->cache && !s->cached) {
-    /* Stored (verified as it is encoded, as `tenet synth` writes a set), then linked into
-     * the directory from there (fill_dir) rather than written twice. */
+    /* Stored, then linked into the directory from there (fill_dir) rather than written
+     * twice; verified there, beside the step's prediction (a set that fails is taken out
+     * of the cache again). */
     char *prefix = NULL;
     if ((st = cli_path_join(p->cache, s->name, &prefix, e)) == TN_OK &&
-        (st = cli_verify_write(t, s->algo, prefix, NULL, e)) == TN_OK) {
+        (st = emit_chakra_write(s->algo, prefix, e)) == TN_OK) {
       store_time(prefix, s->algo, s->time_ps);
       snprintf(s->source, sizeof s->source, "%s", prefix);
     }
@@ -819,6 +820,17 @@ static bool link_set(const char *from, const char *to, uint32_t npus) {
   return true;
 }
 
+/* Removes a set's files (and NAME.time) at prefix: one this run stored that failed. */
+static void drop_set(const char *prefix, uint32_t npus) {
+  char path[4200];
+  for (uint32_t r = 0; r < npus; r++) {
+    snprintf(path, sizeof path, "%s.%u.et", prefix, r);
+    unlink(path);
+  }
+  snprintf(path, sizeof path, "%s.time", prefix);
+  unlink(path);
+}
+
 typedef struct fill_ctx {
   cli_wl_plan_t *p;
   const cli_rundir_t *d;
@@ -826,9 +838,10 @@ typedef struct fill_ctx {
 } fill_ctx_t;
 
 /* Item 0 runs the step with tenet's sets (the figure the manifest and run.sh quote); item
- * 1 + i writes set i under d->tmp, its failure kept in its err: linked from where it was
- * stored (verified when it was written there), else encoded and verified (algo_verify, as
- * `tenet synth` writes a set: nothing of a set that fails it is left). */
+ * 1 + i writes set i under d->tmp, its failure kept in its err: a set made by this run is
+ * verified first, as `tenet synth` verifies its sets (algo_verify: one that fails is not
+ * written, and taken out of the cache if this run stored it there; a set read from a cache
+ * was verified as it was read), then linked from where it was stored, else encoded. */
 static void fill_job(void *arg, size_t item, unsigned worker) {
   fill_ctx_t *c = arg;
   if (item == 0) {
@@ -838,9 +851,13 @@ static void fill_job(void *arg, size_t item, unsigned worker) {
   cli_wl_set_t *s = &c->p->sets[item - 1];
   char *prefix = NULL, rel[128];
   snprintf(rel, sizeof rel, "sets/%s", s->name);
-  tn_status_t st = cli_path_join(c->d->tmp, rel, &prefix, &s->err);
-  if (st == TN_OK && !(s->source[0] && link_set(s->source, prefix, c->p->t->npus)))
-    st = cli_verify_write(c->p->t, s->algo, prefix, NULL, &s->err);
+  tn_status_t st = TN_OK;
+  if (!s->cached && (st = cli_verify_made(c->p->t, s->algo, NULL, &s->err)) != TN_OK) {
+    if (s->source[0]) drop_set(s->source, c->p->t->npus); /* stored by this run */
+  } else if ((st = cli_path_join(c->d->tmp, rel, &prefix, &s->err)) == TN_OK &&
+             !(s->source[0] && link_set(s->source, prefix, c->p->t->npus))) {
+    st = emit_chakra_write(s->algo, prefix, &s->err);
+  }
   if (st != TN_OK && s->err.status == TN_OK) s->err.status = st;
   free(prefix);
 }
