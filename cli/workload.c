@@ -864,8 +864,9 @@ static void fill_job(void *arg, size_t item, unsigned worker) {
 
 static tn_status_t fill_dir(void *ctx, const cli_rundir_t *d, tn_err_t *err) {
   cli_wl_plan_t *p = ctx;
-  /* The step runs on one worker while the others write the sets: they are apart (the run
-   * only reads the sets in memory), and the run takes about as long as the writing. */
+  /* The step runs on one worker while the others verify and write the sets: they are
+   * apart (the run and the verifier only read the sets in memory), and the run takes
+   * about as long as the rest. */
   fill_ctx_t c = {.p = p, .d = d, .pc = {.p = p}};
   unsigned jobs = p->jobs ? p->jobs : 1;
   tn_status_t st = cli_parallel((size_t)p->nsets + 1, jobs, fill_job, &c, NULL, err);
