@@ -119,6 +119,9 @@ tn_status_t cli_load_topo(const char *arg, topo_t **out, tn_err_t *err);
 /* Reads the Chakra set at prefix for the fabric t: emit_chakra_read, and a set whose rank
  * count is not t's NPU count is refused naming both counts. */
 tn_status_t cli_read_set(const char *prefix, const topo_t *t, algo_t **out, tn_err_t *err);
+/* Removes PREFIX.0.et .. PREFIX.<n-1>.et (missing ones are no error): a set, or its first
+ * n ranks, that a command wrote or linked and must take back; n 0 touches nothing. */
+void cli_unlink_ranks(const char *prefix, uint32_t n);
 /* Verifies a synthesized set against t: a failure is tenet's bug (TN_INTERNAL, naming
  * what algo_verify found). rep (may be NULL) gets the verifier's report. */
 tn_status_t cli_verify_made(const topo_t *t, const algo_t *a, algo_verify_report_t *rep,

@@ -190,11 +190,7 @@ static tn_status_t check_and_write(void *ctx, const algo_t *a, tn_err_t *err) {
 /* synth_run wrote a set beside its last simulation and then failed (out of memory in a
  * later step): the command fails, so the set it wrote goes too, as if it never had been. */
 static void unwrite(const check_write_t *cw) {
-  char path[4096];
-  for (uint32_t r = 0; r < cw->written; r++) {
-    snprintf(path, sizeof path, "%s.%u.et", cw->out, r);
-    unlink(path);
-  }
+  cli_unlink_ranks(cw->out, cw->written);
 }
 
 int cmd_synth(int argc, char **argv) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "emit/emit.h"
 
@@ -118,6 +119,17 @@ typedef struct verify_ctx {
   const topo_t *t;
   algo_verify_report_t *rep;
 } verify_ctx_t;
+
+void cli_unlink_ranks(const char *prefix, uint32_t n) {
+  if (n == 0) return;
+  size_t len = strlen(prefix) + 16; /* "." rank ".et" */
+  char *path = malloc(len);
+  for (uint32_t r = 0; path && r < n; r++) {
+    snprintf(path, len, "%s.%u.et", prefix, r);
+    unlink(path);
+  }
+  free(path);
+}
 
 tn_status_t cli_verify_made(const topo_t *t, const algo_t *a, algo_verify_report_t *rep,
                             tn_err_t *err) {

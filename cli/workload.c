@@ -799,9 +799,10 @@ static tn_status_t put_json(const char *dir, const char *name, cJSON *o, tn_err_
   return st;
 }
 
-/* A cached set's files, hard-linked under the new prefix (the same bytes, read and checked
- * when it was taken from the cache, or just written there): true when every rank's file
- * was linked; else none is left and the caller writes the set. */
+/* A stored set's files, hard-linked under the new prefix (the same bytes: verified when it
+ * was read from the cache, or written there by this run and verified before this call):
+ * true when every rank's file was linked; else none is left and the caller writes the
+ * set. */
 static bool link_set(const char *from, const char *to, uint32_t npus) {
   char a[4200], b[4200];
   snprintf(b, sizeof b, "%s", to);
@@ -810,25 +811,19 @@ static bool link_set(const char *from, const char *to, uint32_t npus) {
     snprintf(a, sizeof a, "%s.%u.et", from, r);
     snprintf(b, sizeof b, "%s.%u.et", to, r);
     if (link(a, b) != 0) {
-      while (r-- > 0) {
-        snprintf(b, sizeof b, "%s.%u.et", to, r);
-        unlink(b);
-      }
+      cli_unlink_ranks(to, r);
       return false;
     }
   }
   return true;
 }
 
-/* Removes a set's files (and NAME.time) at prefix: one this run stored that failed. */
+/* Removes a set's files and NAME.time at prefix: one this run stored that failed. */
 static void drop_set(const char *prefix, uint32_t npus) {
-  char path[4200];
-  for (uint32_t r = 0; r < npus; r++) {
-    snprintf(path, sizeof path, "%s.%u.et", prefix, r);
-    unlink(path);
-  }
-  snprintf(path, sizeof path, "%s.time", prefix);
-  unlink(path);
+  cli_unlink_ranks(prefix, npus);
+  char *path = time_path(prefix);
+  if (path) unlink(path);
+  free(path);
 }
 
 typedef struct fill_ctx {
