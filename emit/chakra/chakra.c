@@ -372,12 +372,11 @@ enum {
   ATTR_INT32 = 7 << 3 | 0,
   ATTR_INT64 = 9 << 3 | 0,
   ATTR_INT64_LIST = 10 << 3 | 2,
-  ATTR_BOOL = 27 << 3 | 0, /* two bytes as a varint */
   LIST_VALUES = 1 << 3 | 2,
 };
 
 /* A node's bytes beyond 5 per dependency and 5 per chunk id are fewer than this: id 11,
- * name 2 + 160, type 2, the deps' key and length 6, duration 11, eight attributes under 30
+ * name 2 + 160, type 2, the deps' key and length 6, duration 11, five attributes under 30
  * each, the chunk list's framing 30, the record length 5. */
 #define NODE_FIXED_MAX 512u
 
@@ -418,9 +417,12 @@ static uint8_t *put_attr_list(uint8_t *p, const char *name, size_t nl, const uin
   return p;
 }
 
-/* Appends node i of rank r as a record: its length, then the Node. The attributes come in
- * the order tenet has always written them: comm_src, comm_dst (SEND), comm_size, comm_tag,
- * comm_type, is_cpu_op, tenet_chunks, tenet_reduce. */
+/* Appends node i of rank r as a record: its length, then the Node. The attributes: the peer
+ * (comm_dst on a SEND, comm_src on a RECV), comm_size, comm_tag, tenet_chunks, tenet_reduce.
+ * Nothing optional is written: a SEND's comm_src (its own rank), comm_type and is_cpu_op
+ * are read by no consumer of a collective's files (ASTRA-sim's custom-collective runner
+ * reads a SEND's comm_dst, comm_size and comm_tag, a RECV's comm_src, comm_size and
+ * comm_tag), and each costs every reader a decoded attribute per node. */
 static tn_status_t put_node(tn_vec_t *buf, const algo_t *a, uint32_t r, uint32_t i, tn_err_t *err) {
   const algo_node_t *x = algo_node(a, r, i);
   tn_status_t st = check_node(a, r, i, err);
@@ -456,13 +458,11 @@ static tn_status_t put_node(tn_vec_t *buf, const algo_t *a, uint32_t r, uint32_t
     if (x->duration_us) *p++ = NODE_DURATION, p = put_varint(p, x->duration_us);
   } else {
     uint32_t peer = (uint32_t)x->peer;
-    p = put_attr_int(p, ANAME(STR_COMM_SRC), ATTR_INT32, send ? r : peer);
-    if (send) p = put_attr_int(p, ANAME(STR_COMM_DST), ATTR_INT32, peer);
+    p = send ? put_attr_int(p, ANAME(STR_COMM_DST), ATTR_INT32, peer)
+             : put_attr_int(p, ANAME(STR_COMM_SRC), ATTR_INT32, peer);
     p = put_attr_int(p, ANAME(STR_COMM_SIZE), ATTR_INT64, x->bytes);
     p = put_attr_int(p, ANAME(STR_COMM_TAG), ATTR_INT32, (uint32_t)x->tag);
-    p = put_attr_int(p, ANAME("comm_type"), ATTR_INT64, type);
   }
-  p = put_attr_int(p, ANAME("is_cpu_op"), ATTR_BOOL, 0);
   if (x->nchunks)
     p = put_attr_list(p, ANAME(STR_TENET_CHUNKS), algo_node_chunks(a, r, x), x->nchunks);
   if (x->op == ALGO_RECV && x->reduce) p = put_attr_int(p, ANAME(STR_TENET_REDUCE), ATTR_INT32, 1);
