@@ -19,11 +19,11 @@
  *                   tenet_set_id (int64_val holding emit_chakra_set_id's 64 bits).
  *   Node            id = index, name ("send r0->r1 tag 3 chunk 5"), type COMP_NODE /
  *                   COMM_SEND_NODE / COMM_RECV_NODE, data_deps (ctrl_deps empty),
- *                   duration_micros on COMP; comm_src (int32; SEND: own rank), comm_dst
- *                   (int32, SEND only), comm_size (int64), comm_tag (int32), comm_type
- *                   (int64 = node type) on SEND and RECV; is_cpu_op (bool false) on all;
- *                   tenet_chunks (int64_list, when the node carries chunks) and
- *                   tenet_reduce (int32 1, on reduce RECVs only).
+ *                   duration_micros on COMP; comm_dst (int32) on SEND, comm_src (int32)
+ *                   on RECV, comm_size (int64) and comm_tag (int32) on both; nothing
+ *                   optional (no SEND comm_src, comm_type or is_cpu_op: no consumer of a
+ *                   collective's files reads them); tenet_chunks (int64_list, when the
+ *                   node carries chunks) and tenet_reduce (int32 1, on reduce RECVs only).
  * What the reader accepts: any producer's files. Unknown attributes are ignored; comm
  * attributes may use any integer member (a string, float, bool or list is an error);
  * ctrl_deps count as dependencies like data_deps (duplicates merged); node ids are any
