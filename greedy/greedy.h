@@ -53,6 +53,24 @@ tn_status_t greedy_run(const topo_t *t, uint64_t size_bytes, const greedy_opts_t
 tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
                            const greedy_opts_t *opts, schedule_t *out, tn_err_t *err);
 
+/* The All-Reduce of an All-Gather plan (greedy_run_for with TN_ALLREDUCE, on a symmetric
+ * fabric) as an explicit reduction schedule (ten.h) that overlaps its halves: each plan
+ * transfer once as a reduction (receiver to sender, up the chunk's tree) and once as a
+ * copy, list-scheduled work-conserving: whenever a link is idle it takes, among the
+ * transfers whose dependencies are met, the one that comes first in the plan run
+ * backwards and then forwards (what algo_from_schedule(plan, TN_ALLREDUCE) numbers its
+ * SENDs by, 2 plan->time_ps + 1 ps long). A chunk reduced early is then copied out while
+ * others still reduce. Times follow the simulator's model (tn_xfer_ps per link, the
+ * link's latency, a reduction's COMP SCHED_COMP_PS after its arrival, serialised per NPU
+ * and chunk); out->time_ps is the schedule's end, and its transfers are in start order
+ * (algo_from_schedule numbers the SENDs so; order-proofing keeps that order). Fills *out
+ * (initialised here, empty on failure). TN_INVAL unless every plan transfer carries one
+ * chunk over one link whose reverse link is the route back (direct-connect fabrics: the
+ * greedy's plans there), TN_LIMIT past 2^30 transfers. O(T log T) time and O(T) memory
+ * in the plan's T transfers. */
+tn_status_t greedy_allreduce_listed(const topo_t *t, const schedule_t *plan, schedule_t *out,
+                                    tn_err_t *err);
+
 /* The peak memory of a synthesis of size_bytes with the greedy at k chunks per NPU lowered
  * to coll (All-Gather, Reduce-Scatter, All-Reduce): the whole `tenet synth -a greedy`
  * process (planning, lowering, order-proofing and simulating the set, verifying and
