@@ -147,6 +147,33 @@ static tn_status_t planned_asymmetric(const topo_t *t, tn_coll_t coll, uint64_t 
   return st;
 }
 
+/* The greedy's All-Reduce on a direct-connect fabric, its halves overlapped by list
+ * scheduling (greedy_allreduce_listed), when that schedule ends before the plan run
+ * backwards and then forwards (2 s->time_ps + 1 ps, what the lowering of s itself is kept
+ * to): lowers it into out (plan_ps its time; s is freed first, to hold one of the two)
+ * and returns true with *st its status. False when it does not apply or is not faster
+ * (the caller lowers s); out of memory or an internal error ends the synthesis
+ * (returns true with *st set). */
+static bool listed(const topo_t *t, schedule_t *s, synth_result_t *out, tn_status_t *st,
+                   tn_err_t *err) {
+  schedule_t x;
+  tn_err_t e = {0};
+  tn_status_t ls = greedy_allreduce_listed(t, s, &x, &e);
+  if (ls == TN_NOMEM || ls == TN_INTERNAL) {
+    schedule_free(&x);
+    *st = tn_err_set(err, ls, "%s", e.msg);
+    return true;
+  }
+  bool faster = ls == TN_OK && x.time_ps < 2 * s->time_ps + 1;
+  if (faster) {
+    schedule_free(s);
+    *st = algo_from_schedule(&x, TN_ALLREDUCE, synth_method_name(SYNTH_GREEDY), &out->algo, err);
+    if (*st == TN_OK) out->plan_ps = x.time_ps;
+  }
+  schedule_free(&x);
+  return faster;
+}
+
 /* One planned collective on a symmetric fabric (or an All-Gather on any). */
 static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
                            synth_method_t m, synth_result_t *out, tn_err_t *err) {
@@ -165,6 +192,9 @@ static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const
                       synth_method_name(m), (unsigned long long)s.time_ps,
                       (unsigned long long)plan_ps);
     if (st == TN_OK) st = synth_i_lower_with_first_run(&s, coll, synth_method_name(m), out, err);
+  } else if (st == TN_OK && m == SYNTH_GREEDY && coll == TN_ALLREDUCE &&
+             listed(t, &s, out, &st, err)) {
+    /* (lowered from the list schedule: out->plan_ps is its time) */
   } else if (st == TN_OK) {
     st = algo_from_schedule(&s, coll, synth_method_name(m), &out->algo, err);
     /* An All-Gather plan's time is exact; the other two are timed by simulation. A
