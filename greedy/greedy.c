@@ -123,7 +123,7 @@ static void *search_worker(void *arg) {
       c->err = rerr;
     } else {
       /* The first candidate is kept whatever its time: no limit, no cancel. */
-      c->st = greedy_i_plan(S->t, routes, S->size, c->k, S->seed, c == S->tries ? NULL : &stop,
+      c->st = greedy_i_plan(S->t, routes, S->size, c->k, S->seed, 0, c == S->tries ? NULL : &stop,
                             &c->gave_up, &c->s, &c->err);
     }
     pthread_mutex_lock(&S->mu);
@@ -210,8 +210,10 @@ tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
                            const greedy_opts_t *opts, schedule_t *out, tn_err_t *err) {
   uint32_t k = opts ? opts->chunks_per_npu : 0;
   schedule_init(out, TN_ALLGATHER, t->npus, k ? k : 1, size_bytes);
-  uint64_t seed = opts ? opts->seed : 0;
+  uint64_t seed = opts ? opts->seed : 0, stagger = opts ? opts->stagger_ps : 0;
   if (t->npus == 0) return tn_err_set(err, TN_INVAL, "greedy: fabric '%s' has no NPU", t->name);
+  if (stagger != 0 && k == 0)
+    return tn_err_set(err, TN_INVAL, "greedy: a staggered plan needs its chunks per NPU given");
   tn_status_t st = topo_check_connected(t, err);
   if (st != TN_OK) return st;
   if (size_bytes < (uint64_t)t->npus * (k ? k : 1))
@@ -227,7 +229,7 @@ tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
   if (k != 0) {
     topo_routes_t *routes = NULL;
     if ((st = topo_routes_create(t, &routes, err)) == TN_OK)
-      st = greedy_i_plan(t, routes, size_bytes, k, seed, NULL, NULL, out, err);
+      st = greedy_i_plan(t, routes, size_bytes, k, seed, stagger, NULL, NULL, out, err);
     topo_routes_free(routes);
   } else {
     schedule_init(out, TN_ALLGATHER, t->npus, 1, size_bytes);

@@ -12,6 +12,11 @@
 typedef struct greedy_opts {
   uint64_t seed;           /* tie-breaking seed; same seed, same schedule */
   uint32_t chunks_per_npu; /* 0 = choose automatically for the size */
+  /* With chunks_per_npu given: every NPU's own chunk j (of k) enters the plan at
+   * j * stagger_ps instead of at 0, so that the plan run backwards (a Reduce-Scatter)
+   * completes the chunks in turn rather than all at its end (greedy_allreduce_listed).
+   * 0: all at once. */
+  uint64_t stagger_ps;
   /* greedy_alltoall: keep in out->ties the pairs its replay saw within this window
    * (schedule_replay_ties), for the simulator's order-proofing; false: none kept. */
   bool keep_ties;
@@ -53,23 +58,24 @@ tn_status_t greedy_run(const topo_t *t, uint64_t size_bytes, const greedy_opts_t
 tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
                            const greedy_opts_t *opts, schedule_t *out, tn_err_t *err);
 
-/* The All-Reduce of an All-Gather plan (greedy_run_for with TN_ALLREDUCE, on a symmetric
- * fabric) as an explicit reduction schedule (ten.h) that overlaps its halves: each plan
- * transfer once as a reduction (receiver to sender, up the chunk's tree) and once as a
- * copy, list-scheduled work-conserving: whenever a link is idle it takes, among the
- * transfers whose dependencies are met, the one that comes first in the plan run
- * backwards and then forwards (what algo_from_schedule(plan, TN_ALLREDUCE) numbers its
- * SENDs by, 2 plan->time_ps + 1 ps long). A chunk reduced early is then copied out while
- * others still reduce. Times follow the simulator's model (tn_xfer_ps per link, the
- * link's latency, a reduction's COMP SCHED_COMP_PS after its arrival, serialised per NPU
- * and chunk); out->time_ps is the schedule's end, and its transfers are in start order
- * (algo_from_schedule numbers the SENDs so; order-proofing keeps that order). Fills *out
- * (initialised here, empty on failure). TN_INVAL unless every plan transfer carries one
- * chunk over one link whose reverse link is the route back (direct-connect fabrics: the
- * greedy's plans there), TN_LIMIT past 2^30 transfers. O(T log T) time and O(T) memory
- * in the plan's T transfers. */
-tn_status_t greedy_allreduce_listed(const topo_t *t, const schedule_t *plan, schedule_t *out,
-                                    tn_err_t *err);
+/* An All-Reduce from two All-Gather plans of one fabric with the same chunking
+ * (greedy_run_for with TN_ALLREDUCE, on a symmetric fabric; rs_plan may be ag_plan, or a
+ * plan with stagger_ps) as an explicit reduction schedule (ten.h) that overlaps its
+ * halves: each rs_plan transfer as a reduction (receiver to sender, up the chunk's tree)
+ * and each ag_plan transfer as a copy, list-scheduled work-conserving: whenever a link is
+ * idle it takes, among the transfers whose dependencies are met, the one that comes first
+ * in rs_plan run backwards and then ag_plan forwards (for one plan, what
+ * algo_from_schedule(plan, TN_ALLREDUCE) numbers its SENDs by, 2 plan->time_ps + 1 ps
+ * long). A chunk reduced early is then copied out while others still reduce. Times follow the
+ * simulator's model (tn_xfer_ps per link, the link's latency, a reduction's COMP SCHED_COMP_PS
+ * after its arrival, serialised per NPU and chunk); out->time_ps is the schedule's end, and its
+ * transfers are in start order (algo_from_schedule numbers the SENDs so; order-proofing keeps that
+ * order). Fills *out (initialised here, empty on failure). TN_INVAL unless every plan transfer
+ * carries one chunk over one link whose reverse link is the route back (direct-connect fabrics: the
+ * greedy's plans there) and the plans agree in NPUs, chunking, size and length, TN_LIMIT
+ * past 2^30 transfers. O(T log T) time and O(T) memory in the plans' T transfers. */
+tn_status_t greedy_allreduce_listed(const topo_t *t, const schedule_t *rs_plan,
+                                    const schedule_t *ag_plan, schedule_t *out, tn_err_t *err);
 
 /* The peak memory of a synthesis of size_bytes with the greedy at k chunks per NPU lowered
  * to coll (All-Gather, Reduce-Scatter, All-Reduce): the whole `tenet synth -a greedy`

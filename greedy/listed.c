@@ -4,13 +4,16 @@
  * The All-Reduce algo/ derives from an All-Gather plan runs the plan backwards (the
  * Reduce-Scatter: every chunk's partial sums flow up its tree to its owner) and then the plan
  * forwards from its end (the All-Gather). Every chunk's reduction then completes at about
- * the plan's end T, so the halves do not overlap: the All-Reduce takes 2T. Here the same
- * transfers (each plan transfer once as a reduction, dst -> src, and once as a copy) are
- * scheduled again, work-conserving: whenever a link is idle it takes, among the transfers
- * waiting for it, the one the 2T sequence puts first. A copy of a chunk that is reduced
- * early therefore goes while other chunks still reduce. That is usually, not always,
- * faster (synth/ keeps it only when it is): on mesh-8x8 at 1 MiB and 8 chunks per NPU
- * 20.43 us against the sequence's 20.86, on torus-8x8 11.47 against 12.02.
+ * the plan's end T, so the halves do not overlap: the All-Reduce takes 2T. Here the
+ * transfers of a Reduce-Scatter plan (each once as a reduction, receiver to sender) and of
+ * an All-Gather plan (each once as a copy) are scheduled again, work-conserving: whenever a
+ * link is idle it takes, among the transfers waiting for it, the one the sequence (the first
+ * plan backwards, then the second forwards) puts first. A copy of a chunk that is reduced
+ * early therefore goes while other chunks still reduce; a Reduce-Scatter plan whose own
+ * chunks entered in turn (greedy_opts_t.stagger_ps) reduces them in turn, which lets more
+ * go early. That is usually, not always, faster (synth/ keeps it only when it is): on
+ * mesh-8x8 at 1 MiB and 8 chunks per NPU 20.43 us with one plan for both halves, 19.49
+ * with a staggered Reduce-Scatter plan, against the sequence's 20.86.
  *
  * The times follow the simulator's model exactly for what is scheduled here: a transfer on
  * one link occupies it for tn_xfer_ps(bytes, bandwidth) (at least 1 ps) and arrives the
@@ -80,10 +83,10 @@ HEAP_FNS(waith, wait_t, wait_less)
  * from the plan's receiver to its sender); T + x is plan transfer x as a copy. */
 typedef struct ls {
   const topo_t *t;
-  const schedule_t *p;
+  const schedule_t *rs, *ag; /* the plans run backwards (reductions) and forwards (copies) */
   uint32_t T, N, nchunks;
   uint32_t *link;           /* N: the one link the transfer crosses */
-  uint32_t *chunk;          /* T: the plan transfer's chunk */
+  uint32_t *chunk;          /* N: the transfer's chunk */
   uint64_t *key;            /* N: start in the 2T sequence */
   uint32_t *kid_off, *kids; /* dependents, CSR over N */
   uint32_t *pending;        /* N: dependencies not yet met */
@@ -91,18 +94,24 @@ typedef struct ls {
   uint64_t *comp_free;      /* npus * nchunks: the last reduction's COMP at (NPU, chunk) */
   wait_t *wq;               /* per link a heap at wq + woff[l] */
   uint32_t *woff, *wlen;
-  uint8_t *busy;           /* per link */
-  uint32_t *touch, ntouch; /* links to look at once the instant's events are in */
+  uint8_t *busy;                  /* per link */
+  uint64_t *memo_bytes, *memo_ps; /* per link: the last message's size and busy time */
+  uint32_t *touch, ntouch;        /* links to look at once the instant's events are in */
   uint8_t *touched;
-  lev_t *ev;
+  lev_t *ev; /* the events that came out of order: a heap */
   uint32_t nev;
+  /* The events of each kind that came in order (nearly all on a uniform fabric: every
+   * link busy and every flight as long as the others): sorted runs, read from the head. */
+  lev_t *run[3];
+  uint32_t rhead[3], rlen[3];
   uint64_t time_ps;
 } ls_t;
 
 static void ls_free(ls_t *L) {
-  void *arrs[] = {L->link,  L->chunk,  L->key,       L->kid_off, L->kids, L->pending,
-                  L->start, L->arrive, L->comp_free, L->wq,      L->woff, L->wlen,
-                  L->busy,  L->touch,  L->touched,   L->ev};
+  void *arrs[] = {L->link,   L->chunk,      L->key,       L->kid_off, L->kids,   L->pending,
+                  L->start,  L->arrive,     L->comp_free, L->wq,      L->woff,   L->wlen,
+                  L->busy,   L->touch,      L->touched,   L->ev,      L->run[0], L->run[1],
+                  L->run[2], L->memo_bytes, L->memo_ps};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++)
     free(arrs[i]);
 }
@@ -110,7 +119,7 @@ static void ls_free(ls_t *L) {
 /* The plan transfer behind x, and its sender and receiver as x runs (a reduction runs the
  * plan's transfer backwards). */
 static const sched_xfer_t *plan_of(const ls_t *L, uint32_t x) {
-  return schedule_xfer(L->p, x < L->T ? x : x - L->T);
+  return x < L->T ? schedule_xfer(L->rs, x) : schedule_xfer(L->ag, x - L->T);
 }
 static uint32_t src_of(const ls_t *L, uint32_t x) {
   return x < L->T ? plan_of(L, x)->dst : plan_of(L, x)->src;
@@ -126,20 +135,20 @@ static uint32_t plan_dep(const schedule_t *p, uint32_t i) {
 }
 
 /* Calls fn(ctx, from, to) for every dependency "to waits for from" of the joined
- * schedule: a reduction waits for the reductions into its sender of the transfers the plan
+ * schedule: a reduction waits for the reductions into its sender of the transfers rs
  * forwarded from it; a copy waits for the copy that brought its chunk; an owner's first
  * copy of a chunk waits for every reduction into the owner of that chunk. firsts lists, per
- * chunk, the plan transfers that start from its owner (first_off CSR). */
+ * chunk, the rs transfers that start from its owner (first_off CSR). */
 typedef void (*dep_fn)(void *ctx, uint32_t from, uint32_t to);
 static void each_dep(const ls_t *L, const uint32_t *first_off, const uint32_t *firsts, dep_fn fn,
                      void *ctx) {
   for (uint32_t i = 0; i < L->T; i++) {
-    uint32_t d = plan_dep(L->p, i);
-    if (d != SCHED_NONE) {
-      fn(ctx, i, d); /* reduction d' sends what i' reduced into its sender */
-      fn(ctx, L->T + d, L->T + i);
+    uint32_t d = plan_dep(L->rs, i), a = plan_dep(L->ag, i);
+    if (d != SCHED_NONE) fn(ctx, i, d); /* reduction d' sends what i' reduced into its sender */
+    if (a != SCHED_NONE) {
+      fn(ctx, L->T + a, L->T + i);
     } else {
-      uint32_t c = L->chunk[i];
+      uint32_t c = L->chunk[L->T + i];
       for (uint32_t j = first_off[c]; j < first_off[c + 1]; j++)
         fn(ctx, firsts[j], L->T + i);
     }
@@ -157,68 +166,72 @@ static void put_dep(void *ctx, uint32_t from, uint32_t to) {
   L->kids[L->kid_off[from + 1]++] = to;
 }
 
-/* Checks the plan (one chunk a transfer, every transfer one link along the fabric's route)
- * and builds the joined transfers' links, keys and dependencies. */
-static tn_status_t setup(ls_t *L, tn_err_t *err) {
+/* Transfer i of plan p: its one link (the route's, which must end at its receiver) in *fwd
+ * and the route back in *back, both one link; its chunk in *c. TN_INVAL otherwise. */
+static tn_status_t one_link(const ls_t *L, topo_routes_t *routes, const schedule_t *p, uint32_t i,
+                            uint32_t *fwd, uint32_t *back, uint32_t *c, tn_err_t *err) {
   const topo_t *t = L->t;
-  const schedule_t *p = L->p;
-  uint32_t T = L->T, N = L->N, n = t->npus;
+  const sched_xfer_t *x = schedule_xfer(p, i);
+  uint32_t n = t->npus;
+  *fwd = x->src < n && x->dst < n ? topo_route_next(routes, x->src, x->dst) : TOPO_NO_LINK;
+  *back = x->src < n && x->dst < n ? topo_route_next(routes, x->dst, x->src) : TOPO_NO_LINK;
+  if (x->nchunks != 1 || x->ndeps > 1 || *fwd == TOPO_NO_LINK || t->links[*fwd].dst != x->dst ||
+      *back == TOPO_NO_LINK || t->links[*back].dst != x->src)
+    return tn_err_set(err, TN_INVAL,
+                      "greedy: transfer %u (%u -> %u) is not one chunk over one link and back; "
+                      "the listed All-Reduce takes direct-connect plans only",
+                      i, x->src, x->dst);
+  *c = TN_VEC_AT(&p->chunks, uint32_t, x->chunk_off);
+  if (*c >= L->nchunks)
+    return tn_err_set(err, TN_INVAL, "greedy: transfer %u carries chunk %u of %u", i, *c,
+                      L->nchunks);
+  return TN_OK;
+}
+
+/* Checks the plans (one chunk a transfer, each over one link along the fabric's route and
+ * back) and builds the joined transfers' links, chunks, keys and dependencies. */
+static tn_status_t setup(ls_t *L, tn_err_t *err) {
+  uint32_t T = L->T, N = L->N;
   tn_status_t st = TN_OK;
   uint32_t *first_off = NULL, *firsts = NULL;
+  topo_routes_t *routes = NULL;
   if ((st = tn_calloc(N, sizeof *L->link, &L->link, err)) != TN_OK ||
-      (st = tn_calloc(T + 1u, sizeof *L->chunk, &L->chunk, err)) != TN_OK ||
+      (st = tn_calloc(N, sizeof *L->chunk, &L->chunk, err)) != TN_OK ||
       (st = tn_calloc(N, sizeof *L->key, &L->key, err)) != TN_OK ||
       (st = tn_calloc((size_t)N + 2, sizeof *L->kid_off, &L->kid_off, err)) != TN_OK ||
       (st = tn_calloc(N, sizeof *L->pending, &L->pending, err)) != TN_OK ||
       (st = tn_calloc(N, sizeof *L->start, &L->start, err)) != TN_OK ||
       (st = tn_calloc(N, sizeof *L->arrive, &L->arrive, err)) != TN_OK ||
-      (st = tn_calloc((size_t)L->nchunks + 2, sizeof *first_off, &first_off, err)) != TN_OK)
+      (st = tn_calloc((size_t)L->nchunks + 2, sizeof *first_off, &first_off, err)) != TN_OK ||
+      (st = topo_routes_create(L->t, &routes, err)) != TN_OK)
     goto done;
-  topo_routes_t *routes = NULL;
-  if ((st = topo_routes_create(t, &routes, err)) != TN_OK) goto done;
   for (uint32_t i = 0; i < T && st == TN_OK; i++) {
-    const sched_xfer_t *x = schedule_xfer(p, i);
-    uint32_t l = x->src < n && x->dst < n ? topo_route_next(routes, x->src, x->dst) : TOPO_NO_LINK;
-    if (x->nchunks != 1 || x->ndeps > 1 || l == TOPO_NO_LINK || t->links[l].dst != x->dst) {
-      st = tn_err_set(err, TN_INVAL,
-                      "greedy: transfer %u (%u -> %u) is not one chunk over one link; the "
-                      "listed All-Reduce takes direct-connect plans only",
-                      i, x->src, x->dst);
-      break;
-    }
-    /* the reverse link carries the reduction: the route back must be that one link */
-    uint32_t back = topo_route_next(routes, x->dst, x->src);
-    if (back == TOPO_NO_LINK || t->links[back].dst != x->src) {
-      st = tn_err_set(err, TN_INVAL, "greedy: no direct link back from %u to %u", x->dst, x->src);
-      break;
-    }
+    uint32_t fwd, back;
+    /* the rs plan runs backwards: its transfer's reverse link carries the reduction */
+    st = one_link(L, routes, L->rs, i, &fwd, &back, &L->chunk[i], err);
+    if (st == TN_OK)
+      st = one_link(L, routes, L->ag, i, &L->link[T + i], &fwd, &L->chunk[T + i], err);
+    if (st != TN_OK) break;
     L->link[i] = back;
-    L->link[T + i] = l;
-    L->chunk[i] = TN_VEC_AT(&p->chunks, uint32_t, x->chunk_off);
-    if (L->chunk[i] >= L->nchunks) {
-      st = tn_err_set(err, TN_INVAL, "greedy: transfer %u carries chunk %u of %u", i, L->chunk[i],
-                      L->nchunks);
-      break;
-    }
-    /* the 2T sequence: the plan backwards, then forwards from 1 ps after its end */
-    L->key[i] = p->time_ps - x->end_ps;
-    L->key[T + i] = p->time_ps + 1 + x->start_ps;
-    if (x->ndeps == 0) first_off[L->chunk[i] + 2]++;
+    /* the sequence: rs backwards, then ag forwards from 1 ps after rs's end */
+    L->key[i] = L->rs->time_ps - schedule_xfer(L->rs, i)->end_ps;
+    L->key[T + i] = L->rs->time_ps + 1 + schedule_xfer(L->ag, i)->start_ps;
+    if (plan_dep(L->rs, i) == SCHED_NONE) first_off[L->chunk[i] + 2]++;
   }
-  topo_routes_free(routes);
   if (st != TN_OK) goto done;
   for (uint32_t c = 0; c < L->nchunks; c++)
     first_off[c + 2] += first_off[c + 1];
   if ((st = tn_malloc(first_off[L->nchunks + 1] + 1u, sizeof *firsts, &firsts, err)) != TN_OK)
     goto done;
   for (uint32_t i = 0; i < T; i++)
-    if (plan_dep(p, i) == SCHED_NONE) firsts[first_off[L->chunk[i] + 1]++] = i;
+    if (plan_dep(L->rs, i) == SCHED_NONE) firsts[first_off[L->chunk[i] + 1]++] = i;
   each_dep(L, first_off, firsts, count_dep, L);
   for (uint32_t x = 0; x < N; x++)
     L->kid_off[x + 2] += L->kid_off[x + 1];
   if ((st = tn_malloc(L->kid_off[N + 1] + 1u, sizeof *L->kids, &L->kids, err)) != TN_OK) goto done;
   each_dep(L, first_off, firsts, put_dep, L);
 done:
+  topo_routes_free(routes);
   free(first_off);
   free(firsts);
   return st;
@@ -232,10 +245,16 @@ static tn_status_t setup_run(ls_t *L, tn_err_t *err) {
   if ((st = tn_calloc((size_t)nl + 1, sizeof *L->woff, &L->woff, err)) != TN_OK ||
       (st = tn_calloc(nl, sizeof *L->wlen, &L->wlen, err)) != TN_OK ||
       (st = tn_calloc(nl, sizeof *L->busy, &L->busy, err)) != TN_OK ||
+      (st = tn_calloc(nl, sizeof *L->memo_bytes, &L->memo_bytes, err)) != TN_OK ||
+      (st = tn_calloc(nl, sizeof *L->memo_ps, &L->memo_ps, err)) != TN_OK ||
       (st = tn_calloc(nl, sizeof *L->touch, &L->touch, err)) != TN_OK ||
       (st = tn_calloc(nl, sizeof *L->touched, &L->touched, err)) != TN_OK ||
       (st = tn_malloc((size_t)L->N + 1, sizeof *L->wq, &L->wq, err)) != TN_OK ||
       (st = tn_malloc((size_t)2 * L->N + nl + 1, sizeof *L->ev, &L->ev, err)) != TN_OK ||
+      (st = tn_malloc((size_t)L->N + 1, sizeof *L->run[EV_IDLE], &L->run[EV_IDLE], err)) != TN_OK ||
+      (st = tn_malloc((size_t)L->N + 1, sizeof *L->run[EV_ARRIVE], &L->run[EV_ARRIVE], err)) !=
+          TN_OK ||
+      (st = tn_malloc((size_t)L->T + 1, sizeof *L->run[EV_COMP], &L->run[EV_COMP], err)) != TN_OK ||
       (st = tn_calloc((size_t)L->t->npus * L->nchunks, sizeof *L->comp_free, &L->comp_free, err)) !=
           TN_OK)
     return st;
@@ -244,6 +263,37 @@ static tn_status_t setup_run(ls_t *L, tn_err_t *err) {
   for (uint32_t l = 0; l < nl; l++)
     L->woff[l + 1] += L->woff[l];
   return TN_OK;
+}
+
+/* An event joins its kind's run when it comes no earlier than the run's last (each kind
+ * pushes at most its own count of events, the room the runs have), else the heap. The next
+ * event is the least of the heap's top and the runs' heads: the order is the heap's alone. */
+static void ev_push(ls_t *L, lev_t e) {
+  lev_t *r = L->run[e.kind];
+  uint32_t n = L->rlen[e.kind];
+  if (n == L->rhead[e.kind] || !lev_less(&e, &r[n - 1]))
+    r[L->rlen[e.kind]++] = e;
+  else
+    levh_push(L->ev, &L->nev, e);
+}
+
+static const lev_t *ev_next(const ls_t *L) {
+  const lev_t *best = L->nev ? &L->ev[0] : NULL;
+  for (int k = 0; k < 3; k++)
+    if (L->rhead[k] < L->rlen[k] && (best == NULL || lev_less(&L->run[k][L->rhead[k]], best)))
+      best = &L->run[k][L->rhead[k]];
+  return best;
+}
+
+/* Removes next (what ev_next returned) and returns it. */
+static lev_t ev_pop(ls_t *L, const lev_t *next) {
+  lev_t e = *next;
+  if (L->nev && next == &L->ev[0]) {
+    levh_pop(L->ev, &L->nev);
+  } else {
+    L->rhead[e.kind]++;
+  }
+  return e;
 }
 
 static void touch(ls_t *L, uint32_t l) {
@@ -265,15 +315,19 @@ static void release(ls_t *L, uint32_t x) {
 static tn_status_t start_on(ls_t *L, uint32_t l, uint64_t now, tn_err_t *err) {
   uint32_t x = waith_pop(L->wq + L->woff[l], &L->wlen[l]).x;
   const topo_link_t *lk = &L->t->links[l];
-  uint64_t busy = 0, arrive = 0;
-  if (!tn_xfer_ps(plan_of(L, x)->bytes, lk->bandwidth_GBps, &busy) ||
-      !tn_time_add(now, busy ? busy : 1, &busy) || !tn_time_add(busy, lk->latency_ps, &arrive))
+  uint64_t bytes = plan_of(L, x)->bytes, busy = 0, arrive = 0;
+  if (bytes != L->memo_bytes[l]) { /* bytes > 0: the zeroed memo never matches */
+    if (!tn_xfer_ps(bytes, lk->bandwidth_GBps, &busy))
+      return tn_time_overflow(err, "the listed All-Reduce's transfer %u over link %u", x, l);
+    L->memo_bytes[l] = bytes, L->memo_ps[l] = busy ? busy : 1;
+  }
+  if (!tn_time_add(now, L->memo_ps[l], &busy) || !tn_time_add(busy, lk->latency_ps, &arrive))
     return tn_time_overflow(err, "the listed All-Reduce's transfer %u over link %u", x, l);
   L->start[x] = now;
   L->arrive[x] = arrive;
   L->busy[l] = 1;
-  levh_push(L->ev, &L->nev, (lev_t){busy, EV_IDLE, l});
-  levh_push(L->ev, &L->nev, (lev_t){arrive, EV_ARRIVE, x});
+  ev_push(L, (lev_t){busy, EV_IDLE, l});
+  ev_push(L, (lev_t){arrive, EV_ARRIVE, x});
   return TN_OK;
 }
 
@@ -290,10 +344,11 @@ static tn_status_t run(ls_t *L, tn_err_t *err) {
       if (st != TN_OK) return st;
     }
     L->ntouch = 0;
-    if (L->nev == 0) break;
-    now = L->ev[0].t;
-    while (L->nev > 0 && L->ev[0].t == now) {
-      lev_t e = levh_pop(L->ev, &L->nev);
+    const lev_t *next = ev_next(L);
+    if (next == NULL) break;
+    now = next->t;
+    while ((next = ev_next(L)) != NULL && next->t == now) {
+      lev_t e = ev_pop(L, next);
       if (now > L->time_ps) L->time_ps = now;
       if (e.kind == EV_IDLE) {
         L->busy[e.id] = 0;
@@ -304,7 +359,7 @@ static tn_status_t run(ls_t *L, tn_err_t *err) {
         uint64_t *f = &L->comp_free[(size_t)dst_of(L, e.id) * L->nchunks + L->chunk[e.id]];
         uint64_t done = (*f > now ? *f : now) + SCHED_COMP_PS;
         *f = done;
-        levh_push(L->ev, &L->nev, (lev_t){done, EV_COMP, e.id});
+        ev_push(L, (lev_t){done, EV_COMP, e.id});
       } else {
         release(L, e.id);
       }
@@ -316,32 +371,26 @@ static tn_status_t run(ls_t *L, tn_err_t *err) {
   return TN_OK;
 }
 
-/* Transfers in start order (then key, then index): every dependency starts earlier. */
-typedef struct slot {
-  uint64_t start, key;
-  uint32_t x;
-} slot_t;
-
-static int by_start(const void *a, const void *b) {
-  const slot_t *x = a, *y = b;
-  if (x->start != y->start) return x->start < y->start ? -1 : 1;
-  if (x->key != y->key) return x->key < y->key ? -1 : 1;
-  return (x->x > y->x) - (x->x < y->x);
-}
-
 static tn_status_t emit(ls_t *L, schedule_t *out, tn_err_t *err) {
-  slot_t *order = NULL;
-  uint32_t *at = NULL, *deps = NULL;
+  /* Transfers in start order, then the sequence's (key), then index: every dependency
+   * starts earlier. Two stable radix passes: by key, then by start. */
+  uint32_t *order = NULL, *by_key = NULL, *at = NULL, *deps = NULL;
+  uint64_t *starts = NULL;
   tn_status_t st = TN_OK;
   if ((st = tn_malloc((size_t)L->N + 1, sizeof *order, &order, err)) != TN_OK ||
+      (st = tn_malloc((size_t)L->N + 1, sizeof *by_key, &by_key, err)) != TN_OK ||
+      (st = tn_malloc((size_t)L->N + 1, sizeof *starts, &starts, err)) != TN_OK ||
       (st = tn_malloc((size_t)L->N + 1, sizeof *at, &at, err)) != TN_OK ||
-      (st = tn_malloc((size_t)L->N + 1, sizeof *deps, &deps, err)) != TN_OK)
+      (st = tn_malloc((size_t)L->N + 1, sizeof *deps, &deps, err)) != TN_OK ||
+      (st = tn_radix_order(L->key, L->N, by_key, err)) != TN_OK)
     goto done;
-  for (uint32_t x = 0; x < L->N; x++)
-    order[x] = (slot_t){L->start[x], L->key[x], x};
-  qsort(order, L->N, sizeof *order, by_start);
   for (uint32_t i = 0; i < L->N; i++)
-    at[order[i].x] = i;
+    starts[i] = L->start[by_key[i]];
+  if ((st = tn_radix_order(starts, L->N, order, err)) != TN_OK) goto done;
+  for (uint32_t i = 0; i < L->N; i++)
+    order[i] = by_key[order[i]];
+  for (uint32_t i = 0; i < L->N; i++)
+    at[order[i]] = i;
   /* the dependencies of x, as its dependents list them: collect them per transfer */
   uint32_t *doff = NULL, *dl = NULL;
   if ((st = tn_calloc((size_t)L->N + 2, sizeof *doff, &doff, err)) != TN_OK) goto done;
@@ -357,7 +406,7 @@ static tn_status_t emit(ls_t *L, schedule_t *out, tn_err_t *err) {
     for (uint32_t k = L->kid_off[x]; k < L->kid_off[x + 1]; k++)
       dl[doff[L->kids[k] + 1]++] = x;
   for (uint32_t i = 0; i < L->N && st == TN_OK; i++) {
-    uint32_t x = order[i].x, nd = doff[x + 1] - doff[x];
+    uint32_t x = order[i], nd = doff[x + 1] - doff[x];
     for (uint32_t j = 0; j < nd; j++)
       deps[j] = at[dl[doff[x] + j]];
     const sched_xfer_t *px = plan_of(L, x);
@@ -368,36 +417,42 @@ static tn_status_t emit(ls_t *L, schedule_t *out, tn_err_t *err) {
                        .end_ps = L->arrive[x],
                        .nchunks = 1,
                        .ndeps = nd};
-    uint32_t c = x < L->T ? L->chunk[x] : L->chunk[x - L->T];
-    st = schedule_add_op(out, &sx, x < L->T ? SCHED_REDUCE : SCHED_COPY, &c, deps, NULL, err);
+    st = schedule_add_op(out, &sx, x < L->T ? SCHED_REDUCE : SCHED_COPY, &L->chunk[x], deps, NULL,
+                         err);
   }
   out->time_ps = L->time_ps;
   free(doff);
   free(dl);
 done:
   free(order);
+  free(by_key);
+  free(starts);
   free(at);
   free(deps);
   return st;
 }
 
-tn_status_t greedy_allreduce_listed(const topo_t *t, const schedule_t *plan, schedule_t *out,
-                                    tn_err_t *err) {
-  schedule_init(out, TN_ALLREDUCE, plan->npus, plan->chunks_per_npu, plan->size_bytes);
-  if (plan->coll != TN_ALLGATHER || plan->npus != t->npus)
+tn_status_t greedy_allreduce_listed(const topo_t *t, const schedule_t *rs_plan,
+                                    const schedule_t *ag_plan, schedule_t *out, tn_err_t *err) {
+  const schedule_t *p = ag_plan;
+  schedule_init(out, TN_ALLREDUCE, p->npus, p->chunks_per_npu, p->size_bytes);
+  if (rs_plan->coll != TN_ALLGATHER || p->coll != TN_ALLGATHER || p->npus != t->npus ||
+      rs_plan->npus != p->npus || rs_plan->chunks_per_npu != p->chunks_per_npu ||
+      rs_plan->size_bytes != p->size_bytes || schedule_len(rs_plan) != schedule_len(p))
     return tn_err_set(err, TN_INVAL,
-                      "greedy: the listed All-Reduce needs an All-Gather plan "
-                      "of this fabric");
-  uint64_t T = schedule_len(plan);
+                      "greedy: the listed All-Reduce needs two All-Gather plans of this "
+                      "fabric with one chunking and size");
+  uint64_t T = schedule_len(p);
   if (T == 0) return TN_OK;
   if (2 * T >= UINT32_MAX / 2)
     return tn_err_set(err, TN_LIMIT, "greedy: %llu transfers are too many to list",
                       (unsigned long long)T);
   ls_t L = {.t = t,
-            .p = plan,
+            .rs = rs_plan,
+            .ag = p,
             .T = (uint32_t)T,
             .N = (uint32_t)(2 * T),
-            .nchunks = plan->npus * plan->chunks_per_npu};
+            .nchunks = p->npus * p->chunks_per_npu};
   tn_status_t st = setup(&L, err);
   if (st == TN_OK) st = setup_run(&L, err);
   if (st == TN_OK) st = run(&L, err);
@@ -405,7 +460,7 @@ tn_status_t greedy_allreduce_listed(const topo_t *t, const schedule_t *plan, sch
   ls_free(&L);
   if (st != TN_OK) {
     schedule_free(out);
-    schedule_init(out, TN_ALLREDUCE, plan->npus, plan->chunks_per_npu, plan->size_bytes);
+    schedule_init(out, TN_ALLREDUCE, p->npus, p->chunks_per_npu, p->size_bytes);
   }
   return st;
 }

@@ -16,6 +16,7 @@
  * (greedy.c's search picks the chunking). */
 #include "greedy/greedy_internal.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -364,8 +365,12 @@ static tn_status_t decide_all(plan_t *p, tn_err_t *err) {
   return st;
 }
 
+static tn_status_t release_own(plan_t *p, uint32_t j, tn_err_t *err);
+
 static tn_status_t on_event(plan_t *p, const ten_event_t *ev, tn_err_t *err) {
   p->now = ev->time_ps; /* what ten_now(p->eng) returns until the next ten_next */
+  if (ev->kind == TEN_EV_TIMER && ev->cookie != 0)
+    return release_own(p, (uint32_t)ev->cookie - 1u, err);
   if (ev->kind == TEN_EV_TIMER) return on_alarm(p, ev->time_ps, err);
   uint32_t index = (uint32_t)ev->cookie;
   sched_xfer_t *x = &TN_VEC_AT(&p->s->xfers, sched_xfer_t, index);
@@ -477,8 +482,9 @@ static void teardown(plan_t *p) {
   ten_engine_free(p->eng);
 }
 
-/* Every NPU starts holding its own chunks, offered to all its links at time 0. */
-static tn_status_t seed_chunks(plan_t *p, uint64_t seed, tn_err_t *err) {
+/* Every NPU starts holding its own chunks, offered to all its links at time 0, or chunk j
+ * at j * stagger_ps (a timer whose cookie is 1 + j; the planner's alarms use cookie 0). */
+static tn_status_t seed_chunks(plan_t *p, uint64_t seed, uint64_t stagger_ps, tn_err_t *err) {
   for (uint32_t c = 0; c < p->nchunks; c++) {
     tn_rng_t r;
     tn_rng_seed(&r, seed ^ ((uint64_t)c * 0x9E3779B97F4A7C15ull));
@@ -487,11 +493,29 @@ static tn_status_t seed_chunks(plan_t *p, uint64_t seed, tn_err_t *err) {
   for (uint32_t u = 0; u < p->n; u++)
     for (uint32_t j = 0; j < p->k; j++)
       claim(p, u, u * p->k + j);
+  uint32_t at_once = stagger_ps ? 1 : p->k; /* chunks 0 .. at_once - 1 go at time 0 */
+  for (uint32_t j = 1; j < p->k && stagger_ps; j++) {
+    uint64_t at = 0;
+    if (!tn_mul_u64(stagger_ps, j, &at))
+      return tn_time_overflow(err, "greedy: own chunk %u released at %u x %" PRIu64 " ps", j, j,
+                              stagger_ps);
+    tn_status_t st = ten_timer(p->eng, at, 1u + j, err);
+    if (st != TN_OK) return st;
+  }
   for (uint32_t u = 0; u < p->n; u++)
-    for (uint32_t j = 0; j < p->k; j++) {
+    for (uint32_t j = 0; j < at_once; j++) {
       tn_status_t st = offer(p, u, u * p->k + j, SCHED_NONE, err);
       if (st != TN_OK) return st;
     }
+  return TN_OK;
+}
+
+/* Own chunk j of every NPU is released (seed_chunks' timer). */
+static tn_status_t release_own(plan_t *p, uint32_t j, tn_err_t *err) {
+  for (uint32_t u = 0; u < p->n; u++) {
+    tn_status_t st = offer(p, u, u * p->k + j, SCHED_NONE, err);
+    if (st != TN_OK) return st;
+  }
   return TN_OK;
 }
 
@@ -544,8 +568,8 @@ static bool should_stop(const plan_t *p, const greedy_i_stop_t *stop, uint64_t n
 }
 
 tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_bytes, uint32_t k,
-                          uint64_t seed, const greedy_i_stop_t *stop, bool *gave_up,
-                          schedule_t *out, tn_err_t *err) {
+                          uint64_t seed, uint64_t stagger_ps, const greedy_i_stop_t *stop,
+                          bool *gave_up, schedule_t *out, tn_err_t *err) {
   if (gave_up) *gave_up = false;
   uint32_t n = t->npus;
   schedule_init(out, TN_ALLGATHER, n, k, size_bytes);
@@ -582,7 +606,7 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
     }
   }
   if (st == TN_OK) st = ten_engine_create(t, routes, &p.eng, err);
-  if (st == TN_OK) st = seed_chunks(&p, seed, err);
+  if (st == TN_OK) st = seed_chunks(&p, seed, stagger_ps, err);
   /* A candidate the search no longer needs stops before its first decisions too. */
   if (st == TN_OK && should_stop(&p, stop, 0, 0)) *gave_up = true;
   if (st == TN_OK && !(gave_up && *gave_up)) st = decide_all(&p, err);

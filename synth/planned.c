@@ -147,28 +147,89 @@ static tn_status_t planned_asymmetric(const topo_t *t, tn_coll_t coll, uint64_t 
   return st;
 }
 
-/* The greedy's All-Reduce on a direct-connect fabric, its halves overlapped by list
- * scheduling (greedy_allreduce_listed), when that schedule ends before the plan run
- * backwards and then forwards (2 s->time_ps + 1 ps, what the lowering of s itself is kept
- * to): lowers it into out (plan_ps its time; s is freed first, to hold one of the two)
- * and returns true with *st its status. False when it does not apply or is not faster
- * (the caller lowers s); out of memory or an internal error ends the synthesis
- * (returns true with *st set). */
-static bool listed(const topo_t *t, schedule_t *s, synth_result_t *out, tn_status_t *st,
-                   tn_err_t *err) {
-  schedule_t x;
+/* How far planned() goes for the greedy's All-Reduce (listed): not at all, listing the
+ * plan's own halves, or also the staggered Reduce-Scatter plans. The reduction search lists
+ * every count it tries and staggers only the count it keeps (a staggered plan costs a
+ * planning each). */
+typedef enum { LIST_NONE, LIST_OWN, LIST_STAGGERED } list_t;
+
+/* The staggered Reduce-Scatter plans the greedy's listed All-Reduce also tries: own chunk j
+ * of every NPU released at j * f / (k - 1) of the plan's time, f in tenths. Measured at
+ * 1 MiB, 16 chunks, f = 0.2 .. 0.5: mesh-8x8 and torus-8x8 gain most near 0.3-0.4 (1.213 ->
+ * 1.143 and 1.122 -> 1.085 of the bound), mesh3d-4x4x4 at 0.5 (1.260 -> 1.177),
+ * hypercube-64 at 0.2-0.4 (1.172 -> 1.125); mesh-16x8 and torus-16x8 lose at every f (0 is
+ * kept there). Each costs a planning and a listing, so two are tried; none where the
+ * plan's own listed halves are within STAGGER_ROOM of the bound already. */
+static const uint32_t stagger_tenths[] = {3, 5};
+#define STAGGER_ROOM_PERMILLE 10u
+
+/* x := the listed All-Reduce of rs and s when it ends before x (or x is empty); false
+ * with *st set on out of memory or an internal error, true otherwise. */
+static bool list_better(const topo_t *t, const schedule_t *rs, const schedule_t *s, schedule_t *x,
+                        tn_status_t *st, tn_err_t *err) {
+  schedule_t y;
   tn_err_t e = {0};
-  tn_status_t ls = greedy_allreduce_listed(t, s, &x, &e);
+  tn_status_t ls = greedy_allreduce_listed(t, rs, s, &y, &e);
   if (ls == TN_NOMEM || ls == TN_INTERNAL) {
-    schedule_free(&x);
+    schedule_free(&y);
     *st = tn_err_set(err, ls, "%s", e.msg);
+    return false;
+  }
+  if (ls == TN_OK && (schedule_len(x) == 0 || y.time_ps < x->time_ps)) {
+    schedule_free(x);
+    *x = y;
+  } else {
+    schedule_free(&y);
+  }
+  return true;
+}
+
+/* The greedy's All-Reduce on a direct-connect fabric, its halves overlapped by list
+ * scheduling (greedy_allreduce_listed): of plan s's own Reduce-Scatter and, with stagger,
+ * the staggered ones (stagger_tenths), each listed with s's All-Gather, the one that ends
+ * first, when it
+ * ends before s run backwards and then forwards (2 s->time_ps + 1 ps, what the lowering of
+ * s itself is kept to): lowers it into out (plan_ps its time; s is freed first, to hold
+ * less) and returns true with *st its status. False when none applies or is faster (the
+ * caller lowers s); out of memory or an internal error ends the synthesis (returns true
+ * with *st set). */
+static bool listed(const topo_t *t, uint64_t size, const synth_opts_t *o, bool stagger,
+                   schedule_t *s, synth_result_t *out, tn_status_t *st, tn_err_t *err) {
+  schedule_t x;
+  schedule_init(&x, TN_ALLREDUCE, 0, 1, 0);
+  *st = TN_OK;
+  bool ok = list_better(t, s, s, &x, st, err);
+  uint32_t k = s->chunks_per_npu;
+  uint64_t bound = 0;
+  tn_err_t e = {0};
+  if (ok && stagger && schedule_len(&x) > 0 &&
+      topo_lower_bound_ps(t, TN_ALLREDUCE, size, &bound, &e) == TN_OK &&
+      x.time_ps <= bound + bound / 1000 * STAGGER_ROOM_PERMILLE)
+    stagger = false;
+  for (size_t i = 0; ok && stagger && k >= 2 && schedule_len(&x) > 0 &&
+                     i < sizeof stagger_tenths / sizeof *stagger_tenths;
+       i++) {
+    greedy_opts_t g = {.seed = o->seed,
+                       .chunks_per_npu = k,
+                       .stagger_ps = s->time_ps / 10 * stagger_tenths[i] / (k - 1)};
+    schedule_t rs;
+    tn_status_t ps = greedy_run_for(t, TN_ALLREDUCE, size, &g, &rs, err);
+    if (ps == TN_OK) {
+      ok = list_better(t, &rs, s, &x, st, err);
+    } else if (ps == TN_NOMEM || ps == TN_INTERNAL) {
+      *st = ps, ok = false;
+    }
+    schedule_free(&rs);
+  }
+  if (!ok) {
+    schedule_free(&x);
     return true;
   }
-  bool faster = ls == TN_OK && x.time_ps < 2 * s->time_ps + 1;
+  bool faster = schedule_len(&x) > 0 && x.time_ps < 2 * s->time_ps + 1;
   if (faster) {
     schedule_free(s);
     *st = algo_from_schedule(&x, TN_ALLREDUCE, synth_method_name(SYNTH_GREEDY), &out->algo, err);
-    if (*st == TN_OK) out->plan_ps = x.time_ps;
+    if (*st == TN_OK) out->plan_ps = x.time_ps, out->listed = true;
   }
   schedule_free(&x);
   return faster;
@@ -176,7 +237,7 @@ static bool listed(const topo_t *t, schedule_t *s, synth_result_t *out, tn_statu
 
 /* One planned collective on a symmetric fabric (or an All-Gather on any). */
 static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
-                           synth_method_t m, synth_result_t *out, tn_err_t *err) {
+                           synth_method_t m, list_t list, synth_result_t *out, tn_err_t *err) {
   schedule_t s;
   tn_status_t st = plan(t, coll, size, o, m, &s, out, err);
   bool forest = st == TN_OK && m == SYNTH_FOREST;
@@ -192,8 +253,8 @@ static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const
                       synth_method_name(m), (unsigned long long)s.time_ps,
                       (unsigned long long)plan_ps);
     if (st == TN_OK) st = synth_i_lower_with_first_run(&s, coll, synth_method_name(m), out, err);
-  } else if (st == TN_OK && m == SYNTH_GREEDY && coll == TN_ALLREDUCE &&
-             listed(t, &s, out, &st, err)) {
+  } else if (st == TN_OK && m == SYNTH_GREEDY && coll == TN_ALLREDUCE && list != LIST_NONE &&
+             listed(t, size, o, list == LIST_STAGGERED, &s, out, &st, err)) {
     /* (lowered from the list schedule: out->plan_ps is its time) */
   } else if (st == TN_OK) {
     st = algo_from_schedule(&s, coll, synth_method_name(m), &out->algo, err);
@@ -261,11 +322,11 @@ static tn_status_t alltoall(const topo_t *t, uint64_t size, const synth_opts_t *
 
 /* A planned collective at the chunking o asks for, on either kind of fabric. */
 static tn_status_t planned_any(const topo_t *t, tn_coll_t coll, uint64_t size,
-                               const synth_opts_t *o, synth_method_t m, synth_result_t *out,
-                               tn_err_t *err) {
+                               const synth_opts_t *o, synth_method_t m, list_t list,
+                               synth_result_t *out, tn_err_t *err) {
   if (coll != TN_ALLGATHER && !topo_is_symmetric(t))
     return planned_asymmetric(t, coll, size, o, m, out, err);
-  return planned(t, coll, size, o, m, out, err);
+  return planned(t, coll, size, o, m, list, out, err);
 }
 
 /* Chunkings the greedy's Reduce-Scatter and All-Reduce also try, after its own choice. */
@@ -276,6 +337,9 @@ static tn_status_t planned_any(const topo_t *t, tn_coll_t coll, uint64_t size,
  * over the extra chunkings tried: 128 NPUs try every one of RED_K_MIN..RED_K_MAX. */
 #define RED_K_BUDGET ((uint64_t)1 << 20)
 #define RED_WORKERS 8u /* threads the search uses at most */
+/* The search staggers every count it tries (LIST_STAGGERED) up to this many planned
+ * deliveries per count, npus^2 x 64: fabrics of up to 32 NPUs. */
+#define STAGGER_SEARCH_MAX ((uint64_t)1 << 16)
 
 /* One worker's part of the search: the fastest set it made that beat the greedy's own
  * choice (its time, and its index in ks, which orders equal times), or its failure. */
@@ -284,6 +348,7 @@ typedef struct red_best {
   uint64_t time_ps; /* what it is expected to take once order-proof (red_expect) */
   uint64_t run_ps;  /* its run's time */
   uint64_t plan_ps; /* its plan_ps */
+  bool listed;      /* its listed */
   bool stopped;     /* its run stopped at the limit: not a first run to hand over */
   size_t i;
   tn_status_t st;
@@ -295,6 +360,7 @@ typedef struct red_best {
 /* The search: the chunkings to try and each worker's part. */
 typedef struct red_search {
   const topo_t *t;
+  list_t list; /* how each count's All-Reduce is made (planned) */
   tn_coll_t coll;
   uint64_t size;
   const synth_opts_t *o;
@@ -324,7 +390,7 @@ static void red_try(void *ctx, size_t i, unsigned worker) {
   sim_opts_t so = {.stop_after_ps = S->own_ps};
   synth_i_tie_rec_start(&w->trial, &so);
   sim_result_t r = {0};
-  w->st = planned_any(S->t, S->coll, S->size, &ok, SYNTH_GREEDY, &c, &w->err);
+  w->st = planned_any(S->t, S->coll, S->size, &ok, SYNTH_GREEDY, S->list, &c, &w->err);
   if (w->st == TN_OK) w->st = synth_i_sim_within(S->t, c.algo, &so, &r, &w->err);
   uint64_t exp = red_expect(r.time_ps, r.stopped, c.plan_ps);
   bool better = w->st == TN_OK && exp < S->own_exp &&
@@ -332,13 +398,39 @@ static void red_try(void *ctx, size_t i, unsigned worker) {
   if (better) {
     algo_free(w->algo);
     w->algo = c.algo, w->time_ps = exp, w->i = i;
-    w->run_ps = r.time_ps, w->plan_ps = c.plan_ps, w->stopped = r.stopped;
+    w->run_ps = r.time_ps, w->plan_ps = c.plan_ps, w->stopped = r.stopped, w->listed = c.listed;
     c.algo = NULL;
     synth_tie_rec_t keep = w->ties;
     w->ties = w->trial, w->trial = keep;
   }
   sim_result_free(&r);
   synth_result_free(&c);
+}
+
+/* The greedy's All-Reduce at the count its search kept (out) made again as `--chunks` of
+ * that count makes it, the staggered Reduce-Scatter plans included (LIST_STAGGERED), so
+ * that the two give one set: kept instead when one of those plans lists faster than the
+ * kept set's own list (out->plan_ps), or when the kept set is not listed. A listed set is
+ * kept to its list's order by
+ * order-proofing (its own run, which issues ready SENDs in id order, misses it: mesh-8x8
+ * 1 MiB 23.3 us against 20.4), so that time is what it takes; it is not simulated here
+ * (out->time_ps 0: not known), and order-proofing runs it whole. */
+static tn_status_t staggered_at_kept(const topo_t *t, uint64_t size, const synth_opts_t *o,
+                                     synth_result_t *out, tn_err_t *err) {
+  synth_opts_t at = *o;
+  at.chunks_per_npu = out->algo->chunks_per_npu;
+  synth_result_t c = {0};
+  tn_status_t st = planned(t, TN_ALLREDUCE, size, &at, SYNTH_GREEDY, LIST_STAGGERED, &c, err);
+  if (st == TN_OK && c.listed && (!out->listed || c.plan_ps < out->plan_ps)) {
+    algo_free(out->algo);
+    out->algo = c.algo, c.algo = NULL;
+    out->time_ps = 0, out->plan_ps = c.plan_ps, out->listed = true;
+    tn_vec_free(&out->first_ties);
+    tn_vec_init(&out->first_ties, sizeof(sim_tie_t));
+    out->first_known = false;
+  }
+  synth_result_free(&c);
+  return st;
 }
 
 /* The greedy chooses its chunking by the time of its All-Gather plan (greedy_run_for), but
@@ -354,7 +446,10 @@ static void red_try(void *ctx, size_t i, unsigned worker) {
  * threads. out->time_ps is its simulated time. */
 static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t size,
                                     const synth_opts_t *o, synth_result_t *out, tn_err_t *err) {
-  tn_status_t st = planned_any(t, coll, size, o, SYNTH_GREEDY, out, err);
+  /* Small fabrics stagger every count the search makes (each stagger costs a planning and
+   * a listing); larger ones list each count and stagger only the one kept. */
+  list_t list = (uint64_t)t->npus * t->npus * 64 <= STAGGER_SEARCH_MAX ? LIST_STAGGERED : LIST_OWN;
+  tn_status_t st = planned_any(t, coll, size, o, SYNTH_GREEDY, list, out, err);
   sim_result_t r = {0};
   sim_opts_t so = {0};
   synth_tie_rec_t own_ties = {0};
@@ -365,6 +460,7 @@ static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t si
     return st;
   }
   red_search_t S = {.t = t,
+                    .list = list,
                     .coll = coll,
                     .size = size,
                     .o = o,
@@ -397,7 +493,7 @@ static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t si
   if (st == TN_OK && best != RED_WORKERS) {
     algo_free(out->algo);
     out->algo = S.w[best].algo, out->time_ps = S.w[best].run_ps;
-    out->plan_ps = S.w[best].plan_ps;
+    out->plan_ps = S.w[best].plan_ps, out->listed = S.w[best].listed;
     S.w[best].algo = NULL;
     if (S.w[best].stopped) { /* chosen for its plan: order-proofing runs it whole */
       tn_vec_free(&out->first_ties);
@@ -411,6 +507,19 @@ static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t si
     algo_free(S.w[w].algo);
     tn_vec_free(&S.w[w].ties.ties);
     tn_vec_free(&S.w[w].trial.ties);
+  }
+  if (st == TN_OK && list != LIST_STAGGERED && coll == TN_ALLREDUCE && topo_is_symmetric(t) &&
+      t->switches == 0 && out->algo->chunks_per_npu >= 2)
+    st = staggered_at_kept(t, size, o, out, err);
+  /* A listed set's own run (which issues ready SENDs in id order) misses its list by far
+   * (mesh-8x8 1 MiB: 23.3 us against 20.4): what it takes is known once it is order-proof,
+   * not from that run (auto must not compare it by that run), and order-proofing runs it
+   * whole, as for `--chunks` of its count. */
+  if (st == TN_OK && out->listed) {
+    out->time_ps = 0;
+    tn_vec_free(&out->first_ties);
+    tn_vec_init(&out->first_ties, sizeof(sim_tie_t));
+    out->first_known = false;
   }
   return st;
 }
@@ -428,7 +537,7 @@ tn_status_t synth_i_planned(const topo_t *t, tn_coll_t coll, uint64_t size, cons
     synth_opts_t at = *o;
     if (st == TN_OK) at.chunks_per_npu = g.algo->chunks_per_npu;
     synth_result_free(&g);
-    return st == TN_OK ? planned_any(t, coll, size, &at, m, out, err) : st;
+    return st == TN_OK ? planned_any(t, coll, size, &at, m, LIST_NONE, out, err) : st;
   }
-  return planned_any(t, coll, size, o, m, out, err);
+  return planned_any(t, coll, size, o, m, LIST_STAGGERED, out, err);
 }

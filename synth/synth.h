@@ -108,6 +108,9 @@ typedef struct synth_result {
    * chunks (the first such set; both were held at once, whichever was kept), 0 when none
    * was (synth_i_make_strict). */
   uint32_t halved_from;
+  /* The greedy's All-Reduce: its halves were list-scheduled (greedy_allreduce_listed; on
+   * direct-connect fabrics, where that ends first); plan_ps is then the list's time. */
+  bool listed;
   /* The MILP's: the larger milp_result_t.mem_bytes of its solves (the models it built),
    * else 0. */
   uint64_t milp_mem;

@@ -189,17 +189,17 @@ check "seed resume is the same sweep" grep -q "1 done before" seeded.err
 
 # --seeds N: each greedy, milp or auto case keeps the best of seeds --seed .. --seed+N-1, as
 # 'tenet synth --seeds' does, and says which won. mesh-4x4 All-Reduce 16 MiB: the greedy's
-# seeds 1..3 give 267.618, 265.675 and 267.616 us, so seed 2 wins; Ring takes no seed.
-S=(--topos mesh-4x4 --colls allreduce --sizes 16MiB --algos greedy,ring --seed 1 --seeds 3)
+# seeds 5..7 give 241.458, 240.958 and 241.958 us, so seed 6 wins; Ring takes no seed.
+S=(--topos mesh-4x4 --colls allreduce --sizes 16MiB --algos greedy,ring --seed 5 --seeds 3)
 "$TENET" batch "${S[@]}" -o seeds 2>/dev/null
 check "seeds run exit 0" test $? -eq 0
-"$TENET" synth -t mesh-4x4 -c allreduce -s 16MiB -a greedy --seed 2 -o seeds2/s --json >seeds2.json
-check "seeds: the greedy case keeps seed 2, the best of 3, at its time" python3 -c '
+"$TENET" synth -t mesh-4x4 -c allreduce -s 16MiB -a greedy --seed 6 -o seeds2/s --json >seeds2.json
+check "seeds: the greedy case keeps seed 6, the best of 3, at its time" python3 -c '
 import json, sys
 g = json.load(open("seeds/cases/mesh-4x4/allreduce/16MiB/greedy/result.json"))
 r = json.load(open("seeds/cases/mesh-4x4/allreduce/16MiB/ring/result.json"))
 s = json.load(open("seeds2.json"))
-assert g["seed"] == 2 and g["seeds_tried"] == 3 and g["time_ns"] == s["time_ns"], (g, s)
+assert g["seed"] == 6 and g["seeds_tried"] == 3 and g["time_ns"] == s["time_ns"], (g, s)
 assert r["seeds_tried"] == 1, r
 b = json.load(open("seeds/batch.json"))
 assert b["seeds"] == 3, b
@@ -207,7 +207,7 @@ assert b["seeds"] == 3, b
 check "one seed writes no seeds key" sh -c '! grep -q seeds seeded/batch.json'
 "$TENET" batch "${S[@]}" -o seeds 2>seeds.err
 check "seeds resume is the same sweep" grep -q "2 done before" seeds.err
-fails_with 1 "$TENET" batch --topos mesh-4x4 --colls allreduce --sizes 16MiB --algos greedy,ring --seed 1 --seeds 4 -o seeds
+fails_with 1 "$TENET" batch --topos mesh-4x4 --colls allreduce --sizes 16MiB --algos greedy,ring --seed 5 --seeds 4 -o seeds
 check "other --seeds is another sweep" grep -q 'different sweep' err.txt
 printf 'topos mesh-4x4\ncolls allreduce\nsizes 16MiB\nalgos greedy\nseed 1\nseeds 3\n' >seeds.txt
 "$TENET" batch --manifest seeds.txt -o seedsm 2>/dev/null

@@ -110,14 +110,14 @@ check "--plot-y lg names the choices" grep -q -- "--plot-y 'lg': auto, log or li
 fails_with 1 "$TENET" compare -t ring-8 -c allgather --plot-y log
 check "--plot-y without --plot" grep -q -- "--plot-y needs --plot" err.txt
 
-# --seeds: the greedy row keeps the fastest of seeds 1..3 (seed 2, 265.675 us on mesh-4x4
-# All-Reduce 16 MiB; seed 1 alone: 266.679 us, seed 3 267.614) and names it; Ring takes no
+# --seeds: the greedy row keeps the fastest of seeds 5..7 (seed 6, 240.958 us on mesh-4x4
+# All-Reduce 16 MiB; seed 5 alone: 241.458 us, seed 7 241.958) and names it; Ring takes no
 # seed.
-run "$TENET" compare -t mesh-4x4 -c allreduce --sizes 16MiB --algos greedy,ring --seed 1 --seeds 3 --json
+run "$TENET" compare -t mesh-4x4 -c allreduce --sizes 16MiB --algos greedy,ring --seed 5 --seeds 3 --json
 [ "$rc" -eq 0 ] && python3 - out.txt <<'EOF' && ok || bad "compare --seeds: $(cat out.txt err.txt)"
 import json, sys
 g, r = json.load(open(sys.argv[1]))["rows"]
-assert g["algorithm"] == "greedy" and g["seed"] == 2 and g["seeds_tried"] == 3 and g["time_ns"] == 265674.848, g
+assert g["algorithm"] == "greedy" and g["seed"] == 6 and g["seeds_tried"] == 3 and g["time_ns"] == 240958.265, g
 assert "seed" not in r, r
 EOF
 fails_with 1 "$TENET" compare -t ring-8 -c allgather --seeds 0

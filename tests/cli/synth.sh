@@ -159,11 +159,12 @@ for algo in greedy ring direct; do
 done
 
 # ---- best of N seeds ------------------------------------------------------------------
-# The greedy's seed moves mesh-4x4 All-Reduce 16 MiB at 2 chunks per NPU by a nanosecond
-# (its halves list-scheduled, greedy_allreduce_listed): 284,706.125 ns at seeds 4 and 8,
-# 284,707.125 at 1-3 and 5-7. --seeds N tries --seed .. --seed+N-1 and keeps the fastest,
-# the lowest seed on a tie: seeds 2..4 keep 4, byte for byte the set --seed 4 writes;
-# seeds 1..8 (4 and 8 tie) keep 4; --json says which seed won and how many were tried.
+# The greedy's seed moves mesh-4x4 All-Reduce 16 MiB at 2 chunks per NPU between 265.68
+# and 275.44 us (its halves list-scheduled, greedy_allreduce_listed): seeds 2..4 give
+# 274,940.5, 265,677.875 and 265,678.875 ns, seed 5 265,678.875 too. --seeds N tries
+# --seed .. --seed+N-1 and keeps the fastest, the lowest seed on a tie: seeds 2..4 keep 3,
+# byte for byte the set --seed 3 writes; seeds 4..5 (a tie) keep 4; --json says which seed
+# won and how many were tried.
 desc="--seeds"
 mkdir -p seeds
 for s in 2 3 4; do
@@ -171,18 +172,18 @@ for s in 2 3 4; do
     bad "$desc: --seed $s"
 done
 "$TENET" synth -t mesh-4x4 -c allreduce -s 16MiB -a greedy --chunks 2 --seed 2 --seeds 3 -o seeds/best --json >seeds/best.json &&
-  [ "$(json_get seeds/best.json seed)" = 4 ] && [ "$(json_get seeds/best.json seeds_tried)" = 3 ] &&
-  [ "$(json_get seeds/best.json time_ns)" = "$(json_get seeds/s4.json time_ns)" ] &&
+  [ "$(json_get seeds/best.json seed)" = 3 ] && [ "$(json_get seeds/best.json seeds_tried)" = 3 ] &&
+  [ "$(json_get seeds/best.json time_ns)" = "$(json_get seeds/s3.json time_ns)" ] &&
   [ "$(json_get seeds/s4.json time_ns)" != "$(json_get seeds/s3.json time_ns)" ] && ok ||
   bad "$desc: best of seeds 2..4: $(cat seeds/best.json)"
 same=1
-for r in $(seq 0 15); do cmp -s seeds/best.$r.et seeds/s4.$r.et || same=0; done
-[ $same -eq 1 ] && ok || bad "$desc: the kept set is not --seed 4's"
-"$TENET" synth -t mesh-4x4 -c allreduce -s 16MiB -a greedy --chunks 2 --seeds 8 -o seeds/tie --json >seeds/tie.json &&
-  [ "$(json_get seeds/tie.json seed)" = 4 ] && [ "$(json_get seeds/tie.json seeds_tried)" = 8 ] && ok ||
+for r in $(seq 0 15); do cmp -s seeds/best.$r.et seeds/s3.$r.et || same=0; done
+[ $same -eq 1 ] && ok || bad "$desc: the kept set is not --seed 3's"
+"$TENET" synth -t mesh-4x4 -c allreduce -s 16MiB -a greedy --chunks 2 --seed 4 --seeds 2 -o seeds/tie --json >seeds/tie.json &&
+  [ "$(json_get seeds/tie.json seed)" = 4 ] && [ "$(json_get seeds/tie.json seeds_tried)" = 2 ] && ok ||
   bad "$desc: a tie keeps the lowest seed: $(cat seeds/tie.json)"
 "$TENET" synth -t mesh-4x4 -c allreduce -s 16MiB -a greedy --chunks 2 --seed 2 --seeds 3 -o seeds/best >seeds/out.txt &&
-  grep -q "^seed 4: the fastest of the 3 seeds tried" seeds/out.txt && ok || bad "$desc: summary: $(cat seeds/out.txt)"
+  grep -q "^seed 3: the fastest of the 3 seeds tried" seeds/out.txt && ok || bad "$desc: summary: $(cat seeds/out.txt)"
 # Methods that take no seed run once.
 "$TENET" synth -t mesh-4x4 -c allreduce -s 16MiB -a ring --seeds 5 -o seeds/ring --json >seeds/ring.json &&
   [ "$(json_get seeds/ring.json seeds_tried)" = 1 ] && ok || bad "$desc: ring ran per seed: $(cat seeds/ring.json)"
