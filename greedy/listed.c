@@ -453,7 +453,16 @@ tn_status_t greedy_allreduce_listed(const topo_t *t, const schedule_t *rs_plan,
             .T = (uint32_t)T,
             .N = (uint32_t)(2 * T),
             .nchunks = p->npus * p->chunks_per_npu};
-  tn_status_t st = setup(&L, err);
+  /* every transfer checked before anything of the plans' size is allocated */
+  topo_routes_t *routes = NULL;
+  tn_status_t st = topo_routes_create(t, &routes, err);
+  for (uint32_t i = 0; st == TN_OK && i < L.T; i++) {
+    uint32_t fwd, back, c;
+    st = one_link(&L, routes, rs_plan, i, &fwd, &back, &c, err);
+    if (st == TN_OK) st = one_link(&L, routes, p, i, &fwd, &back, &c, err);
+  }
+  topo_routes_free(routes);
+  if (st == TN_OK) st = setup(&L, err);
   if (st == TN_OK) st = setup_run(&L, err);
   if (st == TN_OK) st = run(&L, err);
   if (st == TN_OK) st = emit(&L, out, err);

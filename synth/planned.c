@@ -195,6 +195,7 @@ static bool list_better(const topo_t *t, const schedule_t *rs, const schedule_t 
  * with *st set). */
 static bool listed(const topo_t *t, uint64_t size, const synth_opts_t *o, bool stagger,
                    schedule_t *s, synth_result_t *out, tn_status_t *st, tn_err_t *err) {
+  if (t->switches > 0) return false; /* the greedy's messages cross switches: not listed */
   schedule_t x;
   schedule_init(&x, TN_ALLREDUCE, 0, 1, 0);
   *st = TN_OK;
