@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "greedy/greedy.h"
+#include "greedy/greedy_internal.h"
 
 /* How much a link lengthens per use, scaled by the slowest link over its bandwidth: both
  * are planned, the faster kept. Measured at 1 GiB: 0.005 suits meshes and tori (torus-8x8
@@ -304,32 +305,8 @@ static bool rq_less(const rq_t *a, const rq_t *b) {
 }
 
 /* Binary min-heaps over the two entry types (h[0] the least). */
-#define HEAP_FNS(NAME, T, LESS)                                                                    \
-  static void NAME##_push(T *h, uint32_t *n, T v) {                                                \
-    uint32_t i = (*n)++;                                                                           \
-    while (i > 0 && LESS(&v, &h[(i - 1) / 2])) {                                                   \
-      h[i] = h[(i - 1) / 2];                                                                       \
-      i = (i - 1) / 2;                                                                             \
-    }                                                                                              \
-    h[i] = v;                                                                                      \
-  }                                                                                                \
-  static T NAME##_pop(T *h, uint32_t *n) {                                                         \
-    T top = h[0], last = h[--*n];                                                                  \
-    uint32_t m = *n, i = 0;                                                                        \
-    for (;;) {                                                                                     \
-      uint32_t c = 2 * i + 1;                                                                      \
-      if (c >= m) break;                                                                           \
-      if (c + 1 < m && LESS(&h[c + 1], &h[c])) c++;                                                \
-      if (!LESS(&h[c], &last)) break;                                                              \
-      h[i] = h[c];                                                                                 \
-      i = c;                                                                                       \
-    }                                                                                              \
-    if (m > 0) h[i] = last;                                                                        \
-    return top;                                                                                    \
-  }
-HEAP_FNS(evh, ev_t, ev_less)
-HEAP_FNS(rqh, rq_t, rq_less)
-#undef HEAP_FNS
+GREEDY_I_HEAP_FNS(evh, ev_t, ev_less)
+GREEDY_I_HEAP_FNS(rqh, rq_t, rq_less)
 
 /* One transfer of the list schedule (one struct: the run visits transfers out of order). */
 typedef struct rx {

@@ -30,4 +30,31 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
 /* Bytes greedy_i_plan plus the lowering of its result to an algo_t for coll are expected
  * to use at most, with k chunks per NPU (the figure greedy_run checks against its cap). */
 
+/* Static functions NAME_push and NAME_pop of a binary min-heap of T ordered by
+ * LESS(const T *, const T *) (h[0] the least; *n entries, room kept by the caller): the
+ * list schedules of alltoall.c and listed.c. */
+#define GREEDY_I_HEAP_FNS(NAME, T, LESS)                                                           \
+  static void NAME##_push(T *h, uint32_t *n, T v) {                                                \
+    uint32_t i = (*n)++;                                                                           \
+    while (i > 0 && LESS(&v, &h[(i - 1) / 2])) {                                                   \
+      h[i] = h[(i - 1) / 2];                                                                       \
+      i = (i - 1) / 2;                                                                             \
+    }                                                                                              \
+    h[i] = v;                                                                                      \
+  }                                                                                                \
+  static T NAME##_pop(T *h, uint32_t *n) {                                                         \
+    T top = h[0], last = h[--*n];                                                                  \
+    uint32_t m = *n, i = 0;                                                                        \
+    for (;;) {                                                                                     \
+      uint32_t c = 2 * i + 1;                                                                      \
+      if (c >= m) break;                                                                           \
+      if (c + 1 < m && LESS(&h[c + 1], &h[c])) c++;                                                \
+      if (!LESS(&h[c], &last)) break;                                                              \
+      h[i] = h[c];                                                                                 \
+      i = c;                                                                                       \
+    }                                                                                              \
+    if (m > 0) h[i] = last;                                                                        \
+    return top;                                                                                    \
+  }
+
 #endif

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "greedy/greedy.h"
+#include "greedy/greedy_internal.h"
 
 /* An event of the list schedule: a link becomes idle, a transfer arrives, or a reduction's
  * COMP is done (then its dependents may go). Ordered by time, then kind, then id, so the
@@ -52,32 +53,8 @@ static bool wait_less(const wait_t *a, const wait_t *b) {
 }
 
 /* Binary min-heaps over the two entry types. */
-#define HEAP_FNS(NAME, T, LESS)                                                                    \
-  static void NAME##_push(T *h, uint32_t *n, T v) {                                                \
-    uint32_t i = (*n)++;                                                                           \
-    while (i > 0 && LESS(&v, &h[(i - 1) / 2])) {                                                   \
-      h[i] = h[(i - 1) / 2];                                                                       \
-      i = (i - 1) / 2;                                                                             \
-    }                                                                                              \
-    h[i] = v;                                                                                      \
-  }                                                                                                \
-  static T NAME##_pop(T *h, uint32_t *n) {                                                         \
-    T top = h[0], last = h[--*n];                                                                  \
-    uint32_t m = *n, i = 0;                                                                        \
-    for (;;) {                                                                                     \
-      uint32_t c = 2 * i + 1;                                                                      \
-      if (c >= m) break;                                                                           \
-      if (c + 1 < m && LESS(&h[c + 1], &h[c])) c++;                                                \
-      if (!LESS(&h[c], &last)) break;                                                              \
-      h[i] = h[c];                                                                                 \
-      i = c;                                                                                       \
-    }                                                                                              \
-    if (m > 0) h[i] = last;                                                                        \
-    return top;                                                                                    \
-  }
-HEAP_FNS(levh, lev_t, lev_less)
-HEAP_FNS(waith, wait_t, wait_less)
-#undef HEAP_FNS
+GREEDY_I_HEAP_FNS(levh, lev_t, lev_less)
+GREEDY_I_HEAP_FNS(waith, wait_t, wait_less)
 
 /* The list schedule's state. Transfer x < T is plan transfer x run backwards (a reduction
  * from the plan's receiver to its sender); T + x is plan transfer x as a copy. */
