@@ -166,36 +166,44 @@ static tn_status_t one_link(const ls_t *L, topo_routes_t *routes, const schedule
 }
 
 /* Checks the plans (one chunk a transfer, each over one link along the fabric's route and
- * back) and builds the joined transfers' links, chunks, keys and dependencies. */
-static tn_status_t setup(ls_t *L, tn_err_t *err) {
-  uint32_t T = L->T, N = L->N;
-  tn_status_t st = TN_OK;
-  uint32_t *first_off = NULL, *firsts = NULL;
+ * back), filling the joined transfers' links and chunks: all that is held before a plan
+ * fails the check. */
+static tn_status_t check_plans(ls_t *L, tn_err_t *err) {
+  uint32_t T = L->T;
   topo_routes_t *routes = NULL;
-  if ((st = tn_calloc(N, sizeof *L->link, &L->link, err)) != TN_OK ||
-      (st = tn_calloc(N, sizeof *L->chunk, &L->chunk, err)) != TN_OK ||
-      (st = tn_calloc(N, sizeof *L->key, &L->key, err)) != TN_OK ||
-      (st = tn_calloc((size_t)N + 2, sizeof *L->kid_off, &L->kid_off, err)) != TN_OK ||
-      (st = tn_calloc(N, sizeof *L->pending, &L->pending, err)) != TN_OK ||
-      (st = tn_calloc(N, sizeof *L->start, &L->start, err)) != TN_OK ||
-      (st = tn_calloc(N, sizeof *L->arrive, &L->arrive, err)) != TN_OK ||
-      (st = tn_calloc((size_t)L->nchunks + 2, sizeof *first_off, &first_off, err)) != TN_OK ||
-      (st = topo_routes_create(L->t, &routes, err)) != TN_OK)
-    goto done;
+  tn_status_t st = tn_calloc(L->N, sizeof *L->link, &L->link, err);
+  if (st == TN_OK) st = tn_calloc(L->N, sizeof *L->chunk, &L->chunk, err);
+  if (st == TN_OK) st = topo_routes_create(L->t, &routes, err);
   for (uint32_t i = 0; i < T && st == TN_OK; i++) {
     uint32_t fwd, back;
     /* the rs plan runs backwards: its transfer's reverse link carries the reduction */
     st = one_link(L, routes, L->rs, i, &fwd, &back, &L->chunk[i], err);
+    L->link[i] = back;
     if (st == TN_OK)
       st = one_link(L, routes, L->ag, i, &L->link[T + i], &fwd, &L->chunk[T + i], err);
-    if (st != TN_OK) break;
-    L->link[i] = back;
+  }
+  topo_routes_free(routes);
+  return st;
+}
+
+/* Builds the joined transfers' keys and dependencies (check_plans first). */
+static tn_status_t setup(ls_t *L, tn_err_t *err) {
+  uint32_t T = L->T, N = L->N;
+  tn_status_t st = TN_OK;
+  uint32_t *first_off = NULL, *firsts = NULL;
+  if ((st = tn_calloc(N, sizeof *L->key, &L->key, err)) != TN_OK ||
+      (st = tn_calloc((size_t)N + 2, sizeof *L->kid_off, &L->kid_off, err)) != TN_OK ||
+      (st = tn_calloc(N, sizeof *L->pending, &L->pending, err)) != TN_OK ||
+      (st = tn_calloc(N, sizeof *L->start, &L->start, err)) != TN_OK ||
+      (st = tn_calloc(N, sizeof *L->arrive, &L->arrive, err)) != TN_OK ||
+      (st = tn_calloc((size_t)L->nchunks + 2, sizeof *first_off, &first_off, err)) != TN_OK)
+    goto done;
+  for (uint32_t i = 0; i < T; i++) {
     /* the sequence: rs backwards, then ag forwards from 1 ps after rs's end */
     L->key[i] = L->rs->time_ps - schedule_xfer(L->rs, i)->end_ps;
     L->key[T + i] = L->rs->time_ps + 1 + schedule_xfer(L->ag, i)->start_ps;
     if (plan_dep(L->rs, i) == SCHED_NONE) first_off[L->chunk[i] + 2]++;
   }
-  if (st != TN_OK) goto done;
   for (uint32_t c = 0; c < L->nchunks; c++)
     first_off[c + 2] += first_off[c + 1];
   if ((st = tn_malloc(first_off[L->nchunks + 1] + 1u, sizeof *firsts, &firsts, err)) != TN_OK)
@@ -208,7 +216,6 @@ static tn_status_t setup(ls_t *L, tn_err_t *err) {
   if ((st = tn_malloc(L->kid_off[N + 1] + 1u, sizeof *L->kids, &L->kids, err)) != TN_OK) goto done;
   each_dep(L, first_off, firsts, put_dep, L);
 done:
-  topo_routes_free(routes);
   free(first_off);
   free(firsts);
   return st;
@@ -430,15 +437,7 @@ tn_status_t greedy_allreduce_listed(const topo_t *t, const schedule_t *rs_plan,
             .T = (uint32_t)T,
             .N = (uint32_t)(2 * T),
             .nchunks = p->npus * p->chunks_per_npu};
-  /* every transfer checked before anything of the plans' size is allocated */
-  topo_routes_t *routes = NULL;
-  tn_status_t st = topo_routes_create(t, &routes, err);
-  for (uint32_t i = 0; st == TN_OK && i < L.T; i++) {
-    uint32_t fwd, back, c;
-    st = one_link(&L, routes, rs_plan, i, &fwd, &back, &c, err);
-    if (st == TN_OK) st = one_link(&L, routes, p, i, &fwd, &back, &c, err);
-  }
-  topo_routes_free(routes);
+  tn_status_t st = check_plans(&L, err);
   if (st == TN_OK) st = setup(&L, err);
   if (st == TN_OK) st = setup_run(&L, err);
   if (st == TN_OK) st = run(&L, err);

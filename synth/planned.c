@@ -147,12 +147,14 @@ static tn_status_t planned_asymmetric(const topo_t *t, tn_coll_t coll, uint64_t 
   return st;
 }
 
-/* How far planned() goes for the greedy's All-Reduce (listed): not at all, listing the
- * plan's own halves, or also the staggered Reduce-Scatter plans. The reduction search lists
- * every count it tries and staggers only the count it keeps (a staggered plan costs a
- * planning each). */
-typedef enum { LIST_NONE, LIST_OWN, LIST_STAGGERED } list_t;
+/* Whether the greedy's All-Reduce on t may be listed (listed()): its messages cross no
+ * switch, and at most LISTED_MAX_NPUS NPUs, above which the list and the order-proofing of
+ * a listed set grow with the transfers (torus-32x32 All-Reduce 1 GiB: 48.4 s to synthesize
+ * when the listed set was kept, 12.5 s for dims'). */
 #define LISTED_MAX_NPUS 256u
+static bool listable(const topo_t *t) {
+  return t->switches == 0 && t->npus <= LISTED_MAX_NPUS && topo_is_symmetric(t);
+}
 
 /* The staggered Reduce-Scatter plans the greedy's listed All-Reduce also tries: own chunk j
  * of every NPU released at j * f / (k - 1) of the plan's time, f in tenths. Measured at
@@ -185,21 +187,18 @@ static bool list_better(const topo_t *t, const schedule_t *rs, const schedule_t 
   return true;
 }
 
-/* The greedy's All-Reduce on a direct-connect fabric, its halves overlapped by list
- * scheduling (greedy_allreduce_listed): of plan s's own Reduce-Scatter and, with stagger,
- * the staggered ones (stagger_tenths), each listed with s's All-Gather, the one that ends
- * first, when it
- * ends before s run backwards and then forwards (2 s->time_ps + 1 ps, what the lowering of
- * s itself is kept to): lowers it into out (plan_ps its time; s is freed first, to hold
- * less) and returns true with *st its status. False when none applies or is faster (the
- * caller lowers s); out of memory or an internal error ends the synthesis (returns true
- * with *st set). */
-static bool listed(const topo_t *t, uint64_t size, const synth_opts_t *o, bool stagger,
-                   schedule_t *s, synth_result_t *out, tn_status_t *st, tn_err_t *err) {
-  /* Not where the greedy's messages cross switches; and not above LISTED_MAX_NPUS, where
-   * the list and the order-proofing of a listed set grow with the transfers (torus-32x32
-   * All-Reduce 1 GiB: 48.4 s to synthesize when the listed set was kept, 12.5 s for dims'). */
-  if (t->switches > 0 || t->npus > LISTED_MAX_NPUS) return false;
+/* The greedy's All-Reduce on a listable fabric, its halves overlapped by list scheduling
+ * (greedy_allreduce_listed): of plan s's own Reduce-Scatter and the staggered ones
+ * (stagger_tenths), each listed with s's All-Gather, the one that ends first, when it ends
+ * before s run backwards and then forwards (2 s->time_ps + 1 ps, what the lowering of s
+ * itself is kept to): lowers it into out (plan_ps its time, listed; s is freed first, to
+ * hold less) and returns true with *st its status. False when none applies or is faster
+ * (the caller lowers s); out of memory or an internal error ends the synthesis (returns
+ * true with *st set). */
+static bool listed(const topo_t *t, uint64_t size, const synth_opts_t *o, schedule_t *s,
+                   synth_result_t *out, tn_status_t *st, tn_err_t *err) {
+  if (!listable(t)) return false;
+  bool stagger = true;
   schedule_t x;
   schedule_init(&x, TN_ALLREDUCE, 0, 1, 0);
   *st = TN_OK;
@@ -242,7 +241,7 @@ static bool listed(const topo_t *t, uint64_t size, const synth_opts_t *o, bool s
 
 /* One planned collective on a symmetric fabric (or an All-Gather on any). */
 static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const synth_opts_t *o,
-                           synth_method_t m, list_t list, synth_result_t *out, tn_err_t *err) {
+                           synth_method_t m, bool list, synth_result_t *out, tn_err_t *err) {
   schedule_t s;
   tn_status_t st = plan(t, coll, size, o, m, &s, out, err);
   bool forest = st == TN_OK && m == SYNTH_FOREST;
@@ -258,8 +257,8 @@ static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const
                       synth_method_name(m), (unsigned long long)s.time_ps,
                       (unsigned long long)plan_ps);
     if (st == TN_OK) st = synth_i_lower_with_first_run(&s, coll, synth_method_name(m), out, err);
-  } else if (st == TN_OK && m == SYNTH_GREEDY && coll == TN_ALLREDUCE && list != LIST_NONE &&
-             listed(t, size, o, list == LIST_STAGGERED, &s, out, &st, err)) {
+  } else if (st == TN_OK && m == SYNTH_GREEDY && coll == TN_ALLREDUCE && list &&
+             listed(t, size, o, &s, out, &st, err)) {
     /* (lowered from the list schedule: out->plan_ps is its time) */
   } else if (st == TN_OK) {
     st = algo_from_schedule(&s, coll, synth_method_name(m), &out->algo, err);
@@ -327,7 +326,7 @@ static tn_status_t alltoall(const topo_t *t, uint64_t size, const synth_opts_t *
 
 /* A planned collective at the chunking o asks for, on either kind of fabric. */
 static tn_status_t planned_any(const topo_t *t, tn_coll_t coll, uint64_t size,
-                               const synth_opts_t *o, synth_method_t m, list_t list,
+                               const synth_opts_t *o, synth_method_t m, bool list,
                                synth_result_t *out, tn_err_t *err) {
   if (coll != TN_ALLGATHER && !topo_is_symmetric(t))
     return planned_asymmetric(t, coll, size, o, m, out, err);
@@ -342,8 +341,8 @@ static tn_status_t planned_any(const topo_t *t, tn_coll_t coll, uint64_t size,
  * over the extra chunkings tried: 128 NPUs try every one of RED_K_MIN..RED_K_MAX. */
 #define RED_K_BUDGET ((uint64_t)1 << 20)
 #define RED_WORKERS 8u /* threads the search uses at most */
-/* The search staggers every count it tries (LIST_STAGGERED) up to this many planned
- * deliveries per count, npus^2 x 64: fabrics of up to 32 NPUs. */
+/* The search lists every count it tries (listed()) up to this many planned deliveries per
+ * count, npus^2 x 64: fabrics of up to 32 NPUs. */
 #define STAGGER_SEARCH_MAX ((uint64_t)1 << 16)
 
 /* One worker's part of the search: the fastest set it made that beat the greedy's own
@@ -365,7 +364,7 @@ typedef struct red_best {
 /* The search: the chunkings to try and each worker's part. */
 typedef struct red_search {
   const topo_t *t;
-  list_t list; /* how each count's All-Reduce is made (planned) */
+  bool list; /* each count's All-Reduce is listed where it can be (planned) */
   tn_coll_t coll;
   uint64_t size;
   const synth_opts_t *o;
@@ -412,27 +411,20 @@ static void red_try(void *ctx, size_t i, unsigned worker) {
   synth_result_free(&c);
 }
 
-/* The greedy's All-Reduce at the count its search kept (out) made again as `--chunks` of
- * that count makes it, the staggered Reduce-Scatter plans included (LIST_STAGGERED), so
- * that the two give one set: kept instead when one of those plans lists faster than the
- * kept set's own list (out->plan_ps), or when the kept set is not listed. A listed set is
- * kept to its list's order by
- * order-proofing (its own run, which issues ready SENDs in id order, misses it: mesh-8x8
- * 1 MiB 23.3 us against 20.4), so that time is what it takes; it is not simulated here
- * (out->time_ps 0: not known), and order-proofing runs it whole. */
-static tn_status_t staggered_at_kept(const topo_t *t, uint64_t size, const synth_opts_t *o,
-                                     synth_result_t *out, tn_err_t *err) {
+/* The greedy's All-Reduce at the count its search kept (out, made in plain sequence) made
+ * again as `--chunks` of that count makes it, listed where that ends first, so that the
+ * two give one set: kept instead when it is listed (its list then ends before the
+ * sequence kept). */
+static tn_status_t listed_at_kept(const topo_t *t, uint64_t size, const synth_opts_t *o,
+                                  synth_result_t *out, tn_err_t *err) {
   synth_opts_t at = *o;
   at.chunks_per_npu = out->algo->chunks_per_npu;
   synth_result_t c = {0};
-  tn_status_t st = planned(t, TN_ALLREDUCE, size, &at, SYNTH_GREEDY, LIST_STAGGERED, &c, err);
-  if (st == TN_OK && c.listed && (!out->listed || c.plan_ps < out->plan_ps)) {
+  tn_status_t st = planned(t, TN_ALLREDUCE, size, &at, SYNTH_GREEDY, true, &c, err);
+  if (st == TN_OK && c.listed) {
     algo_free(out->algo);
     out->algo = c.algo, c.algo = NULL;
-    out->time_ps = 0, out->plan_ps = c.plan_ps, out->listed = true;
-    tn_vec_free(&out->first_ties);
-    tn_vec_init(&out->first_ties, sizeof(sim_tie_t));
-    out->first_known = false;
+    out->plan_ps = c.plan_ps, out->listed = true;
   }
   synth_result_free(&c);
   return st;
@@ -451,11 +443,11 @@ static tn_status_t staggered_at_kept(const topo_t *t, uint64_t size, const synth
  * threads. out->time_ps is its simulated time. */
 static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t size,
                                     const synth_opts_t *o, synth_result_t *out, tn_err_t *err) {
-  /* Small fabrics stagger every count the search makes (each stagger costs a planning and
-   * a listing); larger ones choose the count by its sets in plain sequence and list and
-   * stagger only the one kept (mixed 64-rank step of bench_workload, every count listed:
-   * 17.1 s of synthesis CPU against 12.4-13.3 without the list). */
-  list_t list = (uint64_t)t->npus * t->npus * 64 <= STAGGER_SEARCH_MAX ? LIST_STAGGERED : LIST_NONE;
+  /* Small fabrics list every count the search makes (each list costs three listings and
+   * two plannings); larger ones choose the count by its sets in plain sequence and list
+   * only the one kept (mixed 64-rank step of bench_workload, every count listed: 17.1 s of
+   * synthesis CPU against 12.4-13.3 without the list). */
+  bool list = (uint64_t)t->npus * t->npus * 64 <= STAGGER_SEARCH_MAX;
   tn_status_t st = planned_any(t, coll, size, o, SYNTH_GREEDY, list, out, err);
   sim_result_t r = {0};
   sim_opts_t so = {0};
@@ -515,13 +507,12 @@ static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t si
     tn_vec_free(&S.w[w].ties.ties);
     tn_vec_free(&S.w[w].trial.ties);
   }
-  if (st == TN_OK && list != LIST_STAGGERED && coll == TN_ALLREDUCE && topo_is_symmetric(t) &&
-      t->switches == 0 && t->npus <= LISTED_MAX_NPUS && out->algo->chunks_per_npu >= 2)
-    st = staggered_at_kept(t, size, o, out, err);
+  if (st == TN_OK && !list && coll == TN_ALLREDUCE && listable(t))
+    st = listed_at_kept(t, size, o, out, err);
   /* A listed set's own run (which issues ready SENDs in id order) misses its list by far
-   * (mesh-8x8 1 MiB: 23.3 us against 20.4): what it takes is known once it is order-proof,
-   * not from that run (auto must not compare it by that run), and order-proofing runs it
-   * whole, as for `--chunks` of its count. */
+   * (mesh-8x8 1 MiB, the set kept: 23.5 us against 19.5): what it takes is known once it is
+   * order-proof, not from that run (auto must not compare it by that run), and
+   * order-proofing runs it whole, as for `--chunks` of its count. */
   if (st == TN_OK && out->listed) {
     out->time_ps = 0;
     tn_vec_free(&out->first_ties);
@@ -544,7 +535,7 @@ tn_status_t synth_i_planned(const topo_t *t, tn_coll_t coll, uint64_t size, cons
     synth_opts_t at = *o;
     if (st == TN_OK) at.chunks_per_npu = g.algo->chunks_per_npu;
     synth_result_free(&g);
-    return st == TN_OK ? planned_any(t, coll, size, &at, m, LIST_NONE, out, err) : st;
+    return st == TN_OK ? planned_any(t, coll, size, &at, m, false, out, err) : st;
   }
-  return planned_any(t, coll, size, o, m, LIST_STAGGERED, out, err);
+  return planned_any(t, coll, size, o, m, true, out, err);
 }
