@@ -88,6 +88,8 @@ typedef struct synth_result {
   bool strict;           /* algo is order-proof already (sim_make_strict ran on it) */
   uint32_t pruned;       /* AUTO: candidates dropped before their simulation's end because
                             they could no longer be chosen */
+  uint32_t settled;      /* AUTO: candidates not built because one before them (in the
+                            order of preference) was within 0.1% of the lower bound */
   uint64_t seed;         /* the seed algo was made with (opts->seeds: the winner's) */
   uint32_t seeds_tried;  /* seeds synthesized (1 unless opts->seeds asked for more) */
   bool on_set_done;      /* opts->on_set ran on algo (its last call) */
