@@ -198,7 +198,6 @@ static bool list_better(const topo_t *t, const schedule_t *rs, const schedule_t 
 static bool listed(const topo_t *t, uint64_t size, const synth_opts_t *o, schedule_t *s,
                    synth_result_t *out, tn_status_t *st, tn_err_t *err) {
   if (!listable(t)) return false;
-  bool stagger = true;
   schedule_t x;
   schedule_init(&x, TN_ALLREDUCE, 0, 1, 0);
   *st = TN_OK;
@@ -206,10 +205,10 @@ static bool listed(const topo_t *t, uint64_t size, const synth_opts_t *o, schedu
   uint32_t k = s->chunks_per_npu;
   uint64_t bound = 0;
   tn_err_t e = {0};
-  if (ok && stagger && schedule_len(&x) > 0 &&
-      topo_lower_bound_ps(t, TN_ALLREDUCE, size, &bound, &e) == TN_OK &&
-      x.time_ps <= bound + bound / 1000 * STAGGER_ROOM_PERMILLE)
-    stagger = false;
+  /* no staggered plans when the own halves' list is within STAGGER_ROOM of the bound */
+  bool stagger = !(ok && schedule_len(&x) > 0 &&
+                   topo_lower_bound_ps(t, TN_ALLREDUCE, size, &bound, &e) == TN_OK &&
+                   x.time_ps <= bound + bound / 1000 * STAGGER_ROOM_PERMILLE);
   for (size_t i = 0; ok && stagger && k >= 2 && schedule_len(&x) > 0 &&
                      i < sizeof stagger_tenths / sizeof *stagger_tenths;
        i++) {
