@@ -114,6 +114,7 @@ static int step_row(const char *dir, const char *topo, const char *kind, const c
 
 int main(int argc, char **argv) {
   const char *max_size = argc > 1 ? argv[1] : "8MiB";
+  tn_alloc_setup(); /* the commands run in-process: with the allocator a tenet process has */
   char dir[] = "/tmp/bench_workload.XXXXXX";
   if (!mkdtemp(dir)) {
     perror("mkdtemp");

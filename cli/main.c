@@ -4,9 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <string.h>
 #include <unistd.h>
 
@@ -127,25 +124,8 @@ static void install_signal_cleanup(void) {
   }
 }
 
-/* The simulator's runs allocate and free arrays of tens of MB over and over (the
- * order-proof rounds rebuild and simulate a set up to 24 times). glibc would hand each back
- * to the kernel and fault it in again zeroed, page by page: a third of `synth`'s system
- * time on a 128-NPU All-to-All. Freed arrays below 32 MiB are kept for reuse instead, and
- * at most 256 MiB of free memory stays mapped at the top of the heap. One arena for all
- * threads: with one per thread, what a second thread frees stays in its own arena, so a
- * 2-thread run peaked anywhere from 1.0x to 1.4x a 1-thread one, varying run to run
- * (hierarchical-16x8 All-to-All 64 MiB: 285-392 MB; with one arena 270-277 MB, at the same
- * user CPU time). Set before any thread starts. */
-static void tune_allocator(void) {
-#ifdef __GLIBC__
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);
-  mallopt(M_ARENA_MAX, 1);
-#endif
-}
-
 int cli_main(int argc, char **argv) {
-  tune_allocator();
+  tn_alloc_setup();
   guard_std_streams();
   install_signal_cleanup();
   int rc = dispatch(argc, argv);

@@ -88,6 +88,15 @@ tn_status_t tn_malloc(size_t n, size_t size, void *out, tn_err_t *err);
 tn_status_t tn_realloc(void *p, size_t old_n, size_t n, size_t size, tn_err_t *err);
 /* Duplicates s (NULL stays NULL). */
 tn_status_t tn_strdup(const char *s, char **out, tn_err_t *err);
+/* Tunes the C library's allocator for a tenet process (glibc only; elsewhere a no-op):
+ * freed arrays below TN_ALLOC_OWN_MAP_BYTES are kept for reuse, one arena serves every
+ * thread, and the heap's first TN_ALLOC_HUGE_HEAP_BYTES (reserved here, virtual until
+ * touched) and every array of at least TN_ALLOC_OWN_MAP_BYTES (its own mapping) are
+ * advised to use transparent huge pages. Call once, before any thread starts (cli_main
+ * does); library users that skip it get the C library's defaults. */
+#define TN_ALLOC_OWN_MAP_BYTES ((size_t)32 << 20)
+#define TN_ALLOC_HUGE_HEAP_BYTES ((size_t)1 << 30)
+void tn_alloc_setup(void);
 
 /* Growable array of fixed-size elements: tn_vec_push(&v, &elem, err). */
 typedef struct tn_vec {
