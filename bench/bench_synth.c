@@ -76,6 +76,7 @@ static void row(const topo_t *t, tn_coll_t coll, uint64_t size) {
 }
 
 int main(int argc, char **argv) {
+  tn_alloc_setup(); /* synthesis in-process, with the allocator a tenet process has */
   size_t n = argc > 1 ? (size_t)(argc - 1) : sizeof default_fabrics / sizeof default_fabrics[0];
   const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE, TN_ALLTOALL};
   printf("portfolio (auto) against the lower bound and the better of Ring and Direct "

@@ -86,6 +86,7 @@ static void row(const topo_t *t, tn_coll_t coll, uint64_t size, synth_method_t m
 }
 
 int main(int argc, char **argv) {
+  tn_alloc_setup(); /* synthesis in-process, with the allocator a tenet process has */
   uint64_t size = 1024u << 20;
   bool greedy = false;
   int first = 1;
