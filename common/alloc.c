@@ -7,8 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #ifdef __GLIBC__
+#include <fcntl.h>
 #include <malloc.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #endif
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -36,6 +39,30 @@ static void advise_huge(void *p, size_t bytes) {
 #endif
 }
 
+/* Whether the heap may take its first TN_ALLOC_HUGE_HEAP_BYTES at once without taking
+ * anything from the process: not under a limit on its address space or data segment (the
+ * reservation would count against it, and a run that fitted the limit could fail), not
+ * where the kernel commits memory strictly (vm.overcommit_memory 2: it would be charged
+ * for all of it), and not under AddressSanitizer, whose allocator would poison it all. */
+#ifdef __GLIBC__
+static bool may_reserve(void) {
+#ifdef TN_I_ASAN
+  return false;
+#else
+  struct rlimit r;
+  if (getrlimit(RLIMIT_AS, &r) != 0 || r.rlim_cur != RLIM_INFINITY) return false;
+  if (getrlimit(RLIMIT_DATA, &r) != 0 || r.rlim_cur != RLIM_INFINITY) return false;
+  int fd = open("/proc/sys/vm/overcommit_memory", O_RDONLY);
+  char mode = '0';
+  if (fd >= 0) {
+    if (read(fd, &mode, 1) != 1) mode = '2'; /* unreadable: do not assume */
+    close(fd);
+  }
+  return mode != '2';
+#endif
+}
+#endif
+
 /* The simulator's runs allocate and free arrays of tens of MB over and over (the
  * order-proof rounds rebuild and simulate a set up to 24 times). glibc would hand each back
  * to the kernel and fault it in again zeroed, page by page: a third of `synth`'s system
@@ -44,17 +71,17 @@ static void advise_huge(void *p, size_t bytes) {
  * at its top. One arena for all threads: with one per thread, what a second thread frees
  * stays in its own arena, so a 2-thread run peaked anywhere from 1.0x to 1.4x a 1-thread
  * one, varying run to run (hierarchical-16x8 All-to-All 64 MiB: 285-392 MB; with one
- * arena 270-277 MB, at the same user CPU time). The heap's first
- * TN_ALLOC_HUGE_HEAP_BYTES are taken from the kernel once (address space only: nothing is
- * touched), advised to use huge pages (advise_huge) and handed back to malloc, which then
- * serves from them. Not under AddressSanitizer, whose allocator would poison the whole
- * reservation. */
+ * arena 270-277 MB, at the same user CPU time). Where may_reserve allows, the heap's
+ * first TN_ALLOC_HUGE_HEAP_BYTES are taken from the kernel once (address space only:
+ * nothing is touched), advised to use huge pages (advise_huge) and handed back to malloc,
+ * which then serves from them. */
 void tn_alloc_setup(void) {
 #ifdef __GLIBC__
+  bool reserve = may_reserve();
   mallopt(M_MMAP_THRESHOLD, (int)TN_ALLOC_OWN_MAP_BYTES);
-  mallopt(M_TRIM_THRESHOLD, (int)(TN_ALLOC_HUGE_HEAP_BYTES + ((size_t)256 << 20)));
+  mallopt(M_TRIM_THRESHOLD, (int)((reserve ? TN_ALLOC_HUGE_HEAP_BYTES : 0) + ((size_t)256 << 20)));
   mallopt(M_ARENA_MAX, 1);
-#ifndef TN_I_ASAN
+  if (!reserve) return;
   mallopt(M_MMAP_MAX, 0); /* the reservation from the heap, not a mapping of its own */
   void *p = malloc(TN_ALLOC_HUGE_HEAP_BYTES);
   mallopt(M_MMAP_MAX, 65536); /* glibc's default */
@@ -62,7 +89,6 @@ void tn_alloc_setup(void) {
     advise_huge(p, TN_ALLOC_HUGE_HEAP_BYTES);
     free(p);
   }
-#endif
 #endif
 }
 

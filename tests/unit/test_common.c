@@ -4,10 +4,14 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -545,6 +549,74 @@ static void input_open_refuses_what_is_not_a_regular_file(void **state) {
   assert_non_null(strstr(err.msg, "/nonexistent/x: cannot open"));
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+
+#if defined(__GLIBC__) && !defined(TEST_ASAN)
+/* In a child: tn_alloc_setup, under an address-space limit when limited; exits 0 when the
+ * main arena then holds the reserved GiB (or, limited, does not), and arrays of their own
+ * mapping (advised to use huge pages) still come zeroed and grow with a zeroed tail. */
+static int setup_child(bool limited) {
+  if (limited) {
+    struct rlimit r = {(rlim_t)64 << 30, (rlim_t)64 << 30};
+    if (setrlimit(RLIMIT_AS, &r) != 0) return 10;
+  }
+  tn_alloc_setup();
+  struct mallinfo2 mi = mallinfo2();
+  bool reserved = mi.arena >= TN_ALLOC_HUGE_HEAP_BYTES;
+  if (reserved == limited) return 11;
+  tn_err_t err = {0};
+  unsigned char *p = NULL;
+  size_t n = TN_ALLOC_OWN_MAP_BYTES + 12345;
+  if (tn_calloc(n, 1, &p, &err) != TN_OK) return 12;
+  for (size_t i = 0; i < n; i += 4093)
+    if (p[i]) return 13;
+  memset(p, 0xab, n);
+  if (tn_realloc(&p, n, 2 * n, 1, &err) != TN_OK) return 14;
+  if (p[n - 1] != 0xab || p[n] != 0 || p[2 * n - 1] != 0) return 15;
+  free(p);
+  return 0;
+}
+#endif
+
+/* A tenet process's allocator setup reserves the heap's first GiB for huge pages only
+ * where that takes nothing from it: not under a limit on its address space (a run that
+ * fitted the limit could fail). Checked where the test itself runs unlimited, with
+ * overcommit not strict and outside AddressSanitizer (which the setup leaves alone). */
+static void alloc_setup_reserves_only_without_a_limit(void **state) {
+  (void)state;
+#if defined(__GLIBC__) && !defined(TEST_ASAN)
+  struct rlimit as, data;
+  assert_int_equal(getrlimit(RLIMIT_AS, &as), 0);
+  assert_int_equal(getrlimit(RLIMIT_DATA, &data), 0);
+  FILE *f = fopen("/proc/sys/vm/overcommit_memory", "r");
+  int mode = 0;
+  if (f) {
+    if (fscanf(f, "%d", &mode) != 1) mode = 2;
+    fclose(f);
+  }
+  if (as.rlim_cur != RLIM_INFINITY || data.rlim_cur != RLIM_INFINITY || mode == 2) skip();
+  for (int limited = 0; limited < 2; limited++) {
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) _exit(setup_child(limited));
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) != 0)
+      fail_msg("%s: the child's check %d failed", limited ? "limited" : "unlimited",
+               WEXITSTATUS(status));
+  }
+#else
+  skip();
+#endif
+}
+
 static void alloc_and_arithmetic_detect_overflow(void **state) {
   (void)state;
   uint64_t r = 0;
@@ -759,6 +831,7 @@ int main(void) {
       cmocka_unit_test(read_file_enforces_its_cap),
       cmocka_unit_test(input_open_refuses_what_is_not_a_regular_file),
       cmocka_unit_test(alloc_and_arithmetic_detect_overflow),
+      cmocka_unit_test(alloc_setup_reserves_only_without_a_limit),
       cmocka_unit_test(rng_and_collectives_are_deterministic),
       cmocka_unit_test(edit_distance_counts_single_edits_and_caps_long_words),
       cmocka_unit_test(fnv1a64_matches_reference_values_and_continues),
