@@ -25,10 +25,12 @@
 /* Asks for transparent huge pages on the 2 MiB-aligned interior of [p, p + bytes). On the
  * machines tenet is measured on, a 4 KiB page fault costs several microseconds: a 64-NPU
  * `tenet sim` spent a quarter of its CPU time in them and a 128-NPU synthesis a fifth
- * (measured with and without: 2,280 -> 545 faults, 47.8 -> 32.7 ms for switch-64's
- * Direct All-to-All set; 50,000 -> 600-4,600 faults, 1.9-2.4 -> 1.35-1.85 s for torus-16x8's
- * All-Reduce of 1 GiB). Only for whole mappings of their own or the reserved heap: advising
- * smaller ranges of the heap would split it into many mappings. */
+ * (measured with and without, in turn: 2,280 -> 545-845 faults, 56-60 -> 34-38 ms for
+ * switch-64's Direct All-to-All set; 50,000 -> 600-4,600 faults, 1.9-2.4 -> 1.35-1.85 s
+ * for torus-16x8's All-Reduce of 1 GiB). Only for arrays of TN_ALLOC_OWN_MAP_BYTES or more:
+ * their own mapping, or part of the reserved heap (advised already: no change); a part
+ * of the heap beyond it is split off as a mapping of its own, which small arrays would
+ * make many of. */
 static void advise_huge(void *p, size_t bytes) {
 #if defined(__GLIBC__) && defined(MADV_HUGEPAGE)
   const uintptr_t huge = (uintptr_t)2 << 20;
