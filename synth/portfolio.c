@@ -12,10 +12,6 @@
 #include "synth/synth_internal.h"
 
 #define NEAR_PS 64000u /* 64 ns: what gates usually add to a time, beyond 0.01% */
-/* A set within this (per mille) of the lower bound (docs/bounds.md) ends the search: no
- * candidate can be faster by more, and on 128 NPUs the rest cost seconds (torus-16x8,
- * All-Reduce of 1 GiB: the greedy's set is at the bound, the trees' take 4 s to build). */
-#define SETTLED_PERMILLE 1u
 
 /* Candidates in order of preference among equal times; the first PLANNERS are built
  * first, the rest (the baselines) with the limit their best sets. */
@@ -160,21 +156,19 @@ static size_t fastest(const cand_t *c, size_t n) {
   return best;
 }
 
-/* Whether the fastest of candidates [0, n) is within SETTLED_PERMILLE of bound_ps (0: no
- * bound known). */
+/* Whether the fastest of candidates [0, n) is settled (synth_i_settled). */
 static bool settled(const cand_t *c, size_t n, uint64_t bound_ps) {
   size_t best = fastest(c, n);
-  return bound_ps > 0 && best != NCAND &&
-         c[best].r.time_ps <= bound_ps + bound_ps / 1000 * SETTLED_PERMILLE;
+  return best != NCAND && synth_i_settled(c[best].r.time_ps, bound_ps);
 }
 
-/* Candidates [first, NCAND) are not built: one before them is within SETTLED_PERMILLE of
+/* Candidates [first, NCAND) are not built: one before them is within SYNTH_I_SETTLED_PERMILLE of
  * the bound. */
 static void skip_rest(cand_t *c, size_t first) {
   for (size_t i = first; i < NCAND; i++) {
     c[i].st = TN_LIMIT, c[i].skipped = true;
     tn_err_set(&c[i].e, TN_LIMIT, "not built: a set within %u per mille of the bound came first",
-               SETTLED_PERMILLE);
+               SYNTH_I_SETTLED_PERMILLE);
   }
 }
 
@@ -185,7 +179,7 @@ tn_status_t synth_i_portfolio(const topo_t *t, tn_coll_t coll, uint64_t size, co
   memset(c, 0, sizeof c);
   job_t j = {.t = t, .coll = coll, .size = size, .o = o, .c = c};
   /* The greedy first (it plans on both threads itself): a set of its within
-   * SETTLED_PERMILLE of the bound is kept without building the others, here and under
+   * SYNTH_I_SETTLED_PERMILLE of the bound is kept without building the others, here and under
    * `exhaustive` alike (a rule of the choice, not a pruning), so the outcome depends on
    * the sets alone, not on the threads. Then the other planners, and the baselines unless
    * a planner's set is that near. */
