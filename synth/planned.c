@@ -439,8 +439,8 @@ static tn_status_t listed_at_kept(const topo_t *t, uint64_t size, const synth_op
  * one-thread greedy_mem_estimate, as the greedy checks its own; side by side, the finest
  * first and alone), each simulated (a run stops once it passes the greedy's own choice), and
  * the fastest is kept: the greedy's own choice, else the coarsest among equal times. When
- * the finest count's set is settled (within SYNTH_I_SETTLED_PERMILLE of the bound) the
- * other counts are not tried. The outcome does not depend on the threads. out->time_ps is
+ * the greedy's own choice is settled (within SYNTH_I_SETTLED_PERMILLE of the bound) no
+ * other count is tried, and when the finest count's set is, no count after it. The outcome does not depend on the threads. out->time_ps is
  * its simulated time. */
 static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t size,
                                     const synth_opts_t *o, synth_result_t *out, tn_err_t *err) {
@@ -471,8 +471,11 @@ static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t si
   synth_i_tie_rec_take(&own_ties, out); /* the run of the set kept unless one below wins */
   tn_vec_free(&own_ties.ties);
   uint32_t own = out->algo->chunks_per_npu, n = 0;
-  uint64_t n2 = (uint64_t)t->npus * t->npus, spent = 0;
-  for (uint32_t k = RED_K_MIN; k <= RED_K_MAX; k++) {
+  uint64_t n2 = (uint64_t)t->npus * t->npus, spent = 0, bound = 0;
+  tn_err_t be = {0};
+  if (topo_lower_bound_ps(t, coll, size, &bound, &be) != TN_OK) bound = 0;
+  /* no other count when the greedy's own set is settled */
+  for (uint32_t k = RED_K_MIN; k <= RED_K_MAX && !synth_i_settled(S.own_exp, bound); k++) {
     if (k == own || size < (uint64_t)t->npus * k) continue;
     if ((spent += n2 * k) > RED_K_BUDGET) break;
     /* a count it could keep is one whose whole run fits the cap (its one-thread figure,
@@ -481,16 +484,13 @@ static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t si
     S.ks[n++] = k;
   }
   /* The finest count first, alone: finer chunks overlap the halves best, and when its set
-   * is settled (synth_i_settled) the other counts are not tried (torus-16x8 and switch-128
-   * All-Reduce of 1 GiB: 8 chunks per NPU, at the bound). Else the rest side by side. The
-   * counts tried depend on that set alone, not on the threads. */
+   * is settled (synth_i_settled) the other counts are not tried (torus-16x8 All-Reduce of
+   * 1 GiB: 8 chunks per NPU, at the bound). Else the rest side by side. The counts tried
+   * depend on that set alone, not on the threads. */
   unsigned threads = tn_thread_count();
   if (threads > RED_WORKERS) threads = RED_WORKERS;
   if (n > 0) {
     red_try(&S, n - 1, 0);
-    uint64_t bound = 0;
-    tn_err_t be = {0};
-    if (topo_lower_bound_ps(t, coll, size, &bound, &be) != TN_OK) bound = 0;
     if (S.w[0].st == TN_OK && S.w[0].algo && synth_i_settled(S.w[0].time_ps, bound)) n = 1;
   }
   if (n > 1) tn_parallel_for(n - 1, threads < n - 1 ? threads : n - 1, red_try, &S);
