@@ -440,8 +440,8 @@ static tn_status_t listed_at_kept(const topo_t *t, uint64_t size, const synth_op
  * first and alone), each simulated (a run stops once it passes the greedy's own choice), and
  * the fastest is kept: the greedy's own choice, else the coarsest among equal times. When
  * the greedy's own choice is settled (within SYNTH_I_SETTLED_PERMILLE of the bound) no
- * other count is tried, and when the finest count's set is, no count after it. The outcome does not depend on the threads. out->time_ps is
- * its simulated time. */
+ * other count is tried, and when the finest count's set is, no count after it. The outcome
+ * does not depend on the threads. out->time_ps is its simulated time. */
 static tn_status_t greedy_reduction(const topo_t *t, tn_coll_t coll, uint64_t size,
                                     const synth_opts_t *o, synth_result_t *out, tn_err_t *err) {
   /* Small fabrics list every count the search makes (each list costs three listings and

@@ -162,8 +162,8 @@ static bool settled(const cand_t *c, size_t n, uint64_t bound_ps) {
   return best != NCAND && synth_i_settled(c[best].r.time_ps, bound_ps);
 }
 
-/* Candidates [first, NCAND) are not built: one before them is within SYNTH_I_SETTLED_PERMILLE of
- * the bound. */
+/* Candidates [first, NCAND) are not built: one before them is within
+ * SYNTH_I_SETTLED_PERMILLE of the bound. */
 static void skip_rest(cand_t *c, size_t first) {
   for (size_t i = first; i < NCAND; i++) {
     c[i].st = TN_LIMIT, c[i].skipped = true;
@@ -179,17 +179,19 @@ tn_status_t synth_i_portfolio(const topo_t *t, tn_coll_t coll, uint64_t size, co
   memset(c, 0, sizeof c);
   job_t j = {.t = t, .coll = coll, .size = size, .o = o, .c = c};
   /* The greedy first (it plans on both threads itself): a set of its within
-   * SYNTH_I_SETTLED_PERMILLE of the bound is kept without building the others, here and under
-   * `exhaustive` alike (a rule of the choice, not a pruning), so the outcome depends on
-   * the sets alone, not on the threads. Then the other planners, and the baselines unless
+   * SYNTH_I_SETTLED_PERMILLE of the bound is kept without building the others, here and
+   * under `exhaustive` alike (a rule of the choice, not a pruning), so the outcome depends
+   * on the sets alone, not on the threads. Then the other planners, and the baselines unless
    * a planner's set is that near. */
   uint64_t bound = 0;
   tn_err_t be = {0};
   if (topo_lower_bound_ps(t, coll, size, &bound, &be) != TN_OK) bound = 0;
   build_range(&j, 0, 1, 0);
   bool done = settled(c, 1, bound);
-  if (done) skip_rest(c, 1);
-  else build_range(&j, 1, PLANNERS - 1, 0);
+  if (done)
+    skip_rest(c, 1);
+  else
+    build_range(&j, 1, PLANNERS - 1, 0);
   size_t best = fastest(c, PLANNERS);
   /* A baseline slower than near_of(the planners' best) is never chosen below, whatever
    * the others do: the limit only saves the rest of its simulation. The limit depends on
