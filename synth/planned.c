@@ -208,7 +208,7 @@ static bool listed(const topo_t *t, uint64_t size, const synth_opts_t *o, schedu
   /* no staggered plans when the own halves' list is within STAGGER_ROOM of the bound */
   bool stagger = !(ok && schedule_len(&x) > 0 &&
                    topo_lower_bound_ps(t, TN_ALLREDUCE, size, &bound, &e) == TN_OK &&
-                   x.time_ps <= bound + bound / 1000 * STAGGER_ROOM_PERMILLE);
+                   synth_i_near_bound(x.time_ps, bound, STAGGER_ROOM_PERMILLE));
   for (size_t i = 0; ok && stagger && k >= 2 && schedule_len(&x) > 0 &&
                      i < sizeof stagger_tenths / sizeof *stagger_tenths;
        i++) {

@@ -32,8 +32,12 @@ tn_status_t synth_i_sim_within(const topo_t *t, const algo_t *a, const sim_opts_
  * to build, the greedy's six other counts as long as the kept one). bound_ps 0: no bound
  * known, nothing is settled. */
 #define SYNTH_I_SETTLED_PERMILLE 1u
+/* Whether time_ps is within permille (per mille) of bound_ps (0: no bound known: never). */
+static inline bool synth_i_near_bound(uint64_t time_ps, uint64_t bound_ps, uint32_t permille) {
+  return bound_ps > 0 && time_ps <= bound_ps + bound_ps / 1000 * permille;
+}
 static inline bool synth_i_settled(uint64_t time_ps, uint64_t bound_ps) {
-  return bound_ps > 0 && time_ps <= bound_ps + bound_ps / 1000 * SYNTH_I_SETTLED_PERMILLE;
+  return synth_i_near_bound(time_ps, bound_ps, SYNTH_I_SETTLED_PERMILLE);
 }
 
 /* The greedy and the MILP: plan All-Gather schedules and lower them to coll. */
