@@ -66,16 +66,22 @@ tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
  * idle it takes, among the transfers whose dependencies are met, the one that comes first
  * in rs_plan run backwards and then ag_plan forwards (for one plan, what
  * algo_from_schedule(plan, TN_ALLREDUCE) numbers its SENDs by, 2 plan->time_ps + 1 ps
- * long). A chunk reduced early is then copied out while others still reduce. Times follow the
- * simulator's model (tn_xfer_ps per link, the link's latency, a reduction's COMP SCHED_COMP_PS
- * after its arrival, serialised per NPU and chunk); out->time_ps is the schedule's end, and its
- * transfers are in start order (algo_from_schedule numbers the SENDs so; order-proofing keeps that
- * order). Fills *out (initialised here, empty on failure). TN_INVAL unless every plan transfer
- * carries one chunk over one link whose reverse link is the route back (direct-connect fabrics: the
- * greedy's plans there) and the plans agree in NPUs, chunking, size and length, TN_LIMIT
- * past 2^30 transfers. O(T log T) time and O(T) memory in the plans' T transfers. */
+ * long) — or, with path_permille w > 0 (at most 1000), the least of (1000 - w) times that
+ * place plus w times (P - p), p the longest chain of transfers from it to the end (links'
+ * serialization and latency, reductions' COMPs) and P the longest of all, so that
+ * transfers with more still behind them go earlier. A chunk reduced early is then copied
+ * out while others still reduce. Times follow the simulator's model (tn_xfer_ps per link,
+ * the link's latency, a reduction's COMP SCHED_COMP_PS after its arrival, serialised per
+ * NPU and chunk); out->time_ps is the schedule's end, and its transfers are in start order
+ * (algo_from_schedule numbers the SENDs so; order-proofing keeps that order). Fills *out
+ * (initialised here, empty on failure). TN_INVAL unless every plan transfer carries one
+ * chunk over one link whose reverse link is the route back (direct-connect fabrics: the
+ * greedy's plans there), the plans agree in NPUs, chunking, size and length and
+ * path_permille is at most 1000; TN_LIMIT past 2^30 transfers. O(T log T) time and O(T)
+ * memory in the plans' T transfers. */
 tn_status_t greedy_allreduce_listed(const topo_t *t, const schedule_t *rs_plan,
-                                    const schedule_t *ag_plan, schedule_t *out, tn_err_t *err);
+                                    const schedule_t *ag_plan, uint32_t path_permille,
+                                    schedule_t *out, tn_err_t *err);
 
 /* The peak memory of a synthesis of size_bytes with the greedy at k chunks per NPU lowered
  * to coll (All-Gather, Reduce-Scatter, All-Reduce): the whole `tenet synth -a greedy`

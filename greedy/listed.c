@@ -13,7 +13,9 @@
  * chunks entered in turn (greedy_opts_t.stagger_ps) reduces them in turn, which lets more
  * go early. That is usually, not always, faster (synth/ keeps it only when it is): on
  * mesh-8x8 at 1 MiB and 8 chunks per NPU 20.43 us with one plan for both halves, 19.49
- * with a staggered Reduce-Scatter plan, against the sequence's 20.86.
+ * with a staggered Reduce-Scatter plan, against the sequence's 20.86. Keys may also weigh
+ * in each transfer's critical path (blend_path): a transfer with a long chain of others
+ * behind it goes earlier.
  *
  * The times follow the simulator's model exactly for what is scheduled here: a transfer on
  * one link occupies it for tn_xfer_ps(bytes, bandwidth) (at least 1 ps) and arrives the
@@ -62,6 +64,7 @@ typedef struct ls {
   const topo_t *t;
   const schedule_t *rs, *ag; /* the plans run backwards (reductions) and forwards (copies) */
   uint32_t T, N, nchunks;
+  uint32_t path_permille;   /* the critical path's weight in the keys (setup) */
   uint32_t *link;           /* N: the one link the transfer crosses */
   uint32_t *chunk;          /* N: the transfer's chunk */
   uint64_t *key;            /* N: start in the 2T sequence */
@@ -186,6 +189,45 @@ static tn_status_t check_plans(ls_t *L, tn_err_t *err) {
   return st;
 }
 
+/* Blends each transfer's key with its critical path (path_permille of 1000): key :=
+ * (1000 - w) key + w (P - p(x)), where p(x) is the longest chain of transfers from x to
+ * the end (each its link's serialization and latency, and a reduction's COMP), P the
+ * longest of all. Keys in ascending order are a topological order (a dependency starts
+ * before its dependent in the sequence), so one pass backwards over them finds every p. */
+static tn_status_t blend_path(ls_t *L, tn_err_t *err) {
+  uint32_t *ord = NULL, w = L->path_permille;
+  uint64_t *p = NULL, most = 0;
+  tn_status_t st = tn_malloc((size_t)L->N + 1, sizeof *ord, &ord, err);
+  if (st == TN_OK) st = tn_calloc((size_t)L->N + 1, sizeof *p, &p, err);
+  if (st == TN_OK) st = tn_radix_order(L->key, L->N, ord, err);
+  for (uint32_t i = L->N; st == TN_OK && i-- > 0;) {
+    uint32_t x = ord[i];
+    const topo_link_t *lk = &L->t->links[L->link[x]];
+    uint64_t d = 0, tail = 0;
+    if (!tn_xfer_ps(plan_of(L, x)->bytes, lk->bandwidth_GBps, &d) ||
+        !tn_time_add(d, lk->latency_ps + (x < L->T ? SCHED_COMP_PS : 0), &d)) {
+      st = tn_time_overflow(err, "the listed All-Reduce's transfer %u", x);
+      break;
+    }
+    for (uint32_t k = L->kid_off[x]; k < L->kid_off[x + 1]; k++)
+      if (p[L->kids[k]] > tail) tail = p[L->kids[k]];
+    if (!tn_time_add(d, tail, &p[x])) st = tn_time_overflow(err, "the listed All-Reduce's path");
+    if (p[x] > most) most = p[x];
+  }
+  /* both scaled below 2^53 (times past 2.5 hours only) so that 1000x of them fits */
+  uint64_t top = most;
+  for (uint32_t x = 0; x < L->N; x++)
+    if (L->key[x] > top) top = L->key[x];
+  unsigned sh = 0;
+  while ((top >> sh) >= (UINT64_C(1) << 53))
+    sh++;
+  for (uint32_t x = 0; st == TN_OK && x < L->N; x++)
+    L->key[x] = (1000u - w) * (L->key[x] >> sh) + w * ((most - p[x]) >> sh);
+  free(ord);
+  free(p);
+  return st;
+}
+
 /* Builds the joined transfers' keys and dependencies (check_plans first). */
 static tn_status_t setup(ls_t *L, tn_err_t *err) {
   uint32_t T = L->T, N = L->N;
@@ -215,6 +257,7 @@ static tn_status_t setup(ls_t *L, tn_err_t *err) {
     L->kid_off[x + 2] += L->kid_off[x + 1];
   if ((st = tn_malloc(L->kid_off[N + 1] + 1u, sizeof *L->kids, &L->kids, err)) != TN_OK) goto done;
   each_dep(L, first_off, firsts, put_dep, L);
+  if (L->path_permille > 0) st = blend_path(L, err);
 done:
   free(first_off);
   free(firsts);
@@ -417,7 +460,8 @@ done:
 }
 
 tn_status_t greedy_allreduce_listed(const topo_t *t, const schedule_t *rs_plan,
-                                    const schedule_t *ag_plan, schedule_t *out, tn_err_t *err) {
+                                    const schedule_t *ag_plan, uint32_t path_permille,
+                                    schedule_t *out, tn_err_t *err) {
   const schedule_t *p = ag_plan;
   schedule_init(out, TN_ALLREDUCE, p->npus, p->chunks_per_npu, p->size_bytes);
   if (rs_plan->coll != TN_ALLGATHER || p->coll != TN_ALLGATHER || p->npus != t->npus ||
@@ -426,6 +470,8 @@ tn_status_t greedy_allreduce_listed(const topo_t *t, const schedule_t *rs_plan,
     return tn_err_set(err, TN_INVAL,
                       "greedy: the listed All-Reduce needs two All-Gather plans of this "
                       "fabric with one chunking and size");
+  if (path_permille > 1000)
+    return tn_err_set(err, TN_INVAL, "greedy: path_permille %u is over 1000", path_permille);
   uint64_t T = schedule_len(p);
   if (T == 0) return TN_OK;
   if (2 * T >= UINT32_MAX / 2)
@@ -436,7 +482,8 @@ tn_status_t greedy_allreduce_listed(const topo_t *t, const schedule_t *rs_plan,
             .ag = p,
             .T = (uint32_t)T,
             .N = (uint32_t)(2 * T),
-            .nchunks = p->npus * p->chunks_per_npu};
+            .nchunks = p->npus * p->chunks_per_npu,
+            .path_permille = path_permille};
   tn_status_t st = check_plans(&L, err);
   if (st == TN_OK) st = setup(&L, err);
   if (st == TN_OK) st = setup_run(&L, err);
