@@ -123,7 +123,8 @@ static void *search_worker(void *arg) {
       c->err = rerr;
     } else {
       /* The first candidate is kept whatever its time: no limit, no cancel. */
-      c->st = greedy_i_plan(S->t, routes, S->size, c->k, S->seed, 0, c == S->tries ? NULL : &stop,
+      greedy_opts_t o = {.seed = S->seed};
+      c->st = greedy_i_plan(S->t, routes, S->size, c->k, &o, c == S->tries ? NULL : &stop,
                             &c->gave_up, &c->s, &c->err);
     }
     pthread_mutex_lock(&S->mu);
@@ -214,6 +215,14 @@ tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
   if (t->npus == 0) return tn_err_set(err, TN_INVAL, "greedy: fabric '%s' has no NPU", t->name);
   if (stagger != 0 && k == 0)
     return tn_err_set(err, TN_INVAL, "greedy: a staggered plan needs its chunks per NPU given");
+  const uint32_t *roots = opts ? opts->roots : NULL;
+  uint32_t nroots = opts ? opts->nroots : 0;
+  if (roots != NULL && (k == 0 || nroots == 0))
+    return tn_err_set(err, TN_INVAL,
+                      "greedy: a plan from roots needs its chunks per NPU and at least one root");
+  for (uint32_t i = 0; roots != NULL && i < nroots; i++)
+    if (roots[i] >= t->npus)
+      return tn_err_set(err, TN_INVAL, "greedy: root %u is NPU %u of %u", i, roots[i], t->npus);
   tn_status_t st = topo_check_connected(t, err);
   if (st != TN_OK) return st;
   if (size_bytes < (uint64_t)t->npus * (k ? k : 1))
@@ -229,7 +238,7 @@ tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
   if (k != 0) {
     topo_routes_t *routes = NULL;
     if ((st = topo_routes_create(t, &routes, err)) == TN_OK)
-      st = greedy_i_plan(t, routes, size_bytes, k, seed, stagger, NULL, NULL, out, err);
+      st = greedy_i_plan(t, routes, size_bytes, k, opts, NULL, NULL, out, err);
     topo_routes_free(routes);
   } else {
     schedule_init(out, TN_ALLGATHER, t->npus, 1, size_bytes);

@@ -17,6 +17,16 @@ typedef struct greedy_opts {
    * completes the chunks in turn rather than all at its end (greedy_allreduce_listed).
    * 0: all at once. */
   uint64_t stagger_ps;
+  /* With chunks_per_npu given: the NPUs the plan's chunks start at instead of each at its
+   * owner (NULL: owners). Own chunk j of NPU u (chunk u k + j) starts at
+   * roots[(j n + u) mod nroots], so that every root starts about n k / nroots chunks and
+   * each release of a staggered plan reaches every root. Such a plan is no All-Gather
+   * (algo/'s lowering refuses a chunk that starts away from its owner); it serves
+   * greedy_allreduce_listed, which reduces every chunk into the NPU it starts at and
+   * copies it out from there: an All-Reduce may root a chunk anywhere, and one rooted
+   * near the fabric's centre needs less time to gather and spread than one at a corner. */
+  const uint32_t *roots;
+  uint32_t nroots;
   /* greedy_alltoall: keep in out->ties the pairs its replay saw within this window
    * (schedule_replay_ties), for the simulator's order-proofing; false: none kept. */
   bool keep_ties;

@@ -17,15 +17,15 @@ typedef struct greedy_i_stop {
 } greedy_i_stop_t;
 
 /* Plans one All-Gather of size_bytes with k chunks per NPU on t (connected, npus >= 2,
- * size_bytes >= npus * k; own chunk j of every NPU offered at j * stagger_ps, see
- * greedy_opts_t) into *out (initialised here; caller frees with schedule_free,
- * also on failure). routes is borrowed and must not be shared with a concurrent pass (it
- * caches routes). stop may be NULL; when the pass gives up, *gave_up is set (may be NULL
+ * size_bytes >= npus * k; o's seed, stagger_ps and roots as greedy_opts_t says, its
+ * chunks_per_npu unused; roots checked by the caller) into *out (initialised here; caller frees
+ * with schedule_free, also on failure). routes is borrowed and must not be shared with a concurrent
+ * pass (it caches routes). stop may be NULL; when the pass gives up, *gave_up is set (may be NULL
  * when stop is) and *out is left empty. TN_INFEASIBLE when some NPU can be reached only
  * through another NPU's route (pathological explicit routes). O(n^2 k (deg + log)). */
 tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_bytes, uint32_t k,
-                          uint64_t seed, uint64_t stagger_ps, const greedy_i_stop_t *stop,
-                          bool *gave_up, schedule_t *out, tn_err_t *err);
+                          const greedy_opts_t *o, const greedy_i_stop_t *stop, bool *gave_up,
+                          schedule_t *out, tn_err_t *err);
 
 /* Bytes greedy_i_plan plus the lowering of its result to an algo_t for coll are expected
  * to use at most, with k chunks per NPU (the figure greedy_run checks against its cap). */

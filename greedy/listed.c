@@ -15,7 +15,8 @@
  * mesh-8x8 at 1 MiB and 8 chunks per NPU 20.43 us with one plan for both halves, 19.49
  * with a staggered Reduce-Scatter plan, against the sequence's 20.86. Keys may also weigh
  * in each transfer's critical path (blend_path): a transfer with a long chain of others
- * behind it goes earlier.
+ * behind it goes earlier. A plan from roots (greedy_opts_t.roots) reduces each chunk into
+ * the root it starts at instead of its owner; nothing here tells the two apart.
  *
  * The times follow the simulator's model exactly for what is scheduled here: a transfer on
  * one link occupies it for tn_xfer_ps(bytes, bandwidth) (at least 1 ps) and arrives the
@@ -108,7 +109,8 @@ static uint32_t dst_of(const ls_t *L, uint32_t x) {
   return x < L->T ? plan_of(L, x)->src : plan_of(L, x)->dst;
 }
 
-/* The plan's dependency of transfer i (SCHED_NONE for an owner's own chunk). */
+/* The plan's dependency of transfer i (SCHED_NONE for a chunk leaving the NPU it starts at:
+ * its owner, or its root in a plan from roots). "Owner" below means that NPU. */
 static uint32_t plan_dep(const schedule_t *p, uint32_t i) {
   const sched_xfer_t *x = schedule_xfer(p, i);
   return x->ndeps ? TN_VEC_AT(&p->deps, uint32_t, x->dep_off) : SCHED_NONE;

@@ -104,7 +104,15 @@ typedef struct plan {
   uint32_t *unclaimed;     /* per NPU: chunks it neither holds nor has in flight */
   double *ingress_Bps;     /* per NPU: bytes/s its in-links carry together (searches only) */
   uint64_t *lat_in;        /* per NPU: the smallest latency of its in-links (searches only) */
+  const uint32_t *roots;   /* greedy_opts_t.roots (NULL: every chunk starts at its owner) */
+  uint32_t nroots;
 } plan_t;
+
+/* The NPU chunk c starts at: its owner, or the root greedy_opts_t.roots gives it. */
+static uint32_t start_of(const plan_t *p, uint32_t c) {
+  uint32_t u = c / p->k, j = c % p->k;
+  return p->roots ? p->roots[((uint64_t)j * p->n + u) % p->nroots] : u;
+}
 
 static bool claimed(const plan_t *p, uint32_t v, uint32_t c) {
   return (p->claimed[(size_t)v * p->words + c / 64u] >> (c % 64u)) & 1u;
@@ -490,9 +498,8 @@ static tn_status_t seed_chunks(plan_t *p, uint64_t seed, uint64_t stagger_ps, tn
     tn_rng_seed(&r, seed ^ ((uint64_t)c * 0x9E3779B97F4A7C15ull));
     p->prio[c] = tn_rng_next(&r);
   }
-  for (uint32_t u = 0; u < p->n; u++)
-    for (uint32_t j = 0; j < p->k; j++)
-      claim(p, u, u * p->k + j);
+  for (uint32_t c = 0; c < p->nchunks; c++)
+    claim(p, start_of(p, c), c);
   uint32_t at_once = stagger_ps ? 1 : p->k; /* chunks 0 .. at_once - 1 go at time 0 */
   for (uint32_t j = 1; j < p->k && stagger_ps; j++) {
     uint64_t at = 0;
@@ -504,7 +511,7 @@ static tn_status_t seed_chunks(plan_t *p, uint64_t seed, uint64_t stagger_ps, tn
   }
   for (uint32_t u = 0; u < p->n; u++)
     for (uint32_t j = 0; j < at_once; j++) {
-      tn_status_t st = offer(p, u, u * p->k + j, SCHED_NONE, err);
+      tn_status_t st = offer(p, start_of(p, u * p->k + j), u * p->k + j, SCHED_NONE, err);
       if (st != TN_OK) return st;
     }
   return TN_OK;
@@ -513,7 +520,7 @@ static tn_status_t seed_chunks(plan_t *p, uint64_t seed, uint64_t stagger_ps, tn
 /* Own chunk j of every NPU is released (seed_chunks' timer). */
 static tn_status_t release_own(plan_t *p, uint32_t j, tn_err_t *err) {
   for (uint32_t u = 0; u < p->n; u++) {
-    tn_status_t st = offer(p, u, u * p->k + j, SCHED_NONE, err);
+    tn_status_t st = offer(p, start_of(p, u * p->k + j), u * p->k + j, SCHED_NONE, err);
     if (st != TN_OK) return st;
   }
   return TN_OK;
@@ -527,7 +534,7 @@ static tn_status_t report_unreached(const plan_t *p, tn_err_t *err) {
         return tn_err_set(err, TN_INFEASIBLE,
                           "greedy: NPU %u cannot receive chunk %u of NPU %u (no route that "
                           "avoids relaying through other NPUs)",
-                          v, c, c / p->k);
+                          v, c, start_of(p, c));
   return tn_err_set(err, TN_INTERNAL, "greedy: %llu deliveries unaccounted for",
                     (unsigned long long)p->owed);
 }
@@ -568,8 +575,8 @@ static bool should_stop(const plan_t *p, const greedy_i_stop_t *stop, uint64_t n
 }
 
 tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_bytes, uint32_t k,
-                          uint64_t seed, uint64_t stagger_ps, const greedy_i_stop_t *stop,
-                          bool *gave_up, schedule_t *out, tn_err_t *err) {
+                          const greedy_opts_t *o, const greedy_i_stop_t *stop, bool *gave_up,
+                          schedule_t *out, tn_err_t *err) {
   if (gave_up) *gave_up = false;
   uint32_t n = t->npus;
   schedule_init(out, TN_ALLGATHER, n, k, size_bytes);
@@ -582,7 +589,9 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
               .size = size_bytes,
               .chunk_base = size_bytes / ((uint64_t)n * k),
               .chunk_rem = size_bytes % ((uint64_t)n * k),
-              .armed = UINT64_MAX};
+              .armed = UINT64_MAX,
+              .roots = o->roots,
+              .nroots = o->nroots};
   p.owed = (uint64_t)n * (n - 1u) * k;
   /* One transfer, one chunk and at most one dependency per (NPU, foreign chunk): reserve
    * exactly, and without clearing: append writes every element, and untouched pages cost
@@ -606,7 +615,7 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
     }
   }
   if (st == TN_OK) st = ten_engine_create(t, routes, &p.eng, err);
-  if (st == TN_OK) st = seed_chunks(&p, seed, stagger_ps, err);
+  if (st == TN_OK) st = seed_chunks(&p, o->seed, o->stagger_ps, err);
   /* A candidate the search no longer needs stops before its first decisions too. */
   if (st == TN_OK && should_stop(&p, stop, 0, 0)) *gave_up = true;
   if (st == TN_OK && !(gave_up && *gave_up)) st = decide_all(&p, err);
