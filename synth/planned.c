@@ -233,8 +233,9 @@ static bool list_better(const topo_t *t, const schedule_t *rs, const schedule_t 
   return true;
 }
 
-/* x := the best of x and the lists of the plans from roots (rooted[]) of s's chunking,
- * when the eccentricities' range is worth it against bound (ROOTED_ROOM); as list_better. */
+/* x := the best of x and the lists of the plans from roots (rooted_spread_permille) at s's
+ * chunking, when the eccentricities' range is worth it against bound (ROOTED_ROOM); as
+ * list_better. A plan that cannot be made (say, over the memory cap) is passed over. */
 static bool list_rooted(const topo_t *t, uint64_t size, const synth_opts_t *o, const schedule_t *s,
                         uint64_t bound, schedule_t *x, tn_status_t *st, tn_err_t *err) {
   uint32_t n = t->npus, *roots = NULL;
@@ -258,15 +259,16 @@ static bool list_rooted(const topo_t *t, uint64_t size, const synth_opts_t *o, c
       greedy_opts_t g = {.seed = o->seed, .chunks_per_npu = k, .roots = roots, .nroots = nroots};
       schedule_t ag, rs;
       schedule_init(&rs, TN_ALLGATHER, 0, 1, 0);
-      tn_status_t ps = greedy_run_for(t, TN_ALLREDUCE, size, &g, &ag, err);
+      tn_err_t pe = {0};
+      tn_status_t ps = greedy_run_for(t, TN_ALLREDUCE, size, &g, &ag, &pe);
       if (ps == TN_OK) {
         g.stagger_ps = ag.time_ps / 10 * ROOTED_STAGGER_TENTHS / (g.chunks_per_npu - 1);
-        ps = greedy_run_for(t, TN_ALLREDUCE, size, &g, &rs, err);
+        ps = greedy_run_for(t, TN_ALLREDUCE, size, &g, &rs, &pe);
       }
       if (ps == TN_OK) {
         ok = list_better(t, &rs, &ag, 0, x, st, err);
       } else if (ps == TN_NOMEM || ps == TN_INTERNAL) {
-        *st = ps, ok = false;
+        *st = tn_err_set(err, ps, "%s", pe.msg), ok = false;
       }
       schedule_free(&rs);
       schedule_free(&ag);
@@ -279,7 +281,8 @@ static bool list_rooted(const topo_t *t, uint64_t size, const synth_opts_t *o, c
 /* The greedy's All-Reduce on a listable fabric, its halves overlapped by list scheduling
  * (greedy_allreduce_listed): of plan s's own Reduce-Scatter and the staggered ones
  * (stagger_tenths), each listed with s's All-Gather (and with the critical path in the
- * keys, LISTED_PATH_PERMILLE), the one that ends first, when it ends
+ * keys, LISTED_PATH_PERMILLE), and of the plans from roots (list_rooted), the one that
+ * ends first, when it ends
  * before s run backwards and then forwards (2 s->time_ps + 1 ps, what the lowering of s
  * itself is kept to): lowers it into out (plan_ps its time, listed; s is freed first, to
  * hold less) and returns true with *st its status. False when none applies or is faster
