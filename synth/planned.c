@@ -191,18 +191,15 @@ static const uint32_t rooted_spread_permille[] = {500, 333};
 #define ROOTED_ROOM_PERMILLE 10u
 
 /* Each NPU's latency eccentricity along the fabric's routes (the largest route latency to
- * another NPU) into ecc (n entries). */
+ * another NPU, topo_route_latency_ps; t is connected) into ecc (n entries). */
 static tn_status_t route_ecc(const topo_t *t, uint64_t *ecc, tn_err_t *err) {
   topo_routes_t *r = NULL;
   tn_status_t st = topo_routes_create(t, &r, err);
   for (uint32_t u = 0; st == TN_OK && u < t->npus; u++) {
     ecc[u] = 0;
     for (uint32_t v = 0; v < t->npus; v++) {
-      uint64_t lat = 0;
-      for (uint32_t x = u, l; x != v && (l = topo_route_next(r, x, v)) != TOPO_NO_LINK;
-           x = t->links[l].dst)
-        lat += t->links[l].latency_ps;
-      if (lat > ecc[u]) ecc[u] = lat;
+      uint64_t lat = topo_route_latency_ps(r, u, v);
+      if (lat != UINT64_MAX && lat > ecc[u]) ecc[u] = lat;
     }
   }
   if (st == TN_OK && topo_routes_out_of_memory(r))
@@ -238,8 +235,10 @@ static bool list_better(const topo_t *t, const schedule_t *rs, const schedule_t 
  * list_better. A plan that cannot be made (say, over the memory cap) is passed over. */
 static bool list_rooted(const topo_t *t, uint64_t size, const synth_opts_t *o, const schedule_t *s,
                         uint64_t bound, schedule_t *x, tn_status_t *st, tn_err_t *err) {
-  uint32_t n = t->npus, *roots = NULL;
+  uint32_t n = t->npus, k = s->chunks_per_npu, *roots = NULL;
   uint64_t *ecc = NULL, lo = UINT64_MAX, hi = 0;
+  *st = TN_OK;
+  if (bound == 0 || k < 2) return true;
   *st = tn_malloc(n, sizeof *ecc, &ecc, err);
   if (*st == TN_OK) *st = tn_malloc(n, sizeof *roots, &roots, err);
   if (*st == TN_OK) *st = route_ecc(t, ecc, err);
@@ -248,8 +247,7 @@ static bool list_rooted(const topo_t *t, uint64_t size, const synth_opts_t *o, c
     if (ecc[u] > hi) hi = ecc[u];
   }
   bool ok = *st == TN_OK;
-  uint32_t k = s->chunks_per_npu;
-  if (ok && bound > 0 && k >= 2 && (hi - lo) * 2 >= bound / 1000 * ROOTED_ROOM_PERMILLE)
+  if (ok && (hi - lo) * 2 >= bound / 1000 * ROOTED_ROOM_PERMILLE)
     for (size_t i = 0; ok && i < sizeof rooted_spread_permille / sizeof *rooted_spread_permille;
          i++) {
       uint64_t cut = lo + (hi - lo) * rooted_spread_permille[i] / 1000;
@@ -262,7 +260,7 @@ static bool list_rooted(const topo_t *t, uint64_t size, const synth_opts_t *o, c
       tn_err_t pe = {0};
       tn_status_t ps = greedy_run_for(t, TN_ALLREDUCE, size, &g, &ag, &pe);
       if (ps == TN_OK) {
-        g.stagger_ps = ag.time_ps / 10 * ROOTED_STAGGER_TENTHS / (g.chunks_per_npu - 1);
+        g.stagger_ps = ag.time_ps / 10 * ROOTED_STAGGER_TENTHS / (k - 1);
         ps = greedy_run_for(t, TN_ALLREDUCE, size, &g, &rs, &pe);
       }
       if (ps == TN_OK) {
@@ -309,12 +307,13 @@ static bool listed(const topo_t *t, uint64_t size, const synth_opts_t *o, schedu
                        .chunks_per_npu = k,
                        .stagger_ps = s->time_ps / 10 * stagger_tenths[i] / (k - 1)};
     schedule_t rs;
-    tn_status_t ps = greedy_run_for(t, TN_ALLREDUCE, size, &g, &rs, err);
+    tn_err_t pe = {0};
+    tn_status_t ps = greedy_run_for(t, TN_ALLREDUCE, size, &g, &rs, &pe);
     if (ps == TN_OK) {
       ok = list_better(t, &rs, s, 0, &x, st, err) &&
            list_better(t, &rs, s, LISTED_PATH_PERMILLE, &x, st, err);
-    } else if (ps == TN_NOMEM || ps == TN_INTERNAL) {
-      *st = ps, ok = false;
+    } else if (ps == TN_NOMEM || ps == TN_INTERNAL) { /* others: that plan is passed over */
+      *st = tn_err_set(err, ps, "%s", pe.msg), ok = false;
     }
     schedule_free(&rs);
   }

@@ -173,16 +173,32 @@ bool topo_routes_out_of_memory(const topo_routes_t *r) {
   return r->nomem;
 }
 
-uint32_t topo_route_hops(topo_routes_t *r, uint32_t src, uint32_t dst) {
-  uint32_t hops = 0, v = src;
-  uint32_t limit = topo_nodes(r->t);
+/* Walks the route from src to dst: its hops and the sum of its links' latencies; false
+ * when dst is unreachable. */
+static bool route_walk(topo_routes_t *r, uint32_t src, uint32_t dst, uint32_t *hops,
+                       uint64_t *latency_ps) {
+  uint32_t v = src, limit = topo_nodes(r->t);
+  *hops = 0, *latency_ps = 0;
   while (v != dst) {
     uint32_t l = topo_route_next(r, v, dst);
-    if (l == TOPO_NO_LINK || hops > limit) return UINT32_MAX;
+    if (l == TOPO_NO_LINK || *hops > limit) return false;
+    *latency_ps += r->t->links[l].latency_ps;
     v = r->t->links[l].dst;
-    hops++;
+    (*hops)++;
   }
-  return hops;
+  return true;
+}
+
+uint32_t topo_route_hops(topo_routes_t *r, uint32_t src, uint32_t dst) {
+  uint32_t hops;
+  uint64_t lat;
+  return route_walk(r, src, dst, &hops, &lat) ? hops : UINT32_MAX;
+}
+
+uint64_t topo_route_latency_ps(topo_routes_t *r, uint32_t src, uint32_t dst) {
+  uint32_t hops;
+  uint64_t lat;
+  return route_walk(r, src, dst, &hops, &lat) ? lat : UINT64_MAX;
 }
 
 /* Appends the route from u to v when it reaches v crossing switches only. */

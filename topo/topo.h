@@ -176,6 +176,10 @@ uint32_t topo_route_next(topo_routes_t *r, uint32_t node, uint32_t dst);
 bool topo_routes_out_of_memory(const topo_routes_t *r);
 /* Hops from src to dst along the route (0 when equal, UINT32_MAX when unreachable). */
 uint32_t topo_route_hops(topo_routes_t *r, uint32_t src, uint32_t dst);
+/* The sum of the latencies of the route's links from src to dst (0 when equal, UINT64_MAX
+ * when unreachable; links are at most 10^12 ps, so a route of fewer than 18 million links
+ * cannot overflow). */
+uint64_t topo_route_latency_ps(topo_routes_t *r, uint32_t src, uint32_t dst);
 
 /* The logical NPU-to-NPU edges of t: (u, v) is one when the route from u to v crosses
  * switches only (on a direct-connect fabric: the links between NPUs), and its route's

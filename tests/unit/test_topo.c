@@ -322,6 +322,9 @@ static void route_mesh_is_dimension_ordered(void **state) {
   for (size_t i = 0; i < 6; i++) assert_int_equal(at = next_node(t, r, at, 15), want[i]);
   assert_int_equal(topo_route_hops(r, 0, 15), 6);
   assert_int_equal(topo_route_hops(r, 5, 5), 0);
+  /* the route's latency: its 6 links of 500 ns */
+  assert_int_equal(topo_route_latency_ps(r, 0, 15), 6 * 500000);
+  assert_int_equal(topo_route_latency_ps(r, 5, 5), 0);
   topo_routes_free(r);
   topo_free(t);
 }
@@ -931,6 +934,12 @@ static void analyze_reports_a_disconnected_fabric(void **state) {
   topo_info_t in = info_of(t);
   assert_false(in.connected);
   assert_int_equal(in.diameter, UINT32_MAX);
+  topo_routes_t *r = NULL;
+  TU_OK(topo_routes_create(t, &r, &tu_err_));
+  assert_int_equal(topo_route_hops(r, 0, 2), UINT32_MAX);
+  assert_true(topo_route_latency_ps(r, 0, 2) == UINT64_MAX);
+  assert_int_equal(topo_route_latency_ps(r, 0, 1), 1000);
+  topo_routes_free(r);
   tn_err_t err = {0};
   assert_int_equal(topo_check_connected(t, &err), TN_INFEASIBLE);
   assert_non_null(strstr(err.msg, "fabric 'two' is disconnected: NPU 0 cannot reach NPU 2"));
