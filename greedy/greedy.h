@@ -86,8 +86,9 @@ tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
  * (algo_from_schedule numbers the SENDs so; order-proofing keeps that order). Fills *out
  * (initialised here, empty on failure). TN_INVAL unless every plan transfer carries one
  * chunk over one link whose reverse link is the route back (direct-connect fabrics: the
- * greedy's plans there), the plans agree in NPUs, chunking, size and length and
- * path_permille is at most 1000; TN_LIMIT past 2^30 transfers. O(T log T) time and O(T)
+ * greedy's plans there), the plans agree in NPUs, chunking, size and length, start every
+ * chunk at one NPU (both from owners, or both from the same roots) and path_permille is at
+ * most 1000; TN_LIMIT past 2^30 transfers. O(T log T) time and O(T)
  * memory in the plans' T transfers. */
 tn_status_t greedy_allreduce_listed(const topo_t *t, const schedule_t *rs_plan,
                                     const schedule_t *ag_plan, uint32_t path_permille,

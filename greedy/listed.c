@@ -170,11 +170,31 @@ static tn_status_t one_link(const ls_t *L, topo_routes_t *routes, const schedule
   return TN_OK;
 }
 
+/* Every transfer of plan p (transfers base .. base + T of the joined ones) that leaves the
+ * NPU its chunk starts at (no dependency) must leave the NPU start[chunk] names; the first
+ * such sets it (start[c] NONE). Both plans must start every chunk at one NPU: the
+ * reductions of one end where the copies of the other begin. */
+static tn_status_t check_starts(const ls_t *L, const schedule_t *p, uint32_t base, uint32_t *start,
+                                tn_err_t *err) {
+  for (uint32_t i = 0; i < L->T; i++) {
+    const sched_xfer_t *x = schedule_xfer(p, i);
+    uint32_t c = L->chunk[base + i];
+    if (x->ndeps != 0) continue;
+    if (start[c] == SCHED_NONE) start[c] = x->src;
+    if (start[c] != x->src)
+      return tn_err_set(err, TN_INVAL,
+                        "greedy: the listed All-Reduce's plans start chunk %u at NPU %u and at "
+                        "NPU %u; both must start it at one (its owner, or one root)",
+                        c, start[c], x->src);
+  }
+  return TN_OK;
+}
+
 /* Checks the plans (one chunk a transfer, each over one link along the fabric's route and
- * back), filling the joined transfers' links and chunks: all that is held before a plan
- * fails the check. */
+ * back; every chunk starting at one NPU in both), filling the joined transfers' links and
+ * chunks: all that is held before a plan fails the check. */
 static tn_status_t check_plans(ls_t *L, tn_err_t *err) {
-  uint32_t T = L->T;
+  uint32_t T = L->T, *start = NULL;
   topo_routes_t *routes = NULL;
   tn_status_t st = tn_calloc(L->N, sizeof *L->link, &L->link, err);
   if (st == TN_OK) st = tn_calloc(L->N, sizeof *L->chunk, &L->chunk, err);
@@ -188,6 +208,12 @@ static tn_status_t check_plans(ls_t *L, tn_err_t *err) {
       st = one_link(L, routes, L->ag, i, &L->link[T + i], &fwd, &L->chunk[T + i], err);
   }
   topo_routes_free(routes);
+  if (st == TN_OK) st = tn_malloc((size_t)L->nchunks + 1, sizeof *start, &start, err);
+  for (uint32_t c = 0; st == TN_OK && c < L->nchunks; c++)
+    start[c] = SCHED_NONE;
+  if (st == TN_OK) st = check_starts(L, L->rs, 0, start, err);
+  if (st == TN_OK) st = check_starts(L, L->ag, T, start, err);
+  free(start);
   return st;
 }
 
@@ -218,7 +244,7 @@ static tn_status_t blend_path(ls_t *L, tn_err_t *err) {
   }
   /* both scaled below 2^53 (times past 2.5 hours only) so that 1000x of them fits */
   uint64_t top = most;
-  for (uint32_t x = 0; x < L->N; x++)
+  for (uint32_t x = 0; st == TN_OK && x < L->N; x++)
     if (L->key[x] > top) top = L->key[x];
   unsigned sh = 0;
   while ((top >> sh) >= (UINT64_C(1) << 53))

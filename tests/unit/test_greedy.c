@@ -688,7 +688,8 @@ static void allreduce_listed_by_critical_path_ends_sooner(void **state) {
  * candidates), it ends at least 3% before the plan's own halves listed, staggered alike
  * (1.162 of the bound with synth/'s other lists), verified and running as listed; at 32
  * chunks (which synth/ does not try) within 1.10 of the bound. The lowering refuses such a
- * plan as an All-Gather; roots need a chunking and NPUs of the fabric. */
+ * plan as an All-Gather, the listing refuses it beside a plan from owners (their chunks
+ * start at other NPUs), and roots need a chunking and NPUs of the fabric. */
 static void plan_from_roots_lists_a_faster_allreduce(void **state) {
   (void)state;
   topo_t *t = NULL;
@@ -736,14 +737,28 @@ static void plan_from_roots_lists_a_faster_allreduce(void **state) {
              "at 32 chunks; bound %llu ps",
              (unsigned long long)listed[0], (unsigned long long)listed[1],
              (unsigned long long)listed[2], (unsigned long long)lb);
-  schedule_t ag;
+  /* a plan from roots and one from owners do not list together: their chunks start apart */
+  schedule_t ag, own, x;
+  g = (greedy_opts_t){.seed = 1, .chunks_per_npu = 8, .roots = roots, .nroots = nroots};
+  TU_OK(greedy_run_for(t, TN_ALLREDUCE, 1u << 20, &g, &ag, &tu_err_));
+  greedy_opts_t go = {.seed = 1, .chunks_per_npu = 8};
+  TU_OK(greedy_run_for(t, TN_ALLREDUCE, 1u << 20, &go, &own, &tu_err_));
+  assert_int_equal(greedy_allreduce_listed(t, &ag, &own, 0, &x, &tu_err_), TN_INVAL);
+  assert_int_equal(schedule_len(&x), 0);
+  assert_non_null(strstr(tu_err_.msg, "start chunk"));
+  memset(&tu_err_, 0, sizeof tu_err_);
+  schedule_free(&x);
+  schedule_free(&own);
+  schedule_free(&ag);
   /* roots need a chunking and NPUs of the fabric */
   greedy_opts_t g0 = {.seed = 1, .roots = roots, .nroots = nroots};
   assert_int_equal(greedy_run_for(t, TN_ALLREDUCE, 1u << 20, &g0, &ag, &tu_err_), TN_INVAL);
+  schedule_free(&ag);
   memset(&tu_err_, 0, sizeof tu_err_);
   roots[0] = 64;
   assert_int_equal(greedy_run_for(t, TN_ALLREDUCE, 1u << 20, &g, &ag, &tu_err_), TN_INVAL);
   assert_non_null(strstr(tu_err_.msg, "root 0"));
+  schedule_free(&ag);
   topo_free(t);
 }
 
