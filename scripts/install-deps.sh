@@ -12,6 +12,10 @@ packages=(
   libplplot-dev plplot-driver-cairo      # cli/: plots (PNG/SVG through cairo)
   libgraphviz-dev                        # cli/: topology drawings
   libcmocka-dev                          # tests
+  # the static archives the tenet program links (CMakeLists.txt, TENET_STATIC_DEPS); the
+  # -dev packages above pull in most, these are the ones they may not
+  libarpack2-dev libplfit-dev liblapack-dev libblas-dev libgmp-dev libltdl-dev
+  libsuitesparse-dev libicu-dev liblzma-dev libgfortran-12-dev
   protobuf-compiler python3-protobuf     # tests: decode our files with Chakra's Python schema
 )
 
