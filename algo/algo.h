@@ -212,6 +212,13 @@ tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *
 tn_status_t algo_from_schedule_ids(const schedule_t *s, tn_coll_t coll, const char *name,
                                    algo_t **out, uint32_t *send_id, tn_err_t *err);
 
+/* algo_from_schedule(s, TN_ALLGATHER) of an All-Gather plan whose links need not carry
+ * chunks in the order they reached the sender (greedy_opts_t.rarest): SEND ids by planned
+ * start instead of ready time, so that every link's SENDs are numbered in the plan's order
+ * (what sim_make_strict_planned keeps). TN_INVAL for an explicit schedule. */
+tn_status_t algo_from_schedule_started(const schedule_t *s, const char *name, algo_t **out,
+                                       tn_err_t *err);
+
 /* All-Reduce from two All-Gather schedules with the same npus, chunks_per_npu and size:
  * rs_ag is time-reversed into the Reduce-Scatter half and ag is the All-Gather half. A
  * reversed schedule runs on the transposed links, so on an asymmetric fabric plan rs_ag on

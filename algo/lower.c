@@ -652,8 +652,11 @@ static void lower_free(lower_t *L) {
   free(L->own);
 }
 
+/* ag_by_start: an All-Gather's ids by planned start rather than ready time (an
+ * All-Reduce's All-Gather half always is). */
 static tn_status_t lower(const schedule_t *rs, const schedule_t *ag, tn_coll_t coll,
-                         const char *name, algo_t **out, uint32_t *send_id, tn_err_t *err) {
+                         const char *name, algo_t **out, uint32_t *send_id, bool ag_by_start,
+                         tn_err_t *err) {
   *out = NULL;
   const schedule_t *s = rs ? rs : ag;
   tn_status_t st = check_schedule(s, err);
@@ -675,7 +678,8 @@ static tn_status_t lower(const schedule_t *rs, const schedule_t *ag, tn_coll_t c
   if (st == TN_OK) st = tn_calloc(s->npus, sizeof *L.nchunk, &L.nchunk, err);
   if (st == TN_OK && rs) st = add_phase(&L, rs, true, 0, err);
   if (st == TN_OK && ag) st = add_phase(&L, ag, false, rs ? rs->time_ps + 1 : 0, err);
-  if (st == TN_OK && rs && ag) L.ph[L.nph - 1].by_start = true; /* its ids follow the plan */
+  if (st == TN_OK && ag && (rs || ag_by_start))
+    L.ph[L.nph - 1].by_start = true; /* its ids follow the plan */
   if (st == TN_OK && rs && ag) {
     L.final = &L.ph[0];
     st = build_own(&L, &L.ph[0], err);
@@ -891,9 +895,9 @@ tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *
                                tn_err_t *err) {
   if (s->coll != TN_ALLGATHER) return lower_explicit(s, coll, name, out, NULL, err);
   switch (coll) {
-  case TN_ALLGATHER: return lower(NULL, s, coll, name, out, NULL, err);
-  case TN_REDUCESCATTER: return lower(s, NULL, coll, name, out, NULL, err);
-  case TN_ALLREDUCE: return lower(s, s, coll, name, out, NULL, err);
+  case TN_ALLGATHER: return lower(NULL, s, coll, name, out, NULL, false, err);
+  case TN_REDUCESCATTER: return lower(s, NULL, coll, name, out, NULL, false, err);
+  case TN_ALLREDUCE: return lower(s, s, coll, name, out, NULL, false, err);
   case TN_ALLTOALL: break;
   }
   *out = NULL;
@@ -904,7 +908,7 @@ tn_status_t algo_from_schedule(const schedule_t *s, tn_coll_t coll, const char *
 tn_status_t algo_from_schedule_ids(const schedule_t *s, tn_coll_t coll, const char *name,
                                    algo_t **out, uint32_t *send_id, tn_err_t *err) {
   if (s->coll != TN_ALLGATHER) return lower_explicit(s, coll, name, out, send_id, err);
-  if (coll == TN_ALLGATHER) return lower(NULL, s, coll, name, out, send_id, err);
+  if (coll == TN_ALLGATHER) return lower(NULL, s, coll, name, out, send_id, false, err);
   *out = NULL;
   return tn_err_set(err, TN_INVAL,
                     "lowering: SEND ids are named for explicit schedules and All-Gathers only");
@@ -912,5 +916,14 @@ tn_status_t algo_from_schedule_ids(const schedule_t *s, tn_coll_t coll, const ch
 
 tn_status_t algo_allreduce_from_schedules(const schedule_t *rs_ag, const schedule_t *ag,
                                           const char *name, algo_t **out, tn_err_t *err) {
-  return lower(rs_ag, ag, TN_ALLREDUCE, name, out, NULL, err);
+  return lower(rs_ag, ag, TN_ALLREDUCE, name, out, NULL, false, err);
+}
+
+tn_status_t algo_from_schedule_started(const schedule_t *s, const char *name, algo_t **out,
+                                       tn_err_t *err) {
+  if (s->coll != TN_ALLGATHER) {
+    *out = NULL;
+    return tn_err_set(err, TN_INVAL, "lowering: only an All-Gather plan is lowered by start");
+  }
+  return lower(NULL, s, TN_ALLGATHER, name, out, NULL, true, err);
 }

@@ -55,6 +55,7 @@ typedef struct attempt {
 typedef struct search {
   const topo_t *t;
   uint64_t size, seed;
+  bool rarest; /* greedy_opts_t.rarest */
   attempt_t tries[NCAND];
   uint32_t ntries;
   pthread_mutex_t mu;
@@ -123,7 +124,7 @@ static void *search_worker(void *arg) {
       c->err = rerr;
     } else {
       /* The first candidate is kept whatever its time: no limit, no cancel. */
-      greedy_opts_t o = {.seed = S->seed};
+      greedy_opts_t o = {.seed = S->seed, .rarest = S->rarest};
       c->st = greedy_i_plan(S->t, routes, S->size, c->k, &o, c == S->tries ? NULL : &stop,
                             &c->gave_up, &c->s, &c->err);
     }
@@ -147,7 +148,7 @@ static void *search_worker(void *arg) {
  * with the outcomes applied in order, so the choice is exactly the sequential one (a
  * candidate that can no longer be kept gives up early). */
 static tn_status_t search(const topo_t *t, tn_coll_t coll, uint64_t size, uint64_t seed,
-                          schedule_t *out, tn_err_t *err) {
+                          bool rarest, schedule_t *out, tn_err_t *err) {
   bool reduces = coll != TN_ALLGATHER;
   uint64_t n = t->npus, spent = 0;
   search_t S;
@@ -155,6 +156,7 @@ static tn_status_t search(const topo_t *t, tn_coll_t coll, uint64_t size, uint64
   S.t = t;
   S.size = size;
   S.seed = seed;
+  S.rarest = rarest;
   S.best = -1;
   tn_status_t bst = topo_lower_bound_ps(t, TN_ALLGATHER, size, &S.bound_ps, err);
   if (bst != TN_OK) return bst;
@@ -242,7 +244,7 @@ tn_status_t greedy_run_for(const topo_t *t, tn_coll_t coll, uint64_t size_bytes,
     topo_routes_free(routes);
   } else {
     schedule_init(out, TN_ALLGATHER, t->npus, 1, size_bytes);
-    st = search(t, coll, size_bytes, seed, out, err);
+    st = search(t, coll, size_bytes, seed, opts && opts->rarest, out, err);
   }
   if (st != TN_OK) { /* leave *out empty so a caller that frees or not is right */
     schedule_free(out);

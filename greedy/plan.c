@@ -106,6 +106,7 @@ typedef struct plan {
   uint64_t *lat_in;        /* per NPU: the smallest latency of its in-links (searches only) */
   const uint32_t *roots;   /* greedy_opts_t.roots (NULL: every chunk starts at its owner) */
   uint32_t nroots;
+  bool rarest; /* greedy_opts_t.rarest */
 } plan_t;
 
 /* The NPU chunk c starts at: its owner, or the root greedy_opts_t.roots gives it. */
@@ -303,8 +304,25 @@ static tn_status_t send(plan_t *p, uint32_t u, uint32_t w, uint32_t l, const can
   return q->head < q->len ? wake(p, l, err) : TN_OK;
 }
 
+/* greedy_opts_t.rarest's choice among the first GREEDY_RAREST_SCAN entries from the head
+ * (unclaimed at the head, which decide_direct saw to): the fewest holders, then the
+ * earliest arrival, then the priority. The queue is then no longer in arrival order, which
+ * nothing in this mode needs. */
+static uint32_t rarest_of(const plan_t *p, const queue_t *q, uint32_t v) {
+  uint32_t best = q->head;
+  for (uint32_t i = q->head + 1; i < q->len && i < q->head + GREEDY_RAREST_SCAN; i++) {
+    const cand_t *a = &q->e[i], *b = &q->e[best];
+    if (claimed(p, v, a->chunk)) continue;
+    uint32_t ca = p->count[a->chunk], cb = p->count[b->chunk];
+    bool first = ca != cb ? ca < cb : a->epoch < b->epoch;
+    if (first || (ca == cb && a->epoch == b->epoch && better(p, a->chunk, b->chunk))) best = i;
+  }
+  return best;
+}
+
 /* An idle NPU -> NPU link: the earliest-arrived chunk the far end lacks; among those that
- * arrived at the same instant, the best by priority. Stale entries are dropped lazily. */
+ * arrived at the same instant, the best by priority (greedy_opts_t.rarest: rarest_of).
+ * Stale entries are dropped lazily. */
 static tn_status_t decide_direct(plan_t *p, uint32_t l, tn_err_t *err) {
   queue_t *q = &p->q[l];
   uint32_t u = p->t->links[l].src, v = p->t->links[l].dst;
@@ -316,7 +334,8 @@ static tn_status_t decide_direct(plan_t *p, uint32_t l, tn_err_t *err) {
   }
   uint32_t a0 = q->e[q->head].epoch;
   uint32_t best = q->head;
-  for (uint32_t i = q->head + 1; i < q->len && i < q->head + GROUP_SCAN; i++) {
+  if (p->rarest) best = rarest_of(p, q, v);
+  for (uint32_t i = q->head + 1; !p->rarest && i < q->len && i < q->head + GROUP_SCAN; i++) {
     if (q->e[i].epoch != a0) break;
     if (!claimed(p, v, q->e[i].chunk) && better(p, q->e[i].chunk, q->e[best].chunk)) best = i;
   }
@@ -591,7 +610,8 @@ tn_status_t greedy_i_plan(const topo_t *t, topo_routes_t *routes, uint64_t size_
               .chunk_rem = size_bytes % ((uint64_t)n * k),
               .armed = UINT64_MAX,
               .roots = o->roots,
-              .nroots = o->nroots};
+              .nroots = o->nroots,
+              .rarest = o->rarest};
   p.owed = (uint64_t)n * (n - 1u) * k;
   /* One transfer, one chunk and at most one dependency per (NPU, foreign chunk): reserve
    * exactly, and without clearing: append writes every element, and untouched pages cost
