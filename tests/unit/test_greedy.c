@@ -585,6 +585,27 @@ static void alltoall_relays_the_longest_flight_first(void **state) {
   topo_free(t);
 }
 
+/* Set *a of t, lowered from a plan of plan_ps: it verifies; made order-proof keeping the
+ * plan's order (*a replaced), it runs within 0.1% of the plan's time (plus 64 ns of
+ * gates), verifies again, and runs in the same time whatever order is picked among
+ * same-instant events. */
+static void runs_as_planned(const topo_t *t, algo_t **a, uint64_t plan_ps) {
+  verify(*a, t);
+  sim_strict_report_t rep;
+  TU_OK(sim_make_strict_planned(t, a, NULL, plan_ps, NULL, NULL, &rep, &tu_err_));
+  if ((double)rep.time_ps > 1.001 * (double)plan_ps + 64000.0)
+    fail_msg("%s: planned %llu ps, order-proof set %llu ps", t->name, (unsigned long long)plan_ps,
+             (unsigned long long)rep.time_ps);
+  verify(*a, t);
+  for (uint64_t seed = 1; seed <= 3; seed++) {
+    sim_opts_t o = {.ties = SIM_TIES_RANDOM, .seed = seed};
+    sim_result_t r = {0};
+    TU_OK(sim_run(t, *a, &o, &r, &tu_err_));
+    assert_int_equal(r.time_ps, rep.time_ps);
+    sim_result_free(&r);
+  }
+}
+
 /* The listed All-Reduce of plan s on t: lowered, it verifies; made order-proof keeping its
  * order, it runs within 0.1% of its listed time (plus 64 ns of gates) and in the same time
  * whatever order is picked among same-instant events. Returns the listed time. */
@@ -595,20 +616,7 @@ static uint64_t listed_runs_as_listed(const topo_t *t, const schedule_t *rs, con
   assert_int_equal(schedule_len(&x), 2 * schedule_len(s));
   algo_t *a = NULL;
   TU_OK(algo_from_schedule(&x, TN_ALLREDUCE, "greedy", &a, &tu_err_));
-  verify(a, t);
-  sim_strict_report_t rep;
-  TU_OK(sim_make_strict_planned(t, &a, NULL, x.time_ps, NULL, NULL, &rep, &tu_err_));
-  if ((double)rep.time_ps > 1.001 * (double)x.time_ps + 64000.0)
-    fail_msg("%s: listed %llu ps, order-proof set %llu ps", t->name, (unsigned long long)x.time_ps,
-             (unsigned long long)rep.time_ps);
-  verify(a, t);
-  for (uint64_t seed = 1; seed <= 3; seed++) {
-    sim_opts_t o = {.ties = SIM_TIES_RANDOM, .seed = seed};
-    sim_result_t r = {0};
-    TU_OK(sim_run(t, a, &o, &r, &tu_err_));
-    assert_int_equal(r.time_ps, rep.time_ps);
-    sim_result_free(&r);
-  }
+  runs_as_planned(t, &a, x.time_ps);
   uint64_t time = x.time_ps;
   algo_free(a);
   schedule_free(&x);
@@ -680,30 +688,15 @@ static void allreduce_listed_by_critical_path_ends_sooner(void **state) {
   }
 }
 
-/* A rarest-first plan (greedy_opts_t.rarest) on t: lowered by planned start, it verifies;
- * order-proofed against the plan it runs within 0.1% of the plan's time (plus 64 ns of
- * gates), and in the same time whatever order is picked among same-instant events.
- * Returns the plan's time. */
+/* A rarest-first plan (greedy_opts_t.rarest) on t, lowered by planned start, runs as
+ * planned (runs_as_planned). Returns the plan's time. */
 static uint64_t rarest_runs_as_planned(const topo_t *t, uint64_t size, uint32_t k, uint64_t seed) {
   greedy_opts_t g = {.seed = seed, .chunks_per_npu = k, .rarest = true};
   schedule_t s;
   TU_OK(greedy_run_for(t, TN_ALLGATHER, size, &g, &s, &tu_err_));
   algo_t *a = NULL;
   TU_OK(algo_from_schedule_started(&s, "greedy", &a, &tu_err_));
-  verify(a, t);
-  sim_strict_report_t rep;
-  TU_OK(sim_make_strict_planned(t, &a, NULL, s.time_ps, NULL, NULL, &rep, &tu_err_));
-  if ((double)rep.time_ps > 1.001 * (double)s.time_ps + 64000.0)
-    fail_msg("%s: planned %llu ps, order-proof set %llu ps", t->name, (unsigned long long)s.time_ps,
-             (unsigned long long)rep.time_ps);
-  verify(a, t);
-  for (uint64_t r = 1; r <= 3; r++) {
-    sim_opts_t o = {.ties = SIM_TIES_RANDOM, .seed = r};
-    sim_result_t res = {0};
-    TU_OK(sim_run(t, a, &o, &res, &tu_err_));
-    assert_int_equal(res.time_ps, rep.time_ps);
-    sim_result_free(&res);
-  }
+  runs_as_planned(t, &a, s.time_ps);
   uint64_t time = s.time_ps;
   algo_free(a);
   schedule_free(&s);
