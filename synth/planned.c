@@ -364,10 +364,12 @@ static tn_status_t rarest_plan(const topo_t *t, tn_coll_t coll, uint64_t size,
   if (!has_direct_links(t) || schedule_len(s) == 0) return TN_OK;
   /* little to gain where the plan is within RAREST_ROOM of the All-Gather bound (the large
    * sizes on meshes and tori: torus-16x8 1 GiB, 1.0016, no faster rarest-first): a planning
-   * spared (90 ms there) */
+   * spared (90 ms there). The per-NPU bound, never above the tight one, costs O(L) where
+   * the tight one costs a cut search per call (1 s on torus-32x32), and this runs at every
+   * count the reduction search tries. */
   uint64_t bound = 0;
   tn_err_t be = {0};
-  if (topo_lower_bound_ps(t, TN_ALLGATHER, size, &bound, &be) == TN_OK &&
+  if (topo_npu_bound_ps(t, TN_ALLGATHER, size, &bound, &be) == TN_OK &&
       synth_i_near_bound(s->time_ps, bound, RAREST_ROOM_PERMILLE))
     return TN_OK;
   greedy_opts_t g = {.seed = o->seed, .chunks_per_npu = s->chunks_per_npu, .rarest = true};

@@ -318,6 +318,14 @@ uint64_t topo_bounds_cost_us(const topo_t *t);
 tn_status_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, uint64_t *ps,
                                 tn_err_t *err);
 
+/* The per-NPU bound alone (docs/bounds.md §1: the bytes an NPU must take in or send out
+ * over its own links, without the cut search or the latency terms): never above
+ * topo_lower_bound_ps, for callers that only ask whether a time is near the bound (a time
+ * within x of it is within x of the tight one). 0 below 2 NPUs; errors as topo_bound_ps's.
+ * O(n + L). */
+tn_status_t topo_npu_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, uint64_t *ps,
+                              tn_err_t *err);
+
 /* Refuses, as topo_bound_ps does, a size whose per-NPU bound (docs/bounds.md §1, the
  * bytes an NPU must take in or send out over its own links) already passes TN_TIME_MAX_PS:
  * a check in O(n + L), for callers that plan before they need the tight bound. */

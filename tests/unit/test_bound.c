@@ -228,6 +228,39 @@ static void fattree_bounds_count_the_shared_uplinks(void **state) {
   topo_free(t);
 }
 
+/* The per-NPU bound alone (topo_npu_bound_ps) is never above the tight one, for every
+ * collective: equal to the bandwidth term on a torus (each NPU's own links are its cut;
+ * the tight bound adds the latency), below it where a shared uplink is the cut (the
+ * fat-tree above: 15/16 of S through one NPU's 100 GB/s against 12/16 through 50); 0 for
+ * one NPU. */
+static void npu_bound_is_never_above_the_tight_one(void **state) {
+  (void)state;
+  topo_t *ts[3] = {gen_kind("torus", "4x4"), shared_uplink_fattree(), tu_random_fabric(9, 3, true)};
+  for (int i = 0; i < 3; i++)
+    for (int c = 0; c < TN_NCOLLS; c++) {
+      uint64_t npu = 0;
+      TU_OK(topo_npu_bound_ps(ts[i], (tn_coll_t)c, GIB, &npu, &tu_err_));
+      assert_true(npu > 0);
+      assert_true(npu <= tu_lower_bound_ps(ts[i], (tn_coll_t)c, GIB));
+    }
+  uint64_t torus = 0, fat = 0;
+  TU_OK(topo_npu_bound_ps(ts[0], TN_ALLGATHER, GIB, &torus, &tu_err_));
+  assert_true(fabs((double)torus - 15.0 / 16.0 * (double)GIB / 200.0 * PSB) < 2.0);
+  assert_true(tu_lower_bound_ps(ts[0], TN_ALLGATHER, GIB) > torus);
+  TU_OK(topo_npu_bound_ps(ts[1], TN_ALLGATHER, GIB, &fat, &tu_err_));
+  assert_true(fabs((double)fat - 15.0 / 16.0 * (double)GIB / 100.0 * PSB) < 2.0);
+  assert_true((double)tu_lower_bound_ps(ts[1], TN_ALLGATHER, GIB) >
+              12.0 / 16.0 * (double)GIB / 50.0 * PSB);
+  for (int i = 0; i < 3; i++)
+    topo_free(ts[i]);
+  topo_t *one = NULL;
+  TU_OK(topo_create("one", 1, 0, NULL, 0, &one, &tu_err_));
+  uint64_t zero = 7;
+  TU_OK(topo_npu_bound_ps(one, TN_ALLREDUCE, GIB, &zero, &tu_err_));
+  assert_int_equal(zero, 0);
+  topo_free(one);
+}
+
 static void bound_is_zero_for_one_npu_and_infinite_when_disconnected(void **state) {
   (void)state;
   topo_t *one = NULL;
@@ -739,6 +772,7 @@ int main(void) {
       cmocka_unit_test(hierarchical_bounds_cut_one_server_off),
       cmocka_unit_test(fattree_bounds_count_the_shared_uplinks),
       cmocka_unit_test(bound_is_zero_for_one_npu_and_infinite_when_disconnected),
+      cmocka_unit_test(npu_bound_is_never_above_the_tight_one),
       cmocka_unit_test(bound_rounds_down_and_grows_with_size),
       cmocka_unit_test(cut_search_finds_the_best_set_of_brute_force),
       cmocka_unit_test(twosided_cut_is_the_narrowest_of_brute_force),
