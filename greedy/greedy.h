@@ -36,6 +36,7 @@ typedef struct greedy_opts {
    * order only once order-proofed against the plan (sim_make_strict_planned). Links into
    * switches choose as without it. */
   bool rarest;
+#define GREEDY_RAREST_SCAN 64u
   /* greedy_alltoall: keep in out->ties the pairs its replay saw within this window
    * (schedule_replay_ties), for the simulator's order-proofing; false: none kept. */
   bool keep_ties;
@@ -55,19 +56,17 @@ typedef struct greedy_opts {
  * deliveries of that instant are known, each idle link out of an NPU takes the chunk that
  * arrived earliest at its sender among those its far end neither holds nor awaits; chunks
  * that arrived at the same instant go rarest first (fewest NPUs hold or await them), then
- * by a hash seeded with opts->seed. A link into a switch carries one routed message to an
- * NPU beyond it: the earliest-arrived chunk some NPU there lacks, to the one whose last
- * link frees first. With chunks_per_npu 0 the chunking is chosen among 1, 2, 3, ... 8, 16,
- * 32 by predicted time under a deterministic work budget: coarsest first, a finer one is
- * kept only when faster than the best so far by 0.2% (so the choice is within 0.2% of the
- * best of 1..8), a doubling past 8 only by 1% (finer means proportionally more nodes to
- * lower, write, verify and simulate), the search ending at the first doubling that is
- * not, or that close to the bound (when no finer one could be kept). Candidates are
- * planned two at a time on two threads; the choice does not depend on it. (For a
- * Reduce-Scatter or All-Reduce synth/ also times its lowering at 1..8 chunks.)
- * O(n^2 k (degree + log n)) per try. */
-#define GREEDY_RAREST_SCAN 64u
-
+ * by a hash seeded with opts->seed (opts->rarest: rarest first among the first
+ * GREEDY_RAREST_SCAN waiting, whenever they arrived). A link into a switch carries one
+ * routed message to an NPU beyond it: the earliest-arrived chunk some NPU there lacks, to
+ * the one whose last link frees first. With chunks_per_npu 0 the chunking is chosen among
+ * 1, 2, 3, ... 8, 16, 32 by predicted time under a deterministic work budget: coarsest first, a
+ * finer one is kept only when faster than the best so far by 0.2% (so the choice is within 0.2% of
+ * the best of 1..8), a doubling past 8 only by 1% (finer means proportionally more nodes to lower,
+ * write, verify and simulate), the search ending at the first doubling that is not, or that close
+ * to the bound (when no finer one could be kept). Candidates are planned two at a time on two
+ * threads; the choice does not depend on it. (For a Reduce-Scatter or All-Reduce synth/ also times
+ * its lowering at 1..8 chunks.) O(n^2 k (degree + log n)) per try. */
 tn_status_t greedy_run(const topo_t *t, uint64_t size_bytes, const greedy_opts_t *opts,
                        schedule_t *out, tn_err_t *err);
 

@@ -17,7 +17,7 @@ typedef struct greedy_i_stop {
 } greedy_i_stop_t;
 
 /* Plans one All-Gather of size_bytes with k chunks per NPU on t (connected, npus >= 2,
- * size_bytes >= npus * k; o's seed, stagger_ps and roots as greedy_opts_t says, its
+ * size_bytes >= npus * k; o's seed, stagger_ps, roots and rarest as greedy_opts_t says, its
  * chunks_per_npu unused; roots checked by the caller) into *out (initialised here; caller frees
  * with schedule_free, also on failure). routes is borrowed and must not be shared with a concurrent
  * pass (it caches routes). stop may be NULL; when the pass gives up, *gave_up is set (may be NULL

@@ -7,7 +7,9 @@
  * planner sends the moment both the chunk is there and the link is idle. The lowered DAG
  * makes each SEND depend on the RECV that brought its chunk and numbers SENDs by (ready
  * time, issue order), so the simulator's per-link FIFO sees the same messages in the same
- * order at the same times.
+ * order at the same times. Not so with greedy_opts_t.rarest: a link may then send a chunk
+ * ahead of one that reached its sender earlier, and the set keeps the plan's times only
+ * once lowered by planned start and order-proofed against the plan (greedy.h).
  *
  * Messages carry one chunk. Bundling the chunks that leave on one link at one decision
  * cannot help in this model: a link has no per-message cost and latency does not occupy
@@ -334,10 +336,13 @@ static tn_status_t decide_direct(plan_t *p, uint32_t l, tn_err_t *err) {
   }
   uint32_t a0 = q->e[q->head].epoch;
   uint32_t best = q->head;
-  if (p->rarest) best = rarest_of(p, q, v);
-  for (uint32_t i = q->head + 1; !p->rarest && i < q->len && i < q->head + GROUP_SCAN; i++) {
-    if (q->e[i].epoch != a0) break;
-    if (!claimed(p, v, q->e[i].chunk) && better(p, q->e[i].chunk, q->e[best].chunk)) best = i;
+  if (p->rarest) {
+    best = rarest_of(p, q, v);
+  } else {
+    for (uint32_t i = q->head + 1; i < q->len && i < q->head + GROUP_SCAN; i++) {
+      if (q->e[i].epoch != a0) break;
+      if (!claimed(p, v, q->e[i].chunk) && better(p, q->e[i].chunk, q->e[best].chunk)) best = i;
+    }
   }
   cand_t c = q->e[best];
   q->e[best] = q->e[q->head];
