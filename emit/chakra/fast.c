@@ -67,7 +67,7 @@ static bool new_block(emit_i_arena_t *a, size_t size) {
   if (cap < size) cap = size;
   void *b = NULL;
   if (tn_vec_reserve(&a->blocks, a->blocks.len + 1, NULL) != TN_OK ||
-      tn_calloc(cap, 1, &b, NULL) != TN_OK)
+      tn_malloc(cap, 1, &b, NULL) != TN_OK)
     return false;
   TN_VEC_AT(&a->blocks, void *, a->blocks.len++) = b;
   a->cur = b;
