@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tenet_source_digest.h"
+
 typedef struct command {
   const char *name;
   int (*run)(int, char **);
@@ -55,7 +57,7 @@ static int dispatch(int argc, char **argv) {
     return 0;
   }
   if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
-    printf("tenet %s\n", TENET_VERSION);
+    printf("tenet %s (sources %s)\n", TENET_VERSION, TENET_SOURCE_DIGEST);
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "emit/emit.h"
+#include "tenet_source_digest.h"
 
 #define NONE UINT32_MAX
 #define MANIFEST_MAX (64u << 20)
@@ -75,12 +76,13 @@ static uint32_t set_slot(cli_wl_plan_t *p, tn_coll_t coll, uint64_t bytes) {
 }
 
 /* A set's name: what made it, as a digest, so a cached set is reused only for the same
- * fabric, collective, size, method, seed, chunks and tenet version. */
+ * fabric, collective, size, method, seed and chunks, made by a tenet built from the same
+ * sources (a cache filled by another build, whose synthesis may differ, is not read). */
 static void set_name(const cli_wl_plan_t *p, cli_wl_set_t *s) {
   char text[256];
-  int n = snprintf(text, sizeof text, "%016" PRIx64 " %s %" PRIu64 " %s %" PRIu64 " %u %s",
+  int n = snprintf(text, sizeof text, "%016" PRIx64 " %s %" PRIu64 " %s %" PRIu64 " %u %s %s",
                    p->digest, tn_coll_name(s->coll), s->bytes, synth_method_name(p->so.method),
-                   p->so.seed, p->so.chunks_per_npu, TENET_VERSION);
+                   p->so.seed, p->so.chunks_per_npu, TENET_VERSION, TENET_SOURCE_DIGEST);
   uint64_t h = tn_fnv1a64(text, n > 0 ? (size_t)n : 0, TN_FNV1A64_INIT);
   snprintf(s->name, sizeof s->name, "%s-%" PRIu64 "-%016" PRIx64, tn_coll_name(s->coll), s->bytes,
            h);
@@ -735,6 +737,7 @@ static cJSON *manifest(const cli_wl_plan_t *p) {
   char size[32];
   cJSON_AddNumberToObject(o, "tenet_workload", CLI_WL_FORMAT);
   cJSON_AddStringToObject(o, "fabric", p->t->name);
+  cJSON_AddStringToObject(o, "tenet_source", TENET_SOURCE_DIGEST);
   cJSON_AddNumberToObject(o, "npus", p->t->npus);
   cJSON_AddStringToObject(o, "source", p->prefix);
   cJSON_AddStringToObject(o, "algorithm", synth_method_name(p->so.method));

@@ -101,6 +101,11 @@ desc="workload from the cache"; expect_rc 0
 $PY -c 'import json,sys; m=json.load(open(sys.argv[1])); assert all(s["cached"] for s in m["sets"])' out.txt &&
   ok || bad "the cache was not used"
 cp out.txt d3.json
+# The sets' names carry the digest of the sources that made them (a cache another build
+# filled is not read back); the manifest and --version name the same digest.
+digest=$("$TENET" --version | sed -n 's/.*(sources \([0-9a-f]\{16\}\))$/\1/p')
+$PY -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["tenet_source"] == sys.argv[2] != "", m.get("tenet_source")' \
+  d3/workload.json "$digest" && ok || bad "the manifest's tenet_source is not --version's digest"
 # A set stored in the cache is linked into the directory, not written twice; its time
 # alone is stored beside it (NAME.time) and read back, not simulated again, only while it
 # names the very set (its set id).
