@@ -1,5 +1,6 @@
 /* trees/lp.c — the kept trees' weights by linear program (GLPK, through lp/'s guard):
- * maximise the packing's value over those trees, every NPU pair within its capacity. The
+ * maximise the packing's value over those trees, every resource (an NPU pair, or a link
+ * the pairs through switches share) within its capacity. The
  * multiplicative weights that chose the trees are within a few percent of this optimum
  * (mesh-16x8, 64 trees: 0.974 of the fractional ideal against 0.98+ here). */
 #include "trees/trees_internal.h"
@@ -11,35 +12,35 @@
 #include <stdlib.h>
 
 typedef struct lp {
-  uint32_t m, n1, k;
+  uint32_t nrows, k;
   const double *cap;
-  const uint32_t *edges;
+  size_t nz;
+  const uint32_t *row, *col;
+  const double *coef;
   double *x;
   int *ia, *ja;
   double *ar;
 } lp_t;
 
-/* Rows 1 .. m: the pairs; columns 1 .. k: the trees. Runs under lp_guarded. */
+/* Rows 1 .. nrows: the resources; columns 1 .. k: the trees. Runs under lp_guarded. */
 static bool solve(void *ctx) {
   lp_t *L = ctx;
   glp_prob *P = glp_create_prob();
   glp_set_obj_dir(P, GLP_MAX);
-  glp_add_rows(P, (int)L->m);
+  glp_add_rows(P, (int)L->nrows);
   glp_add_cols(P, (int)L->k);
-  for (uint32_t e = 0; e < L->m; e++)
+  for (uint32_t e = 0; e < L->nrows; e++)
     glp_set_row_bnds(P, (int)e + 1, GLP_UP, 0.0, L->cap[e]);
-  size_t nz = 0;
   for (uint32_t i = 0; i < L->k; i++) {
     glp_set_col_bnds(P, (int)i + 1, GLP_LO, 0.0, 0.0);
     glp_set_obj_coef(P, (int)i + 1, 1.0);
-    for (uint32_t j = 0; j < L->n1; j++) {
-      nz++;
-      L->ia[nz] = (int)L->edges[(size_t)i * L->n1 + j] + 1;
-      L->ja[nz] = (int)i + 1;
-      L->ar[nz] = 1.0;
-    }
   }
-  glp_load_matrix(P, (int)nz, L->ia, L->ja, L->ar);
+  for (size_t z = 0; z < L->nz; z++) {
+    L->ia[z + 1] = (int)L->row[z] + 1;
+    L->ja[z + 1] = (int)L->col[z] + 1;
+    L->ar[z + 1] = L->coef[z];
+  }
+  glp_load_matrix(P, (int)L->nz, L->ia, L->ja, L->ar);
   glp_smcp sp;
   glp_init_smcp(&sp);
   sp.msg_lev = GLP_MSG_OFF;
@@ -53,11 +54,10 @@ static bool solve(void *ctx) {
   return ok;
 }
 
-bool trees_i_lp_weights(uint32_t m, const double *cap, uint32_t n1, const uint32_t *edges,
-                        uint32_t k, double *x) {
-  size_t nz = (size_t)k * n1;
+bool trees_i_lp_weights(uint32_t nrows, const double *cap, uint32_t k, size_t nz,
+                        const uint32_t *row, const uint32_t *col, const double *coef, double *x) {
   if (nz >= (size_t)INT32_MAX) return false;
-  lp_t L = {.m = m, .n1 = n1, .k = k, .cap = cap, .edges = edges};
+  lp_t L = {.nrows = nrows, .k = k, .cap = cap, .nz = nz, .row = row, .col = col, .coef = coef};
   L.x = malloc((k + 1u) * sizeof *L.x);
   L.ia = malloc((nz + 1) * sizeof *L.ia);
   L.ja = malloc((nz + 1) * sizeof *L.ja);
@@ -74,9 +74,9 @@ bool trees_i_lp_weights(uint32_t m, const double *cap, uint32_t n1, const uint32
 
 #else
 
-bool trees_i_lp_weights(uint32_t m, const double *cap, uint32_t n1, const uint32_t *edges,
-                        uint32_t k, double *x) {
-  (void)m, (void)cap, (void)n1, (void)edges, (void)k, (void)x;
+bool trees_i_lp_weights(uint32_t nrows, const double *cap, uint32_t k, size_t nz,
+                        const uint32_t *row, const uint32_t *col, const double *coef, double *x) {
+  (void)nrows, (void)cap, (void)k, (void)nz, (void)row, (void)col, (void)coef, (void)x;
   return false;
 }
 

@@ -19,6 +19,13 @@
  * time: 2.9 s against 5.8 s; torus-16x8 1.033 and 1.023). */
 #define CHUNKS_PER_TREE 128u
 #define MIN_CHUNK_BYTES (8u * 1024u)
+/* Through switches the steady messages are at least this large: the trees there are
+ * star-like, several messages reach a switch's link to one NPU at one instant, and the
+ * order-proofing that makes the set run the same under any order of those costs more the
+ * smaller they are (rail-4x8 with a dead and a degraded NIC, 64 MiB: planned at 1.056 of
+ * the bound in 8 KiB messages, 1.346 once order-proof, in 7 s; in 16 KiB messages 1.081
+ * in 3 s; in 32 KiB 1.111). */
+#define SWITCHED_MIN_MESSAGE_BYTES (16u * 1024u)
 #define MAX_TRANSFERS (1u << 21)
 /* On a large fabric even one chunk per NPU in messages of GROUP_CHUNKS is more than
  * LARGE_TRANSFERS transfers (every message crosses 2(n-1) tree edges: 33.5M on 4096 NPUs,
@@ -89,8 +96,8 @@ static void plan_free(plan_t *P) {
 }
 
 /* Chunks per NPU for size bytes when the caller leaves it to us. */
-static uint32_t auto_chunks(uint32_t n, uint32_t ntrees, uint64_t size) {
-  uint64_t want = (uint64_t)ntrees * CHUNKS_PER_TREE, most = size / MIN_CHUNK_BYTES;
+static uint32_t auto_chunks(uint32_t n, uint32_t ntrees, uint64_t size, uint32_t min_bytes) {
+  uint64_t want = (uint64_t)ntrees * CHUNKS_PER_TREE, most = size / min_bytes;
   uint64_t cap = MAX_TRANSFERS / (2 * (uint64_t)(n - 1));
   if (want > most) want = most;
   if (want > cap) want = cap;
@@ -101,7 +108,7 @@ static uint32_t auto_chunks(uint32_t n, uint32_t ntrees, uint64_t size) {
 /* Whether the automatic chunking of n NPUs is in the large-fabric regime (LARGE_TRANSFERS):
  * one chunk per NPU in steady messages of GROUP_CHUNKS would pass it. */
 static bool large_fabric(uint32_t n, uint32_t ntrees, uint64_t size) {
-  uint64_t groups = (uint64_t)n * auto_chunks(n, ntrees, size);
+  uint64_t groups = (uint64_t)n * auto_chunks(n, ntrees, size, MIN_CHUNK_BYTES);
   return groups * 2 * (n - 1) > LARGE_TRANSFERS;
 }
 
@@ -120,9 +127,11 @@ static uint32_t large_trees(uint32_t n) {
 
 /* The chunking of n NPUs over ntrees trees: *k chunks per NPU (the caller's when not 0)
  * and *group chunks per steady message. Automatic: in the large regime one chunk per NPU in
- * messages within the transfer budget; else steady messages of the automatic size cut into
- * GROUP_CHUNKS chunks (fewer when the chunks would fall below a quarter of MIN_CHUNK_BYTES). */
-static void chunking(uint32_t n, uint32_t ntrees, uint64_t size, uint32_t *k, uint32_t *group) {
+ * messages within the transfer budget; else steady messages of the automatic size (at
+ * least min_bytes) cut into GROUP_CHUNKS chunks (fewer when the chunks would fall below a
+ * quarter of MIN_CHUNK_BYTES). */
+static void chunking(uint32_t n, uint32_t ntrees, uint64_t size, uint32_t min_bytes, uint32_t *k,
+                     uint32_t *group) {
   *group = GROUP_CHUNKS;
   if (*k != 0) return;
   if (large_fabric(n, ntrees, size)) {
@@ -131,24 +140,52 @@ static void chunking(uint32_t n, uint32_t ntrees, uint64_t size, uint32_t *k, ui
     *k = 1;
     return;
   }
-  uint32_t kref = auto_chunks(n, ntrees, size);
+  uint32_t kref = auto_chunks(n, ntrees, size, min_bytes);
   while (*group > 1 && size / ((uint64_t)n * kref * *group) < MIN_CHUNK_BYTES / 4)
     *group /= 2;
   *k = kref * *group;
 }
 
-/* Mean latency (ps) and bandwidth (GB/s) of the links between NPUs. */
-static void link_means(const topo_t *t, double *lat_ps, double *bw) {
+/* Mean latency (ps) and bandwidth (GB/s) of a tree edge: on a direct-connect fabric, of
+ * the links between NPUs; through switches, of the trees' edges' routes (a route's
+ * latency, its slowest link), every tree edge (v, parent) once. */
+static tn_status_t link_means(const topo_t *t, const trees_packing_t *pk, double *lat_ps,
+                              double *bw, tn_err_t *err) {
   double l = 0, b = 0;
-  uint32_t k = 0;
-  for (uint32_t i = 0; i < t->nlinks; i++)
-    if (t->links[i].src < t->npus && t->links[i].dst < t->npus) {
-      l += (double)t->links[i].latency_ps;
-      b += t->links[i].bandwidth_GBps;
-      k++;
-    }
-  *lat_ps = k ? l / k : 0;
-  *bw = k ? b / k : 1;
+  uint64_t k = 0;
+  if (t->switches == 0) {
+    for (uint32_t i = 0; i < t->nlinks; i++)
+      if (t->links[i].src < t->npus && t->links[i].dst < t->npus) {
+        l += (double)t->links[i].latency_ps;
+        b += t->links[i].bandwidth_GBps;
+        k++;
+      }
+  } else {
+    topo_routes_t *r = NULL;
+    tn_status_t st = topo_routes_create(t, &r, err);
+    if (st != TN_OK) return st;
+    for (uint32_t i = 0; i < pk->ntrees; i++)
+      for (uint32_t v = 0; v < pk->npus; v++) {
+        uint32_t u = pk->parent[(size_t)i * pk->npus + v];
+        if (u == UINT32_MAX) continue;
+        double slow = INFINITY;
+        for (uint32_t x = v, hops = 0; x != u && hops <= t->npus + t->switches; hops++) {
+          uint32_t e = topo_route_next(r, x, u);
+          if (e == TOPO_NO_LINK) break;
+          slow = fmin(slow, t->links[e].bandwidth_GBps);
+          x = t->links[e].dst;
+        }
+        l += (double)topo_route_latency_ps(r, v, u);
+        b += isfinite(slow) ? slow : 0;
+        k++;
+      }
+    bool oom = topo_routes_out_of_memory(r);
+    topo_routes_free(r);
+    if (oom) return tn_err_set(err, TN_NOMEM, "trees: out of memory for the route table");
+  }
+  *lat_ps = k ? l / (double)k : 0;
+  *bw = k && b > 0 ? b / (double)k : 1;
+  return TN_OK;
 }
 
 /* Deals total chunks to the trees in proportion to their weights (largest remainder,
@@ -355,7 +392,8 @@ static tn_status_t build(plan_t *P, const trees_opts_t *o, uint64_t size, schedu
                          tn_err_t *err) {
   const trees_packing_t *pk = P->pk;
   uint32_t n = P->n, k = o->chunks_per_npu;
-  chunking(n, pk->ntrees, size, &k, &P->group);
+  chunking(n, pk->ntrees, size, P->t->switches ? SWITCHED_MIN_MESSAGE_BYTES : MIN_CHUNK_BYTES, &k,
+           &P->group);
   uint64_t total = (uint64_t)n * k;
   if (total > UINT32_MAX / 4 || size < total)
     return tn_err_set(err, TN_INVAL, "trees: %llu B cannot be cut into %llu chunks",
@@ -370,9 +408,11 @@ static tn_status_t build(plan_t *P, const trees_opts_t *o, uint64_t size, schedu
   if (st == TN_OK) st = tn_calloc(total + 1, sizeof *right, &right, err);
   if (st == TN_OK) st = tn_calloc(pk->ntrees, sizeof *P->tr, &P->tr, err);
   if (st == TN_OK) deal(pk, (uint32_t)total, m, rem);
-  double per_hop = o->window_per_hop > 0 ? o->window_per_hop : TREES_WINDOW_PER_HOP;
+  double per_hop = o->window_per_hop > 0 ? o->window_per_hop
+                   : P->t->switches      ? TREES_SWITCHED_WINDOW_PER_HOP
+                                         : TREES_WINDOW_PER_HOP;
   double lat_ps = 0, bw = 0;
-  link_means(P->t, &lat_ps, &bw);
+  if (st == TN_OK) st = link_means(P->t, pk, &lat_ps, &bw, err);
   uint64_t msg = size / total * P->group; /* a steady message */
   uint32_t next = 0;
   for (uint32_t i = 0; st == TN_OK && i < pk->ntrees; i++) {
@@ -418,7 +458,7 @@ uint64_t trees_transfers_estimate(uint32_t n, uint64_t size, const trees_opts_t 
   trees_opts_t o = opts ? *opts : (trees_opts_t){0};
   uint32_t ntrees = o.max_trees ? o.max_trees : TREES_MAX_TREES, k = o.chunks_per_npu, group;
   if (k == 0 && o.max_trees == 0 && large_fabric(n, TREES_MAX_TREES, size)) ntrees = large_trees(n);
-  chunking(n, ntrees, size, &k, &group);
+  chunking(n, ntrees, size, MIN_CHUNK_BYTES, &k, &group); /* (the finer: an upper bound) */
   /* make_groups: messages of 1, 1, 2, 2, ... up to group chunks at both ends of a tree */
   double ramp = 0;
   for (uint32_t sz = 1; sz < group; sz *= 2)

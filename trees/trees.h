@@ -19,7 +19,10 @@
 /* The trees of a packing, each rooted at a centre (an NPU of least eccentricity). A tree
  * edge u-v stands for the links u->v and v->u, which it loads alike (the data goes up one
  * and down the other), so the capacity of an NPU pair is the smaller of its two links'
- * bandwidths; an NPU pair with a link one way only is not used. */
+ * bandwidths; an NPU pair with a link one way only is not used. On a fabric with switches
+ * the edges are the NPU pairs whose routes both ways cross switches only, and a tree edge
+ * loads every link of both routes: the edges of one NPU through one switch share its links
+ * there (Blink's trees through an NVSwitch), so a star of n NPUs packs n B / (2(n - 1)). */
 typedef struct trees_packing {
   uint32_t npus, ntrees;
   uint32_t *root;         /* ntrees: the tree's root NPU */
@@ -32,16 +35,18 @@ typedef struct trees_packing {
 /* Packs spanning trees of the NPU graph of t (fractional packing by multiplicative
  * weights, Garg and Koenemann), then keeps the max_trees heaviest (0: TREES_MAX_TREES) and
  * weighs those again: exactly by linear program when the build has GLPK, else by
- * multiplicative weights. The oracle is the lightest layered tree (every NPU's parent is
+ * multiplicative weights. Through switches the linear program first weighs up to 1024 of
+ * the heaviest and the kept ones are those it uses most (the multiplicative weights spread
+ * over many star-like trees there). The oracle is the lightest layered tree (every NPU's parent is
  * nearer some root in hops, or as near with a lower id: on meshes, tori and hypercubes a
  * breadth-first tree, as shallow as its root allows, so the pipeline fills and drains
  * fast); where those pack below 0.97 of the partition bound, igraph's minimum spanning tree
  * over all spanning trees is tried too and kept if it packs 3% more. Deterministic: no
  * seed, ties go to the lowest edge, tree, root or NPU id. Fills *out
- * (caller frees with trees_packing_free; zeroed on failure). TN_INVAL for a fabric with
- * switches ("needs a direct-connect fabric": routes through switches are not trees of
- * links) or fewer than 2 NPUs, and when the NPU pairs linked both ways do not
- * connect every NPU; TN_INTERNAL / TN_NOMEM from igraph. The value is within a few
+ * (caller frees with trees_packing_free; zeroed on failure). TN_INVAL for fewer than 2
+ * NPUs, a fabric with switches that joins more than 512 NPU pairs through them (the
+ * packing's cost grows with them), and when the NPU pairs do not connect every NPU;
+ * TN_INTERNAL / TN_NOMEM from igraph. The value is within a few
  * percent of the optimum (Nash-Williams/Tutte: the least, over partitions of the NPUs into
  * k >= 2 parts, of the capacity between parts over k - 1). O(L log L / eps^2) oracle calls of
  * O(n L) each (layered) or O(L log L) (minimum spanning tree), L = NPU pairs; O(n L)
@@ -53,7 +58,8 @@ void trees_packing_free(trees_packing_t *p);
 typedef struct trees_opts {
   uint32_t chunks_per_npu; /* 0 = automatic by size (see trees_allreduce) */
   uint32_t max_trees;      /* 0 = TREES_MAX_TREES */
-  double window_per_hop;   /* flow-control scale, 0 = TREES_WINDOW_PER_HOP */
+  double window_per_hop;   /* flow-control scale, 0 = TREES_WINDOW_PER_HOP (through
+                              switches TREES_SWITCHED_WINDOW_PER_HOP) */
   /* Keep in out->ties the pairs the plan's replay saw within this window
    * (schedule_replay_ties), for the simulator's order-proofing; false: none kept. */
   bool keep_ties;
@@ -61,6 +67,12 @@ typedef struct trees_opts {
 } trees_opts_t;
 
 #define TREES_WINDOW_PER_HOP 0.6
+/* Through switches a tree edge's link into or out of the switch is shared by all the tree
+ * edges of its NPU there (star-like trees), and the windows must cover that queueing: at
+ * 1 GiB, 5, 7 and 10 gave rail-4x8 with a dead and a degraded NIC 5.776 / 5.750 / 5.779
+ * ms, leaf-32 5.800 / 5.769 / 5.758, spine-4x8 30.69 / 30.52 / 30.71 (0.6: 1.7 times the
+ * bound on the first two). */
+#define TREES_SWITCHED_WINDOW_PER_HOP 7.0
 
 /* Plans an All-Reduce of size_bytes on t over trees_pack(t, opts->max_trees).
  *

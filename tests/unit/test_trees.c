@@ -1,8 +1,9 @@
 /* tests/unit/test_trees.c — the spanning-tree All-Reduce (trees/) and the lowering of
- * explicit reduction schedules: packing values against closed forms, every lowered
- * algorithm verifies and simulates to its planned time on random direct-connect fabrics
- * (symmetric and not), never below the ingress bound, runs are byte-identical, mesh-8x8
- * comes near the bound, and the refusals name what is wrong. */
+ * explicit reduction schedules: packing values against closed forms (through switches
+ * too), every lowered algorithm verifies and simulates to its planned time on random
+ * direct-connect fabrics (symmetric and not) and random fabrics with switches, never below
+ * the ingress bound, runs are byte-identical, mesh-8x8 comes near the bound, and the
+ * refusals name what is wrong. */
 #include "testutil.h"
 
 #include <stdlib.h>
@@ -255,13 +256,13 @@ static void tree_allreduce_on_mesh_8x8_is_near_the_ingress_bound(void **state) {
   topo_free(t);
 }
 
-static void trees_refuse_switch_fabric_and_one_way_ring(void **state) {
+static void trees_refuse_too_many_switched_pairs_and_one_way_ring(void **state) {
   (void)state;
-  topo_t *t = gen("switch", "8");
+  topo_t *t = gen("switch", "40"); /* 780 NPU pairs through the switch */
   schedule_t s;
   tn_err_t err = {0};
   assert_int_equal(trees_allreduce(t, MiB, NULL, &s, &err), TN_INVAL);
-  assert_non_null(strstr(err.msg, "direct-connect"));
+  assert_non_null(strstr(err.msg, "780 NPU pairs through switches"));
   assert_int_equal(schedule_len(&s), 0);
   schedule_free(&s);
   topo_free(t);
@@ -276,6 +277,87 @@ static void trees_refuse_switch_fabric_and_one_way_ring(void **state) {
   assert_non_null(strstr(err.msg, "one-way"));
   schedule_free(&s);
   topo_free(t);
+}
+
+/* Through a switch the pairs share the NPUs' links into and out of it: a tree loads NPU
+ * v's links deg(v) times, the degrees sum to 2(n - 1), so the packing is at most
+ * n B / (2(n - 1)) (what Ring reaches), not the n(n - 1)/2 pairs' B over n - 1. */
+static void packing_through_a_switch_shares_its_links(void **state) {
+  (void)state;
+  topo_t *t = gen("switch", "8");
+  trees_packing_t pk;
+  TU_OK(trees_pack(t, 0, &pk, &tu_err_));
+  double exact = 8 * 50.0 / 14;
+  if (pk.value_GBps > exact * (1 + 1e-9) || pk.value_GBps < 0.99 * exact)
+    fail_msg("switch-8: %.3f GB/s, %.3f expected", pk.value_GBps, exact);
+  trees_packing_free(&pk);
+  topo_free(t);
+}
+
+/* Links a -> b and b -> a into l[*k ..]. */
+static void duplex(topo_link_t *l, uint32_t *k, uint32_t a, uint32_t b, double bw, uint64_t lat) {
+  l[(*k)++] = (topo_link_t){.src = a, .dst = b, .bandwidth_GBps = bw, .latency_ps = lat};
+  l[(*k)++] = (topo_link_t){.src = b, .dst = a, .bandwidth_GBps = bw, .latency_ps = lat};
+}
+
+/* A rail fabric: 4 servers of 8 NPUs, a 300 GB/s switch each, NPU i of every server on
+ * rail switch i at 50 GB/s; one NPU's rail link dead, one at 12.5 GB/s. */
+static topo_t *rail_degraded(void) {
+  topo_link_t l[128];
+  uint32_t k = 0;
+  for (uint32_t v = 0; v < 32; v++) {
+    duplex(l, &k, v, 32 + v / 8, 300, 500000);
+    if (v != 13) duplex(l, &k, v, 36 + v % 8, v == 22 ? 12.5 : 50, 500000);
+  }
+  topo_t *t = NULL;
+  TU_OK(topo_create("rail-degraded", 32, 12, l, k, &t, &tu_err_));
+  return t;
+}
+
+/* The linear program's preselection keeps the trees it uses: the packing reaches the
+ * fabric's ingress over 2(n - 1) (every NPU's links busy both ways, as the All-Reduce
+ * bound's singletons say), where the 64 heaviest trees of the multiplicative weights
+ * pack 166 GB/s. */
+static void packing_of_a_rail_fabric_with_a_dead_and_a_degraded_nic(void **state) {
+  (void)state;
+  topo_t *t = rail_degraded();
+  trees_packing_t pk;
+  TU_OK(trees_pack(t, 0, &pk, &tu_err_));
+  double ideal = (32 * 350.0 - 50 - 37.5) / 62;
+  if (pk.value_GBps > ideal * (1 + 1e-9) || pk.value_GBps < 0.99 * ideal)
+    fail_msg("rail: %.3f GB/s, %.3f the most", pk.value_GBps, ideal);
+  assert_true(pk.ntrees <= TREES_MAX_TREES);
+  trees_packing_free(&pk);
+  topo_free(t);
+}
+
+/* Random fabrics with switches: NPUs hang off one to three switches (some switches joined
+ * to each other, some NPU pairs linked directly, bandwidths and latencies at random); every
+ * set verifies, simulates to its planned time and stays above the bound. */
+static void tree_allreduce_verifies_on_random_switched_fabrics(void **state) {
+  (void)state;
+  tn_rng_t rng;
+  tn_rng_seed(&rng, 11);
+  for (int i = 0; i < 12; i++) {
+    uint32_t n = 2 + (uint32_t)tn_rng_below(&rng, 9), sw = 1 + (uint32_t)tn_rng_below(&rng, 3);
+    topo_link_t l[64];
+    uint32_t k = 0;
+    for (uint32_t v = 0; v < n; v++) {
+      uint32_t a = (uint32_t)tn_rng_below(&rng, sw), b = (uint32_t)tn_rng_below(&rng, sw);
+      duplex(l, &k, v, n + a, 10.0 * (double)(1 + tn_rng_below(&rng, 10)), 1000);
+      if (b != a) duplex(l, &k, v, n + b, 25, 3000);
+    }
+    for (uint32_t s = 1; s < sw; s++) /* the switches in a chain */
+      duplex(l, &k, n + s - 1, n + s, 100, 500);
+    if (n > 3) duplex(l, &k, 0, n - 1, 40, 700);
+    topo_t *t = NULL;
+    TU_OK(topo_create("random-switched", n, sw, l, k, &t, &tu_err_));
+    uint64_t size = (1 + tn_rng_below(&rng, 64)) * 4096 + tn_rng_below(&rng, 1000);
+    trees_opts_t o = {.chunks_per_npu = (uint32_t)tn_rng_below(&rng, 4),
+                      .max_trees = (uint32_t)tn_rng_below(&rng, 6)};
+    run_checked(t, size, &o);
+    topo_free(t);
+  }
 }
 
 static void trees_refuse_size_below_one_byte_per_chunk(void **state) {
@@ -371,7 +453,10 @@ int main(void) {
       cmocka_unit_test(tree_allreduce_verifies_on_generated_fabrics),
       cmocka_unit_test(tree_allreduce_runs_are_byte_identical),
       cmocka_unit_test(tree_allreduce_on_mesh_8x8_is_near_the_ingress_bound),
-      cmocka_unit_test(trees_refuse_switch_fabric_and_one_way_ring),
+      cmocka_unit_test(trees_refuse_too_many_switched_pairs_and_one_way_ring),
+      cmocka_unit_test(packing_through_a_switch_shares_its_links),
+      cmocka_unit_test(packing_of_a_rail_fabric_with_a_dead_and_a_degraded_nic),
+      cmocka_unit_test(tree_allreduce_verifies_on_random_switched_fabrics),
       cmocka_unit_test(trees_refuse_size_below_one_byte_per_chunk),
       cmocka_unit_test(explicit_schedule_lowers_as_is_and_verifies),
       cmocka_unit_test(explicit_schedule_lowers_wrong_sums_for_the_verifier_and_rejects_bad_deps),
