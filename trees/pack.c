@@ -742,7 +742,7 @@ tn_status_t trees_i_pack(const topo_t *t, uint32_t max_trees, bool layered_only,
    * random regular graphs; where they fall short of the partition bound (the capacity of
    * all pairs over n - 1), all spanning trees are packed too, and kept when clearly more. */
   double ideal = 0;
-  for (uint32_t e = 0; e < p.m; e++)
+  for (uint32_t e = 0; p.roff == NULL && e < p.m; e++)
     ideal += p.cap[e];
   ideal /= p.n - 1.0;
   /* (Through switches the pairs share links: no such sum; both families are packed.) */
