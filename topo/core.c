@@ -164,6 +164,48 @@ tn_status_t topo_clone(const topo_t *t, topo_t **out, tn_err_t *err) {
   return st;
 }
 
+tn_status_t topo_without_slow_links(const topo_t *t, topo_t **out, tn_err_t *err) {
+  *out = NULL;
+  uint32_t n = t->npus + t->switches, keep = 0;
+  double *into = NULL; /* per node v and kind k of the near end: fastest link into v */
+  double *outof = NULL; /* per node u: fastest link from u into an NPU */
+  topo_link_t *links = NULL;
+  tn_status_t st = tn_calloc(2 * (size_t)n + 1, sizeof *into, &into, err);
+  if (st == TN_OK) st = tn_calloc((size_t)n + 1, sizeof *outof, &outof, err);
+  if (st == TN_OK) st = tn_malloc(t->nlinks + 1u, sizeof *links, &links, err);
+  if (st != TN_OK) goto out;
+  for (uint32_t l = 0; l < t->nlinks; l++) {
+    const topo_link_t *a = &t->links[l];
+    double *f = a->dst < t->npus ? &outof[a->src] : &into[2 * (size_t)a->dst + (a->src < t->npus)];
+    if (a->bandwidth_GBps > *f) *f = a->bandwidth_GBps;
+  }
+  for (uint32_t l = 0; l < t->nlinks; l++) {
+    const topo_link_t *a = &t->links[l];
+    double best =
+        a->dst < t->npus ? outof[a->src] : into[2 * (size_t)a->dst + (a->src < t->npus)];
+    if (!(a->bandwidth_GBps < best / 2)) links[keep++] = *a;
+  }
+  if (keep == t->nlinks) goto out; /* none slow */
+  topo_t *c = NULL;
+  tn_err_t e = {0};
+  if ((st = topo_create(t->name, t->npus, t->switches, links, keep, &c, err)) != TN_OK) goto out;
+  if ((st = topo_set_description(c, t->description, err)) != TN_OK) {
+    topo_free(c);
+    goto out;
+  }
+  if (topo_check_connected(c, &e) != TN_OK) { /* the slow links are needed: none */
+    topo_free(c);
+    st = e.status == TN_NOMEM ? tn_err_set(err, TN_NOMEM, "%s", e.msg) : TN_OK;
+    goto out;
+  }
+  *out = c;
+out:
+  free(into);
+  free(outof);
+  free(links);
+  return st;
+}
+
 bool topo_equal(const topo_t *a, const topo_t *b) {
   if (a->npus != b->npus || a->switches != b->switches || a->nlinks != b->nlinks) return false;
   if (strcmp(a->name, b->name) != 0) return false;

@@ -116,6 +116,17 @@ void topo_free(topo_t *t);
 /* Deep copy. */
 tn_status_t topo_clone(const topo_t *t, topo_t **out, tn_err_t *err);
 
+/* A copy of t without its slow links, for planners that a slow link misleads (a greedy
+ * link sends whatever its far end lacks, however late it arrives): *out NULL when t has
+ * none, or when its NPUs would not all reach each other without them. A link u -> v is
+ * slow when it runs below half the fastest of its siblings: into a switch v, the other
+ * links into v from nodes of u's kind (NPU or switch); into an NPU v, the other links
+ * from u into NPUs (rail-4x8-degraded: GPU 22's 12.5 GB/s rail link both ways, beside 50;
+ * torus-8x8-degraded: 36 <-> 44). The copy keeps t's name, NPUs and switches, and is routed
+ * as an explicit fabric (lowest-id shortest paths): sets planned on it name only NPU
+ * pairs, and are valid, and timed, on t. O(L + N) besides the connectivity check. */
+tn_status_t topo_without_slow_links(const topo_t *t, topo_t **out, tn_err_t *err);
+
 /* True when every link src -> dst has a link dst -> src with the same bandwidth and
  * latency (then the transposed fabric is the fabric itself). O(L log degree). */
 bool topo_is_symmetric(const topo_t *t);

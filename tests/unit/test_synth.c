@@ -1216,6 +1216,44 @@ static void kept_plans_are_order_proof_on_random_fabrics(void **state) {
   topo_free(t);
 }
 
+/* On rail-4x8-degraded (GPU 22's rail link at 12.5 GB/s) the greedy and the forest send
+ * over the slow link; auto also plans them without it (topo_without_slow_links) and times
+ * those sets on the fabric itself: its All-Gather of 1 MiB is one of those, faster than
+ * either planned on the whole fabric, verifies there, and has no message between 22 and its
+ * rail peers (whose routes cross that link). */
+static void auto_plans_without_slow_links_where_that_is_faster(void **state) {
+  (void)state;
+  tn_err_t err = {0};
+  char path[512];
+  snprintf(path, sizeof path, "%s/topologies/rail-4x8-degraded.json", TENET_SOURCE_DIR);
+  topo_t *t = NULL;
+  must(topo_load(path, &t, &err), &err);
+  const uint64_t size = 1u << 20;
+  synth_result_t a, g, f;
+  synth_opts_t o = {.method = SYNTH_AUTO, .seed = 1};
+  must(synth_run(t, TN_ALLGATHER, size, &o, &a, &err), &err);
+  o.method = SYNTH_GREEDY;
+  must(synth_run(t, TN_ALLGATHER, size, &o, &g, &err), &err);
+  o.method = SYNTH_FOREST;
+  must(synth_run(t, TN_ALLGATHER, size, &o, &f, &err), &err);
+  assert_non_null(strstr(a.variant, "without the slow links"));
+  if (!(a.time_ps < g.time_ps && a.time_ps < f.time_ps))
+    fail_msg("auto %llu ps, greedy %llu, forest %llu", (unsigned long long)a.time_ps,
+             (unsigned long long)g.time_ps, (unsigned long long)f.time_ps);
+  must(algo_verify(a.algo, t, NULL, &err), &err);
+  for (uint32_t r = 0; r < a.algo->npus; r++)
+    for (size_t i = 0; i < a.algo->ranks[r].nodes.len; i++) {
+      const algo_node_t *x = &TN_VEC_AT(&a.algo->ranks[r].nodes, algo_node_t, i);
+      if (x->op != ALGO_SEND) continue;
+      uint32_t p = (uint32_t)x->peer;
+      if ((r == 22 || p == 22) && r != p && r % 8 == p % 8) fail_msg("a send %u -> %u", r, p);
+    }
+  synth_result_free(&a);
+  synth_result_free(&g);
+  synth_result_free(&f);
+  topo_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(portfolio_side_by_side_fits_the_cap),
@@ -1239,6 +1277,7 @@ int main(void) {
       cmocka_unit_test(synth_auto_all_to_all_is_never_slower_than_a_candidate),
       cmocka_unit_test(synth_auto_is_deterministic),
       cmocka_unit_test(synth_auto_settles_at_the_bound),
+      cmocka_unit_test(auto_plans_without_slow_links_where_that_is_faster),
       cmocka_unit_test(synth_auto_pruning_never_changes_the_choice),
       cmocka_unit_test(every_method_is_order_proof),
       cmocka_unit_test(greedy_chunk_choice_is_within_0_3_percent_of_the_best_k),

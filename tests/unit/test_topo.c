@@ -991,6 +991,57 @@ static void resolve_finds_files_and_shipped_names(void **state) {
   assert_non_null(strstr(err.msg, "no/such/file.json: no such file"));
 }
 
+/* The slow links of the shipped fabrics are exactly the degraded ones (a link below half
+ * of its siblings), none on healthy or merely heterogeneous fabrics (mesh-8x8-hetero's
+ * half-speed links and dgx1-8's single NVLinks are half, not below), and a slow link
+ * that the NPUs need is kept (no copy). */
+static void slow_links_are_the_degraded_ones_and_only_where_the_rest_connects(void **state) {
+  (void)state;
+  static const struct {
+    const char *name;
+    uint32_t removed[4][2];
+    uint32_t n;
+  } f[] = {{"rail-4x8-degraded", {{22, 42}, {42, 22}}, 2},
+           {"torus-8x8-degraded", {{36, 44}, {44, 36}}, 2},
+           {"hetero-ring-6", {{5, 0}}, 1},
+           {"rail-4x8", {{0}}, 0},
+           {"mesh-8x8-hetero", {{0}}, 0},
+           {"dgx1-8", {{0}}, 0},
+           {"spine-4x8", {{0}}, 0},
+           {"fattree-32-4to1", {{0}}, 0}};
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/topologies/%s.json", TENET_SOURCE_DIR, f[i].name);
+    topo_t *t = NULL, *c = NULL;
+    tn_err_clear(&tu_err_);
+    TU_OK(topo_load(path, &t, &tu_err_));
+    TU_OK(topo_without_slow_links(t, &c, &tu_err_));
+    if (f[i].n == 0) {
+      if (c != NULL) fail_msg("%s: slow links found", f[i].name);
+    } else {
+      if (c == NULL) fail_msg("%s: no slow links found", f[i].name);
+      assert_int_equal(c->nlinks, t->nlinks - f[i].n);
+      assert_string_equal(c->name, t->name);
+      assert_int_equal(c->npus, t->npus);
+      assert_int_equal(c->switches, t->switches);
+      for (uint32_t k = 0; k < f[i].n; k++)
+        assert_int_equal(topo_find_link(c, f[i].removed[k][0], f[i].removed[k][1]), TOPO_NO_LINK);
+    }
+    topo_free(c);
+    topo_free(t);
+  }
+  /* A line 0 - 1 - 2 whose 1 <-> 2 is slow beside 1 <-> 0: the NPUs need it. */
+  topo_link_t l[4] = {{.src = 0, .dst = 1, .bandwidth_GBps = 50, .latency_ps = 1},
+                      {.src = 1, .dst = 0, .bandwidth_GBps = 50, .latency_ps = 1},
+                      {.src = 1, .dst = 2, .bandwidth_GBps = 10, .latency_ps = 1},
+                      {.src = 2, .dst = 1, .bandwidth_GBps = 10, .latency_ps = 1}};
+  topo_t *t = NULL, *c = NULL;
+  TU_OK(topo_create("line", 3, 0, l, 4, &t, &tu_err_));
+  TU_OK(topo_without_slow_links(t, &c, &tu_err_));
+  assert_null(c);
+  topo_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(gen_ring_matches_closed_forms),
@@ -1039,6 +1090,7 @@ int main(void) {
       cmocka_unit_test(analyze_reports_a_disconnected_fabric),
       cmocka_unit_test(analyze_counts_switch_hops_and_bandwidth),
       cmocka_unit_test(resolve_finds_files_and_shipped_names),
+      cmocka_unit_test(slow_links_are_the_degraded_ones_and_only_where_the_rest_connects),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
