@@ -1052,7 +1052,7 @@ tn_status_t topo_npu_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_byt
 
 tn_status_t topo_size_check(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, tn_err_t *err) {
   uint64_t ps = 0;
-  return t->npus < 2 ? TN_OK : npu_bound_ps(t, coll, size_bytes, &ps, err);
+  return topo_npu_bound_ps(t, coll, size_bytes, &ps, err);
 }
 
 tn_status_t topo_lower_bound_ps(const topo_t *t, tn_coll_t coll, uint64_t size_bytes, uint64_t *ps,

@@ -619,7 +619,7 @@ static bool lp_weights(const pairs_t *p, const uint32_t *edges, uint32_t k, doub
  * 56 trees, 178.6 GB/s). Without GLPK order[] stays as it is. */
 #define SWITCHED_LP_TREES 1024u
 static tn_status_t lp_preselect(const pairs_t *p, const treeset_t *ts, uint32_t *order,
-                                uint32_t total, uint32_t k, tn_err_t *err) {
+                                uint32_t total, tn_err_t *err) {
   uint32_t n1 = p->n - 1, c = total < SWITCHED_LP_TREES ? total : SWITCHED_LP_TREES;
   uint32_t *edges = NULL, *by = NULL;
   double *w = NULL;
@@ -640,7 +640,6 @@ static tn_status_t lp_preselect(const pairs_t *p, const treeset_t *ts, uint32_t 
       by[i] = order[by[i]];
     memcpy(order, by, c * sizeof *order);
   }
-  (void)k;
   free(edges);
   free(w);
   free(by);
@@ -669,7 +668,7 @@ static tn_status_t keep(const pairs_t *p, const treeset_t *ts, uint32_t k, trees
       order[j] = order[j - 1];
     order[j] = i;
   }
-  if (p->roff != NULL && total > k) st = lp_preselect(p, ts, order, total, k, err);
+  if (p->roff != NULL && total > k) st = lp_preselect(p, ts, order, total, err);
   if (st != TN_OK) goto out;
   for (uint32_t i = 0; i < k; i++)
     memcpy(edges + (size_t)i * n1, &TN_VEC_AT(&ts->edges, uint32_t, (size_t)order[i] * n1),

@@ -168,14 +168,15 @@ static tn_status_t link_means(const topo_t *t, const trees_packing_t *pk, double
       for (uint32_t v = 0; v < pk->npus; v++) {
         uint32_t u = pk->parent[(size_t)i * pk->npus + v];
         if (u == UINT32_MAX) continue;
-        double slow = INFINITY;
+        double slow = INFINITY, lat = 0;
         for (uint32_t x = v, hops = 0; x != u && hops <= t->npus + t->switches; hops++) {
           uint32_t e = topo_route_next(r, x, u);
           if (e == TOPO_NO_LINK) break;
           slow = fmin(slow, t->links[e].bandwidth_GBps);
+          lat += (double)t->links[e].latency_ps;
           x = t->links[e].dst;
         }
-        l += (double)topo_route_latency_ps(r, v, u);
+        l += lat;
         b += isfinite(slow) ? slow : 0;
         k++;
       }
