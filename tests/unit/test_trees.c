@@ -300,27 +300,16 @@ static void duplex(topo_link_t *l, uint32_t *k, uint32_t a, uint32_t b, double b
   l[(*k)++] = (topo_link_t){.src = b, .dst = a, .bandwidth_GBps = bw, .latency_ps = lat};
 }
 
-/* A rail fabric: 4 servers of 8 NPUs, a 300 GB/s switch each, NPU i of every server on
- * rail switch i at 50 GB/s; one NPU's rail link dead, one at 12.5 GB/s. */
-static topo_t *rail_degraded(void) {
-  topo_link_t l[128];
-  uint32_t k = 0;
-  for (uint32_t v = 0; v < 32; v++) {
-    duplex(l, &k, v, 32 + v / 8, 300, 500000);
-    if (v != 13) duplex(l, &k, v, 36 + v % 8, v == 22 ? 12.5 : 50, 500000);
-  }
-  topo_t *t = NULL;
-  TU_OK(topo_create("rail-degraded", 32, 12, l, k, &t, &tu_err_));
-  return t;
-}
-
 /* The linear program's preselection keeps the trees it uses: the packing reaches the
  * fabric's ingress over 2(n - 1) (every NPU's links busy both ways, as the All-Reduce
  * bound's singletons say), where the 64 heaviest trees of the multiplicative weights
  * pack 166 GB/s. */
 static void packing_of_a_rail_fabric_with_a_dead_and_a_degraded_nic(void **state) {
   (void)state;
-  topo_t *t = rail_degraded();
+  char path[512]; /* GPU 13's rail link dead, GPU 22's at 12.5 GB/s beside 50 */
+  snprintf(path, sizeof path, "%s/topologies/rail-4x8-degraded.json", TENET_SOURCE_DIR);
+  topo_t *t = NULL;
+  TU_OK(topo_load(path, &t, &tu_err_));
   trees_packing_t pk;
   TU_OK(trees_pack(t, 0, &pk, &tu_err_));
   double ideal = (32 * 350.0 - 50 - 37.5) / 62;
