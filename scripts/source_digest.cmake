@@ -1,18 +1,19 @@
 # scripts/source_digest.cmake — writes OUT, a header defining TENET_SOURCE_DIGEST: 16 hex
 # digits of a SHA-256 over the path and content of every source file of the tenet
-# libraries and program under ROOT (the modules' .c, .h and .proto files; not tests,
-# benches, docs or topologies). Two builds from the same sources carry the same digest
+# libraries and program under ROOT: the .c, .h and .proto files of the folders DIRS names
+# (comma-separated; CMakeLists.txt passes its modules and cli/, so a new module counts
+# without a second list). Two builds from the same sources carry the same digest
 # whatever the compiler; any change to a source gives another. `tenet workload` names the
 # sets it caches with it, so a cache filled by one tenet is not read back by another whose
 # synthesis may differ. OUT is rewritten only when the digest changes, so that a build
 # whose sources did not change recompiles nothing.
-# Usage: cmake -DROOT=<source dir> -DOUT=<header> -P scripts/source_digest.cmake
-if(NOT ROOT OR NOT OUT)
-  message(FATAL_ERROR "source_digest.cmake: ROOT and OUT are required")
+# Usage: cmake -DROOT=<source dir> -DOUT=<header> -DDIRS=a,b,... -P scripts/source_digest.cmake
+if(NOT ROOT OR NOT OUT OR NOT DIRS)
+  message(FATAL_ERROR "source_digest.cmake: ROOT, OUT and DIRS are required")
 endif()
-include(${CMAKE_CURRENT_LIST_DIR}/source_dirs.cmake)
+string(REPLACE "," ";" dirs "${DIRS}")
 set(files)
-foreach(dir ${TENET_SOURCE_DIRS})
+foreach(dir ${dirs})
   file(GLOB_RECURSE found RELATIVE ${ROOT} ${ROOT}/${dir}/*.c ${ROOT}/${dir}/*.h
        ${ROOT}/${dir}/*.proto)
   list(APPEND files ${found})
