@@ -20,7 +20,7 @@ static const char *const default_fabrics[] = {
     "mesh-8x8-hetero", "dgx1-8", "torus-8x8-degraded", "random4reg-32",
     /* switch fabrics */
     "switch-8", "switch-16", "hierarchical-4x4", "hierarchical-16x8", "spine-4x8", "leaf-32",
-    "rail-4x8", "rail-4x8-degraded", "fattree-32-4to1"};
+    "rail-4x8", "rail-4x8-degraded", "fattree-32-4to1", "fattree-64-2to1"};
 
 static const uint64_t sizes[] = {1u << 20, 64u << 20, 1024u << 20};
 

@@ -7,6 +7,7 @@
 /* Packing opts->packing on t (forest_i_packing). */
 static tn_status_t pack(const topo_t *t, topo_routes_t *routes, const forest_opts_t *opts,
                         forest_pack_t *pk, tn_err_t *err) {
+  if (opts && opts->packing == FOREST_PACK_LEVELS) return forest_i_pack_levels(t, routes, pk, err);
   uint32_t trees;
   double slack;
   forest_i_packing(opts, &trees, &slack);
@@ -140,9 +141,11 @@ static tn_status_t search(const topo_t *t, uint64_t size_bytes, const forest_opt
   if (opts && opts->chunks_per_npu) {
     tries[0] = (forest_try_t){opts->chunks_per_npu, packing};
   } else {
-    ntries = forest_tries(t->npus, size_bytes, tries);
-    uint32_t fine = 2 * tries[0].chunks_per_npu;
-    if (w != BOTH && ntries == 1 && forest_i_chunks(t->npus, size_bytes, fine) == fine &&
+    ntries = forest_tries(t, size_bytes, tries);
+    uint32_t fine = 2 * tries[0].chunks_per_npu, usual = 0;
+    for (uint32_t i = 0; i < ntries; i++)
+      usual += tries[i].packing != FOREST_PACK_LEVELS;
+    if (w != BOTH && usual == 1 && forest_i_chunks(t->npus, size_bytes, fine) == fine &&
         size_bytes / ((uint64_t)t->npus * fine) >= FINER_MIN_CHUNK_BYTES)
       tries[ntries++] = (forest_try_t){fine, 0};
     uint32_t m = 0;
@@ -154,12 +157,21 @@ static tn_status_t search(const topo_t *t, uint64_t size_bytes, const forest_opt
   packs_t p = {0};
   topo_routes_t *routes = NULL;
   bool have = false;
+  tn_err_t le = {0}; /* why the two-level trees were passed over */
   st = topo_routes_create(t, &routes, err);
   for (uint32_t i = 0; st == TN_OK && i < ntries; i++) {
     if (i == 0 || tries[i].packing != tries[i - 1].packing) {
       forest_opts_t po = opts ? *opts : (forest_opts_t){0};
       po.packing = tries[i].packing;
-      st = packs_make(t, routes, &po, w, &p, err);
+      /* the two-level trees are passed over where they do not apply */
+      st = packs_make(t, routes, &po, w, &p, po.packing == FOREST_PACK_LEVELS ? &le : err);
+      if (st == TN_INFEASIBLE && po.packing == FOREST_PACK_LEVELS) {
+        while (i + 1 < ntries && tries[i + 1].packing == FOREST_PACK_LEVELS)
+          i++;
+        st = TN_OK;
+        continue;
+      }
+      if (st != TN_OK && po.packing == FOREST_PACK_LEVELS) st = tn_err_set(err, st, "%s", le.msg);
     }
     schedule_t s;
     if (st == TN_OK) st = plan_try(t, routes, &p, size_bytes, opts, w, tries[i], &s, err);
@@ -173,6 +185,7 @@ static tn_status_t search(const topo_t *t, uint64_t size_bytes, const forest_opt
   }
   packs_free(&p);
   topo_routes_free(routes);
+  if (st == TN_OK && !have) st = tn_err_set(err, TN_INFEASIBLE, "forest: %s", le.msg);
   if (st != TN_OK) {
     schedule_free(out);
     schedule_init(out, coll, t->npus, 1, size_bytes);
@@ -235,9 +248,9 @@ static bool star(const topo_t *t) {
 
 /* The counts the automatic chunking plans for coll (forest_tries, and search()'s finer try
  * for a half): the coarsest in *lo, the finest in *hi. */
-static void try_counts(uint32_t n, tn_coll_t coll, uint64_t size, uint32_t *lo, uint32_t *hi) {
+static void try_counts(const topo_t *t, tn_coll_t coll, uint64_t size, uint32_t *lo, uint32_t *hi) {
   forest_try_t tries[FOREST_TRIES];
-  uint32_t m = forest_tries(n, size, tries);
+  uint32_t n = t->npus, m = forest_tries(t, size, tries);
   *lo = UINT32_MAX, *hi = 0;
   for (uint32_t i = 0; i < m; i++) {
     if (tries[i].chunks_per_npu < *lo) *lo = tries[i].chunks_per_npu;
@@ -295,7 +308,7 @@ uint64_t forest_plan_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size
                                   uint32_t chunks_per_npu, unsigned threads) {
   uint32_t lo = chunks_per_npu, hi = chunks_per_npu;
   if (t->npus < 2) return FOREST_MEM_BASE;
-  if (hi == 0) try_counts(t->npus, coll, size, &lo, &hi);
+  if (hi == 0) try_counts(t, coll, size, &lo, &hi);
   return plan_mem(t, coll, hi, threads);
 }
 
@@ -303,7 +316,7 @@ uint64_t forest_mem_estimate(const topo_t *t, tn_coll_t coll, uint64_t size,
                              uint32_t chunks_per_npu, unsigned threads) {
   uint32_t lo = chunks_per_npu, hi = chunks_per_npu;
   if (t->npus < 2) return FOREST_MEM_BASE;
-  if (hi == 0) try_counts(t->npus, coll, size, &lo, &hi);
+  if (hi == 0) try_counts(t, coll, size, &lo, &hi);
   uint64_t run = run_mem(t, coll, hi, threads), plan = plan_mem(t, coll, hi, threads);
   return run > plan ? run : plan;
 }
@@ -321,7 +334,7 @@ uint64_t forest_mem_before(const topo_t *t, tn_coll_t coll, uint64_t size, uint3
   if (chunks_per_npu != 0 || t->npus < 2)
     return forest_mem_estimate(t, coll, size, chunks_per_npu, threads);
   uint32_t lo, hi;
-  try_counts(t->npus, coll, size, &lo, &hi);
+  try_counts(t, coll, size, &lo, &hi);
   uint64_t run = run_mem(t, coll, lo, threads), plan = plan_mem(t, coll, hi, threads);
   return run > plan ? run : plan;
 }

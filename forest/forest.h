@@ -81,21 +81,33 @@ tn_status_t forest_run_reduce(const topo_t *t, uint64_t size_bytes, const forest
 tn_status_t forest_run_halves(const topo_t *t, uint64_t size_bytes, const forest_opts_t *opts,
                               schedule_t *rs, schedule_t *ag, tn_err_t *err);
 
-/* The plans the automatic chunking tries for size on n NPUs: the usual chunk count on the
+/* The plans the automatic chunking tries for size on t's n NPUs: the usual chunk count on the
  * usual packing first. At a size where chunks of 16 KiB leave fewer than 128 per NPU, also
  * up to three doublings of the count (no chunk under 1 KiB, the transfers within the
  * budget), each on the usual packing and, with the LP (at most 32 NPUs), on three more:
  * 2 trees grown per NPU, and either count of trees with the LP free to go 10% above the
  * least busiest-link load for shallower trees. There a tree's depth costs a chunk's time
  * per level, so smaller chunks and shallower trees fill and drain it faster. Packing-major
- * order; returns how many (1 .. FOREST_TRIES). forest_run, forest_run_reduce and
- * forest_allreduce plan each and keep the fastest, the first among equals. */
+ * order, then FOREST_PACK_LEVELS' counts where forest_levels_apply(t); returns how many
+ * (1 .. FOREST_TRIES). forest_run,
+ * forest_run_reduce and forest_allreduce plan each and keep the fastest, the first among equals. */
 typedef struct forest_try {
   uint32_t chunks_per_npu, packing;
 } forest_try_t;
 #define FOREST_PACKINGS 4u
-#define FOREST_TRIES 16u
-uint32_t forest_tries(uint32_t n, uint64_t size, forest_try_t tries[FOREST_TRIES]);
+/* Packing FOREST_PACK_LEVELS is no packing but two-level trees (forest/levels.c): each
+ * root sends to its own group (the NPUs on its switch) and to one relay in every other
+ * group, which sends on inside its own. Tried after the others at their counts of at most
+ * 32 and one doubling more, on fabrics whose NPUs all link to switches and form two
+ * groups or more (forest_levels_apply); passed over where a tree edge's route would cross
+ * an NPU. */
+#define FOREST_PACK_LEVELS FOREST_PACKINGS
+#define FOREST_TRIES 21u
+uint32_t forest_tries(const topo_t *t, uint64_t size, forest_try_t tries[FOREST_TRIES]);
+/* Whether the two-level trees may apply on t: every NPU links to a switch, and grouped by
+ * the switch of its fastest such link they form two groups or more. O(L + n); false on
+ * out of memory. */
+bool forest_levels_apply(const topo_t *t);
 
 /* An All-Reduce of size_bytes on t into *out (coll TN_ALLREDUCE; initialised here, empty
  * on failure): forest_run_halves' two halves joined chunk by chunk

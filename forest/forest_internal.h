@@ -32,6 +32,13 @@ static inline uint32_t forest_i_parent(const forest_pack_t *pk, uint32_t tree, u
   return pk->parent[(size_t)tree * pk->n + v];
 }
 
+/* The two-level trees of FOREST_PACK_LEVELS (levels.c) as a packing: one tree per root,
+ * weight 1, root r's tree numbered r. routes is borrowed. TN_INFEASIBLE (nothing else
+ * wrong) on a fabric where they do not apply: an NPU that links to no switch, a single
+ * group, or a tree edge whose route crosses an NPU. */
+tn_status_t forest_i_pack_levels(const topo_t *t, topo_routes_t *routes, forest_pack_t *out,
+                                 tn_err_t *err);
+
 /* Whether this build has GLPK for forest_i_lp_weights. */
 bool forest_i_lp_available(void);
 

@@ -276,8 +276,11 @@ static tn_status_t plan_once(rplan_t *p, const topo_t *t, topo_routes_t *routes,
 
 /* Pacings tried (waves ahead); the fastest plan is kept, the first among equals. Measured
  * at 1 GiB over the direct and switch fabrics of bench_synth: 2 or 4 was always best or
- * within 0.1% of it; 1, 8 and none never were. */
-static const uint32_t paces[] = {2, 4};
+ * within 0.1% of it; 1, 8 and none never were. The two-level trees (FOREST_PACK_LEVELS)
+ * also try none, the last: at 1 MiB, 32 chunks, leaf-32 1.321 of the bound unpaced against
+ * 2.616 paced, where the fat-trees are faster paced (ft64-2to1 1.152 against 1.790). */
+static const uint32_t paces[] = {2, 4, 0};
+#define PACED_TRIES 2u /* the paces tried on the other packings */
 
 /* One pacing on a plan state of its own (set up afresh: the state is per slot, so two
  * pacings cannot share it side by side); routes NULL means a fresh table (routes are not
@@ -328,6 +331,9 @@ tn_status_t forest_i_plan_reduce(const topo_t *t, topo_routes_t *routes, const f
   tn_status_t st = forest_i_check(t, size_bytes, k, err);
   if (st != TN_OK) return st;
   bool pace = !opts || opts->pace;
+  size_t tries = !pace                                         ? 1
+                 : opts && opts->packing == FOREST_PACK_LEVELS ? sizeof paces / sizeof paces[0]
+                                                               : PACED_TRIES;
   uint64_t window = opts && opts->keep_ties ? opts->tie_window_ps : UINT64_MAX;
   unsigned threads = tn_thread_count();
   if (pace && threads > 1) {
@@ -336,7 +342,7 @@ tn_status_t forest_i_plan_reduce(const topo_t *t, topo_routes_t *routes, const f
     enum { TRIES = sizeof paces / sizeof paces[0] };
     rjob_t jobs[TRIES];
     memset(jobs, 0, sizeof jobs);
-    for (size_t i = 0; i < TRIES; i++)
+    for (size_t i = 0; i < tries; i++)
       jobs[i] = (rjob_t){.t = t,
                          .routes = i == 0 ? routes : NULL,
                          .pk = pk,
@@ -344,16 +350,16 @@ tn_status_t forest_i_plan_reduce(const topo_t *t, topo_routes_t *routes, const f
                          .ahead = paces[i],
                          .size = size_bytes,
                          .tie_window = window};
-    tn_parallel_for(TRIES, threads < TRIES ? threads : TRIES, plan_alone, jobs);
-    size_t kept = TRIES;
-    for (size_t i = 0; st == TN_OK && i < TRIES; i++) {
+    tn_parallel_for(tries, threads < tries ? threads : (unsigned)tries, plan_alone, jobs);
+    size_t kept = tries;
+    for (size_t i = 0; st == TN_OK && i < tries; i++) {
       if (jobs[i].st != TN_OK)
         st = tn_err_set(err, jobs[i].st, "%s", jobs[i].e.msg);
-      else if (kept == TRIES || jobs[i].s.time_ps < jobs[kept].s.time_ps)
+      else if (kept == tries || jobs[i].s.time_ps < jobs[kept].s.time_ps)
         kept = i;
     }
     schedule_free(out);
-    for (size_t i = 0; i < TRIES; i++) {
+    for (size_t i = 0; i < tries; i++) {
       if (st == TN_OK && i == kept)
         *out = jobs[i].s;
       else
@@ -374,7 +380,6 @@ tn_status_t forest_i_plan_reduce(const topo_t *t, topo_routes_t *routes, const f
   tn_vec_init(&p.dirty_list, sizeof(uint32_t));
   st = forest_i_kids(pk, k, &p.kd, err);
   if (st == TN_OK) st = setup(&p, err);
-  size_t tries = pace ? sizeof paces / sizeof paces[0] : 1;
   schedule_free(out);
   if (st == TN_OK) st = plan_once(&p, t, routes, pace ? paces[0] : 0, out, err);
   for (size_t i = 1; st == TN_OK && i < tries; i++) {

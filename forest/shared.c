@@ -23,6 +23,12 @@
  * with all four, against 0.5 s for the greedy's), and the fabrics they helped have 32. */
 #define SMALL_PACK_NPUS 32u
 
+/* The most chunks per NPU the two-level trees (FOREST_PACK_LEVELS) are planned at: finer
+ * plans gain little over the packing's, and their sets' messages cost (ft64-2to1, a
+ * 64-NPU fat-tree with 2:1 uplinks, All-Gather of 64 MiB at 128 chunks: 1.0057 of the
+ * bound against Ring's 1.0068, and 8.3 s of synthesis against 0.83 s). */
+#define LEVELS_MAX_CHUNKS 32u
+
 /* Children lists of tree tr (CSR at off, kid), each in ascending NPU id. */
 static void tree_kids(const forest_pack_t *pk, uint32_t tr, uint32_t *off, uint32_t *kid) {
   uint32_t n = pk->n;
@@ -122,7 +128,8 @@ void forest_i_packing(const forest_opts_t *opts, uint32_t *trees, double *slack)
   *slack = packings[p].slack;
 }
 
-uint32_t forest_tries(uint32_t n, uint64_t size, forest_try_t tries[FOREST_TRIES]) {
+uint32_t forest_tries(const topo_t *t, uint64_t size, forest_try_t tries[FOREST_TRIES]) {
+  uint32_t n = t->npus;
   uint32_t counts[1 + SMALL_DOUBLINGS], nc = 0, m = 0;
   counts[nc++] = forest_i_chunks(n, size, FOREST_MAX_CHUNKS);
   bool small = n >= 2 && size / ((uint64_t)n * MIN_CHUNK_BYTES) < FOREST_MAX_CHUNKS;
@@ -136,6 +143,15 @@ uint32_t forest_tries(uint32_t n, uint64_t size, forest_try_t tries[FOREST_TRIES
   for (uint32_t p = 0; p < np; p++)
     for (uint32_t i = 0; i < nc; i++)
       tries[m++] = (forest_try_t){counts[i], p};
+  /* The two-level trees: the same counts up to LEVELS_MAX_CHUNKS, and one doubling more
+   * (their depth is 2, so finer chunks fill them faster still). */
+  uint32_t last = 0;
+  bool levels = forest_levels_apply(t);
+  for (uint32_t i = 0; levels && i < nc && counts[i] <= LEVELS_MAX_CHUNKS; i++)
+    tries[m++] = (forest_try_t){last = counts[i], FOREST_PACK_LEVELS};
+  if (last && 2 * last <= LEVELS_MAX_CHUNKS && 2 * last <= cap &&
+      size / ((uint64_t)n * 2 * last) >= SMALL_MIN_CHUNK_BYTES)
+    tries[m++] = (forest_try_t){2 * last, FOREST_PACK_LEVELS};
   return m;
 }
 

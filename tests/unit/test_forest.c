@@ -209,12 +209,15 @@ static void forest_tries_finer_chunks_and_shallower_trees_at_small_sizes(void **
   tn_err_t err = {0};
   uint64_t size = 1u << 20;
   forest_try_t tries[FOREST_TRIES];
-  assert_int_equal(forest_tries(t->npus, 64u << 20, tries), 1);
-  uint32_t m = forest_tries(t->npus, size, tries);
+  assert_int_equal(forest_tries(t, 64u << 20, tries), 1);
+  uint32_t m = forest_tries(t, size, tries);
   assert_int_equal(tries[0].chunks_per_npu, 2);
   assert_int_equal(tries[0].packing, 0);
   assert_int_equal(tries[3].chunks_per_npu, 16);
-  assert_int_equal(m, lp_available() ? 4 * FOREST_PACKINGS : 4);
+  /* then the two-level trees at the same counts and at 32 */
+  assert_int_equal(m, (lp_available() ? 4 * FOREST_PACKINGS : 4) + 5);
+  assert_int_equal(tries[m - 1].chunks_per_npu, 32);
+  assert_int_equal(tries[m - 1].packing, FOREST_PACK_LEVELS);
   for (int reduce = 0; reduce < 2; reduce++) {
     schedule_t best;
     must(reduce ? forest_run_reduce(t, size, NULL, &best, &err)
@@ -242,6 +245,179 @@ static void forest_tries_finer_chunks_and_shallower_trees_at_small_sizes(void **
     schedule_free(&best);
   }
   topo_free(t);
+}
+
+/* The group switch of NPU v on the fabrics below: its fastest switch link's far end. */
+static uint32_t group_of(const topo_t *t, uint32_t v) {
+  uint32_t best = UINT32_MAX;
+  double bw = 0;
+  for (uint32_t i = t->out_off[v]; i < t->out_off[v + 1]; i++) {
+    const topo_link_t *l = &t->links[t->out_link[i]];
+    if (l->dst >= t->npus && (best == UINT32_MAX || l->bandwidth_GBps > bw))
+      best = l->dst, bw = l->bandwidth_GBps;
+  }
+  return best;
+}
+
+/* Groups of random sizes (1 to 5 NPUs) on switches of their own, joined through a spine;
+ * with rails, NPU i of every group also on a slower rail switch i. Random bandwidths and
+ * latencies. */
+static topo_t *grouped_fabric(uint64_t seed, bool rails) {
+  tn_rng_t rng;
+  tn_rng_seed(&rng, seed);
+  uint32_t groups = 2 + (uint32_t)tn_rng_below(&rng, 3), size[4], n = 0, most = 0;
+  for (uint32_t g = 0; g < groups; g++) {
+    size[g] = 1 + (uint32_t)tn_rng_below(&rng, 5);
+    n += size[g];
+    if (size[g] > most) most = size[g];
+  }
+  uint32_t spine = n + groups, switches = groups + 1 + (rails ? most : 0), m = 0;
+  topo_link_t links[256];
+  static const double bws[] = {100, 200, 300};
+#define BOTH_WAYS(a, b, bw)                                                                        \
+  do {                                                                                             \
+    uint64_t lat = 100000 + 100000 * tn_rng_below(&rng, 9);                                        \
+    links[m++] = (topo_link_t){.src = (a), .dst = (b), .bandwidth_GBps = (bw), .latency_ps = lat}; \
+    links[m++] = (topo_link_t){.src = (b), .dst = (a), .bandwidth_GBps = (bw), .latency_ps = lat}; \
+  } while (0)
+  for (uint32_t g = 0, v = 0; g < groups; g++) {
+    for (uint32_t i = 0; i < size[g]; i++, v++) {
+      BOTH_WAYS(v, n + g, bws[tn_rng_below(&rng, 3)]);
+      if (rails) BOTH_WAYS(v, spine + 1 + i, 25.0 + 25.0 * (double)tn_rng_below(&rng, 3));
+    }
+    BOTH_WAYS(n + g, spine, 25.0 + 25.0 * (double)tn_rng_below(&rng, 4));
+  }
+#undef BOTH_WAYS
+  tn_err_t err = {0};
+  topo_t *t = NULL;
+  char name[64];
+  snprintf(name, sizeof name, "grouped-%llu%s", (unsigned long long)seed, rails ? "-rails" : "");
+  must(topo_create(name, n, switches, links, m, &t, &err), &err);
+  return t;
+}
+
+/* A tree per root, as forest_run plans it at FOREST_PACK_LEVELS: every chunk reaches the
+ * other n - 1 NPUs once and crosses into every other group once. */
+static void check_levels_gather(const topo_t *t, const schedule_t *s) {
+  uint32_t n = t->npus, nchunks = n * s->chunks_per_npu, groups = 0;
+  uint32_t *seen = calloc(nchunks, sizeof *seen), *across = calloc(nchunks, sizeof *across);
+  uint8_t *sw = calloc(topo_nodes(t), 1);
+  assert_non_null(seen);
+  assert_non_null(across);
+  assert_non_null(sw);
+  for (uint32_t v = 0; v < n; v++)
+    if (!sw[group_of(t, v)]++) groups++;
+  for (uint32_t i = 0; i < schedule_len(s); i++) {
+    const sched_xfer_t *x = &TN_VEC_AT(&s->xfers, sched_xfer_t, i);
+    uint32_t c = TN_VEC_AT(&s->chunks, uint32_t, x->chunk_off);
+    seen[c]++;
+    across[c] += group_of(t, x->src) != group_of(t, x->dst);
+  }
+  for (uint32_t c = 0; c < nchunks; c++) {
+    assert_int_equal(seen[c], n - 1);
+    assert_int_equal(across[c], groups - 1);
+  }
+  free(seen);
+  free(across);
+  free(sw);
+}
+
+/* Two-level trees at small sizes: on the 4:1 fat-tree at 1 MiB the packing's trees chain
+ * through NPUs (1.46 times the bound); the two-level ones cross each leaf boundary once per
+ * chunk and come near the bound, and forest_run's search keeps them. */
+static void forest_two_level_trees_cross_between_groups_once(void **state) {
+  (void)state;
+  topo_t *t = shipped("fattree-32-4to1");
+  tn_err_t err = {0};
+  uint64_t size = 1u << 20, lb = tu_lower_bound_ps(t, TN_ALLGATHER, size);
+  assert_true(forest_levels_apply(t));
+  forest_opts_t o = {.chunks_per_npu = 16, .packing = FOREST_PACK_LEVELS};
+  schedule_t s, best, usual;
+  must(forest_run(t, size, &o, &s, &err), &err);
+  check_levels_gather(t, &s);
+  double ratio = (double)s.time_ps / (double)lb;
+  if (ratio > 1.10) fail_msg("two-level trees on fattree-32-4to1: %.4f times the bound", ratio);
+  must(forest_run(t, size, NULL, &best, &err), &err);
+  assert_true(best.time_ps <= s.time_ps);
+  o.packing = 0;
+  must(forest_run(t, size, &o, &usual, &err), &err);
+  assert_true(best.time_ps < usual.time_ps);
+  algo_t *a = NULL;
+  must(algo_from_schedule(&s, TN_ALLGATHER, "forest", &a, &err), &err);
+  verify(t, a);
+  assert_int_equal(simulate(t, a), s.time_ps);
+  algo_free(a);
+  schedule_free(&s);
+  schedule_free(&best);
+  schedule_free(&usual);
+  topo_free(t);
+}
+
+/* Every half and the All-Reduce on the two-level trees, on random grouped fabrics with and
+ * without rails: verified, predicted = simulated, never below the bound; the All-Gather's
+ * chunks cross into each other group once. */
+static void forest_two_level_trees_verify_on_random_grouped_fabrics(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 12; seed++) {
+    topo_t *t = grouped_fabric(seed, seed % 2 == 0);
+    uint64_t size = (seed % 3 ? 1u : 37u) << 16;
+    uint32_t k = 1u << (seed % 4);
+    const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE};
+    for (size_t c = 0; c < 3; c++) {
+      tn_err_t err = {0};
+      forest_opts_t o = {.chunks_per_npu = k, .packing = FOREST_PACK_LEVELS, .pace = true};
+      schedule_t s;
+      tn_status_t st = c == 0   ? forest_run(t, size, &o, &s, &err)
+                       : c == 1 ? forest_run_reduce(t, size, &o, &s, &err)
+                                : forest_allreduce(t, size, &o, &s, &err);
+      must(st, &err);
+      if (c == 0) check_levels_gather(t, &s);
+      algo_t *a = NULL;
+      must(algo_from_schedule(&s, colls[c], "forest", &a, &err), &err);
+      verify(t, a);
+      uint64_t sim = simulate(t, a);
+      if (sim != s.time_ps)
+        fail_msg("%s %s: planned %llu ps, simulated %llu ps", t->name, tn_coll_name(colls[c]),
+                 (unsigned long long)s.time_ps, (unsigned long long)sim);
+      uint64_t lb = tu_lower_bound_ps(t, colls[c], size), slack = algo_send_count(a) / 2 + 1;
+      if (sim + slack < lb)
+        fail_msg("%s %s: %llu ps beats the bound %llu ps", t->name, tn_coll_name(colls[c]),
+                 (unsigned long long)sim, (unsigned long long)lb);
+      algo_free(a);
+      schedule_free(&s);
+    }
+    check_fabric(t, (seed % 3 ? 1u : 37u) << 16); /* the whole search, through synth/ */
+    topo_free(t);
+  }
+}
+
+/* Where they do not apply (an NPU on no switch, or one group) the two-level trees are
+ * refused when asked for and passed over by the search. */
+static void forest_two_level_trees_are_passed_over_where_they_do_not_apply(void **state) {
+  (void)state;
+  tn_err_t err = {0};
+  topo_t *ts[2] = {NULL, NULL};
+  must(topo_gen_kind("torus", "4x4", 50.0, 500.0, &ts[0], &err), &err);
+  must(topo_gen_kind("switch", "8", 50.0, 500.0, &ts[1], &err), &err);
+  const char *why[2] = {"links to no switch", "one group"};
+  for (size_t i = 0; i < 2; i++) {
+    assert_false(forest_levels_apply(ts[i]));
+    forest_try_t tries[FOREST_TRIES];
+    uint32_t m = forest_tries(ts[i], 1u << 20, tries);
+    for (uint32_t j = 0; j < m; j++)
+      assert_int_not_equal(tries[j].packing, FOREST_PACK_LEVELS);
+    forest_opts_t o = {.chunks_per_npu = 4, .packing = FOREST_PACK_LEVELS};
+    schedule_t s;
+    tn_err_t e = {0};
+    assert_int_equal(forest_run(ts[i], 1u << 20, &o, &s, &e), TN_INFEASIBLE);
+    assert_non_null(strstr(e.msg, why[i]));
+    assert_int_equal(schedule_len(&s), 0);
+    schedule_free(&s);
+    must(forest_run(ts[i], 1u << 20, NULL, &s, &err), &err);
+    assert_true(schedule_len(&s) > 0);
+    schedule_free(&s);
+    topo_free(ts[i]);
+  }
 }
 
 static void forest_refuses_what_it_cannot_plan(void **state) {
@@ -281,6 +457,9 @@ int main(void) {
       cmocka_unit_test(forest_reduce_is_near_the_bound_on_an_oversubscribed_fat_tree),
       cmocka_unit_test(forest_refuses_what_it_cannot_plan),
       cmocka_unit_test(forest_tries_finer_chunks_and_shallower_trees_at_small_sizes),
+      cmocka_unit_test(forest_two_level_trees_cross_between_groups_once),
+      cmocka_unit_test(forest_two_level_trees_verify_on_random_grouped_fabrics),
+      cmocka_unit_test(forest_two_level_trees_are_passed_over_where_they_do_not_apply),
       cmocka_unit_test(forest_pacings_are_identical_for_any_thread_count),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
