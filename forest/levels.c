@@ -113,7 +113,10 @@ static bool entry(const topo_t *t, const groups_t *g, const topo_logical_t *lg, 
   uint32_t size = g->first[h + 1] - g->first[h];
   double best = 0;
   for (uint32_t a = 0; a < osize; a++) {
-    uint32_t f = g->member[g->first[own] + (g->pos[r] + a) % osize];
+    /* the other members from an offset that differs with the two groups, so that the
+     * roots one group's rail cannot serve enter h over different rails */
+    uint32_t off = a == 0 ? 0 : 1 + (a - 1 + own + h) % (osize - 1);
+    uint32_t f = g->member[g->first[own] + (g->pos[r] + off) % osize];
     for (uint32_t j = 0; j < size; j++) {
       uint32_t c = g->member[g->first[h] + (g->pos[f] + j) % size];
       if (!edge(lg, f, c)) continue;
