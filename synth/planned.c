@@ -446,7 +446,50 @@ static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const
   return st;
 }
 
-/* The forest's Reduce-Scatter is planned forward up its trees (forest_run_reduce); its
+/* The two-level trees' All-Gather planned unpaced (forest_run at FOREST_PACK_LEVELS: every
+ * NPU forwards a chunk as it arrives, so the plan is its own replay) and run backwards is a
+ * Reduce-Scatter as long as the plan where its links keep the plan's order, which
+ * order-proofing sees to (plan_ps), as the greedy's. Up the same trees the forward planner
+ * waits at every relay for the slowest of its group: leaf-32 at 1 MiB, 1.321 of the bound
+ * against this plan's 1.144. Made on a symmetric fabric where the trees may apply, kept
+ * (into *out, whose set it replaces) when its plan ends before forward's time; a fabric
+ * where they turn out not to apply is passed over. */
+static tn_status_t reversed_levels(const topo_t *t, uint64_t size, const synth_opts_t *o,
+                                   uint64_t forward_ps, synth_result_t *out, tn_err_t *err) {
+  if (!topo_is_symmetric(t) || !forest_levels_apply(t)) return TN_OK;
+  forest_opts_t f = {.chunks_per_npu = o->chunks_per_npu, .packing = FOREST_PACK_LEVELS};
+  schedule_t ag;
+  tn_err_t e = {0};
+  tn_status_t st = forest_run(t, size, &f, &ag, &e);
+  if (st == TN_INFEASIBLE) {
+    schedule_free(&ag);
+    return TN_OK;
+  }
+  if (st != TN_OK) st = tn_err_set(err, st, "%s", e.msg);
+  if (st == TN_OK && ag.time_ps < forward_ps) {
+    algo_t *a = NULL;
+    st = forest_kept(t, TN_REDUCESCATTER, size, ag.chunks_per_npu, err);
+    if (st == TN_OK) {
+      unsigned prev = tn_thread_limit(forest_threads(t, TN_REDUCESCATTER, size, ag.chunks_per_npu));
+      st = algo_from_schedule(&ag, TN_REDUCESCATTER, synth_method_name(SYNTH_FOREST), &a, err);
+      tn_thread_limit(prev);
+    }
+    if (st == TN_OK) {
+      algo_free(out->algo);
+      out->algo = a;
+      /* what it takes is known once it is order-proof (its own run may miss the plan) */
+      out->time_ps = 0, out->plan_ps = ag.time_ps;
+      tn_vec_free(&out->first_ties);
+      tn_vec_init(&out->first_ties, sizeof(sim_tie_t));
+      out->first_known = false;
+    }
+  }
+  schedule_free(&ag);
+  return st;
+}
+
+/* The forest's Reduce-Scatter is planned forward up its trees (forest_run_reduce), or is
+ * the two-level trees' All-Gather run backwards where that is faster (reversed_levels); its
  * All-Reduce joins that to its paced All-Gather chunk by chunk and times the whole on the
  * engine (forest_allreduce), both exactly as the simulator runs them. */
 static tn_status_t forest_reduce(const topo_t *t, tn_coll_t coll, uint64_t size,
@@ -467,6 +510,8 @@ static tn_status_t forest_reduce(const topo_t *t, tn_coll_t coll, uint64_t size,
     tn_thread_limit(prev);
   }
   if (st == TN_OK) out->time_ps = done.time_ps;
+  if (st == TN_OK && coll == TN_REDUCESCATTER)
+    st = reversed_levels(t, size, o, done.time_ps, out, err);
   schedule_free(&done);
   return st;
 }
