@@ -93,6 +93,43 @@ static tn_status_t halves_on(const topo_t *t, topo_routes_t *routes, const packs
   return st;
 }
 
+/* On the two-level trees of a symmetric fabric, the All-Reduce whose Reduce-Scatter is the
+ * unpaced All-Gather run backwards (forest_i_reverse), joined to that All-Gather: up the
+ * trees the forward planner waits at every relay for the slowest of its group, run
+ * backwards the plan does not. Replaces *out (a joined, replayed All-Reduce) when faster.
+ * o: the try's options (keep: its ties wanted). */
+static tn_status_t levels_backwards(const topo_t *t, topo_routes_t *routes, const packs_t *p,
+                                    uint64_t size_bytes, const forest_opts_t *o, bool keep,
+                                    schedule_t *out, tn_err_t *err) {
+  forest_opts_t u = *o;
+  u.pace = false;
+  u.keep_ties = false;
+  schedule_t ag, rs, both;
+  schedule_init(&rs, TN_REDUCESCATTER, t->npus, 1, size_bytes);
+  schedule_init(&both, TN_ALLREDUCE, t->npus, 1, size_bytes);
+  tn_status_t st = forest_i_plan_gather(t, routes, &p->pk, size_bytes, &u, &ag, err);
+  if (st == TN_OK) {
+    schedule_free(&rs);
+    st = forest_i_reverse(&ag, &rs, err);
+  }
+  if (st == TN_OK) {
+    schedule_free(&both);
+    st = schedule_join_allreduce(&rs, &ag, &both, err);
+  }
+  if (st == TN_OK)
+    st = keep ? schedule_replay_ties(t, &both, o->tie_window_ps, err)
+              : schedule_replay(t, &both, err);
+  if (st == TN_OK && both.time_ps < out->time_ps) {
+    schedule_free(out);
+    *out = both;
+  } else {
+    schedule_free(&both);
+  }
+  schedule_free(&ag);
+  schedule_free(&rs);
+  return st;
+}
+
 /* One plan of w at try tr on the packings p into *out (initialised; empty on failure):
  * a half by its planner, an All-Reduce as both halves joined chunk by chunk and replayed,
  * its pairs kept when opts->keep_ties. opts as the caller gave them (NULL: each planner's
@@ -118,6 +155,8 @@ static tn_status_t plan_try(const topo_t *t, topo_routes_t *routes, const packs_
     st = keep ? schedule_replay_ties(t, out, o.tie_window_ps, err) : schedule_replay(t, out, err);
   schedule_free(&rs);
   schedule_free(&ag);
+  if (st == TN_OK && tr.packing == FOREST_PACK_LEVELS && p->symmetric)
+    st = levels_backwards(t, routes, p, size_bytes, &o, keep, out, err);
   if (st != TN_OK) {
     schedule_free(out);
     schedule_init(out, TN_ALLREDUCE, t->npus, 1, size_bytes);

@@ -10,6 +10,7 @@
 
 #include "algo/algo.h"
 #include "forest/forest.h"
+#include "forest/forest_internal.h"
 #include "lp/lp.h"
 #include "greedy/greedy.h"
 #include "sim/sim.h"
@@ -391,6 +392,41 @@ static void forest_two_level_trees_verify_on_random_grouped_fabrics(void **state
   }
 }
 
+/* The two-level trees' unpaced All-Gather run backwards (forest_i_reverse) is a
+ * Reduce-Scatter that verifies and simulates at its replay's time; the All-Reduce on those
+ * trees is never slower than it joined to that All-Gather (leaf-32, 1 MiB, 16 chunks). */
+static void forest_two_level_gather_runs_backwards(void **state) {
+  (void)state;
+  topo_t *t = shipped("leaf-32");
+  tn_err_t err = {0};
+  uint64_t size = 1u << 20;
+  forest_opts_t o = {.chunks_per_npu = 16, .packing = FOREST_PACK_LEVELS};
+  schedule_t ag, rs, both, ar;
+  must(forest_run(t, size, &o, &ag, &err), &err);
+  must(forest_i_reverse(&ag, &rs, &err), &err);
+  assert_int_equal(schedule_len(&rs), schedule_len(&ag));
+  must(schedule_join_allreduce(&rs, &ag, &both, &err), &err);
+  must(schedule_replay(t, &both, &err), &err);
+  must(schedule_replay(t, &rs, &err), &err);
+  algo_t *a = NULL;
+  must(algo_from_schedule(&rs, TN_REDUCESCATTER, "forest", &a, &err), &err);
+  verify(t, a);
+  assert_int_equal(simulate(t, a), rs.time_ps);
+  algo_free(a);
+  o.pace = true;
+  must(forest_allreduce(t, size, &o, &ar, &err), &err);
+  assert_true(ar.time_ps <= both.time_ps);
+  must(algo_from_schedule(&ar, TN_ALLREDUCE, "forest", &a, &err), &err);
+  verify(t, a);
+  assert_int_equal(simulate(t, a), ar.time_ps);
+  algo_free(a);
+  schedule_free(&ag);
+  schedule_free(&rs);
+  schedule_free(&both);
+  schedule_free(&ar);
+  topo_free(t);
+}
+
 /* Where they do not apply (an NPU on no switch, or one group) the two-level trees are
  * refused when asked for and passed over by the search. */
 static void forest_two_level_trees_are_passed_over_where_they_do_not_apply(void **state) {
@@ -460,6 +496,7 @@ int main(void) {
       cmocka_unit_test(forest_two_level_trees_cross_between_groups_once),
       cmocka_unit_test(forest_two_level_trees_verify_on_random_grouped_fabrics),
       cmocka_unit_test(forest_two_level_trees_are_passed_over_where_they_do_not_apply),
+      cmocka_unit_test(forest_two_level_gather_runs_backwards),
       cmocka_unit_test(forest_pacings_are_identical_for_any_thread_count),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
