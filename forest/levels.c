@@ -15,7 +15,9 @@
  * whose route from the root crosses switches only; so each member relays for about as
  * many roots. Where no member of h is reached so, or only over a slower link than from
  * another member of the root's group (the root's rail link is down or degraded), the
- * relay hangs off that member instead (entry()). */
+ * relays hang off those members instead, the root's data split over a tree for each
+ * (entry()): on rail-4x8-degraded at 1 MiB, one such tree put a second root's data on one
+ * rail (All-Gather 1.354 of the bound); a tree per other rail, 1.141. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,20 +103,22 @@ static double narrowest(const topo_t *t, const topo_logical_t *lg, uint32_t u, u
   return bw;
 }
 
-/* Where root r's tree enters group h: the relay *via, sent to from *from (r, or a member
- * of r's group). Candidates in order: from r, then from the members of r's group after r
- * (cyclically); for each, the members of h from the one at from's position on, that from
- * reaches over a logical edge and that reach the rest of h so. The first whose route from
- * *from has the widest slowest link is kept (a rail at a quarter speed is passed over for a
- * neighbour's). False when none. */
-static bool entry(const topo_t *t, const groups_t *g, const topo_logical_t *lg, uint32_t r,
-                  uint32_t h, uint32_t *from, uint32_t *via) {
+/* Where root r's trees enter group h: relays via[i], each sent to from from[i] (r, or a
+ * member of r's group), *count of them (at most LEVELS_SPREAD). Candidates in order: from
+ * r, then from the members of r's group after r (cyclically, from an offset that differs
+ * with the two groups); for each, the first member of h from the one at from's position on
+ * that from reaches over a logical edge and that reaches the rest of h so. Kept: those whose
+ * route has the widest slowest link, and r's alone when it is one of them (a rail at a
+ * quarter speed, or none, is passed over for the neighbours'; the roots' data then enters
+ * over several, a tree for each). *count 0 when none. */
+#define LEVELS_SPREAD 8u
+static void entry(const topo_t *t, const groups_t *g, const topo_logical_t *lg, uint32_t r,
+                  uint32_t h, uint32_t *from, uint32_t *via, uint32_t *count) {
   uint32_t own = g->group[r], osize = g->first[own + 1] - g->first[own];
   uint32_t size = g->first[h + 1] - g->first[h];
   double best = 0;
+  *count = 0;
   for (uint32_t a = 0; a < osize; a++) {
-    /* the other members from an offset that differs with the two groups, so that the
-     * roots one group's rail cannot serve enter h over different rails */
     uint32_t off = a == 0 ? 0 : 1 + (a - 1 + own + h) % (osize - 1);
     uint32_t f = g->member[g->first[own] + (g->pos[r] + off) % osize];
     for (uint32_t j = 0; j < size; j++) {
@@ -123,11 +127,14 @@ static bool entry(const topo_t *t, const groups_t *g, const topo_logical_t *lg, 
       bool ok = true;
       for (uint32_t i = g->first[h]; i < g->first[h + 1] && ok; i++)
         ok = g->member[i] == c || edge(lg, c, g->member[i]);
-      double bw = ok ? narrowest(t, lg, f, c) : 0;
-      if (bw > best) best = bw, *from = f, *via = c;
+      if (!ok) continue;
+      double bw = narrowest(t, lg, f, c);
+      if (bw > best) best = bw, *count = 0;
+      if (bw == best && *count < LEVELS_SPREAD && !(*count == 1 && from[0] == r))
+        from[*count] = f, via[*count] = c, ++*count;
+      break; /* one relay per sender */
     }
   }
-  return best > 0;
 }
 
 bool forest_levels_apply(const topo_t *t) {
@@ -153,37 +160,61 @@ tn_status_t forest_i_pack_levels(const topo_t *t, topo_routes_t *routes, forest_
   if (st == TN_OK && g.ng < 2)
     st = tn_err_set(err, TN_INFEASIBLE, "fabric '%s': its NPUs form one group", t->name);
   if (st == TN_OK) st = topo_logical_edges(t, routes, &lg, err);
+  /* per root: its trees (the most entries any group needs), then each tree's parents */
+  uint32_t *from = NULL, *via = NULL, *cnt = NULL, total = 0;
+  tn_vec_t parents, weights;
+  tn_vec_init(&parents, sizeof(uint32_t));
+  tn_vec_init(&weights, sizeof(double));
+  if (st == TN_OK) st = tn_calloc((size_t)g.ng * LEVELS_SPREAD, sizeof *from, &from, err);
+  if (st == TN_OK) st = tn_calloc((size_t)g.ng * LEVELS_SPREAD, sizeof *via, &via, err);
+  if (st == TN_OK) st = tn_calloc(g.ng, sizeof *cnt, &cnt, err);
   if (st == TN_OK) st = tn_calloc(n + 1, sizeof *out->tree_off, &out->tree_off, err);
-  if (st == TN_OK) st = tn_calloc((size_t)n * n, sizeof *out->parent, &out->parent, err);
-  if (st == TN_OK) st = tn_calloc(n, sizeof *out->weight, &out->weight, err);
   for (uint32_t r = 0; st == TN_OK && r < n; r++) {
-    uint32_t *parent = &out->parent[(size_t)r * n], own = g.group[r];
+    uint32_t own = g.group[r], trees = 1;
     for (uint32_t h = 0; h < g.ng && st == TN_OK; h++) {
-      uint32_t from = r, via = r;
-      if (h != own && !entry(t, &g, &lg, r, h, &from, &via)) {
+      cnt[h] = 1, from[h * LEVELS_SPREAD] = via[h * LEVELS_SPREAD] = r;
+      if (h != own)
+        entry(t, &g, &lg, r, h, &from[h * LEVELS_SPREAD], &via[h * LEVELS_SPREAD], &cnt[h]);
+      if (cnt[h] == 0)
         st = tn_err_set(err, TN_INFEASIBLE,
                         "fabric '%s': NPU %u reaches no NPU of group %u that reaches the rest "
                         "of it over switches only",
                         t->name, r, h);
-        break;
-      }
-      for (uint32_t i = g.first[h]; i < g.first[h + 1] && st == TN_OK; i++) {
-        uint32_t v = g.member[i];
-        parent[v] = v == r ? FOREST_NO_PARENT : v == via ? from : via;
-        if (v != r && !edge(&lg, parent[v], v))
-          st = tn_err_set(err, TN_INFEASIBLE,
-                          "fabric '%s': NPU %u reaches NPU %u of its group only through "
-                          "another NPU",
-                          t->name, parent[v], v);
-      }
+      else if (cnt[h] > trees)
+        trees = cnt[h];
     }
-    out->tree_off[r] = r;
-    out->weight[r] = 1.0;
+    out->tree_off[r] = total;
+    for (uint32_t j = 0; j < trees && st == TN_OK; j++, total++) {
+      double w = 1.0 / trees;
+      st = tn_vec_reserve(&parents, parents.len + n, err);
+      if (st == TN_OK) st = tn_vec_push(&weights, &w, err);
+      uint32_t *parent = (uint32_t *)parents.data + parents.len;
+      for (uint32_t h = 0; h < g.ng && st == TN_OK; h++) {
+        uint32_t e = h * LEVELS_SPREAD + j % cnt[h], f = from[e], v = via[e];
+        for (uint32_t i = g.first[h]; i < g.first[h + 1] && st == TN_OK; i++) {
+          uint32_t x = g.member[i];
+          parent[x] = x == r ? FOREST_NO_PARENT : x == v ? f : v;
+          if (x != r && !edge(&lg, parent[x], x))
+            st = tn_err_set(err, TN_INFEASIBLE,
+                            "fabric '%s': NPU %u reaches NPU %u of its group only through "
+                            "another NPU",
+                            t->name, parent[x], x);
+        }
+      }
+      parents.len += n;
+    }
   }
   if (st == TN_OK) {
-    out->tree_off[n] = n;
-    out->ntrees = n;
+    out->tree_off[n] = total;
+    out->ntrees = total;
+    out->parent = parents.data, out->weight = weights.data; /* ownership moves to out */
+  } else {
+    tn_vec_free(&parents);
+    tn_vec_free(&weights);
   }
+  free(from);
+  free(via);
+  free(cnt);
   topo_logical_free(&lg);
   groups_free(&g);
   if (st != TN_OK) forest_i_pack_free(out);
