@@ -97,10 +97,10 @@ typedef struct forest_try {
 #define FOREST_PACKINGS 4u
 /* Packing FOREST_PACK_LEVELS is no packing but two-level trees (forest/levels.c): each
  * root sends to its own group (the NPUs on its switch) and to one relay in every other
- * group, which sends on inside its own. Tried after the others at their counts of at most
- * 32 and one doubling more, on fabrics whose NPUs all link to switches and form two
- * groups or more (forest_levels_apply); passed over where a tree edge's route would cross
- * an NPU. */
+ * group, which sends on inside its own. Tried after the others at the finest two of their
+ * counts of at most 32 and one doubling more, on fabrics whose NPUs all link to switches and form
+ * two groups or more (forest_levels_apply); passed over where a tree edge's route would cross an
+ * NPU. */
 #define FOREST_PACK_LEVELS FOREST_PACKINGS
 #define FOREST_TRIES 21u
 uint32_t forest_tries(const topo_t *t, uint64_t size, forest_try_t tries[FOREST_TRIES]);

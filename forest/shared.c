@@ -143,11 +143,15 @@ uint32_t forest_tries(const topo_t *t, uint64_t size, forest_try_t tries[FOREST_
   for (uint32_t p = 0; p < np; p++)
     for (uint32_t i = 0; i < nc; i++)
       tries[m++] = (forest_try_t){counts[i], p};
-  /* The two-level trees: the same counts up to LEVELS_MAX_CHUNKS, and one doubling more
-   * (their depth is 2, so finer chunks fill them faster still). */
-  uint32_t last = 0;
+  /* The two-level trees: the two finest of those counts up to LEVELS_MAX_CHUNKS, and one
+   * doubling more (their depth is 2, so finer chunks fill them faster still; on the shipped
+   * switch fabrics at 1 MiB the kept count was always one of the finest two, and the
+   * coarser ones cost hierarchical-16x8's All-Reduce about a second). */
+  uint32_t last = 0, fine = 0;
   bool levels = forest_levels_apply(t);
-  for (uint32_t i = 0; levels && i < nc && counts[i] <= LEVELS_MAX_CHUNKS; i++)
+  while (levels && fine < nc && counts[fine] <= LEVELS_MAX_CHUNKS)
+    fine++;
+  for (uint32_t i = fine > 2 ? fine - 2 : 0; i < fine; i++)
     tries[m++] = (forest_try_t){last = counts[i], FOREST_PACK_LEVELS};
   if (last && 2 * last <= LEVELS_MAX_CHUNKS && 2 * last <= cap &&
       size / ((uint64_t)n * 2 * last) >= SMALL_MIN_CHUNK_BYTES)

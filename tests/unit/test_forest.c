@@ -215,8 +215,9 @@ static void forest_tries_finer_chunks_and_shallower_trees_at_small_sizes(void **
   assert_int_equal(tries[0].chunks_per_npu, 2);
   assert_int_equal(tries[0].packing, 0);
   assert_int_equal(tries[3].chunks_per_npu, 16);
-  /* then the two-level trees at the same counts and at 32 */
-  assert_int_equal(m, (lp_available() ? 4 * FOREST_PACKINGS : 4) + 5);
+  /* then the two-level trees at the finest two of those counts and at 32 */
+  assert_int_equal(m, (lp_available() ? 4 * FOREST_PACKINGS : 4) + 3);
+  assert_int_equal(tries[m - 3].chunks_per_npu, 8);
   assert_int_equal(tries[m - 1].chunks_per_npu, 32);
   assert_int_equal(tries[m - 1].packing, FOREST_PACK_LEVELS);
   for (int reduce = 0; reduce < 2; reduce++) {
