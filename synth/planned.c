@@ -446,18 +446,24 @@ static tn_status_t planned(const topo_t *t, tn_coll_t coll, uint64_t size, const
   return st;
 }
 
-/* The two-level trees' All-Gather planned unpaced (forest_run at FOREST_PACK_LEVELS: every
- * NPU forwards a chunk as it arrives, so the plan is its own replay) and run backwards is a
- * Reduce-Scatter as long as the plan where its links keep the plan's order, which
- * order-proofing sees to (plan_ps), as the greedy's. Up the same trees the forward planner
- * waits at every relay for the slowest of its group: leaf-32 at 1 MiB, 1.321 of the bound
- * against this plan's 1.144. Made on a symmetric fabric where the trees may apply, kept
- * (into *out, whose set it replaces) when its plan ends before forward's time; a fabric
- * where they turn out not to apply is passed over. At sizes where the forest tries no
- * two-level trees of its own (their chunks would be many), only up to
- * REVERSED_LARGE_MAX_NPUS NPUs: spine-4x8 gains there (64 MiB 1.021 -> 1.004, 1 GiB
- * 1.010 -> 1.002, about 0.3 s more), hierarchical-16x8 nothing for a second more. */
+/* A forest All-Gather planned unpaced (every NPU forwards a chunk as it arrives, so the plan
+ * is its own replay) run backwards is a Reduce-Scatter as long as the plan where its links
+ * keep the plan's order, which order-proofing sees to (plan_ps), as the greedy's. Up the
+ * same trees the forward planner waits at every relay for the slowest of its children.
+ * On a symmetric fabric two such plans are made:
+ * - the two-level trees' (forest_levels_apply), at the sizes the forest tries them (leaf-32
+ *   at 1 MiB: 1.144 of the bound against forward's 1.321), and at larger ones up to
+ *   REVERSED_LARGE_MAX_NPUS NPUs (spine-4x8 64 MiB 1.021 -> 1.004, 1 GiB 1.010 -> 1.002,
+ *   about 0.3 s more; hierarchical-16x8, 128 NPUs, nothing for a second more);
+ * - at the sizes the forest tries no two-level trees, the usual packing's, on a fabric
+ *   with switches of up to PACKED_BACKWARDS_MAX_NPUS NPUs (unpaced, the packed trees of
+ *   leaf-32 plan 1.027 at 64 MiB where forward's set is 1.055, and on rail-4x8-degraded
+ *   without GPU 22's slow rail link 1.010 at 1 GiB against 1.038; on spine-4x8 and the
+ *   fat-trees they need their pacing: 1.22).
+ * The one whose plan ends first is kept (into *out, whose set it replaces) when it ends
+ * before forward's time; trees that turn out not to apply are passed over. */
 #define REVERSED_LARGE_MAX_NPUS 32u
+#define PACKED_BACKWARDS_MAX_NPUS 64u
 static bool levels_tried(const topo_t *t, uint64_t size) {
   forest_try_t tries[FOREST_TRIES];
   uint32_t m = forest_tries(t, size, tries);
@@ -466,20 +472,37 @@ static bool levels_tried(const topo_t *t, uint64_t size) {
   return false;
 }
 
-static tn_status_t reversed_levels(const topo_t *t, uint64_t size, const synth_opts_t *o,
-                                   uint64_t forward_ps, synth_result_t *out, tn_err_t *err) {
-  if (!topo_is_symmetric(t) || !forest_levels_apply(t)) return TN_OK;
-  if (t->npus > REVERSED_LARGE_MAX_NPUS && !levels_tried(t, size)) return TN_OK;
-  forest_opts_t f = {.chunks_per_npu = o->chunks_per_npu, .packing = FOREST_PACK_LEVELS};
+/* *best := the forest's All-Gather with f when it ends before *best (or *have is false). */
+static tn_status_t gather_better(const topo_t *t, uint64_t size, const forest_opts_t *f,
+                                 schedule_t *best, bool *have, tn_err_t *err) {
   schedule_t ag;
   tn_err_t e = {0};
-  tn_status_t st = forest_run(t, size, &f, &ag, &e);
-  if (st == TN_INFEASIBLE) {
-    schedule_free(&ag);
+  tn_status_t st = forest_run(t, size, f, &ag, &e);
+  if (st == TN_OK && (!*have || ag.time_ps < best->time_ps)) {
+    if (*have) schedule_free(best);
+    *best = ag, *have = true;
     return TN_OK;
   }
-  if (st != TN_OK) st = tn_err_set(err, st, "%s", e.msg);
-  if (st == TN_OK && ag.time_ps < forward_ps) {
+  schedule_free(&ag);
+  if (st == TN_INFEASIBLE && f->packing == FOREST_PACK_LEVELS) return TN_OK;
+  return st == TN_OK ? TN_OK : tn_err_set(err, st, "%s", e.msg);
+}
+
+static tn_status_t reversed_gathers(const topo_t *t, uint64_t size, const synth_opts_t *o,
+                                    uint64_t forward_ps, synth_result_t *out, tn_err_t *err) {
+  if (!topo_is_symmetric(t)) return TN_OK;
+  bool small = levels_tried(t, size), have = false;
+  schedule_t ag;
+  tn_status_t st = TN_OK;
+  if (forest_levels_apply(t) && (small || t->npus <= REVERSED_LARGE_MAX_NPUS)) {
+    forest_opts_t f = {.chunks_per_npu = o->chunks_per_npu, .packing = FOREST_PACK_LEVELS};
+    st = gather_better(t, size, &f, &ag, &have, err);
+  }
+  if (st == TN_OK && !small && t->switches > 0 && t->npus <= PACKED_BACKWARDS_MAX_NPUS) {
+    forest_opts_t f = {.chunks_per_npu = o->chunks_per_npu};
+    st = gather_better(t, size, &f, &ag, &have, err);
+  }
+  if (st == TN_OK && have && ag.time_ps < forward_ps) {
     algo_t *a = NULL;
     st = forest_kept(t, TN_REDUCESCATTER, size, ag.chunks_per_npu, err);
     if (st == TN_OK) {
@@ -497,12 +520,12 @@ static tn_status_t reversed_levels(const topo_t *t, uint64_t size, const synth_o
       out->first_known = false;
     }
   }
-  schedule_free(&ag);
+  if (have) schedule_free(&ag);
   return st;
 }
 
 /* The forest's Reduce-Scatter is planned forward up its trees (forest_run_reduce), or is
- * the two-level trees' All-Gather run backwards where that is faster (reversed_levels); its
+ * an unpaced All-Gather of the forest run backwards where that is faster (reversed_gathers); its
  * All-Reduce joins that to its paced All-Gather chunk by chunk and times the whole on the
  * engine (forest_allreduce), both exactly as the simulator runs them. */
 static tn_status_t forest_reduce(const topo_t *t, tn_coll_t coll, uint64_t size,
@@ -524,7 +547,7 @@ static tn_status_t forest_reduce(const topo_t *t, tn_coll_t coll, uint64_t size,
   }
   if (st == TN_OK) out->time_ps = done.time_ps;
   if (st == TN_OK && coll == TN_REDUCESCATTER)
-    st = reversed_levels(t, size, o, done.time_ps, out, err);
+    st = reversed_gathers(t, size, o, done.time_ps, out, err);
   schedule_free(&done);
   return st;
 }
