@@ -573,21 +573,10 @@ static void no_schedule_beats_the_bound_on_shipped_cluster_fabrics(void **state)
                                       "fattree-32-4to1", "dgx1-8",  "torus-8x8-degraded",
                                       "random4reg-32"};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/topologies/%s.json", TENET_SOURCE_DIR, names[i]);
-    topo_t *t = NULL;
-    TU_OK(topo_load(path, &t, &tu_err_));
+    topo_t *t = tu_shipped(names[i]);
     check_no_schedule_beats_the_bound(t, 1);
     topo_free(t);
   }
-}
-
-static topo_t *shipped(const char *name) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/topologies/%s.json", TENET_SOURCE_DIR, name);
-  topo_t *t = NULL;
-  TU_OK(topo_load(path, &t, &tu_err_));
-  return t;
 }
 
 /* With GLPK, the maximum concurrent flow is the exact All-to-All limit: on random4reg-32 it
@@ -596,7 +585,7 @@ static topo_t *shipped(const char *name) {
 static void alltoall_flow_bound_is_exact_where_it_runs(void **state) {
   (void)state;
   if (!lp_available()) skip();
-  topo_t *t = shipped("random4reg-32"), *r = gen_kind("ring", "8");
+  topo_t *t = tu_shipped("random4reg-32"), *r = gen_kind("ring", "8");
   topo_bounds_t b = bounds_of(t), br = bounds_of(r);
   assert_int_equal(b.coll[TN_ALLTOALL].kind, TOPO_BOUND_FLOW);
   assert_true(b.coll[TN_ALLTOALL].exact);
@@ -615,7 +604,7 @@ static void alltoall_flow_bound_is_exact_where_it_runs(void **state) {
 static void alltoall_flow_bound_follows_the_routes_through_switches(void **state) {
   (void)state;
   if (!lp_available()) skip();
-  topo_t *t = shipped("fattree-32-4to1");
+  topo_t *t = tu_shipped("fattree-32-4to1");
   topo_bounds_t b = bounds_of(t);
   assert_int_equal(b.coll[TN_ALLTOALL].kind, TOPO_BOUND_FLOW);
   assert_true(b.coll[TN_ALLTOALL].exact);
@@ -680,7 +669,7 @@ static void alltoall_bound_is_exact_on_128_npu_fabrics(void **state) {
            {"torus-16x8", 32.0 / 800.0},
            {"hierarchical-16x8", 7.5 / 200.0}};
   for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
-    topo_t *t = shipped(f[i].name);
+    topo_t *t = tu_shipped(f[i].name);
     topo_bounds_t b = bounds_of(t);
     expect_coef(&b, TN_ALLTOALL, f[i].s_per_gib, f[i].name);
     if (!b.coll[TN_ALLTOALL].exact) fail_msg("%s: All-to-All bound not proved exact", f[i].name);

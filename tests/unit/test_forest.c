@@ -37,9 +37,22 @@ static void verify(const topo_t *t, const algo_t *a) {
   assert_true(rep.semantics_checked);
 }
 
-/* All three collectives through synth/ with the forest: verified, every predicted time
- * the simulated one, none faster than the bound (a simulated time may undercut the exact
- * figure by half a ps per message). */
+/* a (coll of size on t) verifies, simulates in predicted_ps and is not faster than the
+ * bound (a simulated time may undercut the exact figure by half a ps per message). */
+static void check_made(const topo_t *t, const algo_t *a, tn_coll_t coll, uint64_t size,
+                       uint64_t predicted_ps) {
+  verify(t, a);
+  uint64_t sim = simulate(t, a);
+  if (sim != predicted_ps)
+    fail_msg("%s %s: predicted %llu ps, simulated %llu ps", t->name, tn_coll_name(coll),
+             (unsigned long long)predicted_ps, (unsigned long long)sim);
+  uint64_t lb = tu_lower_bound_ps(t, coll, size), slack = algo_send_count(a) / 2 + 1;
+  if (sim + slack < lb)
+    fail_msg("%s %s: %llu ps beats the bound %llu ps", t->name, tn_coll_name(coll),
+             (unsigned long long)sim, (unsigned long long)lb);
+}
+
+/* All three collectives through synth/ with the forest (check_made). */
 static void check_fabric(const topo_t *t, uint64_t size) {
   const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE};
   for (size_t c = 0; c < 3; c++) {
@@ -47,15 +60,7 @@ static void check_fabric(const topo_t *t, uint64_t size) {
     synth_opts_t o = {.method = SYNTH_FOREST};
     synth_result_t r;
     must(synth_run(t, colls[c], size, &o, &r, &err), &err);
-    verify(t, r.algo);
-    uint64_t sim = simulate(t, r.algo);
-    if (sim != r.time_ps)
-      fail_msg("%s %s: predicted %llu ps, simulated %llu ps", t->name, tn_coll_name(colls[c]),
-               (unsigned long long)r.time_ps, (unsigned long long)sim);
-    uint64_t lb = tu_lower_bound_ps(t, colls[c], size), slack = algo_send_count(r.algo) / 2 + 1;
-    if (sim + slack < lb)
-      fail_msg("%s %s: %llu ps beats the bound %llu ps", t->name, tn_coll_name(colls[c]),
-               (unsigned long long)sim, (unsigned long long)lb);
+    check_made(t, r.algo, colls[c], size, r.time_ps);
     synth_result_free(&r);
   }
 }
@@ -69,21 +74,12 @@ static void forest_plans_verify_and_match_simulation_on_random_fabrics(void **st
   }
 }
 
-static topo_t *shipped(const char *name) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/topologies/%s.json", TENET_SOURCE_DIR, name);
-  tn_err_t err = {0};
-  topo_t *t = NULL;
-  must(topo_load(path, &t, &err), &err);
-  return t;
-}
-
 static void forest_plans_verify_on_shipped_switch_fabrics(void **state) {
   (void)state;
   static const char *const names[] = {"switch-8", "hierarchical-4x4", "spine-4x8",
                                       "rail-4x8", "leaf-32",          "fattree-32-4to1"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    topo_t *t = shipped(names[i]);
+    topo_t *t = tu_shipped(names[i]);
     check_fabric(t, 4u << 20);
     topo_free(t);
   }
@@ -91,7 +87,7 @@ static void forest_plans_verify_on_shipped_switch_fabrics(void **state) {
 
 static void forest_runs_are_identical(void **state) {
   (void)state;
-  topo_t *t = shipped("fattree-32-4to1");
+  topo_t *t = tu_shipped("fattree-32-4to1");
   tn_err_t err = {0};
   forest_opts_t o = {.pace = true};
   schedule_t a, b;
@@ -115,7 +111,7 @@ static void forest_runs_are_identical(void **state) {
 static void forest_pacings_are_identical_for_any_thread_count(void **state) {
   (void)state;
   tn_err_t err = {0};
-  topo_t *ts[2] = {shipped("fattree-32-4to1"), NULL};
+  topo_t *ts[2] = {tu_shipped("fattree-32-4to1"), NULL};
   must(topo_gen_kind("torus", "8x8", 50.0, 500.0, &ts[1], &err), &err);
   static const char *threads[] = {"1", "2", "3"};
   forest_opts_t o = {.pace = true};
@@ -155,7 +151,7 @@ static void forest_pacings_are_identical_for_any_thread_count(void **state) {
  * uplink once per GPU; the trees cross it once per server. */
 static void forest_is_near_the_bound_on_a_spine_with_shared_uplinks(void **state) {
   (void)state;
-  topo_t *t = shipped("spine-4x8");
+  topo_t *t = tu_shipped("spine-4x8");
   tn_err_t err = {0};
   uint64_t size = 64u << 20, lb = tu_lower_bound_ps(t, TN_ALLGATHER, size);
   forest_opts_t o = {.pace = true};
@@ -177,7 +173,7 @@ static void forest_is_near_the_bound_on_a_spine_with_shared_uplinks(void **state
  * identical. */
 static void forest_reduce_is_near_the_bound_on_an_oversubscribed_fat_tree(void **state) {
   (void)state;
-  topo_t *t = shipped("fattree-32-4to1");
+  topo_t *t = tu_shipped("fattree-32-4to1");
   tn_err_t err = {0};
   uint64_t size = 64u << 20, lb = tu_lower_bound_ps(t, TN_REDUCESCATTER, size);
   schedule_t a, b;
@@ -206,7 +202,7 @@ static void forest_reduce_is_near_the_bound_on_an_oversubscribed_fat_tree(void *
  * alone; at 64 MiB there is one. */
 static void forest_tries_finer_chunks_and_shallower_trees_at_small_sizes(void **state) {
   (void)state;
-  topo_t *t = shipped("leaf-32");
+  topo_t *t = tu_shipped("leaf-32");
   tn_err_t err = {0};
   uint64_t size = 1u << 20;
   forest_try_t tries[FOREST_TRIES];
@@ -329,7 +325,7 @@ static void check_levels_gather(const topo_t *t, const schedule_t *s) {
  * chunk and come near the bound, and forest_run's search keeps them. */
 static void forest_two_level_trees_cross_between_groups_once(void **state) {
   (void)state;
-  topo_t *t = shipped("fattree-32-4to1");
+  topo_t *t = tu_shipped("fattree-32-4to1");
   tn_err_t err = {0};
   uint64_t size = 1u << 20, lb = tu_lower_bound_ps(t, TN_ALLGATHER, size);
   assert_true(forest_levels_apply(t));
@@ -346,8 +342,7 @@ static void forest_two_level_trees_cross_between_groups_once(void **state) {
   assert_true(best.time_ps < usual.time_ps);
   algo_t *a = NULL;
   must(algo_from_schedule(&s, TN_ALLGATHER, "forest", &a, &err), &err);
-  verify(t, a);
-  assert_int_equal(simulate(t, a), s.time_ps);
+  check_made(t, a, TN_ALLGATHER, size, s.time_ps);
   algo_free(a);
   schedule_free(&s);
   schedule_free(&best);
@@ -376,15 +371,7 @@ static void forest_two_level_trees_verify_on_random_grouped_fabrics(void **state
       if (c == 0) check_levels_gather(t, &s);
       algo_t *a = NULL;
       must(algo_from_schedule(&s, colls[c], "forest", &a, &err), &err);
-      verify(t, a);
-      uint64_t sim = simulate(t, a);
-      if (sim != s.time_ps)
-        fail_msg("%s %s: planned %llu ps, simulated %llu ps", t->name, tn_coll_name(colls[c]),
-                 (unsigned long long)s.time_ps, (unsigned long long)sim);
-      uint64_t lb = tu_lower_bound_ps(t, colls[c], size), slack = algo_send_count(a) / 2 + 1;
-      if (sim + slack < lb)
-        fail_msg("%s %s: %llu ps beats the bound %llu ps", t->name, tn_coll_name(colls[c]),
-                 (unsigned long long)sim, (unsigned long long)lb);
+      check_made(t, a, colls[c], size, s.time_ps);
       algo_free(a);
       schedule_free(&s);
     }
@@ -398,7 +385,7 @@ static void forest_two_level_trees_verify_on_random_grouped_fabrics(void **state
  * trees is never slower than it joined to that All-Gather (leaf-32, 1 MiB, 16 chunks). */
 static void forest_two_level_gather_runs_backwards(void **state) {
   (void)state;
-  topo_t *t = shipped("leaf-32");
+  topo_t *t = tu_shipped("leaf-32");
   tn_err_t err = {0};
   uint64_t size = 1u << 20;
   forest_opts_t o = {.chunks_per_npu = 16, .packing = FOREST_PACK_LEVELS};
@@ -411,15 +398,13 @@ static void forest_two_level_gather_runs_backwards(void **state) {
   must(schedule_replay(t, &rs, &err), &err);
   algo_t *a = NULL;
   must(algo_from_schedule(&rs, TN_REDUCESCATTER, "forest", &a, &err), &err);
-  verify(t, a);
-  assert_int_equal(simulate(t, a), rs.time_ps);
+  check_made(t, a, TN_REDUCESCATTER, size, rs.time_ps);
   algo_free(a);
   o.pace = true;
   must(forest_allreduce(t, size, &o, &ar, &err), &err);
   assert_true(ar.time_ps <= both.time_ps);
   must(algo_from_schedule(&ar, TN_ALLREDUCE, "forest", &a, &err), &err);
-  verify(t, a);
-  assert_int_equal(simulate(t, a), ar.time_ps);
+  check_made(t, a, TN_ALLREDUCE, size, ar.time_ps);
   algo_free(a);
   schedule_free(&ag);
   schedule_free(&rs);

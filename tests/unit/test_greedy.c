@@ -492,10 +492,7 @@ static void alltoall_two_step_verifies_and_auto_beats_the_baselines(void **state
   (void)state;
   static const char *const names[] = {"spine-4x8", "rail-4x8", "hierarchical-4x4"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/topologies/%s.json", TENET_SOURCE_DIR, names[i]);
-    topo_t *t = NULL;
-    TU_OK(topo_load(path, &t, &tu_err_));
+    topo_t *t = tu_shipped(names[i]);
     uint64_t best = UINT64_MAX;
     for (int m = 0; m < 3; m++) {
       synth_method_t method = m == 0 ? SYNTH_TWOSTEP : m == 1 ? SYNTH_DIRECT : SYNTH_AUTO;
@@ -540,10 +537,7 @@ static void alltoall_takes_finer_pieces_only_where_they_pay(void **state) {
   (void)state;
   static const char *const names[] = {"hypercube-64", "fattree-32-4to1"};
   for (size_t i = 0; i < 2; i++) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/topologies/%s.json", TENET_SOURCE_DIR, names[i]);
-    topo_t *t = NULL;
-    TU_OK(topo_load(path, &t, &tu_err_));
+    topo_t *t = tu_shipped(names[i]);
     uint64_t size = 1ull << 30, lb = 0;
     TU_OK(topo_lower_bound_ps(t, TN_ALLTOALL, size, &lb, &tu_err_));
     greedy_opts_t any = {0}, eight = {.chunks_per_npu = 8};

@@ -325,10 +325,7 @@ static void every_method_is_order_proof(void **state) {
    * spread 121,019.640-122,850.696 ns while only ties at the senders were parted. */
   static const char *const shipped[] = {"fattree-32-4to1", "hierarchical-4x4"};
   for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; i++) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/topologies/%s.json", TENET_SOURCE_DIR, shipped[i]);
-    topo_t *t = NULL;
-    must(topo_load(path, &t, &err), &err);
+    topo_t *t = tu_shipped(shipped[i]);
     for (int c = 0; c < TN_NCOLLS; c++)
       check_order_proof(t, (tn_coll_t)c, 1u << 20);
     topo_free(t);
@@ -525,10 +522,7 @@ static void planners_first_run_comes_from_their_own_run(void **state) {
 static void strict_converges_on_a_shared_leaf_switch(void **state) {
   (void)state;
   tn_err_t err = {0};
-  char path[512];
-  snprintf(path, sizeof path, "%s/topologies/%s.json", TENET_SOURCE_DIR, "leaf-32");
-  topo_t *t = NULL;
-  must(topo_load(path, &t, &err), &err);
+  topo_t *t = tu_shipped("leaf-32");
   forest_opts_t f = {.pace = true};
   schedule_t rs, ag, ar;
   uint64_t size = 16u << 20;
@@ -561,10 +555,7 @@ static void greedy_alltoall_first_run_comes_from_its_replay(void **state) {
     check_first_run_from_replay(t, (uint64_t)t->npus << 20);
     topo_free(t);
   }
-  char path[512];
-  snprintf(path, sizeof path, "%s/topologies/%s.json", TENET_SOURCE_DIR, "hierarchical-4x4");
-  topo_t *h = NULL;
-  must(topo_load(path, &h, &err), &err);
+  topo_t *h = tu_shipped("hierarchical-4x4");
   check_first_run_from_replay(h, 1u << 20);
   topo_free(h);
   for (uint64_t seed = 1; seed <= 10; seed++) {
@@ -739,10 +730,7 @@ static void set_cap(uint64_t bytes) {
 static void forest_halves_its_chunks_where_gates_cost(void **state) {
   (void)state;
   tn_err_t err = {0};
-  char path[512];
-  snprintf(path, sizeof path, "%s/topologies/%s.json", TENET_SOURCE_DIR, "spine-4x8");
-  topo_t *t = NULL;
-  must(topo_load(path, &t, &err), &err);
+  topo_t *t = tu_shipped("spine-4x8");
   uint64_t size = 64u << 20;
   synth_result_t fine, r;
   synth_opts_t o = {.method = SYNTH_FOREST, .chunks_per_npu = 128};
@@ -1225,10 +1213,7 @@ static void kept_plans_are_order_proof_on_random_fabrics(void **state) {
 static void auto_plans_without_slow_links_where_that_is_faster(void **state) {
   (void)state;
   tn_err_t err = {0};
-  char path[512];
-  snprintf(path, sizeof path, "%s/topologies/rail-4x8-degraded.json", TENET_SOURCE_DIR);
-  topo_t *t = NULL;
-  must(topo_load(path, &t, &err), &err);
+  topo_t *t = tu_shipped("rail-4x8-degraded");
   const uint64_t size = 64u << 20;
   synth_result_t a, g, f;
   synth_opts_t o = {.method = SYNTH_AUTO, .seed = 1};
@@ -1273,10 +1258,7 @@ static void auto_plans_without_slow_links_where_that_is_faster(void **state) {
 static void forest_reduce_scatter_runs_the_two_level_gather_backwards(void **state) {
   (void)state;
   tn_err_t err = {0};
-  char path[512];
-  snprintf(path, sizeof path, "%s/topologies/leaf-32.json", TENET_SOURCE_DIR);
-  topo_t *t = NULL;
-  must(topo_load(path, &t, &err), &err);
+  topo_t *t = tu_shipped("leaf-32");
   const uint64_t size = 1u << 20;
   synth_opts_t o = {.method = SYNTH_FOREST, .seed = 1};
   synth_result_t r;

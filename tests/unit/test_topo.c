@@ -1010,11 +1010,7 @@ static void slow_links_are_the_degraded_ones_and_only_where_the_rest_connects(vo
            {"spine-4x8", {{0}}, 0},
            {"fattree-32-4to1", {{0}}, 0}};
   for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/topologies/%s.json", TENET_SOURCE_DIR, f[i].name);
-    topo_t *t = NULL, *c = NULL;
-    tn_err_clear(&tu_err_);
-    TU_OK(topo_load(path, &t, &tu_err_));
+    topo_t *t = tu_shipped(f[i].name), *c = NULL;
     TU_OK(topo_without_slow_links(t, &c, &tu_err_));
     if (f[i].n == 0) {
       if (c != NULL) fail_msg("%s: slow links found", f[i].name);

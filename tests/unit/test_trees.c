@@ -306,10 +306,8 @@ static void duplex(topo_link_t *l, uint32_t *k, uint32_t a, uint32_t b, double b
  * pack 166 GB/s. */
 static void packing_of_a_rail_fabric_with_a_dead_and_a_degraded_nic(void **state) {
   (void)state;
-  char path[512]; /* GPU 13's rail link dead, GPU 22's at 12.5 GB/s beside 50 */
-  snprintf(path, sizeof path, "%s/topologies/rail-4x8-degraded.json", TENET_SOURCE_DIR);
-  topo_t *t = NULL;
-  TU_OK(topo_load(path, &t, &tu_err_));
+  /* GPU 13's rail link dead, GPU 22's at 12.5 GB/s beside 50 */
+  topo_t *t = tu_shipped("rail-4x8-degraded");
   trees_packing_t pk;
   TU_OK(trees_pack(t, 0, &pk, &tu_err_));
   double ideal = (32 * 350.0 - 50 - 37.5) / 62;

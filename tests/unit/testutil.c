@@ -74,6 +74,15 @@ topo_t *tu_random_fabric(uint32_t n, uint64_t seed, bool with_switch) {
   return t;
 }
 
+topo_t *tu_shipped(const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/topologies/%s.json", TENET_SOURCE_DIR, name);
+  tn_err_t err = {0};
+  topo_t *t = NULL;
+  if (topo_load(path, &t, &err) != TN_OK) fail_msg("%s: %s", path, err.msg);
+  return t;
+}
+
 uint64_t tu_xfer_ps(uint64_t bytes, double gbps) {
   uint64_t ps = 0;
   if (!tn_xfer_ps(bytes, gbps, &ps))

@@ -35,6 +35,10 @@ uint64_t tu_xfer_ps(uint64_t bytes, double gbps);
 uint64_t tu_bound_ps(const topo_bounds_t *b, tn_coll_t c, uint64_t size);
 uint64_t tu_lower_bound_ps(const topo_t *t, tn_coll_t c, uint64_t size);
 
+/* The shipped fabric topologies/NAME.json of this source tree (the test fails when it does
+ * not load). Caller frees. */
+topo_t *tu_shipped(const char *name);
+
 /* A random strongly connected fabric of n NPUs: a directed Hamiltonian cycle in random
  * order plus random extra links, all with random figures (10..99 GB/s, 0..999 ns:
  * asymmetric and heterogeneous), and with with_switch one switch joined both ways to a
