@@ -111,7 +111,7 @@ static void build_one(void *ctx, size_t i, unsigned worker) {
    * plan order (plan_ps) holds on t too: its SEND ids order every link as the plan's starts
    * do, an order dependencies agree with on any fabric (a Reduce-Scatter run backwards from
    * the forest's All-Gather on rail-4x8-degraded without GPU 22's rail link, 1 GiB: its own
-   * run 1.05 of the bound, kept to its plan's order 1.005). */
+   * run 1.274 of the bound against its plan's 1.010; kept to its plan's order, 1.005). */
   c->st = synth_i_one_within(slowless ? j->slowless : j->t, j->coll, j->size, j->o, candidates[k],
                              slowless ? 0 : j->limit_ps, &c->pruned, &c->r, &c->e);
   if (c->st == TN_OK && slowless) {

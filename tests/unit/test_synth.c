@@ -1238,7 +1238,7 @@ static void auto_plans_without_slow_links_where_that_is_faster(void **state) {
   synth_result_free(&g);
   synth_result_free(&f);
   /* Its Reduce-Scatter is that forest's All-Gather run backwards, kept to the plan's order
-   * on the fabric itself (its own run there: 1.05 of the bound; kept so, 1.011). */
+   * on the fabric itself (its own run there: 1.278 of the bound; kept so, 1.011). */
   o.method = SYNTH_AUTO;
   must(synth_run(t, TN_REDUCESCATTER, size, &o, &a, &err), &err);
   assert_non_null(strstr(a.variant, "without the slow links"));
