@@ -317,14 +317,22 @@ static uint64_t messages(uint32_t n, tn_coll_t coll, uint64_t k) {
  * star (a switch with a link to every NPU) an All-Reduce costs more per message the more
  * NPUs (its halves' trees all meet at the switch; one thread: switch-128 2,095 B per
  * message at 1 GiB and 2,145 at 1 MiB, switch-256 3,299 at 1 MiB), 9 n B more. A second thread
- * plans the pacings side by side and verifies and writes beside the last simulation. */
+ * plans the pacings side by side and verifies and writes beside the last simulation. Where
+ * the two-level trees may be kept (forest_levels_apply, at most LEVELS_MAX_CHUNKS chunks)
+ * a message costs more again (their All-Gather's pacings and unpaced plan, the All-Reduce's
+ * backwards join): measured at 1 MiB on one and two threads, the peaks over this figure
+ * without it were fattree-64-2to1 All-Gather 1.46 and 1.35, All-Reduce 1.09 and 1.10;
+ * leaf-32, rail-4x8, rail-4x8-degraded, spine-4x8 and fattree-32-4to1 All-Reduce up to
+ * 1.10, spine-4x8 Reduce-Scatter 1.03. */
 static uint64_t run_mem(const topo_t *t, tn_coll_t coll, uint64_t k, unsigned threads) {
   uint32_t n = t->npus;
-  uint64_t base = (uint64_t)10 << 20, per = 490, pack = 200, sw = 50, beside = 21;
+  uint64_t base = (uint64_t)10 << 20, per = 490, pack = 200, sw = 50, beside = 21, lv = 60;
   if (coll == TN_REDUCESCATTER)
-    base = (uint64_t)23 << 19, per = 709, pack = 500, sw = 30, beside = 27;
-  if (coll == TN_ALLREDUCE) base = (uint64_t)12 << 20, per = 592, pack = 600, sw = 55, beside = 21;
+    base = (uint64_t)23 << 19, per = 709, pack = 500, sw = 30, beside = 27, lv = 10;
+  if (coll == TN_ALLREDUCE)
+    base = (uint64_t)12 << 20, per = 592, pack = 600, sw = 55, beside = 21, lv = 20;
   if (t->switches > 0) per += per * sw / 100;
+  if (k <= LEVELS_MAX_CHUNKS && forest_levels_apply(t)) per += per * lv / 100;
   if (coll == TN_ALLREDUCE && star(t)) per += 9 * (uint64_t)n;
   return tn_mem_threads(base, messages(n, coll, k) * per + (uint64_t)n * n * pack, (uint32_t)beside,
                         threads);

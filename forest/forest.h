@@ -89,8 +89,8 @@ tn_status_t forest_run_halves(const topo_t *t, uint64_t size_bytes, const forest
  * least busiest-link load for shallower trees. There a tree's depth costs a chunk's time
  * per level, so smaller chunks and shallower trees fill and drain it faster. Packing-major
  * order, then FOREST_PACK_LEVELS' counts where forest_levels_apply(t); returns how many
- * (1 .. FOREST_TRIES). forest_run,
- * forest_run_reduce and forest_allreduce plan each and keep the fastest, the first among equals. */
+ * (1 .. FOREST_TRIES). forest_run, forest_run_reduce and forest_allreduce plan each and
+ * keep the fastest, the first among equals. */
 typedef struct forest_try {
   uint32_t chunks_per_npu, packing;
 } forest_try_t;

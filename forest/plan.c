@@ -102,7 +102,7 @@ static tn_status_t plan_once(plan_t *p, const topo_t *t, topo_routes_t *routes, 
 /* Pacings tried for an All-Gather (chunks ahead); the fastest plan is kept, the first
  * among equals. Which is best depends on how deep the trees relay across shared links. The
  * two-level trees (FOREST_PACK_LEVELS) also try none, the last: their own chunks held back
- * only delay them (ft64-2to1, a 64-NPU fat-tree with 2:1 uplinks, 1 MiB at 32 chunks:
+ * only delay them (fattree-64-2to1, 1 MiB at 32 chunks:
  * 1.092 of the bound unpaced against 1.152 paced; leaf-32 1.144 against 3.704). */
 static const uint32_t paces[] = {1, 2, 4, 0};
 #define PACED_TRIES 3u /* the paces tried on the other packings */

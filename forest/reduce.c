@@ -278,7 +278,7 @@ static tn_status_t plan_once(rplan_t *p, const topo_t *t, topo_routes_t *routes,
  * at 1 GiB over the direct and switch fabrics of bench_synth: 2 or 4 was always best or
  * within 0.1% of it; 1, 8 and none never were. The two-level trees (FOREST_PACK_LEVELS)
  * also try none, the last: at 1 MiB, 32 chunks, leaf-32 1.321 of the bound unpaced against
- * 2.616 paced, where the fat-trees are faster paced (ft64-2to1 1.152 against 1.790). */
+ * 2.616 paced, where the fat-trees are faster paced (fattree-64-2to1 1.152 against 1.790). */
 static const uint32_t paces[] = {2, 4, 0};
 #define PACED_TRIES 2u /* the paces tried on the other packings */
 

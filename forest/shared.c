@@ -23,12 +23,6 @@
  * with all four, against 0.5 s for the greedy's), and the fabrics they helped have 32. */
 #define SMALL_PACK_NPUS 32u
 
-/* The most chunks per NPU the two-level trees (FOREST_PACK_LEVELS) are planned at: finer
- * plans gain little over the packing's, and their sets' messages cost (ft64-2to1, a
- * 64-NPU fat-tree with 2:1 uplinks, All-Gather of 64 MiB at 128 chunks: 1.0057 of the
- * bound against Ring's 1.0068, and 8.3 s of synthesis against 0.83 s). */
-#define LEVELS_MAX_CHUNKS 32u
-
 /* Children lists of tree tr (CSR at off, kid), each in ascending NPU id. */
 static void tree_kids(const forest_pack_t *pk, uint32_t tr, uint32_t *off, uint32_t *kid) {
   uint32_t n = pk->n;
