@@ -94,7 +94,7 @@ static tn_status_t halves_on(const topo_t *t, topo_routes_t *routes, const packs
 }
 
 /* On the two-level trees of a symmetric fabric, the All-Reduce whose Reduce-Scatter is the
- * unpaced All-Gather run backwards (forest_i_reverse), joined to that All-Gather: up the
+ * unpaced All-Gather run backwards (schedule_reverse), joined to that All-Gather: up the
  * trees the forward planner waits at every relay for the slowest of its group, run
  * backwards the plan does not. Replaces *out (a joined, replayed All-Reduce) when faster.
  * o: the try's options (keep: its ties wanted). Up to BACKWARDS_MAX_NPUS NPUs: at 1 MiB it
@@ -113,7 +113,7 @@ static tn_status_t levels_backwards(const topo_t *t, topo_routes_t *routes, cons
   tn_status_t st = forest_i_plan_gather(t, routes, &p->pk, size_bytes, &u, &ag, err);
   if (st == TN_OK) {
     schedule_free(&rs);
-    st = forest_i_reverse(&ag, &rs, err);
+    st = schedule_reverse(&ag, &rs, err);
   }
   if (st == TN_OK) {
     schedule_free(&both);

@@ -45,14 +45,6 @@ tn_status_t forest_i_pack_levels(const topo_t *t, topo_routes_t *routes, forest_
  * 0.83 s). */
 #define LEVELS_MAX_CHUNKS 32u
 
-/* The explicit Reduce-Scatter that runs ag (an All-Gather plan whose every transfer
- * carries one chunk after at most the one dependency that brought it: forest_run
- * unpaced) backwards: transfer x becomes a reduction from x's receiver to its sender, after
- * the reductions that came back over the transfers forwarding x's chunk, in order of
- * descending end. *rs is initialised here (empty on failure); its times are ag's mirrored
- * (schedule_replay gives its own). TN_INVAL for another kind of plan. O(T log T). */
-tn_status_t forest_i_reverse(const schedule_t *ag, schedule_t *rs, tn_err_t *err);
-
 /* Whether this build has GLPK for forest_i_lp_weights. */
 bool forest_i_lp_available(void);
 

@@ -171,3 +171,76 @@ tn_status_t schedule_join_allreduce(const schedule_t *rs, const schedule_t *ag, 
   }
   return st;
 }
+
+/* Transfers by descending end, the later index first among equals: ag run backwards. */
+typedef struct rev_key {
+  uint64_t end;
+  uint32_t i;
+} rev_key_t;
+
+static int rev_cmp(const void *x, const void *y) {
+  const rev_key_t *a = x, *b = y;
+  if (a->end != b->end) return a->end > b->end ? -1 : 1;
+  return a->i > b->i ? -1 : a->i < b->i;
+}
+
+tn_status_t schedule_reverse(const schedule_t *ag, schedule_t *rs, tn_err_t *err) {
+  uint32_t m = schedule_len(ag);
+  schedule_init(rs, TN_REDUCESCATTER, ag->npus, ag->chunks_per_npu, ag->size_bytes);
+  rev_key_t *key = NULL;
+  uint32_t *at = NULL, *koff = NULL, *kids = NULL;
+  tn_vec_t deps;
+  tn_vec_init(&deps, sizeof(uint32_t));
+  tn_status_t st = tn_calloc(m + 1u, sizeof *key, &key, err);
+  if (st == TN_OK) st = tn_calloc(m + 1u, sizeof *at, &at, err);
+  if (st == TN_OK) st = tn_calloc(m + 2u, sizeof *koff, &koff, err);
+  if (st == TN_OK) st = tn_calloc(m + 1u, sizeof *kids, &kids, err);
+  if (st == TN_OK) st = tn_vec_reserve(&rs->xfers, m, err);
+  /* the transfers that forward what transfer i brought (CSR by the one dependency) */
+  for (uint32_t i = 0; st == TN_OK && i < m; i++) {
+    const sched_xfer_t *x = schedule_xfer(ag, i);
+    if (x->nchunks != 1 || x->ndeps > 1)
+      st = tn_err_set(err, TN_INVAL, "reverse: transfer %u is not one chunk after at most one", i);
+    else if (x->ndeps)
+      koff[TN_VEC_AT(&ag->deps, uint32_t, x->dep_off) + 2]++;
+    key[i] = (rev_key_t){x->end_ps, i};
+  }
+  for (uint32_t i = 0; st == TN_OK && i < m; i++)
+    koff[i + 2] += koff[i + 1];
+  for (uint32_t i = 0; st == TN_OK && i < m; i++) {
+    const sched_xfer_t *x = schedule_xfer(ag, i);
+    if (x->ndeps) kids[koff[TN_VEC_AT(&ag->deps, uint32_t, x->dep_off) + 1]++] = i;
+  }
+  if (st == TN_OK) qsort(key, m, sizeof *key, rev_cmp);
+  for (uint32_t j = 0; st == TN_OK && j < m; j++)
+    at[key[j].i] = j;
+  /* y_x sends x's chunk from x's receiver back to its sender, reduced, once the
+   * reductions that came back over the transfers forwarding it have arrived */
+  for (uint32_t j = 0; st == TN_OK && j < m; j++) {
+    const sched_xfer_t *x = schedule_xfer(ag, key[j].i);
+    deps.len = 0;
+    for (uint32_t q = koff[key[j].i]; st == TN_OK && q < koff[key[j].i + 1]; q++)
+      st = tn_vec_push(&deps, &at[kids[q]], err);
+    sched_xfer_t y = {.src = x->dst,
+                      .dst = x->src,
+                      .bytes = x->bytes,
+                      .start_ps = ag->time_ps - x->end_ps,
+                      .end_ps = ag->time_ps - x->start_ps,
+                      .nchunks = 1,
+                      .ndeps = (uint32_t)deps.len};
+    if (st == TN_OK)
+      st = schedule_add_op(rs, &y, SCHED_REDUCE, &TN_VEC_AT(&ag->chunks, uint32_t, x->chunk_off),
+                           deps.data, NULL, err);
+  }
+  if (st == TN_OK) rs->time_ps = ag->time_ps;
+  free(key);
+  free(at);
+  free(koff);
+  free(kids);
+  tn_vec_free(&deps);
+  if (st != TN_OK) {
+    schedule_free(rs);
+    schedule_init(rs, TN_REDUCESCATTER, ag->npus, ag->chunks_per_npu, ag->size_bytes);
+  }
+  return st;
+}

@@ -231,6 +231,15 @@ tn_status_t schedule_replay_ties(const topo_t *t, schedule_t *s, uint64_t window
 tn_status_t schedule_join_allreduce(const schedule_t *rs, const schedule_t *ag, schedule_t *out,
                                     tn_err_t *err);
 
+/* The explicit Reduce-Scatter that runs ag backwards: ag is an All-Gather plan whose every
+ * transfer carries one chunk after at most the one dependency that brought it (a plan
+ * replayed as planned: the forest's unpaced, the greedy's). Transfer x becomes a reduction
+ * from x's receiver to its sender, after the reductions that came back over the transfers
+ * forwarding x's chunk, in order of descending end. *rs is initialised here (empty on
+ * failure); its times are ag's mirrored (schedule_replay gives its own). TN_INVAL for
+ * another kind of plan. O(T log T). */
+tn_status_t schedule_reverse(const schedule_t *ag, schedule_t *rs, tn_err_t *err);
+
 /* Bytes of chunk c when size_bytes (the gathered output / per-NPU input) is cut into
  * npus * chunks_per_npu chunks as evenly as possible: the first (size % total) chunks get
  * one byte more. */

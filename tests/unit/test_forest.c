@@ -10,7 +10,6 @@
 
 #include "algo/algo.h"
 #include "forest/forest.h"
-#include "forest/forest_internal.h"
 #include "lp/lp.h"
 #include "greedy/greedy.h"
 #include "sim/sim.h"
@@ -380,7 +379,7 @@ static void forest_two_level_trees_verify_on_random_grouped_fabrics(void **state
   }
 }
 
-/* The two-level trees' unpaced All-Gather run backwards (forest_i_reverse) is a
+/* The two-level trees' unpaced All-Gather run backwards (schedule_reverse) is a
  * Reduce-Scatter that verifies and simulates at its replay's time; the All-Reduce on those
  * trees is never slower than it joined to that All-Gather (leaf-32, 1 MiB, 16 chunks). */
 static void forest_two_level_gather_runs_backwards(void **state) {
@@ -391,7 +390,7 @@ static void forest_two_level_gather_runs_backwards(void **state) {
   forest_opts_t o = {.chunks_per_npu = 16, .packing = FOREST_PACK_LEVELS};
   schedule_t ag, rs, both, ar;
   must(forest_run(t, size, &o, &ag, &err), &err);
-  must(forest_i_reverse(&ag, &rs, &err), &err);
+  must(schedule_reverse(&ag, &rs, &err), &err);
   assert_int_equal(schedule_len(&rs), schedule_len(&ag));
   must(schedule_join_allreduce(&rs, &ag, &both, &err), &err);
   must(schedule_replay(t, &both, &err), &err);
