@@ -29,6 +29,7 @@ static const char why_shared[] =
 void cli_wl_plan_free(cli_wl_plan_t *p) {
   for (uint32_t i = 0; i < p->nsets; i++) {
     algo_free(p->sets[i].algo);
+    free(p->sets[i].alone.fin_ps);
     if (p->sets[i].base[1] != p->sets[i].base[0]) algo_free(p->sets[i].base[1]);
     algo_free(p->sets[i].base[0]);
   }
@@ -520,10 +521,72 @@ static void read_job(void *arg, size_t item, unsigned worker) {
   tn_status_t st = TN_OK;
   if (c->topos[worker] == NULL) st = topo_clone(c->p->t, &c->topos[worker], &s->err);
   if (st == TN_OK && (st = cli_path_join(c->dir, name, &prefix, &s->err)) == TN_OK &&
-      (st = cli_read_set(prefix, c->topos[worker], &s->algo, &s->err)) == TN_OK)
+      (st = cli_read_set(prefix, c->topos[worker], &s->algo, &s->err)) == TN_OK) {
     snprintf(s->method, sizeof s->method, "%s", s->algo->name);
+    s->read_id = emit_chakra_read_id(s->algo);
+  }
   if (st != TN_OK && s->err.status == TN_OK) s->err.status = st;
   free(prefix);
+}
+
+/* Parses "N N ... N" (npus + 1 numbers) into a; false when it is not that. */
+static bool parse_alone(const char *text, uint32_t npus, sim_alone_t *a, tn_err_t *err,
+                        tn_status_t *st) {
+  uint64_t *v = NULL;
+  if ((*st = tn_malloc((size_t)npus + 2, sizeof *v, &v, err)) != TN_OK) return false;
+  const char *q = text;
+  uint32_t n = 0;
+  while (*q != '\0' && n < npus + 2) {
+    char *end = NULL;
+    errno = 0;
+    if (*q < '0' || *q > '9') break;
+    unsigned long long x = strtoull(q, &end, 10);
+    if (errno != 0 || end == q) break;
+    v[n++] = (uint64_t)x;
+    q = end;
+    if (*q == ' ')
+      q++;
+    else if (*q != '\0')
+      break;
+  }
+  if (*q != '\0' || n != npus + 1) {
+    free(v);
+    return false;
+  }
+  a->net_end_ps = v[0];
+  memmove(v, v + 1, npus * sizeof *v);
+  a->fin_ps = v;
+  a->nranks = npus;
+  return true;
+}
+
+/* Takes each set's run alone from the manifest m where this tenet (tenet_source) made it
+ * on this fabric (fabric_digest) for the very set read (set_id); a record that does not
+ * fit is passed over (its collectives are simulated). */
+static tn_status_t alone_records(cli_wl_plan_t *p, const cJSON *m, const char **names,
+                                 tn_err_t *err) {
+  const cJSON *src = member(m, "tenet_source"), *fab = member(m, "fabric_digest");
+  char hex[24];
+  snprintf(hex, sizeof hex, "%016" PRIx64, p->digest);
+  if (!cJSON_IsString(src) || strcmp(src->valuestring, TENET_SOURCE_DIGEST) != 0 ||
+      !cJSON_IsString(fab) || strcmp(fab->valuestring, hex) != 0)
+    return TN_OK;
+  tn_status_t st = TN_OK;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, member(m, "sets")) {
+    const cJSON *set = member(it, "set"), *id = member(it, "set_id"), *al = member(it, "alone_ps");
+    if (!cJSON_IsString(set) || !cJSON_IsString(id) || !cJSON_IsString(al)) continue;
+    for (uint32_t i = 0; i < p->nsets && st == TN_OK; i++) {
+      cli_wl_set_t *s = &p->sets[i];
+      char sid[24];
+      snprintf(sid, sizeof sid, "%016" PRIx64, s->read_id);
+      if (s->algo == NULL || s->alone.nranks != 0 || names[i] == NULL ||
+          strcmp(set->valuestring, names[i]) != 0 || strcmp(id->valuestring, sid) != 0)
+        continue;
+      (void)parse_alone(al->valuestring, p->t->npus, &s->alone, err, &st);
+    }
+  }
+  return st;
 }
 
 tn_status_t cli_wl_read_dir(cli_wl_plan_t *p, const char *dir, tn_err_t *err) {
@@ -565,6 +628,9 @@ tn_status_t cli_wl_read_dir(cli_wl_plan_t *p, const char *dir, tn_err_t *err) {
   /* The largest first (cost_of grows with the files too), so that no large set is read
    * last while the other workers idle; each job fills only its own set. */
   if (st == TN_OK && jobs > 1) st = cost_order(p, &rc.order, err);
+  const char **dir_names = NULL; /* per set: the name it was read by (alone_records) */
+  if (st == TN_OK) st = tn_calloc((size_t)p->nsets + 1, sizeof *dir_names, &dir_names, err);
+  if (st == TN_OK) memcpy(dir_names, rc.names, p->nsets * sizeof *dir_names);
   if (st == TN_OK) st = cli_parallel(p->nsets, jobs, read_job, &rc, NULL, err);
   free(rc.order);
   for (uint32_t k = 0; k < p->cs.n && st == TN_OK; k++) {
@@ -592,6 +658,8 @@ tn_status_t cli_wl_read_dir(cli_wl_plan_t *p, const char *dir, tn_err_t *err) {
     topo_free(rc.topos[w]);
   free(rc.topos);
   free(rc.names);
+  if (st == TN_OK) st = alone_records(p, m, dir_names, err);
+  free(dir_names);
   if (st != TN_OK) goto out;
   if (st == TN_OK) st = bases_parallel(p, err);
   if (st == TN_OK) st = make_fills(p, err);
@@ -616,8 +684,10 @@ static void predict_job(void *arg, size_t run, unsigned worker) {
   cli_wl_plan_t *p = c->p;
   tn_err_t *err = &c->err[run];
   const algo_t **algos = NULL;
+  sim_alone_t *known = NULL;
   topo_t *t = NULL;
   tn_status_t st = tn_calloc((size_t)p->cs.n + 1, sizeof *algos, &algos, err);
+  if (st == TN_OK) st = tn_calloc((size_t)p->cs.n + 1, sizeof *known, &known, err);
   if (st == TN_OK) st = topo_clone(p->t, &t, err);
   for (uint32_t k = 0; st == TN_OK && k < p->cs.n; k++) {
     uint32_t s = p->set_of[k];
@@ -625,12 +695,17 @@ static void predict_job(void *arg, size_t run, unsigned worker) {
       algos[k] = run == CLI_WL_TENET ? p->sets[s].algo : p->sets[s].base[run - 1];
     else /* tenet's run models ASTRA-sim's own algorithm there by Ring */
       algos[k] = p->fill[run == CLI_WL_DIRECT ? 1 : 0][k];
+    if (s != NONE && run == CLI_WL_TENET && p->sets[s].alone.nranks == p->cs.c[k].nranks)
+      known[k] = p->sets[s].alone; /* (a shallow copy: the set owns it) */
   }
-  if (st == TN_OK) st = sim_step(t, p->w, &p->cs, algos, &p->step[run], err);
+  /* tenet's run learns its sets' runs alone, for the manifest. */
+  sim_step_opts_t so = {.known = known, .learn = run == CLI_WL_TENET};
+  if (st == TN_OK) st = sim_step_with(t, p->w, &p->cs, algos, &so, &p->step[run], err);
   if (st == TN_PARSE) tn_err_prefix(err, "%s", p->prefix);
   if (st != TN_OK && err->status == TN_OK) err->status = st;
   topo_free(t);
   free(algos);
+  free(known);
 }
 
 tn_status_t cli_wl_predict(cli_wl_plan_t *p, tn_err_t *err) {
@@ -731,6 +806,35 @@ static tn_status_t run_sh(const cli_wl_plan_t *p, bool groups, tn_sb_t *b) {
   return cli_astra_run_sh(&r, b);
 }
 
+/* Set i's run alone in tenet's step (NULL when the step did not learn it). */
+static const sim_alone_t *alone_of(const cli_wl_plan_t *p, uint32_t i) {
+  const sim_alone_t *a = p->step[CLI_WL_TENET].alone;
+  for (uint32_t k = 0; a && k < p->cs.n; k++)
+    if (p->set_of[k] == i && a[k].nranks == p->t->npus) return &a[k];
+  return NULL;
+}
+
+/* The manifest's record of set i's run alone (for 'tenet sim --workload'): "set_id", the
+ * set's emit_chakra_read_id, and "alone_ps", its last delivery and every rank's finish
+ * in ps ("N N ... N": exact, which JSON numbers are not past 2^53). False when out of
+ * memory. */
+static bool add_alone(const cli_wl_plan_t *p, uint32_t i, cJSON *x) {
+  const sim_alone_t *a = alone_of(p, i);
+  if (a == NULL) return true;
+  tn_sb_t b;
+  tn_err_t e = {0};
+  tn_sb_init(&b, &e);
+  tn_sb_printf(&b, "%" PRIu64, a->net_end_ps);
+  for (uint32_t r = 0; r < a->nranks; r++)
+    tn_sb_printf(&b, " %" PRIu64, a->fin_ps[r]);
+  char id[24];
+  snprintf(id, sizeof id, "%016" PRIx64, emit_chakra_read_id(p->sets[i].algo));
+  bool ok = b.st == TN_OK && cJSON_AddStringToObject(x, "set_id", id) &&
+            cJSON_AddStringToObject(x, "alone_ps", b.v.data);
+  tn_vec_free(&b.v);
+  return ok;
+}
+
 static cJSON *manifest(const cli_wl_plan_t *p) {
   cJSON *o = cJSON_CreateObject(), *sets = NULL, *colls = NULL;
   if (!o) return NULL;
@@ -738,6 +842,9 @@ static cJSON *manifest(const cli_wl_plan_t *p) {
   cJSON_AddNumberToObject(o, "tenet_workload", CLI_WL_FORMAT);
   cJSON_AddStringToObject(o, "fabric", p->t->name);
   cJSON_AddStringToObject(o, "tenet_source", TENET_SOURCE_DIGEST);
+  char hex[24];
+  snprintf(hex, sizeof hex, "%016" PRIx64, p->digest);
+  cJSON_AddStringToObject(o, "fabric_digest", hex);
   cJSON_AddNumberToObject(o, "npus", p->t->npus);
   cJSON_AddStringToObject(o, "source", p->prefix);
   cJSON_AddStringToObject(o, "algorithm", synth_method_name(p->so.method));
@@ -757,6 +864,7 @@ static cJSON *manifest(const cli_wl_plan_t *p) {
       cJSON_AddStringToObject(x, "method", s->method);
       cli_json_add_ns(x, "time_ns", s->time_ps);
       cJSON_AddBoolToObject(x, "cached", s->cached);
+      if (!add_alone(p, i, x)) break;
     }
   if ((colls = cJSON_AddArrayToObject(o, "collectives")) != NULL)
     for (uint32_t k = 0; k < p->cs.n; k++) {

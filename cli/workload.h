@@ -27,6 +27,10 @@ typedef struct cli_wl_set {
   bool cached;       /* read from the cache instead of synthesized */
   char source[4096]; /* the prefix of its files in the cache (read or stored there) or in
                         the directory replaced: they are linked, not rewritten; "" none */
+  uint64_t read_id;  /* emit_chakra_read_id of algo (set by cli_wl_read_dir) */
+  sim_alone_t alone; /* its run alone in tenet's step, as DIR's manifest holds it when that
+                        was made by this tenet on this fabric for this very set (else
+                        nranks 0): sim_step_opts_t.known */
   algo_t *base[2];   /* Ring (All-to-All: Direct) and Direct, for the comparison */
   char base_variant[2][48];
   tn_err_t err; /* a job's failure */

@@ -179,7 +179,30 @@ typedef struct sim_step_result {
   uint32_t ncolls;
   uint64_t *coll_start_ps, *coll_end_ps; /* per collective of cs: first start, last end */
   uint64_t messages;                     /* SENDs: the workload's and the algorithms' */
+  struct sim_alone *alone; /* with sim_step_opts_t.learn: per collective of cs (else NULL) */
 } sim_step_result_t;
+
+/* A collective's algorithm run alone in a step (sim/step.c, "running a collective apart"):
+ * every rank of the collective issues its COLL at one instant of an idle network and
+ * nothing else happens until it is done. Times from that instant. */
+typedef struct sim_alone {
+  uint32_t nranks;     /* 0: not known */
+  uint64_t *fin_ps;    /* per rank of the collective, in cs order: its COLL done */
+  uint64_t net_end_ps; /* its last message delivered (0: none) */
+} sim_alone_t;
+
+typedef struct sim_step_opts {
+  /* Per collective of cs, or NULL: its algorithm's run alone on this fabric as an earlier
+   * sim_step of it learned it (nranks 0: not known). A collective that then runs alone
+   * takes these times without its algorithm being simulated; one that something else
+   * meets in the network is simulated alone after all, and a run that differs from what
+   * was given fails the step (TN_INVAL): give only what a step of the same algorithm on
+   * the same fabric learned. The step's results are the same as without. */
+  const sim_alone_t *known;
+  /* res->alone: per collective, its algorithm's run alone where the step ran it so or
+   * was given it (nranks 0 for the others). */
+  bool learn;
+} sim_step_opts_t;
 
 /* Runs the step w (checked by wl_check, which gave cs) on t, collective k of cs running
  * algos[k]: an algo_t of t's NPU count with nodes only on the collective's ranks (a
@@ -191,6 +214,10 @@ typedef struct sim_step_result {
  * on a deadlock. O((nodes + messages * hops) log pending). */
 tn_status_t sim_step(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
                      const algo_t *const *algos, sim_step_result_t *res, tn_err_t *err);
+/* sim_step with opts (NULL: none). */
+tn_status_t sim_step_with(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
+                          const algo_t *const *algos, const sim_step_opts_t *opts,
+                          sim_step_result_t *res, tn_err_t *err);
 void sim_step_result_free(sim_step_result_t *r);
 
 #endif

@@ -41,9 +41,10 @@ typedef struct sim_i_step_stats {
   uint64_t placed;
   uint64_t sent;          /* messages sent into the network (the step's work) */
   uint32_t reused, grown; /* memory given back and taken again; arrays grown */
+  uint32_t given, detailed; /* runs alone taken from opts->known; of them, simulated after all */
 } sim_i_step_stats_t;
 tn_status_t sim_i_step(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
-                       const algo_t *const *algos, unsigned flags, sim_step_result_t *res,
-                       sim_i_step_stats_t *stats, tn_err_t *err);
+                       const algo_t *const *algos, const sim_step_opts_t *opts, unsigned flags,
+                       sim_step_result_t *res, sim_i_step_stats_t *stats, tn_err_t *err);
 
 #endif

@@ -197,6 +197,9 @@ typedef struct step {
   uint8_t *expanded;        /* its nodes were copied in */
   uint8_t *shared;          /* another collective runs its algorithm */
   bool record_all;          /* profile_alone's step: record its one collective */
+  const sim_alone_t *known; /* sim_step_opts_t's */
+  bool learn;
+  uint32_t ngiven, ndetailed; /* profiles made from known; of them, run alone after all */
   uint64_t messages;        /* SENDs */
   struct tmpl **tmpls;      /* &tmpl_list, or a profile's parent's */
 } step_t;
@@ -1190,6 +1193,71 @@ static tn_status_t profile_alone(step_t *s, uint32_t k, profile_t *p, tn_err_t *
   return st;
 }
 
+/* A profile of collective k from what the caller gave (sim_step_opts_t.known): its times
+ * alone, without its nodes' and transmissions' (profile_detail fills those when needed). */
+static tn_status_t profile_given(step_t *s, uint32_t k, profile_t **out, tn_err_t *err) {
+  const sim_alone_t *g = &s->known[k];
+  const wl_coll_t *c = &s->cs->c[k];
+  const tmpl_t *T = s->coll_T[k];
+  *out = NULL;
+  if (g->nranks != c->nranks)
+    return tn_err_set(err, TN_INVAL,
+                      "collective node %" PRIu64 ": its run alone was given for %u ranks, not %u",
+                      c->id, g->nranks, c->nranks);
+  if (T == NULL || T->n == 0 || !T->paired) return TN_OK; /* as rec_start: none */
+  profile_t *p = NULL;
+  tn_status_t st = tn_calloc(1, sizeof *p, &p, err);
+  if (st == TN_OK &&
+      (st = tn_malloc((size_t)c->nranks + 1, sizeof *p->fin_ps, &p->fin_ps, err)) != TN_OK) {
+    free(p);
+    p = NULL;
+  }
+  if (st != TN_OK) return st;
+  tn_vec_init(&p->x, sizeof(xrec_t));
+  p->a = s->algos[k];
+  p->ranks = c->ranks;
+  p->nranks = c->nranks;
+  p->nodes = T->n;
+  memcpy(p->fin_ps, g->fin_ps, c->nranks * sizeof *p->fin_ps);
+  p->net_end_ps = g->net_end_ps;
+  p->ok = true;
+  p->next = s->profs;
+  s->profs = p;
+  s->prof_of[k] = p;
+  s->ngiven++;
+  *out = p;
+  return TN_OK;
+}
+
+/* Fills in what a given profile of collective k lacks by running it alone, which must
+ * take the times given. */
+static tn_status_t profile_detail(step_t *s, uint32_t k, profile_t *p, tn_err_t *err) {
+  profile_t q = {.a = p->a, .ranks = p->ranks, .nranks = p->nranks};
+  tn_vec_init(&q.x, sizeof(xrec_t));
+  s->ndetailed++;
+  tn_status_t st = profile_alone(s, k, &q, err);
+  bool same = st == TN_OK && q.ok && q.nodes == p->nodes && q.net_end_ps == p->net_end_ps &&
+              memcmp(q.fin_ps, p->fin_ps, p->nranks * sizeof *p->fin_ps) == 0;
+  if (same) {
+    p->issue_ps = q.issue_ps;
+    p->done_ps = q.done_ps;
+    tn_vec_free(&p->x);
+    p->x = q.x;
+    q.issue_ps = q.done_ps = NULL;
+    tn_vec_init(&q.x, sizeof(xrec_t));
+  } else if (st == TN_OK) {
+    st = tn_err_set(err, TN_INVAL,
+                    "collective node %" PRIu64 ": its algorithm's run alone takes other times "
+                    "than the ones given for it",
+                    s->cs->c[k].id);
+  }
+  free(q.issue_ps);
+  free(q.done_ps);
+  free(q.fin_ps);
+  tn_vec_free(&q.x);
+  return st;
+}
+
 /* Collective k's instances were all issued in this pass at now: run it apart. */
 static tn_status_t go_apart(step_t *s, uint32_t k, const profile_t *p, uint64_t now,
                             tn_err_t *err) {
@@ -1219,10 +1287,13 @@ static tn_status_t start_colls(step_t *s, uint64_t now, tn_err_t *err) {
   for (uint32_t i = 0; i < s->nstarted && st == TN_OK; i++) {
     uint32_t ki = s->started[i], k = s->inst[ki].coll;
     if (s->pass_count[k] == UINT32_MAX) continue; /* apart */
-    if (s->apart && (s->shared[k] || s->record_all) && s->pass_count[k] == s->cs->c[k].nranks &&
-        s->inflight == 0 && s->vcoll == NONE && s->reck == NONE) {
+    bool given = s->known && s->known[k].nranks != 0;
+    if (s->apart && (s->shared[k] || s->record_all || s->learn || given) &&
+        s->pass_count[k] == s->cs->c[k].nranks && s->inflight == 0 && s->vcoll == NONE &&
+        s->reck == NONE) {
       profile_t *p = profile_find(s, k);
       uint64_t end = 0;
+      if (p == NULL && given && (st = profile_given(s, k, &p, err)) != TN_OK) break;
       if (p && !p->ok && !p->alone && (st = profile_alone(s, k, p, err)) != TN_OK) break;
       if (p && p->ok && tn_time_add(now, p->net_end_ps, &end)) {
         s->pass_count[k] = UINT32_MAX;
@@ -1260,9 +1331,11 @@ static tn_status_t carry_in(step_t *s, uint64_t now, tn_err_t *err) {
   const profile_t *p = s->prof_of[k];
   uint64_t t0 = s->vstart_ps, rel = now - t0;
   uint32_t *cur = NULL;
+  tn_status_t st = TN_OK;
+  if (p->issue_ps == NULL && (st = profile_detail(s, k, s->prof_of[k], err)) != TN_OK) return st;
   s->vcoll = NONE;
   s->ncarried++;
-  tn_status_t st = expand(s, k, err);
+  st = expand(s, k, err);
   if (st == TN_OK) st = tn_malloc((size_t)p->nodes + 1, sizeof *cur, &cur, err);
   if (st != TN_OK) return st;
   uint32_t g0 = s->coll_base[k];
@@ -1339,6 +1412,9 @@ static tn_status_t run(step_t *s, tn_err_t *err) {
 
 void sim_step_result_free(sim_step_result_t *r) {
   if (r == NULL) return;
+  for (uint32_t k = 0; r->alone && k < r->ncolls; k++)
+    free(r->alone[k].fin_ps);
+  free(r->alone);
   free(r->finish_ps);
   free(r->compute_ps);
   free(r->coll_start_ps);
@@ -1372,6 +1448,23 @@ static tn_status_t alloc_apart(step_t *s, tn_err_t *err) {
   return TN_OK;
 }
 
+/* res->alone: each collective's run alone, where its algorithm's profile was recorded or
+ * given (sim_step_opts_t.learn). */
+static tn_status_t learned(step_t *s, tn_err_t *err) {
+  const wl_colls_t *cs = s->cs;
+  tn_status_t st = tn_calloc((size_t)cs->n + 1, sizeof *s->res->alone, &s->res->alone, err);
+  for (uint32_t k = 0; k < cs->n && st == TN_OK; k++) {
+    const profile_t *p = s->algos[k] ? profile_find(s, k) : NULL;
+    sim_alone_t *a = &s->res->alone[k];
+    if (p == NULL || !p->ok) continue;
+    if ((st = tn_malloc((size_t)p->nranks + 1, sizeof *a->fin_ps, &a->fin_ps, err)) != TN_OK) break;
+    memcpy(a->fin_ps, p->fin_ps, p->nranks * sizeof *a->fin_ps);
+    a->nranks = p->nranks;
+    a->net_end_ps = p->net_end_ps;
+  }
+  return st;
+}
+
 /* Builds and runs s (its t, w, cs, algos and res set; routes too, or NULL for its own). */
 static tn_status_t step_exec(step_t *s, tn_err_t *err) {
   const workload_t *w = s->w;
@@ -1399,6 +1492,7 @@ static tn_status_t step_exec(step_t *s, tn_err_t *err) {
       (st = ten_engine_create(s->t, s->routes, &s->e, err)) != TN_OK)
     return st;
   if ((st = run(s, err)) != TN_OK) return st;
+  if (s->learn && (st = learned(s, err)) != TN_OK) return st;
   for (uint32_t r = 0; r < w->npus; r++)
     if (res->finish_ps[r] > res->step_ps) res->step_ps = res->finish_ps[r], res->last_rank = r;
   res->exposed_ps = res->step_ps - res->compute_ps[res->last_rank];
@@ -1447,8 +1541,8 @@ static void step_release(step_t *s) {
 }
 
 tn_status_t sim_i_step(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
-                       const algo_t *const *algos, unsigned flags, sim_step_result_t *res,
-                       sim_i_step_stats_t *stats, tn_err_t *err) {
+                       const algo_t *const *algos, const sim_step_opts_t *opts, unsigned flags,
+                       sim_step_result_t *res, sim_i_step_stats_t *stats, tn_err_t *err) {
   memset(res, 0, sizeof *res);
   if (w->npus != t->npus)
     return tn_err_set(err, TN_INVAL, "the workload has %u ranks, the fabric %u NPUs", w->npus,
@@ -1460,10 +1554,13 @@ tn_status_t sim_i_step(const topo_t *t, const workload_t *w, const wl_colls_t *c
               .npus = w->npus,
               .res = res,
               .apart = (flags & SIM_I_STEP_APART) != 0,
-              .keep = (flags & SIM_I_STEP_KEEP) != 0};
+              .keep = (flags & SIM_I_STEP_KEEP) != 0,
+              .known = opts ? opts->known : NULL,
+              .learn = opts && opts->learn};
   tn_status_t st = step_exec(&s, err);
   if (stats)
-    *stats = (sim_i_step_stats_t){s.napart, s.ncarried, s.nplaced, s.nsent, s.nreused, s.ngrown};
+    *stats = (sim_i_step_stats_t){s.napart,  s.ncarried, s.nplaced, s.nsent,
+                                  s.nreused, s.ngrown,   s.ngiven,  s.ndetailed};
   step_release(&s);
   if (st != TN_OK) sim_step_result_free(res);
   return st;
@@ -1471,5 +1568,11 @@ tn_status_t sim_i_step(const topo_t *t, const workload_t *w, const wl_colls_t *c
 
 tn_status_t sim_step(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
                      const algo_t *const *algos, sim_step_result_t *res, tn_err_t *err) {
-  return sim_i_step(t, w, cs, algos, SIM_I_STEP_APART, res, NULL, err);
+  return sim_i_step(t, w, cs, algos, NULL, SIM_I_STEP_APART, res, NULL, err);
+}
+
+tn_status_t sim_step_with(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
+                          const algo_t *const *algos, const sim_step_opts_t *opts,
+                          sim_step_result_t *res, tn_err_t *err) {
+  return sim_i_step(t, w, cs, algos, opts, SIM_I_STEP_APART, res, NULL, err);
 }

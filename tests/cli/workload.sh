@@ -80,6 +80,73 @@ run "$TENET" sim -t ring-8 w/dp --workload "$D"
 desc="sim --workload text"; expect_rc 0
 grep -q "exposed comm" out.txt && grep -q "ALL_GATHER" out.txt && ok || bad "text: $(head -3 out.txt)"
 
+# The manifest keeps each set's run alone; sim --workload takes it (a step whose
+# collectives overlap, so that some are carried into the network and run alone after all)
+# and gives the same step as with the records taken out or naming another set.
+run "$TENET" workload example mixed -n 8 --layers 12 -s 1MiB --compute-us 2 -o w/mx
+desc="example mixed"; expect_rc 0
+run "$TENET" workload -t ring-8 w/mx -o mx
+desc="workload mixed"; expect_rc 0
+run "$TENET" sim -t ring-8 w/mx --workload mx --json
+desc="sim --workload with the records"; expect_rc 0
+cp out.txt mx_with.json
+cp -r mx mx_without
+cp -r mx mx_other
+cp -r mx mx_bad
+$PY - mx mx_without mx_other mx_bad <<'PYEOF' && ok || bad "alone records"
+import json, sys
+d, without, other = sys.argv[1:4]
+m = json.load(open(d + "/workload.json"))
+assert len(m["fabric_digest"]) == 16, m["fabric_digest"]
+recs = [s for s in m["sets"] if "alone_ps" in s] # the sets run alone in the step
+assert len(recs) >= 3, m["sets"]
+for s in recs:
+    assert len(s["set_id"]) == 16, s
+    v = [int(x) for x in s["alone_ps"].split(" ")]
+    assert len(v) == 9 and max(v[1:]) >= v[0] > 0, s
+for s in recs:
+    del s["alone_ps"]
+json.dump(m, open(without + "/workload.json", "w"))
+m = json.load(open(d + "/workload.json"))
+for s in m["sets"]:
+    if "alone_ps" in s:
+        s["set_id"] = "%016x" % (int(s["set_id"], 16) ^ 1)
+        s["alone_ps"] = " ".join(str(int(x) + 7) for x in s["alone_ps"].split(" "))
+json.dump(m, open(other + "/workload.json", "w"))
+# Records that are not npus + 1 decimal numbers are passed over.
+m = json.load(open(d + "/workload.json"))
+bad = ["", "1 2", "x", " 1 2 3 4 5 6 7 8 9", "1  2 3 4 5 6 7 8 9", "1 2 3 4 5 6 7 8 9 ",
+       "1 2 3 4 5 6 7 8 99999999999999999999999", "-1 2 3 4 5 6 7 8 9", 5, None]
+i = 0
+for s in m["sets"]:
+    if "alone_ps" in s:
+        s["alone_ps"] = bad[i % len(bad)]
+        i += 1
+json.dump(m, open(sys.argv[4] + "/workload.json", "w"))
+PYEOF
+for x in mx_without mx_other mx_bad; do
+  run "$TENET" sim -t ring-8 w/mx --workload $x --json
+  desc="sim --workload $x"; expect_rc 0
+  sed "s#\"dir\":\"[^\"]*\"##" out.txt > a.json
+  sed "s#\"dir\":\"[^\"]*\"##" mx_with.json > b.json
+  cmp -s a.json b.json && ok || bad "$x: another step than with the records"
+done
+# Records that do name the set are taken as they are; here a collective is met in the
+# network, run alone after all and found to differ from its record: an error.
+cp -r mx mx_off
+$PY - mx_off <<'PYEOF' && ok || bad "records off by 7 ps"
+import json, sys
+m = json.load(open(sys.argv[1] + "/workload.json"))
+for s in m["sets"]:
+    if "alone_ps" in s:
+        s["alone_ps"] = " ".join(str(int(x) + 7) for x in s["alone_ps"].split(" "))
+json.dump(m, open(sys.argv[1] + "/workload.json", "w"))
+PYEOF
+SUBCMD=sim
+expect_fail 1 "sim --workload, records off" "$TENET" sim -t ring-8 w/mx --workload mx_off
+expect_msg "other times than the ones given"
+SUBCMD=workload
+
 # Again into the same directory: replaced whole, every set from the one it replaces.
 cp -r "$D/sets" sets.before
 run "$TENET" workload -t ring-8 w/dp -o "$D" -a ring --json

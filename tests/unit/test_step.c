@@ -297,25 +297,57 @@ static void same_result(const sim_step_result_t *a, const sim_step_result_t *b) 
   }
 }
 
+static void same_alone(const sim_step_result_t *a, const sim_step_result_t *b) {
+  for (uint32_t k = 0; k < a->ncolls; k++) {
+    assert_int_equal(a->alone[k].nranks, b->alone[k].nranks);
+    assert_int_equal(a->alone[k].net_end_ps, b->alone[k].net_end_ps);
+    for (uint32_t j = 0; j < a->alone[k].nranks; j++)
+      assert_int_equal(a->alone[k].fin_ps[j], b->alone[k].fin_ps[j]);
+  }
+}
+
 /* Runs w on t with and without the shortcut, checks the results are equal to the
- * picosecond, and adds what the shortcut did to *sum. */
+ * picosecond, and adds what the shortcut did to *sum. The shortcut's run learns each
+ * collective's run alone; a third run given those (sim_step_opts_t.known) is the same
+ * step too and learns them again, and one given them a picosecond off where some must be
+ * simulated fails. */
 static void both_ways(const topo_t *t, const workload_t *w, const wl_colls_t *cs,
                       const algo_t *const *a, sim_i_step_stats_t *sum) {
-  sim_step_result_t on, off;
-  sim_i_step_stats_t st = {0}, st_off = {0};
+  sim_step_result_t on, off, again;
+  sim_i_step_stats_t st = {0}, st_off = {0}, sg = {0};
+  sim_step_opts_t learn = {.learn = true};
   tn_err_clear(&tu_err_);
-  TU_OK(sim_i_step(t, w, cs, a, SIM_I_STEP_KEEP, &off, &st_off, &tu_err_));
-  TU_OK(sim_i_step(t, w, cs, a, SIM_I_STEP_APART, &on, &st, &tu_err_));
+  TU_OK(sim_i_step(t, w, cs, a, NULL, SIM_I_STEP_KEEP, &off, &st_off, &tu_err_));
+  TU_OK(sim_i_step(t, w, cs, a, &learn, SIM_I_STEP_APART, &on, &st, &tu_err_));
   assert_int_equal(st_off.apart, 0);
   assert_int_equal(st_off.reused, 0);
+  assert_int_equal(st.given, 0);
   same_result(&on, &off);
+  sim_step_opts_t given = {.known = on.alone, .learn = true};
+  TU_OK(sim_i_step(t, w, cs, a, &given, SIM_I_STEP_APART, &again, &sg, &tu_err_));
+  same_result(&again, &off);
+  same_alone(&again, &on);
+  if (sg.detailed > 0) { /* a run alone that does not match is met */
+    for (uint32_t k = 0; k < cs->n; k++)
+      for (uint32_t j = 0; j < on.alone[k].nranks; j++)
+        on.alone[k].fin_ps[j]++;
+    sim_step_result_t bad;
+    tn_err_clear(&tu_err_);
+    assert_int_equal(sim_i_step(t, w, cs, a, &given, SIM_I_STEP_APART, &bad, NULL, &tu_err_),
+                     TN_INVAL);
+    assert_non_null(strstr(tu_err_.msg, "other times than the ones given"));
+    tn_err_clear(&tu_err_);
+  }
   sum->apart += st.apart;
   sum->carried += st.carried;
   sum->placed += st.placed;
   sum->reused += st.reused;
   sum->grown += st.grown;
+  sum->given += sg.given;
+  sum->detailed += sg.detailed;
   sim_step_result_free(&on);
   sim_step_result_free(&off);
+  sim_step_result_free(&again);
 }
 
 static uint64_t rnd(uint64_t *x) {
@@ -459,8 +491,12 @@ static void test_apart_random(void **state) {
   /* Finished collectives' memory was taken again, and the arrays grew to fit. */
   assert_true(sum.reused > 100);
   assert_true(sum.grown > 20);
-  fprintf(stderr, "apart %u carried %u placed %llu reused %u grown %u\n", sum.apart, sum.carried,
-          (unsigned long long)sum.placed, sum.reused, sum.grown);
+  /* Given runs alone were taken, and some simulated after all when met in the network. */
+  assert_true(sum.given > 20);
+  assert_true(sum.detailed > 3);
+  fprintf(stderr, "apart %u carried %u placed %llu reused %u grown %u given %u detailed %u\n",
+          sum.apart, sum.carried, (unsigned long long)sum.placed, sum.reused, sum.grown, sum.given,
+          sum.detailed);
   topo_free(mesh);
   topo_free(r8);
   topo_free(star);
