@@ -1098,6 +1098,26 @@ static void rec_fin(step_t *s, uint32_t ki, uint64_t now) {
   if (--s->rec_left == 0) rec_stop(s, true);
 }
 
+/* A new profile of collective k's algorithm (its key, node count and zeroed fin_ps), not
+ * yet listed. */
+static tn_status_t profile_new(step_t *s, uint32_t k, profile_t **out, tn_err_t *err) {
+  const wl_coll_t *c = &s->cs->c[k];
+  profile_t *p = NULL;
+  tn_status_t st = tn_calloc(1, sizeof *p, &p, err);
+  if (st != TN_OK) return st;
+  tn_vec_init(&p->x, sizeof(xrec_t));
+  p->a = s->algos[k];
+  p->ranks = c->ranks;
+  p->nranks = c->nranks;
+  p->nodes = s->coll_T[k]->n;
+  if ((st = tn_calloc((size_t)c->nranks + 1, sizeof *p->fin_ps, &p->fin_ps, err)) != TN_OK) {
+    profile_free(p);
+    p = NULL;
+  }
+  *out = p;
+  return st;
+}
+
 /* Starts recording collective k, whose COLLs were all issued in this pass at now. */
 static tn_status_t rec_start(step_t *s, uint32_t k, uint64_t now, tn_err_t *err) {
   const tmpl_t *T = s->coll_T[k];
@@ -1105,16 +1125,10 @@ static tn_status_t rec_start(step_t *s, uint32_t k, uint64_t now, tn_err_t *err)
   if (T == NULL || T->n == 0 || !T->paired) return TN_OK;
   profile_t *p = NULL;
   tn_status_t st = expand(s, k, err); /* its nodes' place: rec_base */
-  if (st == TN_OK) st = tn_calloc(1, sizeof *p, &p, err);
+  if (st == TN_OK) st = profile_new(s, k, &p, err);
   if (st != TN_OK) return st;
-  tn_vec_init(&p->x, sizeof(xrec_t));
-  p->a = s->algos[k];
-  p->ranks = c->ranks;
-  p->nranks = c->nranks;
-  p->nodes = T->n;
   if ((st = tn_malloc(T->n, sizeof *p->issue_ps, &p->issue_ps, err)) != TN_OK ||
-      (st = tn_malloc(T->n, sizeof *p->done_ps, &p->done_ps, err)) != TN_OK ||
-      (st = tn_calloc((size_t)c->nranks + 1, sizeof *p->fin_ps, &p->fin_ps, err)) != TN_OK) {
+      (st = tn_malloc(T->n, sizeof *p->done_ps, &p->done_ps, err)) != TN_OK) {
     profile_free(p);
     return st;
   }
@@ -1206,18 +1220,8 @@ static tn_status_t profile_given(step_t *s, uint32_t k, profile_t **out, tn_err_
                       c->id, g->nranks, c->nranks);
   if (T == NULL || T->n == 0 || !T->paired) return TN_OK; /* as rec_start: none */
   profile_t *p = NULL;
-  tn_status_t st = tn_calloc(1, sizeof *p, &p, err);
-  if (st == TN_OK &&
-      (st = tn_malloc((size_t)c->nranks + 1, sizeof *p->fin_ps, &p->fin_ps, err)) != TN_OK) {
-    free(p);
-    p = NULL;
-  }
+  tn_status_t st = profile_new(s, k, &p, err);
   if (st != TN_OK) return st;
-  tn_vec_init(&p->x, sizeof(xrec_t));
-  p->a = s->algos[k];
-  p->ranks = c->ranks;
-  p->nranks = c->nranks;
-  p->nodes = T->n;
   memcpy(p->fin_ps, g->fin_ps, c->nranks * sizeof *p->fin_ps);
   p->net_end_ps = g->net_end_ps;
   p->ok = true;
