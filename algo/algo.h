@@ -111,10 +111,10 @@ static inline const algo_node_t *algo_node(const algo_t *a, uint32_t r, uint32_t
   return &TN_VEC_AT(&a->ranks[r].nodes, algo_node_t, id);
 }
 static inline const uint32_t *algo_node_deps(const algo_t *a, uint32_t r, const algo_node_t *n) {
-  return &TN_VEC_AT(&a->ranks[r].deps, uint32_t, n->dep_off);
+  return TN_VEC_SLICE(&a->ranks[r].deps, uint32_t, n->dep_off);
 }
 static inline const uint32_t *algo_node_chunks(const algo_t *a, uint32_t r, const algo_node_t *n) {
-  return &TN_VEC_AT(&a->ranks[r].chunks, uint32_t, n->chunk_off);
+  return TN_VEC_SLICE(&a->ranks[r].chunks, uint32_t, n->chunk_off);
 }
 
 /* Total nodes and messages (SENDs) over all ranks. */

@@ -105,10 +105,10 @@ typedef struct worker {
 } worker_t;
 
 static const uint32_t *xchunks(const schedule_t *s, const sched_xfer_t *x) {
-  return &TN_VEC_AT(&s->chunks, uint32_t, x->chunk_off);
+  return TN_VEC_SLICE(&s->chunks, uint32_t, x->chunk_off);
 }
 static const uint32_t *xdeps(const schedule_t *s, const sched_xfer_t *x) {
-  return &TN_VEC_AT(&s->deps, uint32_t, x->dep_off);
+  return TN_VEC_SLICE(&s->deps, uint32_t, x->dep_off);
 }
 
 /* The rank that sends transfer x in phase p, and the one that receives it. */

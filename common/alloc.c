@@ -94,6 +94,8 @@ void tn_alloc_setup(void) {
 #endif
 }
 
+const max_align_t tn_vec_nothing;
+
 /* tn_calloc and tn_malloc: n*size checked, a zero-size request still gets a unique
  * pointer. */
 static tn_status_t alloc(size_t n, size_t size, bool zeroed, void *out, tn_err_t *err) {

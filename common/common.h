@@ -115,6 +115,12 @@ tn_status_t tn_vec_reserve_exact(tn_vec_t *v, size_t cap, tn_err_t *err);
  * written (pushed or stored up to len) before they are read. */
 tn_status_t tn_vec_reserve_exact_uninit(tn_vec_t *v, size_t cap, tn_err_t *err);
 #define TN_VEC_AT(v, type, i) (((type *)(v)->data)[i])
+/* &TN_VEC_AT(v, type, i) for a slice that may be empty: while the vector has no storage,
+ * a pointer to tn_vec_nothing instead of NULL + i (which C leaves undefined even for i = 0,
+ * and clang's UBSan reports); an empty slice is never read. */
+extern const max_align_t tn_vec_nothing;
+#define TN_VEC_SLICE(v, type, i)                                                                   \
+  ((v)->data ? (const type *)(v)->data + (i) : (const type *)(const void *)&tn_vec_nothing)
 
 /* Overflow-checked arithmetic on sizes: returns false on overflow. Inline: the simulator
  * checks every link's times and byte counts with them on each hop. */
