@@ -12,14 +12,13 @@
  * `tenet sim --workload` does. Must never crash, hang or leak; every failure has a
  * message. The scratch directory is removed at exit. */
 #include <cjson/cJSON.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/workload.h"
+#include "emit/emit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -31,20 +30,6 @@ static cJSON *base; /* the manifest as written, sets renamed */
 static void cleanup(void) {
   if (dir[0]) tn_remove_tree(dir);
   cJSON_Delete(base);
-}
-
-/* cmd(argc, argv) with its stdout sent to /dev/null; its exit code. */
-static int quiet(int (*cmd)(int, char **), int argc, char **argv) {
-  fflush(stdout);
-  int saved = dup(1), fd = open("/dev/null", O_WRONLY);
-  if (saved < 0 || fd < 0) return 1;
-  dup2(fd, 1);
-  close(fd);
-  int rc = cmd(argc, argv);
-  fflush(stdout);
-  dup2(saved, 1);
-  close(saved);
-  return rc;
 }
 
 static bool put(const char *path, const char *text, size_t len) {
@@ -92,21 +77,23 @@ static bool setup(void) {
   snprintf(prefix, sizeof prefix, "%s/w/mx", dir);
   snprintf(out, sizeof out, "%s/out", dir);
   snprintf(manifest, sizeof manifest, "%s/%s", out, CLI_WL_MANIFEST);
-  static char ex_args[][16] = {"workload", "example", "mixed", "-n", "8", "--layers",
-                               "12", "-s", "1MiB", "--compute-us", "2", "-o"};
-  static char mk_args[][16] = {"workload", "-t", "ring-8", "-o", "-j", "1"};
-  char *ex[14], *mk[9];
-  for (int k = 0; k < 12; k++)
-    ex[k] = ex_args[k];
-  ex[12] = prefix, ex[13] = NULL;
-  char *mk_order[] = {mk_args[0], mk_args[1], mk_args[2], prefix, mk_args[3],
-                      out,        mk_args[4], mk_args[5], NULL};
-  memcpy(mk, mk_order, sizeof mk);
-  if (quiet(cmd_workload, 13, ex) != 0 || quiet(cmd_workload, 8, mk) != 0) return false;
+  /* tenet workload example mixed -n 8 --layers 12 -s 1MiB --compute-us 2 -o PREFIX, then
+   * tenet workload -t ring-8 PREFIX -o OUT -j 1 */
+  wl_example_opts_t o = {.npus = NPUS, .layers = 12, .bytes = 1u << 20, .compute_us = 2, .seed = 1};
+  workload_t *w = NULL;
+  cli_wl_plan_t p = {.prefix = prefix, .topo_arg = "ring-8", .jobs = 1, .aware = true};
+  tn_err_t err = {0};
+  bool made = wl_example(WL_EX_MIXED, &o, &w, &err) == TN_OK &&
+              emit_chakra_write_wl(w, prefix, &err) == TN_OK &&
+              cli_synth_opts(NULL, NULL, NULL, &p.so, &err) == TN_OK &&
+              cli_rundir_plan(&p.d, out, "workload", CLI_WL_MANIFEST, &err) == TN_OK &&
+              cli_wl_load(&p, &err) == TN_OK && cli_wl_make_sets(&p, &err) == TN_OK &&
+              cli_wl_write(&p, &err) == TN_OK;
+  wl_free(w);
+  cli_wl_plan_free(&p);
   char *text = NULL;
   size_t len = 0;
-  tn_err_t err = {0};
-  if (tn_read_file(manifest, 1u << 24, &text, &len, &err) != TN_OK) return false;
+  if (!made || tn_read_file(manifest, 1u << 24, &text, &len, &err) != TN_OK) return false;
   base = cJSON_ParseWithLength(text, len);
   free(text);
   return base != NULL && rename_sets(base);
