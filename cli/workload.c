@@ -205,16 +205,16 @@ static char *time_path(const char *prefix) {
   return path;
 }
 
-/* The time NAME.time holds for set a, or 0 when it is absent, unreadable or names another
- * set. */
-static uint64_t stored_time(const char *prefix, const algo_t *a) {
+/* The time NAME.time holds for the set of read id `id`, or 0 when it is absent, unreadable
+ * or names another set. */
+static uint64_t stored_time(const char *prefix, uint64_t id_want) {
   char *path = time_path(prefix), *text = NULL;
   size_t len = 0;
   uint64_t id = 0, ps = 0;
   char tail = 0;
   bool ok = path && tn_read_file(path, 256, &text, &len, &(tn_err_t){0}) == TN_OK &&
             sscanf(text, TIME_MAGIC " %16" SCNx64 " %20" SCNu64 "%c", &id, &ps, &tail) == 3 &&
-            tail == '\n' && id != 0 && id == emit_chakra_read_id(a);
+            tail == '\n' && id != 0 && id == id_want;
   free(text);
   free(path);
   return ok ? ps : 0;
@@ -222,11 +222,10 @@ static uint64_t stored_time(const char *prefix, const algo_t *a) {
 
 /* Writes NAME.time for set a of time_ps (best effort: a cache that cannot take it only
  * costs a simulation the next time). */
-static void store_time(const char *prefix, const algo_t *a, uint64_t time_ps) {
+static void store_time(const char *prefix, uint64_t id, uint64_t time_ps) {
   char *path = time_path(prefix);
   char text[96];
-  snprintf(text, sizeof text, TIME_MAGIC " %016" PRIx64 " %" PRIu64 "\n", emit_chakra_read_id(a),
-           time_ps);
+  snprintf(text, sizeof text, TIME_MAGIC " %016" PRIx64 " %" PRIu64 "\n", id, time_ps);
   tn_outfile_t o = {0};
   tn_err_t e = {0};
   if (path && time_ps != 0 && tn_outfile_open(&o, path, &e) == TN_OK) {
@@ -264,7 +263,8 @@ static bool from_cache(const cli_wl_plan_t *p, const topo_t *t, const char *dir,
       s->cached = hit = true;
       snprintf(s->source, sizeof s->source, "%s", prefix);
       snprintf(s->method, sizeof s->method, "%s", s->algo->name);
-      s->time_ps = stored_time(prefix, s->algo);
+      s->read_id = emit_chakra_read_id(s->algo);
+      s->time_ps = stored_time(prefix, s->read_id);
     }
     algo_free(a);
   }
@@ -328,7 +328,7 @@ static void make_job(void *arg, size_t item, unsigned worker) {
     sim_result_t sr = {0};
     if ((st = sim_run(t, s->algo, NULL, &sr, e)) == TN_OK) s->time_ps = sr.time_ps;
     sim_result_free(&sr);
-    if (st == TN_OK && in_cache) store_time(s->source, s->algo, s->time_ps);
+    if (st == TN_OK && in_cache) store_time(s->source, s->read_id, s->time_ps);
   }
   if (st == TN_OK && p->cache && !s->cached) {
     /* Stored, then linked into the directory from there (fill_dir) rather than written
@@ -337,7 +337,8 @@ static void make_job(void *arg, size_t item, unsigned worker) {
     char *prefix = NULL;
     if ((st = cli_path_join(p->cache, s->name, &prefix, e)) == TN_OK &&
         (st = emit_chakra_write(s->algo, prefix, e)) == TN_OK) {
-      store_time(prefix, s->algo, s->time_ps);
+      if (s->read_id == 0) s->read_id = emit_chakra_read_id(s->algo);
+      store_time(prefix, s->read_id, s->time_ps);
       snprintf(s->source, sizeof s->source, "%s", prefix);
     }
     free(prefix);
@@ -508,6 +509,7 @@ typedef struct read_ctx {
   const char **names; /* per set: its name in the manifest ("" none, NULL not needed) */
   topo_t **topos;     /* one copy per worker */
   uint32_t *order;    /* the sets, largest first (NULL: set order) */
+  bool ids;           /* the manifest's runs alone may apply: each set's read_id wanted */
 } read_ctx_t;
 
 /* Reads the item-th set (cli_job_fn); a failure is kept in its err. */
@@ -523,7 +525,7 @@ static void read_job(void *arg, size_t item, unsigned worker) {
   if (st == TN_OK && (st = cli_path_join(c->dir, name, &prefix, &s->err)) == TN_OK &&
       (st = cli_read_set(prefix, c->topos[worker], &s->algo, &s->err)) == TN_OK) {
     snprintf(s->method, sizeof s->method, "%s", s->algo->name);
-    s->read_id = emit_chakra_read_id(s->algo);
+    if (c->ids) s->read_id = emit_chakra_read_id(s->algo); /* a pass over the set: on demand */
   }
   if (st != TN_OK && s->err.status == TN_OK) s->err.status = st;
   free(prefix);
@@ -560,17 +562,20 @@ static bool parse_alone(const char *text, uint32_t npus, sim_alone_t *a, tn_err_
   return true;
 }
 
-/* Takes each set's run alone from the manifest m where this tenet (tenet_source) made it
- * on this fabric (fabric_digest) for the very set read (set_id); a record that does not
- * fit is passed over (its collectives are simulated). */
-static tn_status_t alone_records(cli_wl_plan_t *p, const cJSON *m, const char **names,
-                                 tn_err_t *err) {
+/* Whether manifest m's runs alone may apply: this tenet (tenet_source) made them on this
+ * fabric (fabric_digest). */
+static bool records_apply(const cli_wl_plan_t *p, const cJSON *m) {
   const cJSON *src = member(m, "tenet_source"), *fab = member(m, "fabric_digest");
   char hex[24];
   snprintf(hex, sizeof hex, "%016" PRIx64, p->digest);
-  if (!cJSON_IsString(src) || strcmp(src->valuestring, TENET_SOURCE_DIGEST) != 0 ||
-      !cJSON_IsString(fab) || strcmp(fab->valuestring, hex) != 0)
-    return TN_OK;
+  return cJSON_IsString(src) && strcmp(src->valuestring, TENET_SOURCE_DIGEST) == 0 &&
+         cJSON_IsString(fab) && strcmp(fab->valuestring, hex) == 0;
+}
+
+/* Takes each set's run alone from the manifest m (records_apply) for the very set read
+ * (set_id); a record that does not fit is passed over (its collectives are simulated). */
+static tn_status_t alone_records(cli_wl_plan_t *p, const cJSON *m, const char **names,
+                                 tn_err_t *err) {
   tn_status_t st = TN_OK;
   const cJSON *it;
   cJSON_ArrayForEach(it, member(m, "sets")) {
@@ -609,7 +614,7 @@ tn_status_t cli_wl_read_dir(cli_wl_plan_t *p, const char *dir, tn_err_t *err) {
   /* Each collective of the workload that has a set slot needs its set named; the sets
    * are read on every core, and the first collective in order whose set is missing or
    * cannot be read is the one reported. */
-  read_ctx_t rc = {p, dir, NULL, NULL, NULL};
+  read_ctx_t rc = {p, dir, NULL, NULL, NULL, records_apply(p, m)};
   unsigned jobs = p->jobs ? p->jobs : cli_cores();
   if (jobs > p->nsets) jobs = p->nsets ? p->nsets : 1;
   if ((st = tn_calloc((size_t)p->nsets + 1, sizeof *rc.names, &rc.names, err)) == TN_OK)
@@ -658,7 +663,7 @@ tn_status_t cli_wl_read_dir(cli_wl_plan_t *p, const char *dir, tn_err_t *err) {
     topo_free(rc.topos[w]);
   free(rc.topos);
   free(rc.names);
-  if (st == TN_OK) st = alone_records(p, m, dir_names, err);
+  if (st == TN_OK && rc.ids) st = alone_records(p, m, dir_names, err);
   free(dir_names);
   if (st != TN_OK) goto out;
   if (st == TN_OK) st = bases_parallel(p, err);
@@ -828,7 +833,7 @@ static bool add_alone(const cli_wl_plan_t *p, uint32_t i, cJSON *x) {
   for (uint32_t r = 0; r < a->nranks; r++)
     tn_sb_printf(&b, " %" PRIu64, a->fin_ps[r]);
   char id[24];
-  snprintf(id, sizeof id, "%016" PRIx64, emit_chakra_read_id(p->sets[i].algo));
+  snprintf(id, sizeof id, "%016" PRIx64, p->sets[i].read_id);
   bool ok = b.st == TN_OK && cJSON_AddStringToObject(x, "set_id", id) &&
             cJSON_AddStringToObject(x, "alone_ps", b.v.data);
   tn_vec_free(&b.v);
@@ -964,6 +969,7 @@ static void fill_job(void *arg, size_t item, unsigned worker) {
              !(s->source[0] && link_set(s->source, prefix, c->p->t->npus))) {
     st = emit_chakra_write(s->algo, prefix, &s->err);
   }
+  if (st == TN_OK && s->read_id == 0) s->read_id = emit_chakra_read_id(s->algo); /* set_id */
   if (st != TN_OK && s->err.status == TN_OK) s->err.status = st;
   free(prefix);
 }
@@ -1156,12 +1162,22 @@ static void sim_print(const cli_wl_plan_t *p, const char *dir) {
   cli_table_free(&t);
 }
 
+/* Whether the manifest gave any set's run alone (alone_records). */
+static bool has_records(const cli_wl_plan_t *p) {
+  for (uint32_t i = 0; i < p->nsets; i++)
+    if (p->sets[i].alone.nranks != 0) return true;
+  return false;
+}
+
 int cli_wl_sim(const char *topo, const char *prefix, const char *dir, bool json) {
   cli_wl_plan_t p = {.prefix = prefix, .topo_arg = topo};
   tn_err_t err = {0};
   int code = 0;
-  if (cli_wl_load(&p, &err) != TN_OK || cli_wl_read_dir(&p, dir, &err) != TN_OK ||
-      cli_wl_predict(&p, &err) != TN_OK) {
+  tn_status_t st = cli_wl_load(&p, &err);
+  if (st == TN_OK) st = cli_wl_read_dir(&p, dir, &err);
+  if (st == TN_OK && (st = cli_wl_predict(&p, &err)) == TN_INVAL && has_records(&p))
+    tn_err_prefix(&err, "%s/%s", dir, CLI_WL_MANIFEST); /* the step met a record it doubts */
+  if (st != TN_OK) {
     code = cli_report("sim", &err);
   } else if (json) {
     code = cli_json_print("sim", sim_json(&p, dir));

@@ -27,7 +27,9 @@ typedef struct cli_wl_set {
   bool cached;       /* read from the cache instead of synthesized */
   char source[4096]; /* the prefix of its files in the cache (read or stored there) or in
                         the directory replaced: they are linked, not rewritten; "" none */
-  uint64_t read_id;  /* emit_chakra_read_id of algo (set by cli_wl_read_dir) */
+  uint64_t read_id;  /* emit_chakra_read_id of algo, 0 until wanted: the cache's NAME.time
+                        and the manifest's set_id name it (cli_wl_make_sets, cli_wl_write),
+                        and cli_wl_read_dir checks it against the manifest's records */
   sim_alone_t alone; /* its run alone in tenet's step, as DIR's manifest holds it when that
                         was made by this tenet on this fabric for this very set (else
                         nranks 0): sim_step_opts_t.known */
