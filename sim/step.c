@@ -475,12 +475,17 @@ static uint32_t key_of(keymap_t *m, uint32_t src, uint32_t dst, int32_t tag, uin
  * node are the ones outside it), shifted by the collective's first node; its messages pair
  * among themselves, so their keys are the template's, shifted by the collective's key base,
  * and a key with one SEND and one RECV pairs them for good (see pair_unique). */
+/* What a template keeps per node beyond the algorithm's own node: its first successor and
+ * its key, local (expand reads the rest from the algorithm). */
+typedef struct tnode {
+  uint32_t succ_off, keyid, qnext; /* keyid NONE, PAIRED (qnext the partner) or a key */
+} tnode_t;
+
 typedef struct tmpl {
   const algo_t *a;
   uint32_t n;         /* nodes */
   uint32_t *rank_off; /* npus + 1: node i of rank r is rank_off[r] + i */
-  xnode_t *nodes;     /* n + 1 (a sentinel holding nsucc): inst unset; keyid local or
-                         PAIRED (qnext the partner), succ_off local */
+  tnode_t *nodes;     /* n + 1 (a sentinel holding nsucc) */
   uint32_t *succ;     /* local indices */
   uint32_t nsucc, nkeys, nsends;
   bool paired; /* every SEND and RECV alone on its key */
@@ -497,6 +502,24 @@ static void tmpl_free(tmpl_t *t) {
     free(t->succ);
     free(t);
     t = n;
+  }
+}
+
+/* Node i of rank r of an algorithm as the step runs it: every field but inst, succ_off,
+ * keyid and qnext, which the template gives. */
+static void algo_xnode(const algo_node_t *y, uint32_t r, xnode_t *n) {
+  *n = (xnode_t){0};
+  n->rank = r;
+  n->cls = R_INNER;
+  n->root = y->ndeps == 0;
+  n->pending = n->root ? 1 : y->ndeps; /* a root waits for its COLL */
+  n->op = y->op == ALGO_SEND ? X_SEND : y->op == ALGO_RECV ? X_RECV : X_COMP;
+  if (y->op == ALGO_COMP) {
+    n->arg = y->duration_us ? y->duration_us * 1000000u : COMP_ZERO_PS;
+  } else {
+    n->peer = (uint32_t)y->peer;
+    n->tag = y->tag;
+    n->arg = y->bytes;
   }
 }
 
@@ -525,38 +548,27 @@ static tn_status_t tmpl_fill(tmpl_t *T, tn_err_t *err) {
       msgs += algo_node(a, r, i)->op != ALGO_COMP;
   }
   if ((st = keymap_init(&m, msgs, err)) != TN_OK) goto out;
-  xnode_t *X = T->nodes;
+  tnode_t *N = T->nodes;
   for (uint32_t r = 0; r < a->npus; r++)
     for (uint32_t i = 0; i < algo_rank_len(a, r); i++) {
       const algo_node_t *y = algo_node(a, r, i);
-      xnode_t *n = &X[T->rank_off[r] + i];
-      n->rank = r;
-      n->cls = R_INNER;
+      tnode_t *n = &N[T->rank_off[r] + i];
       n->keyid = NONE;
-      n->root = y->ndeps == 0;
-      n->pending = n->root ? 1 : y->ndeps; /* a root waits for its COLL */
-      n->op = y->op == ALGO_SEND ? X_SEND : y->op == ALGO_RECV ? X_RECV : X_COMP;
-      if (y->op == ALGO_COMP) {
-        n->arg = y->duration_us ? y->duration_us * 1000000u : COMP_ZERO_PS;
-      } else {
+      if (y->op != ALGO_COMP) {
         uint32_t peer = (uint32_t)y->peer;
-        n->peer = peer;
-        n->tag = y->tag;
-        n->arg = y->bytes;
         n->keyid = y->op == ALGO_SEND ? key_of(&m, r, peer, y->tag, y->bytes)
                                       : key_of(&m, peer, r, y->tag, y->bytes);
+        T->nsends += y->op == ALGO_SEND;
       }
       const uint32_t *d = algo_node_deps(a, r, y);
       for (uint32_t j = 0; j < y->ndeps; j++)
-        X[T->rank_off[r] + d[j]].succ_off++; /* count successors first */
+        N[T->rank_off[r] + d[j]].succ_off++; /* count successors first */
     }
   T->nkeys = m.n;
-  for (uint32_t g = 0; g < T->n; g++)
-    T->nsends += X[g].op == X_SEND;
   uint32_t off = 0;
   for (uint32_t h = 0; h <= T->n; h++) {
-    uint32_t c = h < T->n ? X[h].succ_off : 0;
-    X[h].succ_off = off;
+    uint32_t c = h < T->n ? N[h].succ_off : 0;
+    N[h].succ_off = off;
     if (h < T->n) fill[h] = off;
     off += c;
   }
@@ -572,25 +584,28 @@ static tn_status_t tmpl_fill(tmpl_t *T, tn_err_t *err) {
   if ((st = tn_malloc((size_t)T->nkeys + 1, sizeof *kq, &kq, err)) != TN_OK) goto out;
   for (uint32_t q = 0; q < T->nkeys; q++)
     kq[q] = (keyq_t){0, NONE, 0, NONE};
-  for (uint32_t g = 0; g < T->n; g++) {
-    if (X[g].keyid == NONE) continue;
-    keyq_t *q = &kq[X[g].keyid];
-    if (X[g].op == X_SEND)
-      q->msg_head++, q->msg_tail = g;
-    else
-      q->recv_head++, q->recv_tail = g;
-  }
-  T->paired = true;
-  for (uint32_t g = 0; g < T->n; g++) {
-    if (X[g].keyid == NONE) continue;
-    const keyq_t *q = &kq[X[g].keyid];
-    if (q->msg_head == 1 && q->recv_head == 1) {
-      X[g].qnext = X[g].op == X_SEND ? q->recv_tail : q->msg_tail;
-      X[g].keyid = PAIRED;
-    } else {
-      T->paired = false;
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t g = T->rank_off[r]; g < T->rank_off[r + 1]; g++) {
+      if (N[g].keyid == NONE) continue;
+      keyq_t *q = &kq[N[g].keyid];
+      if (algo_node(a, r, g - T->rank_off[r])->op == ALGO_SEND)
+        q->msg_head++, q->msg_tail = g;
+      else
+        q->recv_head++, q->recv_tail = g;
     }
-  }
+  T->paired = true;
+  for (uint32_t r = 0; r < a->npus; r++)
+    for (uint32_t g = T->rank_off[r]; g < T->rank_off[r + 1]; g++) {
+      if (N[g].keyid == NONE) continue;
+      const keyq_t *q = &kq[N[g].keyid];
+      if (q->msg_head == 1 && q->recv_head == 1) {
+        N[g].qnext =
+            algo_node(a, r, g - T->rank_off[r])->op == ALGO_SEND ? q->recv_tail : q->msg_tail;
+        N[g].keyid = PAIRED;
+      } else {
+        T->paired = false;
+      }
+    }
 out:
   keymap_free(&m);
   free(fill);
@@ -777,22 +792,24 @@ static tn_status_t expand(step_t *s, uint32_t k, tn_err_t *err) {
   s->coll_soff[k] = off;
   s->coll_kbase[k] = kbase;
   xnode_t *X = s->nodes + base;
-  memcpy(X, T->nodes, T->n * sizeof *X);
   memset(&X[T->n], 0, sizeof *X);
   X[T->n].succ_off = off + T->nsucc; /* ends the last node's successors */
   const wl_coll_t *c = &s->cs->c[k];
   for (uint32_t q = 0; q < c->nranks; q++) {
     uint32_t ki = s->coll_inst[k] + q, r = c->ranks[q];
     s->inst[ki].first = base + T->rank_off[r];
-    for (uint32_t h = T->rank_off[r]; h < T->rank_off[r + 1]; h++)
-      X[h].inst = ki;
-  }
-  for (uint32_t h = 0; h < T->n; h++) {
-    X[h].succ_off += off;
-    if (X[h].keyid == PAIRED)
-      X[h].qnext += base;
-    else if (X[h].keyid != NONE)
-      X[h].keyid += kbase;
+    for (uint32_t h = T->rank_off[r]; h < T->rank_off[r + 1]; h++) {
+      const tnode_t *t = &T->nodes[h];
+      xnode_t *x = &X[h];
+      algo_xnode(algo_node(T->a, r, h - T->rank_off[r]), r, x);
+      x->inst = ki;
+      x->succ_off = t->succ_off + off;
+      x->keyid = t->keyid;
+      if (t->keyid == PAIRED)
+        x->qnext = t->qnext + base;
+      else if (t->keyid != NONE)
+        x->keyid = t->keyid + kbase;
+    }
   }
   for (uint32_t e = 0; e < T->nsucc; e++)
     s->succ[off + e] = T->succ[e] + base;
