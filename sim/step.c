@@ -470,17 +470,17 @@ static uint32_t key_of(keymap_t *m, uint32_t src, uint32_t dst, int32_t tag, uin
   return m->n++;
 }
 
-/* An algorithm's nodes as the step lays them out, made once however many collectives run
- * it: a collective's algorithm nodes are its template's, rank by rank (the ranks without a
- * node are the ones outside it), shifted by the collective's first node; its messages pair
- * among themselves, so their keys are the template's, shifted by the collective's key base,
- * and a key with one SEND and one RECV pairs them for good (see pair_unique). */
 /* What a template keeps per node beyond the algorithm's own node: its first successor and
  * its key, local (expand reads the rest from the algorithm). */
 typedef struct tnode {
   uint32_t succ_off, keyid, qnext; /* keyid NONE, PAIRED (qnext the partner) or a key */
 } tnode_t;
 
+/* An algorithm's nodes as the step lays them out, made once however many collectives run
+ * it: a collective's algorithm nodes are its template's, rank by rank (the ranks without a
+ * node are the ones outside it), shifted by the collective's first node; its messages pair
+ * among themselves, so their keys are the template's, shifted by the collective's key base,
+ * and a key with one SEND and one RECV pairs them for good (see pair_unique). */
 typedef struct tmpl {
   const algo_t *a;
   uint32_t n;         /* nodes */
@@ -585,22 +585,21 @@ static tn_status_t tmpl_fill(tmpl_t *T, tn_err_t *err) {
   for (uint32_t q = 0; q < T->nkeys; q++)
     kq[q] = (keyq_t){0, NONE, 0, NONE};
   for (uint32_t r = 0; r < a->npus; r++)
-    for (uint32_t g = T->rank_off[r]; g < T->rank_off[r + 1]; g++) {
+    for (uint32_t i = 0, g = T->rank_off[r]; i < algo_rank_len(a, r); i++, g++) {
       if (N[g].keyid == NONE) continue;
       keyq_t *q = &kq[N[g].keyid];
-      if (algo_node(a, r, g - T->rank_off[r])->op == ALGO_SEND)
+      if (algo_node(a, r, i)->op == ALGO_SEND)
         q->msg_head++, q->msg_tail = g;
       else
         q->recv_head++, q->recv_tail = g;
     }
   T->paired = true;
   for (uint32_t r = 0; r < a->npus; r++)
-    for (uint32_t g = T->rank_off[r]; g < T->rank_off[r + 1]; g++) {
+    for (uint32_t i = 0, g = T->rank_off[r]; i < algo_rank_len(a, r); i++, g++) {
       if (N[g].keyid == NONE) continue;
       const keyq_t *q = &kq[N[g].keyid];
       if (q->msg_head == 1 && q->recv_head == 1) {
-        N[g].qnext =
-            algo_node(a, r, g - T->rank_off[r])->op == ALGO_SEND ? q->recv_tail : q->msg_tail;
+        N[g].qnext = algo_node(a, r, i)->op == ALGO_SEND ? q->recv_tail : q->msg_tail;
         N[g].keyid = PAIRED;
       } else {
         T->paired = false;
