@@ -302,9 +302,11 @@ void tn_outfile_abort(tn_outfile_t *o);
  * socket or a directory is refused with TN_INVAL and "<path>: a FIFO, not a regular file",
  * never opened in a way that blocks: a FIFO's open would wait for a writer forever.
  * tn_input_open opens path for reading under that rule (*f is NULL on failure, caller
- * fcloses); tn_input_check applies it to a name without opening it (TN_IO when path
- * does not exist or cannot be looked at). */
+ * fcloses); tn_input_open_fd likewise as a descriptor for read(2) (*fd is -1 on failure,
+ * caller closes), with the file's size when opened; tn_input_check applies the rule to a
+ * name without opening it (TN_IO when path does not exist or cannot be looked at). */
 tn_status_t tn_input_open(const char *path, FILE **f, tn_err_t *err);
+tn_status_t tn_input_open_fd(const char *path, int *fd, size_t *size, tn_err_t *err);
 tn_status_t tn_input_check(const char *path, tn_err_t *err);
 /* Reads a whole file into a NUL-terminated buffer (caller frees), capped at max bytes;
  * opened with tn_input_open. */

@@ -200,24 +200,39 @@ tn_status_t tn_input_check(const char *path, tn_err_t *err) {
   return S_ISREG(sb.st_mode) ? TN_OK : refuse_kind(path, sb.st_mode, err);
 }
 
-tn_status_t tn_input_open(const char *path, FILE **out, tn_err_t *err) {
-  *out = NULL;
+tn_status_t tn_input_open_fd(const char *path, int *fd, size_t *size, tn_err_t *err) {
+  *fd = -1;
+  *size = 0;
   /* O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, forever. The
-   * descriptor's own fstat then decides (no race with a stat of the name), and the flag is
-   * cleared for the reads of the regular file that remains. */
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return tn_err_set(err, TN_IO, "%s: cannot open: %s", path, strerror(errno));
+   * descriptor's own fstat then decides (no race with a stat of the name); on the regular
+   * file that remains the flag changes nothing (reads of a regular file do not block). */
+  int d = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (d < 0) return tn_err_set(err, TN_IO, "%s: cannot open: %s", path, strerror(errno));
   struct stat sb;
-  int flags = fcntl(fd, F_GETFL);
   tn_status_t st = TN_OK;
-  if (fstat(fd, &sb) != 0 || flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+  if (fstat(d, &sb) != 0)
     st = tn_err_set(err, TN_IO, "%s: cannot open: %s", path, strerror(errno));
   else if (!S_ISREG(sb.st_mode))
     st = refuse_kind(path, sb.st_mode, err);
-  FILE *f = st == TN_OK ? fdopen(fd, "rb") : NULL;
-  if (st == TN_OK && f == NULL)
-    st = tn_err_set(err, TN_IO, "%s: cannot open: %s", path, strerror(errno));
   if (st != TN_OK) {
+    close(d);
+    return st;
+  }
+  *fd = d;
+  *size = sb.st_size > 0 ? (size_t)sb.st_size : 0;
+  return TN_OK;
+}
+
+tn_status_t tn_input_open(const char *path, FILE **out, tn_err_t *err) {
+  *out = NULL;
+  int fd;
+  size_t size;
+  tn_status_t st = tn_input_open_fd(path, &fd, &size, err);
+  if (st != TN_OK) return st;
+  int flags = fcntl(fd, F_GETFL); /* stdio's reads as on any file opened for reading */
+  FILE *f = flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 ? fdopen(fd, "rb") : NULL;
+  if (f == NULL) {
+    st = tn_err_set(err, TN_IO, "%s: cannot open: %s", path, strerror(errno));
     close(fd);
     return st;
   }

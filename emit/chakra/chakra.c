@@ -1712,25 +1712,30 @@ tn_status_t emit_chakra_decode(const uint8_t *data, size_t len, const char *what
  * a buffer reused across the files of a set. */
 tn_status_t emit_i_read_whole(const char *path, tn_vec_t *b, tn_err_t *err) {
   b->len = 0;
-  FILE *f = NULL;
-  tn_status_t st = tn_input_open(path, &f, err);
+  int fd;
+  size_t size;
+  tn_status_t st = tn_input_open_fd(path, &fd, &size, err);
   if (st != TN_OK) return st;
-  struct stat sb;
-  size_t want = fstat(fileno(f), &sb) == 0 && sb.st_size > 0 ? (size_t)sb.st_size + 1 : 65536;
-  if (want > (size_t)EMIT_CHAKRA_MAX_FILE_BYTES + 1) want = (size_t)EMIT_CHAKRA_MAX_FILE_BYTES + 1;
-  st = tn_vec_reserve(b, want, err);
+  /* Room for the size fstat saw and a byte more, so that the read that finds the end
+   * needs no growth; a file that grows meanwhile is still read to its end (or limit). */
+  const size_t limit = (size_t)EMIT_CHAKRA_MAX_FILE_BYTES;
+  size_t want = size > 0 ? size + 1 : 65536;
+  if (want > limit + 1) want = limit + 1;
+  st = tn_vec_reserve_exact_uninit(b, want, err);
   while (st == TN_OK) {
     if (b->len == b->cap && (st = tn_vec_reserve(b, b->cap + 1, err)) != TN_OK) break;
-    size_t got = fread((uint8_t *)b->data + b->len, 1, b->cap - b->len, f);
+    ssize_t got = read(fd, (uint8_t *)b->data + b->len, b->cap - b->len);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      st = tn_err_set(err, TN_IO, "%s: read error: %s", path, strerror(errno));
+      break;
+    }
     if (got == 0) break;
-    b->len += got;
-    if (b->len > EMIT_CHAKRA_MAX_FILE_BYTES)
-      st = tn_err_set(err, TN_LIMIT, "%s: larger than the %zu-byte limit", path,
-                      (size_t)EMIT_CHAKRA_MAX_FILE_BYTES);
+    b->len += (size_t)got;
+    if (b->len > limit)
+      st = tn_err_set(err, TN_LIMIT, "%s: larger than the %zu-byte limit", path, limit);
   }
-  if (st == TN_OK && ferror(f))
-    st = tn_err_set(err, TN_IO, "%s: read error: %s", path, strerror(errno));
-  fclose(f);
+  close(fd);
   return st;
 }
 
