@@ -1353,7 +1353,7 @@ tn_status_t emit_i_read_p2p(const emit_i_p2p_found_t *f, bool send, uint32_t ran
 
 /* Converts one decoded node (index self in id order) and appends it to the rank. Its
  * attributes are ats[0..pn->n_attr), kinds[i] = attr_kind(ats[i]->name). */
-static tn_status_t convert(dec_t *d, const emit_i_lazy_node_t *pn, const attr_t *const *ats,
+static tn_status_t convert(dec_t *d, const emit_i_node_t *pn, const attr_t *const *ats,
                            const int *kinds, uint32_t self, tn_err_t *err) {
   const loc_t loc = {d->what, false, pn->id}, *where = &loc;
   const char *const *names = attr_names;
@@ -1427,13 +1427,15 @@ enum {
   READER_MAX_ENTRIES = 1u << 12, /* emptied when this full (between nodes): stays in cache */
 };
 
-/* What the reader keeps across nodes (and across the files of a set). Attributes repeat
- * (the same peers, sizes, tags and chunk ids recur), so protobuf-c decodes each distinct
- * attribute encoding once; a node is decoded into an arena that is reset per node, so
- * unpack does no malloc or free. */
+/* What the reader keeps across nodes (and across the files of a set). A node's record is
+ * decoded into scratch kept across nodes, and the attributes decoded directly into an
+ * arena reset per node. Other attributes repeat (a foreign producer's comm_type, say), so
+ * protobuf-c decodes each distinct encoding of them once, into an arena of its own: no
+ * malloc or free per node. */
 typedef struct reader {
-  emit_i_lazy_desc_t lazy;
-  emit_i_arena_t node; /* the current node; reset per node */
+  emit_i_node_buf_t nb; /* the current node's lists */
+  emit_i_node_t cur;    /* the current node */
+  emit_i_arena_t node;  /* the current node's attributes decoded directly; reset per node */
   emit_i_arena_t keep; /* the cache's decoded attributes */
   tn_vec_t keys;       /* uint8_t */
   tn_vec_t entries;    /* rattr_t */
@@ -1447,7 +1449,7 @@ typedef struct reader {
 
 static void reader_init(reader_t *rd) {
   memset(rd, 0, sizeof *rd);
-  emit_i_lazy_desc_init(&rd->lazy);
+  emit_i_node_buf_init(&rd->nb);
   emit_i_arena_init(&rd->node);
   emit_i_arena_init(&rd->keep);
   tn_vec_init(&rd->keys, 1);
@@ -1457,6 +1459,7 @@ static void reader_init(reader_t *rd) {
 }
 
 static void reader_free(reader_t *rd) {
+  emit_i_node_buf_free(&rd->nb);
   emit_i_arena_free(&rd->node);
   emit_i_arena_free(&rd->keep);
   tn_vec_free(&rd->keys);
@@ -1480,9 +1483,30 @@ static inline bool same_bytes(const uint8_t *x, const uint8_t *y, size_t n) {
   return u == v;
 }
 
-/* Decodes one attribute's bytes with protobuf-c (through the cache); *at is NULL when
- * they do not decode as an AttributeProto. */
-static tn_status_t decode_attr(reader_t *rd, const ProtobufCBinaryData *b, uint32_t *last,
+/* The attributes' names as the attr_t of an integer attribute holds them. */
+static char kind_names[A_COUNT][16] = {STR_COMM_SRC, STR_COMM_DST,     STR_COMM_SIZE,
+                                       STR_COMM_TAG, STR_TENET_CHUNKS, STR_TENET_REDUCE};
+
+/* The attributes of the shapes emit_i_attr_shape decodes, when named as tenet names
+ * them: most of a set's distinct attributes (every message has its own comm_tag, and
+ * most their own chunk list), so the cache need not learn them. false for others. */
+static bool known_attr(reader_t *rd, const emit_i_slice_t *b, const attr_t **at, int *kind) {
+  emit_i_slice_t name;
+  attr_t *a = emit_i_attr_shape(b, &rd->node, &name);
+  if (a == NULL) return false;
+  for (int k = 0; k < A_COUNT; k++)
+    if (strlen(kind_names[k]) == name.len && memcmp(kind_names[k], name.data, name.len) == 0) {
+      a->name = kind_names[k];
+      *at = a;
+      *kind = k;
+      return true;
+    }
+  return false;
+}
+
+/* Decodes one attribute's bytes: tenet's own shapes directly (known_attr), others with
+ * protobuf-c through the cache; *at is NULL when they do not decode as an AttributeProto. */
+static tn_status_t decode_attr(reader_t *rd, const emit_i_slice_t *b, uint32_t *last,
                                const attr_t **at, int *kind, tn_err_t *err) {
   *at = NULL;
   if (last && *last) {
@@ -1493,6 +1517,7 @@ static tn_status_t decode_attr(reader_t *rd, const ProtobufCBinaryData *b, uint3
       return TN_OK;
     }
   }
+  if (known_attr(rd, b, at, kind)) return TN_OK;
   bool cache = b->len <= READER_MAX_KEY;
   uint64_t h = 0;
   if (cache) {
@@ -1524,11 +1549,11 @@ static tn_status_t decode_attr(reader_t *rd, const ProtobufCBinaryData *b, uint3
   return emit_i_map_put(&rd->map, h, (uint32_t)rd->entries.len, err);
 }
 
-/* Decodes record f as a Node: protobuf-c unpacks the Node with its attributes left as
- * bytes, then each attribute (decode_attr). *pn is NULL when the record does not decode
- * (the Node, or any of its attributes) or its id is not the one scan_id found. */
+/* Decodes record f as a Node (emit_i_node_decode), then each attribute (decode_attr). *pn
+ * is NULL when the record does not decode (the Node, or any of its attributes) or its id
+ * is not the one scan_id found. */
 static tn_status_t decode_node(reader_t *rd, const uint8_t *p, const frame_t *f,
-                               emit_i_lazy_node_t **pn, tn_err_t *err) {
+                               emit_i_node_t **pn, tn_err_t *err) {
   emit_i_arena_reset(&rd->node);
   if (rd->entries.len >= READER_MAX_ENTRIES) { /* files whose tags never repeat */
     emit_i_arena_reset(&rd->keep);
@@ -1537,10 +1562,11 @@ static tn_status_t decode_node(reader_t *rd, const uint8_t *p, const frame_t *f,
     rd->map.len = 0;
     memset(rd->last, 0, sizeof rd->last);
   }
-  emit_i_lazy_node_t *n = (emit_i_lazy_node_t *)protobuf_c_message_unpack(
-      &rd->lazy.desc, &rd->node.pb, f->len, p + f->off);
   *pn = NULL;
-  if (n == NULL || n->id != f->id) return TN_OK;
+  emit_i_node_t *n = &rd->cur;
+  bool ok = false;
+  tn_status_t dst = emit_i_node_decode(p + f->off, f->len, &rd->nb, &rd->node, n, &ok, err);
+  if (dst != TN_OK || !ok || n->id != f->id) return dst;
   tn_status_t st = tn_vec_reserve(&rd->ats, n->n_attr, err);
   if (st == TN_OK) st = tn_vec_reserve(&rd->kinds, n->n_attr, err);
   const attr_t **ats = rd->ats.data;
@@ -1632,7 +1658,7 @@ static tn_status_t decode_nodes(reader_t *rd, const uint8_t *p, size_t len, size
     goto fail;
   for (size_t i = 0; i < d.n; i++) {
     const frame_t *f = &d.frames[i];
-    emit_i_lazy_node_t *pn = NULL;
+    emit_i_node_t *pn = NULL;
     if ((st = decode_node(rd, p, f, &pn, err)) != TN_OK) goto fail;
     if (pn == NULL) {
       st = tn_err_set(err, TN_PARSE,

@@ -1,10 +1,11 @@
 /* emit/chakra/chakra_internal.h — private to emit/chakra/: the pieces of chakra.c that the
  * workload reader and writer (wl_io.c) share, and the fast path of the Chakra ET reader.
- * The fast path unpacks a Node with protobuf_c_message_unpack through a twin of the Node
- * descriptor whose field 10 (attr) is `repeated bytes`, the same wire format as `repeated
- * AttributeProto`; each attribute is unpacked by protobuf-c with the real AttributeProto
- * descriptor once per distinct bytes and reused. (The writer encodes node records itself:
- * see put_node in chakra.c.) */
+ * The fast path walks a Node record's wire format itself (emit_i_node_decode), leaving each
+ * attribute as its bytes; the attributes of the shapes tenet writes are decoded directly
+ * (emit_i_attr_shape), any other by protobuf-c with the real AttributeProto descriptor,
+ * once per distinct bytes, and reused. Both direct decoders accept and refuse exactly what
+ * protobuf-c does (tests/unit/test_emit.c compares them on random and mutated records).
+ * (The writer encodes node records itself: see put_node in chakra.c.) */
 #ifndef TENET_EMIT_CHAKRA_INTERNAL_H
 #define TENET_EMIT_CHAKRA_INTERNAL_H
 
@@ -15,33 +16,22 @@
 #include "common/common.h"
 #include "et_def.pb-c.h"
 
-/* A ChakraProtoMsg__Node whose attributes are left as their encoded bytes. The layout
- * matches ChakraProtoMsg__Node field for field (checked in chakra_fast.c). */
-typedef struct emit_i_lazy_node {
-  ProtobufCMessage base;
+/* A decoded Node record (emit_i_node_decode): what the reader uses of it. The lists point
+ * into the decoder's scratch, the attributes into the record: each attribute is still its
+ * encoded AttributeProto. */
+typedef struct emit_i_slice {
+  const uint8_t *data;
+  size_t len;
+} emit_i_slice_t;
+
+typedef struct emit_i_node {
   uint64_t id;
-  char *name;
-  ChakraProtoMsg__NodeType type;
-  size_t n_ctrl_deps;
-  uint64_t *ctrl_deps;
-  size_t n_data_deps;
-  uint64_t *data_deps;
-  uint64_t start_time_micros;
-  uint64_t duration_micros;
-  ChakraProtoMsg__IOInfo *inputs;
-  ChakraProtoMsg__IOInfo *outputs;
-  size_t n_attr;
-  ProtobufCBinaryData *attr; /* each element: one packed AttributeProto */
-} emit_i_lazy_node_t;
-
-/* The twin descriptor; owned by the caller (no global state), filled by
- * emit_i_lazy_desc_init from the generated Node descriptor. */
-typedef struct emit_i_lazy_desc {
-  ProtobufCMessageDescriptor desc;
-  ProtobufCFieldDescriptor fields[10];
-} emit_i_lazy_desc_t;
-
-void emit_i_lazy_desc_init(emit_i_lazy_desc_t *d);
+  int32_t type; /* a ChakraProtoMsg__NodeType, or any other value the record holds */
+  uint64_t start_time_micros, duration_micros;
+  size_t n_ctrl_deps, n_data_deps, n_attr;
+  const uint64_t *ctrl_deps, *data_deps;
+  const emit_i_slice_t *attr;
+} emit_i_node_t;
 
 /* Bump allocator for protobuf-c: alloc never frees, reset makes all memory reusable
  * (several blocks are replaced by one as large as all of them together). */
@@ -56,6 +46,41 @@ void emit_i_arena_init(emit_i_arena_t *a);
 void emit_i_arena_reset(emit_i_arena_t *a);
 void emit_i_arena_free(emit_i_arena_t *a);
 void *emit_i_arena_alloc(emit_i_arena_t *a, size_t size); /* NULL when out of memory */
+
+/* The Node decoder of the fast path. protobuf-c's generic unpack (a scan of every field,
+ * then a second pass that allocates and copies each one) was a fifth of a 64-NPU `tenet
+ * sim`'s time; this one walks the record once and copies nothing: the dependency lists go
+ * to scratch arrays kept across nodes, the attributes stay slices of the record. It decodes
+ * exactly what protobuf-c 1.4.1 decodes with the Node descriptor whose attr field is
+ * taken as `repeated bytes` (the same wire format), and refuses exactly what it refuses (tests/unit/test_emit.c checks both on random and mutated records):
+ * the same tag and length-prefix rules, wire types checked per field, packed and unpacked
+ * dependency lists in any mix, the last of a repeated singular field kept, unknown fields
+ * skipped, inputs and outputs (which tenet does not write) unpacked by protobuf-c only to
+ * refuse them when they do not decode. */
+typedef struct emit_i_node_buf {
+  tn_vec_t ctrl; /* uint64_t */
+  tn_vec_t data; /* uint64_t */
+  tn_vec_t attr; /* emit_i_slice_t */
+} emit_i_node_buf_t;
+
+void emit_i_node_buf_init(emit_i_node_buf_t *b);
+void emit_i_node_buf_free(emit_i_node_buf_t *b);
+
+/* Decodes the Node record p[0, n) into *node (its arrays in b, its attributes pointing
+ * into p; valid until the next call with b); *ok is false when the record does not
+ * decode. ar holds what protobuf-c allocates for inputs and outputs. TN_NOMEM only when
+ * out of memory. */
+tn_status_t emit_i_node_decode(const uint8_t *p, size_t n, emit_i_node_buf_t *b,
+                               emit_i_arena_t *ar, emit_i_node_t *node, bool *ok,
+                               tn_err_t *err);
+
+/* The shapes tenet writes its attributes in (put_attr_int, put_attr_list): {name = 1,
+ * one of int32_val = 7, int64_val = 9, int64_list = 10 {values = 1, packed}} and nothing
+ * else. For such bytes, the AttributeProto protobuf-c would decode, allocated in ar, with
+ * its name left unset and given as *name (a slice of b); NULL for any other bytes (the
+ * caller then decodes them with protobuf-c). */
+ChakraProtoMsg__AttributeProto *emit_i_attr_shape(const emit_i_slice_t *b, emit_i_arena_t *ar,
+                                                  emit_i_slice_t *name);
 
 /* Open-addressing map from a 64-bit hash to a 32-bit slot number (1-based values; 0 is
  * empty). Collisions of the hash are resolved by the caller comparing keys. */
