@@ -98,11 +98,14 @@ tn_status_t algo_add(algo_t *a, uint32_t rank, const algo_node_t *node, const ui
   tn_status_t st = tn_vec_reserve(&R->deps, R->deps.len + n.ndeps, err);
   if (st == TN_OK) st = tn_vec_reserve(&R->chunks, R->chunks.len + n.nchunks, err);
   if (st != TN_OK) return st;
-  /* The NULL tests let GCC -O2 see that inlined calls with NULL lists never copy. */
-  if (n.ndeps && deps) memcpy((uint32_t *)R->deps.data + R->deps.len, deps, n.ndeps * sizeof *deps);
-  if (n.nchunks && chunks)
-    memcpy((uint32_t *)R->chunks.data + R->chunks.len, chunks, n.nchunks * sizeof *chunks);
-  if ((st = tn_vec_push(&R->nodes, &n, err)) != TN_OK) return st;
+  if ((st = tn_vec_reserve(&R->nodes, R->nodes.len + 1, err)) != TN_OK) return st;
+  /* Element by element: the lists are a few ids long, shorter than a call to memcpy. The
+   * NULL tests let GCC -O2 see that inlined calls with NULL lists never copy. */
+  for (uint32_t k = 0; deps && k < n.ndeps; k++)
+    ((uint32_t *)R->deps.data)[R->deps.len + k] = deps[k];
+  for (uint32_t k = 0; chunks && k < n.nchunks; k++)
+    ((uint32_t *)R->chunks.data)[R->chunks.len + k] = chunks[k];
+  ((algo_node_t *)R->nodes.data)[R->nodes.len++] = n;
   R->deps.len += n.ndeps;
   R->chunks.len += n.nchunks;
   if (id) *id = (uint32_t)(R->nodes.len - 1);

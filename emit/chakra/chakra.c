@@ -1483,9 +1483,13 @@ static inline bool same_bytes(const uint8_t *x, const uint8_t *y, size_t n) {
   return u == v;
 }
 
-/* The attributes' names as the attr_t of an integer attribute holds them. */
+/* The attributes' names as the attr_t of an integer attribute holds them, and their
+ * lengths. */
 static char kind_names[A_COUNT][16] = {STR_COMM_SRC, STR_COMM_DST,     STR_COMM_SIZE,
                                        STR_COMM_TAG, STR_TENET_CHUNKS, STR_TENET_REDUCE};
+static const uint8_t kind_lens[A_COUNT] = {
+    sizeof STR_COMM_SRC - 1, sizeof STR_COMM_DST - 1,     sizeof STR_COMM_SIZE - 1,
+    sizeof STR_COMM_TAG - 1, sizeof STR_TENET_CHUNKS - 1, sizeof STR_TENET_REDUCE - 1};
 
 /* The attributes of the shapes emit_i_attr_shape decodes, when named as tenet names
  * them: most of a set's distinct attributes (every message has its own comm_tag, and
@@ -1495,7 +1499,7 @@ static bool known_attr(reader_t *rd, const emit_i_slice_t *b, const attr_t **at,
   attr_t *a = emit_i_attr_shape(b, &rd->node, &name);
   if (a == NULL) return false;
   for (int k = 0; k < A_COUNT; k++)
-    if (strlen(kind_names[k]) == name.len && memcmp(kind_names[k], name.data, name.len) == 0) {
+    if (kind_lens[k] == name.len && memcmp(kind_names[k], name.data, name.len) == 0) {
       a->name = kind_names[k];
       *at = a;
       *kind = k;

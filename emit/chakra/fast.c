@@ -196,13 +196,15 @@ static size_t wire_prefix(const uint8_t *p, size_t n, size_t *len) {
   return 0;
 }
 
-/* Appends a packed list of varints to v; false when one does not end within it. */
-static bool packed_u64(const uint8_t *p, size_t n, tn_vec_t *v, tn_status_t *st, tn_err_t *err) {
+/* Appends a packed list of varints to v, which has room for them (one byte each at
+ * least); false when one does not end within the list. */
+static bool packed_u64(const uint8_t *p, size_t n, tn_vec_t *v) {
+  uint64_t *out = v->data;
   while (n > 0) {
     uint64_t x;
     size_t k = wire_varint(p, n, &x);
     if (k == 0) return false;
-    if ((*st = tn_vec_push(v, &x, err)) != TN_OK) return false;
+    out[v->len++] = x;
     p += k;
     n -= k;
   }
@@ -219,7 +221,12 @@ tn_status_t emit_i_node_decode(const uint8_t *p, size_t n, emit_i_node_buf_t *b,
   *ok = false;
   b->ctrl.len = b->data.len = b->attr.len = 0;
   memset(node, 0, sizeof *node);
-  tn_status_t st = TN_OK;
+  /* Room for every value the record could hold (each takes a byte at least), so that
+   * they are stored without a check each. */
+  tn_status_t st = tn_vec_reserve(&b->ctrl, n, err);
+  if (st == TN_OK) st = tn_vec_reserve(&b->data, n, err);
+  if (st == TN_OK) st = tn_vec_reserve(&b->attr, n, err);
+  if (st != TN_OK) return st;
   size_t i = 0, fields = 0;
   while (i < n) {
     uint32_t tag;
@@ -262,9 +269,9 @@ tn_status_t emit_i_node_decode(const uint8_t *p, size_t n, emit_i_node_buf_t *b,
     case 5: {
       tn_vec_t *d = tag == 4 ? &b->ctrl : &b->data;
       if (wt == 2) {
-        if (!packed_u64(f, len, d, &st, err)) return st;
+        if (!packed_u64(f, len, d)) return TN_OK;
       } else if (wt == 0) {
-        if ((st = tn_vec_push(d, &v, err)) != TN_OK) return st;
+        ((uint64_t *)d->data)[d->len++] = v;
       } else {
         return TN_OK;
       }
@@ -276,8 +283,7 @@ tn_status_t emit_i_node_decode(const uint8_t *p, size_t n, emit_i_node_buf_t *b,
       break;
     case 10: { /* attr: kept as its bytes */
       if (wt != 2) return TN_OK;
-      emit_i_slice_t a = {len ? f : NULL, len};
-      if ((st = tn_vec_push(&b->attr, &a, err)) != TN_OK) return st;
+      ((emit_i_slice_t *)b->attr.data)[b->attr.len++] = (emit_i_slice_t){len ? f : NULL, len};
       break;
     }
     default: break; /* unknown: skipped */
