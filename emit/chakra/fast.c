@@ -196,15 +196,21 @@ static size_t wire_prefix(const uint8_t *p, size_t n, size_t *len) {
   return 0;
 }
 
-/* Appends a packed list of varints to v, which has room for them (one byte each at
- * least); false when one does not end within the list. */
-static bool packed_u64(const uint8_t *p, size_t n, tn_vec_t *v) {
-  uint64_t *out = v->data;
+/* Appends x to v (of uint64_t); false when out of memory (*st says so). Inline: a
+ * dependency is a few bytes of a record, a call each would cost as much as the rest. */
+static inline bool push_u64(tn_vec_t *v, uint64_t x, tn_status_t *st, tn_err_t *err) {
+  if (v->len == v->cap && (*st = tn_vec_reserve(v, v->len + 1, err)) != TN_OK) return false;
+  ((uint64_t *)v->data)[v->len++] = x;
+  return true;
+}
+
+/* Appends a packed list of varints to v; false when one does not end within the list, or
+ * out of memory (*st then says so). */
+static bool packed_u64(const uint8_t *p, size_t n, tn_vec_t *v, tn_status_t *st, tn_err_t *err) {
   while (n > 0) {
     uint64_t x;
     size_t k = wire_varint(p, n, &x);
-    if (k == 0) return false;
-    out[v->len++] = x;
+    if (k == 0 || !push_u64(v, x, st, err)) return false;
     p += k;
     n -= k;
   }
@@ -221,12 +227,7 @@ tn_status_t emit_i_node_decode(const uint8_t *p, size_t n, emit_i_node_buf_t *b,
   *ok = false;
   b->ctrl.len = b->data.len = b->attr.len = 0;
   memset(node, 0, sizeof *node);
-  /* Room for every value the record could hold (each takes a byte at least), so that
-   * they are stored without a check each. */
-  tn_status_t st = tn_vec_reserve(&b->ctrl, n, err);
-  if (st == TN_OK) st = tn_vec_reserve(&b->data, n, err);
-  if (st == TN_OK) st = tn_vec_reserve(&b->attr, n, err);
-  if (st != TN_OK) return st;
+  tn_status_t st = TN_OK;
   size_t i = 0, fields = 0;
   while (i < n) {
     uint32_t tag;
@@ -269,11 +270,9 @@ tn_status_t emit_i_node_decode(const uint8_t *p, size_t n, emit_i_node_buf_t *b,
     case 5: {
       tn_vec_t *d = tag == 4 ? &b->ctrl : &b->data;
       if (wt == 2) {
-        if (!packed_u64(f, len, d)) return TN_OK;
-      } else if (wt == 0) {
-        ((uint64_t *)d->data)[d->len++] = v;
-      } else {
-        return TN_OK;
+        if (!packed_u64(f, len, d, &st, err)) return st;
+      } else if (wt != 0 || !push_u64(d, v, &st, err)) {
+        return st;
       }
       break;
     }
@@ -283,6 +282,9 @@ tn_status_t emit_i_node_decode(const uint8_t *p, size_t n, emit_i_node_buf_t *b,
       break;
     case 10: { /* attr: kept as its bytes */
       if (wt != 2) return TN_OK;
+      if (b->attr.len == b->attr.cap &&
+          (st = tn_vec_reserve(&b->attr, b->attr.len + 1, err)) != TN_OK)
+        return st;
       ((emit_i_slice_t *)b->attr.data)[b->attr.len++] = (emit_i_slice_t){len ? f : NULL, len};
       break;
     }
