@@ -48,15 +48,16 @@ void emit_i_arena_free(emit_i_arena_t *a);
 void *emit_i_arena_alloc(emit_i_arena_t *a, size_t size); /* NULL when out of memory */
 
 /* The Node decoder of the fast path. protobuf-c's generic unpack (a scan of every field,
- * then a second pass that allocates and copies each one) was a fifth of a 64-NPU `tenet
- * sim`'s time; this one walks the record once and copies nothing: the dependency lists go
- * to scratch arrays kept across nodes, the attributes stay slices of the record. It decodes
- * exactly what protobuf-c 1.4.1 decodes with the Node descriptor whose attr field is
- * taken as `repeated bytes` (the same wire format), and refuses exactly what it refuses (tests/unit/test_emit.c checks both on random and mutated records):
- * the same tag and length-prefix rules, wire types checked per field, packed and unpacked
- * dependency lists in any mix, the last of a repeated singular field kept, unknown fields
- * skipped, inputs and outputs (which tenet does not write) unpacked by protobuf-c only to
- * refuse them when they do not decode. */
+ * then a second pass that allocates and copies each one) took about a fifth of the CPU of
+ * a 64-NPU `tenet sim`; this one walks the record once and copies nothing: the dependency
+ * lists go to scratch kept across nodes, the attributes stay slices of the record. It
+ * decodes exactly what protobuf-c 1.4.1 decodes with the Node descriptor whose attr field
+ * is taken as `repeated bytes` (the same wire format), and refuses exactly what it refuses
+ * (tests/unit/test_chakra_wire.c checks both on random and mutated records): the same tag
+ * and length-prefix rules, wire types checked per field, packed and unpacked dependency
+ * lists in any mix, the last of a repeated singular field kept, unknown fields skipped,
+ * inputs and outputs (which tenet does not write) unpacked by protobuf-c only to refuse
+ * them when they do not decode. */
 typedef struct emit_i_node_buf {
   tn_vec_t ctrl; /* uint64_t */
   tn_vec_t data; /* uint64_t */
