@@ -876,29 +876,6 @@ done:
 
 /* ======================================================================== reader */
 
-/* Reads a varint of at most 10 bytes at *pos; false when it is truncated or overlong. */
-static bool get_varint_long(const uint8_t *p, size_t n, size_t *pos, uint64_t *v) {
-  uint64_t x = 0;
-  for (unsigned k = 0; k < 10; k++) {
-    if (*pos >= n) return false;
-    uint8_t b = p[(*pos)++];
-    x |= (uint64_t)(b & 0x7f) << (7 * k);
-    if ((b & 0x80) == 0) {
-      *v = x;
-      return true;
-    }
-  }
-  return false;
-}
-
-static inline bool get_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v) {
-  if (*pos < n && p[*pos] < 0x80) { /* one byte: most keys and lengths */
-    *v = p[(*pos)++];
-    return true;
-  }
-  return get_varint_long(p, n, pos, v);
-}
-
 /* Finds a Node's id (field 1) by walking the wire format without decoding; the full
  * decode later confirms it. This lets the reader order the nodes by id while holding
  * only one decoded node at a time. False when the bytes are not well-formed. */
@@ -907,10 +884,10 @@ static bool scan_id(const uint8_t *p, size_t n, uint64_t *id) {
   *id = 0;
   while (i < n) {
     uint64_t key, v;
-    if (!get_varint(p, n, &i, &key) || (key >> 3) == 0) return false;
+    if (!emit_i_get_varint(p, n, &i, &key) || (key >> 3) == 0) return false;
     switch (key & 7) {
     case 0:
-      if (!get_varint(p, n, &i, &v)) return false;
+      if (!emit_i_get_varint(p, n, &i, &v)) return false;
       if ((key >> 3) == 1) *id = v;
       break;
     case 1:
@@ -918,7 +895,7 @@ static bool scan_id(const uint8_t *p, size_t n, uint64_t *id) {
       i += 8;
       break;
     case 2:
-      if (!get_varint(p, n, &i, &v) || v > n - i) return false;
+      if (!emit_i_get_varint(p, n, &i, &v) || v > n - i) return false;
       i += (size_t)v;
       break;
     case 5:
@@ -1027,7 +1004,7 @@ static tn_status_t next_frame(const uint8_t *p, size_t n, size_t *pos, const cha
                               frame_t *f, tn_err_t *err) {
   size_t at = *pos;
   uint64_t len;
-  bool ok = get_varint(p, n, pos, &len);
+  bool ok = emit_i_get_varint(p, n, pos, &len);
   if (ok && len <= n - *pos) { /* len <= UINT32_MAX too: n is at most 1 GiB */
     f->off = *pos;
     f->len = (size_t)len;
@@ -1303,19 +1280,26 @@ static tn_status_t read_chunks(dec_t *d, const attr_t *at, const loc_t *where, t
 
 enum { A_SRC, A_DST, A_SIZE, A_TAG, A_CHUNKS, A_REDUCE, A_COUNT };
 
-static const char *const attr_names[A_COUNT] = {STR_COMM_SRC, STR_COMM_DST,     STR_COMM_SIZE,
-                                                STR_COMM_TAG, STR_TENET_CHUNKS, STR_TENET_REDUCE};
+/* tenet's attribute names, and their lengths. Writable only because an attr_t holds its
+ * name as a char * (known_attr gives them to the attributes it decodes): nothing writes
+ * through them. */
+static char attr_names[A_COUNT][16] = {STR_COMM_SRC, STR_COMM_DST,     STR_COMM_SIZE,
+                                       STR_COMM_TAG, STR_TENET_CHUNKS, STR_TENET_REDUCE};
+static const uint8_t attr_lens[A_COUNT] = {
+    sizeof STR_COMM_SRC - 1, sizeof STR_COMM_DST - 1,     sizeof STR_COMM_SIZE - 1,
+    sizeof STR_COMM_TAG - 1, sizeof STR_TENET_CHUNKS - 1, sizeof STR_TENET_REDUCE - 1};
 
-/* Which of attr_names name is, or -1. Asked of every attribute not met before (a set's
- * tags and chunk lists are mostly new), so the names are told apart by length first. */
-static int attr_kind(const char *name) {
-  static const size_t lens[A_COUNT] = {sizeof STR_COMM_SRC - 1,     sizeof STR_COMM_DST - 1,
-                                       sizeof STR_COMM_SIZE - 1,    sizeof STR_COMM_TAG - 1,
-                                       sizeof STR_TENET_CHUNKS - 1, sizeof STR_TENET_REDUCE - 1};
-  size_t len = strlen(name);
+/* Which of attr_names the len bytes at name are, or -1: told apart by length first. */
+static int attr_kind_of(const void *name, size_t len) {
   for (int k = 0; k < A_COUNT; k++)
-    if (len == lens[k] && memcmp(name, attr_names[k], len) == 0) return k;
+    if (len == attr_lens[k] && memcmp(name, attr_names[k], len) == 0) return k;
   return -1;
+}
+
+/* The same for a decoded attribute's name (its bytes up to a NUL, as protobuf-c's strings
+ * are read everywhere). */
+static int attr_kind(const char *name) {
+  return attr_kind_of(name, strlen(name));
 }
 
 tn_status_t emit_i_read_p2p(const emit_i_p2p_found_t *f, bool send, uint32_t rank,
@@ -1356,7 +1340,6 @@ tn_status_t emit_i_read_p2p(const emit_i_p2p_found_t *f, bool send, uint32_t ran
 static tn_status_t convert(dec_t *d, const emit_i_node_t *pn, const attr_t *const *ats,
                            const int *kinds, uint32_t self, tn_err_t *err) {
   const loc_t loc = {d->what, false, pn->id}, *where = &loc;
-  const char *const *names = attr_names;
   algo_node_t x = {ALGO_COMP, false, -1, 0, 0, 0, 0, 0, 0, 0};
   switch (pn->type) {
   case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE: x.op = ALGO_COMP; break;
@@ -1376,7 +1359,7 @@ static tn_status_t convert(dec_t *d, const emit_i_node_t *pn, const attr_t *cons
     int k = kinds[i];
     if (k < 0) continue;
     if (found[k])
-      return emit_i_loc_err(where, err, TN_PARSE, "attribute %s appears twice", names[k]);
+      return emit_i_loc_err(where, err, TN_PARSE, "attribute %s appears twice", attr_names[k]);
     found[k] = ats[i];
   }
   d->deps.len = d->chunks.len = 0;
@@ -1483,14 +1466,6 @@ static inline bool same_bytes(const uint8_t *x, const uint8_t *y, size_t n) {
   return u == v;
 }
 
-/* The attributes' names as the attr_t of an integer attribute holds them, and their
- * lengths. */
-static char kind_names[A_COUNT][16] = {STR_COMM_SRC, STR_COMM_DST,     STR_COMM_SIZE,
-                                       STR_COMM_TAG, STR_TENET_CHUNKS, STR_TENET_REDUCE};
-static const uint8_t kind_lens[A_COUNT] = {
-    sizeof STR_COMM_SRC - 1, sizeof STR_COMM_DST - 1,     sizeof STR_COMM_SIZE - 1,
-    sizeof STR_COMM_TAG - 1, sizeof STR_TENET_CHUNKS - 1, sizeof STR_TENET_REDUCE - 1};
-
 /* The attributes of the shapes emit_i_attr_shape decodes, when named as tenet names
  * them: most of a set's distinct attributes (every message has its own comm_tag, and
  * most their own chunk list), so the cache need not learn them. false for others. */
@@ -1498,14 +1473,12 @@ static bool known_attr(reader_t *rd, const emit_i_slice_t *b, const attr_t **at,
   emit_i_slice_t name;
   attr_t *a = emit_i_attr_shape(b, &rd->node, &name);
   if (a == NULL) return false;
-  for (int k = 0; k < A_COUNT; k++)
-    if (kind_lens[k] == name.len && memcmp(kind_names[k], name.data, name.len) == 0) {
-      a->name = kind_names[k];
-      *at = a;
-      *kind = k;
-      return true;
-    }
-  return false;
+  int k = attr_kind_of(name.data, name.len);
+  if (k < 0) return false;
+  a->name = attr_names[k];
+  *at = a;
+  *kind = k;
+  return true;
 }
 
 /* Decodes one attribute's bytes: tenet's own shapes directly (known_attr), others with
@@ -1595,7 +1568,8 @@ tn_status_t emit_i_frame_nodes(const uint8_t *p, size_t len, size_t pos, const c
     count = (size_t)h->nodes;
   } else {
     uint64_t rl;
-    for (size_t q = pos; q < len && get_varint(p, len, &q, &rl) && rl <= len - q; q += (size_t)rl)
+    for (size_t q = pos; q < len && emit_i_get_varint(p, len, &q, &rl) && rl <= len - q;
+         q += (size_t)rl)
       count++;
   }
   /* Every frame is pushed before it is read: the room needs no zeroing. */

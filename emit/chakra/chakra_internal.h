@@ -4,7 +4,8 @@
  * attribute as its bytes; the attributes of the shapes tenet writes are decoded directly
  * (emit_i_attr_shape), any other by protobuf-c with the real AttributeProto descriptor,
  * once per distinct bytes, and reused. Both direct decoders accept and refuse exactly what
- * protobuf-c does (tests/unit/test_emit.c compares them on random and mutated records).
+ * protobuf-c does (tests/unit/test_chakra_wire.c compares them on random and mutated
+ * records).
  * (The writer encodes node records itself: see put_node in chakra.c.) */
 #ifndef TENET_EMIT_CHAKRA_INTERNAL_H
 #define TENET_EMIT_CHAKRA_INTERNAL_H
@@ -32,6 +33,30 @@ typedef struct emit_i_node {
   const uint64_t *ctrl_deps, *data_deps;
   const emit_i_slice_t *attr;
 } emit_i_node_t;
+
+/* Reads a varint of at most 10 bytes at *pos (bits past 64 dropped, as protobuf-c drops
+ * them); false when it is truncated or overlong. */
+static inline bool emit_i_get_varint_long(const uint8_t *p, size_t n, size_t *pos, uint64_t *v) {
+  uint64_t x = 0;
+  for (unsigned k = 0; k < 10; k++) {
+    if (*pos >= n) return false;
+    uint8_t b = p[(*pos)++];
+    x |= (uint64_t)(b & 0x7f) << (7 * k);
+    if ((b & 0x80) == 0) {
+      *v = x;
+      return true;
+    }
+  }
+  return false;
+}
+
+static inline bool emit_i_get_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v) {
+  if (*pos < n && p[*pos] < 0x80) { /* one byte: most keys and lengths */
+    *v = p[(*pos)++];
+    return true;
+  }
+  return emit_i_get_varint_long(p, n, pos, v);
+}
 
 /* Bump allocator for protobuf-c: alloc never frees, reset makes all memory reusable
  * (several blocks are replaced by one as large as all of them together). */

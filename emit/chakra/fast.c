@@ -166,21 +166,6 @@ static size_t wire_key(const uint8_t *p, size_t n, uint32_t *tag, unsigned *wt) 
   return 0;
 }
 
-/* A varint of at most 10 bytes: its length (0 when none of the first 10 bytes ends it)
- * and its value (bits past 64 dropped, as protobuf-c's parse_uint64 drops them). */
-static size_t wire_varint(const uint8_t *p, size_t n, uint64_t *v) {
-  size_t max = n < 10 ? n : 10;
-  uint64_t x = 0;
-  for (size_t i = 0; i < max; i++) {
-    x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-    if ((p[i] & 0x80) == 0) {
-      *v = x;
-      return i + 1;
-    }
-  }
-  return 0;
-}
-
 /* A length prefix as protobuf-c's scan_length_prefixed_data reads it: at most 5 bytes, a
  * length up to INT_MAX that fits in the n bytes. Returns the prefix's bytes, 0 when bad. */
 static size_t wire_prefix(const uint8_t *p, size_t n, size_t *len) {
@@ -207,12 +192,9 @@ static inline bool push_u64(tn_vec_t *v, uint64_t x, tn_status_t *st, tn_err_t *
 /* Appends a packed list of varints to v; false when one does not end within the list, or
  * out of memory (*st then says so). */
 static bool packed_u64(const uint8_t *p, size_t n, tn_vec_t *v, tn_status_t *st, tn_err_t *err) {
-  while (n > 0) {
+  for (size_t at = 0; at < n;) {
     uint64_t x;
-    size_t k = wire_varint(p, n, &x);
-    if (k == 0 || !push_u64(v, x, st, err)) return false;
-    p += k;
-    n -= k;
+    if (!emit_i_get_varint(p, n, &at, &x) || !push_u64(v, x, st, err)) return false;
   }
   return true;
 }
@@ -239,9 +221,12 @@ tn_status_t emit_i_node_decode(const uint8_t *p, size_t n, emit_i_node_buf_t *b,
     uint64_t v = 0;
     size_t len = 0, pre = 0;
     switch (wt) {
-    case 0:
-      if ((len = wire_varint(p + i, n - i, &v)) == 0) return TN_OK;
+    case 0: {
+      size_t end = i;
+      if (!emit_i_get_varint(p, n, &end, &v)) return TN_OK;
+      len = end - i;
       break;
+    }
     case 1: len = 8; break;
     case 2:
       if ((pre = wire_prefix(p + i, n - i, &len)) == 0) return TN_OK;
@@ -315,8 +300,9 @@ ChakraProtoMsg__AttributeProto *emit_i_attr_shape(const emit_i_slice_t *b, emit_
   ChakraProtoMsg__AttributeProto *a = NULL;
   if (key == 0x38 || key == 0x48) { /* int32_val, int64_val */
     uint64_t v;
-    size_t k = wire_varint(p + i, n - i, &v);
-    if (k == 0 || i + k != n || (a = emit_i_arena_alloc(ar, sizeof *a)) == NULL) return NULL;
+    if (!emit_i_get_varint(p, n, &i, &v) || i != n ||
+        (a = emit_i_arena_alloc(ar, sizeof *a)) == NULL)
+      return NULL;
     chakra_proto_msg__attribute_proto__init(a);
     if (key == 0x38) {
       a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL;
@@ -344,10 +330,8 @@ ChakraProtoMsg__AttributeProto *emit_i_attr_shape(const emit_i_slice_t *b, emit_
   chakra_proto_msg__int64_list__init(l);
   for (size_t k = 0, at = 0; at < vl; k++) {
     uint64_t x;
-    size_t used = wire_varint(v + at, vl - at, &x);
-    if (used == 0) return NULL;
+    if (!emit_i_get_varint(v, vl, &at, &x)) return NULL;
     vals[k] = (int64_t)x;
-    at += used;
   }
   l->n_values = count;
   l->values = vals;
