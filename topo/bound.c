@@ -28,6 +28,9 @@
  * they may build. */
 #define MAX_SPLITS 4096u
 #define MAX_SPLIT_DIST (1u << 24)
+/* The eccentricity terms kept per side: the NPUs on the frontier of least egress and
+ * farthest reach (ecc_frontier); a fabric with more keeps the two ends and the middle. */
+#define ECC_TERMS 3u
 
 /* Figures of a node set X: NPUs and nodes inside, the capacity of the links leaving and
  * entering it, and the smallest latency among each (0 when there is none). */
@@ -43,8 +46,11 @@ typedef struct side {
   double ratio;       /* max |X & NPUs| / B_out(X) over the sets tried, per GB/s */
   setcut_t cut;       /* that set's figures */
   uint8_t *set;       /* that set, one flag per node (owned) */
-  uint32_t lat_npu;   /* the NPU u with the largest lat_ps below */
-  double lat_ps;      /* R(u): the longest shortest-latency path from u to an NPU */
+  /* The eccentricity terms (S/n)/B_out(u) + R(u), R(u) the longest shortest-latency path
+   * from u to an NPU: the NPUs u on their frontier (ecc_frontier), by egress ascending. */
+  uint32_t ecc_npu[ECC_TERMS];
+  double ecc_ps[ECC_TERMS];
+  uint32_t necc;
   double diameter_ps; /* longest shortest-latency path between two NPUs (0 if not computed) */
   double *ready;      /* per node: the earliest a byte can be there (ready_times; owned) */
   bool connected;
@@ -152,8 +158,7 @@ static double min_out_lat(const topo_t *t, uint32_t v) {
 }
 
 /* The best single-NPU sets, the start of the cut search: X = {v} (1 / B_out(v)) and
- * X = all nodes but v ((n-1) / B_in(v)). Also the cheap latency term R'(u) = the smallest
- * latency out of u (a lower bound on R(u)), kept when shortest paths are not computed. */
+ * X = all nodes but v ((n-1) / B_in(v)). */
 static void seed_side(const topo_t *f, side_t *s) {
   uint32_t n = f->npus, nodes = topo_nodes(f), best = 0;
   bool complement = false;
@@ -162,8 +167,6 @@ static void seed_side(const topo_t *f, side_t *s) {
     double one = 1.0 / topo_egress_GBps(f, v), rest = (n - 1.0) / topo_ingress_GBps(f, v);
     if (one > s->ratio) s->ratio = one, best = v, complement = false;
     if (rest > s->ratio) s->ratio = rest, best = v, complement = true;
-    double l = min_out_lat(f, v);
-    if (v == 0 || l > s->lat_ps) s->lat_ps = l, s->lat_npu = v;
   }
   memset(s->set, complement ? 1 : 0, nodes);
   s->set[best] = complement ? 0 : 1;
@@ -307,14 +310,44 @@ static tn_status_t latencies(const topo_t *f, side_t *s, far_t *far, tn_err_t *e
   return ig_status(e, "shortest paths", err);
 }
 
-/* The eccentricity term: the NPU u farthest (in latency) from some NPU, and that distance;
- * its maximum is the diameter. */
-static void latency_terms(const topo_t *f, const far_t *far, side_t *s) {
-  s->lat_ps = 0.0;
-  s->lat_npu = 0;
-  for (uint32_t u = 0; u < f->npus; u++)
-    if (far[u].d1 > s->lat_ps) s->lat_ps = far[u].d1, s->lat_npu = u;
-  s->diameter_ps = s->lat_ps;
+/* The eccentricity terms (docs/bounds.md §1 and §3, "Latency"): every NPU u gives one,
+ * (S/n)/B_out(u) + reach[u] (S/B_out(u) for All-Reduce), reach[u] the longest shortest
+ * latency from u to an NPU (above the caps, its smallest link latency out). Their maximum
+ * over u is the bound; they differ in slope and offset, so which u gives it depends on the
+ * size. Kept: the two ends of their upper envelope, the least egress (the largest reach
+ * among those) and the largest reach (the least egress among those), and the NPU highest
+ * where those two lines cross, when it lies above both there (on a mesh the corner is both
+ * ends; on a torus with a dead link the NPUs beside it, 150 GB/s out, and the farthest-
+ * reaching NPU, 200 GB/s, are the ends). Any subset of the terms is a valid bound. */
+static void ecc_frontier(const topo_t *f, const double *reach, side_t *s) {
+  uint32_t lo = 0, hi = 0;
+  for (uint32_t u = 1; u < f->npus; u++) {
+    double e = topo_egress_GBps(f, u), el = topo_egress_GBps(f, lo);
+    if (e < el || (e == el && reach[u] > reach[lo])) lo = u;
+    double eh = topo_egress_GBps(f, hi);
+    if (reach[u] > reach[hi] || (reach[u] == reach[hi] && e < eh)) hi = u;
+  }
+  s->necc = 0;
+  s->ecc_npu[s->necc] = lo, s->ecc_ps[s->necc++] = reach[lo];
+  if (lo == hi || reach[lo] >= reach[hi]) return; /* lo's line is the higher at every size */
+  /* lo slopes up more, hi starts higher: their lines cross at x (S per GB/s, in ps) */
+  double klo = 1.0 / topo_egress_GBps(f, lo), khi = 1.0 / topo_egress_GBps(f, hi);
+  double x = (reach[hi] - reach[lo]) / (klo - khi),
+         top = fmax(klo * x + reach[lo], khi * x + reach[hi]);
+  uint32_t mid = UINT32_MAX;
+  for (uint32_t u = 0; u < f->npus; u++) {
+    double y = x / topo_egress_GBps(f, u) + reach[u];
+    if (y > top) top = y, mid = u;
+  }
+  if (mid != UINT32_MAX) s->ecc_npu[s->necc] = mid, s->ecc_ps[s->necc++] = reach[mid];
+  s->ecc_npu[s->necc] = hi, s->ecc_ps[s->necc++] = reach[hi];
+}
+
+/* The eccentricity terms of side s, per / B_out(u) + R(u) for each kept u, appended to b. */
+static void add_ecc_terms(const topo_t *f, const side_t *s, double per, topo_coll_bound_t *b) {
+  for (uint32_t i = 0; i < s->necc; i++)
+    b->terms[b->nterms++] =
+        (topo_bound_term_t){per / topo_egress_GBps(f, s->ecc_npu[i]), s->ecc_ps[i]};
 }
 
 /* Above the caps, a latency term in O(V + L): data of NPU 0 must reach every NPU, so the
@@ -379,30 +412,40 @@ static tn_status_t side_compute(const topo_t *f, bool tight, side_t *s, tn_err_t
   uint32_t nodes = topo_nodes(f);
   uint8_t *tmp = NULL;
   far_t *far = NULL;
+  double *reach = NULL; /* per NPU: R(u), or above the caps its lower bound */
   tn_status_t st = tn_calloc(nodes, 1, &s->set, err);
   if (st == TN_OK) st = tn_calloc(nodes, sizeof *s->ready, &s->ready, err);
   if (st == TN_OK) st = ready_times(f, s->ready, err);
   if (st == TN_OK) st = tn_calloc(nodes, 1, &tmp, err);
+  if (st == TN_OK) st = tn_malloc(f->npus, sizeof *reach, &reach, err);
   if (st == TN_OK && tight) st = tn_calloc(nodes, sizeof *far, &far, err);
   if (st != TN_OK) goto out;
   if (!tight) {
     tn_err_t e2 = {0};
     s->connected = topo_check_connected(f, &e2) == TN_OK;
-    if (s->connected) seed_side(f, s);
     if (s->connected) st = hop_latency(f, s, err);
+    if (!s->connected || st != TN_OK) goto out;
+    seed_side(f, s);
+    for (uint32_t u = 0; u < f->npus; u++)
+      reach[u] = min_out_lat(f, u); /* the first hop out of u: a lower bound on R(u) */
+    ecc_frontier(f, reach, s);
     goto out;
   }
   topo_igraph_lock();
   st = latencies(f, s, far, err);
   if (st == TN_OK && s->connected) {
     seed_side(f, s);
-    latency_terms(f, far, s);
+    s->diameter_ps = 0.0;
+    for (uint32_t u = 0; u < f->npus; u++)
+      reach[u] = far[u].d1, s->diameter_ps = fmax(s->diameter_ps, far[u].d1);
+    ecc_frontier(f, reach, s);
     st = cut_search(f, s, tmp, err);
   }
   topo_igraph_unlock();
 out:
   free(tmp);
   free(far);
+  free(reach);
   return st;
 }
 
@@ -434,16 +477,16 @@ static void own_first(const topo_t *f, const double *ready, uint32_t v, uint32_t
 /* The All-Gather (or, on the transposed fabric, Reduce-Scatter) terms from a side. */
 static void fill_gather(const topo_t *f, const side_t *s, bool tight, topo_coll_bound_t *b) {
   double n = f->npus, conv = PS_PER_BYTE_AT_1GBPS;
-  uint32_t u = s->lat_npu, weak = 0;
+  uint32_t weak = 0;
   for (uint32_t v = 1; v < f->npus; v++) {
     double a = topo_ingress_GBps(f, v), bw = topo_ingress_GBps(f, weak);
     if (a < bw || (a == bw && min_in_lat(f, s->ready, v) > min_in_lat(f, s->ready, weak))) weak = v;
   }
   b->terms[0] = (topo_bound_term_t){s->ratio / n * conv, s->cut.out_lat_ps};
-  b->terms[1] = (topo_bound_term_t){conv / (n * topo_egress_GBps(f, u)), s->lat_ps};
-  b->terms[2] = (topo_bound_term_t){(n - 1.0) / n * conv / topo_ingress_GBps(f, weak),
+  b->terms[1] = (topo_bound_term_t){(n - 1.0) / n * conv / topo_ingress_GBps(f, weak),
                                     min_in_lat(f, s->ready, weak)};
-  b->nterms = 3;
+  b->nterms = 2;
+  add_ecc_terms(f, s, conv / n, b);
   uint32_t own;
   double tau;
   own_first(f, s->ready, weak, &own, &tau);
@@ -722,9 +765,9 @@ static tn_status_t fill_allreduce(const topo_t *t, const topo_t *tt, const side_
   }
   b->terms[1] = bisect;
   double conv = PS_PER_BYTE_AT_1GBPS;
-  b->terms[2] = (topo_bound_term_t){conv / topo_egress_GBps(t, ag->lat_npu), ag->lat_ps};
-  b->terms[3] = (topo_bound_term_t){conv / topo_egress_GBps(tt, rs->lat_npu), rs->lat_ps};
-  b->nterms = 4;
+  b->nterms = 2;
+  add_ecc_terms(t, ag, conv, b);
+  add_ecc_terms(tt, rs, conv, b);
   scratch_free(&sc);
   return st;
 }
@@ -888,10 +931,10 @@ static tn_status_t fill_alltoall(const topo_t *t, const topo_t *tt, const side_t
   }
   b->exact = flow && exact;
   b->terms[0] = cut;
-  b->terms[1] = (topo_bound_term_t){conv / (n * topo_egress_GBps(t, ag->lat_npu)), ag->lat_ps};
-  b->terms[2] = (topo_bound_term_t){conv / (n * topo_egress_GBps(tt, rs->lat_npu)), rs->lat_ps};
-  b->terms[3] = volume;
-  b->nterms = 4;
+  b->terms[1] = volume;
+  b->nterms = 2;
+  add_ecc_terms(t, ag, conv / n, b);
+  add_ecc_terms(tt, rs, conv / n, b);
 out:
   free(cuts);
   scratch_free(&sc);

@@ -241,7 +241,7 @@ tn_status_t topo_check_connected(const topo_t *t, tn_err_t *err);
 /* ---- lower bounds (docs/bounds.md) -------------------------------------- */
 
 /* How many affine terms one collective's bound keeps; the bound is their max. */
-#define TOPO_BOUND_TERMS 4u
+#define TOPO_BOUND_TERMS 8u
 /* Above this many NPUs (or TOPO_BOUND_TIGHT_MAX_LINKS links) the max-flow cut search is
  * skipped: the bounds fall back to per-NPU cuts (still valid, not tight). */
 #define TOPO_BOUND_TIGHT_MAX_NPUS 2048u

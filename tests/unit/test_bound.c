@@ -124,6 +124,54 @@ static void latency_term_is_the_longest_shortest_path(void **state) {
   topo_free(t);
 }
 
+/* Every NPU's eccentricity term counts, not only the farthest-reaching NPU's: on
+ * torus-8x8-degraded every NPU is 4 us from its farthest, and the NPUs beside the dead
+ * link send through 150 GB/s where the others have 200, so at 1 MiB the All-Reduce can
+ * end no sooner than S / 150 GB/s + 4 us (above the 126-crossing gossip term, 9.75 us +
+ * 500 ns); the farthest-reaching NPU of least id, 200 GB/s out, gave only 8.88 us. */
+static void slowest_far_npu_gives_the_latency_term(void **state) {
+  (void)state;
+  topo_t *t = tu_shipped("torus-8x8-degraded");
+  topo_bounds_t b = bounds_of(t);
+  uint64_t S = 1u << 20;
+  assert_int_equal(tu_bound_ps(&b, TN_ALLREDUCE, S), (uint64_t)((double)S * PSB / 150.0 + 4e6));
+  topo_free(t);
+}
+
+/* Which NPU's eccentricity term is highest changes with the size. A star of four leaves
+ * (10 GB/s at 100 ns, 20 at 800, 40 at 1000, 100 at 2000) around an NPU: the leaves reach
+ * their farthest NPU in 2.1, 2.8, 3 and 3 us, so the 10 GB/s leaf's term is the highest at
+ * large sizes, the 40 GB/s leaf's at the smallest, and the 20 GB/s leaf's where those two
+ * cross (S / 20 GB/s + 2.8 us at S = 0.9 us x 40/3 GB/s); the others are below everywhere.
+ * The All-Reduce bound is exactly the highest of the leaves' terms at every size (its
+ * cuts and partitions are lower). */
+static void every_npu_eccentricity_term_counts(void **state) {
+  (void)state;
+  const double bw[4] = {10.0, 20.0, 40.0, 100.0};
+  const uint64_t lat[4] = {100000, 800000, 1000000, 2000000};
+  topo_link_t l[8];
+  for (uint32_t i = 0; i < 4; i++) {
+    l[2 * i] = (topo_link_t){0, i + 1, bw[i], lat[i], 0};
+    l[2 * i + 1] = (topo_link_t){i + 1, 0, bw[i], lat[i], 0};
+  }
+  topo_t *t = NULL;
+  TU_OK(topo_create("uneven-star", 5, 0, l, 8, &t, &tu_err_));
+  topo_bounds_t b = bounds_of(t);
+  const double ecc[4] = {2.1e6, 2.8e6, 3.0e6, 3.0e6};
+  const uint64_t cross = (uint64_t)(0.9e6 / (1.0 / 10 - 1.0 / 40) / PSB);
+  const uint64_t sizes[] = {1, 1024, cross / 2, cross, 2 * cross, 1u << 20};
+  for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+    double want = 0.0;
+    for (uint32_t i = 0; i < 4; i++)
+      want = fmax(want, (double)sizes[k] * PSB / bw[i] + ecc[i]);
+    assert_int_equal(tu_bound_ps(&b, TN_ALLREDUCE, sizes[k]), (uint64_t)want);
+  }
+  /* at the crossing the 20 GB/s leaf is above the other two */
+  assert_true(tu_bound_ps(&b, TN_ALLREDUCE, cross) >
+              (uint64_t)((double)cross * PSB / 10.0 + ecc[0]) + 50000u);
+  topo_free(t);
+}
+
 /* Nothing leaves a switch before something has reached it: on a star every byte an NPU
  * takes in crosses two links of 500 ns, so the bandwidth terms carry 1 us, not one link's
  * 500 ns (All-Gather, Reduce-Scatter, All-Reduce); a switch two hops up carries 1.5 us. */
@@ -751,6 +799,8 @@ int main(void) {
       cmocka_unit_test(bounds_of_rings_stars_tori_and_hypercubes_are_their_closed_forms),
       cmocka_unit_test(allreduce_bound_on_meshes_counts_every_link),
       cmocka_unit_test(latency_term_is_the_longest_shortest_path),
+      cmocka_unit_test(slowest_far_npu_gives_the_latency_term),
+      cmocka_unit_test(every_npu_eccentricity_term_counts),
       cmocka_unit_test(bandwidth_terms_wait_for_data_to_reach_a_switch),
       cmocka_unit_test(neighbours_send_their_own_blocks_first),
       cmocka_unit_test(alltoall_bound_is_the_narrowest_cut),
