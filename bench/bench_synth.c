@@ -14,10 +14,12 @@
 #include "sim/sim.h"
 #include "synth/synth.h"
 
+/* Every topology shipped in topologies/ (tests/cli/topo.sh checks that none is missing). */
 static const char *const default_fabrics[] = {
     /* direct-connect */
     "mesh-8x8", "torus-8x8", "mesh3d-4x4x4", "hypercube-64", "mesh-16x8", "ring-8", "hetero-ring-6",
-    "mesh-8x8-hetero", "dgx1-8", "torus-8x8-degraded", "random4reg-32",
+    "mesh-8x8-hetero", "dgx1-8", "torus-8x8-degraded", "random4reg-32", "mesh-2x4", "torus-4x4",
+    "hypercube-16", "fc-8", "ring-4", "ring-64", "torus3d-4x4x4", "torus-16x8", "mesh3d-8x4x4",
     /* switch fabrics */
     "switch-8", "switch-16", "hierarchical-4x4", "hierarchical-16x8", "spine-4x8", "leaf-32",
     "rail-4x8", "rail-4x8-degraded", "fattree-32-4to1", "fattree-64-2to1"};
