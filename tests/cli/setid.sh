@@ -96,15 +96,18 @@ wait_for() {
   done
 }
 
-# A signal during the renames (each slowed to 0.1 s) or during the writes (each slowed
-# likewise): no temporary is left and the previous set is whole again. (Job control on:
+# A signal during the renames (each slowed to 0.2 s: the 16 renames of a set take 3.2 s, so
+# a loaded machine that polls late still signals midway) or during the writes (each
+# slowed to 0.1 s): no temporary is left and the previous set is whole again. (Job control on:
 # a background job of a script otherwise starts with SIGINT ignored, and tenet keeps an
 # ignored signal ignored.)
 set -m
 for phase in rename write; do
   for sig in INT TERM HUP; do
     desc="SIG$sig during the ${phase}s"
-    "${STRACE[@]}" -e trace=$phase -e inject=$phase:delay_enter=100000 \
+    delay=100000
+    [ $phase = rename ] && delay=200000
+    "${STRACE[@]}" -e trace=$phase -e inject=$phase:delay_enter=$delay \
       "$TENET" "${SYN[@]}" -s 2MiB -o a/ag >/dev/null 2>err.txt &
     tracer=$!
     if [ $phase = rename ]; then pid=$(wait_for a '\.old\.' 2); else pid=$(wait_for a '\.tmp\.' 1); fi
