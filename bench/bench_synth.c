@@ -4,8 +4,9 @@
  * time over the lower bound, its time over the better baseline, and the wall time of
  * synthesis (all candidates and their simulations). Prints figures; not a test.
  *
- * Usage: bench_synth [FABRIC ...]   (default: every fabric below; a fabric is anything
- * `tenet` takes as TOPO: a shipped name, a file, or KIND-DIMS) */
+ * Usage: bench_synth [FABRIC ...]   (default: every shipped topology, those without switches
+ * first, each group by name; a fabric is anything `tenet` takes as TOPO: a shipped name, a
+ * file, or KIND-DIMS) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,16 +14,6 @@
 #include "cli/cli.h"
 #include "sim/sim.h"
 #include "synth/synth.h"
-
-/* Every topology shipped in topologies/ (tests/cli/topo.sh checks that none is missing). */
-static const char *const default_fabrics[] = {
-    /* direct-connect */
-    "mesh-8x8", "torus-8x8", "mesh3d-4x4x4", "hypercube-64", "mesh-16x8", "ring-8", "hetero-ring-6",
-    "mesh-8x8-hetero", "dgx1-8", "torus-8x8-degraded", "random4reg-32", "mesh-2x4", "torus-4x4",
-    "hypercube-16", "fc-8", "ring-4", "ring-64", "torus3d-4x4x4", "torus-16x8", "mesh3d-8x4x4",
-    /* switch fabrics */
-    "switch-8", "switch-16", "hierarchical-4x4", "hierarchical-16x8", "spine-4x8", "leaf-32",
-    "rail-4x8", "rail-4x8-degraded", "fattree-32-4to1", "fattree-64-2to1"};
 
 static const uint64_t sizes[] = {1u << 20, 64u << 20, 1024u << 20};
 
@@ -79,19 +70,33 @@ static void row(const topo_t *t, tn_coll_t coll, uint64_t size) {
 
 int main(int argc, char **argv) {
   tn_alloc_setup(); /* synthesis in-process, with the allocator a tenet process has */
-  size_t n = argc > 1 ? (size_t)(argc - 1) : sizeof default_fabrics / sizeof default_fabrics[0];
+  tn_err_t err = {0};
+  char **shipped = NULL;
+  size_t n = (size_t)(argc - 1);
+  if (argc == 1 && cli_shipped_names(cli_topology_dir(), &shipped, &n, &err) != TN_OK)
+    die("the shipped topologies", &err);
+  topo_t **topos = NULL;
+  if (tn_calloc(n + 1, sizeof *topos, &topos, &err) != TN_OK) die("topologies", &err);
+  for (size_t i = 0; i < n; i++) {
+    const char *name = shipped ? shipped[i] : argv[i + 1];
+    if (cli_load_topo_spec(name, &topos[i], &err) != TN_OK) die(name, &err);
+  }
   const tn_coll_t colls[] = {TN_ALLGATHER, TN_REDUCESCATTER, TN_ALLREDUCE, TN_ALLTOALL};
   printf("portfolio (auto) against the lower bound and the better of Ring and Direct "
          "(All-to-All: Direct and Two-Step)\n");
+  /* the shipped ones without switches first; named ones in the order given */
+  for (int pass = 0; pass < (shipped ? 2 : 1); pass++)
+    for (size_t i = 0; i < n; i++) {
+      if (shipped && (topos[i]->switches > 0) != (pass == 1)) continue;
+      for (size_t c = 0; c < sizeof colls / sizeof colls[0]; c++)
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+          row(topos[i], colls[c], sizes[z]);
+    }
   for (size_t i = 0; i < n; i++) {
-    const char *name = argc > 1 ? argv[i + 1] : default_fabrics[i];
-    tn_err_t err = {0};
-    topo_t *t = NULL;
-    if (cli_load_topo_spec(name, &t, &err) != TN_OK) die(name, &err);
-    for (size_t c = 0; c < sizeof colls / sizeof colls[0]; c++)
-      for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
-        row(t, colls[c], sizes[s]);
-    topo_free(t);
+    topo_free(topos[i]);
+    if (shipped) free(shipped[i]);
   }
+  free(topos);
+  free(shipped);
   return 0;
 }

@@ -114,6 +114,9 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 /* Directory of the shipped topologies (TENET_TOPOLOGY_DIR, overridable with the
  * TENET_TOPOLOGIES environment variable). */
 const char *cli_topology_dir(void);
+/* The shipped names in dir (its *.json files without .json), sorted. Caller frees each and
+ * the array. TN_IO when dir cannot be opened. */
+tn_status_t cli_shipped_names(const char *dir, char ***out, size_t *n, tn_err_t *err);
 /* Resolves and loads a TOPO argument (a file or a shipped name). Caller frees. */
 tn_status_t cli_load_topo(const char *arg, topo_t **out, tn_err_t *err);
 /* Reads the Chakra set at prefix for the fabric t: emit_chakra_read, and a set whose rank

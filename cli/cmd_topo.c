@@ -328,8 +328,7 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The shipped names (file names without .json), sorted. Caller frees each and the array. */
-static tn_status_t shipped_names(const char *dir, char ***out, size_t *n, tn_err_t *err) {
+tn_status_t cli_shipped_names(const char *dir, char ***out, size_t *n, tn_err_t *err) {
   *out = NULL;
   *n = 0;
   DIR *d = opendir(dir);
@@ -375,7 +374,7 @@ static int topo_list_cmd(int argc, char **argv) {
   const char *dir = cli_topology_dir();
   char **names = NULL;
   size_t n = 0;
-  if (shipped_names(dir, &names, &n, &err) != TN_OK) return cli_report("topo list", &err);
+  if (cli_shipped_names(dir, &names, &n, &err) != TN_OK) return cli_report("topo list", &err);
   /* Load every file first: a broken shipped file is an error, reported before output. */
   topo_t **ts = NULL;
   tn_status_t st = tn_calloc(n ? n : 1, sizeof *ts, &ts, &err);
